@@ -64,9 +64,12 @@ let package = Package(
             ]
         ),
 
+        // What multi-process tests share: starting real processes and waiting for their events.
+        .target(name: "ShowroomTestKit", dependencies: ["NodeRuntime", "ZeroMQ", "ShowroomWire"], path: "Tests/ShowroomTestKit"),
+
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "CZeroMQ"]),
         .testTarget(name: "MediaCodecsTests", dependencies: ["MediaCodecs"]),
         .testTarget(name: "ShowroomWireTests", dependencies: ["ShowroomWire"]),
-        .testTarget(name: "NodeRuntimeTests", dependencies: ["NodeRuntime", "ZeroMQ", "ShowroomWire"]),
+        .testTarget(name: "NodeRuntimeTests", dependencies: ["NodeRuntime", "ZeroMQ", "ShowroomWire", "ShowroomTestKit"]),
     ]
 )

@@ -96,6 +96,13 @@ public final class Socket {
         scratch.deallocate()
     }
 
+    /// The raw libzmq socket, for C code the wrapper does not cover (and for measuring the wrapper
+    /// against plain C). The thread rule still holds: use it on the owning thread only.
+    public var unsafeHandle: UnsafeMutableRawPointer {
+        owner.check()
+        return handle
+    }
+
     /// Closes the socket; unsent messages are dropped. Safe to call twice.
     public func close() {
         guard !isClosed else { return }

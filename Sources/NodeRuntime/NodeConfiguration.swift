@@ -1,0 +1,102 @@
+import Foundation
+import Logging
+import ShowroomWire
+
+/// Everything a server process is configured with: one struct, filled from defaults, then a
+/// JSON configuration file, then command-line flags. Nothing else reads the environment.
+public struct NodeConfiguration: Sendable, Equatable {
+    /// Unique id of this process in the cluster. Default: `<role>-<random>`.
+    public var nodeID: String
+    /// The process's role.
+    public var role: NodeRole
+    /// Where the cluster socket listens. `tcp://127.0.0.1:*` (the default) picks a free port.
+    public var bind: String = "tcp://127.0.0.1:*"
+    /// Host other processes use to reach this one, when `bind` listens on all interfaces.
+    /// Default: the host in `bind`.
+    public var advertiseHost: String?
+    /// Cluster members to contact when joining (`tcp://host:port`). Empty: start a new cluster.
+    public var seeds: [String] = []
+    /// Least severe log level written.
+    public var logLevel: Logger.Level = .info
+    /// Largest message accepted on the cluster socket; a peer sending more is disconnected.
+    public var maxMessageBytes: Int = 4 << 20
+    /// Messages queued per peer before sends to it are refused (ZeroMQ high-water mark).
+    public var highWaterMark: Int32 = 1000
+    /// libzmq I/O threads.
+    public var ioThreads: Int = 1
+
+    /// Defaults for `role`.
+    public init(role: NodeRole, nodeID: String? = nil) {
+        self.role = role
+        self.nodeID = nodeID ?? "\(role.rawValue)-\(UUID().uuidString.prefix(8).lowercased())"
+    }
+
+    /// Keys a configuration file may hold; any other key is refused so a typo is not ignored.
+    public static let fileKeys: Set<String> = [
+        "nodeID", "bind", "advertiseHost", "seeds", "logLevel", "maxMessageBytes", "highWaterMark", "ioThreads",
+    ]
+
+    /// Applies the settings of a JSON configuration file on top of this configuration.
+    /// - Throws: ``ShowroomError`` (`invalidArgument`) naming the file and the offending key.
+    public mutating func apply(fileAt path: String) throws(ShowroomError) {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw .invalidArgument("cannot read configuration file \(path): \(error.localizedDescription)")
+        }
+        let object: [String: Any]
+        do {
+            guard let parsed = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+                throw ShowroomError.invalidArgument("configuration file \(path) must hold a JSON object")
+            }
+            object = parsed
+        } catch let error as ShowroomError {
+            throw error
+        } catch {
+            throw .invalidArgument("configuration file \(path) is not valid JSON: \(error.localizedDescription)")
+        }
+        if let unknown = object.keys.filter({ !Self.fileKeys.contains($0) }).sorted().first {
+            throw .invalidArgument(
+                "configuration file \(path): unknown key '\(unknown)'; known keys: \(Self.fileKeys.sorted().joined(separator: ", "))")
+        }
+        func value<T>(_ key: String, as type: T.Type) throws(ShowroomError) -> T? {
+            guard let raw = object[key] else { return nil }
+            guard let typed = raw as? T else {
+                throw .invalidArgument("configuration file \(path): '\(key)' must be a \(T.self), not \(raw)")
+            }
+            return typed
+        }
+        if let v = try value("nodeID", as: String.self) { nodeID = v }
+        if let v = try value("bind", as: String.self) { bind = v }
+        if let v = try value("advertiseHost", as: String.self) { advertiseHost = v }
+        if let v = try value("seeds", as: [String].self) { seeds = v }
+        if let v = try value("logLevel", as: String.self) { logLevel = try Self.parseLogLevel(v) }
+        if let v = try value("maxMessageBytes", as: Int.self) { maxMessageBytes = v }
+        if let v = try value("highWaterMark", as: Int.self) { highWaterMark = Int32(clamping: v) }
+        if let v = try value("ioThreads", as: Int.self) { ioThreads = v }
+        try validate()
+    }
+
+    /// Parses a log level name (`trace` ... `critical`).
+    public static func parseLogLevel(_ text: String) throws(ShowroomError) -> Logger.Level {
+        guard let level = Logger.Level(rawValue: text.lowercased()) else {
+            throw .invalidArgument(
+                "unknown log level '\(text)'; use one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return level
+    }
+
+    /// Checks the values are usable.
+    public func validate() throws(ShowroomError) {
+        if nodeID.isEmpty || nodeID.count > 64 || nodeID.contains(where: { $0.isWhitespace }) {
+            throw .invalidArgument("node id '\(nodeID)' must be 1–64 characters without spaces")
+        }
+        for endpoint in [bind] + seeds where !endpoint.hasPrefix("tcp://") && !endpoint.hasPrefix("ipc://") {
+            throw .invalidArgument("endpoint '\(endpoint)' must start with tcp:// or ipc://")
+        }
+        if maxMessageBytes < 1024 { throw .invalidArgument("maxMessageBytes must be at least 1024") }
+        if highWaterMark < 1 { throw .invalidArgument("highWaterMark must be at least 1") }
+        if ioThreads < 1 || ioThreads > 64 { throw .invalidArgument("ioThreads must be 1–64") }
+    }
+}

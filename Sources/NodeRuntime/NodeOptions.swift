@@ -1,0 +1,38 @@
+import ArgumentParser
+import ShowroomWire
+
+/// The command-line flags every server process takes. Flags win over the configuration file.
+public struct NodeOptions: ParsableArguments, Sendable {
+    @Option(name: .customLong("config"), help: "JSON configuration file (see deploy/config/).")
+    public var configFile: String?
+
+    @Option(name: .customLong("node-id"), help: "Unique id of this process in the cluster.")
+    public var nodeID: String?
+
+    @Option(help: "Cluster endpoint to listen on, e.g. tcp://127.0.0.1:7100 (tcp://127.0.0.1:* picks a free port).")
+    public var bind: String?
+
+    @Option(help: "Host other members use to reach this one, when --bind listens on all interfaces.")
+    public var advertiseHost: String?
+
+    @Option(name: .customLong("seed"), help: "A cluster member to join through (repeatable).")
+    public var seeds: [String] = []
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    public var logLevel: String?
+
+    public init() {}
+
+    /// The configuration for `role`: defaults, then the file, then these flags.
+    public func configuration(role: NodeRole) throws(ShowroomError) -> NodeConfiguration {
+        var configuration = NodeConfiguration(role: role)
+        if let configFile { try configuration.apply(fileAt: configFile) }
+        if let nodeID { configuration.nodeID = nodeID }
+        if let bind { configuration.bind = bind }
+        if let advertiseHost { configuration.advertiseHost = advertiseHost }
+        if !seeds.isEmpty { configuration.seeds = seeds }
+        if let logLevel { configuration.logLevel = try NodeConfiguration.parseLogLevel(logLevel) }
+        try configuration.validate()
+        return configuration
+    }
+}

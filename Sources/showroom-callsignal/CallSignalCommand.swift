@@ -1,0 +1,15 @@
+import ArgumentParser
+import NodeRuntime
+
+@main
+struct CallSignalCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "showroom-callsignal",
+        abstract: "A Showroom call-signal node: presence and 1v1 call routing.")
+
+    @OptionGroup var options: NodeOptions
+
+    func run() async throws {
+        try await NodeMain.run(role: .callsignal, options: options)
+    }
+}

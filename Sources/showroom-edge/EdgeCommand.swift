@@ -1,0 +1,15 @@
+import ArgumentParser
+import NodeRuntime
+
+@main
+struct EdgeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "showroom-edge",
+        abstract: "A Showroom edge: hosts channels and fans media out to their subscribers.")
+
+    @OptionGroup var options: NodeOptions
+
+    func run() async throws {
+        try await NodeMain.run(role: .edge, options: options)
+    }
+}

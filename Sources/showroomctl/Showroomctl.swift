@@ -1,0 +1,17 @@
+import ArgumentParser
+
+@main
+struct Showroomctl: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "showroomctl",
+        abstract: "Operate and measure a Showroom cluster.",
+        subcommands: [InfoCommand.self, BenchCommand.self])
+}
+
+/// `showroomctl bench ...`: benchmarks that print their figures.
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Run a benchmark and print its figures.",
+        subcommands: [ZMQFanoutBenchmark.self])
+}

@@ -1,0 +1,35 @@
+import Foundation
+import NodeRuntime
+
+/// A server process started for a test on an ephemeral loopback port, with its ready line read.
+public final class NodeProcess: @unchecked Sendable {
+    /// The process.
+    public let process: ManagedProcess
+    /// The node id it announced.
+    public let nodeID: String
+    /// The cluster endpoint it announced (`tcp://127.0.0.1:PORT`).
+    public let endpoint: String
+
+    /// Starts a node of `role` and waits for its `ready` line.
+    public init(_ role: NodeRole, nodeID: String, extraArguments: [String] = []) throws {
+        process = try ManagedProcess(role.executableName,
+                                     ["--node-id", nodeID, "--bind", "tcp://127.0.0.1:*"] + extraArguments)
+        let ready = try process.waitForLine { $0.hasPrefix("ready ") }
+        let fields = Self.fields(of: ready)
+        guard let endpoint = fields["endpoint"], let id = fields["node"] else {
+            throw TestKitError("unreadable ready line: \(ready)")
+        }
+        self.nodeID = id
+        self.endpoint = endpoint
+    }
+
+    /// The `key=value` fields of a line.
+    public static func fields(of line: String) -> [String: String] {
+        var fields: [String: String] = [:]
+        for word in line.split(separator: " ") {
+            let parts = word.split(separator: "=", maxSplits: 1)
+            if parts.count == 2 { fields[String(parts[0])] = String(parts[1]) }
+        }
+        return fields
+    }
+}
