@@ -91,34 +91,22 @@ final class SocketTests: XCTestCase {
         let ready = DispatchSemaphore(value: 0)
         let reader = onNewThread("peers") {
             do {
-                var peers: [Socket] = []
-                for i in 0..<peerCount {
-                    let peer = try Socket(.dealer, context: context)
-                    try peer.setRoutingID(peerID(i))
-                    try peer.connect(endpoint)
-                    _ = try peer.send(Array("hello".utf8))
-                    peers.append(peer)
-                }
+                let peers = try connectPeers(peerCount, context: context, endpoint: endpoint)
                 ready.signal()
                 let deadline = ContinuousClock.now + .seconds(10)
                 while received.withLock({ $0.count }) < peerCount && ContinuousClock.now < deadline {
-                    for (i, peer) in peers.enumerated() where received.withLock({ $0[i] == nil }) {
-                        if let frames = try peer.receiveFrames() {
+                    for i in pollReadable(peers, timeout: .milliseconds(100)) {
+                        if let frames = try peers[i].receiveFrames() {
                             received.withLock { $0[i] = frames }
                         }
                     }
-                    _ = try peers[0].poll(.readable, timeout: .milliseconds(1))
                 }
             } catch {
                 XCTFail("peer thread: \(error)")
             }
         }
         waitFor(ready, seconds: 10, "peers to connect")
-        var hellos = Set<[UInt8]>()
-        while hellos.count < peerCount {
-            let frames = try XCTUnwrap(try receive(router), "hello from every peer")
-            hellos.insert(frames[0])
-        }
+        try awaitHellos(router, count: peerCount)
 
         let publisher = try Socket(.dealer, context: context)
         try publisher.setRoutingID(Array("publisher".utf8))
@@ -168,15 +156,9 @@ final class SocketTests: XCTestCase {
 
         let readers = onNewThread("readers") {
             do {
-                var peers: [Socket] = []
-                for i in 0..<peerCount {
-                    let peer = try Socket(.dealer, context: context)
-                    try peer.setRoutingID(peerID(i))
+                let peers = try connectPeers(peerCount, context: context, endpoint: endpoint) { peer in
                     try peer.set(.receiveHighWaterMark, 20)
                     try peer.set(.receiveBuffer, 8192)
-                    try peer.connect(endpoint)
-                    _ = try peer.send(Array("hello".utf8))
-                    peers.append(peer)
                 }
                 ready.signal()
                 let readers = peers.enumerated().filter { $0.offset != stalled }.map(\.element)
@@ -198,10 +180,7 @@ final class SocketTests: XCTestCase {
             waitFor(readers, seconds: 10, "reader thread to stop")
         }
         waitFor(ready, seconds: 10, "peers to connect")
-        var hellos = Set<[UInt8]>()
-        while hellos.count < peerCount {
-            hellos.insert(try XCTUnwrap(try receive(router))[0])
-        }
+        try awaitHellos(router, count: peerCount)
 
         let frame = Multipart([payload])
         var round = 0

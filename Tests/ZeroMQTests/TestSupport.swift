@@ -77,3 +77,29 @@ func pollReadable(_ sockets: [Socket], timeout: Duration) -> [Int] {
 
 /// Routing id of fan-out peer `i`.
 func peerID(_ i: Int) -> [UInt8] { Array(String(format: "peer-%03d", i).utf8) }
+
+/// Creates `count` DEALER peers with routing ids ``peerID(_:)`` on the calling thread, connects
+/// them to `endpoint` and has each say hello, so the ROUTER learns every routing id.
+func connectPeers(_ count: Int, context: Context, endpoint: String,
+                  configure: (Socket) throws -> Void = { _ in }) throws -> [Socket] {
+    try (0..<count).map { i in
+        let peer = try Socket(.dealer, context: context)
+        try peer.setRoutingID(peerID(i))
+        try configure(peer)
+        try peer.connect(endpoint)
+        _ = try peer.send(Array("hello".utf8))
+        return peer
+    }
+}
+
+/// Receives hellos on `router` until `count` distinct peers have spoken (bounded wait).
+func awaitHellos(_ router: Socket, count: Int, file: StaticString = #filePath, line: UInt = #line) throws {
+    var hellos = Set<[UInt8]>()
+    while hellos.count < count {
+        guard let frames = try receive(router) else {
+            XCTFail("only \(hellos.count) of \(count) peers said hello", file: file, line: line)
+            return
+        }
+        hellos.insert(frames[0])
+    }
+}

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Runs the whole test suite on a fresh machine: installs the Debian packages that are missing,
+# builds everything (the tests start the real server executables), then runs every test.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+deploy/install-deps.sh
+swift build --build-tests
+swift test --skip-build
