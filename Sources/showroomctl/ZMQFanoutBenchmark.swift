@@ -54,9 +54,11 @@ struct ZMQFanoutBenchmark: ParsableCommand {
                 "wrapper_msgs_per_s": wrapper.messagesPerSecond.rounded(),
                 "wrapper_mb_per_s": (wrapper.megabytesPerSecond(size) * 10).rounded() / 10,
                 "wrapper_refused": wrapper.refused,
+                "wrapper_ns_per_send": (wrapper.nanosecondsPerSend * 10).rounded() / 10,
                 "raw_msgs_per_s": raw.messagesPerSecond.rounded(),
                 "raw_mb_per_s": (raw.megabytesPerSecond(size) * 10).rounded() / 10,
                 "raw_refused": raw.refused,
+                "raw_ns_per_send": (raw.nanosecondsPerSend * 10).rounded() / 10,
                 "ratio": (ratio * 1000).rounded() / 1000,
             ]
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
@@ -65,8 +67,9 @@ struct ZMQFanoutBenchmark: ParsableCommand {
             print("zmq-fanout: \(peers) peers, \(size) B, \(seconds) s per run, best of \(repeats)")
             for (name, result) in [("wrapper", wrapper), ("raw C", raw)] {
                 let label = name.padding(toLength: 8, withPad: " ", startingAt: 0)
-                print(label + String(format: " %12.0f msg/s  %9.1f MB/s delivered  (%d sends refused at HWM)",
-                                     result.messagesPerSecond, result.megabytesPerSecond(size), result.refused))
+                print(label + String(format: " %10.0f msg/s  %7.1f MB/s delivered   %6.1f ns per send call  (%d refused at HWM)",
+                                     result.messagesPerSecond, result.megabytesPerSecond(size),
+                                     result.nanosecondsPerSend, result.refused))
             }
             print(String(format: "ratio    %.3f (wrapper / raw C)", ratio))
         }
@@ -95,7 +98,9 @@ struct ZMQFanoutBenchmark: ParsableCommand {
         var known = Set<[UInt8]>()
         let helloDeadline = ContinuousClock.now + .seconds(10)
         while known.count < peers {
-            guard ContinuousClock.now < helloDeadline else { throw ValidationError("peers did not connect within 10 s") }
+            guard ContinuousClock.now < helloDeadline else {
+                throw ValidationError("only \(known.count) of \(peers) peers connected within 10 s")
+            }
             if try router.poll(.readable, timeout: .milliseconds(100)).contains(.readable),
                let frames = try router.receiveFrames() {
                 known.insert(frames[0])
@@ -116,7 +121,8 @@ struct ZMQFanoutBenchmark: ParsableCommand {
         }
         let elapsed = start.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return FanoutResult(messagesPerSecond: Double(progress.delivered.load(ordering: .relaxed)) / seconds, refused: refused)
+        return FanoutResult(messagesPerSecond: Double(progress.delivered.load(ordering: .relaxed)) / seconds,
+                            refused: refused, nanosecondsPerSend: self.seconds * 1e9 / Double(max(sent + refused, 1)))
     }
 
     /// The wrapper's fan-out: one `Multipart` frame sent by reference to every peer.
@@ -158,13 +164,19 @@ struct ZMQFanoutBenchmark: ParsableCommand {
         let done = DispatchSemaphore(value: 0)
         let thread = Thread {
             defer { done.signal() }
-            guard let peers = try? ids.map({ id -> Socket in
-                let peer = try Socket(.dealer, context: context)
-                try peer.setRoutingID(id)
-                try peer.connect(endpoint)
-                _ = try peer.send(Array("hello".utf8))
-                return peer
-            }) else { return }
+            let peers: [Socket]
+            do {
+                peers = try ids.map { id -> Socket in
+                    let peer = try Socket(.dealer, context: context)
+                    try peer.setRoutingID(id)
+                    try peer.connect(endpoint)
+                    _ = try peer.send(Array("hello".utf8))
+                    return peer
+                }
+            } catch {
+                FileHandle.standardError.write(Data("receiver thread: \(error)\n".utf8))
+                return
+            }
             var items = peers.map { zmq_pollitem_t(socket: $0.unsafeHandle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0) }
             let message = UnsafeMutablePointer<zmq_msg_t>.allocate(capacity: 1)
             zmq_msg_init(message)
@@ -192,7 +204,9 @@ private final class ReceiverProgress: Sendable {
 private struct FanoutResult: Comparable {
     var messagesPerSecond: Double
     var refused: Int
-    static let zero = FanoutResult(messagesPerSecond: 0, refused: 0)
+    /// Sender time per send call, accepted or refused: the cost of the send path itself.
+    var nanosecondsPerSend: Double
+    static let zero = FanoutResult(messagesPerSecond: 0, refused: 0, nanosecondsPerSend: 0)
     static func < (a: FanoutResult, b: FanoutResult) -> Bool { a.messagesPerSecond < b.messagesPerSecond }
     func megabytesPerSecond(_ size: Int) -> Double { messagesPerSecond * Double(size) / 1_000_000 }
 }
