@@ -19,6 +19,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
     ],
     targets: [
         // System libraries (Debian: libzmq3-dev, libopus-dev, libvpx-dev).
@@ -40,13 +43,31 @@ let package = Package(
             dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")],
             exclude: ["Generated/README.md"]
         ),
+        // Cluster membership: SWIM with the Lifeguard refinements, as a pure state machine.
+        .target(
+            name: "Membership",
+            dependencies: ["ShowroomWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
+        ),
         // Opus and VP8 encode/decode and the synthetic media sources.
         .target(name: "MediaCodecs", dependencies: ["COpus", "CVPX"]),
+        // The admin HTTP port: Prometheus metrics, health and status for the server processes.
+        .target(
+            name: "AdminEndpoint",
+            dependencies: [
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "FlyingFox", package: "FlyingFox"),
+                .product(name: "FlyingSocks", package: "FlyingFox"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // What the three server processes share: configuration, logging, the node loop, shutdown.
         .target(
             name: "NodeRuntime",
             dependencies: [
-                "ZeroMQ", "ShowroomWire",
+                "ZeroMQ", "ShowroomWire", "Membership", "AdminEndpoint",
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -59,17 +80,29 @@ let package = Package(
         .executableTarget(
             name: "showroomctl",
             dependencies: [
-                "NodeRuntime", "ZeroMQ", "ShowroomWire", "MediaCodecs", "CZeroMQ",
+                "NodeRuntime", "ZeroMQ", "ShowroomWire", "MediaCodecs", "CZeroMQ", "LocalCluster",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
 
-        // What multi-process tests share: starting real processes and waiting for their events.
-        .target(name: "ShowroomTestKit", dependencies: ["NodeRuntime", "ZeroMQ", "ShowroomWire"], path: "Tests/ShowroomTestKit"),
+        // Running and watching real Showroom processes on this machine: for multi-process tests and
+        // the benchmarks that start clusters.
+        .target(name: "LocalCluster", dependencies: ["NodeRuntime", "ZeroMQ", "ShowroomWire"]),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "CZeroMQ"]),
         .testTarget(name: "MediaCodecsTests", dependencies: ["MediaCodecs"]),
+        .testTarget(name: "MembershipTests", dependencies: ["Membership", "ShowroomWire"]),
+        .testTarget(
+            name: "AdminEndpointTests",
+            dependencies: [
+                "AdminEndpoint",
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "ClusterTests", dependencies: ["LocalCluster", "NodeRuntime", "ShowroomWire"]),
         .testTarget(name: "ShowroomWireTests", dependencies: ["ShowroomWire"]),
-        .testTarget(name: "NodeRuntimeTests", dependencies: ["NodeRuntime", "ZeroMQ", "ShowroomWire", "ShowroomTestKit"]),
+        .testTarget(name: "NodeRuntimeTests", dependencies: ["NodeRuntime", "ZeroMQ", "ShowroomWire", "LocalCluster"]),
     ]
 )

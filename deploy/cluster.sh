@@ -1,79 +1,107 @@
 #!/usr/bin/env bash
-# The local cluster launcher: start, inspect and stop Showroom processes on this machine.
+# The local cluster launcher: start, grow, shrink, inspect and stop Showroom processes on this machine.
 #
-#   deploy/cluster.sh demo                       start a small cluster, show it, stop it
-#   deploy/cluster.sh up [--edges N] [--coordinators N] [--callsignals N] [--base-port P] [--run-dir DIR]
-#   deploy/cluster.sh status [--run-dir DIR] [--json]
-#   deploy/cluster.sh down [--run-dir DIR]
+#   deploy/cluster.sh demo                        start a small cluster, show its status, stop it
+#   deploy/cluster.sh up [--edges N] [--coordinators N] [--callsignals N] [--base-port P]
+#   deploy/cluster.sh status [--json] [--watch]   the status tool against this cluster
+#   deploy/cluster.sh scale-edges N               add edges, or gracefully remove the newest ones
+#   deploy/cluster.sh kill NODE_ID                SIGKILL one process (failure drills)
+#   deploy/cluster.sh restart NODE_ID             stop (gracefully) and start one process again
+#   deploy/cluster.sh down                        graceful stop, then SIGKILL stragglers by pid
 #
-# Every process gets its own log (DIR/ID.log), ready line (DIR/ID.out) and pid file (DIR/ID.pid).
-# Two clusters with different --base-port and --run-dir run side by side.
+# Every subcommand takes --run-dir DIR (default run/cluster): each process keeps its log
+# (DIR/ID.log), its ready and event lines (DIR/ID.out) and its pid (DIR/ID.pid) there, so two
+# clusters with different run directories and base ports run side by side. Ports: coordinators
+# from P (default 7100), call-signal nodes from P+10, edges from P+20; --base-port 0 lets every
+# process pick a free port. --bin-dir DIR uses executables already built there instead of building.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 run_dir="$root/run/cluster"
-base_port=7100
+base_port=""
 edges=2
 coordinators=1
 callsignals=1
-json=""
-configuration="${SHOWROOM_BUILD_CONFIGURATION:-release}"
+status_flags=()
+bin_dir=""
 
-usage() { sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
 command="${1:-}"
 [ -n "$command" ] || usage 1
 shift
+target=""
+case "$command" in
+  scale-edges|kill|restart)
+    { [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; } || die "$command needs an argument (see --help)"
+    target="$1"; shift ;;
+esac
 while [ $# -gt 0 ]; do
   case "$1" in
-    --run-dir) run_dir="$(mkdir -p "$2" && cd "$2" && pwd)"; shift 2 ;;
+    --run-dir) mkdir -p "$2"; run_dir="$(cd "$2" && pwd)"; shift 2 ;;
     --base-port) base_port="$2"; shift 2 ;;
     --edges) edges="$2"; shift 2 ;;
     --coordinators) coordinators="$2"; shift 2 ;;
     --callsignals) callsignals="$2"; shift 2 ;;
-    --json) json="--json"; shift ;;
+    --bin-dir) bin_dir="$(cd "$2" && pwd)"; shift 2 ;;
+    --json|--watch) status_flags+=("$1"); shift ;;
     -h|--help) usage 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
 done
-for n in "$base_port" "$edges" "$coordinators" "$callsignals"; do
-  [[ "$n" =~ ^[0-9]+$ ]] || die "numbers expected, got '$n'"
+for n in ${base_port:-0} "$edges" "$coordinators" "$callsignals"; do
+  [[ "$n" =~ ^[0-9]+$ ]] || die "a number was expected, got '$n'"
 done
 
-bin_dir() { echo "$root/.build/$configuration"; }
+# The base port is remembered in the run directory, so later subcommands need only --run-dir.
+if [ -z "$base_port" ]; then
+  if [ -f "$run_dir/base-port" ]; then base_port="$(cat "$run_dir/base-port")"; else base_port=7100; fi
+fi
 
 build() {
+  if [ -n "$bin_dir" ]; then
+    [ -x "$bin_dir/showroomctl" ] || die "no showroomctl in --bin-dir $bin_dir"
+    return
+  fi
   "$root/deploy/install-deps.sh"
-  echo "building ($configuration) ..."
-  (cd "$root" && swift build -c "$configuration" 2>&1 | grep -E "error|warning: unre|Compiling|Build complete" | tail -3)
-  [ -x "$(bin_dir)/showroomctl" ] || die "build failed: run 'swift build -c $configuration' to see why"
+  echo "building (release) ..."
+  (cd "$root" && swift build -c release 2>&1 | grep -E "error|Build complete" | tail -3)
+  bin_dir="$root/.build/release"
+  [ -x "$bin_dir/showroomctl" ] || die "build failed: run 'swift build -c release' to see why"
 }
 
-# Ports: coordinators from P, call-signal nodes from P+10, edges from P+20.
-port_of() {
-  local id="$1" kind="${1%-*}" n="${1##*-}"
+ctl() {
+  [ -n "$bin_dir" ] || bin_dir="$root/.build/release"
+  "$bin_dir/showroomctl" "$@"
+}
+
+bind_of() {
+  local kind="${1%-*}" n="${1##*-}"
+  if [ "$base_port" = 0 ]; then echo "tcp://127.0.0.1:*"; return; fi
   case "$kind" in
-    coordinator) echo $((base_port + n - 1)) ;;
-    callsignal) echo $((base_port + 10 + n - 1)) ;;
-    edge) echo $((base_port + 20 + n - 1)) ;;
-    *) die "unknown node id $id" ;;
+    coordinator) echo "tcp://127.0.0.1:$((base_port + n - 1))" ;;
+    callsignal) echo "tcp://127.0.0.1:$((base_port + 10 + n - 1))" ;;
+    edge) echo "tcp://127.0.0.1:$((base_port + 20 + n - 1))" ;;
+    *) die "unknown node id '$1' (ids look like edge-3, coordinator-1, callsignal-1)" ;;
   esac
 }
 
 is_running() { [ -f "$run_dir/$1.pid" ] && kill -0 "$(cat "$run_dir/$1.pid")" 2>/dev/null; }
+known_ids() { ls "$run_dir"/*.pid 2>/dev/null | xargs -rn1 basename | sed 's/\.pid$//' | sort -V; }
+live_ids() { local id; for id in $(known_ids); do is_running "$id" && echo "$id"; done; return 0; }
+endpoint_of() { sed -n 's/^ready .*endpoint=\([^ ]*\).*/\1/p' "$run_dir/$1.out" 2>/dev/null | head -1; }
+seed_flags() { local id; for id in $(live_ids); do echo "--seed $(endpoint_of "$id")"; done; }
 
 start_node() {
-  local id="$1" kind="${1%-*}"
-  is_running "$id" && { echo "  $id already running (pid $(cat "$run_dir/$id.pid"))"; return; }
-  local port seed
-  port="$(port_of "$id")"
-  seed="tcp://127.0.0.1:$base_port"
-  args=(--node-id "$id" --bind "tcp://127.0.0.1:$port")
-  [ "$id" = "coordinator-1" ] || args+=(--seed "$seed")
-  : > "$run_dir/$id.out"
-  nohup "$(bin_dir)/showroom-$kind" "${args[@]}" >"$run_dir/$id.out" 2>"$run_dir/$id.log" </dev/null &
+  local id="$1" kind="${1%-*}" seeds=() other
+  is_running "$id" && { echo "  $id already runs (pid $(cat "$run_dir/$id.pid"))"; return; }
+  # Join through up to three running members.
+  for other in $(live_ids | head -3); do seeds+=(--seed "$(endpoint_of "$other")"); done
+  nohup "$bin_dir/showroom-$kind" --node-id "$id" --bind "$(bind_of "$id")" "${seeds[@]}" \
+    >"$run_dir/$id.out" 2>"$run_dir/$id.log" </dev/null &
   echo $! > "$run_dir/$id.pid"
+  wait_ready "$id"
 }
 
 wait_ready() {
@@ -84,47 +112,24 @@ $(tail -5 "$run_dir/$id.log")"
     [ $SECONDS -lt $deadline ] || die "$id not ready within 20 s; see $run_dir/$id.log"
     sleep 0.05
   done
+  echo "  $(sed -n 's/^ready //p' "$run_dir/$id.out")"
 }
 
-node_ids() {
-  local i
-  for i in $(seq 1 "$coordinators"); do echo "coordinator-$i"; done
-  for i in $(seq 1 "$callsignals"); do echo "callsignal-$i"; done
-  for i in $(seq 1 "$edges"); do echo "edge-$i"; done
-}
-
-running_ids() { ls "$run_dir"/*.pid 2>/dev/null | xargs -rn1 basename | sed 's/\.pid$//' | sort -V; }
-
-cmd_up() {
-  [ "$coordinators" -ge 1 ] || die "a cluster needs at least one coordinator"
-  build
-  mkdir -p "$run_dir"
-  echo "starting in $run_dir (base port $base_port)"
-  local ids
-  ids="$(node_ids)"
-  for id in $ids; do start_node "$id"; done
-  for id in $ids; do wait_ready "$id"; echo "  $(sed -n 's/^ready //p' "$run_dir/$id.out")"; done
-  echo "seed: tcp://127.0.0.1:$base_port"
-}
-
-cmd_status() {
-  local ids
-  ids="$(running_ids)"
-  [ -n "$ids" ] || die "no cluster in $run_dir (start one with: deploy/cluster.sh up --run-dir $run_dir)"
-  for id in $ids; do
-    if is_running "$id"; then
-      "$(bin_dir)/showroomctl" info --endpoint "tcp://127.0.0.1:$(port_of "$id")" $json || true
-    elif [ -z "$json" ]; then
-      echo "$id  not running (pid file $run_dir/$id.pid)"
-    fi
-  done
+# Returns once every running member sees every running member alive.
+await_converged() {
+  local n
+  n="$(live_ids | wc -l)"
+  [ "$n" -gt 0 ] || return 0
+  # shellcheck disable=SC2046
+  ctl await-members --count "$n" --timeout 30 $(seed_flags) ||
+    die "the cluster did not converge within 30 s; logs are in $run_dir"
 }
 
 stop_nodes() {
-  local ids=("$@") id pid deadline
-  for id in "${ids[@]}"; do is_running "$id" && kill -TERM "$(cat "$run_dir/$id.pid")"; done
+  local id pid deadline
+  for id in "$@"; do is_running "$id" && kill -TERM "$(cat "$run_dir/$id.pid")"; done
   deadline=$((SECONDS + 10))
-  for id in "${ids[@]}"; do
+  for id in "$@"; do
     while is_running "$id" && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
     if is_running "$id"; then
       pid="$(cat "$run_dir/$id.pid")"
@@ -135,12 +140,73 @@ stop_nodes() {
   done
 }
 
+cmd_up() {
+  [ "$coordinators" -ge 1 ] || die "a cluster needs at least one coordinator"
+  [ -z "$(live_ids)" ] || die "a cluster already runs in $run_dir (deploy/cluster.sh down --run-dir $run_dir)"
+  build
+  mkdir -p "$run_dir"
+  echo "$base_port" > "$run_dir/base-port"
+  echo "starting in $run_dir"
+  local i
+  for i in $(seq 1 "$coordinators"); do start_node "coordinator-$i"; done
+  for i in $(seq 1 "$callsignals"); do start_node "callsignal-$i"; done
+  for i in $(seq 1 "$edges"); do start_node "edge-$i"; done
+  await_converged
+  echo "seed: $(endpoint_of coordinator-1)"
+}
+
+cmd_status() {
+  local seeds
+  seeds="$(seed_flags)"
+  [ -n "$seeds" ] || die "no cluster runs in $run_dir (start one with: deploy/cluster.sh up --run-dir $run_dir)"
+  # shellcheck disable=SC2086
+  ctl status $seeds "${status_flags[@]}"
+}
+
+cmd_scale_edges() {
+  [[ "$target" =~ ^[0-9]+$ ]] || die "scale-edges takes a number of edges"
+  local live=() id next=0
+  for id in $(live_ids); do [ "${id%-*}" = edge ] && live+=("$id"); done
+  # New edges get numbers never used in this run directory, so each is a new member.
+  for id in $(known_ids); do [ "${id%-*}" = edge ] && [ "${id##*-}" -gt "$next" ] && next="${id##*-}"; done
+  if [ "$target" -gt "${#live[@]}" ]; then
+    build
+    local count=${#live[@]}
+    while [ "$count" -lt "$target" ]; do
+      next=$((next + 1)); count=$((count + 1))
+      start_node "edge-$next"
+    done
+  elif [ "$target" -lt "${#live[@]}" ]; then
+    local victims=("${live[@]:$target}")
+    echo "removing ${victims[*]} (graceful leave)"
+    stop_nodes "${victims[@]}"
+  fi
+  await_converged
+  echo "edges: $target"
+}
+
+cmd_kill() {
+  is_running "$target" || die "$target does not run in $run_dir"
+  local pid
+  pid="$(cat "$run_dir/$target.pid")"
+  kill -KILL "$pid"
+  echo "killed $target (pid $pid)"
+}
+
+cmd_restart() {
+  bind_of "$target" >/dev/null
+  [ -f "$run_dir/$target.pid" ] || die "$target is not part of the cluster in $run_dir"
+  [ -n "$bin_dir" ] || bin_dir="$root/.build/release"
+  stop_nodes "$target"
+  start_node "$target"
+  await_converged
+}
+
 cmd_down() {
-  local ids
-  ids="$(running_ids)"
-  [ -n "$ids" ] || { echo "nothing running in $run_dir"; return; }
-  # Edges first, coordinators last, so members leave before the seed.
-  local order=()
+  local ids order=() kind id
+  ids="$(known_ids)"
+  [ -n "$ids" ] || { echo "nothing runs in $run_dir"; return 0; }
+  # Edges first, coordinators last.
   for kind in edge callsignal coordinator; do
     for id in $ids; do [ "${id%-*}" = "$kind" ] && order+=("$id"); done
   done
@@ -151,6 +217,7 @@ cmd_down() {
 
 cmd_demo() {
   [ "$run_dir" != "$root/run/cluster" ] || run_dir="$root/run/demo"
+  [ -z "$(live_ids)" ] || cmd_down
   trap 'cmd_down' EXIT
   cmd_up
   echo
@@ -162,6 +229,9 @@ cmd_demo() {
 case "$command" in
   up) cmd_up ;;
   status) cmd_status ;;
+  scale-edges) cmd_scale_edges ;;
+  kill) cmd_kill ;;
+  restart) cmd_restart ;;
   down) cmd_down ;;
   demo) cmd_demo ;;
   -h|--help|help) usage 0 ;;

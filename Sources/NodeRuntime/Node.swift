@@ -1,16 +1,17 @@
 import Foundation
 import Logging
+import Membership
 import ShowroomWire
 import SwiftProtobuf
 import ZeroMQ
 
-/// A running server process's core: its event loop and its cluster socket, answering requests
-/// from other members and from tools.
+/// A running server process's core: its event loop, its cluster socket, its links to the other
+/// members and its view of the membership.
 ///
-/// Requests arrive on a ROUTER socket as `[routing id][Envelope][attachments...]`. The node
-/// decodes the envelope, dispatches on its kind to a registered handler, and answers with a
-/// response envelope; malformed messages, unknown kinds and newer protocol versions get a clear
-/// error response instead of being dropped. Everything runs on the node's event loop thread.
+/// Requests arrive on a ROUTER socket as `[routing id][Envelope][attachments...]` and are
+/// dispatched on their kind to registered handlers; gossip arrives the same way as one-way
+/// messages. Everything runs on the node's event loop thread; this type is the thread-safe
+/// facade over it.
 public final class Node: Sendable {
     /// The configuration the node runs with.
     public let configuration: NodeConfiguration
@@ -21,14 +22,22 @@ public final class Node: Sendable {
     /// When the node started.
     public let startedAt: ContinuousClock.Instant
     private let logger: Logger
-    private let dispatcher: LoopBound<RequestDispatcher>
+    private let core: LoopBound<NodeCore>
 
-    /// Handles a request's envelope on the loop and returns the response body, or throws the
-    /// error to answer with.
-    public typealias RequestHandler = (_ request: WireEnvelope, _ attachments: Multipart) throws(ShowroomError) -> any SwiftProtobuf.Message
+    /// Answers a request on the loop: returns the response body, or throws the error to answer with
+    /// (a ``ShowroomError``; anything else is answered as an internal error).
+    public typealias RequestHandler = (_ request: WireEnvelope, _ frames: Multipart) throws -> any SwiftProtobuf.Message
+    /// Handles a one-way message (request id 0) on the loop.
+    public typealias OneWayHandler = (_ message: WireEnvelope, _ frames: Multipart) -> Void
 
-    /// Starts the node: creates its loop and binds its cluster socket.
-    public init(configuration: NodeConfiguration, logger: Logger) throws {
+    /// Starts the node: creates its loop and binds its cluster socket. Call ``join()`` to enter
+    /// the cluster.
+    /// - Parameters:
+    ///   - clientEndpoint: where clients connect to this member (edges), announced to the others.
+    ///   - adminEndpoint: this member's admin HTTP address, announced to the others.
+    ///   - events: where membership events are written as lines.
+    public init(configuration: NodeConfiguration, clientEndpoint: String = "", adminEndpoint: String = "",
+                logger: Logger, events: NodeEvents = .standardOutput) throws {
         try ZeroMQLibrary.requireSupported()
         try configuration.validate()
         self.configuration = configuration
@@ -38,37 +47,77 @@ public final class Node: Sendable {
         let loop = try EventLoop.start(name: "node-\(configuration.nodeID)", context: context)
         self.loop = loop
         do {
-            let (bound, dispatcher) = try loop.submitAndWait { () throws -> (String, LoopBound<RequestDispatcher>) in
-                let socket = try Socket(.router, context: context)
-                try socket.set(.routerMandatory, 1)
-                try socket.set(.routerHandover, 1)
-                try socket.setHighWaterMarks(send: configuration.highWaterMark, receive: configuration.highWaterMark)
-                try socket.setMaxMessageSize(Int64(configuration.maxMessageBytes))
-                try socket.setHeartbeat(intervalMs: 1000, timeoutMs: 5000, ttlMs: 10000)
-                let bound = try socket.bind(configuration.bind)
-                let dispatcher = RequestDispatcher(socket: socket, nodeID: configuration.nodeID, logger: logger)
-                loop.register(socket) { _, _ in dispatcher.drain() }
-                return (bound, LoopBound(dispatcher, loop: loop))
+            let (endpoint, core) = try loop.submitAndWait { () throws -> (String, LoopBound<NodeCore>) in
+                let metadata = MemberMetadata(
+                    role: configuration.role.rawValue, clusterEndpoint: "", clientEndpoint: clientEndpoint,
+                    adminEndpoint: adminEndpoint, version: ShowroomVersion.current)
+                let core = try NodeCore(configuration: configuration, metadata: metadata, loop: loop,
+                                        logger: logger, events: events)
+                return (core.endpoint, LoopBound(core, loop: loop))
             }
-            self.endpoint = Self.advertised(bound, host: configuration.advertiseHost)
-            self.dispatcher = dispatcher
+            self.endpoint = endpoint
+            self.core = core
         } catch {
             loop.shutdown()
             throw error
         }
-        try loop.submitAndWait { [dispatcher, endpoint, startedAt] in
-            dispatcher.value.handlers[.nodeInfo] = Self.nodeInfoHandler(configuration, endpoint, startedAt)
-        }
         logger.info("node started", metadata: ["endpoint": "\(endpoint)", "role": "\(configuration.role)"])
+    }
+
+    /// Joins the cluster through the configured seeds (or starts a new one without seeds).
+    public func join() {
+        let seeds = configuration.seeds
+        loop.execute { [core] in core.value.membership.join(seeds: seeds) }
     }
 
     /// Registers `handler` for requests of `kind`, replacing any earlier one. Loop thread only.
     public func handle(_ kind: WireMessageKind, _ handler: @escaping RequestHandler) {
-        dispatcher.value.handlers[kind] = handler
+        core.value.dispatcher.handlers[kind] = handler
     }
 
-    /// Stops the node: closes its socket and ends its loop, without blocking the caller's thread
-    /// (safe from async code).
+    /// Registers `handler` for one-way messages of `kind`. Loop thread only.
+    public func handleOneWay(_ kind: WireMessageKind, _ handler: @escaping OneWayHandler) {
+        core.value.dispatcher.oneWayHandlers[kind] = handler
+    }
+
+    /// Sends a request to the member at `endpoint` and awaits its answer.
+    /// - Throws: ``ShowroomError``: the member's error answer, `deadlineExceeded` after `timeout`,
+    ///   `unavailable` when the member cannot be reached.
+    public func request<Response: SwiftProtobuf.Message>(
+        _ kind: WireMessageKind, body: some SwiftProtobuf.Message & Sendable, to endpoint: String,
+        expecting: Response.Type, timeout: Duration = .seconds(3)
+    ) async throws(ShowroomError) -> Response {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<WireEnvelope, ShowroomError>, Never>) in
+            loop.execute { [core] in
+                core.value.links.request(kind, body: body, to: endpoint, timeout: timeout) { continuation.resume(returning: $0) }
+            }
+        }
+        let envelope = try result.get()
+        if let failure = envelope.failure { throw failure }
+        return try envelope.decodeBody(Response.self)
+    }
+
+    /// The members this node knows, itself included.
+    public func members() async throws -> [Member] {
+        try await loop.submit { [core] in core.value.membership.membership.members }
+    }
+
+    /// This node's view of the cluster, as the status tool shows it.
+    public func clusterStatus() async throws -> AdminClusterStatus {
+        try await loop.submit { [core] in core.value.membership.clusterStatus() }
+    }
+
+    /// Leaves the cluster gracefully: announces it, gives the announcement time to spread, and
+    /// stops the node.
+    public func leave() async {
+        let propagation = configuration.leavePropagation
+        _ = try? await loop.submit { [core] in core.value.membership.leave() }
+        // Keep gossiping for a moment so the others hear "left" from us rather than detect a death.
+        try? await Task.sleep(for: propagation)
+        await stop()
+    }
+
+    /// Stops the node: closes its sockets and ends its loop, without blocking the caller's thread.
     public func stop() async {
         let loop = self.loop
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -80,21 +129,68 @@ public final class Node: Sendable {
         }
         logger.info("node stopped")
     }
+}
 
-    private static func nodeInfoHandler(
-        _ configuration: NodeConfiguration, _ endpoint: String, _ startedAt: ContinuousClock.Instant
-    ) -> RequestHandler {
-        return { (_, _) throws(ShowroomError) in
+/// Where a node reports membership events as machine-readable lines (launchers, benchmarks).
+public struct NodeEvents: Sendable {
+    let write: @Sendable (String) -> Void
+
+    /// Lines on standard output, next to the `ready` line.
+    public static let standardOutput = NodeEvents { line in
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+
+    /// Discards events.
+    public static let none = NodeEvents { _ in }
+
+    /// Events passed to `write`.
+    public init(write: @escaping @Sendable (String) -> Void) { self.write = write }
+}
+
+/// The node's loop-confined parts.
+final class NodeCore {
+    let endpoint: String
+    let dispatcher: RequestDispatcher
+    let links: PeerLinks
+    let membership: MembershipDriver
+
+    init(configuration: NodeConfiguration, metadata: MemberMetadata, loop: EventLoop, logger: Logger,
+         events: NodeEvents) throws {
+        let socket = try Socket(.router, context: loop.context)
+        try socket.set(.routerMandatory, 1)
+        try socket.set(.routerHandover, 1)
+        try socket.setHighWaterMarks(send: configuration.highWaterMark, receive: configuration.highWaterMark)
+        try socket.setMaxMessageSize(Int64(configuration.maxMessageBytes))
+        try socket.setHeartbeat(intervalMs: 1000, timeoutMs: 5000, ttlMs: 10000)
+        let bound = try socket.bind(configuration.bind)
+        endpoint = Self.advertised(bound, host: configuration.advertiseHost)
+
+        dispatcher = RequestDispatcher(socket: socket, nodeID: configuration.nodeID, logger: logger)
+        loop.register(socket) { [dispatcher] _, _ in dispatcher.drain() }
+        links = PeerLinks(loop: loop, nodeID: configuration.nodeID, highWaterMark: 128, logger: logger)
+        dispatcher.onReceive = { [links] kind, bytes in links.countReceived(kind: kind, bytes: bytes) }
+
+        var local = metadata
+        local.clusterEndpoint = endpoint
+        membership = MembershipDriver(
+            id: MemberID(configuration.nodeID), metadata: local, settings: configuration.membershipSettings,
+            loop: loop, links: links, logger: logger, events: events)
+
+        let startedAt = ContinuousClock.now
+        dispatcher.handlers[.nodeInfo] = { [endpoint] _, _ in
             var info = WireNodeInfo()
             info.nodeID = configuration.nodeID
             info.role = configuration.role.wire
             info.version = ShowroomVersion.current
             info.clusterEndpoint = endpoint
-            let uptime = startedAt.duration(to: .now).components
-            info.uptimeMs = UInt64(uptime.seconds) * 1000 + UInt64(uptime.attoseconds / 1_000_000_000_000_000)
+            info.uptimeMs = startedAt.duration(to: .now).milliseconds
             info.pid = UInt32(ProcessInfo.processInfo.processIdentifier)
             return info
         }
+        dispatcher.handlers[.clusterStatus] = { [membership] _, _ in
+            membership.clusterStatus()
+        }
+        dispatcher.oneWayHandlers[.gossip] = { [membership] message, _ in membership.receive(message) }
     }
 
     /// The endpoint to advertise for a bound endpoint: the bound port with `host` if given.
@@ -104,85 +200,10 @@ public final class Node: Sendable {
     }
 }
 
-/// Decodes requests arriving on the node's ROUTER and answers them. Lives on the loop thread.
-final class RequestDispatcher {
-    let socket: Socket
-    let nodeID: String
-    let logger: Logger
-    var handlers: [WireMessageKind: Node.RequestHandler] = [:]
-    private let frames = Multipart(capacity: 4)
-
-    init(socket: Socket, nodeID: String, logger: Logger) {
-        self.socket = socket
-        self.nodeID = nodeID
-        self.logger = logger
-    }
-
-    /// Handles every waiting message (bounded per wake-up so timers and other sockets get a turn).
-    func drain() {
-        for _ in 0..<256 {
-            do {
-                guard try socket.receive(into: frames) else { return }
-            } catch {
-                logger.warning("receive failed", metadata: ["error": "\(error)"])
-                return
-            }
-            handleOne()
-        }
-    }
-
-    private func handleOne() {
-        let peer = frames.bytes(of: 0)
-        guard frames.count >= 2 else {
-            reply(to: peer, WireEnvelope(malformed: "a message needs an envelope frame after the routing id", from: nodeID))
-            return
-        }
-        let request: WireEnvelope
-        do {
-            request = try frames.withBytes(of: 1) { (bytes) throws(ShowroomError) in
-                try WireEnvelope.decode(frame: Data(bytes))
-            }
-        } catch {
-            logger.debug("malformed request", metadata: ["error": "\(error)"])
-            reply(to: peer, WireEnvelope(responseTo: WireEnvelope(), error: error, senderNode: nodeID))
-            return
-        }
-        if request.isResponse { return }  // answers to requests this node did not send on this socket
-        let response: WireEnvelope
-        if request.protocolVersion > WireEnvelope.currentProtocolVersion {
-            response = WireEnvelope(responseTo: request, error: .unsupportedVersion(
-                "protocol version \(request.protocolVersion) is newer than this node's \(WireEnvelope.currentProtocolVersion); upgrade node \(nodeID)"),
-                senderNode: nodeID)
-        } else if let handler = handlers[request.kind] {
-            do {
-                let body = try handler(request, frames)
-                response = try WireEnvelope(responseTo: request, body: body, senderNode: nodeID)
-            } catch {
-                response = WireEnvelope(responseTo: request, error: error, senderNode: nodeID)
-            }
-        } else {
-            response = WireEnvelope(responseTo: request, error: .unknownKind(
-                "node \(nodeID) does not handle \(request.kind) messages"), senderNode: nodeID)
-        }
-        if request.requestID != 0 { reply(to: peer, response) }
-    }
-
-    private func reply(to peer: [UInt8], _ envelope: WireEnvelope) {
-        do {
-            let bytes: [UInt8] = try envelope.serializedBytes()
-            let outcome = try socket.send(frames: [peer, bytes])
-            if outcome != .sent {
-                logger.debug("reply not sent", metadata: ["outcome": "\(outcome)"])
-            }
-        } catch {
-            logger.warning("reply failed", metadata: ["error": "\(error)"])
-        }
-    }
-}
-
-extension WireEnvelope {
-    /// An error answer to a message whose envelope could not be read.
-    init(malformed message: String, from node: String) {
-        self.init(responseTo: WireEnvelope(), error: .malformed(message), senderNode: node)
+extension Duration {
+    /// Whole milliseconds (negative durations give 0).
+    var milliseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        return seconds < 0 ? 0 : UInt64(seconds) * 1000 + UInt64(attoseconds / 1_000_000_000_000_000)
     }
 }

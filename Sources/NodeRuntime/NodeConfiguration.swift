@@ -1,10 +1,11 @@
 import Foundation
 import Logging
+import Membership
 import ShowroomWire
 
 /// Everything a server process is configured with: one struct, filled from defaults, then a
 /// JSON configuration file, then command-line flags. Nothing else reads the environment.
-public struct NodeConfiguration: Sendable, Equatable {
+public struct NodeConfiguration: Sendable {
     /// Unique id of this process in the cluster. Default: `<role>-<random>`.
     public var nodeID: String
     /// The process's role.
@@ -14,6 +15,9 @@ public struct NodeConfiguration: Sendable, Equatable {
     /// Host other processes use to reach this one, when `bind` listens on all interfaces.
     /// Default: the host in `bind`.
     public var advertiseHost: String?
+    /// Where the admin HTTP port (metrics, health, status) listens, `host:port` (port 0 picks a
+    /// free one), or `off`.
+    public var admin: String = "127.0.0.1:0"
     /// Cluster members to contact when joining (`tcp://host:port`). Empty: start a new cluster.
     public var seeds: [String] = []
     /// Least severe log level written.
@@ -24,6 +28,10 @@ public struct NodeConfiguration: Sendable, Equatable {
     public var highWaterMark: Int32 = 1000
     /// libzmq I/O threads.
     public var ioThreads: Int = 1
+    /// Gossip timing (probe interval, timeouts, suspicion). The defaults suit a LAN.
+    public var membershipSettings = MembershipSettings()
+    /// How long a leaving member keeps gossiping so the others hear it left.
+    public var leavePropagation: Duration = .milliseconds(500)
 
     /// Defaults for `role`.
     public init(role: NodeRole, nodeID: String? = nil) {
@@ -33,7 +41,7 @@ public struct NodeConfiguration: Sendable, Equatable {
 
     /// Keys a configuration file may hold; any other key is refused so a typo is not ignored.
     public static let fileKeys: Set<String> = [
-        "nodeID", "bind", "advertiseHost", "seeds", "logLevel", "maxMessageBytes", "highWaterMark", "ioThreads",
+        "nodeID", "bind", "advertiseHost", "admin", "seeds", "logLevel", "maxMessageBytes", "highWaterMark", "ioThreads",
     ]
 
     /// Applies the settings of a JSON configuration file on top of this configuration.
@@ -70,6 +78,7 @@ public struct NodeConfiguration: Sendable, Equatable {
         if let v = try value("nodeID", as: String.self) { nodeID = v }
         if let v = try value("bind", as: String.self) { bind = v }
         if let v = try value("advertiseHost", as: String.self) { advertiseHost = v }
+        if let v = try value("admin", as: String.self) { admin = v }
         if let v = try value("seeds", as: [String].self) { seeds = v }
         if let v = try value("logLevel", as: String.self) { logLevel = try Self.parseLogLevel(v) }
         if let v = try value("maxMessageBytes", as: Int.self) { maxMessageBytes = v }

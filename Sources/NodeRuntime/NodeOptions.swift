@@ -15,6 +15,9 @@ public struct NodeOptions: ParsableArguments, Sendable {
     @Option(help: "Host other members use to reach this one, when --bind listens on all interfaces.")
     public var advertiseHost: String?
 
+    @Option(help: "Admin HTTP port for metrics, health and status: host:port (port 0 picks a free one), or off.")
+    public var admin: String?
+
     @Option(name: .customLong("seed"), help: "A cluster member to join through (repeatable).")
     public var seeds: [String] = []
 
@@ -30,6 +33,7 @@ public struct NodeOptions: ParsableArguments, Sendable {
         if let nodeID { configuration.nodeID = nodeID }
         if let bind { configuration.bind = bind }
         if let advertiseHost { configuration.advertiseHost = advertiseHost }
+        if let admin { configuration.admin = admin }
         if !seeds.isEmpty { configuration.seeds = seeds }
         if let logLevel { configuration.logLevel = try NodeConfiguration.parseLogLevel(logLevel) }
         try configuration.validate()

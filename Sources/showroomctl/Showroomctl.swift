@@ -5,7 +5,7 @@ struct Showroomctl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "showroomctl",
         abstract: "Operate and measure a Showroom cluster.",
-        subcommands: [InfoCommand.self, BenchCommand.self])
+        subcommands: [StatusCommand.self, InfoCommand.self, BenchCommand.self, AwaitMembersCommand.self])
 }
 
 /// `showroomctl bench ...`: benchmarks that print their figures.
@@ -13,5 +13,5 @@ struct BenchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Run a benchmark and print its figures.",
-        subcommands: [ZMQFanoutBenchmark.self])
+        subcommands: [ZMQFanoutBenchmark.self, MembershipBenchmark.self])
 }

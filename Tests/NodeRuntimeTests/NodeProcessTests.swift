@@ -1,6 +1,6 @@
 import Foundation
 import NodeRuntime
-import ShowroomTestKit
+import LocalCluster
 import ShowroomWire
 import XCTest
 import ZeroMQ

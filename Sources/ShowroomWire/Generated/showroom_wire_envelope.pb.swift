@@ -76,9 +76,17 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
   /// Request: NodeInfoRequest; response: NodeInfo.
   case nodeInfo // = 1
 
+  /// One-way (request_id 0): body = showroom.membership.Packet (showroom/membership/gossip.proto),
+  /// one SWIM membership message; no attachments.
+  case gossip // = 100
+
   /// A media frame: body = MediaHeader, attachment frame 1 = the encoded payload, never parsed in
   /// transit.
   case mediaFrame // = 200
+
+  /// Request: showroom.admin.ClusterStatusRequest; response: showroom.admin.ClusterStatus (the
+  /// answering member's view of the cluster).
+  case clusterStatus // = 500
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -89,7 +97,9 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
     switch rawValue {
     case 0: self = .unspecified
     case 1: self = .nodeInfo
+    case 100: self = .gossip
     case 200: self = .mediaFrame
+    case 500: self = .clusterStatus
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -98,7 +108,9 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
     switch self {
     case .unspecified: return 0
     case .nodeInfo: return 1
+    case .gossip: return 100
     case .mediaFrame: return 200
+    case .clusterStatus: return 500
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -107,7 +119,9 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
   public static let allCases: [WireMessageKind] = [
     .unspecified,
     .nodeInfo,
+    .gossip,
     .mediaFrame,
+    .clusterStatus,
   ]
 
 }
@@ -246,7 +260,7 @@ nonisolated extension WireProtocolVersion: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension WireMessageKind: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0MESSAGE_KIND_UNSPECIFIED\0\u{1}MESSAGE_KIND_NODE_INFO\0\u{2}G\u{3}MESSAGE_KIND_MEDIA_FRAME\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0MESSAGE_KIND_UNSPECIFIED\0\u{1}MESSAGE_KIND_NODE_INFO\0\u{2}c\u{1}MESSAGE_KIND_GOSSIP\0\u{2}d\u{1}MESSAGE_KIND_MEDIA_FRAME\0\u{2}l\u{4}MESSAGE_KIND_CLUSTER_STATUS\0")
 }
 
 nonisolated extension WireNodeRole: SwiftProtobuf._ProtoNameProviding {

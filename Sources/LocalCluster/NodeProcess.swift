@@ -17,7 +17,7 @@ public final class NodeProcess: @unchecked Sendable {
         let ready = try process.waitForLine { $0.hasPrefix("ready ") }
         let fields = Self.fields(of: ready)
         guard let endpoint = fields["endpoint"], let id = fields["node"] else {
-            throw TestKitError("unreadable ready line: \(ready)")
+            throw LocalClusterError("unreadable ready line: \(ready)")
         }
         self.nodeID = id
         self.endpoint = endpoint

@@ -5,8 +5,8 @@ import Synchronization
 import Glibc
 #endif
 
-/// A real Showroom process started by a test: its output captured line by line, events awaited
-/// with deadlines, and the process stopped by its pid however the test ends.
+/// A real Showroom process started by a test or a benchmark: its output captured line by line,
+/// lines awaited with deadlines, and the process stopped by its pid however the caller ends.
 public final class ManagedProcess: @unchecked Sendable {
     // @unchecked: `process` is set once in init; `output` is behind a mutex.
 
@@ -63,7 +63,7 @@ public final class ManagedProcess: @unchecked Sendable {
         if let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) {
             return found
         }
-        throw TestKitError("executable \(executable) not found next to \(CommandLine.arguments[0]); run `swift build` first")
+        throw LocalClusterError("executable \(executable) not found next to \(CommandLine.arguments[0]); run `swift build` first")
     }
 
     private func capture(_ handle: FileHandle, isStdout: Bool) {
@@ -102,10 +102,10 @@ public final class ManagedProcess: @unchecked Sendable {
         while true {
             if let line = stdoutLines.first(where: match) { return line }
             if !process.isRunning {
-                throw TestKitError("\(name) exited (status \(process.terminationStatus)) before the expected line; stderr:\n\(stderrLines.suffix(20).joined(separator: "\n"))")
+                throw LocalClusterError("\(name) exited (status \(process.terminationStatus)) before the expected line; stderr:\n\(stderrLines.suffix(20).joined(separator: "\n"))")
             }
             if !changed.wait(until: min(deadline, Date() + 0.1)) && Date() >= deadline {
-                throw TestKitError("\(name) printed no expected line within \(timeout); stdout: \(stdoutLines); stderr:\n\(stderrLines.suffix(20).joined(separator: "\n"))")
+                throw LocalClusterError("\(name) printed no expected line within \(timeout); stdout: \(stdoutLines); stderr:\n\(stderrLines.suffix(20).joined(separator: "\n"))")
             }
         }
     }
@@ -140,8 +140,8 @@ public final class ManagedProcess: @unchecked Sendable {
     private static func unregister(_ pid: Int32) { _ = live.withLock { $0.remove(pid) } }
 }
 
-/// A failure of the test kit itself, with a message saying what to look at.
-public struct TestKitError: Error, CustomStringConvertible {
+/// A failure to start or watch a local process, with a message saying what to look at.
+public struct LocalClusterError: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
 }

@@ -1,0 +1,71 @@
+import Foundation
+import NodeRuntime
+import ShowroomWire
+import ZeroMQ
+
+/// Asks members for their view of the cluster, and waits for the views to satisfy a condition.
+/// Confined to the thread that created it (it owns ZeroMQ sockets).
+public final class ClusterProbe {
+    private let context: Context
+    private var clients: [String: NodeClient] = [:]
+
+    /// Creates a probe with its own ZeroMQ context.
+    public init() throws {
+        context = try Context()
+    }
+
+    /// The member at `endpoint`'s view, or nil when it does not answer within `timeout`.
+    public func status(of endpoint: String, timeout: Duration = .seconds(1)) -> AdminClusterStatus? {
+        do {
+            let client = try clients[endpoint] ?? NodeClient(endpoint: endpoint, context: context)
+            clients[endpoint] = client
+            return try client.request(.clusterStatus, body: AdminClusterStatusRequest(),
+                                      expecting: AdminClusterStatus.self, timeout: timeout)
+        } catch {
+            return nil
+        }
+    }
+
+    /// Polls the views of `endpoints` (every 50 ms) until `condition` holds for all of them, or
+    /// `timeout` passes. Returns the time it took, or throws with the last views when it timed out.
+    @discardableResult
+    public func waitUntil(_ endpoints: [String], timeout: Duration = .seconds(20), _ what: String,
+                          condition: (AdminClusterStatus) -> Bool) throws -> Duration {
+        let start = ContinuousClock.now
+        var pending = Set(endpoints)
+        var last: [String: String] = [:]
+        while !pending.isEmpty {
+            for endpoint in pending.sorted() {
+                if let status = self.status(of: endpoint) {
+                    if condition(status) { pending.remove(endpoint) } else { last[endpoint] = Self.summary(status) }
+                } else {
+                    last[endpoint] = "no answer"
+                }
+            }
+            if pending.isEmpty { break }
+            guard start.duration(to: .now) < timeout else {
+                let views = pending.sorted().map { "\($0): \(last[$0] ?? "?")" }.joined(separator: "\n  ")
+                throw LocalClusterError("not within \(timeout): \(what); views:\n  \(views)")
+            }
+            Thread.sleep(forTimeInterval: 0.05)  // poll period between status requests
+        }
+        return start.duration(to: .now)
+    }
+
+    /// `id=state/incarnation` for each member of a view.
+    public static func summary(_ status: AdminClusterStatus) -> String {
+        status.reporter + " sees " + status.members.map { "\($0.id)=\($0.state)/\($0.incarnation)" }.joined(separator: " ")
+    }
+}
+
+extension AdminClusterStatus {
+    /// The member with `id` in this view, if known.
+    public func member(_ id: String) -> AdminMemberStatus? {
+        members.first { $0.id == id }
+    }
+
+    /// Ids of the members this view holds alive.
+    public var aliveIDs: Set<String> {
+        Set(members.filter { $0.state == .alive }.map(\.id))
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+
+/// `deploy/cluster.sh` driven from Swift: a cluster in its own run directory on free ports, using
+/// the executables already built next to the running binary. Everything it started is stopped
+/// (gracefully, then by pid) when it is shut down or released.
+public final class Launcher {
+    /// The run directory (logs, ready lines, pid files).
+    public let runDirectory: URL
+    private let script: URL
+    private let binDirectory: URL
+    private var isDown = false
+
+    /// Prepares a launcher for a new cluster. `packageRoot` is where `deploy/cluster.sh` lives.
+    public init(packageRoot: URL) throws {
+        script = packageRoot.appendingPathComponent("deploy/cluster.sh")
+        binDirectory = try ManagedProcess.productURL("showroomctl").deletingLastPathComponent()
+        runDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("showroom-cluster-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: runDirectory, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        if !isDown { try? down() }
+        killLeftovers()
+    }
+
+    /// Runs `cluster.sh COMMAND ARGS --run-dir … --bin-dir …` and returns its output; throws
+    /// with the output when it fails or takes longer than `timeout`.
+    @discardableResult
+    public func run(_ command: String, _ arguments: [String] = [], timeout: Duration = .seconds(120)) throws -> String {
+        let process = ManagedProcessRun(
+            executable: URL(fileURLWithPath: "/bin/bash"),
+            arguments: [script.path, command] + arguments + ["--run-dir", runDirectory.path, "--bin-dir", binDirectory.path])
+        let (status, output) = try process.wait(timeout: timeout)
+        guard status == 0 else {
+            throw LocalClusterError("cluster.sh \(command) \(arguments.joined(separator: " ")) failed (status \(status)):\n\(output)")
+        }
+        return output
+    }
+
+    /// Stops the cluster (graceful, then SIGKILL by pid).
+    public func down() throws {
+        isDown = true
+        try run("down", timeout: .seconds(60))
+    }
+
+    /// The cluster endpoint a member announced in its ready line.
+    public func endpoint(of id: String) throws -> String {
+        let text = try String(contentsOf: runDirectory.appendingPathComponent("\(id).out"), encoding: .utf8)
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("ready ") }),
+              let endpoint = NodeProcess.fields(of: String(line))["endpoint"]
+        else { throw LocalClusterError("\(id) has no ready line in \(runDirectory.path)") }
+        return endpoint
+    }
+
+    /// The pid of a member, from its pid file.
+    public func pid(of id: String) throws -> Int32 {
+        let text = try String(contentsOf: runDirectory.appendingPathComponent("\(id).pid"), encoding: .utf8)
+        guard let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw LocalClusterError("unreadable pid file for \(id)")
+        }
+        return pid
+    }
+
+    /// The event lines (`event member ...`) a member printed so far.
+    public func events(of id: String) -> [[String: String]] {
+        let text = (try? String(contentsOf: runDirectory.appendingPathComponent("\(id).out"), encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").filter { $0.hasPrefix("event ") }.map { NodeProcess.fields(of: String($0)) }
+    }
+
+    /// SIGKILLs whatever pid files remain, in case the script could not.
+    private func killLeftovers() {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: runDirectory.path)) ?? []
+        for file in files where file.hasSuffix(".pid") {
+            if let text = try? String(contentsOfFile: runDirectory.appendingPathComponent(file).path, encoding: .utf8),
+               let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                kill(pid, SIGKILL)
+            }
+        }
+    }
+}
+
+/// A short-lived helper process whose combined output is collected, with a bounded wait.
+struct ManagedProcessRun {
+    let executable: URL
+    let arguments: [String]
+
+    func wait(timeout: Duration) throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        process.standardInput = FileHandle.nullDevice
+        let exited = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in exited.signal() }
+        let output = OutputCollector()
+        pipe.fileHandleForReading.readabilityHandler = { handle in output.append(handle.availableData) }
+        try process.run()
+        let seconds = Double(timeout.components.seconds)
+        if exited.wait(timeout: .now() + seconds) == .timedOut {
+            kill(-process.processIdentifier, SIGKILL)
+            process.terminate()
+            throw LocalClusterError("\(arguments.joined(separator: " ")) did not finish within \(timeout):\n\(output.text)")
+        }
+        pipe.fileHandleForReading.readabilityHandler = nil
+        output.append(pipe.fileHandleForReading.readDataToEndOfFile())
+        return (process.terminationStatus, output.text)
+    }
+}
+
+private final class OutputCollector: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+    func append(_ more: Data) { lock.lock(); data.append(more); lock.unlock() }
+    var text: String { lock.lock(); defer { lock.unlock() }; return String(decoding: data, as: UTF8.self) }
+}

@@ -1,0 +1,757 @@
+/// Cluster membership by gossip: SWIM with the Lifeguard refinements, as a pure state machine.
+///
+/// A value type with no I/O, no clock and no global randomness: the shell feeds it events —
+/// received messages (``receive(_:now:)``), the passing of time (``tick(now:)``, called every 10–25
+/// ms), commands (``join(seeds:now:)``, ``updateMetadata(_:now:)``, ``leave(now:)``) — each with the
+/// current value of a monotonic clock, and carries out the ``MembershipDirective``s it returns
+/// (send a message to an endpoint, report a member change). Random choices come from a generator
+/// seeded at creation, so a simulation with a fixed seed is exactly reproducible.
+///
+/// What it does, after SWIM (Das et al. 2002), Lifeguard (Dadgar et al. 2018) and HashiCorp
+/// memberlist:
+/// - **Failure detection.** Every probe interval one member, taken round-robin from a shuffled
+///   list, is pinged. Without an ack within the probe timeout, `indirectProbes` other members are
+///   asked to ping it (ping-req) and answer with the ack or, failing that, a nack. Without any ack
+///   by the end of the probe period, the member becomes *suspect*.
+/// - **Suspicion and refutation.** A suspicion carries the suspect's incarnation; a suspect that
+///   hears of it raises its incarnation and disseminates "alive", which beats the suspicion. With
+///   no refutation before the suspicion timeout the suspect is declared *dead*. A member refutes
+///   any claim about itself at its current incarnation or above — which is also how a restarted
+///   member (incarnation 0) gets past its own tombstone.
+/// - **Lifeguard.** The suspicion timeout starts long and shrinks as independent confirmations
+///   arrive (``Suspicion``); a local health score slows a member that is itself struggling
+///   (``LocalHealth``); nacks let a prober tell its own slowness from the target's failure; a
+///   suspect target is told of the suspicion on the probe itself.
+/// - **Dissemination.** Updates are piggy-backed on pings and acks and sent in gossip rounds to
+///   `gossipFanout` random members, each about `retransmitMultiplier × ceil(log2(n + 1))` times
+///   (``Dissemination``). Periodic push-pull with a random member exchanges whole tables
+///   (anti-entropy); join is a push-pull with the seeds.
+/// - **Tombstones.** Dead and left members are remembered for `tombstoneRetention`, so an
+///   old-incarnation "alive" still circulating cannot bring them back, then forgotten.
+public struct Membership: Sendable {
+    /// The settings it runs with.
+    public let settings: MembershipSettings
+
+    private let id: MemberID
+    /// Everyone known, the local member included.
+    private var table: [MemberID: Member]
+    /// The keys of `table`, sorted: random choices iterate this (never a dictionary, whose order
+    /// changes from run to run), which keeps simulations reproducible.
+    private var sortedIDs: [MemberID]
+    /// Alive and suspect members, the local one included while it has not left.
+    private var liveCount = 1
+    private var rng: SeededRandom
+    private var health: LocalHealth
+    private var queue = Dissemination()
+    private var scheduler = ProbeScheduler()
+    private var suspicions: [MemberID: Suspicion] = [:]
+    private var probe: Probe?
+    /// Pings sent on behalf of others (ping-req), by our sequence.
+    private var relays: [UInt64: Relay] = [:]
+    private var lastSequence: UInt64 = 0
+    private var nextProbeAt: Duration
+    private var nextGossipAt: Duration
+    private var nextPushPullAt: Duration
+    private var nextReconnectAt: Duration
+    private var joining: Join?
+    private var nextTombstoneExpiry: Duration?
+    /// Counters since creation.
+    public private(set) var statistics = MembershipStatistics()
+
+    /// The probe in progress.
+    private struct Probe: Sendable {
+        let target: MemberID
+        let sequence: UInt64
+        /// Direct ack deadline; then the indirect probes go out.
+        let timeoutAt: Duration
+        /// End of the probe period: without an ack by then, the target is suspected.
+        let endsAt: Duration
+        var indirectSent = false
+        var expectedNacks = 0
+        var nacks = 0
+    }
+
+    /// A ping sent for another member's ping request.
+    private struct Relay: Sendable {
+        let requester: MemberAddress
+        let requesterSequence: UInt64
+        let wantsNack: Bool
+        var nackAt: Duration?
+        let expiresAt: Duration
+    }
+
+    /// Seeds to retry until some member answers.
+    private struct Join: Sendable {
+        let seeds: [String]
+        var nextAttemptAt: Duration
+    }
+
+    /// Where messages from this member's state changes came from, which decides whether they are
+    /// disseminated further.
+    private enum Origin {
+        /// Our own decision (probe failure, suspicion timeout).
+        case local
+        /// Piggy-backed or broadcast news: passed on.
+        case gossip
+        /// A push-pull table from `sender`: anti-entropy repairs silently, except news about the
+        /// sender itself (a joiner) and new suspicions (which the suspect must hear of to refute).
+        case pushPull(sender: MemberID)
+    }
+
+    // MARK: - Creating
+
+    /// Creates the local member, alive at incarnation 0, knowing nobody else yet.
+    ///
+    /// - Parameters:
+    ///   - id: The local node id (stable across restarts).
+    ///   - metadata: What the local member publishes about itself.
+    ///   - settings: Timers and bounds; ``MembershipSettings/lan`` by default.
+    ///   - now: The current value of the shell's monotonic clock.
+    ///   - randomSeed: Seeds every random choice; use a fixed value in simulations.
+    public init(
+        id: MemberID,
+        metadata: MemberMetadata,
+        settings: MembershipSettings = .lan,
+        now: Duration,
+        randomSeed: UInt64
+    ) {
+        self.id = id
+        self.settings = settings
+        self.table = [id: Member(id: id, metadata: metadata, state: .alive, incarnation: 0, lastHeard: now, stateChangedAt: now)]
+        self.sortedIDs = [id]
+        self.rng = SeededRandom(seed: randomSeed)
+        self.health = LocalHealth(maximum: settings.maxLocalHealth)
+        // Random phases, so members started together do not probe and exchange in lockstep.
+        self.nextProbeAt = now
+        self.nextGossipAt = now
+        self.nextPushPullAt = now
+        self.nextReconnectAt = now
+        nextProbeAt = now + settings.probeInterval * Double.random(in: 0.5...1, using: &rng)
+        nextGossipAt = now + settings.gossipInterval
+        nextPushPullAt = now + settings.pushPullInterval * Double.random(in: 0.5...1, using: &rng)
+        nextReconnectAt = now + settings.reconnectInterval * Double.random(in: 0.5...1, using: &rng)
+    }
+
+    // MARK: - Reading
+
+    /// Everyone known, the local member and tombstones included, sorted by id.
+    public var members: [Member] {
+        sortedIDs.map { table[$0]! }
+    }
+
+    /// The local member as the cluster should see it.
+    public var localMember: Member {
+        table[id]!
+    }
+
+    /// The member with `id`, if known.
+    ///
+    /// - Parameter id: A node id.
+    /// - Returns: Its record, or `nil` if unknown (never heard of, or forgotten).
+    public func member(_ id: MemberID) -> Member? {
+        table[id]
+    }
+
+    /// Lifeguard's local health score: 0 when healthy, up to `maxLocalHealth`; probe interval and
+    /// timeout are multiplied by (score + 1).
+    public var localHealth: Int { health.score }
+
+    /// Alive and suspect members, the local one included unless it left: the `n` of the formulas.
+    public var liveMemberCount: Int { liveCount }
+
+    /// The earliest time at which ``tick(now:)`` has something to do, for shells that schedule
+    /// exactly instead of ticking periodically.
+    public var nextDeadline: Duration? {
+        var earliest: Duration? = nil
+        func consider(_ time: Duration?) {
+            guard let time else { return }
+            if earliest == nil || time < earliest! { earliest = time }
+        }
+        if !queue.isEmpty { consider(nextGossipAt) }
+        consider(joining?.nextAttemptAt)
+        guard localState != .left else { return earliest }
+        consider(nextProbeAt)
+        if let probe {
+            consider(probe.indirectSent ? probe.endsAt : probe.timeoutAt)
+        }
+        for relay in relays.values {
+            consider(relay.nackAt ?? relay.expiresAt)
+        }
+        for suspicion in suspicions.values {
+            consider(suspicion.deadline)
+        }
+        consider(nextPushPullAt)
+        consider(nextReconnectAt)
+        consider(nextTombstoneExpiry)
+        return earliest
+    }
+
+    private var localState: MemberState { table[id]!.state }
+
+    private var localAddress: MemberAddress {
+        MemberAddress(id: id, endpoint: table[id]!.metadata.clusterEndpoint)
+    }
+
+    // MARK: - Commands
+
+    /// Joins the cluster through `seeds`: a push-pull (full state exchange) with each, retried every
+    /// `joinRetryInterval` by ``tick(now:)`` until some member answers. The local endpoint is left
+    /// out of the seeds; with no seed left the member starts a cluster of its own.
+    ///
+    /// - Parameters:
+    ///   - seeds: Cluster endpoints (`tcp://host:port`) of members to join through.
+    ///   - now: The current clock value.
+    /// - Returns: The push-pulls to send.
+    public mutating func join(seeds: [String], now: Duration) -> [MembershipDirective] {
+        let own = table[id]!.metadata.clusterEndpoint
+        var targets: [String] = []
+        for seed in seeds where !seed.isEmpty && seed != own && !targets.contains(seed) {
+            targets.append(seed)
+        }
+        guard !targets.isEmpty, localState != .left else {
+            joining = nil
+            return []
+        }
+        joining = Join(seeds: targets, nextAttemptAt: now + settings.joinRetryInterval)
+        var out: [MembershipDirective] = []
+        sendJoin(to: targets, &out)
+        return out
+    }
+
+    /// Handles a message from another member.
+    ///
+    /// - Parameters:
+    ///   - message: The decoded message.
+    ///   - now: The current clock value.
+    /// - Returns: Answers to send and member changes to report.
+    public mutating func receive(_ message: GossipMessage, now: Duration) -> [MembershipDirective] {
+        let sender = message.sender
+        // Our own message come back (our endpoint among the seeds, say): nothing to learn.
+        guard sender.id != id else { return [] }
+        statistics.received[message.kind] += 1
+        table[sender.id]?.lastHeard = now
+
+        var out: [MembershipDirective] = []
+        switch message {
+        case .ping(let ping):
+            merge(ping.updates, origin: .gossip, now: now, &out)
+            // Meant for another process at this endpoint (a replaced node): stay silent.
+            guard ping.target == id else { break }
+            let ack = GossipMessage.Ack(sender: localAddress, sequence: ping.sequence, updates: piggyback(for: sender.id))
+            send(.ack(ack), to: sender.endpoint, &out)
+
+        case .pingRequest(let request):
+            merge(request.updates, origin: .gossip, now: now, &out)
+            guard request.target.id != id, localState != .left else { break }
+            let sequence = nextSequence()
+            relays[sequence] = Relay(
+                requester: request.sender,
+                requesterSequence: request.sequence,
+                wantsNack: request.wantsNack,
+                nackAt: request.wantsNack ? now + settings.probeTimeout * settings.nackFraction : nil,
+                // Long enough to relay a late ack while the requester's probe period may still run.
+                expiresAt: now + settings.probeInterval)
+            let ping = GossipMessage.Ping(
+                sender: localAddress, sequence: sequence, target: request.target.id,
+                updates: piggyback(for: request.target.id))
+            send(.ping(ping), to: request.target.endpoint, &out)
+
+        case .ack(let ack):
+            merge(ack.updates, origin: .gossip, now: now, &out)
+            if let current = probe, current.sequence == ack.sequence {
+                // The target answered, directly or through an intermediary: healthy on both ends.
+                probe = nil
+                health.apply(-1)
+            } else if let relay = relays.removeValue(forKey: ack.sequence) {
+                let relayed = GossipMessage.Ack(
+                    sender: localAddress, sequence: relay.requesterSequence, updates: piggyback(for: relay.requester.id))
+                send(.ack(relayed), to: relay.requester.endpoint, &out)
+            }
+
+        case .nack(let nack):
+            if probe?.sequence == nack.sequence {
+                probe!.nacks += 1
+                statistics.nacksReceived += 1
+            }
+
+        case .pushPull(let pushPull):
+            merge(pushPull.members, origin: .pushPull(sender: sender.id), now: now, &out)
+            // Whoever exchanged tables with us has let us in: stop retrying the seeds.
+            joining = nil
+            if !pushPull.isReply {
+                let reply = GossipMessage.PushPull(sender: localAddress, isReply: true, members: snapshot())
+                send(.pushPull(reply), to: sender.endpoint, &out)
+            }
+
+        case .broadcast(let broadcast):
+            merge(broadcast.updates, origin: .gossip, now: now, &out)
+        }
+        return out
+    }
+
+    /// Runs every timer that is due: probes and their timeouts, indirect probes and nacks,
+    /// suspicion timeouts, gossip and push-pull rounds, join retries, tombstone expiry. Call it
+    /// often (every 10–25 ms); a call with nothing due is cheap and allocates nothing.
+    ///
+    /// - Parameter now: The current clock value.
+    /// - Returns: Messages to send and member changes to report.
+    public mutating func tick(now: Duration) -> [MembershipDirective] {
+        var out: [MembershipDirective] = []
+        if let join = joining, now >= join.nextAttemptAt {
+            joining!.nextAttemptAt = now + settings.joinRetryInterval
+            sendJoin(to: join.seeds, &out)
+        }
+        if localState == .left {
+            // Leaving: only finish spreading the news.
+            if now >= nextGossipAt { gossipRound(now: now, &out) }
+            return out
+        }
+        if !relays.isEmpty { runRelays(now: now, &out) }
+        if probe != nil { runProbe(now: now, &out) }
+        if now >= nextProbeAt { startProbe(now: now, &out) }
+        if !suspicions.isEmpty { runSuspicions(now: now, &out) }
+        if now >= nextGossipAt { gossipRound(now: now, &out) }
+        if now >= nextPushPullAt { pushPullRound(now: now, &out) }
+        if now >= nextReconnectAt { reconnectRound(now: now, &out) }
+        if let expiry = nextTombstoneExpiry, now >= expiry { forgetTombstones(now: now, &out) }
+        return out
+    }
+
+    /// Publishes new metadata (e.g. a load refresh): raises the local incarnation so the new
+    /// value wins everywhere, and disseminates it.
+    ///
+    /// - Parameters:
+    ///   - metadata: The new metadata.
+    ///   - now: The current clock value.
+    /// - Returns: The local member's change, to report.
+    public mutating func updateMetadata(_ metadata: MemberMetadata, now: Duration) -> [MembershipDirective] {
+        guard localState != .left else { return [] }
+        var me = table[id]!
+        let changed = me.metadata != metadata
+        me.metadata = metadata
+        me.incarnation += 1
+        me.lastHeard = now
+        table[id] = me
+        queue.enqueue(aliveUpdate(me))
+        return changed ? [.memberChanged(MemberChange(member: me, previousState: .alive, metadataChanged: true))] : []
+    }
+
+    /// Leaves gracefully: the local member becomes `left` and tells every live member at once
+    /// (the process may exit right after); others keep it as `left`, never `dead`. Keep ticking
+    /// for a few gossip intervals if you can, to repeat the news. Afterwards the member stops
+    /// probing and suspecting; it still answers pings so nobody suspects it meanwhile.
+    ///
+    /// - Parameter now: The current clock value.
+    /// - Returns: The messages announcing the leave and the local member's change.
+    public mutating func leave(now: Duration) -> [MembershipDirective] {
+        guard localState != .left else { return [] }
+        var me = table[id]!
+        me.state = .left
+        me.stateChangedAt = now
+        me.lastHeard = now
+        table[id] = me
+        liveCount -= 1
+        probe = nil
+        relays.removeAll()
+        suspicions.removeAll()
+        joining = nil
+        let update = MemberUpdate(id: id, state: .left, incarnation: me.incarnation, metadata: me.metadata, from: id)
+        queue.enqueue(update)
+        var out: [MembershipDirective] = [.memberChanged(MemberChange(member: me, previousState: .alive))]
+        for other in sortedIDs where other != id {
+            guard let member = table[other], !member.state.isTombstone else { continue }
+            let broadcast = GossipMessage.Broadcast(sender: localAddress, updates: [update])
+            send(.broadcast(broadcast), to: member.metadata.clusterEndpoint, &out)
+        }
+        return out
+    }
+
+    // MARK: - Probing
+
+    private mutating func startProbe(now: Duration, _ out: inout [MembershipDirective]) {
+        nextProbeAt = now + health.scale(settings.probeInterval)
+        let table = self.table
+        guard let target = scheduler.next(using: &rng, where: { table[$0].map { !$0.state.isTombstone } ?? false }),
+              let member = table[target]
+        else { return }
+        let sequence = nextSequence()
+        probe = Probe(
+            target: target, sequence: sequence,
+            timeoutAt: now + health.scale(settings.probeTimeout),
+            endsAt: nextProbeAt)
+        statistics.probes += 1
+        let ping = GossipMessage.Ping(sender: localAddress, sequence: sequence, target: target, updates: piggyback(for: target))
+        send(.ping(ping), to: member.metadata.clusterEndpoint, &out)
+    }
+
+    private mutating func runProbe(now: Duration, _ out: inout [MembershipDirective]) {
+        guard var current = probe else { return }
+        if !current.indirectSent, now >= current.timeoutAt, let target = table[current.target] {
+            current.indirectSent = true
+            let helpers = randomMembers(settings.indirectProbes, excluding: current.target) { $0.state == .alive }
+            current.expectedNacks = helpers.count
+            let targetAddress = MemberAddress(id: target.id, endpoint: target.metadata.clusterEndpoint)
+            for helper in helpers {
+                let request = GossipMessage.PingRequest(
+                    sender: localAddress, sequence: current.sequence, target: targetAddress, wantsNack: true,
+                    updates: piggyback(for: helper.id))
+                send(.pingRequest(request), to: helper.metadata.clusterEndpoint, &out)
+            }
+            statistics.indirectProbes += UInt64(helpers.count)
+        }
+        guard now >= current.endsAt else {
+            probe = current
+            return
+        }
+        // No ack, direct or relayed, within the period.
+        probe = nil
+        statistics.failedProbes += 1
+        // Missing nacks mean our own links or scheduling are suspect, not just the target's;
+        // with nobody to ask, any failed probe counts against us (Lifeguard).
+        health.apply(current.expectedNacks > 0 ? current.expectedNacks - current.nacks : 1)
+        guard let target = table[current.target], !target.state.isTombstone else { return }
+        if target.state == .alive { statistics.suspicionsRaised += 1 }
+        let suspicion = MemberUpdate(id: target.id, state: .suspect, incarnation: target.incarnation, from: id)
+        mergeSuspect(suspicion, from: id, origin: .local, now: now, &out)
+    }
+
+    private mutating func runRelays(now: Duration, _ out: inout [MembershipDirective]) {
+        var due: [UInt64] = []
+        for (sequence, relay) in relays where now >= relay.expiresAt || (relay.nackAt.map { now >= $0 } ?? false) {
+            due.append(sequence)
+        }
+        guard !due.isEmpty else { return }
+        due.sort()
+        for sequence in due {
+            guard var relay = relays[sequence] else { continue }
+            if let nackAt = relay.nackAt, now >= nackAt {
+                relay.nackAt = nil
+                let nack = GossipMessage.Nack(sender: localAddress, sequence: relay.requesterSequence)
+                send(.nack(nack), to: relay.requester.endpoint, &out)
+            }
+            relays[sequence] = now >= relay.expiresAt ? nil : relay
+        }
+    }
+
+    private mutating func runSuspicions(now: Duration, _ out: inout [MembershipDirective]) {
+        var expired: [MemberID] = []
+        for (member, suspicion) in suspicions where now >= suspicion.deadline {
+            expired.append(member)
+        }
+        guard !expired.isEmpty else { return }
+        expired.sort()
+        for member in expired {
+            guard let record = table[member], record.state == .suspect else {
+                suspicions[member] = nil
+                continue
+            }
+            statistics.deathsDeclared += 1
+            let death = MemberUpdate(id: member, state: .dead, incarnation: record.incarnation, from: id)
+            mergeDeadOrLeft(death, origin: .local, now: now, &out)
+        }
+    }
+
+    // MARK: - Rounds
+
+    private mutating func gossipRound(now: Duration, _ out: inout [MembershipDirective]) {
+        nextGossipAt = now + settings.gossipInterval
+        guard !queue.isEmpty else { return }
+        for target in randomMembers(settings.gossipFanout, excluding: nil, where: { !$0.state.isTombstone }) {
+            var updates: [MemberUpdate] = []
+            queue.select(
+                into: &updates, limit: retransmitLimit,
+                maxCount: settings.maxUpdatesPerMessage, maxBytes: settings.maxUpdateBytesPerMessage)
+            guard !updates.isEmpty else { break }
+            send(.broadcast(.init(sender: localAddress, updates: updates)), to: target.metadata.clusterEndpoint, &out)
+        }
+    }
+
+    private mutating func pushPullRound(now: Duration, _ out: inout [MembershipDirective]) {
+        nextPushPullAt = now + settings.pushPullPeriod(members: liveCount)
+        guard let target = randomMembers(1, excluding: nil, where: { $0.state == .alive }).first else { return }
+        let request = GossipMessage.PushPull(sender: localAddress, isReply: false, members: snapshot())
+        send(.pushPull(request), to: target.metadata.clusterEndpoint, &out)
+    }
+
+    /// A push-pull with a remembered dead member: if it is in fact alive (a healed partition),
+    /// the tables it gets and sends make both sides refute and find each other again.
+    private mutating func reconnectRound(now: Duration, _ out: inout [MembershipDirective]) {
+        guard settings.reconnectInterval > .zero else {
+            nextReconnectAt = .seconds(Int64.max)
+            return
+        }
+        nextReconnectAt = now + settings.reconnectInterval
+        guard let target = randomMembers(1, excluding: nil, where: { $0.state == .dead }).first else { return }
+        let request = GossipMessage.PushPull(sender: localAddress, isReply: false, members: snapshot())
+        send(.pushPull(request), to: target.metadata.clusterEndpoint, &out)
+    }
+
+    private mutating func sendJoin(to seeds: [String], _ out: inout [MembershipDirective]) {
+        statistics.joinAttempts += 1
+        let members = snapshot()
+        for seed in seeds {
+            send(.pushPull(.init(sender: localAddress, isReply: false, isJoin: true, members: members)), to: seed, &out)
+        }
+    }
+
+    private mutating func forgetTombstones(now: Duration, _ out: inout [MembershipDirective]) {
+        var next: Duration? = nil
+        var forgotten: [MemberID] = []
+        for member in sortedIDs where member != id {
+            guard let record = table[member], record.state.isTombstone else { continue }
+            let expiry = record.stateChangedAt + settings.tombstoneRetention
+            if expiry <= now {
+                forgotten.append(member)
+            } else if next == nil || expiry < next! {
+                next = expiry
+            }
+        }
+        for member in forgotten {
+            table[member] = nil
+            sortedIDs.removeAll { $0 == member }
+            scheduler.remove(member)
+            queue.remove(member)
+            statistics.tombstonesForgotten += 1
+        }
+        nextTombstoneExpiry = next
+    }
+
+    // MARK: - Merging what others say
+
+    private mutating func merge(_ updates: [MemberUpdate], origin: Origin, now: Duration, _ out: inout [MembershipDirective]) {
+        for update in updates {
+            merge(update, origin: origin, now: now, &out)
+        }
+    }
+
+    private mutating func merge(_ update: MemberUpdate, origin: Origin, now: Duration, _ out: inout [MembershipDirective]) {
+        if update.id == id {
+            mergeAboutSelf(update, now: now, &out)
+            return
+        }
+        switch update.state {
+        case .alive:
+            mergeAlive(update, origin: origin, now: now, &out)
+        case .suspect:
+            let from: MemberID
+            if case .pushPull(let sender) = origin { from = sender } else { from = update.from ?? id }
+            mergeSuspect(update, from: from, origin: origin, now: now, &out)
+        case .dead:
+            if case .pushPull(let sender) = origin {
+                // A whole table may be stale: a death it reports is only a suspicion here, which
+                // the member can still refute (memberlist does the same).
+                var suspicion = update
+                suspicion.state = .suspect
+                mergeSuspect(suspicion, from: sender, origin: origin, now: now, &out)
+            } else {
+                mergeDeadOrLeft(update, origin: origin, now: now, &out)
+            }
+        case .left:
+            mergeDeadOrLeft(update, origin: origin, now: now, &out)
+        }
+    }
+
+    private func shouldDisseminate(_ update: MemberUpdate, newState: MemberState, origin: Origin) -> Bool {
+        switch origin {
+        case .local, .gossip: true
+        case .pushPull(let sender): update.id == sender || newState == .suspect
+        }
+    }
+
+    private mutating func mergeAlive(_ update: MemberUpdate, origin: Origin, now: Duration, _ out: inout [MembershipDirective]) {
+        guard let metadata = update.metadata else { return }
+        guard var member = table[update.id] else {
+            // A new member.
+            let member = Member(
+                id: update.id, metadata: metadata, state: .alive, incarnation: update.incarnation,
+                lastHeard: now, stateChangedAt: now)
+            table[update.id] = member
+            sortedIDs.insert(update.id, at: insertionIndex(of: update.id))
+            scheduler.insert(update.id, using: &rng)
+            liveCount += 1
+            if shouldDisseminate(update, newState: .alive, origin: origin) { queue.enqueue(update) }
+            out.append(.memberChanged(MemberChange(member: member, previousState: nil)))
+            return
+        }
+        // Only a higher incarnation beats what we know; for a tombstone this is the only way back.
+        guard update.incarnation > member.incarnation else { return }
+        let previous = member.state
+        let metadataChanged = member.metadata != metadata
+        member.incarnation = update.incarnation
+        member.metadata = metadata
+        member.state = .alive
+        member.lastHeard = now
+        if previous != .alive { member.stateChangedAt = now }
+        table[update.id] = member
+        if previous == .suspect { suspicions[update.id] = nil }
+        if previous.isTombstone { liveCount += 1 }
+        if shouldDisseminate(update, newState: .alive, origin: origin) { queue.enqueue(update) }
+        if previous != .alive || metadataChanged {
+            out.append(.memberChanged(MemberChange(member: member, previousState: previous, metadataChanged: metadataChanged)))
+        }
+    }
+
+    private mutating func mergeSuspect(
+        _ update: MemberUpdate, from: MemberID, origin: Origin, now: Duration, _ out: inout [MembershipDirective]
+    ) {
+        guard var member = table[update.id], update.incarnation >= member.incarnation else { return }
+        var gossip = update
+        gossip.metadata = nil
+        gossip.from = from
+        switch member.state {
+        case .dead, .left:
+            return
+        case .suspect where update.incarnation == member.incarnation:
+            // Another member suspects it too: an independent confirmation shortens the timeout.
+            guard suspicions[update.id]?.confirm(from: from) == true else { return }
+            statistics.suspicionConfirmations += 1
+            // Pass it on so the others can count this suspector as well.
+            if case .pushPull = origin { return }
+            queue.enqueue(gossip)
+        case .alive, .suspect:
+            // New suspicion (or one at a newer incarnation: the old suspicion was refuted).
+            let previous = member.state
+            member.state = .suspect
+            member.incarnation = update.incarnation
+            member.stateChangedAt = now
+            member.lastHeard = now
+            table[update.id] = member
+            let minimum = settings.minSuspicionTimeout(members: liveCount)
+            var expected = settings.suspicionMultiplier - 2
+            if liveCount - 2 < expected { expected = 0 }  // too few members to ever confirm
+            suspicions[update.id] = Suspicion(
+                from: from, startedAt: now, minTimeout: minimum,
+                maxTimeout: minimum * settings.suspicionMaxTimeoutMultiplier,
+                expectedConfirmations: expected)
+            if shouldDisseminate(update, newState: .suspect, origin: origin) { queue.enqueue(gossip) }
+            if previous != .suspect {
+                out.append(.memberChanged(MemberChange(member: member, previousState: previous)))
+            }
+        }
+    }
+
+    private mutating func mergeDeadOrLeft(_ update: MemberUpdate, origin: Origin, now: Duration, _ out: inout [MembershipDirective]) {
+        guard var member = table[update.id], update.incarnation >= member.incarnation else { return }
+        // Left is final; dead may still turn into left (a leave racing a failure detection).
+        guard member.state != .left, !(member.state == .dead && update.state == .dead) else { return }
+        let previous = member.state
+        member.state = update.state
+        member.incarnation = update.incarnation
+        member.stateChangedAt = now
+        member.lastHeard = now
+        table[update.id] = member
+        suspicions[update.id] = nil
+        if !previous.isTombstone { liveCount -= 1 }
+        let expiry = now + settings.tombstoneRetention
+        if nextTombstoneExpiry == nil || expiry < nextTombstoneExpiry! { nextTombstoneExpiry = expiry }
+        if shouldDisseminate(update, newState: update.state, origin: origin) {
+            var gossip = update
+            gossip.metadata = nil
+            queue.enqueue(gossip)
+        }
+        out.append(.memberChanged(MemberChange(member: member, previousState: previous)))
+    }
+
+    /// Someone says something about us. Anything that could make others think less of us than
+    /// our current state — a suspicion, a death or a leave at our incarnation or above, an
+    /// "alive" above our incarnation or with other metadata — is refuted.
+    private mutating func mergeAboutSelf(_ update: MemberUpdate, now: Duration, _ out: inout [MembershipDirective]) {
+        guard localState != .left else { return }  // leaving: let them
+        let me = table[id]!
+        let refute: Bool = switch update.state {
+        case .alive:
+            update.incarnation > me.incarnation
+                || (update.incarnation == me.incarnation && update.metadata.map { $0 != me.metadata } ?? false)
+        case .suspect, .dead, .left:
+            update.incarnation >= me.incarnation
+        }
+        guard refute else { return }
+        var refuted = me
+        refuted.incarnation = Swift.max(me.incarnation, update.incarnation) + 1
+        refuted.lastHeard = now
+        table[id] = refuted
+        statistics.refutations += 1
+        // Having to refute hints that we were too slow to answer (Lifeguard).
+        health.apply(1)
+        queue.enqueue(aliveUpdate(refuted))
+    }
+
+    // MARK: - Helpers
+
+    private var retransmitLimit: Int {
+        settings.retransmitLimit(members: liveCount)
+    }
+
+    /// Updates to piggy-back on a message to `target`. A target we think suspect, dead or left
+    /// first hears that (Lifeguard's "buddy system"), so it can refute at once.
+    private mutating func piggyback(for target: MemberID) -> [MemberUpdate] {
+        var updates: [MemberUpdate] = []
+        var skipping: MemberID? = nil
+        if let member = table[target], member.state != .alive {
+            updates.append(MemberUpdate(id: target, state: member.state, incarnation: member.incarnation, from: id))
+            skipping = target
+        }
+        queue.select(
+            into: &updates, limit: retransmitLimit,
+            maxCount: settings.maxUpdatesPerMessage, maxBytes: settings.maxUpdateBytesPerMessage,
+            skipping: skipping)
+        return updates
+    }
+
+    /// The full table for push-pull, metadata on every row.
+    private func snapshot() -> [MemberUpdate] {
+        sortedIDs.map { key in
+            let member = table[key]!
+            return MemberUpdate(id: key, state: member.state, incarnation: member.incarnation, metadata: member.metadata)
+        }
+    }
+
+    private func aliveUpdate(_ member: Member) -> MemberUpdate {
+        MemberUpdate(id: member.id, state: .alive, incarnation: member.incarnation, metadata: member.metadata)
+    }
+
+    private mutating func send(_ message: GossipMessage, to endpoint: String, _ out: inout [MembershipDirective]) {
+        statistics.sent[message.kind] += 1
+        switch message {
+        case .pushPull: break
+        default: statistics.updatesSent += UInt64(message.updates.count)
+        }
+        out.append(.send(message, to: endpoint))
+    }
+
+    private mutating func nextSequence() -> UInt64 {
+        lastSequence &+= 1
+        return lastSequence
+    }
+
+    /// Up to `count` distinct random members other than the local one and `excluding` for which
+    /// `isEligible` holds (reservoir sampling over the sorted ids, so the choice is reproducible).
+    private mutating func randomMembers(
+        _ count: Int, excluding: MemberID?, where isEligible: (Member) -> Bool
+    ) -> [Member] {
+        guard count > 0 else { return [] }
+        var chosen: [Member] = []
+        var seen = 0
+        for key in sortedIDs where key != id && key != excluding {
+            guard let member = table[key], isEligible(member) else { continue }
+            seen += 1
+            if chosen.count < count {
+                chosen.append(member)
+            } else {
+                let slot = Int.random(in: 0..<seen, using: &rng)
+                if slot < count { chosen[slot] = member }
+            }
+        }
+        return chosen
+    }
+
+    private func insertionIndex(of key: MemberID) -> Int {
+        var low = 0
+        var high = sortedIDs.count
+        while low < high {
+            let middle = (low + high) / 2
+            if sortedIDs[middle] < key { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import Logging
+import Membership
+import ShowroomWire
+import ZeroMQ
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The thin shell around the pure ``Membership`` state machine: it feeds it the clock (a tick
+/// every 10 ms) and the gossip that arrives, and carries out what it decides — sending gossip over
+/// the node's links, reporting member changes. Lives on the node's loop.
+final class MembershipDriver {
+    private(set) var membership: Membership
+    private let links: PeerLinks
+    private let logger: Logger
+    private let events: NodeEvents
+    private let origin = ContinuousClock.now
+    private let startedAtWallClock = Date()
+    private var cpu = CPUSampler()
+
+    /// How often the state machine is ticked; its own timers are multiples of this.
+    static let tickInterval = Duration.milliseconds(10)
+    /// How often this member's load is measured and, when it changed, disseminated.
+    static let loadRefreshInterval = Duration.seconds(5)
+
+    init(id: MemberID, metadata: MemberMetadata, settings: MembershipSettings, loop: EventLoop,
+         links: PeerLinks, logger: Logger, events: NodeEvents) {
+        self.links = links
+        self.logger = logger
+        self.events = events
+        membership = Membership(id: id, metadata: metadata, settings: settings, now: .zero,
+                                randomSeed: UInt64.random(in: .min ... .max))
+        loop.scheduleRepeating(every: Self.tickInterval) { [weak self] in self?.tick() }
+        loop.scheduleRepeating(every: Self.loadRefreshInterval) { [weak self] in self?.refreshLoad() }
+    }
+
+    private var now: Duration { origin.duration(to: .now) }
+
+    /// Starts joining through `seeds` (none: this member starts a cluster of its own).
+    func join(seeds: [String]) {
+        let others = seeds.filter { $0 != membership.localMember.metadata.clusterEndpoint }
+        perform(membership.join(seeds: others, now: now))
+    }
+
+    /// Announces a graceful leave.
+    func leave() {
+        perform(membership.leave(now: now))
+    }
+
+    /// Handles a gossip message from another member.
+    func receive(_ envelope: WireEnvelope) {
+        let message: GossipMessage
+        do {
+            message = try GossipCodec.decode(envelope.body)
+        } catch {
+            logger.debug("unreadable gossip", metadata: ["from": "\(envelope.senderNode)", "error": "\(error)"])
+            return
+        }
+        perform(membership.receive(message, now: now))
+    }
+
+    private func tick() {
+        perform(membership.tick(now: now))
+    }
+
+    /// Measures this process's CPU use and disseminates the load when it changed.
+    private func refreshLoad() {
+        var metadata = membership.localMember.metadata
+        let cpuPercent = (cpu.sample() * 10).rounded() / 10
+        guard abs(cpuPercent - metadata.load.cpuPercent) >= 1 else { return }
+        metadata.load.cpuPercent = cpuPercent
+        perform(membership.updateMetadata(metadata, now: now))
+    }
+
+    private func perform(_ directives: [MembershipDirective]) {
+        for directive in directives {
+            switch directive {
+            case .send(let message, let endpoint):
+                var envelope = WireEnvelope()
+                envelope.kind = .gossip
+                do {
+                    envelope.body = Data(try GossipCodec.encode(message))
+                } catch {
+                    logger.error("cannot encode gossip", metadata: ["error": "\(error)"])
+                    continue
+                }
+                links.sendOneWay(envelope, to: endpoint)
+            case .memberChanged(let change):
+                report(change)
+            }
+        }
+    }
+
+    private func report(_ change: MemberChange) {
+        let atMs = Int64(Date().timeIntervalSince1970 * 1000)
+        let id = change.member.id
+        let state = change.member.state
+        if id != membership.localMember.id && (state == .dead || state == .left) {
+            links.close(change.member.metadata.clusterEndpoint)
+        }
+        let previous = change.previousState.map(\.rawValue) ?? "new"
+        if change.previousState == state {
+            logger.debug("member \(id) metadata changed", metadata: ["incarnation": "\(change.member.incarnation)"])
+            return
+        }
+        logger.info("member \(id) \(previous) -> \(state.rawValue)", metadata: [
+            "member": "\(id)", "incarnation": "\(change.member.incarnation)", "role": "\(change.member.metadata.role)",
+        ])
+        events.write("event member node=\(membership.localMember.id) member=\(id) from=\(previous) state=\(state.rawValue) incarnation=\(change.member.incarnation) at_ms=\(atMs)")
+    }
+
+    /// The status document: every known member as this node sees it.
+    func clusterStatus() -> AdminClusterStatus {
+        var status = AdminClusterStatus()
+        let now = self.now
+        let local = membership.localMember.id
+        status.reporter = local.rawValue
+        status.reporterLocalHealth = UInt32(membership.localHealth)
+        status.members = membership.members.map { member in
+            var m = AdminMemberStatus()
+            m.id = member.id.rawValue
+            m.role = member.metadata.role
+            m.state = switch member.state {
+            case .alive: .alive
+            case .suspect: .suspect
+            case .dead: .dead
+            case .left: .left
+            }
+            m.clusterEndpoint = member.metadata.clusterEndpoint
+            m.clientEndpoint = member.metadata.clientEndpoint
+            m.adminEndpoint = member.metadata.adminEndpoint
+            m.incarnation = member.incarnation
+            m.version = member.metadata.version
+            m.load.channels = UInt32(clamping: member.metadata.load.channels)
+            m.load.connections = UInt32(clamping: member.metadata.load.connections)
+            m.load.cpuPercent = member.metadata.load.cpuPercent
+            if member.id != local, let heard = member.lastHeard {
+                m.lastHeardMsAgo = (now - heard).milliseconds
+            }
+            return m
+        }
+        let gossip = links.traffic[.gossip] ?? PeerLinks.Traffic()
+        status.reporterTraffic.messagesSent = gossip.messagesSent
+        status.reporterTraffic.bytesSent = gossip.bytesSent
+        status.reporterTraffic.messagesReceived = gossip.messagesReceived
+        status.reporterTraffic.bytesReceived = gossip.bytesReceived
+        status.reporterTraffic.elapsedMs = now.milliseconds
+        return status
+    }
+}
+
+/// This process's CPU use between two samples, in percent of one core.
+struct CPUSampler {
+    private var lastCPU = Self.processCPUSeconds()
+    private var lastWall = ContinuousClock.now
+
+    mutating func sample() -> Double {
+        let cpu = Self.processCPUSeconds()
+        let wall = ContinuousClock.now
+        let elapsed = lastWall.duration(to: wall)
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        defer { lastCPU = cpu; lastWall = wall }
+        return seconds > 0 ? max(0, (cpu - lastCPU) / seconds * 100) : 0
+    }
+
+    static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        #if os(Linux)
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        #else
+        getrusage(RUSAGE_SELF, &usage)
+        #endif
+        func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import Logging
+import ShowroomWire
+import SwiftProtobuf
+import ZeroMQ
+
+/// Outgoing connections from this node to other members' cluster endpoints: one DEALER per
+/// endpoint, made on first use and owned by the node's loop; plus the requests in flight on them.
+///
+/// Gossip is one-way (answers come back as messages of their own to this node's ROUTER), so a
+/// link carries, back towards us, only answers to requests. A peer at its high-water mark or gone
+/// drops what is sent to it (`wouldBlock` is counted, never waited on): a slow or vanished member
+/// never holds up the others.
+final class PeerLinks {
+    /// Counters of what this node sent and received over its links and cluster socket.
+    struct Traffic {
+        var messagesSent: UInt64 = 0
+        var bytesSent: UInt64 = 0
+        var messagesReceived: UInt64 = 0
+        var bytesReceived: UInt64 = 0
+        var refused: UInt64 = 0
+    }
+
+    private struct Pending {
+        let completion: (Result<WireEnvelope, ShowroomError>) -> Void
+        let timer: TimerID
+        let endpoint: String
+    }
+
+    private let loop: EventLoop
+    private let nodeID: String
+    private let logger: Logger
+    private let highWaterMark: Int32
+    private var sockets: [String: Socket] = [:]
+    private var pending: [UInt64: Pending] = [:]
+    private var nextRequestID: UInt64 = 1
+    private let frames = Multipart()
+    /// Traffic by message kind, for gossip accounting.
+    private(set) var traffic: [WireMessageKind: Traffic] = [:]
+
+    init(loop: EventLoop, nodeID: String, highWaterMark: Int32, logger: Logger) {
+        self.loop = loop
+        self.nodeID = nodeID
+        self.highWaterMark = highWaterMark
+        self.logger = logger
+    }
+
+    /// Sends a one-way message (request id 0) to the member at `endpoint`.
+    @discardableResult
+    func sendOneWay(_ envelope: WireEnvelope, to endpoint: String) -> SendOutcome {
+        var envelope = envelope
+        envelope.senderNode = nodeID
+        envelope.protocolVersion = WireEnvelope.currentProtocolVersion
+        return send(envelope, to: endpoint)
+    }
+
+    /// Sends a request to `endpoint` and calls `completion` on the loop with the answer, or with
+    /// `deadlineExceeded` after `timeout`, or `unavailable` if it could not be sent.
+    func request(_ kind: WireMessageKind, body: some SwiftProtobuf.Message, to endpoint: String, timeout: Duration,
+                 completion: @escaping (Result<WireEnvelope, ShowroomError>) -> Void) {
+        let id = nextRequestID
+        nextRequestID += 1
+        let envelope: WireEnvelope
+        do {
+            envelope = try WireEnvelope(request: kind, id: id, body: body, senderNode: nodeID,
+                                        deadlineMs: UInt32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
+        } catch {
+            completion(.failure(error))
+            return
+        }
+        switch send(envelope, to: endpoint) {
+        case .sent:
+            let timer = loop.scheduleTimer(after: timeout) { [weak self] in
+                guard let self, let request = self.pending.removeValue(forKey: id) else { return }
+                request.completion(.failure(.deadlineExceeded("\(kind) request to \(endpoint) got no answer within \(timeout)")))
+            }
+            pending[id] = Pending(completion: completion, timer: timer, endpoint: endpoint)
+        case .wouldBlock, .hostUnreachable:
+            completion(.failure(.unavailable("\(endpoint) is not accepting messages (queue full or unreachable)")))
+        }
+    }
+
+    /// Closes the link to `endpoint` (a member that is gone); its requests in flight fail now.
+    func close(_ endpoint: String) {
+        guard let socket = sockets.removeValue(forKey: endpoint) else { return }
+        loop.unregister(socket)
+        socket.close()
+        for (id, request) in pending where request.endpoint == endpoint {
+            pending[id] = nil
+            loop.cancelTimer(request.timer)
+            request.completion(.failure(.unavailable("the link to \(endpoint) was closed: the member left or died")))
+        }
+    }
+
+    /// Endpoints with an open link.
+    var endpoints: [String] { Array(sockets.keys) }
+
+    /// Counts a message this node received on its cluster socket.
+    func countReceived(kind: WireMessageKind, bytes: Int) {
+        traffic[kind, default: Traffic()].messagesReceived += 1
+        traffic[kind, default: Traffic()].bytesReceived += UInt64(bytes)
+    }
+
+    private func send(_ envelope: WireEnvelope, to endpoint: String) -> SendOutcome {
+        let bytes: [UInt8]
+        do {
+            bytes = try envelope.serializedBytes()
+        } catch {
+            logger.error("cannot serialize \(envelope.kind)", metadata: ["error": "\(error)"])
+            return .hostUnreachable
+        }
+        do {
+            let outcome = try link(to: endpoint).send(bytes)
+            if outcome == .sent {
+                traffic[envelope.kind, default: Traffic()].messagesSent += 1
+                traffic[envelope.kind, default: Traffic()].bytesSent += UInt64(bytes.count)
+            } else {
+                traffic[envelope.kind, default: Traffic()].refused += 1
+            }
+            return outcome
+        } catch {
+            logger.warning("cannot send to \(endpoint)", metadata: ["error": "\(error)"])
+            return .hostUnreachable
+        }
+    }
+
+    private func link(to endpoint: String) throws(ZeroMQError) -> Socket {
+        if let socket = sockets[endpoint] { return socket }
+        let socket = try Socket(.dealer, context: loop.context)
+        // Messages for a peer that is not connected yet wait in a short queue (a joining member's
+        // first ping must not be lost); for a dead peer the queue fills and further sends are
+        // refused at once.
+        try socket.setHighWaterMarks(send: highWaterMark, receive: highWaterMark)
+        try socket.set(.reconnectInterval, 100)
+        try socket.set(.reconnectIntervalMax, 1000)
+        try socket.setHeartbeat(intervalMs: 1000, timeoutMs: 5000, ttlMs: 10000)
+        try socket.connect(endpoint)
+        loop.register(socket) { [weak self] socket, _ in self?.drainAnswers(socket) }
+        sockets[endpoint] = socket
+        return socket
+    }
+
+    private func drainAnswers(_ socket: Socket) {
+        while (try? socket.receive(into: frames)) == true {
+            let envelope: WireEnvelope
+            do {
+                envelope = try frames.withBytes(of: 0) { (bytes) throws(ShowroomError) in
+                    try WireEnvelope.decode(frame: Data(bytes))
+                }
+            } catch {
+                logger.debug("unreadable answer", metadata: ["error": "\(error)"])
+                continue
+            }
+            guard envelope.isResponse, let request = pending.removeValue(forKey: envelope.requestID) else { continue }
+            loop.cancelTimer(request.timer)
+            request.completion(.success(envelope))
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import ArgumentParser
+import Foundation
+import LocalCluster
+import NodeRuntime
+import ShowroomWire
+
+/// `showroomctl bench membership`: starts N real processes on loopback and measures the gossip:
+/// how fast a join reaches everyone, how fast a SIGKILL is detected by everyone, false suspicions
+/// and deaths while idle, and gossip bytes per member.
+struct MembershipBenchmark: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "membership",
+        abstract: "Join spread, failure detection and gossip cost of N real processes on loopback.")
+
+    @Option(help: "Processes in the cluster.")
+    var nodes = 20
+
+    @Option(help: "Join-then-SIGKILL trials.")
+    var trials = 5
+
+    @Option(help: "Seconds of idle watching for false suspicions and deaths.")
+    var idleSeconds = 60.0
+
+    @Flag(help: "Print one JSON object.")
+    var json = false
+
+    func validate() throws {
+        guard (2...100).contains(nodes) else { throw ValidationError("--nodes must be 2–100") }
+        guard (1...50).contains(trials) else { throw ValidationError("--trials must be 1–50") }
+        guard idleSeconds >= 0 && idleSeconds <= 600 else { throw ValidationError("--idle-seconds must be 0–600") }
+    }
+
+    func run() throws {
+        let probe = try ClusterProbe()
+        var processes: [NodeProcess] = []
+        defer {
+            for node in processes { node.process.kill(signal: SIGTERM) }
+            for node in processes where node.process.waitForExit(timeout: .seconds(5)) == nil { node.process.kill(signal: SIGKILL) }
+        }
+        log("starting \(nodes) processes")
+        for i in 0..<nodes {
+            let seeds = processes.prefix(3).flatMap { ["--seed", $0.endpoint] }
+            processes.append(try NodeProcess(Self.role(i), nodeID: "bench-\(i)", extraArguments: seeds))
+        }
+        let endpoints = processes.map(\.endpoint)
+        let converged = try probe.waitUntil(endpoints, timeout: .seconds(60), "all \(nodes) see all alive") { $0.aliveIDs.count == nodes }
+        log("converged \(converged) after the last start")
+
+        // Idle: no churn, so every suspicion or death is false.
+        var falseSuspicions = 0, falseDeaths = 0
+        var bytesPerSecond: [Double] = []
+        if idleSeconds > 0 {
+            log("watching the idle cluster for \(idleSeconds) s")
+            let before = processes.map { $0.process.stdoutLines.count }
+            let trafficBefore = endpoints.map { probe.status(of: $0)?.reporterTraffic }
+            Thread.sleep(forTimeInterval: idleSeconds)  // the measurement window itself
+            let trafficAfter = endpoints.map { probe.status(of: $0)?.reporterTraffic }
+            for (node, start) in zip(processes, before) {
+                for line in node.process.stdoutLines.dropFirst(start) where line.hasPrefix("event member ") {
+                    let fields = NodeProcess.fields(of: line)
+                    if fields["state"] == "suspect" { falseSuspicions += 1 }
+                    if fields["state"] == "dead" { falseDeaths += 1 }
+                }
+            }
+            for (a, b) in zip(trafficBefore, trafficAfter) {
+                guard let a, let b, b.elapsedMs > a.elapsedMs else { continue }
+                bytesPerSecond.append(Double(b.bytesSent - a.bytesSent) * 1000 / Double(b.elapsedMs - a.elapsedMs))
+            }
+        }
+
+        var joinAll: [Double] = [], detectAll: [Double] = [], suspectFirst: [Double] = []
+        for trial in 0..<trials {
+            let id = "bench-join-\(trial)"
+            let seeds = processes.shuffled().prefix(3).flatMap { ["--seed", $0.endpoint] }
+            let joiner = try NodeProcess(.edge, nodeID: id, extraArguments: seeds)
+            let readyAt = try milliseconds(joiner.process.stdoutLines.first { $0.hasPrefix("ready ") })
+            let joined = try processes.map { try eventTime($0, member: id, state: "alive") }
+            joinAll.append(joined.max()! - readyAt)
+            try probe.waitUntil([joiner.endpoint], "the joiner sees everyone") { $0.aliveIDs.count == nodes + 1 }
+
+            let killedAt = Date().timeIntervalSince1970 * 1000
+            joiner.process.kill(signal: SIGKILL)
+            let dead = try processes.map { try eventTime($0, member: id, state: "dead") }
+            detectAll.append(dead.max()! - killedAt)
+            let suspected = processes.compactMap { try? eventTime($0, member: id, state: "suspect", timeout: .zero) }
+            if let first = suspected.min() { suspectFirst.append(first - killedAt) }
+            log(String(format: "trial %d: join reached all in %.0f ms; SIGKILL seen dead by all in %.0f ms", trial + 1, joinAll.last!, detectAll.last!))
+        }
+
+        let result: [String: Any] = [
+            "benchmark": "membership", "nodes": nodes, "trials": trials, "idle_seconds": idleSeconds,
+            "join_all_ms_p50": Self.percentile(joinAll, 0.5), "join_all_ms_max": joinAll.max() ?? 0,
+            "detect_all_ms_p50": Self.percentile(detectAll, 0.5), "detect_all_ms_max": detectAll.max() ?? 0,
+            "suspect_first_ms_p50": Self.percentile(suspectFirst, 0.5),
+            "false_suspicions": falseSuspicions, "false_deaths": falseDeaths,
+            "bytes_per_s_per_member": bytesPerSecond.isEmpty ? 0 : (bytesPerSecond.reduce(0, +) / Double(bytesPerSecond.count)).rounded(),
+        ]
+        if json {
+            let data = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            print("membership: \(nodes) processes, \(trials) trials, \(idleSeconds) s idle")
+            print(String(format: "  join known by all        p50 %6.0f ms   max %6.0f ms", Self.percentile(joinAll, 0.5), joinAll.max() ?? 0))
+            print(String(format: "  SIGKILL dead at all      p50 %6.0f ms   max %6.0f ms", Self.percentile(detectAll, 0.5), detectAll.max() ?? 0))
+            print(String(format: "  first suspicion          p50 %6.0f ms", Self.percentile(suspectFirst, 0.5)))
+            print("  idle: \(falseSuspicions) false suspicions, \(falseDeaths) false deaths")
+            print(String(format: "  gossip                   %6.0f bytes/s per member", result["bytes_per_s_per_member"] as! Double))
+        }
+    }
+
+    /// Roles spread like a real cluster: mostly edges, a coordinator and a call-signal per ten.
+    static func role(_ i: Int) -> NodeRole {
+        switch i % 10 {
+        case 0: .coordinator
+        case 1: .callsignal
+        default: .edge
+        }
+    }
+
+    /// When `node` reported `member` entering `state` (wall-clock ms), waiting for it up to `timeout`.
+    private func eventTime(_ node: NodeProcess, member: String, state: String, timeout: Duration = .seconds(30)) throws -> Double {
+        let line = try node.process.waitForLine(timeout: timeout) { line in
+            line.hasPrefix("event member ") && line.contains(" member=\(member) ") && line.contains(" state=\(state) ")
+        }
+        return try milliseconds(line)
+    }
+
+    static func percentile(_ values: [Double], _ p: Double) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted()
+        return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
+    }
+
+    private func log(_ text: String) {
+        if !json { print(text) } else { FileHandle.standardError.write(Data((text + "\n").utf8)) }
+    }
+}
+
+/// The `at_ms=` wall-clock time of a ready or event line.
+private func milliseconds(_ line: String?) throws -> Double {
+    guard let line, let text = NodeProcess.fields(of: line)["at_ms"], let value = Double(text) else {
+        throw LocalClusterError("no at_ms= in \(line ?? "(no line)")")
+    }
+    return value
+}

@@ -1,0 +1,128 @@
+import ArgumentParser
+import Foundation
+import NodeRuntime
+import ShowroomWire
+import ZeroMQ
+
+/// `showroomctl status --seed ADDR`: the cluster as the cluster sees it.
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show the cluster's members (as one member sees them): role, state, address, incarnation, load.")
+
+    @Option(name: .customLong("seed"), help: "A member's cluster endpoint (repeatable: the first that answers is used).")
+    var seeds: [String]
+
+    @Flag(help: "Print one JSON object (with --watch: one per change, one per line).")
+    var json = false
+
+    @Flag(help: "Keep watching; redraw when something changes. Stop with Ctrl-C.")
+    var watch = false
+
+    @Option(help: "Seconds between polls with --watch.")
+    var interval = 1.0
+
+    @Option(help: "Seconds to wait for an answer.")
+    var timeout = 3.0
+
+    func validate() throws {
+        guard !seeds.isEmpty else { throw ValidationError("give at least one --seed tcp://host:port") }
+        guard interval >= 0.1 else { throw ValidationError("--interval must be at least 0.1 s") }
+    }
+
+    func run() throws {
+        let context = try Context()
+        let clients = try seeds.map { try NodeClient(endpoint: $0, context: context) }
+        var previous: String?
+        repeat {
+            let rendered: String
+            do {
+                let status = try fetch(from: clients)
+                rendered = json ? try StatusView.json(status) : StatusView.table(status)
+            } catch {
+                guard watch else {
+                    FileHandle.standardError.write(Data("showroomctl status: \(error)\n".utf8))
+                    throw ExitCode(1)
+                }
+                rendered = "no member answered: \(error)"
+            }
+            if rendered != previous {
+                if watch && !json { print("\u{1B}[H\u{1B}[2J", terminator: "") }
+                print(rendered)
+                previous = rendered
+            }
+            if watch { Thread.sleep(forTimeInterval: interval) }  // the poll period of a watch, not a wait for an event
+        } while watch
+    }
+
+    private func fetch(from clients: [NodeClient]) throws -> AdminClusterStatus {
+        var lastError: Error?
+        for client in clients {
+            do {
+                return try client.request(.clusterStatus, body: AdminClusterStatusRequest(), expecting: AdminClusterStatus.self,
+                                          timeout: .milliseconds(Int(timeout * 1000)))
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError ?? ShowroomError.unavailable("no seed given")
+    }
+}
+
+/// How a cluster status is printed, for people and for programs.
+enum StatusView {
+    static func stateName(_ state: AdminMemberState) -> String {
+        switch state {
+        case .alive: "alive"
+        case .suspect: "suspect"
+        case .dead: "dead"
+        case .left: "left"
+        default: "unknown"
+        }
+    }
+
+    /// The JSON document: `members` now; `channels`, `interactions` and `calls` as the cluster grows them.
+    static func json(_ status: AdminClusterStatus) throws -> String {
+        let members: [[String: Any]] = status.members.map { m in
+            [
+                "id": m.id, "role": m.role, "state": stateName(m.state), "address": m.clusterEndpoint,
+                "client_endpoint": m.clientEndpoint, "admin_endpoint": m.adminEndpoint,
+                "incarnation": m.incarnation, "version": m.version,
+                "load": ["channels": m.load.channels, "connections": m.load.connections, "cpu_percent": m.load.cpuPercent],
+                "last_heard_ms_ago": m.lastHeardMsAgo,
+            ]
+        }
+        let object: [String: Any] = [
+            "reporter": status.reporter,
+            "reporter_local_health": status.reporterLocalHealth,
+            "members": members,
+            "channels": [Any](), "interactions": [Any](), "calls": [Any](),
+        ]
+        let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The human table.
+    static func table(_ status: AdminClusterStatus) -> String {
+        let counts = Dictionary(grouping: status.members, by: { stateName($0.state) }).mapValues(\.count)
+        let summary = ["alive", "suspect", "dead", "left"].compactMap { s in counts[s].map { "\($0) \(s)" } }.joined(separator: ", ")
+        var rows = [["ID", "ROLE", "STATE", "ADDRESS", "INC", "CHANNELS", "CONNS", "CPU", "LAST HEARD"]]
+        for m in status.members {
+            rows.append([
+                m.id, m.role, stateName(m.state), m.clusterEndpoint, "\(m.incarnation)",
+                "\(m.load.channels)", "\(m.load.connections)", String(format: "%.1f%%", m.load.cpuPercent),
+                m.id == status.reporter ? "-" : lastHeard(m.lastHeardMsAgo),
+            ])
+        }
+        let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        let lines = rows.map { row in
+            zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
+                .trimmingCharacters(in: .whitespaces)
+        }
+        return (["members as seen by \(status.reporter): \(status.members.count) (\(summary))"] + lines).joined(separator: "\n")
+    }
+
+    private static func lastHeard(_ ms: UInt64) -> String {
+        ms < 1000 ? "\(ms) ms ago" : String(format: "%.1f s ago", Double(ms) / 1000)
+    }
+}
