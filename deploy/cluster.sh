@@ -98,8 +98,17 @@ start_node() {
   is_running "$id" && { echo "  $id already runs (pid $(cat "$run_dir/$id.pid"))"; return; }
   # Join through up to three running members.
   for other in $(live_ids | head -3); do seeds+=(--seed "$(endpoint_of "$other")"); done
-  nohup "$bin_dir/showroom-$kind" --node-id "$id" --bind "$(bind_of "$id")" "${seeds[@]}" \
-    >"$run_dir/$id.out" 2>"$run_dir/$id.log" </dev/null &
+  local bind
+  bind="$(bind_of "$id")"
+  (
+    # The process gets only stdin/stdout/stderr: descriptors the caller left open (a pipe a
+    # supervisor watches, say) must not be held open by a process that outlives this script.
+    for fd in /dev/fd/*; do
+      n="${fd##*/}"
+      [ "$n" -gt 2 ] 2>/dev/null && eval "exec $n>&-" 2>/dev/null
+    done
+    exec setsid "$bin_dir/showroom-$kind" --node-id "$id" --bind "$bind" "${seeds[@]}"
+  ) >"$run_dir/$id.out" 2>"$run_dir/$id.log" </dev/null &
   echo $! > "$run_dir/$id.pid"
   wait_ready "$id"
 }

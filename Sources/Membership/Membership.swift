@@ -54,6 +54,8 @@ public struct Membership: Sendable {
     private var nextPushPullAt: Duration
     private var nextReconnectAt: Duration
     private var joining: Join?
+    /// The local member has left (cached: checked on every tick).
+    private var hasLeft = false
     private var nextTombstoneExpiry: Duration?
     /// Counters since creation.
     public private(set) var statistics = MembershipStatistics()
@@ -75,7 +77,7 @@ public struct Membership: Sendable {
     private struct Relay: Sendable {
         let requester: MemberAddress
         let requesterSequence: UInt64
-        let wantsNack: Bool
+        /// When to tell the requester the target did not answer; nil once sent or not wanted.
         var nackAt: Duration?
         let expiresAt: Duration
     }
@@ -86,15 +88,15 @@ public struct Membership: Sendable {
         var nextAttemptAt: Duration
     }
 
-    /// Where messages from this member's state changes came from, which decides whether they are
-    /// disseminated further.
+    /// Where an update came from. Every change it causes is disseminated further whatever the
+    /// origin: a simulated simultaneous join of 50 members converged in 0.75 s this way, but took
+    /// 5 s (the next push-pull) when changes learned from push-pull tables were applied silently,
+    /// because a newcomer's table comes from push-pull and its own view is too small to spread it.
     private enum Origin {
-        /// Our own decision (probe failure, suspicion timeout).
-        case local
-        /// Piggy-backed or broadcast news: passed on.
-        case gossip
-        /// A push-pull table from `sender`: anti-entropy repairs silently, except news about the
-        /// sender itself (a joiner) and new suspicions (which the suspect must hear of to refute).
+        /// Piggy-backed or broadcast news from `sender`.
+        case gossip(sender: MemberID)
+        /// A row of `sender`'s push-pull table: a death it reports only counts as a suspicion, and
+        /// the suspicions it reports are attributed to `sender`.
         case pushPull(sender: MemberID)
     }
 
@@ -156,6 +158,9 @@ public struct Membership: Sendable {
     /// timeout are multiplied by (score + 1).
     public var localHealth: Int { health.score }
 
+    /// True while a join is unanswered (the seeds are retried by ``tick(now:)``).
+    public var isJoining: Bool { joining != nil }
+
     /// Alive and suspect members, the local one included unless it left: the `n` of the formulas.
     public var liveMemberCount: Int { liveCount }
 
@@ -169,7 +174,7 @@ public struct Membership: Sendable {
         }
         if !queue.isEmpty { consider(nextGossipAt) }
         consider(joining?.nextAttemptAt)
-        guard localState != .left else { return earliest }
+        guard !hasLeft else { return earliest }
         consider(nextProbeAt)
         if let probe {
             consider(probe.indirectSent ? probe.endsAt : probe.timeoutAt)
@@ -186,7 +191,6 @@ public struct Membership: Sendable {
         return earliest
     }
 
-    private var localState: MemberState { table[id]!.state }
 
     private var localAddress: MemberAddress {
         MemberAddress(id: id, endpoint: table[id]!.metadata.clusterEndpoint)
@@ -208,7 +212,7 @@ public struct Membership: Sendable {
         for seed in seeds where !seed.isEmpty && seed != own && !targets.contains(seed) {
             targets.append(seed)
         }
-        guard !targets.isEmpty, localState != .left else {
+        guard !targets.isEmpty, !hasLeft else {
             joining = nil
             return []
         }
@@ -234,20 +238,19 @@ public struct Membership: Sendable {
         var out: [MembershipDirective] = []
         switch message {
         case .ping(let ping):
-            merge(ping.updates, origin: .gossip, now: now, &out)
+            merge(ping.updates, origin: .gossip(sender: sender.id), now: now, &out)
             // Meant for another process at this endpoint (a replaced node): stay silent.
             guard ping.target == id else { break }
             let ack = GossipMessage.Ack(sender: localAddress, sequence: ping.sequence, updates: piggyback(for: sender.id))
             send(.ack(ack), to: sender.endpoint, &out)
 
         case .pingRequest(let request):
-            merge(request.updates, origin: .gossip, now: now, &out)
-            guard request.target.id != id, localState != .left else { break }
+            merge(request.updates, origin: .gossip(sender: sender.id), now: now, &out)
+            guard request.target.id != id, !hasLeft else { break }
             let sequence = nextSequence()
             relays[sequence] = Relay(
                 requester: request.sender,
                 requesterSequence: request.sequence,
-                wantsNack: request.wantsNack,
                 nackAt: request.wantsNack ? now + settings.probeTimeout * settings.nackFraction : nil,
                 // Long enough to relay a late ack while the requester's probe period may still run.
                 expiresAt: now + settings.probeInterval)
@@ -257,7 +260,7 @@ public struct Membership: Sendable {
             send(.ping(ping), to: request.target.endpoint, &out)
 
         case .ack(let ack):
-            merge(ack.updates, origin: .gossip, now: now, &out)
+            merge(ack.updates, origin: .gossip(sender: sender.id), now: now, &out)
             if let current = probe, current.sequence == ack.sequence {
                 // The target answered, directly or through an intermediary: healthy on both ends.
                 probe = nil
@@ -284,7 +287,7 @@ public struct Membership: Sendable {
             }
 
         case .broadcast(let broadcast):
-            merge(broadcast.updates, origin: .gossip, now: now, &out)
+            merge(broadcast.updates, origin: .gossip(sender: sender.id), now: now, &out)
         }
         return out
     }
@@ -301,7 +304,7 @@ public struct Membership: Sendable {
             joining!.nextAttemptAt = now + settings.joinRetryInterval
             sendJoin(to: join.seeds, &out)
         }
-        if localState == .left {
+        if hasLeft {
             // Leaving: only finish spreading the news.
             if now >= nextGossipAt { gossipRound(now: now, &out) }
             return out
@@ -318,22 +321,22 @@ public struct Membership: Sendable {
     }
 
     /// Publishes new metadata (e.g. a load refresh): raises the local incarnation so the new
-    /// value wins everywhere, and disseminates it.
+    /// value wins everywhere, and disseminates it. Metadata equal to the current one changes
+    /// nothing (no new incarnation, nothing sent).
     ///
     /// - Parameters:
     ///   - metadata: The new metadata.
     ///   - now: The current clock value.
     /// - Returns: The local member's change, to report.
     public mutating func updateMetadata(_ metadata: MemberMetadata, now: Duration) -> [MembershipDirective] {
-        guard localState != .left else { return [] }
+        guard !hasLeft, table[id]!.metadata != metadata else { return [] }
         var me = table[id]!
-        let changed = me.metadata != metadata
         me.metadata = metadata
         me.incarnation += 1
         me.lastHeard = now
         table[id] = me
         queue.enqueue(aliveUpdate(me))
-        return changed ? [.memberChanged(MemberChange(member: me, previousState: .alive, metadataChanged: true))] : []
+        return [.memberChanged(MemberChange(member: me, previousState: .alive, metadataChanged: true))]
     }
 
     /// Leaves gracefully: the local member becomes `left` and tells every live member at once
@@ -344,9 +347,10 @@ public struct Membership: Sendable {
     /// - Parameter now: The current clock value.
     /// - Returns: The messages announcing the leave and the local member's change.
     public mutating func leave(now: Duration) -> [MembershipDirective] {
-        guard localState != .left else { return [] }
+        guard !hasLeft else { return [] }
         var me = table[id]!
         me.state = .left
+        hasLeft = true
         me.stateChangedAt = now
         me.lastHeard = now
         table[id] = me
@@ -386,6 +390,11 @@ public struct Membership: Sendable {
 
     private mutating func runProbe(now: Duration, _ out: inout [MembershipDirective]) {
         guard var current = probe else { return }
+        guard let state = table[current.target]?.state, !state.isTombstone else {
+            // It died or left meanwhile (we heard from others): nothing left to find out.
+            probe = nil
+            return
+        }
         if !current.indirectSent, now >= current.timeoutAt, let target = table[current.target] {
             current.indirectSent = true
             let helpers = randomMembers(settings.indirectProbes, excluding: current.target) { $0.state == .alive }
@@ -412,7 +421,7 @@ public struct Membership: Sendable {
         guard let target = table[current.target], !target.state.isTombstone else { return }
         if target.state == .alive { statistics.suspicionsRaised += 1 }
         let suspicion = MemberUpdate(id: target.id, state: .suspect, incarnation: target.incarnation, from: id)
-        mergeSuspect(suspicion, from: id, origin: .local, now: now, &out)
+        mergeSuspect(suspicion, from: id, now: now, &out)
     }
 
     private mutating func runRelays(now: Duration, _ out: inout [MembershipDirective]) {
@@ -447,7 +456,7 @@ public struct Membership: Sendable {
             }
             statistics.deathsDeclared += 1
             let death = MemberUpdate(id: member, state: .dead, incarnation: record.incarnation, from: id)
-            mergeDeadOrLeft(death, origin: .local, now: now, &out)
+            mergeDeadOrLeft(death, now: now, &out)
         }
     }
 
@@ -531,34 +540,28 @@ public struct Membership: Sendable {
         }
         switch update.state {
         case .alive:
-            mergeAlive(update, origin: origin, now: now, &out)
+            mergeAlive(update, now: now, &out)
         case .suspect:
-            let from: MemberID
-            if case .pushPull(let sender) = origin { from = sender } else { from = update.from ?? id }
-            mergeSuspect(update, from: from, origin: origin, now: now, &out)
+            switch origin {
+            case .gossip(let sender): mergeSuspect(update, from: update.from ?? sender, now: now, &out)
+            case .pushPull(let sender): mergeSuspect(update, from: sender, now: now, &out)
+            }
         case .dead:
             if case .pushPull(let sender) = origin {
                 // A whole table may be stale: a death it reports is only a suspicion here, which
                 // the member can still refute (memberlist does the same).
                 var suspicion = update
                 suspicion.state = .suspect
-                mergeSuspect(suspicion, from: sender, origin: origin, now: now, &out)
+                mergeSuspect(suspicion, from: sender, now: now, &out)
             } else {
-                mergeDeadOrLeft(update, origin: origin, now: now, &out)
+                mergeDeadOrLeft(update, now: now, &out)
             }
         case .left:
-            mergeDeadOrLeft(update, origin: origin, now: now, &out)
+            mergeDeadOrLeft(update, now: now, &out)
         }
     }
 
-    private func shouldDisseminate(_ update: MemberUpdate, newState: MemberState, origin: Origin) -> Bool {
-        switch origin {
-        case .local, .gossip: true
-        case .pushPull(let sender): update.id == sender || newState == .suspect
-        }
-    }
-
-    private mutating func mergeAlive(_ update: MemberUpdate, origin: Origin, now: Duration, _ out: inout [MembershipDirective]) {
+    private mutating func mergeAlive(_ update: MemberUpdate, now: Duration, _ out: inout [MembershipDirective]) {
         guard let metadata = update.metadata else { return }
         guard var member = table[update.id] else {
             // A new member.
@@ -569,7 +572,7 @@ public struct Membership: Sendable {
             sortedIDs.insert(update.id, at: insertionIndex(of: update.id))
             scheduler.insert(update.id, using: &rng)
             liveCount += 1
-            if shouldDisseminate(update, newState: .alive, origin: origin) { queue.enqueue(update) }
+            queue.enqueue(update)
             out.append(.memberChanged(MemberChange(member: member, previousState: nil)))
             return
         }
@@ -585,14 +588,14 @@ public struct Membership: Sendable {
         table[update.id] = member
         if previous == .suspect { suspicions[update.id] = nil }
         if previous.isTombstone { liveCount += 1 }
-        if shouldDisseminate(update, newState: .alive, origin: origin) { queue.enqueue(update) }
+        queue.enqueue(update)
         if previous != .alive || metadataChanged {
             out.append(.memberChanged(MemberChange(member: member, previousState: previous, metadataChanged: metadataChanged)))
         }
     }
 
     private mutating func mergeSuspect(
-        _ update: MemberUpdate, from: MemberID, origin: Origin, now: Duration, _ out: inout [MembershipDirective]
+        _ update: MemberUpdate, from: MemberID, now: Duration, _ out: inout [MembershipDirective]
     ) {
         guard var member = table[update.id], update.incarnation >= member.incarnation else { return }
         var gossip = update
@@ -606,7 +609,6 @@ public struct Membership: Sendable {
             guard suspicions[update.id]?.confirm(from: from) == true else { return }
             statistics.suspicionConfirmations += 1
             // Pass it on so the others can count this suspector as well.
-            if case .pushPull = origin { return }
             queue.enqueue(gossip)
         case .alive, .suspect:
             // New suspicion (or one at a newer incarnation: the old suspicion was refuted).
@@ -623,14 +625,14 @@ public struct Membership: Sendable {
                 from: from, startedAt: now, minTimeout: minimum,
                 maxTimeout: minimum * settings.suspicionMaxTimeoutMultiplier,
                 expectedConfirmations: expected)
-            if shouldDisseminate(update, newState: .suspect, origin: origin) { queue.enqueue(gossip) }
+            queue.enqueue(gossip)
             if previous != .suspect {
                 out.append(.memberChanged(MemberChange(member: member, previousState: previous)))
             }
         }
     }
 
-    private mutating func mergeDeadOrLeft(_ update: MemberUpdate, origin: Origin, now: Duration, _ out: inout [MembershipDirective]) {
+    private mutating func mergeDeadOrLeft(_ update: MemberUpdate, now: Duration, _ out: inout [MembershipDirective]) {
         guard var member = table[update.id], update.incarnation >= member.incarnation else { return }
         // Left is final; dead may still turn into left (a leave racing a failure detection).
         guard member.state != .left, !(member.state == .dead && update.state == .dead) else { return }
@@ -644,11 +646,9 @@ public struct Membership: Sendable {
         if !previous.isTombstone { liveCount -= 1 }
         let expiry = now + settings.tombstoneRetention
         if nextTombstoneExpiry == nil || expiry < nextTombstoneExpiry! { nextTombstoneExpiry = expiry }
-        if shouldDisseminate(update, newState: update.state, origin: origin) {
-            var gossip = update
-            gossip.metadata = nil
-            queue.enqueue(gossip)
-        }
+        var gossip = update
+        gossip.metadata = nil
+        queue.enqueue(gossip)
         out.append(.memberChanged(MemberChange(member: member, previousState: previous)))
     }
 
@@ -656,7 +656,7 @@ public struct Membership: Sendable {
     /// our current state — a suspicion, a death or a leave at our incarnation or above, an
     /// "alive" above our incarnation or with other metadata — is refuted.
     private mutating func mergeAboutSelf(_ update: MemberUpdate, now: Duration, _ out: inout [MembershipDirective]) {
-        guard localState != .left else { return }  // leaving: let them
+        guard !hasLeft else { return }  // leaving: let them
         let me = table[id]!
         let refute: Bool = switch update.state {
         case .alive:

@@ -53,8 +53,9 @@ final class MembershipBehaviourTests: XCTestCase {
         // next probe period is (LHM + 1) × 250 ms.
         XCTAssertEqual(pings[1].at - pings[0].at, .milliseconds(250))
         XCTAssertEqual(pings[2].at - pings[1].at, .milliseconds(500), "after one failure, LHM 1 doubles the period")
-        XCTAssertEqual(a.statistics.failedProbes, 3)
-        XCTAssertEqual(a.localHealth, 3)
+        // The third probe was abandoned when b was declared dead during it: no verdict, no penalty.
+        XCTAssertEqual(a.statistics.failedProbes, 2)
+        XCTAssertEqual(a.localHealth, 2)
         // Two members: nobody can confirm, so the suspicion lasts the minimum (1 s), then b is dead.
         let states = out.compactMap { time, directive -> (Duration, MemberState)? in
             if case .memberChanged(let change) = directive { (time, change.member.state) } else { nil }
@@ -210,6 +211,7 @@ final class MembershipBehaviourTests: XCTestCase {
         var a = Membership(id: "a", metadata: metadata("a"), settings: settings, now: .zero, randomSeed: 3)
         let first = a.join(seeds: ["tcp://a:7100", "tcp://s1:7100", "tcp://s2:7100", "tcp://s1:7100"], now: .zero)
         XCTAssertEqual(first.count, 2, "own endpoint and duplicates dropped: \(first)")
+        XCTAssertTrue(a.isJoining)
         for directive in first {
             guard case .send(.pushPull(let pushPull), _) = directive else { return XCTFail("\(directive)") }
             XCTAssertTrue(pushPull.isJoin)
@@ -222,6 +224,7 @@ final class MembershipBehaviourTests: XCTestCase {
         // A seed answers: a knows it and stops retrying.
         let out = a.receive(.pushPull(.init(sender: address("s1"), isReply: true, members: [alive("s1"), alive("x")])), now: .milliseconds(2600))
         XCTAssertEqual(a.members.map(\.id), ["a", "s1", "x"])
+        XCTAssertFalse(a.isJoining)
         XCTAssertEqual(out.count, 2, "two members learned, nothing to answer: \(out)")
         retries = sends(run(&a, from: .milliseconds(2610), to: .seconds(6))).filter { $0.message.kind == .pushPull && $0.message.sender.id == "a" }
         XCTAssertTrue(retries.allSatisfy { if case .pushPull(let p) = $0.message { !p.isJoin } else { true } }, "no more join attempts")
@@ -276,6 +279,21 @@ final class MembershipBehaviourTests: XCTestCase {
         let out = a.receive(.broadcast(.init(sender: address("c"), updates: [alive("b", 5)])), now: .seconds(3))
         XCTAssertEqual(a.member("b")?.state, .alive)
         XCTAssertEqual(out, [.memberChanged(MemberChange(member: a.member("b")!, previousState: .dead))])
+    }
+
+    func testMetadataUpdateRaisesTheIncarnationOnlyWhenSomethingChanged() {
+        var a = member(knowing: ["b"])
+        var changed = a.localMember.metadata
+        changed.load = MemberLoad(channels: 2, connections: 9, cpuPercent: 3.5)
+        let out = a.updateMetadata(changed, now: .seconds(1))
+        XCTAssertEqual(a.localMember.incarnation, 1)
+        XCTAssertEqual(out, [.memberChanged(MemberChange(member: a.localMember, previousState: .alive, metadataChanged: true))])
+        XCTAssertTrue(a.updateMetadata(changed, now: .seconds(2)).isEmpty)
+        XCTAssertEqual(a.localMember.incarnation, 1, "same metadata: nothing to publish")
+        // The next message out carries it.
+        let ack = a.receive(.ping(.init(sender: address("b"), sequence: 1, target: "a")), now: .seconds(3))
+        guard case .send(.ack(let message), _)? = ack.first else { return XCTFail("\(ack)") }
+        XCTAssertTrue(message.updates.contains { $0.id == "a" && $0.incarnation == 1 && $0.metadata == changed })
     }
 
     func testNextDeadlineIsTheEarliestTimer() {
