@@ -103,6 +103,12 @@ let package = Package(
         ),
         .testTarget(name: "ClusterTests", dependencies: ["LocalCluster", "NodeRuntime", "ShowroomWire"]),
         .testTarget(name: "ShowroomWireTests", dependencies: ["ShowroomWire"]),
-        .testTarget(name: "NodeRuntimeTests", dependencies: ["NodeRuntime", "ZeroMQ", "ShowroomWire", "LocalCluster"]),
+        .testTarget(
+            name: "NodeRuntimeTests",
+            dependencies: [
+                "NodeRuntime", "ZeroMQ", "ShowroomWire", "LocalCluster", "Membership",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
     ]
 )

@@ -138,12 +138,7 @@ public enum GossipCodec {
     private static func update(_ update: MemberUpdate) -> GossipMemberUpdate {
         var wire = GossipMemberUpdate()
         wire.id = update.id.rawValue
-        wire.state = switch update.state {
-        case .alive: .alive
-        case .suspect: .suspect
-        case .dead: .dead
-        case .left: .left
-        }
+        wire.state = update.state.wire
         wire.incarnation = update.incarnation
         if let metadata = update.metadata {
             wire.metadata = self.metadata(metadata)
@@ -159,9 +154,7 @@ public enum GossipCodec {
         wire.clientEndpoint = metadata.clientEndpoint
         wire.adminEndpoint = metadata.adminEndpoint
         wire.version = metadata.version
-        wire.load.channels = UInt32(clamping: metadata.load.channels)
-        wire.load.connections = UInt32(clamping: metadata.load.connections)
-        wire.load.cpuPercent = metadata.load.cpuPercent
+        wire.load = metadata.load.wire
         return wire
     }
 
@@ -209,5 +202,28 @@ public enum GossipCodec {
                 channels: Int(wire.load.channels),
                 connections: Int(wire.load.connections),
                 cpuPercent: wire.load.cpuPercent))
+    }
+}
+
+extension MemberState {
+    /// The state as it travels on the wire (gossip and the status document).
+    public var wire: GossipMemberState {
+        switch self {
+        case .alive: .alive
+        case .suspect: .suspect
+        case .dead: .dead
+        case .left: .left
+        }
+    }
+}
+
+extension MemberLoad {
+    /// The load as it travels on the wire (gossip and the status document).
+    public var wire: GossipLoad {
+        var wire = GossipLoad()
+        wire.channels = UInt32(clamping: channels)
+        wire.connections = UInt32(clamping: connections)
+        wire.cpuPercent = cpuPercent
+        return wire
     }
 }

@@ -20,7 +20,18 @@ public enum GossipMessage: Sendable, Equatable {
 
     /// The message kinds, for counters.
     public enum Kind: String, Sendable, CaseIterable {
-        case ping, pingRequest, ack, nack, pushPull, broadcast
+        /// ``GossipMessage/ping(_:)``.
+        case ping
+        /// ``GossipMessage/pingRequest(_:)``.
+        case pingRequest
+        /// ``GossipMessage/ack(_:)``.
+        case ack
+        /// ``GossipMessage/nack(_:)``.
+        case nack
+        /// ``GossipMessage/pushPull(_:)``.
+        case pushPull
+        /// ``GossipMessage/broadcast(_:)``.
+        case broadcast
     }
 
     /// Direct probe of ``target``.

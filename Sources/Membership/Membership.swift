@@ -316,7 +316,7 @@ public struct Membership: Sendable {
         if now >= nextGossipAt { gossipRound(now: now, &out) }
         if now >= nextPushPullAt { pushPullRound(now: now, &out) }
         if now >= nextReconnectAt { reconnectRound(now: now, &out) }
-        if let expiry = nextTombstoneExpiry, now >= expiry { forgetTombstones(now: now, &out) }
+        if let expiry = nextTombstoneExpiry, now >= expiry { forgetTombstones(now: now) }
         return out
     }
 
@@ -503,7 +503,7 @@ public struct Membership: Sendable {
         }
     }
 
-    private mutating func forgetTombstones(now: Duration, _ out: inout [MembershipDirective]) {
+    private mutating func forgetTombstones(now: Duration) {
         var next: Duration? = nil
         var forgotten: [MemberID] = []
         for member in sortedIDs where member != id {

@@ -11,10 +11,15 @@ import Darwin
 /// 1 s, every member marks a SIGKILLed member dead within 3 s (p50) and 5 s (max), no false deaths
 /// when idle. The figures below are the expected ones at n = 20 with a healthy local member.
 ///
-/// Detection time ≈ wait for the first probe of the victim (≈ probeInterval / 2, since about one
-/// member probes any given member per interval) + one probe period + the minimum suspicion timeout
-/// (once the expected confirmations have arrived) + one or two gossip rounds:
-/// 0.125 + 0.25 + 1.3 + 0.2 ≈ 1.9 s at n = 20 (≈ 2.3 s at n = 50).
+/// Detection time ≈ wait for the first probe of the victim (≈ probeInterval, since each of the
+/// n − 1 others probes it once per pass of n − 1 periods) + one probe period + the minimum
+/// suspicion timeout (the expected confirmations arrive meanwhile, one prober per period) + a
+/// gossip round: 0.25 + 0.25 + 1.3 + 0.1 ≈ 1.9 s at n = 20, ≈ 2.4 s at n = 50.
+///
+/// Measured in the simulator (`MembershipTests`, fake clock, ~1 ms links): a crashed member is
+/// dead for all after 1.6–2.2 s at n = 20 and 2.4–2.65 s at n = 50; a join is known by all after
+/// 0.3 s (p50, n = 50); no false death in an idle minute with 2% loss; a member whose every
+/// message is 1 s late is suspected again and again but never declared dead.
 public struct MembershipSettings: Sendable, Equatable {
     /// Period of the failure detector: one member is probed per period. 250 ms keeps detection
     /// under 3 s at n = 20 while costing only ~4 pings and ~4 acks per member per second.

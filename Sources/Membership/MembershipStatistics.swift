@@ -2,11 +2,17 @@
 public struct MembershipStatistics: Sendable, Equatable {
     /// Messages by kind.
     public struct MessageCounts: Sendable, Equatable {
+        /// Direct probes.
         public var ping: UInt64 = 0
+        /// Indirect probe requests.
         public var pingRequest: UInt64 = 0
+        /// Acks, direct and relayed.
         public var ack: UInt64 = 0
+        /// Nacks from intermediaries.
         public var nack: UInt64 = 0
+        /// Push-pull requests and replies (joins included).
         public var pushPull: UInt64 = 0
+        /// Dissemination rounds (and leave announcements).
         public var broadcast: UInt64 = 0
 
         /// Creates zeroed counters.

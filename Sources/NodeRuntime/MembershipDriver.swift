@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import Membership
 import ShowroomWire
 import ZeroMQ
@@ -105,6 +106,10 @@ final class MembershipDriver {
             logger.debug("member \(id) metadata changed", metadata: ["incarnation": "\(change.member.incarnation)"])
             return
         }
+        let members = membership.members
+        for s in [MemberState.alive, .suspect, .dead, .left] {
+            Gauge(label: "cluster.members", dimensions: [("state", s.rawValue)]).record(members.filter { $0.state == s }.count)
+        }
         logger.info("member \(id) \(previous) -> \(state.rawValue)", metadata: [
             "member": "\(id)", "incarnation": "\(change.member.incarnation)", "role": "\(change.member.metadata.role)",
         ])
@@ -122,20 +127,13 @@ final class MembershipDriver {
             var m = AdminMemberStatus()
             m.id = member.id.rawValue
             m.role = member.metadata.role
-            m.state = switch member.state {
-            case .alive: .alive
-            case .suspect: .suspect
-            case .dead: .dead
-            case .left: .left
-            }
+            m.state = member.state.wire
             m.clusterEndpoint = member.metadata.clusterEndpoint
             m.clientEndpoint = member.metadata.clientEndpoint
             m.adminEndpoint = member.metadata.adminEndpoint
             m.incarnation = member.incarnation
             m.version = member.metadata.version
-            m.load.channels = UInt32(clamping: member.metadata.load.channels)
-            m.load.connections = UInt32(clamping: member.metadata.load.connections)
-            m.load.cpuPercent = member.metadata.load.cpuPercent
+            m.load = member.metadata.load.wire
             if member.id != local, let heard = member.lastHeard {
                 m.lastHeardMsAgo = (now - heard).milliseconds
             }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import ShowroomWire
 import SwiftProtobuf
 import ZeroMQ
@@ -37,6 +38,8 @@ final class PeerLinks {
     private let frames = Multipart()
     /// Traffic by message kind, for gossip accounting.
     private(set) var traffic: [WireMessageKind: Traffic] = [:]
+    /// The same, as swift-metrics counters (made once per kind).
+    private var sentCounters: [WireMessageKind: (messages: Counter, bytes: Counter)] = [:]
 
     init(loop: EventLoop, nodeID: String, highWaterMark: Int32, logger: Logger) {
         self.loop = loop
@@ -114,6 +117,10 @@ final class PeerLinks {
             if outcome == .sent {
                 traffic[envelope.kind, default: Traffic()].messagesSent += 1
                 traffic[envelope.kind, default: Traffic()].bytesSent += UInt64(bytes.count)
+                let counters = sentCounters[envelope.kind] ?? Self.counters(for: envelope.kind)
+                sentCounters[envelope.kind] = counters
+                counters.messages.increment()
+                counters.bytes.increment(by: bytes.count)
             } else {
                 traffic[envelope.kind, default: Traffic()].refused += 1
             }
@@ -122,6 +129,12 @@ final class PeerLinks {
             logger.warning("cannot send to \(endpoint)", metadata: ["error": "\(error)"])
             return .hostUnreachable
         }
+    }
+
+    private static func counters(for kind: WireMessageKind) -> (messages: Counter, bytes: Counter) {
+        let dimensions = [("kind", "\(kind)")]
+        return (Counter(label: "cluster.messages_sent", dimensions: dimensions),
+                Counter(label: "cluster.bytes_sent", dimensions: dimensions))
     }
 
     private func link(to endpoint: String) throws(ZeroMQError) -> Socket {

@@ -71,7 +71,7 @@ struct StatusCommand: ParsableCommand {
 
 /// How a cluster status is printed, for people and for programs.
 enum StatusView {
-    static func stateName(_ state: AdminMemberState) -> String {
+    static func stateName(_ state: GossipMemberState) -> String {
         switch state {
         case .alive: "alive"
         case .suspect: "suspect"

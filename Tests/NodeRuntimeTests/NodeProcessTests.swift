@@ -1,4 +1,8 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
 import NodeRuntime
 import LocalCluster
 import ShowroomWire
@@ -22,6 +26,13 @@ final class NodeProcessTests: XCTestCase {
             XCTAssertEqual(Int32(info.pid), node.process.pid)
             XCTAssertTrue(node.process.stderrLines.contains { $0.contains("node=\(role)-under-test") },
                           "logs carry the node id")
+            // The admin port serves Prometheus metrics labelled with the node.
+            let ready = try XCTUnwrap(node.process.stdoutLines.first { $0.hasPrefix("ready ") })
+            let admin = try XCTUnwrap(NodeProcess.fields(of: ready)["admin"])
+            let metrics = try httpGet("\(admin)/metrics")
+            XCTAssertTrue(metrics.contains("showroom_build_info{"), metrics)
+            XCTAssertTrue(metrics.contains("node=\"\(role)-under-test\""), metrics)
+            XCTAssertTrue(try httpGet("\(admin)/status").contains("\(role)-under-test"))
         }
         for node in nodes { node.process.kill(signal: SIGTERM) }
         for node in nodes {
@@ -91,4 +102,16 @@ final class NodeProcessTests: XCTestCase {
         XCTAssertEqual(badBind.waitForExit(), 2)
         XCTAssertTrue(badBind.stderrLines.joined().contains("must start with tcp://"), "\(badBind.stderrLines)")
     }
+}
+
+/// The body of a GET, waiting at most 5 s.
+func httpGet(_ url: String) throws -> String {
+    let done = DispatchSemaphore(value: 0)
+    let result = Mutex<Result<String, any Error>?>(nil)
+    URLSession.shared.dataTask(with: URL(string: url)!) { data, _, error in
+        result.withLock { $0 = error.map { .failure($0) } ?? .success(String(decoding: data ?? Data(), as: UTF8.self)) }
+        done.signal()
+    }.resume()
+    guard done.wait(timeout: .now() + 5) == .success else { throw LocalClusterError("GET \(url) timed out") }
+    return try result.withLock { $0! }.get()
 }

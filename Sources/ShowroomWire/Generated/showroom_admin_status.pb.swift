@@ -22,52 +22,6 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
   typealias Version = _2
 }
 
-public nonisolated enum AdminMemberState: SwiftProtobuf.Enum, Swift.CaseIterable {
-  public typealias RawValue = Int
-  case unspecified // = 0
-  case alive // = 1
-  case suspect // = 2
-  case dead // = 3
-  case left // = 4
-  case UNRECOGNIZED(Int)
-
-  public init() {
-    self = .unspecified
-  }
-
-  public init?(rawValue: Int) {
-    switch rawValue {
-    case 0: self = .unspecified
-    case 1: self = .alive
-    case 2: self = .suspect
-    case 3: self = .dead
-    case 4: self = .left
-    default: self = .UNRECOGNIZED(rawValue)
-    }
-  }
-
-  public var rawValue: Int {
-    switch self {
-    case .unspecified: return 0
-    case .alive: return 1
-    case .suspect: return 2
-    case .dead: return 3
-    case .left: return 4
-    case .UNRECOGNIZED(let i): return i
-    }
-  }
-
-  // The compiler won't synthesize support with the UNRECOGNIZED case.
-  public static let allCases: [AdminMemberState] = [
-    .unspecified,
-    .alive,
-    .suspect,
-    .dead,
-    .left,
-  ]
-
-}
-
 /// Body of a CLUSTER_STATUS request.
 public nonisolated struct AdminClusterStatusRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -122,7 +76,7 @@ public nonisolated struct AdminMemberStatus: Sendable {
   /// edge, coordinator or callsignal.
   public var role: String = String()
 
-  public var state: AdminMemberState = .unspecified
+  public var state: GossipMemberState = .unspecified
 
   /// Where the member's cluster socket listens (tcp://host:port).
   public var clusterEndpoint: String = String()
@@ -137,8 +91,8 @@ public nonisolated struct AdminMemberStatus: Sendable {
 
   public var version: String = String()
 
-  public var load: AdminMemberLoad {
-    get {_load ?? AdminMemberLoad()}
+  public var load: GossipLoad {
+    get {_load ?? GossipLoad()}
     set {_load = newValue}
   }
   /// Returns true if `load` has been explicitly set.
@@ -153,23 +107,7 @@ public nonisolated struct AdminMemberStatus: Sendable {
 
   public init() {}
 
-  fileprivate var _load: AdminMemberLoad? = nil
-}
-
-public nonisolated struct AdminMemberLoad: Sendable {
-  // SwiftProtobuf.Message conformance is added in an extension below. See the
-  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
-  // methods supported on all messages.
-
-  public var channels: UInt32 = 0
-
-  public var connections: UInt32 = 0
-
-  public var cpuPercent: Double = 0
-
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
-
-  public init() {}
+  fileprivate var _load: GossipLoad? = nil
 }
 
 public nonisolated struct AdminGossipTraffic: Sendable {
@@ -196,10 +134,6 @@ public nonisolated struct AdminGossipTraffic: Sendable {
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "showroom.admin"
-
-nonisolated extension AdminMemberState: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0MEMBER_STATE_UNSPECIFIED\0\u{1}MEMBER_STATE_ALIVE\0\u{1}MEMBER_STATE_SUSPECT\0\u{1}MEMBER_STATE_DEAD\0\u{1}MEMBER_STATE_LEFT\0")
-}
 
 nonisolated extension AdminClusterStatusRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ClusterStatusRequest"
@@ -343,46 +277,6 @@ nonisolated extension AdminMemberStatus: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.version != rhs.version {return false}
     if lhs._load != rhs._load {return false}
     if lhs.lastHeardMsAgo != rhs.lastHeardMsAgo {return false}
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension AdminMemberLoad: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".MemberLoad"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channels\0\u{1}connections\0\u{3}cpu_percent\0")
-
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.channels) }()
-      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.connections) }()
-      case 3: try { try decoder.decodeSingularDoubleField(value: &self.cpuPercent) }()
-      default: break
-      }
-    }
-  }
-
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if self.channels != 0 {
-      try visitor.visitSingularUInt32Field(value: self.channels, fieldNumber: 1)
-    }
-    if self.connections != 0 {
-      try visitor.visitSingularUInt32Field(value: self.connections, fieldNumber: 2)
-    }
-    if self.cpuPercent.bitPattern != 0 {
-      try visitor.visitSingularDoubleField(value: self.cpuPercent, fieldNumber: 3)
-    }
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  public static func ==(lhs: AdminMemberLoad, rhs: AdminMemberLoad) -> Bool {
-    if lhs.channels != rhs.channels {return false}
-    if lhs.connections != rhs.connections {return false}
-    if lhs.cpuPercent != rhs.cpuPercent {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
