@@ -87,7 +87,14 @@ bind_of() {
   esac
 }
 
-is_running() { [ -f "$run_dir/$1.pid" ] && kill -0 "$(cat "$run_dir/$1.pid")" 2>/dev/null; }
+# Running = the pid exists and is not a zombie (a killed process whose parent, gone, left it to an
+# init that has not reaped it yet still answers kill -0).
+is_running() {
+  [ -f "$run_dir/$1.pid" ] || return 1
+  local state
+  state="$(ps -o stat= -p "$(cat "$run_dir/$1.pid")" 2>/dev/null)" || return 1
+  [ -n "$state" ] && [ "${state#Z}" = "$state" ]
+}
 known_ids() { ls "$run_dir"/*.pid 2>/dev/null | xargs -rn1 basename | sed 's/\.pid$//' | sort -V; }
 live_ids() { local id; for id in $(known_ids); do is_running "$id" && echo "$id"; done; return 0; }
 endpoint_of() { sed -n 's/^ready .*endpoint=\([^ ]*\).*/\1/p' "$run_dir/$1.out" 2>/dev/null | head -1; }

@@ -115,3 +115,17 @@ private final class OutputCollector: @unchecked Sendable {
     func append(_ more: Data) { lock.lock(); data.append(more); lock.unlock() }
     var text: String { lock.lock(); defer { lock.unlock() }; return String(decoding: data, as: UTF8.self) }
 }
+
+/// Whether a process runs: it exists and is not a zombie (a killed process whose parent is gone
+/// stays a zombie until init reaps it, and still answers `kill(pid, 0)`).
+public func processIsAlive(_ pid: Int32) -> Bool {
+    guard kill(pid, 0) == 0 else { return false }
+    #if os(Linux)
+    // /proc/PID/stat: "pid (name) S ..." — the state letter follows the closing parenthesis.
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+          let close = stat.lastIndex(of: ")") else { return false }
+    return !stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
+    #else
+    return true
+    #endif
+}

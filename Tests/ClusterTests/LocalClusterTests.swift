@@ -68,7 +68,7 @@ final class LocalClusterTests: XCTestCase {
         let pids = try ["coordinator-1", "edge-1", "callsignal-2"].map { try launcher.pid(of: $0) }
         try launcher.down()
         for pid in pids {
-            XCTAssertEqual(kill(pid, 0), -1, "pid \(pid) still runs after down")
+            XCTAssertFalse(processIsAlive(pid), "pid \(pid) still runs after down")
         }
     }
 }
