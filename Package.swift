@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "ZeroMQ", targets: ["ZeroMQ"]),
         .library(name: "ShowroomWire", targets: ["ShowroomWire"]),
         .library(name: "MediaCodecs", targets: ["MediaCodecs"]),
+        .library(name: "ShowroomAuth", targets: ["ShowroomAuth"]),
         .executable(name: "showroom-edge", targets: ["showroom-edge"]),
         .executable(name: "showroom-coordinator", targets: ["showroom-coordinator"]),
         .executable(name: "showroom-callsignal", targets: ["showroom-callsignal"]),
@@ -22,12 +23,14 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // System libraries (Debian: libzmq3-dev, libopus-dev, libvpx-dev).
         .systemLibrary(name: "CZeroMQ", pkgConfig: "libzmq", providers: [.apt(["libzmq3-dev"]), .brew(["zeromq"])]),
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"]), .brew(["opus"])]),
         .systemLibrary(name: "CVPX", pkgConfig: "vpx", providers: [.apt(["libvpx-dev"]), .brew(["libvpx"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
 
         // The thin Swift wrapper over libzmq: sockets, messages, the event loop.
         .target(
@@ -42,6 +45,11 @@ let package = Package(
             name: "ShowroomWire",
             dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")],
             exclude: ["Generated/README.md"]
+        ),
+        // AccessToken2 ("007...") tokens: build, parse, verify; compatible with Agora's token builders.
+        .target(
+            name: "ShowroomAuth",
+            dependencies: ["CZlib", "ShowroomWire", .product(name: "Crypto", package: "swift-crypto")]
         ),
         // Cluster membership: SWIM with the Lifeguard refinements, as a pure state machine.
         .target(
@@ -80,7 +88,7 @@ let package = Package(
         .executableTarget(
             name: "showroomctl",
             dependencies: [
-                "NodeRuntime", "ZeroMQ", "ShowroomWire", "MediaCodecs", "CZeroMQ", "LocalCluster",
+                "NodeRuntime", "ZeroMQ", "ShowroomWire", "MediaCodecs", "CZeroMQ", "LocalCluster", "ShowroomAuth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -91,6 +99,7 @@ let package = Package(
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "CZeroMQ"]),
         .testTarget(name: "MediaCodecsTests", dependencies: ["MediaCodecs"]),
+        .testTarget(name: "ShowroomAuthTests", dependencies: ["ShowroomAuth", "ShowroomWire"]),
         .testTarget(name: "MembershipTests", dependencies: ["Membership", "ShowroomWire"]),
         .testTarget(
             name: "AdminEndpointTests",

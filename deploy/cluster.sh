@@ -66,9 +66,12 @@ build() {
   fi
   "$root/deploy/install-deps.sh"
   echo "building (release) ..."
-  (cd "$root" && swift build -c release 2>&1 | grep -E "error|Build complete" | tail -3)
+  local product
+  for product in showroom-edge showroom-coordinator showroom-callsignal showroomctl; do
+    (cd "$root" && swift build -c release --product "$product" 2>&1 | grep -E "error|Compiling|Build of" | tail -1)
+  done
   bin_dir="$root/.build/release"
-  [ -x "$bin_dir/showroomctl" ] || die "build failed: run 'swift build -c release' to see why"
+  [ -x "$bin_dir/showroomctl" ] || die "build failed: run 'swift build -c release --product showroomctl' to see why"
 }
 
 ctl() {

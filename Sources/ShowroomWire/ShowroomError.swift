@@ -134,6 +134,13 @@ extension WireErrorCode {
         case .tooLarge: return "too large"
         case .unsupportedVersion: return "unsupported version"
         case .invalidArgument: return "invalid argument"
+        case .tokenMalformed: return "malformed token"
+        case .tokenBadSignature: return "bad token signature"
+        case .tokenWrongAppID: return "token for another app id"
+        case .tokenExpired: return "token expired"
+        case .tokenChannelMismatch: return "token for another channel"
+        case .tokenUidMismatch: return "token for another uid"
+        case .tokenMissingPrivilege: return "token lacks a privilege"
         case .UNRECOGNIZED: return "unrecognized error"
         @unknown default:
             // Split the generated camelCase case name into lowercase words.

@@ -5,7 +5,7 @@ struct Showroomctl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "showroomctl",
         abstract: "Operate and measure a Showroom cluster.",
-        subcommands: [StatusCommand.self, InfoCommand.self, BenchCommand.self, AwaitMembersCommand.self])
+        subcommands: [StatusCommand.self, InfoCommand.self, TokenCommand.self, BenchCommand.self, AwaitMembersCommand.self])
 }
 
 /// `showroomctl bench ...`: benchmarks that print their figures.

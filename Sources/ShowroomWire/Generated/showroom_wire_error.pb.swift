@@ -56,6 +56,30 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
 
   /// A request field has a value outside what is allowed.
   case invalidArgument // = 1007
+
+  /// The token is not an AccessToken2 token ("007" + base64 of zlib data) or its content is cut
+  /// short or inconsistent.
+  case tokenMalformed // = 2001
+
+  /// The token's signature does not match: it was not signed with this app's certificate, or it
+  /// was altered after signing.
+  case tokenBadSignature // = 2002
+
+  /// The token was issued for another app id than the one this cluster serves.
+  case tokenWrongAppID // = 2003
+
+  /// The token's lifetime (issue time + expire) has passed; fetch a new token and renew.
+  case tokenExpired // = 2004
+
+  /// The token is for another channel (and is not a wildcard-channel token).
+  case tokenChannelMismatch // = 2005
+
+  /// The token is for another uid (and is not a uid-0, any-uid token).
+  case tokenUidMismatch // = 2006
+
+  /// The token does not grant the privilege the action needs (join channel, publish audio,
+  /// video or data), or that privilege has expired.
+  case tokenMissingPrivilege // = 2007
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -73,6 +97,13 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 1005: self = .tooLarge
     case 1006: self = .unsupportedVersion
     case 1007: self = .invalidArgument
+    case 2001: self = .tokenMalformed
+    case 2002: self = .tokenBadSignature
+    case 2003: self = .tokenWrongAppID
+    case 2004: self = .tokenExpired
+    case 2005: self = .tokenChannelMismatch
+    case 2006: self = .tokenUidMismatch
+    case 2007: self = .tokenMissingPrivilege
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -88,6 +119,13 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .tooLarge: return 1005
     case .unsupportedVersion: return 1006
     case .invalidArgument: return 1007
+    case .tokenMalformed: return 2001
+    case .tokenBadSignature: return 2002
+    case .tokenWrongAppID: return 2003
+    case .tokenExpired: return 2004
+    case .tokenChannelMismatch: return 2005
+    case .tokenUidMismatch: return 2006
+    case .tokenMissingPrivilege: return 2007
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -103,6 +141,13 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     .tooLarge,
     .unsupportedVersion,
     .invalidArgument,
+    .tokenMalformed,
+    .tokenBadSignature,
+    .tokenWrongAppID,
+    .tokenExpired,
+    .tokenChannelMismatch,
+    .tokenUidMismatch,
+    .tokenMissingPrivilege,
   ]
 
 }
@@ -127,7 +172,7 @@ public nonisolated struct WireError: Sendable {
 fileprivate nonisolated let _protobuf_package = "showroom.wire"
 
 nonisolated extension WireErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{2}h\u{f}ERROR_CODE_MALFORMED_MESSAGE\0\u{1}ERROR_CODE_UNKNOWN_KIND\0\u{1}ERROR_CODE_DEADLINE_EXCEEDED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_INVALID_ARGUMENT\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{2}h\u{f}ERROR_CODE_MALFORMED_MESSAGE\0\u{1}ERROR_CODE_UNKNOWN_KIND\0\u{1}ERROR_CODE_DEADLINE_EXCEEDED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_INVALID_ARGUMENT\0\u{2}b\u{f}ERROR_CODE_TOKEN_MALFORMED\0\u{1}ERROR_CODE_TOKEN_BAD_SIGNATURE\0\u{1}ERROR_CODE_TOKEN_WRONG_APP_ID\0\u{1}ERROR_CODE_TOKEN_EXPIRED\0\u{1}ERROR_CODE_TOKEN_CHANNEL_MISMATCH\0\u{1}ERROR_CODE_TOKEN_UID_MISMATCH\0\u{1}ERROR_CODE_TOKEN_MISSING_PRIVILEGE\0")
 }
 
 nonisolated extension WireError: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
