@@ -68,6 +68,14 @@ struct MembershipBenchmark: ParsableCommand {
             }
         }
 
+        if bytesPerSecond.isEmpty {
+            // No idle window: the cost over the whole run so far.
+            for endpoint in endpoints {
+                guard let traffic = probe.status(of: endpoint)?.reporterTraffic, traffic.elapsedMs > 0 else { continue }
+                bytesPerSecond.append(Double(traffic.bytesSent) * 1000 / Double(traffic.elapsedMs))
+            }
+        }
+
         var joinAll: [Double] = [], detectAll: [Double] = [], suspectFirst: [Double] = []
         for trial in 0..<trials {
             let id = "bench-join-\(trial)"
@@ -89,9 +97,9 @@ struct MembershipBenchmark: ParsableCommand {
 
         let result: [String: Any] = [
             "benchmark": "membership", "nodes": nodes, "trials": trials, "idle_seconds": idleSeconds,
-            "join_all_ms_p50": Self.percentile(joinAll, 0.5), "join_all_ms_max": joinAll.max() ?? 0,
-            "detect_all_ms_p50": Self.percentile(detectAll, 0.5), "detect_all_ms_max": detectAll.max() ?? 0,
-            "suspect_first_ms_p50": Self.percentile(suspectFirst, 0.5),
+            "join_all_ms_p50": Self.percentile(joinAll, 0.5).rounded(), "join_all_ms_max": (joinAll.max() ?? 0).rounded(),
+            "detect_all_ms_p50": Self.percentile(detectAll, 0.5).rounded(), "detect_all_ms_max": (detectAll.max() ?? 0).rounded(),
+            "suspect_first_ms_p50": Self.percentile(suspectFirst, 0.5).rounded(),
             "false_suspicions": falseSuspicions, "false_deaths": falseDeaths,
             "bytes_per_s_per_member": bytesPerSecond.isEmpty ? 0 : (bytesPerSecond.reduce(0, +) / Double(bytesPerSecond.count)).rounded(),
         ]
