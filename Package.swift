@@ -56,6 +56,12 @@ let package = Package(
             name: "Membership",
             dependencies: ["ShowroomWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
+        // The edge's channel plane as a pure state machine: sessions, channels, roles, grants,
+        // forwarding decisions with GOP caches, volume indication; plus its wire codec.
+        .target(
+            name: "Edge",
+            dependencies: ["ShowroomWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
+        ),
         // Opus and VP8 encode/decode and the synthetic media sources.
         .target(name: "MediaCodecs", dependencies: ["COpus", "CVPX"]),
         // The admin HTTP port: Prometheus metrics, health and status for the server processes.
@@ -101,6 +107,7 @@ let package = Package(
         .testTarget(name: "MediaCodecsTests", dependencies: ["MediaCodecs"]),
         .testTarget(name: "ShowroomAuthTests", dependencies: ["ShowroomAuth", "ShowroomWire"]),
         .testTarget(name: "MembershipTests", dependencies: ["Membership", "ShowroomWire"]),
+        .testTarget(name: "EdgeTests", dependencies: ["Edge", "ShowroomWire"]),
         .testTarget(
             name: "AdminEndpointTests",
             dependencies: [

@@ -84,6 +84,87 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
   /// transit.
   case mediaFrame // = 200
 
+  /// Edge client sessions and channels: bodies in showroom/edge/session.proto (package
+  /// showroom.edge). Requests get a response of the same kind; a request sent one-way
+  /// (request_id 0) gets none and, if refused, an EDGE_ERROR event. Events are one-way.
+  /// Request: OpenSessionRequest; response: OpenSessionResponse. The first message of a session.
+  case edgeOpenSession // = 201
+
+  /// Request: CloseSessionRequest; response: CloseSessionResponse.
+  case edgeCloseSession // = 202
+
+  /// Request (or one-way): HeartbeatRequest; response: HeartbeatResponse.
+  case edgeHeartbeat // = 203
+
+  /// Request: JoinChannelRequest; response: JoinChannelResponse.
+  case joinChannel // = 204
+
+  /// Request: LeaveChannelRequest; response: LeaveChannelResponse.
+  case leaveChannel // = 205
+
+  /// Request: UpdateChannelOptionsRequest; response: UpdateChannelOptionsResponse.
+  case updateChannelOptions // = 206
+
+  /// Request: SetClientRoleRequest; response: SetClientRoleResponse.
+  case setClientRole // = 207
+
+  /// Request: RenewChannelTokenRequest; response: RenewChannelTokenResponse.
+  case renewChannelToken // = 208
+
+  /// Request: SubscribeTrackRequest; response: SubscribeTrackResponse.
+  case subscribeTrack // = 209
+
+  /// Request: UnsubscribeTrackRequest; response: UnsubscribeTrackResponse.
+  case unsubscribeTrack // = 210
+
+  /// Request: MuteRemoteTrackRequest; response: MuteRemoteTrackResponse.
+  case muteRemoteTrack // = 211
+
+  /// Request: EnableVolumeIndicationRequest; response: EnableVolumeIndicationResponse.
+  case enableVolumeIndication // = 212
+
+  /// Request (or one-way): SendStreamMessageRequest; response: SendStreamMessageResponse.
+  case sendStreamMessage // = 213
+
+  /// Event: UserJoined.
+  case channelUserJoined // = 214
+
+  /// Event: UserOffline.
+  case channelUserOffline // = 215
+
+  /// Event: RemoteTrackPublished.
+  case remoteTrackPublished // = 216
+
+  /// Event: RemoteTrackUnpublished.
+  case remoteTrackUnpublished // = 217
+
+  /// Event: RemoteVideoStateChanged.
+  case remoteVideoStateChanged // = 218
+
+  /// Event: VolumeIndication.
+  case volumeIndication // = 219
+
+  /// Event: StreamMessage.
+  case streamMessage // = 220
+
+  /// Event: TokenWillExpire.
+  case channelTokenWillExpire // = 221
+
+  /// Event: PrivilegeExpired.
+  case channelPrivilegeExpired // = 222
+
+  /// Event, to a publisher: KeyframeRequest.
+  case keyframeRequest // = 223
+
+  /// Event: ConnectionClosed.
+  case channelConnectionClosed // = 224
+
+  /// Event: SessionClosed.
+  case edgeSessionClosed // = 225
+
+  /// Event: ErrorNotice.
+  case edgeError // = 226
+
   /// Request: showroom.admin.ClusterStatusRequest; response: showroom.admin.ClusterStatus (the
   /// answering member's view of the cluster).
   case clusterStatus // = 500
@@ -99,6 +180,32 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
     case 1: self = .nodeInfo
     case 100: self = .gossip
     case 200: self = .mediaFrame
+    case 201: self = .edgeOpenSession
+    case 202: self = .edgeCloseSession
+    case 203: self = .edgeHeartbeat
+    case 204: self = .joinChannel
+    case 205: self = .leaveChannel
+    case 206: self = .updateChannelOptions
+    case 207: self = .setClientRole
+    case 208: self = .renewChannelToken
+    case 209: self = .subscribeTrack
+    case 210: self = .unsubscribeTrack
+    case 211: self = .muteRemoteTrack
+    case 212: self = .enableVolumeIndication
+    case 213: self = .sendStreamMessage
+    case 214: self = .channelUserJoined
+    case 215: self = .channelUserOffline
+    case 216: self = .remoteTrackPublished
+    case 217: self = .remoteTrackUnpublished
+    case 218: self = .remoteVideoStateChanged
+    case 219: self = .volumeIndication
+    case 220: self = .streamMessage
+    case 221: self = .channelTokenWillExpire
+    case 222: self = .channelPrivilegeExpired
+    case 223: self = .keyframeRequest
+    case 224: self = .channelConnectionClosed
+    case 225: self = .edgeSessionClosed
+    case 226: self = .edgeError
     case 500: self = .clusterStatus
     default: self = .UNRECOGNIZED(rawValue)
     }
@@ -110,6 +217,32 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
     case .nodeInfo: return 1
     case .gossip: return 100
     case .mediaFrame: return 200
+    case .edgeOpenSession: return 201
+    case .edgeCloseSession: return 202
+    case .edgeHeartbeat: return 203
+    case .joinChannel: return 204
+    case .leaveChannel: return 205
+    case .updateChannelOptions: return 206
+    case .setClientRole: return 207
+    case .renewChannelToken: return 208
+    case .subscribeTrack: return 209
+    case .unsubscribeTrack: return 210
+    case .muteRemoteTrack: return 211
+    case .enableVolumeIndication: return 212
+    case .sendStreamMessage: return 213
+    case .channelUserJoined: return 214
+    case .channelUserOffline: return 215
+    case .remoteTrackPublished: return 216
+    case .remoteTrackUnpublished: return 217
+    case .remoteVideoStateChanged: return 218
+    case .volumeIndication: return 219
+    case .streamMessage: return 220
+    case .channelTokenWillExpire: return 221
+    case .channelPrivilegeExpired: return 222
+    case .keyframeRequest: return 223
+    case .channelConnectionClosed: return 224
+    case .edgeSessionClosed: return 225
+    case .edgeError: return 226
     case .clusterStatus: return 500
     case .UNRECOGNIZED(let i): return i
     }
@@ -121,6 +254,32 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
     .nodeInfo,
     .gossip,
     .mediaFrame,
+    .edgeOpenSession,
+    .edgeCloseSession,
+    .edgeHeartbeat,
+    .joinChannel,
+    .leaveChannel,
+    .updateChannelOptions,
+    .setClientRole,
+    .renewChannelToken,
+    .subscribeTrack,
+    .unsubscribeTrack,
+    .muteRemoteTrack,
+    .enableVolumeIndication,
+    .sendStreamMessage,
+    .channelUserJoined,
+    .channelUserOffline,
+    .remoteTrackPublished,
+    .remoteTrackUnpublished,
+    .remoteVideoStateChanged,
+    .volumeIndication,
+    .streamMessage,
+    .channelTokenWillExpire,
+    .channelPrivilegeExpired,
+    .keyframeRequest,
+    .channelConnectionClosed,
+    .edgeSessionClosed,
+    .edgeError,
     .clusterStatus,
   ]
 
@@ -260,7 +419,7 @@ nonisolated extension WireProtocolVersion: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension WireMessageKind: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0MESSAGE_KIND_UNSPECIFIED\0\u{1}MESSAGE_KIND_NODE_INFO\0\u{2}c\u{1}MESSAGE_KIND_GOSSIP\0\u{2}d\u{1}MESSAGE_KIND_MEDIA_FRAME\0\u{2}l\u{4}MESSAGE_KIND_CLUSTER_STATUS\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0MESSAGE_KIND_UNSPECIFIED\0\u{1}MESSAGE_KIND_NODE_INFO\0\u{2}c\u{1}MESSAGE_KIND_GOSSIP\0\u{2}d\u{1}MESSAGE_KIND_MEDIA_FRAME\0\u{1}MESSAGE_KIND_EDGE_OPEN_SESSION\0\u{1}MESSAGE_KIND_EDGE_CLOSE_SESSION\0\u{1}MESSAGE_KIND_EDGE_HEARTBEAT\0\u{1}MESSAGE_KIND_JOIN_CHANNEL\0\u{1}MESSAGE_KIND_LEAVE_CHANNEL\0\u{1}MESSAGE_KIND_UPDATE_CHANNEL_OPTIONS\0\u{1}MESSAGE_KIND_SET_CLIENT_ROLE\0\u{1}MESSAGE_KIND_RENEW_CHANNEL_TOKEN\0\u{1}MESSAGE_KIND_SUBSCRIBE_TRACK\0\u{1}MESSAGE_KIND_UNSUBSCRIBE_TRACK\0\u{1}MESSAGE_KIND_MUTE_REMOTE_TRACK\0\u{1}MESSAGE_KIND_ENABLE_VOLUME_INDICATION\0\u{1}MESSAGE_KIND_SEND_STREAM_MESSAGE\0\u{1}MESSAGE_KIND_CHANNEL_USER_JOINED\0\u{1}MESSAGE_KIND_CHANNEL_USER_OFFLINE\0\u{1}MESSAGE_KIND_REMOTE_TRACK_PUBLISHED\0\u{1}MESSAGE_KIND_REMOTE_TRACK_UNPUBLISHED\0\u{1}MESSAGE_KIND_REMOTE_VIDEO_STATE_CHANGED\0\u{1}MESSAGE_KIND_VOLUME_INDICATION\0\u{1}MESSAGE_KIND_STREAM_MESSAGE\0\u{1}MESSAGE_KIND_CHANNEL_TOKEN_WILL_EXPIRE\0\u{1}MESSAGE_KIND_CHANNEL_PRIVILEGE_EXPIRED\0\u{1}MESSAGE_KIND_KEYFRAME_REQUEST\0\u{1}MESSAGE_KIND_CHANNEL_CONNECTION_CLOSED\0\u{1}MESSAGE_KIND_EDGE_SESSION_CLOSED\0\u{1}MESSAGE_KIND_EDGE_ERROR\0\u{2}R\u{4}MESSAGE_KIND_CLUSTER_STATUS\0")
 }
 
 nonisolated extension WireNodeRole: SwiftProtobuf._ProtoNameProviding {

@@ -80,6 +80,57 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
   /// The token does not grant the privilege the action needs (join channel, publish audio,
   /// video or data), or that privilege has expired.
   case tokenMissingPrivilege // = 2007
+
+  /// The session has no connection to the channel named (join it first).
+  case notJoined // = 3000
+
+  /// An audience member tried to publish (media or stream messages); nothing was forwarded.
+  /// Switch to broadcaster first.
+  case roleForbidsPublish // = 3001
+
+  /// A privilege of the token expired while in use (publish, or join: the connection was closed);
+  /// renew the token when told it will expire.
+  case privilegeExpired // = 3002
+
+  /// The connection's media options do not publish this track (publish_audio/video/data).
+  case trackNotPublished // = 3003
+
+  /// A media payload is larger than the edge accepts.
+  case frameTooLarge // = 3004
+
+  /// The session already holds as many channel connections as the edge allows.
+  case tooManyChannels // = 3005
+
+  /// The channel has as many connections (subscribers) as the edge allows.
+  case channelFull // = 3006
+
+  /// The channel has as many broadcasters as the edge allows; join or stay as audience.
+  case tooManyPublishers // = 3007
+
+  /// A track kind that is neither audio nor video.
+  case unknownTrack // = 3008
+
+  /// A stream message is larger than the edge accepts.
+  case streamMessageTooLarge // = 3009
+
+  /// Stream messages are sent faster than the edge accepts (messages or bytes per second).
+  case streamMessageRateLimited // = 3010
+
+  /// The session already has a connection to this channel.
+  case alreadyJoined // = 3011
+
+  /// No session is open on this client connection (never opened, closed or timed out): open one
+  /// and rejoin.
+  case noSession // = 3012
+
+  /// The same uid joined the channel from another session; this connection was closed.
+  case uidReplaced // = 3013
+
+  /// Nothing was heard from the session within the heartbeat timeout; it was closed.
+  case sessionTimedOut // = 3014
+
+  /// The same client id opened a new session; this one was closed.
+  case sessionReplaced // = 3015
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -104,6 +155,22 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 2005: self = .tokenChannelMismatch
     case 2006: self = .tokenUidMismatch
     case 2007: self = .tokenMissingPrivilege
+    case 3000: self = .notJoined
+    case 3001: self = .roleForbidsPublish
+    case 3002: self = .privilegeExpired
+    case 3003: self = .trackNotPublished
+    case 3004: self = .frameTooLarge
+    case 3005: self = .tooManyChannels
+    case 3006: self = .channelFull
+    case 3007: self = .tooManyPublishers
+    case 3008: self = .unknownTrack
+    case 3009: self = .streamMessageTooLarge
+    case 3010: self = .streamMessageRateLimited
+    case 3011: self = .alreadyJoined
+    case 3012: self = .noSession
+    case 3013: self = .uidReplaced
+    case 3014: self = .sessionTimedOut
+    case 3015: self = .sessionReplaced
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -126,6 +193,22 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .tokenChannelMismatch: return 2005
     case .tokenUidMismatch: return 2006
     case .tokenMissingPrivilege: return 2007
+    case .notJoined: return 3000
+    case .roleForbidsPublish: return 3001
+    case .privilegeExpired: return 3002
+    case .trackNotPublished: return 3003
+    case .frameTooLarge: return 3004
+    case .tooManyChannels: return 3005
+    case .channelFull: return 3006
+    case .tooManyPublishers: return 3007
+    case .unknownTrack: return 3008
+    case .streamMessageTooLarge: return 3009
+    case .streamMessageRateLimited: return 3010
+    case .alreadyJoined: return 3011
+    case .noSession: return 3012
+    case .uidReplaced: return 3013
+    case .sessionTimedOut: return 3014
+    case .sessionReplaced: return 3015
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -148,6 +231,22 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     .tokenChannelMismatch,
     .tokenUidMismatch,
     .tokenMissingPrivilege,
+    .notJoined,
+    .roleForbidsPublish,
+    .privilegeExpired,
+    .trackNotPublished,
+    .frameTooLarge,
+    .tooManyChannels,
+    .channelFull,
+    .tooManyPublishers,
+    .unknownTrack,
+    .streamMessageTooLarge,
+    .streamMessageRateLimited,
+    .alreadyJoined,
+    .noSession,
+    .uidReplaced,
+    .sessionTimedOut,
+    .sessionReplaced,
   ]
 
 }
@@ -172,7 +271,7 @@ public nonisolated struct WireError: Sendable {
 fileprivate nonisolated let _protobuf_package = "showroom.wire"
 
 nonisolated extension WireErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{2}h\u{f}ERROR_CODE_MALFORMED_MESSAGE\0\u{1}ERROR_CODE_UNKNOWN_KIND\0\u{1}ERROR_CODE_DEADLINE_EXCEEDED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_INVALID_ARGUMENT\0\u{2}b\u{f}ERROR_CODE_TOKEN_MALFORMED\0\u{1}ERROR_CODE_TOKEN_BAD_SIGNATURE\0\u{1}ERROR_CODE_TOKEN_WRONG_APP_ID\0\u{1}ERROR_CODE_TOKEN_EXPIRED\0\u{1}ERROR_CODE_TOKEN_CHANNEL_MISMATCH\0\u{1}ERROR_CODE_TOKEN_UID_MISMATCH\0\u{1}ERROR_CODE_TOKEN_MISSING_PRIVILEGE\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{2}h\u{f}ERROR_CODE_MALFORMED_MESSAGE\0\u{1}ERROR_CODE_UNKNOWN_KIND\0\u{1}ERROR_CODE_DEADLINE_EXCEEDED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_INVALID_ARGUMENT\0\u{2}b\u{f}ERROR_CODE_TOKEN_MALFORMED\0\u{1}ERROR_CODE_TOKEN_BAD_SIGNATURE\0\u{1}ERROR_CODE_TOKEN_WRONG_APP_ID\0\u{1}ERROR_CODE_TOKEN_EXPIRED\0\u{1}ERROR_CODE_TOKEN_CHANNEL_MISMATCH\0\u{1}ERROR_CODE_TOKEN_UID_MISMATCH\0\u{1}ERROR_CODE_TOKEN_MISSING_PRIVILEGE\0\u{2}a\u{f}ERROR_CODE_NOT_JOINED\0\u{1}ERROR_CODE_ROLE_FORBIDS_PUBLISH\0\u{1}ERROR_CODE_PRIVILEGE_EXPIRED\0\u{1}ERROR_CODE_TRACK_NOT_PUBLISHED\0\u{1}ERROR_CODE_FRAME_TOO_LARGE\0\u{1}ERROR_CODE_TOO_MANY_CHANNELS\0\u{1}ERROR_CODE_CHANNEL_FULL\0\u{1}ERROR_CODE_TOO_MANY_PUBLISHERS\0\u{1}ERROR_CODE_UNKNOWN_TRACK\0\u{1}ERROR_CODE_STREAM_MESSAGE_TOO_LARGE\0\u{1}ERROR_CODE_STREAM_MESSAGE_RATE_LIMITED\0\u{1}ERROR_CODE_ALREADY_JOINED\0\u{1}ERROR_CODE_NO_SESSION\0\u{1}ERROR_CODE_UID_REPLACED\0\u{1}ERROR_CODE_SESSION_TIMED_OUT\0\u{1}ERROR_CODE_SESSION_REPLACED\0")
 }
 
 nonisolated extension WireError: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {

@@ -1,0 +1,25 @@
+import ShowroomWire
+
+/// One open client session, as ``ChannelPlane`` keeps it.
+struct ClientSession: Sendable {
+    let id: SessionID
+    let clientID: String
+    let sdkVersion: String
+    let openedAt: Duration
+    /// Any message counts as a heartbeat.
+    var lastHeard: Duration
+    /// The channels it is connected to, in join order.
+    var channels: [String] = []
+    /// Volume indication for all its channels, if enabled.
+    var volume: VolumeIndicationConfig?
+    var nextVolumeReport: Duration = .zero
+    /// The last refusal reported by an error event, to report repeats at most once per
+    /// `refusalReportInterval`.
+    var lastRefusal: Refusal?
+
+    struct Refusal: Sendable {
+        var code: WireErrorCode
+        var channel: String
+        var at: Duration
+    }
+}
