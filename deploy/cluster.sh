@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The local cluster launcher: start, grow, shrink, inspect and stop Showroom processes on this machine.
 #
-#   deploy/cluster.sh demo                        start a small cluster, show its status, stop it
+#   deploy/cluster.sh demo                        start a small cluster, show it, kill and add an edge, stop it
 #   deploy/cluster.sh up [--edges N] [--coordinators N] [--callsignals N] [--base-port P]
 #   deploy/cluster.sh status [--json] [--watch]   the status tool against this cluster
 #   deploy/cluster.sh scale-edges N               add edges, or gracefully remove the newest ones
@@ -120,6 +120,7 @@ start_node() {
     exec setsid "$bin_dir/showroom-$kind" --node-id "$id" --bind "$bind" "${seeds[@]}"
   ) >"$run_dir/$id.out" 2>"$run_dir/$id.log" </dev/null &
   echo $! > "$run_dir/$id.pid"
+  disown "$!" 2>/dev/null || true  # the script reports nothing when the process dies later
   wait_ready "$id"
 }
 
@@ -241,6 +242,15 @@ cmd_demo() {
   cmd_up
   echo
   echo "== status =="
+  cmd_status
+  echo
+  echo "== failure drill: SIGKILL edge-1, wait until no member counts it alive =="
+  target=edge-1 cmd_kill
+  await_converged
+  cmd_status
+  echo
+  echo "== scale out: one more edge =="
+  target=2 cmd_scale_edges
   cmd_status
   echo
 }
