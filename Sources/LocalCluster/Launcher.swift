@@ -1,4 +1,5 @@
 import Foundation
+import ZeroMQ
 
 /// `deploy/cluster.sh` driven from Swift: a cluster in its own run directory on free ports, using
 /// the executables already built next to the running binary. Everything it started is stopped
@@ -97,7 +98,7 @@ struct ManagedProcessRun {
         let output = OutputCollector()
         pipe.fileHandleForReading.readabilityHandler = { handle in output.append(handle.availableData) }
         try process.run()
-        let seconds = Double(timeout.components.seconds)
+        let seconds = timeout.seconds
         if exited.wait(timeout: .now() + seconds) == .timedOut {
             kill(-process.processIdentifier, SIGKILL)
             process.terminate()

@@ -1,4 +1,5 @@
 import Foundation
+import ZeroMQ
 import Synchronization
 
 #if canImport(Glibc)
@@ -96,7 +97,7 @@ public final class ManagedProcess: @unchecked Sendable {
 
     /// Waits until a line of standard output satisfies `match`, and returns it.
     public func waitForLine(timeout: Duration = .seconds(20), where match: (String) -> Bool) throws -> String {
-        let deadline = Date() + Double(timeout.components.seconds)
+        let deadline = Date() + timeout.seconds
         changed.lock()
         defer { changed.unlock() }
         while true {
@@ -118,7 +119,7 @@ public final class ManagedProcess: @unchecked Sendable {
     /// Waits for the process to exit and returns its exit status, or nil if it is still running
     /// at the deadline.
     public func waitForExit(timeout: Duration = .seconds(10)) -> Int32? {
-        guard exited.wait(timeout: .now() + .milliseconds(Int(timeout.components.seconds * 1000))) == .success else {
+        guard exited.wait(timeout: .now() + .milliseconds(Int(timeout.milliseconds))) == .success else {
             return nil
         }
         exited.signal()  // later waiters see the exit too

@@ -157,8 +157,7 @@ struct CPUSampler {
     mutating func sample() -> Double {
         let cpu = Self.processCPUSeconds()
         let wall = ContinuousClock.now
-        let elapsed = lastWall.duration(to: wall)
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = lastWall.duration(to: wall).seconds
         defer { lastCPU = cpu; lastWall = wall }
         return seconds > 0 ? max(0, (cpu - lastCPU) / seconds * 100) : 0
     }

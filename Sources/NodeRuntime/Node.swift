@@ -199,11 +199,3 @@ final class NodeCore {
         return "tcp://\(host)\(bound[colon...])"
     }
 }
-
-extension Duration {
-    /// Whole milliseconds (negative durations give 0).
-    var milliseconds: UInt64 {
-        let (seconds, attoseconds) = components
-        return seconds < 0 ? 0 : UInt64(seconds) * 1000 + UInt64(attoseconds / 1_000_000_000_000_000)
-    }
-}

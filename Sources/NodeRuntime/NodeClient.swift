@@ -30,7 +30,7 @@ public final class NodeClient {
     ) throws(ShowroomError) -> Response {
         let id = nextRequestID
         nextRequestID += 1
-        let deadlineMs = UInt32(timeout.components.seconds * 1000)
+        let deadlineMs = UInt32(clamping: timeout.milliseconds)
         let envelope = try WireEnvelope(request: kind, id: id, body: body, deadlineMs: deadlineMs)
         let frame: [UInt8]
         do { frame = try envelope.serializedBytes() } catch {

@@ -66,7 +66,7 @@ final class PeerLinks {
         let envelope: WireEnvelope
         do {
             envelope = try WireEnvelope(request: kind, id: id, body: body, senderNode: nodeID,
-                                        deadlineMs: UInt32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
+                                        deadlineMs: UInt32(clamping: timeout.milliseconds))
         } catch {
             completion(.failure(error))
             return

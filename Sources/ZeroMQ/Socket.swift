@@ -239,8 +239,7 @@ public final class Socket {
     public func poll(_ events: PollEvents = .readable, timeout: Duration) throws(ZeroMQError) -> PollEvents {
         owner.check()
         var item = zmq_pollitem_t(socket: handle, fd: 0, events: events.rawValue, revents: 0)
-        let ms = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-        while zmq_poll(&item, 1, max(ms, 0)) < 0 {
+        while zmq_poll(&item, 1, Int(timeout.milliseconds)) < 0 {
             let error = zmq_errno()
             if error != EINTR { throw ZeroMQError(errno: error, operation: "poll on \(type)") }
         }

@@ -1,8 +1,6 @@
 import ArgumentParser
 import Foundation
-import NodeRuntime
-import ShowroomWire
-import ZeroMQ
+import LocalCluster
 
 /// `showroomctl await-members`: waits until every given member sees the same number of alive
 /// members. Used by the cluster launcher to return only once the cluster has converged.
@@ -21,27 +19,12 @@ struct AwaitMembersCommand: ParsableCommand {
     var timeout = 30.0
 
     func run() throws {
-        let context = try Context()
-        let clients = try seeds.map { try NodeClient(endpoint: $0, context: context) }
-        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
-        var waitingFor = Set(clients.indices)
-        var last: [Int: String] = [:]
-        while !waitingFor.isEmpty && ContinuousClock.now < deadline {
-            for i in waitingFor.sorted() {
-                do {
-                    let status = try clients[i].request(.clusterStatus, body: AdminClusterStatusRequest(),
-                                                        expecting: AdminClusterStatus.self, timeout: .seconds(1))
-                    let alive = status.members.filter { $0.state == .alive }.count
-                    if alive == count { waitingFor.remove(i) } else { last[i] = "\(status.reporter) sees \(alive) alive" }
-                } catch {
-                    last[i] = "\(clients[i].endpoint): \(error)"
-                }
+        do {
+            try ClusterProbe().waitUntil(seeds, timeout: .milliseconds(Int(timeout * 1000)), "each sees \(count) alive") {
+                $0.aliveIDs.count == count
             }
-            if !waitingFor.isEmpty { Thread.sleep(forTimeInterval: 0.05) }  // poll period
-        }
-        if !waitingFor.isEmpty {
-            let reasons = waitingFor.sorted().compactMap { last[$0] }.joined(separator: "; ")
-            FileHandle.standardError.write(Data("showroomctl await-members: not converged to \(count) alive: \(reasons)\n".utf8))
+        } catch {
+            FileHandle.standardError.write(Data("showroomctl await-members: \(error)\n".utf8))
             throw ExitCode(1)
         }
     }

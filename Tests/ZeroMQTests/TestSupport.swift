@@ -70,8 +70,7 @@ final class Counter: @unchecked Sendable {
 /// Polls `sockets` for readability up to `timeout`; returns the indices that are readable.
 func pollReadable(_ sockets: [Socket], timeout: Duration) -> [Int] {
     var items = sockets.map { zmq_pollitem_t(socket: $0.handle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0) }
-    let ms = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-    guard zmq_poll(&items, Int32(items.count), ms) > 0 else { return [] }
+    guard zmq_poll(&items, Int32(items.count), Int(timeout.milliseconds)) > 0 else { return [] }
     return items.indices.filter { items[$0].revents != 0 }
 }
 
