@@ -88,7 +88,19 @@ let package = Package(
             ]
         ),
 
-        .executableTarget(name: "showroom-edge", dependencies: ["NodeRuntime"]),
+        // The edge process's client side: the client ROUTER around the channel plane, token checks,
+        // fan-out by reference.
+        .target(
+            name: "EdgeServer",
+            dependencies: [
+                "Edge", "ShowroomAuth", "ShowroomWire", "ZeroMQ", "NodeRuntime",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+
+        .executableTarget(name: "showroom-edge", dependencies: ["NodeRuntime", "EdgeServer"]),
         .executableTarget(name: "showroom-coordinator", dependencies: ["NodeRuntime"]),
         .executableTarget(name: "showroom-callsignal", dependencies: ["NodeRuntime"]),
         .executableTarget(

@@ -14,6 +14,9 @@
 # clusters with different run directories and base ports run side by side. Ports: coordinators
 # from P (default 7100), call-signal nodes from P+10, edges from P+20; --base-port 0 lets every
 # process pick a free port. --bin-dir DIR uses executables already built there instead of building.
+# Tokens: `up` writes the app's id and certificate to DIR/app.json (mode 600) and every process
+# reads it; --app-id / --app-certificate set them, default the local demo app's (never use those
+# outside this machine; showroomctl's token and bench commands use the same defaults).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,8 +27,10 @@ coordinators=1
 callsignals=1
 status_flags=()
 bin_dir=""
+app_id="5f0c5d7e5c1a4f3e9b2d8a6c4e1f0a7b"
+app_certificate="9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b"
 
-usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
 command="${1:-}"
@@ -45,6 +50,8 @@ while [ $# -gt 0 ]; do
     --coordinators) coordinators="$2"; shift 2 ;;
     --callsignals) callsignals="$2"; shift 2 ;;
     --bin-dir) bin_dir="$(cd "$2" && pwd)"; shift 2 ;;
+    --app-id) app_id="$2"; shift 2 ;;
+    --app-certificate) app_certificate="$2"; shift 2 ;;
     --json|--watch) status_flags+=("$1"); shift ;;
     -h|--help) usage 0 ;;
     *) die "unknown option $1 (see --help)" ;;
@@ -117,7 +124,7 @@ start_node() {
       n="${fd##*/}"
       [ "$n" -gt 2 ] 2>/dev/null && eval "exec $n>&-" 2>/dev/null
     done
-    exec setsid "$bin_dir/showroom-$kind" --node-id "$id" --bind "$bind" "${seeds[@]}"
+    exec setsid "$bin_dir/showroom-$kind" --config "$run_dir/app.json" --node-id "$id" --bind "$bind" "${seeds[@]}"
   ) >"$run_dir/$id.out" 2>"$run_dir/$id.log" </dev/null &
   echo $! > "$run_dir/$id.pid"
   disown "$!" 2>/dev/null || true  # the script reports nothing when the process dies later
@@ -166,6 +173,8 @@ cmd_up() {
   build
   mkdir -p "$run_dir"
   echo "$base_port" > "$run_dir/base-port"
+  [[ "$app_id$app_certificate" =~ ^[0-9a-fA-F]{64}$ ]] || die "--app-id and --app-certificate take 32 hexadecimal characters each"
+  ( umask 077; printf '{"appID": "%s", "appCertificate": "%s"}\n' "$app_id" "$app_certificate" > "$run_dir/app.json" )
   echo "starting in $run_dir"
   local i
   for i in $(seq 1 "$coordinators"); do start_node "coordinator-$i"; done

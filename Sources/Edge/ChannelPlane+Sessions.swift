@@ -99,6 +99,21 @@ extension ChannelPlane {
         return out
     }
 
+    /// The edge is going away (drain, shutdown): every session is told `reason` and closed; the
+    /// visible users go offline (dropped) for the others first.
+    ///
+    /// - Parameters:
+    ///   - reason: What the clients are told (``EdgeEvent/sessionClosed(reason:)``).
+    ///   - now: The current clock value.
+    /// - Returns: The events and closes.
+    public mutating func closeAllSessions(reason: ShowroomError, now: Duration) -> [EdgeDirective] {
+        var out: [EdgeDirective] = []
+        for id in sessions.keys.sorted() {
+            endSession(id, offline: .dropped, notify: reason, close: true, now: now, &out)
+        }
+        return out
+    }
+
     /// Ends a session: every connection is removed (its visible users go offline with `offline`),
     /// then the session is told `notify` (if any) and closed (if `close`).
     mutating func endSession(

@@ -61,6 +61,9 @@ public struct ChannelPlane<Frame> {
     /// Number of open sessions.
     public var sessionCount: Int { sessions.count }
 
+    /// Number of channel connections over all channels.
+    public var connectionCount: Int { channels.values.reduce(0) { $0 + $1.connections.count } }
+
     /// Names of the channels with at least one connection, sorted.
     public var channelNames: [String] { channels.keys.sorted() }
 

@@ -9,11 +9,15 @@ public final class NodeProcess: @unchecked Sendable {
     public let nodeID: String
     /// The cluster endpoint it announced (`tcp://127.0.0.1:PORT`).
     public let endpoint: String
+    /// The client endpoint it announced (edges), or "".
+    public let clientEndpoint: String
 
-    /// Starts a node of `role` and waits for its `ready` line.
+    /// Starts a node of `role` and waits for its `ready` line. Edges get the demo app's
+    /// credentials (``DemoApp``).
     public init(_ role: NodeRole, nodeID: String, extraArguments: [String] = []) throws {
+        let credentials = role == .edge ? ["--app-id", DemoApp.appID, "--app-certificate", DemoApp.appCertificate] : []
         process = try ManagedProcess(role.executableName,
-                                     ["--node-id", nodeID, "--bind", "tcp://127.0.0.1:*"] + extraArguments)
+                                     ["--node-id", nodeID, "--bind", "tcp://127.0.0.1:*"] + credentials + extraArguments)
         let ready = try process.waitForLine { $0.hasPrefix("ready ") }
         let fields = Self.fields(of: ready)
         guard let endpoint = fields["endpoint"], let id = fields["node"] else {
@@ -21,6 +25,7 @@ public final class NodeProcess: @unchecked Sendable {
         }
         self.nodeID = id
         self.endpoint = endpoint
+        clientEndpoint = fields["client"] ?? ""
     }
 
     /// The `key=value` fields of a line.

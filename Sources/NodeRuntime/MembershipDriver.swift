@@ -75,6 +75,15 @@ final class MembershipDriver {
         perform(membership.updateMetadata(metadata, now: now))
     }
 
+    /// Disseminates this member's channel and connection counts when they changed.
+    func updateLoad(channels: Int, connections: Int) {
+        var metadata = membership.localMember.metadata
+        guard metadata.load.channels != channels || metadata.load.connections != connections else { return }
+        metadata.load.channels = channels
+        metadata.load.connections = connections
+        perform(membership.updateMetadata(metadata, now: now))
+    }
+
     private func perform(_ directives: [MembershipDirective]) {
         for directive in directives {
             switch directive {

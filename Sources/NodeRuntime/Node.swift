@@ -97,6 +97,12 @@ public final class Node: Sendable {
         return try envelope.decodeBody(Response.self)
     }
 
+    /// Reports what this member hosts (an edge: channels and client connections); the others
+    /// learn it through gossip when it changed. Any thread.
+    public func updateLoad(channels: Int, connections: Int) {
+        loop.execute { [core] in core.value.membership.updateLoad(channels: channels, connections: connections) }
+    }
+
     /// The members this node knows, itself included.
     public func members() async throws -> [Member] {
         try await loop.submit { [core] in core.value.membership.membership.members }

@@ -28,6 +28,14 @@ public struct NodeConfiguration: Sendable {
     public var highWaterMark: Int32 = 1000
     /// libzmq I/O threads.
     public var ioThreads: Int = 1
+    /// Where the client endpoint listens (edges: client sessions). `tcp://127.0.0.1:*` picks a
+    /// free port; the bound address (with ``advertiseHost``) is announced in the membership.
+    public var clientBind: String = "tcp://127.0.0.1:*"
+    /// The app whose tokens this cluster accepts (edges verify join tokens against it).
+    public var appID: String?
+    /// The app certificate tokens are signed with. Keep it in the configuration file rather than on
+    /// the command line, where other users of the host can read it.
+    public var appCertificate: String?
     /// Gossip timing (probe interval, timeouts, suspicion). The defaults suit a LAN.
     public var membershipSettings = MembershipSettings()
     /// How long a leaving member keeps gossiping so the others hear it left.
@@ -42,6 +50,7 @@ public struct NodeConfiguration: Sendable {
     /// Keys a configuration file may hold; any other key is refused so a typo is not ignored.
     public static let fileKeys: Set<String> = [
         "nodeID", "bind", "advertiseHost", "admin", "seeds", "logLevel", "maxMessageBytes", "highWaterMark", "ioThreads",
+        "clientBind", "appID", "appCertificate",
     ]
 
     /// Applies the settings of a JSON configuration file on top of this configuration.
@@ -84,6 +93,9 @@ public struct NodeConfiguration: Sendable {
         if let v = try value("maxMessageBytes", as: Int.self) { maxMessageBytes = v }
         if let v = try value("highWaterMark", as: Int.self) { highWaterMark = Int32(clamping: v) }
         if let v = try value("ioThreads", as: Int.self) { ioThreads = v }
+        if let v = try value("clientBind", as: String.self) { clientBind = v }
+        if let v = try value("appID", as: String.self) { appID = v }
+        if let v = try value("appCertificate", as: String.self) { appCertificate = v }
         try validate()
     }
 
@@ -101,11 +113,16 @@ public struct NodeConfiguration: Sendable {
         if nodeID.isEmpty || nodeID.count > 64 || nodeID.contains(where: { $0.isWhitespace }) {
             throw .invalidArgument("node id '\(nodeID)' must be 1–64 characters without spaces")
         }
-        for endpoint in [bind] + seeds where !endpoint.hasPrefix("tcp://") && !endpoint.hasPrefix("ipc://") {
+        for endpoint in [bind, clientBind] + seeds where !endpoint.hasPrefix("tcp://") && !endpoint.hasPrefix("ipc://") {
             throw .invalidArgument("endpoint '\(endpoint)' must start with tcp:// or ipc://")
         }
         if maxMessageBytes < 1024 { throw .invalidArgument("maxMessageBytes must be at least 1024") }
         if highWaterMark < 1 { throw .invalidArgument("highWaterMark must be at least 1") }
         if ioThreads < 1 || ioThreads > 64 { throw .invalidArgument("ioThreads must be 1–64") }
+        for (name, value) in [("appID", appID), ("appCertificate", appCertificate)] {
+            if let value, value.count != 32 || !value.allSatisfy(\.isHexDigit) {
+                throw .invalidArgument("\(name) must be 32 hexadecimal characters, as the app's console shows it")
+            }
+        }
     }
 }

@@ -10,7 +10,17 @@ import ShowroomWire
 /// SIGINT. The three executables are this plus their role.
 public enum NodeMain {
     /// Runs a node of `role` until SIGTERM/SIGINT, then stops it and returns (exit status 0).
-    public static func run(role: NodeRole, options: NodeOptions) async throws {
+    ///
+    /// - Parameters:
+    ///   - role: The process's role.
+    ///   - options: The command-line flags.
+    ///   - roleService: Makes what the role adds to the node (an edge's client endpoint); it is
+    ///     started before the node joins and stopped after it leaves. A configuration it refuses
+    ///     (a ``ShowroomError``) ends the process with exit status 2.
+    public static func run(
+        role: NodeRole, options: NodeOptions,
+        roleService: (@Sendable (NodeConfiguration, Logger) throws -> any NodeRoleService)? = nil
+    ) async throws {
         let configuration: NodeConfiguration
         do {
             configuration = try options.configuration(role: role)
@@ -20,7 +30,16 @@ public enum NodeMain {
         }
         bootstrapLogging(configuration)
         let logger = Logger(label: "showroom.\(role.rawValue)")
-        let service = NodeService(configuration: configuration, logger: logger)
+        var added: (any NodeRoleService)?
+        if let roleService {
+            do {
+                added = try roleService(configuration, logger)
+            } catch let error as ShowroomError {
+                FileHandle.standardError.write(Data("\(role.executableName): \(error)\n".utf8))
+                throw ExitCode(2)
+            }
+        }
+        let service = NodeService(configuration: configuration, logger: logger, roleService: added)
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint],
@@ -44,6 +63,7 @@ public enum NodeMain {
 struct NodeService: Service, CustomStringConvertible {
     let configuration: NodeConfiguration
     let logger: Logger
+    let roleService: (any NodeRoleService)?
 
     var description: String { "NodeService(\(configuration.role) \(configuration.nodeID))" }
 
@@ -66,22 +86,44 @@ struct NodeService: Service, CustomStringConvertible {
             admin = server
         }
         let node: Node
+        var clientEndpoint = ""
         do {
-            node = try Node(configuration: configuration, adminEndpoint: adminEndpoint, logger: logger)
+            clientEndpoint = try roleService?.start() ?? ""
+            node = try Node(configuration: configuration, clientEndpoint: clientEndpoint, adminEndpoint: adminEndpoint, logger: logger)
         } catch {
             logger.critical("node failed to start", metadata: ["error": "\(error)"])
+            await roleService?.stop()
             await admin?.stop()
             throw error
         }
         started.withLock { $0 = node }
+        roleService?.attach(to: node)
         node.join()
         // One line on standard output that launchers and tests wait for.
-        let ready = "ready node=\(configuration.nodeID) role=\(configuration.role) endpoint=\(node.endpoint) admin=\(adminEndpoint.isEmpty ? "off" : adminEndpoint) pid=\(ProcessInfo.processInfo.processIdentifier) at_ms=\(Int64(Date().timeIntervalSince1970 * 1000))\n"
+        let ready = "ready node=\(configuration.nodeID) role=\(configuration.role) endpoint=\(node.endpoint)\(clientEndpoint.isEmpty ? "" : " client=\(clientEndpoint)") admin=\(adminEndpoint.isEmpty ? "off" : adminEndpoint) pid=\(ProcessInfo.processInfo.processIdentifier) at_ms=\(Int64(Date().timeIntervalSince1970 * 1000))\n"
         FileHandle.standardOutput.write(Data(ready.utf8))
         try? await gracefulShutdown()
         logger.info("leaving the cluster")
         admin?.setDraining()
+        await roleService?.drain()
         await node.leave()
+        await roleService?.stop()
         await admin?.stop()
     }
+}
+
+/// What a role adds to its node process: sockets and state of its own (an edge's client endpoint
+/// and channel plane). ``NodeMain`` starts it before the node joins the cluster, so the endpoint it
+/// returns is announced from the first gossip on, and stops it after the node has left.
+public protocol NodeRoleService: AnyObject, Sendable {
+    /// Starts serving.
+    ///
+    /// - Returns: The endpoint clients connect to, announced in the membership; "" for none.
+    func start() throws -> String
+    /// The node is up: the service may report its load through it.
+    func attach(to node: Node)
+    /// SIGTERM: take no new work and tell clients to go elsewhere, before the node leaves.
+    func drain() async
+    /// Stops serving and releases everything.
+    func stop() async
 }

@@ -24,6 +24,15 @@ public struct NodeOptions: ParsableArguments, Sendable {
     @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
     public var logLevel: String?
 
+    @Option(help: "Client endpoint to listen on (edges), e.g. tcp://0.0.0.0:7300 (tcp://127.0.0.1:* picks a free port).")
+    public var clientBind: String?
+
+    @Option(help: "App id whose tokens are accepted (32 hex characters).")
+    public var appID: String?
+
+    @Option(help: "App certificate tokens are signed with (32 hex characters); prefer the configuration file.")
+    public var appCertificate: String?
+
     public init() {}
 
     /// The configuration for `role`: defaults, then the file, then these flags.
@@ -35,6 +44,9 @@ public struct NodeOptions: ParsableArguments, Sendable {
         if let advertiseHost { configuration.advertiseHost = advertiseHost }
         if let admin { configuration.admin = admin }
         if !seeds.isEmpty { configuration.seeds = seeds }
+        if let clientBind { configuration.clientBind = clientBind }
+        if let appID { configuration.appID = appID }
+        if let appCertificate { configuration.appCertificate = appCertificate }
         if let logLevel { configuration.logLevel = try NodeConfiguration.parseLogLevel(logLevel) }
         try configuration.validate()
         return configuration

@@ -1,4 +1,5 @@
 import ArgumentParser
+import EdgeServer
 import NodeRuntime
 
 @main
@@ -10,6 +11,8 @@ struct EdgeCommand: AsyncParsableCommand {
     @OptionGroup var options: NodeOptions
 
     func run() async throws {
-        try await NodeMain.run(role: .edge, options: options)
+        try await NodeMain.run(role: .edge, options: options) { configuration, logger in
+            try EdgeRoleService(configuration: configuration, logger: logger)
+        }
     }
 }

@@ -1,0 +1,134 @@
+import Edge
+import Foundation
+import Logging
+import NodeRuntime
+import Synchronization
+import ShowroomWire
+import ZeroMQ
+
+/// An edge's client side: the ROUTER clients' sessions connect to, the channel plane behind it,
+/// and the fan-out of media frames, on an event loop of its own so that media never delays the
+/// node's gossip.
+///
+/// ```swift
+/// let edge = try EdgeServer(configuration: .init(appID: id, appCertificate: cert), logger: logger)
+/// print(edge.endpoint)  // tcp://127.0.0.1:PORT, for clients
+/// ...
+/// await edge.stop()
+/// ```
+public final class EdgeServer: Sendable {
+    /// Where clients connect.
+    public let endpoint: String
+    /// The loop the client socket and the plane live on.
+    public let loop: EventLoop
+    private let core: LoopBound<EdgeCore>
+
+    /// Binds the client endpoint and starts serving.
+    ///
+    /// - Throws: ``ShowroomError`` or `ZeroMQError` if the endpoint cannot be bound.
+    public init(configuration: EdgeServerConfiguration, logger: Logger) throws {
+        try ZeroMQLibrary.requireSupported()
+        let context = try Context(ioThreads: 1)
+        let loop = try EventLoop.start(name: "edge-clients", context: context)
+        self.loop = loop
+        do {
+            let core = try loop.submitAndWait { () throws -> LoopBound<EdgeCore> in
+                LoopBound(try EdgeCore(configuration: configuration, loop: loop, logger: logger), loop: loop)
+            }
+            self.core = core
+            endpoint = try loop.submitAndWait { core.value.endpoint }
+        } catch {
+            loop.shutdown()
+            context.shutdown()
+            throw error
+        }
+        logger.info("edge client endpoint bound", metadata: ["endpoint": "\(endpoint)"])
+    }
+
+    /// Calls `report` (on the edge's loop) with the hosted channel and connection counts whenever
+    /// they change.
+    public func onLoadChange(_ report: @escaping @Sendable (_ channels: Int, _ connections: Int) -> Void) {
+        loop.execute { [core] in core.value.reportLoad = report }
+    }
+
+    /// The plane's counters.
+    public func statistics() async throws -> EdgeStatistics {
+        try await loop.submit { [core] in core.value.plane.statistics }
+    }
+
+    /// A hosted channel, or `nil` if nobody is connected to it.
+    public func channel(_ name: String) async throws -> ChannelSnapshot? {
+        try await loop.submit { [core] in core.value.plane.channel(name) }
+    }
+
+    /// The hosted channels, sorted by name.
+    public func channelNames() async throws -> [String] {
+        try await loop.submit { [core] in core.value.plane.channelNames }
+    }
+
+    /// Refuses new joins and closes every client session, telling each client to join again through
+    /// the cluster (SIGTERM).
+    ///
+    /// - Parameter nodeID: The edge's id, named in what the clients are told.
+    public func drain(nodeID: String) async {
+        _ = try? await loop.submit { [core] in core.value.beginDraining(nodeID: nodeID) }
+    }
+
+    /// Stops serving: closes the socket and ends the loop, without blocking the caller's thread.
+    public func stop() async {
+        let loop = self.loop
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread {
+                loop.shutdown()
+                continuation.resume()
+            }.start()
+        }
+    }
+
+    /// Stops serving, blocking the calling thread (not for async code).
+    public func shutdown() {
+        loop.shutdown()
+    }
+}
+
+/// The edge as its node process runs it: ``EdgeServer`` started from the node's configuration, its
+/// client endpoint announced in the membership and its load reported through the node.
+public final class EdgeRoleService: NodeRoleService {
+    private let configuration: EdgeServerConfiguration
+    private let nodeID: String
+    private let logger: Logger
+    private let server = Mutex<EdgeServer?>(nil)
+
+    /// Takes the edge's settings from the node's configuration.
+    ///
+    /// - Throws: ``ShowroomError`` `invalidArgument` when the app id or certificate is missing.
+    public init(configuration: NodeConfiguration, logger: Logger) throws(ShowroomError) {
+        guard let appID = configuration.appID, let appCertificate = configuration.appCertificate else {
+            throw .invalidArgument(
+                "an edge verifies join tokens: give it the app's id and certificate (appID and appCertificate in the configuration file, or --app-id and --app-certificate)")
+        }
+        self.configuration = EdgeServerConfiguration(
+            clientBind: configuration.clientBind, advertiseHost: configuration.advertiseHost, appID: appID,
+            appCertificate: appCertificate)
+        nodeID = configuration.nodeID
+        self.logger = logger
+    }
+
+    public func start() throws -> String {
+        let edge = try EdgeServer(configuration: configuration, logger: logger)
+        server.withLock { $0 = edge }
+        return edge.endpoint
+    }
+
+    public func attach(to node: Node) {
+        server.withLock { $0 }?.onLoadChange { channels, connections in node.updateLoad(channels: channels, connections: connections) }
+    }
+
+    public func drain() async {
+        await server.withLock { $0 }?.drain(nodeID: nodeID)
+    }
+
+    public func stop() async {
+        await server.withLock { $0 }?.stop()
+    }
+}
