@@ -121,6 +121,13 @@ let package = Package(
         .testTarget(name: "MembershipTests", dependencies: ["Membership", "ShowroomWire"]),
         .testTarget(name: "EdgeTests", dependencies: ["Edge", "ShowroomWire"]),
         .testTarget(
+            name: "EdgeServerTests",
+            dependencies: [
+                "EdgeServer", "Edge", "ShowroomWire", "ShowroomAuth", "ZeroMQ",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
             name: "AdminEndpointTests",
             dependencies: [
                 "AdminEndpoint",
