@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "ShowroomWire", targets: ["ShowroomWire"]),
         .library(name: "MediaCodecs", targets: ["MediaCodecs"]),
         .library(name: "ShowroomAuth", targets: ["ShowroomAuth"]),
+        .library(name: "ShowroomKit", targets: ["ShowroomKit"]),
         .executable(name: "showroom-edge", targets: ["showroom-edge"]),
         .executable(name: "showroom-coordinator", targets: ["showroom-coordinator"]),
         .executable(name: "showroom-callsignal", targets: ["showroom-callsignal"]),
@@ -64,6 +65,15 @@ let package = Package(
         ),
         // Opus and VP8 encode/decode and the synthetic media sources.
         .target(name: "MediaCodecs", dependencies: ["COpus", "CVPX"]),
+        // The client SDK: channel connections on the cluster's edges, local media capture and
+        // encoding, remote media sinks, events.
+        .target(
+            name: "ShowroomKit",
+            dependencies: [
+                "ZeroMQ", "ShowroomWire", "Edge", "MediaCodecs",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ]
+        ),
         // The admin HTTP port: Prometheus metrics, health and status for the server processes.
         .target(
             name: "AdminEndpoint",
@@ -107,13 +117,14 @@ let package = Package(
             name: "showroomctl",
             dependencies: [
                 "NodeRuntime", "ZeroMQ", "ShowroomWire", "MediaCodecs", "CZeroMQ", "LocalCluster", "ShowroomAuth",
+                "ShowroomKit", "Edge",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
 
         // Running and watching real Showroom processes on this machine: for multi-process tests and
         // the benchmarks that start clusters.
-        .target(name: "LocalCluster", dependencies: ["NodeRuntime", "ZeroMQ", "ShowroomWire"]),
+        .target(name: "LocalCluster", dependencies: ["NodeRuntime", "ZeroMQ", "ShowroomWire", "Edge"]),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "CZeroMQ"]),
         .testTarget(name: "MediaCodecsTests", dependencies: ["MediaCodecs"]),
@@ -123,7 +134,7 @@ let package = Package(
         .testTarget(
             name: "EdgeServerTests",
             dependencies: [
-                "EdgeServer", "Edge", "ShowroomWire", "ShowroomAuth", "ZeroMQ",
+                "EdgeServer", "Edge", "ShowroomWire", "ShowroomAuth", "ZeroMQ", "LocalCluster",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -134,6 +145,19 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "ShowroomKitTests",
+            dependencies: [
+                "ShowroomKit", "EdgeServer", "Edge", "ShowroomWire", "ShowroomAuth", "MediaCodecs", "ZeroMQ",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "ShowLiveTests",
+            dependencies: [
+                "ShowroomKit", "LocalCluster", "Edge", "ShowroomAuth", "ShowroomWire", "MediaCodecs", "ZeroMQ",
             ]
         ),
         .testTarget(name: "ClusterTests", dependencies: ["LocalCluster", "NodeRuntime", "ShowroomWire"]),

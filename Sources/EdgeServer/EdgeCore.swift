@@ -42,6 +42,7 @@ final class EdgeCore {
         // Unknown peers are reported (a vanished client is dropped at once), not silently skipped.
         try socket.set(.routerMandatory, 1)
         try socket.setHighWaterMarks(send: configuration.clientHighWaterMark, receive: 1000)
+        try socket.set(.sendBuffer, configuration.clientSendBufferBytes)
         try socket.setMaxMessageSize(Int64(configuration.maxMessageBytes))
         // ZMTP heartbeats notice a dead TCP connection; the plane's own timeout covers silent clients.
         try socket.setHeartbeat(intervalMs: 1000, timeoutMs: 5000, ttlMs: 10000)

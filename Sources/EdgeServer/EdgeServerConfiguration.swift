@@ -16,6 +16,11 @@ public struct EdgeServerConfiguration: Sendable {
     /// Messages queued for one client before frames to it are skipped (ZeroMQ send high-water
     /// mark): about 2 s of 30 fps video plus audio at the default.
     public var clientHighWaterMark: Int32
+    /// Kernel send buffer per client connection (SO_SNDBUF), bytes. Small enough that a client
+    /// that stops reading backs up into the high-water mark within a second or two, so the edge
+    /// starts skipping it (and recovers it at a keyframe) instead of queueing seconds of video in
+    /// the kernel.
+    public var clientSendBufferBytes: Int32
     /// Largest message a client may send; a client sending more is disconnected by ZeroMQ. Above
     /// the largest frame so an oversize frame is refused with a clear error instead.
     public var maxMessageBytes: Int
@@ -28,7 +33,8 @@ public struct EdgeServerConfiguration: Sendable {
     /// Creates a configuration; every parameter but the app's credentials has a default.
     public init(
         clientBind: String = "tcp://127.0.0.1:*", advertiseHost: String? = nil, appID: String, appCertificate: String,
-        settings: EdgeSettings = EdgeSettings(), clientHighWaterMark: Int32 = 200, maxMessageBytes: Int = 4 << 20,
+        settings: EdgeSettings = EdgeSettings(), clientHighWaterMark: Int32 = 200,
+        clientSendBufferBytes: Int32 = 128 << 10, maxMessageBytes: Int = 4 << 20,
         tickInterval: Duration = .milliseconds(20), maxQueuedControlMessages: Int = 4096
     ) {
         self.clientBind = clientBind
@@ -37,6 +43,7 @@ public struct EdgeServerConfiguration: Sendable {
         self.appCertificate = appCertificate
         self.settings = settings
         self.clientHighWaterMark = clientHighWaterMark
+        self.clientSendBufferBytes = clientSendBufferBytes
         self.maxMessageBytes = maxMessageBytes
         self.tickInterval = tickInterval
         self.maxQueuedControlMessages = maxQueuedControlMessages

@@ -46,11 +46,20 @@ public final class Launcher {
 
     /// The cluster endpoint a member announced in its ready line.
     public func endpoint(of id: String) throws -> String {
+        try readyField("endpoint", of: id)
+    }
+
+    /// The client endpoint an edge announced in its ready line.
+    public func clientEndpoint(of id: String) throws -> String {
+        try readyField("client", of: id)
+    }
+
+    private func readyField(_ key: String, of id: String) throws -> String {
         let text = try String(contentsOf: runDirectory.appendingPathComponent("\(id).out"), encoding: .utf8)
         guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("ready ") }),
-              let endpoint = NodeProcess.fields(of: String(line))["endpoint"]
-        else { throw LocalClusterError("\(id) has no ready line in \(runDirectory.path)") }
-        return endpoint
+              let value = NodeProcess.fields(of: String(line))[key]
+        else { throw LocalClusterError("\(id) has no ready line with \(key)= in \(runDirectory.path)") }
+        return value
     }
 
     /// The pid of a member, from its pid file.

@@ -97,9 +97,9 @@ struct MembershipBenchmark: ParsableCommand {
 
         let result: [String: Any] = [
             "benchmark": "membership", "nodes": nodes, "trials": trials, "idle_seconds": idleSeconds,
-            "join_all_ms_p50": Self.percentile(joinAll, 0.5).rounded(), "join_all_ms_max": (joinAll.max() ?? 0).rounded(),
-            "detect_all_ms_p50": Self.percentile(detectAll, 0.5).rounded(), "detect_all_ms_max": (detectAll.max() ?? 0).rounded(),
-            "suspect_first_ms_p50": Self.percentile(suspectFirst, 0.5).rounded(),
+            "join_all_ms_p50": percentile(joinAll, 0.5).rounded(), "join_all_ms_max": (joinAll.max() ?? 0).rounded(),
+            "detect_all_ms_p50": percentile(detectAll, 0.5).rounded(), "detect_all_ms_max": (detectAll.max() ?? 0).rounded(),
+            "suspect_first_ms_p50": percentile(suspectFirst, 0.5).rounded(),
             "false_suspicions": falseSuspicions, "false_deaths": falseDeaths,
             "bytes_per_s_per_member": bytesPerSecond.isEmpty ? 0 : (bytesPerSecond.reduce(0, +) / Double(bytesPerSecond.count)).rounded(),
         ]
@@ -108,9 +108,9 @@ struct MembershipBenchmark: ParsableCommand {
             print(String(decoding: data, as: UTF8.self))
         } else {
             print("membership: \(nodes) processes, \(trials) trials, \(idleSeconds) s idle")
-            print(String(format: "  join known by all        p50 %6.0f ms   max %6.0f ms", Self.percentile(joinAll, 0.5), joinAll.max() ?? 0))
-            print(String(format: "  SIGKILL dead at all      p50 %6.0f ms   max %6.0f ms", Self.percentile(detectAll, 0.5), detectAll.max() ?? 0))
-            print(String(format: "  first suspicion          p50 %6.0f ms", Self.percentile(suspectFirst, 0.5)))
+            print(String(format: "  join known by all        p50 %6.0f ms   max %6.0f ms", percentile(joinAll, 0.5), joinAll.max() ?? 0))
+            print(String(format: "  SIGKILL dead at all      p50 %6.0f ms   max %6.0f ms", percentile(detectAll, 0.5), detectAll.max() ?? 0))
+            print(String(format: "  first suspicion          p50 %6.0f ms", percentile(suspectFirst, 0.5)))
             print("  idle: \(falseSuspicions) false suspicions, \(falseDeaths) false deaths")
             print(String(format: "  gossip                   %6.0f bytes/s per member", result["bytes_per_s_per_member"] as! Double))
         }
@@ -131,12 +131,6 @@ struct MembershipBenchmark: ParsableCommand {
             line.hasPrefix("event member ") && line.contains(" member=\(member) ") && line.contains(" state=\(state) ")
         }
         return try milliseconds(line)
-    }
-
-    static func percentile(_ values: [Double], _ p: Double) -> Double {
-        guard !values.isEmpty else { return 0 }
-        let sorted = values.sorted()
-        return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
     }
 
     private func log(_ text: String) {

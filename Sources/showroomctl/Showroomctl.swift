@@ -1,17 +1,17 @@
 import ArgumentParser
 
 @main
-struct Showroomctl: ParsableCommand {
+struct Showroomctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "showroomctl",
         abstract: "Operate and measure a Showroom cluster.",
-        subcommands: [StatusCommand.self, InfoCommand.self, TokenCommand.self, BenchCommand.self, AwaitMembersCommand.self])
+        subcommands: [StatusCommand.self, InfoCommand.self, TokenCommand.self, ClientCommand.self, BenchCommand.self, AwaitMembersCommand.self])
 }
 
 /// `showroomctl bench ...`: benchmarks that print their figures.
-struct BenchCommand: ParsableCommand {
+struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Run a benchmark and print its figures.",
-        subcommands: [ZMQFanoutBenchmark.self, MembershipBenchmark.self])
+        subcommands: [JoinBenchmark.self, FanoutBenchmark.self, ZMQFanoutBenchmark.self, MembershipBenchmark.self])
 }

@@ -86,7 +86,7 @@ struct ZMQFanoutBenchmark: ParsableCommand {
 
         let progress = ReceiverProgress()
         let receivers = (0..<receiverThreads).map { t in
-            startReceiver(context: context, endpoint: endpoint,
+            startCountingReceiver(context: context, endpoint: endpoint,
                           ids: stride(from: t, to: peers, by: receiverThreads).map { ids[$0] },
                           progress: progress)
         }
@@ -156,47 +156,56 @@ struct ZMQFanoutBenchmark: ParsableCommand {
         }
         return (sent, refused)
     }
+}
 
-    /// A thread owning `ids.count` DEALER peers, counting what they receive with a plain C loop.
-    private func startReceiver(context: Context, endpoint: String, ids: [[UInt8]],
-                               progress: ReceiverProgress) -> DispatchSemaphore {
-        let done = DispatchSemaphore(value: 0)
-        let thread = Thread {
-            defer { done.signal() }
-            let peers: [Socket]
-            do {
-                peers = try ids.map { id -> Socket in
-                    let peer = try Socket(.dealer, context: context)
-                    try peer.setRoutingID(id)
-                    try peer.connect(endpoint)
-                    _ = try peer.send(Array("hello".utf8))
-                    return peer
-                }
-            } catch {
-                FileHandle.standardError.write(Data("receiver thread: \(error)\n".utf8))
-                return
+/// A thread owning `ids.count` DEALER peers (each says hello first, so the ROUTER knows it),
+/// counting what they receive with a plain C loop until `progress.stop` is set.
+func startCountingReceiver(context: Context, endpoint: String, ids: [[UInt8]],
+                           progress: ReceiverProgress) -> DispatchSemaphore {
+    let done = DispatchSemaphore(value: 0)
+    let thread = Thread {
+        defer { done.signal() }
+        let peers: [Socket]
+        do {
+            peers = try ids.map { id -> Socket in
+                let peer = try Socket(.dealer, context: context)
+                try peer.setRoutingID(id)
+                try peer.connect(endpoint)
+                _ = try peer.send(Array("hello".utf8))
+                return peer
             }
-            var items = peers.map { zmq_pollitem_t(socket: $0.unsafeHandle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0) }
-            let message = UnsafeMutablePointer<zmq_msg_t>.allocate(capacity: 1)
-            zmq_msg_init(message)
-            defer { zmq_msg_close(message); message.deallocate() }
-            while !progress.stop.load(ordering: .relaxed) {
-                guard zmq_poll(&items, Int32(items.count), 20) > 0 else { continue }
-                for item in items where item.revents != 0 {
-                    var count = 0
-                    while zmq_msg_recv(message, item.socket, ZMQ_DONTWAIT) >= 0 { count += 1 }
-                    progress.delivered.add(count, ordering: .relaxed)
+        } catch {
+            FileHandle.standardError.write(Data("receiver thread: \(error)\n".utf8))
+            return
+        }
+        var items = peers.map { zmq_pollitem_t(socket: $0.unsafeHandle, fd: 0, events: Int16(ZMQ_POLLIN), revents: 0) }
+        let message = UnsafeMutablePointer<zmq_msg_t>.allocate(capacity: 1)
+        zmq_msg_init(message)
+        defer { zmq_msg_close(message); message.deallocate() }
+        while !progress.stop.load(ordering: .relaxed) {
+            guard zmq_poll(&items, Int32(items.count), 20) > 0 else { continue }
+            for item in items where item.revents != 0 {
+                var count = 0
+                var bytes = 0
+                while zmq_msg_recv(message, item.socket, ZMQ_DONTWAIT) >= 0 {
+                    count += 1
+                    bytes += zmq_msg_size(message)
                 }
+                progress.delivered.add(count, ordering: .relaxed)
+                progress.bytes.add(bytes, ordering: .relaxed)
             }
         }
-        thread.start()
-        return done
     }
+    thread.start()
+    return done
 }
 
 /// What the receiver threads share with the sender.
-private final class ReceiverProgress: Sendable {
+final class ReceiverProgress: Sendable {
+    /// Messages received.
     let delivered = Atomic<Int>(0)
+    /// Bytes received.
+    let bytes = Atomic<Int>(0)
     let stop = Atomic<Bool>(false)
 }
 

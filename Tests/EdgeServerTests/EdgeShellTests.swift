@@ -4,6 +4,7 @@ import Logging
 import ShowroomAuth
 import ShowroomWire
 import XCTest
+import LocalCluster
 import ZeroMQ
 
 /// The edge shell with real sockets: an in-process ``EdgeServer`` and bare DEALER clients.

@@ -1,31 +1,36 @@
 import Edge
 import Foundation
-import ShowroomAuth
 import ShowroomWire
-import XCTest
 import ZeroMQ
 
-/// A bare client session for testing the edge shell: one DEALER, driven synchronously from the
-/// test's thread, speaking the wire contract through `EdgeCodec`.
-final class RawEdgeClient {
-    let socket: Socket
+/// A bare client session for tests: one DEALER, driven synchronously from the thread that made
+/// it, speaking the client–edge contract through `EdgeCodec` with none of the SDK's behaviour (it
+/// reads only when asked, so it can play a subscriber that stops reading).
+public final class RawEdgeClient {
+    /// The DEALER, for sending odd bytes.
+    public let socket: Socket
     private var nextRequestID: UInt64 = 1
     /// Events received while waiting for something else, oldest first.
-    private(set) var events: [EdgeEvent] = []
+    public private(set) var events: [EdgeEvent] = []
     /// Media frames received, oldest first: header and payload.
-    private(set) var frames: [(header: WireMediaHeader, payload: [UInt8])] = []
+    public private(set) var frames: [(header: WireMediaHeader, payload: [UInt8])] = []
+    /// KEYFRAME_REQUEST events received (a publisher's concern).
+    public private(set) var keyframeRequests = 0
     private let buffer = Multipart()
 
-    init(endpoint: String, context: Context, receiveHighWaterMark: Int32 = 1000) throws {
+    /// Connects to an edge's client endpoint. A small `receiveHighWaterMark` and
+    /// `receiveBufferBytes` make a client that stops reading back up to the edge quickly.
+    public init(endpoint: String, context: Context, receiveHighWaterMark: Int32 = 1000, receiveBufferBytes: Int32? = nil) throws {
         socket = try Socket(.dealer, context: context)
         try socket.setHighWaterMarks(send: 1000, receive: receiveHighWaterMark)
+        if let receiveBufferBytes { try socket.set(.receiveBuffer, receiveBufferBytes) }
         try socket.connect(endpoint)
     }
 
     deinit { socket.close() }
 
     /// Sends a request and waits for its reply; events and frames arriving meanwhile are kept.
-    func request(_ request: EdgeRequest, timeout: Duration = .seconds(5)) throws -> EdgeReply {
+    public func request(_ request: EdgeRequest, timeout: Duration = .seconds(5)) throws -> EdgeReply {
         let id = nextRequestID
         nextRequestID += 1
         try send(EdgeCodec.envelope(request: request, id: id))
@@ -38,18 +43,18 @@ final class RawEdgeClient {
     }
 
     /// Opens the session.
-    func open(clientID: String = UUID().uuidString) throws {
+    public func open(clientID: String = UUID().uuidString) throws {
         let reply = try request(.openSession(clientID: clientID, sdkVersion: "test"))
         if let failure = reply.failure { throw failure }
     }
 
     /// Joins and returns the reply.
-    func join(_ channel: String, uid: UInt32, token: String, role: ClientRole) throws -> EdgeReply {
+    public func join(_ channel: String, uid: UInt32, token: String, role: ClientRole) throws -> EdgeReply {
         try request(.join(channel: channel, uid: uid, token: token, role: role, options: .defaults(for: role)))
     }
 
     /// Publishes one media frame.
-    func publish(channel: String, uid: UInt32, track: WireTrackKind, sequence: UInt32, keyframe: Bool, payload: [UInt8]) throws {
+    public func publish(channel: String, uid: UInt32, track: WireTrackKind, sequence: UInt32, keyframe: Bool, payload: [UInt8]) throws {
         var header = WireMediaHeader()
         header.channel = channel
         header.publisherUid = uid
@@ -62,12 +67,14 @@ final class RawEdgeClient {
         var envelope = WireEnvelope()
         envelope.kind = .mediaFrame
         envelope.body = try header.serializedData()
-        XCTAssertEqual(try socket.send(frames: [try envelope.serializedBytes(), payload]), .sent)
+        guard try socket.send(frames: [try envelope.serializedBytes(), payload]) == .sent else {
+            throw ShowroomError.unavailable("the edge is not taking frames")
+        }
     }
 
     /// Waits for an event matching `match`, looking first at those already received.
     @discardableResult
-    func waitForEvent(timeout: Duration = .seconds(5), _ what: String, _ match: (EdgeEvent) -> Bool) throws -> EdgeEvent {
+    public func waitForEvent(timeout: Duration = .seconds(5), _ what: String, _ match: (EdgeEvent) -> Bool) throws -> EdgeEvent {
         let deadline = ContinuousClock.now + timeout
         var seen = 0
         while true {
@@ -82,7 +89,7 @@ final class RawEdgeClient {
     }
 
     /// Waits until `count` frames have arrived in all.
-    func waitForFrames(_ count: Int, timeout: Duration = .seconds(5)) throws {
+    public func waitForFrames(_ count: Int, timeout: Duration = .seconds(5)) throws {
         let deadline = ContinuousClock.now + timeout
         while frames.count < count, ContinuousClock.now < deadline {
             _ = try receiveOne(until: deadline)
@@ -92,14 +99,19 @@ final class RawEdgeClient {
         }
     }
 
+    /// Forgets the frames received so far.
+    public func clearFrames() { frames.removeAll() }
+
     /// Receives whatever arrives within `duration` (to check that nothing does).
-    func drain(for duration: Duration) throws {
+    public func drain(for duration: Duration) throws {
         let deadline = ContinuousClock.now + duration
         while ContinuousClock.now < deadline { _ = try receiveOne(until: deadline) }
     }
 
-    func send(_ envelope: WireEnvelope) throws {
-        XCTAssertEqual(try socket.send(frames: [try envelope.serializedBytes()]), .sent)
+    public func send(_ envelope: WireEnvelope) throws {
+        guard try socket.send(frames: [try envelope.serializedBytes()]) == .sent else {
+            throw ShowroomError.unavailable("the edge is not taking messages")
+        }
     }
 
     /// Receives one message; events and frames are filed, a response is returned.
@@ -113,26 +125,10 @@ final class RawEdgeClient {
         if envelope.kind == .mediaFrame {
             frames.append((try envelope.decodeBody(WireMediaHeader.self), buffer.count > 1 ? buffer.bytes(of: 1) : []))
         } else if envelope.kind == .keyframeRequest {
-            events.append(.error(.internal("keyframe request"), channel: "", track: .video))
+            keyframeRequests += 1
         } else {
             events.append(try EdgeCodec.event(from: envelope))
         }
         return nil
-    }
-}
-
-/// Tokens for the test app.
-enum TestApp {
-    static let appID = "970CA35de60c44645bbae8a215061b33"
-    static let certificate = "5CFd2fd1755d40ecb72977518be15d3b"
-
-    static func token(
-        channel: String, uid: UInt32, role: RTCRole = .publisher, expire: UInt32 = 600,
-        appID: String = appID, certificate: String = certificate, issuedAgo: UInt32 = 0
-    ) throws -> String {
-        let now = UInt32(Date().timeIntervalSince1970)
-        return try RTCTokenBuilder.buildToken(
-            appID: appID, appCertificate: certificate, channelName: channel, uid: uid, role: role,
-            tokenExpire: expire, issueTs: now - issuedAgo)
     }
 }

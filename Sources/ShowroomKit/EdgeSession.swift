@@ -1,0 +1,93 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Edge
+import ShowroomWire
+import ZeroMQ
+
+/// One client session with one edge: a DEALER connected to the edge's client endpoint, opened
+/// with `EDGE_OPEN_SESSION`, kept alive by heartbeats, holding the channel connections placed on
+/// that edge. Confined to the engine's loop; the engine core drives it.
+final class EdgeSession {
+    enum Phase { case opening, open, closing, closed }
+
+    struct Pending {
+        let complete: (Result<EdgeReplyBody, ShowroomError>) -> Void
+        let timer: TimerID
+        let what: String
+    }
+
+    let edge: EdgeAddress
+    let socket: Socket
+    /// Reused for every received message, so receiving allocates no frame storage.
+    let receiveBuffer = Multipart(capacity: 4)
+    /// Reused for every media frame sent.
+    let sendBuffer = Multipart(capacity: 2)
+    var phase = Phase.opening
+    var openWaiters: [(Result<Void, ShowroomError>) -> Void] = []
+    var pending: [UInt64: Pending] = [:]
+    var heartbeatInterval: Duration
+    var heartbeatTimeout: Duration
+    var heartbeatTimer: TimerID?
+    var lastHeard = ContinuousClock.now
+    var isInterrupted = false
+    var limits: EdgeLimits?
+    /// Channels whose connections live in this session.
+    var channels: Set<String> = []
+
+    init(edge: EdgeAddress, context: Context, heartbeatInterval: Duration, heartbeatTimeout: Duration) throws(ShowroomError) {
+        self.edge = edge
+        self.heartbeatInterval = heartbeatInterval
+        self.heartbeatTimeout = heartbeatTimeout
+        do {
+            socket = try Socket(.dealer, context: context)
+            // Media is live: better to drop at a full queue than to deliver late. 1000 messages
+            // is several seconds of audio and video.
+            try socket.setHighWaterMarks(send: 1000, receive: 10_000)
+            try socket.connect(edge.endpoint)
+        } catch {
+            throw .unavailable("cannot connect to edge \(edge): \(error)")
+        }
+    }
+
+    /// Sends one envelope.
+    ///
+    /// - Returns: False if the edge's queue is full (nothing was sent).
+    func send(_ envelope: WireEnvelope) throws(ShowroomError) -> Bool {
+        let bytes: [UInt8]
+        do { bytes = try envelope.serializedBytes() } catch {
+            throw .internal("cannot serialize a \(envelope.kind) message: \(error)")
+        }
+        do {
+            return try socket.send(bytes) == .sent
+        } catch {
+            throw .unavailable("sending to edge \(edge): \(error)")
+        }
+    }
+
+    /// Sends a media frame: [envelope][payload], both copied into the reused send buffer.
+    ///
+    /// - Returns: False if the edge's queue is full (the frame is dropped).
+    func sendMedia(_ envelope: WireEnvelope, payload: [UInt8]) -> Bool {
+        guard let head: [UInt8] = try? envelope.serializedBytes() else { return false }
+        sendBuffer.removeAll()
+        sendBuffer.append(head)
+        sendBuffer.append(payload)
+        return (try? socket.send(sendBuffer)) == .sent
+    }
+
+    /// Fails every request still waiting, and every waiter for the session to open.
+    func failAll(_ error: ShowroomError, loop: EventLoop) {
+        let waiting = pending
+        pending = [:]
+        for (_, request) in waiting.sorted(by: { $0.key < $1.key }) {
+            loop.cancelTimer(request.timer)
+            request.complete(.failure(error))
+        }
+        let waiters = openWaiters
+        openWaiters = []
+        for waiter in waiters { waiter(.failure(error)) }
+    }
+}

@@ -1,0 +1,132 @@
+import Edge
+import MediaCodecs
+import ShowroomWire
+import ZeroMQ
+
+// Local media: capture, encode once, send to every connection that publishes.
+
+extension EngineCore {
+    /// Starts or stops the capture timers to match what the connections publish. Called after
+    /// anything that changes it (join, leave, role, options, mutes, sources).
+    func refreshPublishing() {
+        let records = connections.values
+        let wantsVideo = !isShutDown && videoSource != nil && records.contains { $0.sends(.video) }
+        let wantsAudio = !isShutDown && audioSource != nil && records.contains { $0.sends(.audio) }
+        if wantsVideo, videoTimer == nil, let source = videoSource {
+            keyframeWanted = true  // the first frame anyone sees must decode
+            let interval = Duration.seconds(1) / source.framesPerSecond
+            videoTimer = loop.scheduleRepeating(every: interval) { [weak self] in self?.captureVideo() }
+        } else if !wantsVideo, let timer = videoTimer {
+            loop.cancelTimer(timer)
+            videoTimer = nil
+        }
+        if wantsAudio, audioTimer == nil {
+            let interval = Duration.milliseconds(AudioFormat.frameDurationMilliseconds)
+            audioTimer = loop.scheduleRepeating(every: interval) { [weak self] in self?.captureAudio() }
+        } else if !wantsAudio, let timer = audioTimer {
+            loop.cancelTimer(timer)
+            audioTimer = nil
+        }
+    }
+
+    /// Replaces the camera; the encoder is rebuilt for the new size.
+    func setVideoSource(_ source: (any VideoSource)?) {
+        videoSource = source
+        videoEncoder = nil
+        if let timer = videoTimer {
+            loop.cancelTimer(timer)
+            videoTimer = nil
+        }
+        refreshPublishing()
+    }
+
+    /// Replaces the microphone.
+    func setAudioSource(_ source: (any AudioSource)?) {
+        audioSource = source
+        refreshPublishing()
+    }
+
+    private func captureVideo() {
+        guard let source = videoSource else { return }
+        let captured = MediaClock.nowMicroseconds()
+        let picture = source.nextFrame()
+        let encoder: VideoEncoder
+        if let existing = videoEncoder, existing.configuration.width == picture.width, existing.configuration.height == picture.height {
+            encoder = existing
+        } else {
+            let media = configuration.media
+            let fps = source.framesPerSecond
+            let gop = max(1, Int((media.keyframeInterval.seconds * Double(fps)).rounded()))
+            guard let created = try? VideoEncoder(configuration: .init(
+                codec: .vp8, width: picture.width, height: picture.height, framesPerSecond: fps,
+                targetBitrateKbps: media.videoBitrateKbps, keyframeInterval: gop))
+            else {
+                emit(.error(nil, .invalidArgument("cannot encode \(picture.width)×\(picture.height) video; check the video source")))
+                setVideoSource(nil)
+                return
+            }
+            encoder = created
+            videoEncoder = created
+            keyframeWanted = true
+        }
+        let forceKeyframe = keyframeWanted
+        keyframeWanted = false
+        guard let packets = try? encoder.encode(picture, forceKeyframe: forceKeyframe) else { return }
+        for packet in packets {
+            for record in connections.values where record.sends(.video) {
+                record.videoSequence &+= 1
+                var header = WireMediaHeader()
+                header.channel = record.connection.channel
+                header.publisherUid = record.connection.uid
+                header.track = .video
+                header.codec = .vp8
+                header.sequence = record.videoSequence
+                header.captureTimeUs = captured
+                header.keyframe = packet.isKeyframe
+                header.width = UInt32(picture.width)
+                header.height = UInt32(picture.height)
+                header.payloadSize = UInt32(packet.data.count)
+                if send(header, packet.data, for: record) {
+                    statistics.videoFramesSent += 1
+                    if packet.isKeyframe { statistics.keyframesSent += 1 }
+                }
+            }
+        }
+    }
+
+    private func captureAudio() {
+        guard let source = audioSource else { return }
+        let captured = MediaClock.nowMicroseconds()
+        let pcm = source.nextFrame()
+        if audioEncoder == nil {
+            audioEncoder = try? OpusEncoder(channels: 1, application: .voip, bitrate: configuration.media.audioBitrate)
+        }
+        guard let encoder = audioEncoder, let packet = try? encoder.encode(pcm) else { return }
+        let level = UInt32(AudioLevel(pcm: pcm).level)
+        for record in connections.values where record.sends(.audio) {
+            record.audioSequence &+= 1
+            var header = WireMediaHeader()
+            header.channel = record.connection.channel
+            header.publisherUid = record.connection.uid
+            header.track = .audio
+            header.codec = .opus
+            header.sequence = record.audioSequence
+            header.captureTimeUs = captured
+            header.audioLevel = level
+            header.payloadSize = UInt32(packet.count)
+            if send(header, packet, for: record) { statistics.audioFramesSent += 1 }
+        }
+    }
+
+    /// Sends one frame on the connection's session; a full queue drops it (live media).
+    private func send(_ header: WireMediaHeader, _ payload: [UInt8], for record: ConnectionRecord) -> Bool {
+        guard let session = sessions[record.edgeEndpoint], session.phase == .open,
+              let envelope = try? WireEnvelope(request: .mediaFrame, id: 0, body: header)
+        else { return false }
+        guard session.sendMedia(envelope, payload: payload) else {
+            statistics.framesDroppedOnSend += 1
+            return false
+        }
+        return true
+    }
+}

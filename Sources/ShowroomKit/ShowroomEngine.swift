@@ -1,0 +1,307 @@
+import Edge
+import ShowroomWire
+import ZeroMQ
+
+/// The client engine (`AgoraRtcEngineKit` / `RTCEngine` in the seeds): joins channels on the
+/// cluster's edges, publishes the local camera and microphone, receives remote media into sinks,
+/// and reports everything on ``events``.
+///
+/// ```swift
+/// let engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(["tcp://10.0.0.5:7100"])))
+/// await engine.setLocalVideoSource(TestPatternCamera())
+/// let connection = try await engine.joinChannel(token: token, channel: "room-1", uid: 42, options: .broadcaster)
+/// for await event in engine.events { ... }
+/// ```
+///
+/// One connection per channel; several channels at once (`joinChannelEx`), possibly on different
+/// edges: the engine keeps one session per edge, opened on the first join there and closed when
+/// its last connection leaves. Sockets, timers, encoders and sinks live on one ``EngineLoop``
+/// thread; the async methods hop onto it and never block the caller's thread.
+public final class ShowroomEngine: Sendable {
+    /// The SDK version sent to edges.
+    public static let sdkVersion = "showroom-kit/0.1"
+
+    /// What happens, in order. Buffers the newest 10 000 events if nobody reads.
+    public let events: AsyncStream<EngineEvent>
+    /// The configuration it runs with.
+    public let configuration: EngineConfiguration
+    /// The loop its sockets live on.
+    public let loop: EngineLoop
+    /// How channels are placed on edges.
+    public let placement: any ChannelPlacement
+
+    private let core: LoopBound<EngineCore>
+    private let ownsLoop: Bool
+    private let eventSink: AsyncStream<EngineEvent>.Continuation
+
+    /// Creates an engine.
+    ///
+    /// - Parameters:
+    ///   - configuration: Where the edges are, timeouts, media encoding.
+    ///   - loop: A loop to share with other engines; a new one owned by this engine if `nil`.
+    ///   - placement: Overrides the placement ``EngineConfiguration/entry`` implies.
+    /// - Throws: `INTERNAL` if the loop cannot start.
+    public init(configuration: EngineConfiguration, loop: EngineLoop? = nil, placement: (any ChannelPlacement)? = nil) async throws(ShowroomError) {
+        let engineLoop: EngineLoop
+        if let loop { engineLoop = loop } else { engineLoop = try EngineLoop(name: "showroom-engine") }
+        ownsLoop = loop == nil
+        self.loop = engineLoop
+        self.configuration = configuration
+        switch configuration.entry {
+        case .seeds(let seeds):
+            self.placement = placement ?? ClusterPlacement(seeds: seeds, loop: engineLoop, timeout: configuration.requestTimeout)
+        case .edge(let endpoint):
+            self.placement = placement ?? FixedEdgePlacement(endpoint: endpoint)
+        }
+        let (events, sink) = AsyncStream<EngineEvent>.makeStream(bufferingPolicy: .bufferingNewest(10_000))
+        self.events = events
+        eventSink = sink
+        let eventLoop = engineLoop.eventLoop
+        do {
+            core = try await eventLoop.submit {
+                LoopBound(EngineCore(loop: eventLoop, context: engineLoop.context, configuration: configuration) { sink.yield($0) },
+                          loop: eventLoop)
+            }
+        } catch {
+            throw .unavailable("the engine loop has stopped")
+        }
+    }
+
+    // MARK: - Channels
+
+    /// Joins a channel and makes it the primary connection, used by the calls that name no
+    /// connection (`joinChannelByToken`).
+    ///
+    /// - Parameters:
+    ///   - token: An AccessToken2 ("007…") with the join privilege for the channel and uid.
+    ///   - channel: The channel name.
+    ///   - uid: The local uid; 0 lets the edge assign one if the token allows any uid.
+    ///   - options: Role and media options; `nil` fields take the role's defaults.
+    /// - Returns: The connection, with the uid the edge confirmed.
+    /// - Throws: The edge's refusal (token codes E2001–E2007, E3005 too many channels, E3006
+    ///   channel full, E3011 already joined …), `DEADLINE_EXCEEDED`, `UNAVAILABLE` (no edge).
+    @discardableResult
+    public func joinChannel(
+        token: String, channel: String, uid: UInt32, options: ChannelMediaOptions = ChannelMediaOptions()
+    ) async throws(ShowroomError) -> ChannelConnection {
+        try await join(token: token, connection: ChannelConnection(channel: channel, uid: uid), options: options, primary: true)
+    }
+
+    /// Joins one more channel (`joinChannelEx`): the same as ``joinChannel(token:channel:uid:options:)``
+    /// without making it the primary connection.
+    ///
+    /// - Parameters:
+    ///   - token: An AccessToken2 with the join privilege for the channel and uid.
+    ///   - connection: The channel and the local uid.
+    ///   - options: Role and media options.
+    /// - Returns: The connection, with the uid the edge confirmed.
+    @discardableResult
+    public func joinChannelEx(
+        token: String, connection: ChannelConnection, options: ChannelMediaOptions = ChannelMediaOptions()
+    ) async throws(ShowroomError) -> ChannelConnection {
+        try await join(token: token, connection: connection, options: options, primary: false)
+    }
+
+    private func join(token: String, connection: ChannelConnection, options: ChannelMediaOptions, primary: Bool) async throws(ShowroomError) -> ChannelConnection {
+        let started = ContinuousClock.now
+        let edge = try await placement.edge(for: connection.channel)
+        let core = self.core
+        return try await loop.perform { complete in
+            core.value.join(token: token, connection: connection, options: options, edge: edge, primary: primary, started: started, complete)
+        }
+    }
+
+    /// Leaves the primary channel (`leaveChannel`).
+    public func leaveChannel() async throws(ShowroomError) {
+        try await leaveChannelEx(nil)
+    }
+
+    /// Leaves a channel (`leaveChannelEx`); the others see this user quit. The session with the
+    /// edge closes when its last connection leaves.
+    ///
+    /// - Parameter connection: The connection; the primary one if `nil`.
+    public func leaveChannelEx(_ connection: ChannelConnection?) async throws(ShowroomError) {
+        try await onCore { core, complete in core.leave(connection, complete) }
+    }
+
+    /// Changes a connection's options live (`updateChannelEx`); `nil` fields stay as they are,
+    /// a role is a role switch (to broadcaster needs a publish privilege).
+    ///
+    /// - Parameters:
+    ///   - options: The fields to change.
+    ///   - connection: The connection; the primary one if `nil`.
+    public func updateChannelEx(options: ChannelMediaOptions, connection: ChannelConnection? = nil) async throws(ShowroomError) {
+        try await onCore { core, complete in core.update(options, connection, complete) }
+    }
+
+    /// Switches role (`setClientRole`). Becoming audience stops publishing and makes this user
+    /// invisible (the others see it offline, became audience); the publish options are kept for
+    /// when it becomes a broadcaster again.
+    ///
+    /// - Parameters:
+    ///   - role: The new role.
+    ///   - connection: The connection; the primary one if `nil`.
+    public func setClientRole(_ role: ClientRole, connection: ChannelConnection? = nil) async throws(ShowroomError) {
+        try await onCore { core, complete in core.setRole(role, connection, complete) }
+    }
+
+    /// Replaces a connection's token in place (`renewToken`), typically after
+    /// ``EngineEvent/tokenWillExpire(_:expiresIn:)``.
+    ///
+    /// - Parameters:
+    ///   - token: The new token, for the same channel and uid.
+    ///   - connection: The connection; the primary one if `nil`.
+    public func renewToken(_ token: String, connection: ChannelConnection? = nil) async throws(ShowroomError) {
+        try await onCore { core, complete in
+            core.request(.renewToken(channel: (try? core.record(for: connection).connection.channel) ?? "", token: token),
+                         for: connection, complete) { _, _ in }
+        }
+    }
+
+    // MARK: - Remote media
+
+    /// Subscribes to a remote user's track, overriding auto-subscribe (also before it is
+    /// published).
+    public func subscribe(uid: UInt32, track: TrackKind, connection: ChannelConnection? = nil) async throws(ShowroomError) {
+        try await trackRequest(connection) { .subscribe(TrackID(channel: $0, uid: uid, kind: track)) }
+    }
+
+    /// Stops receiving a remote user's track.
+    public func unsubscribe(uid: UInt32, track: TrackKind, connection: ChannelConnection? = nil) async throws(ShowroomError) {
+        try await trackRequest(connection) { .unsubscribe(TrackID(channel: $0, uid: uid, kind: track)) }
+    }
+
+    /// Stops (or resumes) a remote user's audio without unsubscribing (`muteRemoteAudioStream`).
+    public func muteRemoteAudioStream(uid: UInt32, muted: Bool, connection: ChannelConnection? = nil) async throws(ShowroomError) {
+        try await trackRequest(connection) { .muteRemote(TrackID(channel: $0, uid: uid, kind: .audio), muted: muted) }
+    }
+
+    /// Stops (or resumes) a remote user's video without unsubscribing (`muteRemoteVideoStream`);
+    /// resuming starts at the edge's cached keyframe at once.
+    public func muteRemoteVideoStream(uid: UInt32, muted: Bool, connection: ChannelConnection? = nil) async throws(ShowroomError) {
+        try await trackRequest(connection) { .muteRemote(TrackID(channel: $0, uid: uid, kind: .video), muted: muted) }
+    }
+
+    /// Where a remote user's video goes (`setupRemoteVideo`): each frame is handed to `sink` on
+    /// the loop thread; the first one it decodes is reported as
+    /// ``EngineEvent/firstRemoteVideoFrameDecoded(_:uid:width:height:elapsedSinceJoin:)``.
+    /// Without a sink, frames are only counted (``statistics()``). May be called before the join
+    /// (naming the connection), so the burst of cached frames a join brings is not missed; the
+    /// sinks of a channel are dropped when the engine leaves it.
+    ///
+    /// - Parameters:
+    ///   - uid: The remote user.
+    ///   - connection: The connection; the primary one if `nil`.
+    ///   - sink: The sink; `nil` removes it.
+    public func setupRemoteVideo(uid: UInt32, connection: ChannelConnection? = nil, sink: (any RemoteVideoSink)?) async throws(ShowroomError) {
+        try await onCore { core, complete in
+            complete(Result { () throws(ShowroomError) in try core.setVideoSink(sink, uid: uid, connection) })
+        }
+    }
+
+    /// Where a remote user's audio goes; without a sink, frames are only counted.
+    public func setupRemoteAudio(uid: UInt32, connection: ChannelConnection? = nil, sink: (any RemoteAudioSink)?) async throws(ShowroomError) {
+        try await onCore { core, complete in
+            complete(Result { () throws(ShowroomError) in try core.setAudioSink(sink, uid: uid, connection) })
+        }
+    }
+
+    /// Volume reports for every channel of this engine (`enableAudioVolumeIndication`), as
+    /// ``EngineEvent/volumeIndication(_:speakers:)`` events.
+    ///
+    /// - Parameters:
+    ///   - interval: Report period, at least 100 ms; zero disables.
+    ///   - smoothing: 0 (none) – 10 (heaviest).
+    ///   - reportVAD: Report voice activity per speaker.
+    public func enableAudioVolumeIndication(interval: Duration, smoothing: Int = 3, reportVAD: Bool = false) async throws(ShowroomError) {
+        let config = interval > .zero ? VolumeIndicationConfig(interval: interval, smoothing: smoothing, reportVAD: reportVAD) : nil
+        try await onCore { core, complete in core.enableVolumeIndication(config, complete) }
+    }
+
+    // MARK: - Data
+
+    /// Sends a stream message to every other user of the channel, in order
+    /// (`sendStreamMessage`). Needs the broadcaster role, publishData and the publish-data
+    /// privilege; at most 1 KiB, 60 a second.
+    ///
+    /// - Returns: The sequence number the receivers see.
+    @discardableResult
+    public func sendStreamMessage(streamID: UInt32, data: [UInt8], connection: ChannelConnection? = nil) async throws(ShowroomError) -> UInt32 {
+        try await onCore { core, complete in
+            let channel = (try? core.record(for: connection).connection.channel) ?? ""
+            core.request(.sendStreamMessage(channel: channel, streamID: streamID, data: data), for: connection, complete) { _, body in
+                if case .streamMessageSent(let sequence) = body { return sequence }
+                return 0
+            }
+        }
+    }
+
+    // MARK: - Local media
+
+    /// Sets the camera (`nil`: none). Video is captured and encoded (VP8) on the loop while any
+    /// connection publishes video; one encoding goes to every such connection.
+    public func setLocalVideoSource(_ source: (any VideoSource)?) async {
+        try? await onCore { core, complete in
+            core.setVideoSource(source)
+            complete(.success(()))
+        }
+    }
+
+    /// Sets the microphone (`nil`: none). Audio is encoded (Opus, 20 ms frames, with its level)
+    /// on the loop while any connection publishes audio.
+    public func setLocalAudioSource(_ source: (any AudioSource)?) async {
+        try? await onCore { core, complete in
+            core.setAudioSource(source)
+            complete(.success(()))
+        }
+    }
+
+    /// Stops (or resumes) sending the microphone on a connection (`muteLocalAudioStream`); the
+    /// others see the track unpublished.
+    public func muteLocalAudioStream(_ muted: Bool, connection: ChannelConnection? = nil) async throws(ShowroomError) {
+        try await onCore { core, complete in core.muteLocal(.audio, muted: muted, connection, complete) }
+    }
+
+    /// Stops (or resumes) sending the camera on a connection (`muteLocalVideoStream`).
+    public func muteLocalVideoStream(_ muted: Bool, connection: ChannelConnection? = nil) async throws(ShowroomError) {
+        try await onCore { core, complete in core.muteLocal(.video, muted: muted, connection, complete) }
+    }
+
+    // MARK: - State
+
+    /// Media counters since the engine started.
+    public func statistics() async -> EngineStatistics {
+        (try? await onCore { core, complete in complete(.success(core.statistics)) }) ?? EngineStatistics()
+    }
+
+    /// The connections held, sorted by channel.
+    public func connections() async -> [ChannelConnection] {
+        (try? await onCore { core, complete in
+            complete(.success(core.connections.values.filter(\.isJoined).map(\.connection).sorted { $0.channel < $1.channel }))
+        }) ?? []
+    }
+
+    /// Leaves every channel, closes every edge session, ends ``events`` and, if the engine owns
+    /// its loop, stops it. Safe to call twice.
+    public func shutdown() async {
+        _ = try? await onCore { (core, complete: @escaping (Result<Void, ShowroomError>) -> Void) in
+            core.shutdown { complete(.success(())) }
+        }
+        eventSink.finish()
+        if ownsLoop { await loop.shutdown() }
+    }
+
+    // MARK: - Plumbing
+
+    private func onCore<T: Sendable>(_ body: @escaping @Sendable (EngineCore, @escaping (Result<T, ShowroomError>) -> Void) -> Void) async throws(ShowroomError) -> T {
+        let core = self.core
+        return try await loop.perform { complete in body(core.value, complete) }
+    }
+
+    private func trackRequest(_ connection: ChannelConnection?, _ make: @escaping @Sendable (String) -> EdgeRequest) async throws(ShowroomError) {
+        try await onCore { core, complete in
+            let channel = (try? core.record(for: connection).connection.channel) ?? ""
+            core.request(make(channel), for: connection, complete) { _, _ in }
+        }
+    }
+}

@@ -1,0 +1,124 @@
+import ArgumentParser
+import Edge
+import Foundation
+import MediaCodecs
+import ShowroomKit
+import ShowroomWire
+
+/// `showroomctl client`: a synthetic client process. As host it publishes a moving test pattern
+/// (VP8) and a tone (Opus); as audience it decodes what it receives. It prints what happens as
+/// `key=value` lines on standard output (for people, launchers and tests) until `--seconds` have
+/// passed or it is stopped.
+struct ClientCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "client",
+        abstract: "A synthetic client: host (publishes a test pattern and a tone) or audience (decodes), printing its events.")
+
+    @Option(name: .customLong("seed"), help: "A cluster member to find the edges through (repeatable).")
+    var seeds: [String] = []
+
+    @Option(help: "The channel to join.")
+    var channel: String
+
+    @Option(help: "The uid to join as.")
+    var uid: UInt32
+
+    @Option(help: "broadcaster (host) or audience.")
+    var role: String = "audience"
+
+    @Option(help: "Seconds to stay before leaving; 0 stays until the process is stopped.")
+    var seconds: Double = 0
+
+    @Option(help: "Video width (host).")
+    var width = 320
+
+    @Option(help: "Video height (host).")
+    var height = 240
+
+    @Option(help: "Frames per second (host).")
+    var fps = 15
+
+    @Option(name: .customLong("bitrate-kbps"), help: "Video bitrate in kbit/s (host).")
+    var bitrateKbps = 300
+
+    @Option(name: .customLong("gop-ms"), help: "Keyframe interval in milliseconds (host).")
+    var gopMs = 2000
+
+    @OptionGroup var app: AppCredentials
+
+    func validate() throws {
+        guard !seeds.isEmpty else { throw ValidationError("give at least one --seed") }
+        guard ["broadcaster", "audience"].contains(role) else { throw ValidationError("--role is broadcaster or audience") }
+        guard seconds >= 0, seconds <= 86_400 else { throw ValidationError("--seconds must be 0–86400") }
+    }
+
+    func run() async throws {
+        let host = role == "broadcaster"
+        var configuration = EngineConfiguration(entry: .seeds(seeds))
+        configuration.media = LocalMediaConfiguration(videoBitrateKbps: bitrateKbps, keyframeInterval: .milliseconds(gopMs))
+        let engine = try await ShowroomEngine(configuration: configuration)
+        if host {
+            await engine.setLocalVideoSource(TestPatternCamera(width: width, height: height, framesPerSecond: fps))
+            await engine.setLocalAudioSource(ToneMicrophone())
+        }
+        let printer = Task {
+            for await event in engine.events {
+                if case .userJoined(let connection, let remote) = event {
+                    try? await engine.setupRemoteVideo(uid: remote, connection: connection, sink: DecodingVideoSink())
+                    try? await engine.setupRemoteAudio(uid: remote, connection: connection, sink: DecodingAudioSink())
+                }
+                if let line = Self.line(for: event) { emit(line) }
+            }
+        }
+        let token = try app.token(channel: channel, uid: uid, role: host ? .publisher : .subscriber)
+        do {
+            try await engine.joinChannel(
+                token: token, channel: channel, uid: uid, options: host ? .broadcaster : .audience)
+        } catch {
+            emit("join_failed channel=\(channel) uid=\(uid) code=E\(error.code.rawValue) message=\"\(error.message)\"")
+            await engine.shutdown()
+            throw ExitCode(1)
+        }
+        if seconds > 0 {
+            try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+        } else {
+            while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+        }
+        let statistics = await engine.statistics()
+        emit("stats video_sent=\(statistics.videoFramesSent) audio_sent=\(statistics.audioFramesSent) video_received=\(statistics.videoFramesReceived) audio_received=\(statistics.audioFramesReceived)")
+        try? await engine.leaveChannel()
+        await engine.shutdown()
+        printer.cancel()
+    }
+
+    /// One line per event worth a line; media counters are in the final `stats` line.
+    private static func line(for event: EngineEvent) -> String? {
+        switch event {
+        case .joined(let c, let elapsed):
+            "joined channel=\(c.channel) uid=\(c.uid) elapsed_ms=\(elapsed.milliseconds)"
+        case .userJoined(let c, let uid):
+            "user_joined channel=\(c.channel) uid=\(uid)"
+        case .userOffline(let c, let uid, let reason):
+            "user_offline channel=\(c.channel) uid=\(uid) reason=\(reason)"
+        case .firstRemoteVideoFrameDecoded(let c, let uid, let width, let height, let elapsed):
+            "first_frame channel=\(c.channel) uid=\(uid) size=\(width)x\(height) elapsed_ms=\(elapsed.milliseconds)"
+        case .remoteVideoStateChanged(let c, let uid, let state, let reason):
+            "video_state channel=\(c.channel) uid=\(uid) state=\(state) reason=\(reason)"
+        case .connectionClosed(let c, let error):
+            "connection_closed channel=\(c.channel) code=E\(error.code.rawValue) message=\"\(error.message)\""
+        case .connectionStateChanged(let c, let state, let reason):
+            "connection_state channel=\(c.channel) state=\(state) reason=\(reason)"
+        case .error(let c, let error):
+            "error channel=\(c?.channel ?? "") code=E\(error.code.rawValue) message=\"\(error.message)\""
+        case .tokenWillExpire(let c, let left):
+            "token_will_expire channel=\(c.channel) expires_in_ms=\(left.milliseconds)"
+        default:
+            nil
+        }
+    }
+}
+
+/// Writes a line to standard output at once (a pipe would otherwise hold it back).
+func emit(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}

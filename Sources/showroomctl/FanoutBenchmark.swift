@@ -1,0 +1,208 @@
+import ArgumentParser
+import Edge
+import Foundation
+import LocalCluster
+import NodeRuntime
+import ShowroomKit
+import ShowroomWire
+import Synchronization
+import ZeroMQ
+
+/// `showroomctl bench fanout`: one host publishes VP8 + Opus at about `--bitrate-kbps` to N
+/// subscribers on the same edge; prints delivered throughput, dropped frames, publish → receive
+/// latency, and the edge process's CPU seconds per delivered GB next to a bare ZeroMQ fan-out of
+/// the same frames at the same pace, measured in the same run. The edge must run on this machine
+/// (its CPU time is read from /proc).
+struct FanoutBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fanout",
+        abstract: "Edge fan-out: throughput, drops, latency and CPU per GB against bare ZeroMQ.")
+
+    @Option(name: .customLong("seed"), help: "A cluster member (repeatable).")
+    var seeds: [String] = []
+
+    @Option(help: "Subscribers.")
+    var subscribers = 200
+
+    @Option(help: "Seconds measured (after a 2 s warm-up).")
+    var seconds = 20.0
+
+    @Option(name: .customLong("bitrate-kbps"), help: "The host's video bitrate in kbit/s.")
+    var bitrateKbps = 1200
+
+    @Option(help: "The host's frames per second.")
+    var fps = 30
+
+    @Flag(help: "Print one JSON object.")
+    var json = false
+
+    @OptionGroup var app: AppCredentials
+
+    func validate() throws {
+        guard !seeds.isEmpty else { throw ValidationError("give at least one --seed") }
+        guard (1...2000).contains(subscribers) else { throw ValidationError("--subscribers must be 1–2000") }
+        guard seconds > 0, seconds <= 600 else { throw ValidationError("--seconds must be in (0, 600]") }
+    }
+
+    func run() async throws {
+        let channel = "bench-fanout-\(UInt32.random(in: 0 ... .max))"
+        let hostUID: UInt32 = 1
+        var configuration = EngineConfiguration(entry: .seeds(seeds))
+        configuration.media = LocalMediaConfiguration(videoBitrateKbps: bitrateKbps, keyframeInterval: .seconds(2))
+        let host = try await ShowroomEngine(configuration: configuration)
+        await host.setLocalVideoSource(TestPatternCamera(width: 640, height: 360, framesPerSecond: fps))
+        await host.setLocalAudioSource(ToneMicrophone())
+
+        // The subscribers share two loops: hundreds of engines, two threads.
+        let loops = try [EngineLoop(name: "bench-subscribers-1"), EngineLoop(name: "bench-subscribers-2")]
+        let meter = DeliveryMeter()
+        var engines: [ShowroomEngine] = []
+        for i in 0..<subscribers {
+            let uid = 1000 + UInt32(i)
+            let engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)), loop: loops[i % 2])
+            let connection = ChannelConnection(channel: channel, uid: uid)
+            try await engine.setupRemoteVideo(uid: hostUID, connection: connection, sink: ClosureVideoSink { frame in
+                meter.record(frame, video: true)
+                return .received
+            })
+            try await engine.setupRemoteAudio(uid: hostUID, connection: connection, sink: MeteredAudioSink(meter))
+            try await engine.joinChannel(
+                token: try app.token(channel: channel, uid: uid, role: .subscriber), channel: channel, uid: uid, options: .audience)
+            engines.append(engine)
+        }
+        try await host.joinChannel(
+            token: try app.token(channel: channel, uid: hostUID, role: .publisher), channel: channel, uid: hostUID,
+            options: .broadcaster)
+        let edge = try await host.placement.edge(for: channel)
+        let edgePID = try edgeProcessID(edge.id)
+        progress("\(subscribers) subscribers on \(edge.id) (pid \(edgePID)); 2 s warm-up, then \(seconds) s measured", json: json)
+
+        try await Task.sleep(for: .seconds(2))
+        meter.reset()
+        let cpuBefore = CPUTime.process(edgePID) ?? 0
+        let start = ContinuousClock.now
+        try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+        let measured = meter.snapshot()
+        let cpu = (CPUTime.process(edgePID) ?? 0) - cpuBefore
+        let elapsed = Double(start.duration(to: .now).components.seconds) + Double(start.duration(to: .now).components.attoseconds) / 1e18
+        let hostStatistics = await host.statistics()
+
+        try? await host.leaveChannel()
+        await host.shutdown()
+        for engine in engines { await engine.shutdown() }
+        for loop in loops { await loop.shutdown() }
+
+        // The yardstick: the same frame sizes and pace through a bare ROUTER.
+        progress("bare ZeroMQ fan-out of the same frames to \(subscribers) peers ...", json: json)
+        let perSecondVideo = measured.meanVideoBytes
+        let perSecondAudio = measured.meanAudioBytes
+        let raw = try PacedRawFanout(
+            peers: subscribers,
+            frameSizes: Array(repeating: max(perSecondVideo, 1), count: fps) + Array(repeating: max(perSecondAudio, 1), count: 50),
+            period: .seconds(1), seconds: min(seconds, 10)
+        ).measure()
+
+        let gigabytes = Double(measured.bytes) / 1e9
+        let edgeCPUPerGB = gigabytes > 0 ? cpu / gigabytes : 0
+        let ratio = raw.cpuSecondsPerGB > 0 ? edgeCPUPerGB / raw.cpuSecondsPerGB : 0
+        let latencies = measured.latenciesMs
+        let figures: [String: Any] = [
+            "benchmark": "fanout", "subscribers": subscribers, "seconds": seconds, "bitrate_kbps": bitrateKbps,
+            "delivered_mb_s": rounded(Double(measured.bytes) / elapsed / 1e6, 2),
+            "delivered_frames": measured.frames, "dropped_frames": measured.gaps,
+            "latency_ms_p50": rounded(percentile(latencies, 0.5), 2), "latency_ms_p99": rounded(percentile(latencies, 0.99), 2),
+            "latency_ms_max": rounded(latencies.max() ?? 0, 2),
+            "edge_cpu_s": rounded(cpu, 2), "edge_cpu_s_per_gb": rounded(edgeCPUPerGB, 2),
+            "raw_zmq_cpu_s_per_gb": rounded(raw.cpuSecondsPerGB, 2), "edge_to_raw_cpu_ratio": rounded(ratio, 2),
+            "host_video_frames_sent": hostStatistics.videoFramesSent, "host_frames_dropped_on_send": hostStatistics.framesDroppedOnSend,
+        ]
+        if json {
+            try printJSON(figures)
+        } else {
+            print("fan-out: 1 host → \(subscribers) subscribers, \(bitrateKbps) kbit/s VP8 + Opus, \(seconds) s")
+            print(String(format: "  delivered          %8.2f MB/s   (%d frames)", Double(measured.bytes) / elapsed / 1e6, measured.frames))
+            print("  dropped frames     \(measured.gaps)")
+            print(String(format: "  latency            p50 %.2f ms   p99 %.2f ms   max %.2f ms",
+                         percentile(latencies, 0.5), percentile(latencies, 0.99), latencies.max() ?? 0))
+            print(String(format: "  edge CPU           %.2f s = %.2f s per delivered GB", cpu, edgeCPUPerGB))
+            print(String(format: "  bare ZeroMQ        %.2f s per delivered GB   (edge / bare = %.2f)", raw.cpuSecondsPerGB, ratio))
+        }
+    }
+
+    /// The pid of member `id`, asked of the member itself (NODE_INFO) through the cluster view.
+    private func edgeProcessID(_ id: String) throws -> Int32 {
+        let probe = try ClusterProbe()
+        for seed in seeds {
+            guard let endpoint = probe.status(of: seed)?.members.first(where: { $0.id == id })?.clusterEndpoint else { continue }
+            let client = try NodeClient(endpoint: endpoint, context: Context())
+            return Int32(try client.request(.nodeInfo, body: WireNodeInfoRequest(), expecting: WireNodeInfo.self).pid)
+        }
+        throw ShowroomError.unavailable("no seed knows edge \(id)")
+    }
+}
+
+/// What the subscribers received, counted on their loops.
+final class DeliveryMeter: Sendable {
+    struct Counts {
+        var frames = 0
+        var bytes = 0
+        var gaps = 0
+        var videoFrames = 0
+        var videoBytes = 0
+        var audioFrames = 0
+        var audioBytes = 0
+        /// Publish → receive latency per frame, in 0.01 ms buckets up to 1 s.
+        var latencyBuckets = [Int](repeating: 0, count: 100_001)
+        var lastSequence: [UInt64: UInt32] = [:]
+
+        var meanVideoBytes: Int { videoFrames > 0 ? videoBytes / videoFrames : 0 }
+        var meanAudioBytes: Int { audioFrames > 0 ? audioBytes / audioFrames : 0 }
+        var latenciesMs: [Double] {
+            var values: [Double] = []
+            values.reserveCapacity(frames)
+            for (bucket, count) in latencyBuckets.enumerated() where count > 0 {
+                values.append(contentsOf: repeatElement(Double(bucket) / 100, count: count))
+            }
+            return values
+        }
+    }
+
+    private let counts = Mutex(Counts())
+
+    func record(_ frame: RemoteMediaFrame, video: Bool) {
+        let key = UInt64(frame.connection.uid) << 1 | (video ? 1 : 0)
+        let bucket = min(max(Int(frame.latencyMicroseconds / 10), 0), 100_000)
+        counts.withLock { c in
+            c.frames += 1
+            c.bytes += frame.payload.count
+            if video {
+                c.videoFrames += 1
+                c.videoBytes += frame.payload.count
+            } else {
+                c.audioFrames += 1
+                c.audioBytes += frame.payload.count
+            }
+            if let last = c.lastSequence[key], frame.sequence > last &+ 1 { c.gaps += Int(frame.sequence - last - 1) }
+            c.lastSequence[key] = frame.sequence
+            c.latencyBuckets[bucket] += 1
+        }
+    }
+
+    /// Starts counting afresh (the sequence positions are kept, so gaps across the reset count).
+    func reset() {
+        counts.withLock { c in
+            let last = c.lastSequence
+            c = Counts()
+            c.lastSequence = last
+        }
+    }
+
+    func snapshot() -> Counts { counts.withLock { $0 } }
+}
+
+/// Counts a subscriber's audio into the meter, without decoding.
+private final class MeteredAudioSink: RemoteAudioSink {
+    let meter: DeliveryMeter
+    init(_ meter: DeliveryMeter) { self.meter = meter }
+    func consume(_ frame: RemoteMediaFrame) { meter.record(frame, video: false) }
+}

@@ -1,0 +1,154 @@
+import Edge
+import Foundation
+import LocalCluster
+import ShowroomAuth
+import ShowroomKit
+import ShowroomWire
+import Synchronization
+import XCTest
+import ZeroMQ
+
+/// One local cluster (a coordinator and two edges, real processes through `deploy/cluster.sh`)
+/// shared by the show-live tests; each test uses channels of its own.
+enum SharedCluster {
+    private static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    nonisolated(unsafe) private static var launcher: Launcher?
+    nonisolated(unsafe) private(set) static var seed = ""
+    nonisolated(unsafe) private(set) static var edges: [String: String] = [:]
+
+    /// Starts the cluster once; later calls return at once.
+    static func start() throws {
+        guard launcher == nil else { return }
+        let launcher = try Launcher(packageRoot: packageRoot)
+        try launcher.run("up", ["--edges", "2", "--coordinators", "1", "--callsignals", "0", "--base-port", "0"])
+        self.launcher = launcher
+        seed = try launcher.endpoint(of: "coordinator-1")
+        for id in ["edge-1", "edge-2"] { edges[id] = try launcher.clientEndpoint(of: id) }
+    }
+
+    static func stop() {
+        try? launcher?.down()
+        launcher = nil
+    }
+
+    /// A token from the demo app the launcher gives the edges.
+    static func token(channel: String, uid: UInt32, role: RTCRole = .publisher, expire: UInt32 = 600,
+                      certificate: String = DemoApp.appCertificate, issuedAgo: UInt32 = 0) throws -> String {
+        try RTCTokenBuilder.buildToken(
+            appID: DemoApp.appID, appCertificate: certificate, channelName: channel, uid: uid, role: role,
+            tokenExpire: expire, issueTs: UInt32(Date().timeIntervalSince1970) - issuedAgo)
+    }
+}
+
+/// Everything an engine reported, kept for the test to wait on.
+final class EventLog: Sendable {
+    private final class Store: Sendable {
+        let events = Mutex<[EngineEvent]>([])
+    }
+    private let store = Store()
+    private let reader: Task<Void, Never>
+
+    init(_ engine: ShowroomEngine) {
+        let store = self.store
+        reader = Task {
+            for await event in engine.events { store.events.withLock { $0.append(event) } }
+        }
+    }
+
+    deinit { reader.cancel() }
+
+    var all: [EngineEvent] { store.events.withLock { $0 } }
+
+    /// Waits until an event matches, polling the log every 10 ms until `timeout`.
+    @discardableResult
+    func wait(_ what: String, timeout: Duration = .seconds(10), _ match: @escaping (EngineEvent) -> Bool) async throws -> EngineEvent {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let event = all.first(where: match) { return event }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw ShowroomError.deadlineExceeded("no \(what) within \(timeout); events: \(all.suffix(20))")
+    }
+}
+
+/// Waits until `condition` holds, checking every 10 ms until `timeout`.
+func eventually(_ what: String, timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    throw ShowroomError.deadlineExceeded("\(what) did not happen within \(timeout)")
+}
+
+/// A client of the shared cluster: an engine, its event log, and the connection it joined.
+struct TestClient {
+    let engine: ShowroomEngine
+    let log: EventLog
+    var connection: ChannelConnection
+
+    /// Makes an engine (on `loop` if given) and joins `channel` as `uid`.
+    static func join(
+        _ channel: String, uid: UInt32, role: ClientRole, loop: EngineLoop? = nil, camera: Bool = false,
+        microphone: Bool = false, fps: Int = 15, gop: Duration = .seconds(2), bitrateKbps: Int = 200,
+        width: Int = 160, height: Int = 120, videoFrom: UInt32? = nil, videoSink: (any RemoteVideoSink)? = nil,
+        audioSink: (any RemoteAudioSink)? = nil, tokenRole: RTCRole? = nil
+    ) async throws -> TestClient {
+        var configuration = EngineConfiguration(entry: .seeds([SharedCluster.seed]))
+        configuration.media = LocalMediaConfiguration(videoBitrateKbps: bitrateKbps, keyframeInterval: gop)
+        let engine = try await ShowroomEngine(configuration: configuration, loop: loop)
+        let log = EventLog(engine)
+        if camera { await engine.setLocalVideoSource(TestPatternCamera(width: width, height: height, framesPerSecond: fps)) }
+        if microphone { await engine.setLocalAudioSource(ToneMicrophone()) }
+        let connection = ChannelConnection(channel: channel, uid: uid)
+        if let videoFrom, let videoSink {
+            try await engine.setupRemoteVideo(uid: videoFrom, connection: connection, sink: videoSink)
+        }
+        if let videoFrom, let audioSink {
+            try await engine.setupRemoteAudio(uid: videoFrom, connection: connection, sink: audioSink)
+        }
+        let token = try SharedCluster.token(channel: channel, uid: uid, role: tokenRole ?? (role == .broadcaster ? .publisher : .subscriber))
+        let joined = try await engine.joinChannel(
+            token: token, channel: channel, uid: uid, options: role == .broadcaster ? .broadcaster : .audience)
+        return TestClient(engine: engine, log: log, connection: joined)
+    }
+
+    func stop() async {
+        try? await engine.leaveChannel()
+        await engine.shutdown()
+    }
+}
+
+/// A bare edge client (``RawEdgeClient``) for async tests: it lives on a loop thread of its own
+/// (ZeroMQ sockets stay on one thread) and every call runs there.
+final class RawClientThread: Sendable {
+    private let loop: EventLoop
+    private let client: LoopBound<RawEdgeClient>
+
+    init(endpoint: String, receiveHighWaterMark: Int32 = 1000, receiveBufferBytes: Int32? = nil) async throws {
+        let loop = try EventLoop.start(name: "raw-client", context: Context())
+        self.loop = loop
+        client = try await loop.submit {
+            LoopBound(try RawEdgeClient(endpoint: endpoint, context: loop.context, receiveHighWaterMark: receiveHighWaterMark,
+                                        receiveBufferBytes: receiveBufferBytes), loop: loop)
+        }
+    }
+
+    /// Runs `body` with the client on its thread.
+    func run<T: Sendable>(_ body: @escaping @Sendable (RawEdgeClient) throws -> T) async throws -> T {
+        let client = self.client
+        return try await loop.submit { try body(client.value) }
+    }
+
+    func stop() async {
+        let loop = self.loop
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread {
+                loop.shutdown()
+                loop.context.shutdown()
+                continuation.resume()
+            }.start()
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import Edge
+import ShowroomKit
+import XCTest
+
+final class ChannelMediaOptionsTests: XCTestCase {
+    func testBroadcasterDefaultsPublishEverything() {
+        let options = ChannelMediaOptions.broadcaster
+        XCTAssertEqual(options.joinRole, .broadcaster)
+        XCTAssertEqual(options.joinOptions, MediaOptions(publishAudio: true, publishVideo: true, publishData: true))
+    }
+
+    func testAudienceDefaultsPublishNothing() {
+        XCTAssertEqual(ChannelMediaOptions().joinRole, .audience)
+        XCTAssertEqual(ChannelMediaOptions.audience.joinOptions, MediaOptions())
+    }
+
+    func testExplicitFieldsOverrideTheRoleDefaults() {
+        let options = ChannelMediaOptions(role: .broadcaster, publishVideo: false, autoSubscribeAudio: false)
+        XCTAssertEqual(options.joinOptions, MediaOptions(
+            publishAudio: true, publishVideo: false, publishData: true, autoSubscribeAudio: false, autoSubscribeVideo: true))
+    }
+
+    func testUpdateCarriesOnlyTheFieldsSet() {
+        let options = ChannelMediaOptions(role: .broadcaster, publishAudio: true)
+        XCTAssertEqual(options.update, MediaOptionsUpdate(role: .broadcaster, publishAudio: true))
+        XCTAssertEqual(ChannelMediaOptions().update, MediaOptionsUpdate())
+        // Applied to current options, unset fields stay.
+        let current = MediaOptions(publishAudio: false, publishVideo: true, autoSubscribeVideo: false)
+        XCTAssertEqual(current.applying(ChannelMediaOptions(publishAudio: true).update),
+                       MediaOptions(publishAudio: true, publishVideo: true, autoSubscribeVideo: false))
+    }
+
+    func testMediaClockIsMonotonic() {
+        let first = MediaClock.nowMicroseconds()
+        let second = MediaClock.nowMicroseconds()
+        XCTAssertLessThanOrEqual(first, second)
+    }
+}

@@ -1,0 +1,98 @@
+import ShowroomKit
+import ShowroomWire
+import XCTest
+
+final class RendezvousHashingTests: XCTestCase {
+    private let edges = (1...5).map { EdgeAddress(id: "edge-\($0)", endpoint: "tcp://127.0.0.1:\(7120 + $0)") }
+    private let channels = (0..<5000).map { "room-\($0)" }
+
+    func testWeightsAreFixedAcrossProcesses() {
+        // Pinned values: a client built anywhere must place a channel where every other does.
+        XCTAssertEqual(RendezvousHashing.weight(edgeID: "edge-1", channel: "room-1"),
+                       RendezvousHashing.weight(edgeID: "edge-1", channel: "room-1"))
+        XCTAssertNotEqual(RendezvousHashing.weight(edgeID: "edge-1", channel: "room-1"),
+                          RendezvousHashing.weight(edgeID: "edge-1", channel: "room-2"))
+        XCTAssertNotEqual(RendezvousHashing.weight(edgeID: "edge-1", channel: "room-1"),
+                          RendezvousHashing.weight(edgeID: "edge-2", channel: "room-1"))
+        XCTAssertEqual(RendezvousHashing.weight(edgeID: "", channel: ""), Self.pinnedEmptyWeight)
+    }
+
+    /// FNV-1a 64 of "|" (0x7c) then the splitmix64 finaliser, computed independently.
+    static let pinnedEmptyWeight: UInt64 = {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        hash ^= 0x7c
+        hash = hash &* 0x0000_0100_0000_01b3
+        hash ^= hash >> 30
+        hash = hash &* 0xbf58_476d_1ce4_e5b9
+        hash ^= hash >> 27
+        hash = hash &* 0x94d0_49bb_1331_11eb
+        hash ^= hash >> 31
+        return hash
+    }()
+
+    func testChoiceDoesNotDependOnListOrder() {
+        for channel in channels.prefix(200) {
+            XCTAssertEqual(RendezvousHashing.choose(channel: channel, among: edges),
+                           RendezvousHashing.choose(channel: channel, among: edges.reversed()))
+        }
+        XCTAssertNil(RendezvousHashing.choose(channel: "room-1", among: []))
+    }
+
+    func testSpreadsEvenly() {
+        var counts: [String: Int] = [:]
+        for channel in channels {
+            counts[RendezvousHashing.choose(channel: channel, among: edges)!.id, default: 0] += 1
+        }
+        let expected = channels.count / edges.count
+        XCTAssertEqual(counts.count, edges.count)
+        for (edge, count) in counts {
+            // 1000 expected per edge; ±15% is far outside random variation (σ ≈ 28).
+            XCTAssertTrue(abs(count - expected) < expected * 15 / 100, "\(edge) got \(count) of \(channels.count)")
+        }
+    }
+
+    func testRemovingAnEdgeMovesOnlyItsChannels() {
+        let before = channels.map { RendezvousHashing.choose(channel: $0, among: edges)!.id }
+        let survivors = edges.filter { $0.id != "edge-3" }
+        let after = channels.map { RendezvousHashing.choose(channel: $0, among: survivors)!.id }
+        var moved = 0
+        for (old, new) in zip(before, after) where old != new {
+            XCTAssertEqual(old, "edge-3", "a channel moved off a surviving edge")
+            moved += 1
+        }
+        XCTAssertEqual(moved, before.filter { $0 == "edge-3" }.count)
+    }
+
+    func testAddingAnEdgeMovesAboutOneInNToIt() {
+        let before = channels.map { RendezvousHashing.choose(channel: $0, among: edges)!.id }
+        let grown = edges + [EdgeAddress(id: "edge-6", endpoint: "tcp://127.0.0.1:7126")]
+        let after = channels.map { RendezvousHashing.choose(channel: $0, among: grown)!.id }
+        var moved = 0
+        for (old, new) in zip(before, after) where old != new {
+            XCTAssertEqual(new, "edge-6")
+            moved += 1
+        }
+        XCTAssertTrue(abs(moved - channels.count / 6) < channels.count / 6 * 15 / 100, "moved \(moved)")
+    }
+
+    func testClusterStatusKeepsAliveEdgesWithClientEndpoints() {
+        var status = AdminClusterStatus()
+        func member(_ id: String, _ role: String, _ state: GossipMemberState, _ client: String) -> AdminMemberStatus {
+            var m = AdminMemberStatus()
+            m.id = id
+            m.role = role
+            m.state = state
+            m.clientEndpoint = client
+            return m
+        }
+        status.members = [
+            member("edge-2", "edge", .alive, "tcp://127.0.0.1:2"),
+            member("edge-1", "edge", .alive, "tcp://127.0.0.1:1"),
+            member("edge-3", "edge", .suspect, "tcp://127.0.0.1:3"),
+            member("edge-4", "edge", .dead, "tcp://127.0.0.1:4"),
+            member("edge-5", "edge", .alive, ""),
+            member("coord-1", "coordinator", .alive, "tcp://127.0.0.1:9"),
+        ]
+        XCTAssertEqual(ClusterPlacement.edges(in: status).map(\.id), ["edge-1", "edge-2"])
+    }
+}
