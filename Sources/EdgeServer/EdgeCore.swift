@@ -208,39 +208,34 @@ final class EdgeCore {
             index += 1
             switch directive {
             case .reply(let reply, let session):
-                do {
-                    if !sendControl(try EdgeCodec.envelope(reply: reply), to: session) {
-                        work += plane.sessionUnreachable(session, now: now)
-                    }
-                } catch {
-                    logger.error("cannot encode reply", metadata: ["error": "\(error)"])
-                }
+                work += control(to: session) { () throws(ShowroomError) in try EdgeCodec.envelope(reply: reply) }
             case .send(let event, let session):
-                do {
-                    if !sendControl(try EdgeCodec.envelope(event: event), to: session) {
-                        work += plane.sessionUnreachable(session, now: now)
-                    }
-                } catch {
-                    logger.error("cannot encode event", metadata: ["error": "\(error)"])
-                }
+                work += control(to: session) { () throws(ShowroomError) in try EdgeCodec.envelope(event: event) }
             case .sendCachedFrames(let track, let session):
                 let socket = self.socket
                 work += plane.sendCachedFrames(track, to: session, now: now) { subscriber, frame in
                     Self.deliver(frame, to: subscriber, on: socket)
                 }
             case .requestKeyframe(let track, let publisher):
-                do {
-                    if !sendControl(try EdgeCodec.keyframeRequest(for: track), to: publisher) {
-                        work += plane.sessionUnreachable(publisher, now: now)
-                    }
-                } catch {
-                    logger.error("cannot encode keyframe request", metadata: ["error": "\(error)"])
-                }
+                work += control(to: publisher) { () throws(ShowroomError) in try EdgeCodec.keyframeRequest(for: track) }
             case .closeSession(let session):
                 pendingControl[session] = nil
             case .log(let entry):
                 logger.log(level: Self.level(entry.level), "\(entry.message)")
             }
+        }
+    }
+
+    /// Encodes and sends one control message; a client found gone is dropped from the plane.
+    ///
+    /// - Returns: What dropping it leads to (nothing if it was sent or queued).
+    private func control(to session: SessionID, _ encode: () throws(ShowroomError) -> WireEnvelope) -> [EdgeDirective] {
+        do {
+            if sendControl(try encode(), to: session) { return [] }
+            return plane.sessionUnreachable(session, now: now)
+        } catch {
+            logger.error("cannot encode a message for session \(session)", metadata: ["error": "\(error)"])
+            return []
         }
     }
 

@@ -75,13 +75,7 @@ extension EngineCore {
         for packet in packets {
             for record in connections.values where record.sends(.video) {
                 record.videoSequence &+= 1
-                var header = WireMediaHeader()
-                header.channel = record.connection.channel
-                header.publisherUid = record.connection.uid
-                header.track = .video
-                header.codec = .vp8
-                header.sequence = record.videoSequence
-                header.captureTimeUs = captured
+                var header = Self.header(for: record, track: .video, sequence: record.videoSequence, captured: captured)
                 header.keyframe = packet.isKeyframe
                 header.width = UInt32(picture.width)
                 header.height = UInt32(picture.height)
@@ -92,6 +86,18 @@ extension EngineCore {
                 }
             }
         }
+    }
+
+    /// The header fields every frame of a track on a connection carries.
+    private static func header(for record: ConnectionRecord, track: WireTrackKind, sequence: UInt32, captured: UInt64) -> WireMediaHeader {
+        var header = WireMediaHeader()
+        header.channel = record.connection.channel
+        header.publisherUid = record.connection.uid
+        header.track = track
+        header.codec = track == .audio ? .opus : .vp8
+        header.sequence = sequence
+        header.captureTimeUs = captured
+        return header
     }
 
     private func captureAudio() {
@@ -105,13 +111,7 @@ extension EngineCore {
         let level = UInt32(AudioLevel(pcm: pcm).level)
         for record in connections.values where record.sends(.audio) {
             record.audioSequence &+= 1
-            var header = WireMediaHeader()
-            header.channel = record.connection.channel
-            header.publisherUid = record.connection.uid
-            header.track = .audio
-            header.codec = .opus
-            header.sequence = record.audioSequence
-            header.captureTimeUs = captured
+            var header = Self.header(for: record, track: .audio, sequence: record.audioSequence, captured: captured)
             header.audioLevel = level
             header.payloadSize = UInt32(packet.count)
             if send(header, packet, for: record) { statistics.audioFramesSent += 1 }
