@@ -117,7 +117,7 @@ let package = Package(
             name: "showroomctl",
             dependencies: [
                 "NodeRuntime", "ZeroMQ", "ShowroomWire", "MediaCodecs", "CZeroMQ", "LocalCluster", "ShowroomAuth",
-                "ShowroomKit", "Edge",
+                "ShowroomKit", "Edge", "AdminEndpoint",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -109,18 +109,28 @@ struct ProcessSample: Equatable {
 }
 
 /// Parsers for the few /proc files read, kept pure so they can be tested on any text.
-enum ProcFS {
-    struct Stat: Equatable {
+public enum ProcFS {
+    /// What is read from a `stat` file.
+    public struct Stat: Equatable, Sendable {
         /// utime + stime, in clock ticks.
-        var cpuTicks: UInt64
-        var threads: Int
+        public var cpuTicks: UInt64
+        /// Threads of the process.
+        public var threads: Int
         /// When the process started, in clock ticks after boot.
-        var startTicks: UInt64
+        public var startTicks: UInt64
+    }
+
+    /// User + system CPU seconds from a `stat` file: `/proc/PID/stat` for a process,
+    /// `/proc/self/task/TID/stat` for one thread. `nil` if it cannot be read.
+    public static func cpuSeconds(statAt path: String) -> Double? {
+        let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+        guard ticksPerSecond > 0, let text = readFile(path), let stat = parseStat(text) else { return nil }
+        return Double(stat.cpuTicks) / ticksPerSecond
     }
 
     /// Parses /proc/<pid>/stat. The command name (field 2) is in parentheses and may itself hold
     /// spaces and parentheses, so fields are counted from the last `)`.
-    static func parseStat(_ text: String) -> Stat? {
+    public static func parseStat(_ text: String) -> Stat? {
         guard let close = text.lastIndex(of: ")") else { return nil }
         // After ")": field 3 (state) is index 0, so field n is index n - 3.
         let fields = text[text.index(after: close)...].split(separator: " ", omittingEmptySubsequences: true)
@@ -145,7 +155,7 @@ enum ProcFS {
 
     /// Reads a small file with plain read(2): /proc files report size 0, which some file APIs
     /// take at its word.
-    static func readFile(_ path: String) -> String? {
+    public static func readFile(_ path: String) -> String? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }

@@ -64,6 +64,9 @@ public struct ChannelPlane<Frame> {
     /// Number of channel connections over all channels.
     public var connectionCount: Int { channels.values.reduce(0) { $0 + $1.connections.count } }
 
+    /// Number of channels with at least one connection.
+    public var channelCount: Int { channels.count }
+
     /// Names of the channels with at least one connection, sorted.
     public var channelNames: [String] { channels.keys.sorted() }
 

@@ -2,6 +2,7 @@ import DequeModule
 import Edge
 import Foundation
 import Logging
+import NodeRuntime
 import ShowroomAuth
 import ShowroomWire
 import ZeroMQ
@@ -47,7 +48,7 @@ final class EdgeCore {
         // ZMTP heartbeats notice a dead TCP connection; the plane's own timeout covers silent clients.
         try socket.setHeartbeat(intervalMs: 1000, timeoutMs: 5000, ttlMs: 10000)
         let bound = try socket.bind(configuration.clientBind)
-        endpoint = Self.advertised(bound, host: configuration.advertiseHost)
+        endpoint = NodeConfiguration.advertised(bound, host: configuration.advertiseHost)
         loop.register(socket) { [unowned self] _, _ in self.drain() }
         loop.scheduleRepeating(every: configuration.tickInterval) { [unowned self] in self.tick() }
     }
@@ -80,7 +81,7 @@ final class EdgeCore {
         let envelope: WireEnvelope
         do {
             envelope = try incoming.withBytes(of: 1) { (bytes) throws(ShowroomError) in
-                try WireEnvelope.decode(frame: Data(bytes))
+                try WireEnvelope.decode(frame: bytes)
             }
         } catch {
             perform([.send(.error(error, channel: "", track: nil), to: session)])
@@ -311,8 +312,8 @@ final class EdgeCore {
     private func tick() {
         perform(plane.tick(now: now))
         flushPendingControl()
-        metrics.update(plane: plane)
-        let load = (channels: plane.channelNames.count, connections: plane.connectionCount)
+        let load = (channels: plane.channelCount, connections: plane.connectionCount)
+        metrics.update(plane.statistics, sessions: plane.sessionCount, channels: load.channels, connections: load.connections)
         if load != reportedLoad {
             reportedLoad = load
             reportLoad(load.channels, load.connections)
@@ -334,11 +335,5 @@ final class EdgeCore {
         case .notice: .notice
         case .warning: .warning
         }
-    }
-
-    /// The endpoint to advertise for a bound endpoint: the bound port with `host` if given.
-    static func advertised(_ bound: String, host: String?) -> String {
-        guard let host, let colon = bound.lastIndex(of: ":") else { return bound }
-        return "tcp://\(host)\(bound[colon...])"
     }
 }

@@ -21,11 +21,10 @@ final class EdgeMetrics {
     ]
     private var last = EdgeStatistics()
 
-    func update<Frame>(plane: ChannelPlane<Frame>) {
-        sessions.record(plane.sessionCount)
-        channels.record(plane.channelNames.count)
-        connections.record(plane.connectionCount)
-        let current = plane.statistics
+    func update(_ current: EdgeStatistics, sessions: Int, channels: Int, connections: Int) {
+        self.sessions.record(sessions)
+        self.channels.record(channels)
+        self.connections.record(connections)
         for (field, counter) in frames where current[keyPath: field] > last[keyPath: field] {
             counter.increment(by: Int64(current[keyPath: field] - last[keyPath: field]))
         }

@@ -120,7 +120,7 @@ public final class RawEdgeClient {
         guard left > .zero, try socket.poll(.readable, timeout: left).contains(.readable),
             try socket.receive(into: buffer)
         else { return nil }
-        let envelope = try buffer.withBytes(of: 0) { (bytes) throws(ShowroomError) in try WireEnvelope.decode(frame: Data(bytes)) }
+        let envelope = try buffer.withBytes(of: 0) { (bytes) throws(ShowroomError) in try WireEnvelope.decode(frame: bytes) }
         if envelope.isResponse { return envelope }
         if envelope.kind == .mediaFrame {
             frames.append((try envelope.decodeBody(WireMediaHeader.self), buffer.count > 1 ? buffer.bytes(of: 1) : []))

@@ -169,7 +169,7 @@ final class NodeCore {
         try socket.setMaxMessageSize(Int64(configuration.maxMessageBytes))
         try socket.setHeartbeat(intervalMs: 1000, timeoutMs: 5000, ttlMs: 10000)
         let bound = try socket.bind(configuration.bind)
-        endpoint = Self.advertised(bound, host: configuration.advertiseHost)
+        endpoint = NodeConfiguration.advertised(bound, host: configuration.advertiseHost)
 
         dispatcher = RequestDispatcher(socket: socket, nodeID: configuration.nodeID, logger: logger)
         loop.register(socket) { [dispatcher] _, _ in dispatcher.drain() }
@@ -197,11 +197,5 @@ final class NodeCore {
             membership.clusterStatus()
         }
         dispatcher.oneWayHandlers[.gossip] = { [membership] message, _ in membership.receive(message) }
-    }
-
-    /// The endpoint to advertise for a bound endpoint: the bound port with `host` if given.
-    static func advertised(_ bound: String, host: String?) -> String {
-        guard let host, let colon = bound.lastIndex(of: ":") else { return bound }
-        return "tcp://\(host)\(bound[colon...])"
     }
 }

@@ -108,6 +108,13 @@ public struct NodeConfiguration: Sendable {
         return level
     }
 
+    /// The endpoint to advertise for a bound endpoint: the bound port with `host` if given (a
+    /// socket bound to all interfaces is reached through the host's address).
+    public static func advertised(_ bound: String, host: String?) -> String {
+        guard let host, let colon = bound.lastIndex(of: ":") else { return bound }
+        return "tcp://\(host)\(bound[colon...])"
+    }
+
     /// Checks the values are usable.
     public func validate() throws(ShowroomError) {
         if nodeID.isEmpty || nodeID.count > 64 || nodeID.contains(where: { $0.isWhitespace }) {

@@ -47,7 +47,7 @@ final class RequestDispatcher {
         let request: WireEnvelope
         do {
             request = try frames.withBytes(of: 1) { (bytes) throws(ShowroomError) in
-                try WireEnvelope.decode(frame: Data(bytes))
+                try WireEnvelope.decode(frame: bytes)
             }
         } catch {
             logger.debug("malformed message", metadata: ["error": "\(error)"])

@@ -1,59 +1,24 @@
 import Edge
 
-/// What one channel connection publishes and subscribes to (`ChannelMediaOptions` in the seeds).
+/// What one channel connection publishes and subscribes to (`ChannelMediaOptions` in the seeds):
+/// the edge's own partial options update, so what the app sets is what goes on the wire.
 ///
 /// On join, `nil` fields take the role's default (a broadcaster publishes audio, video and data;
 /// everyone auto-subscribes to audio and video). In ``ShowroomEngine/updateChannelEx(options:connection:)``
-/// `nil` fields keep their current value and a non-nil ``role`` is a role switch.
-public struct ChannelMediaOptions: Sendable, Hashable {
-    /// Broadcaster (publishes, visible) or audience (subscribes only, invisible); `nil` on join
-    /// means audience.
-    public var role: ClientRole?
-    /// Publish the microphone track.
-    public var publishAudio: Bool?
-    /// Publish the camera track.
-    public var publishVideo: Bool?
-    /// Allow stream messages.
-    public var publishData: Bool?
-    /// Subscribe to every remote audio track automatically.
-    public var autoSubscribeAudio: Bool?
-    /// Subscribe to every remote video track automatically.
-    public var autoSubscribeVideo: Bool?
+/// `nil` fields keep their current value and a non-nil `role` is a role switch.
+public typealias ChannelMediaOptions = MediaOptionsUpdate
 
-    /// Creates options; every field defaults to "role default" (join) or "unchanged" (update).
-    public init(
-        role: ClientRole? = nil,
-        publishAudio: Bool? = nil,
-        publishVideo: Bool? = nil,
-        publishData: Bool? = nil,
-        autoSubscribeAudio: Bool? = nil,
-        autoSubscribeVideo: Bool? = nil
-    ) {
-        self.role = role
-        self.publishAudio = publishAudio
-        self.publishVideo = publishVideo
-        self.publishData = publishData
-        self.autoSubscribeAudio = autoSubscribeAudio
-        self.autoSubscribeVideo = autoSubscribeVideo
-    }
-
+extension MediaOptionsUpdate {
     /// A broadcaster with the defaults: publishes audio, video and data, subscribes to everything.
-    public static var broadcaster: ChannelMediaOptions { ChannelMediaOptions(role: .broadcaster) }
+    public static var broadcaster: MediaOptionsUpdate { MediaOptionsUpdate(role: .broadcaster) }
     /// An audience member with the defaults: subscribes to everything, publishes nothing.
-    public static var audience: ChannelMediaOptions { ChannelMediaOptions(role: .audience) }
+    public static var audience: MediaOptionsUpdate { MediaOptionsUpdate(role: .audience) }
 
     /// The role a join with these options takes: audience unless said otherwise, as on the wire.
     public var joinRole: ClientRole { role ?? .audience }
 
     /// The options a join with these options ends up with on the edge.
     public var joinOptions: MediaOptions {
-        MediaOptions.defaults(for: joinRole).applying(update)
-    }
-
-    /// These options as a partial update (`nil` fields unchanged).
-    public var update: MediaOptionsUpdate {
-        MediaOptionsUpdate(
-            role: role, publishAudio: publishAudio, publishVideo: publishVideo, publishData: publishData,
-            autoSubscribeAudio: autoSubscribeAudio, autoSubscribeVideo: autoSubscribeVideo)
+        MediaOptions.defaults(for: joinRole).applying(self)
     }
 }

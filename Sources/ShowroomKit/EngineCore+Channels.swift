@@ -96,12 +96,12 @@ extension EngineCore {
     func update(_ options: ChannelMediaOptions, _ connection: ChannelConnection?, _ complete: @escaping Completion<Void>) {
         let record: ConnectionRecord
         do throws(ShowroomError) { record = try self.record(for: connection) } catch { return complete(.failure(error)) }
-        var update = options.update
+        var update = options
         // A locally muted track stays unpublished whatever the option says.
         if let value = update.publishAudio { update.publishAudio = value && !record.audioMuted }
         if let value = update.publishVideo { update.publishVideo = value && !record.videoMuted }
         request(.updateOptions(channel: record.connection.channel, update: update), for: connection, complete) { [weak self] record, _ in
-            record.options = record.options.applying(options.update)
+            record.options = record.options.applying(options)
             if let role = options.role { record.role = role }
             record.publishesAsAudience = ConnectionRecord.asksAudienceToPublish(options, role: record.role)
             self?.refreshPublishing()

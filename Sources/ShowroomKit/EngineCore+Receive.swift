@@ -24,7 +24,7 @@ extension EngineCore {
             handled += 1
             if handled == 1 { noteHeard(session) }
             guard buffer.count >= 1,
-                  let envelope = try? WireEnvelope.decode(frame: buffer.withBytes(of: 0) { Data($0) })
+                  let envelope = try? buffer.withBytes(of: 0, { (bytes) throws(ShowroomError) in try WireEnvelope.decode(frame: bytes) })
             else {
                 statistics.framesDiscarded += 1
                 continue

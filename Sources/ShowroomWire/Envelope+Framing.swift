@@ -88,6 +88,19 @@ extension WireEnvelope {
         }
     }
 
+    /// Decodes frame 0 of a Showroom message straight from a received frame's memory, without
+    /// copying it first (the receive path of every socket: one copy fewer per message). The
+    /// envelope owns its fields after decoding; `bytes` need only live for the call.
+    ///
+    /// - Parameter bytes: The frame's bytes, without the ROUTER routing id.
+    /// - Returns: The envelope.
+    /// - Throws: ``ShowroomError`` `ERROR_CODE_MALFORMED_MESSAGE`, as ``decode(frame:)-(Bytes)``.
+    public static func decode(frame bytes: UnsafeRawBufferPointer) throws(ShowroomError) -> WireEnvelope {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return try decode(frame: Data()) }
+        // swift-protobuf copies `bytes` and `string` fields out, so the wrapper does not escape.
+        return try decode(frame: Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: bytes.count, deallocator: .none))
+    }
+
     /// Decodes frame 0 of a Showroom message.
     ///
     /// - Parameter bytes: The frame's bytes, without the ROUTER routing id.

@@ -84,7 +84,7 @@ struct FanoutBenchmark: AsyncParsableCommand {
         try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
         let measured = meter.snapshot()
         let cpu = (CPUTime.process(edgePID) ?? 0) - cpuBefore
-        let elapsed = Double(start.duration(to: .now).components.seconds) + Double(start.duration(to: .now).components.attoseconds) / 1e18
+        let elapsed = start.duration(to: .now).seconds
         let hostStatistics = await host.statistics()
 
         try? await host.leaveChannel()

@@ -89,35 +89,46 @@ struct JoinBenchmark: AsyncParsableCommand {
         }
     }
 
-    /// One audience member: a new engine joins, waits for the host's first decoded frame, leaves.
+    /// One audience member: a new engine joins, waits for the host's first decoded frame (at most
+    /// 5 s), leaves and shuts down. Returns the join → first frame time in milliseconds.
     private func firstFrame(channel: String, hostUID: UInt32, uid: UInt32, loop: EngineLoop) async -> Result<Double, ShowroomError> {
+        let engine: ShowroomEngine
+        do {
+            engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)), loop: loop)
+        } catch {
+            return .failure(error)
+        }
+        let waiter = Task { () -> Duration? in
+            for await event in engine.events {
+                if case .firstRemoteVideoFrameDecoded(_, hostUID, _, _, let elapsed) = event { return elapsed }
+            }
+            return nil  // the stream ended, or the wait was cancelled at its deadline
+        }
+        let deadline = Task {
+            try await Task.sleep(for: .seconds(5))
+            waiter.cancel()
+        }
+        let result: Result<Double, ShowroomError>
         do throws(ShowroomError) {
-            let engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)), loop: loop)
-            defer { Task { await engine.shutdown() } }
             let connection = ChannelConnection(channel: channel, uid: uid)
             try await engine.setupRemoteVideo(uid: hostUID, connection: connection, sink: DecodingVideoSink(readFrameCounters: false))
             let token: String
             do { token = try app.token(channel: channel, uid: uid, role: .subscriber) } catch {
                 throw ShowroomError.internal("cannot mint a token: \(error)")
             }
-            let waiter = Task { () -> Duration? in
-                for await event in engine.events {
-                    if case .firstRemoteVideoFrameDecoded(_, hostUID, _, _, let elapsed) = event { return elapsed }
-                }
-                return nil
-            }
-            let timeout = Task {
-                try? await Task.sleep(for: .seconds(5))
-                waiter.cancel()
-            }
             try await engine.joinChannel(token: token, channel: channel, uid: uid, options: .audience)
-            let elapsed = await waiter.value
-            timeout.cancel()
+            if let elapsed = await waiter.value {
+                result = .success(elapsed.seconds * 1000)
+            } else {
+                result = .failure(.deadlineExceeded("no decoded frame within 5 s of joining"))
+            }
             try? await engine.leaveChannel()
-            guard let elapsed else { throw ShowroomError.deadlineExceeded("no decoded frame within 5 s of joining") }
-            return .success(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)
         } catch {
-            return .failure(error)
+            result = .failure(error)
         }
+        deadline.cancel()
+        waiter.cancel()
+        await engine.shutdown()
+        return result
     }
 }

@@ -21,12 +21,9 @@ final class ChannelMediaOptionsTests: XCTestCase {
     }
 
     func testUpdateCarriesOnlyTheFieldsSet() {
-        let options = ChannelMediaOptions(role: .broadcaster, publishAudio: true)
-        XCTAssertEqual(options.update, MediaOptionsUpdate(role: .broadcaster, publishAudio: true))
-        XCTAssertEqual(ChannelMediaOptions().update, MediaOptionsUpdate())
         // Applied to current options, unset fields stay.
         let current = MediaOptions(publishAudio: false, publishVideo: true, autoSubscribeVideo: false)
-        XCTAssertEqual(current.applying(ChannelMediaOptions(publishAudio: true).update),
+        XCTAssertEqual(current.applying(ChannelMediaOptions(publishAudio: true)),
                        MediaOptions(publishAudio: true, publishVideo: true, autoSubscribeVideo: false))
     }
 
