@@ -25,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // System libraries (Debian: libzmq3-dev, libopus-dev, libvpx-dev).
@@ -111,7 +113,37 @@ let package = Package(
         ),
 
         .executableTarget(name: "showroom-edge", dependencies: ["NodeRuntime", "EdgeServer"]),
-        .executableTarget(name: "showroom-coordinator", dependencies: ["NodeRuntime"]),
+        // The room registry, channel placement and channel event numbering as pure state machines.
+        .target(
+            name: "Rooms",
+            dependencies: ["ShowroomWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
+        ),
+        // Where a coordinator keeps its rooms, chat, bans and placements: an embedded SQLite database.
+        .target(
+            name: "RoomStore",
+            dependencies: ["Rooms", "ShowroomWire", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        // Channel events for business servers: HTTP webhooks, signed, retried, in order per channel.
+        .target(
+            name: "Webhooks",
+            dependencies: [
+                "ShowroomWire",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The room-coordinator process's service: room requests (forwarded to their owner),
+        // replication, channel placement, edge reports, events, kick and ban.
+        .target(
+            name: "Coordinator",
+            dependencies: [
+                "NodeRuntime", "Rooms", "RoomStore", "Webhooks", "ShowroomAuth", "ShowroomWire", "ZeroMQ", "Membership",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
+        .executableTarget(name: "showroom-coordinator", dependencies: ["NodeRuntime", "Coordinator"]),
         .executableTarget(name: "showroom-callsignal", dependencies: ["NodeRuntime"]),
         .executableTarget(
             name: "showroomctl",
@@ -158,6 +190,22 @@ let package = Package(
             name: "ShowLiveTests",
             dependencies: [
                 "ShowroomKit", "LocalCluster", "Edge", "ShowroomAuth", "ShowroomWire", "MediaCodecs", "ZeroMQ",
+            ]
+        ),
+        .testTarget(name: "RoomsTests", dependencies: ["Rooms", "RoomStore", "ShowroomWire", "ShowroomAuth"]),
+        .testTarget(
+            name: "WebhooksTests",
+            dependencies: [
+                "Webhooks", "ShowroomWire",
+                .product(name: "FlyingFox", package: "FlyingFox"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "CoordinatorTests",
+            dependencies: [
+                "ShowroomKit", "LocalCluster", "Edge", "ShowroomAuth", "ShowroomWire", "MediaCodecs", "ZeroMQ", "NodeRuntime",
+                "Webhooks", .product(name: "FlyingFox", package: "FlyingFox"),
             ]
         ),
         .testTarget(name: "ClusterTests", dependencies: ["LocalCluster", "NodeRuntime", "ShowroomWire"]),

@@ -114,10 +114,10 @@ public final class EdgeRoleService: NodeRoleService {
         self.logger = logger
     }
 
-    public func start() throws -> String {
+    public func start() throws -> RoleEndpoints {
         let edge = try EdgeServer(configuration: configuration, logger: logger)
         server.withLock { $0 = edge }
-        return edge.endpoint
+        return RoleEndpoints(client: edge.endpoint)
     }
 
     public func attach(to node: Node) {

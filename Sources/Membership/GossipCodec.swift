@@ -152,6 +152,7 @@ public enum GossipCodec {
         wire.role = metadata.role
         wire.clusterEndpoint = metadata.clusterEndpoint
         wire.clientEndpoint = metadata.clientEndpoint
+        wire.eventsEndpoint = metadata.eventsEndpoint
         wire.adminEndpoint = metadata.adminEndpoint
         wire.version = metadata.version
         wire.load = metadata.load.wire
@@ -201,7 +202,8 @@ public enum GossipCodec {
             load: MemberLoad(
                 channels: Int(wire.load.channels),
                 connections: Int(wire.load.connections),
-                cpuPercent: wire.load.cpuPercent))
+                cpuPercent: wire.load.cpuPercent),
+            eventsEndpoint: wire.eventsEndpoint)
     }
 }
 

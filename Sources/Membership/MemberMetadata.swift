@@ -14,6 +14,8 @@ public struct MemberMetadata: Sendable, Equatable {
     public var version: String
     /// The member's latest load report.
     public var load: MemberLoad
+    /// Where the member publishes notices (coordinators); empty if none.
+    public var eventsEndpoint: String
 
     /// Creates metadata; everything but the role and the cluster endpoint is optional.
     ///
@@ -24,14 +26,17 @@ public struct MemberMetadata: Sendable, Equatable {
     ///   - adminEndpoint: The admin HTTP endpoint; empty if none.
     ///   - version: Software version.
     ///   - load: The current load.
+    ///   - eventsEndpoint: Where the member publishes notices; empty if none.
     public init(
         role: String,
         clusterEndpoint: String,
         clientEndpoint: String = "",
         adminEndpoint: String = "",
         version: String = "",
-        load: MemberLoad = MemberLoad()
+        load: MemberLoad = MemberLoad(),
+        eventsEndpoint: String = ""
     ) {
+        self.eventsEndpoint = eventsEndpoint
         self.role = role
         self.clusterEndpoint = clusterEndpoint
         self.clientEndpoint = clientEndpoint

@@ -20,6 +20,8 @@ final class MembershipDriver {
     private let origin = ContinuousClock.now
     private let startedAtWallClock = Date()
     private var cpu = CPUSampler()
+    /// Called after every member change (state or metadata), on the loop.
+    var observers: [() -> Void] = []
 
     /// How often the state machine is ticked; its own timers are multiples of this.
     static let tickInterval = Duration.milliseconds(10)
@@ -111,6 +113,7 @@ final class MembershipDriver {
             links.close(change.member.metadata.clusterEndpoint)
         }
         let previous = change.previousState.map(\.rawValue) ?? "new"
+        defer { for observer in observers { observer() } }
         if change.previousState == state {
             logger.debug("member \(id) metadata changed", metadata: ["incarnation": "\(change.member.incarnation)"])
             return
@@ -140,6 +143,7 @@ final class MembershipDriver {
             m.clusterEndpoint = member.metadata.clusterEndpoint
             m.clientEndpoint = member.metadata.clientEndpoint
             m.adminEndpoint = member.metadata.adminEndpoint
+            m.eventsEndpoint = member.metadata.eventsEndpoint
             m.incarnation = member.incarnation
             m.version = member.metadata.version
             m.load = member.metadata.load.wire

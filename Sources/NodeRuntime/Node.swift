@@ -30,13 +30,36 @@ public final class Node: Sendable {
     /// Handles a one-way message (request id 0) on the loop.
     public typealias OneWayHandler = (_ message: WireEnvelope, _ frames: Multipart) -> Void
 
+    /// Answers a request on the loop, now or later, through its responder (exactly once). For
+    /// requests a member passes on to another (a room's owner) and answers when that one has.
+    public typealias DeferredHandler = (_ request: WireEnvelope, _ frames: Multipart, _ respond: Responder) -> Void
+
+    /// The answer to a request handled by a ``DeferredHandler``; call it once, on the loop.
+    public struct Responder {
+        /// What the answer is.
+        public enum Outcome {
+            /// A response body.
+            case success(any SwiftProtobuf.Message)
+            /// An error answer.
+            case failure(ShowroomError)
+            /// Another member's answer, passed back as it came (body or error).
+            case relayed(WireEnvelope)
+        }
+        let send: (Outcome) -> Void
+        init(_ send: @escaping (Outcome) -> Void) { self.send = send }
+        /// Answers with `outcome`. Does nothing for a one-way request.
+        public func callAsFunction(_ outcome: Outcome) { send(outcome) }
+    }
+
     /// Starts the node: creates its loop and binds its cluster socket. Call ``join()`` to enter
     /// the cluster.
     /// - Parameters:
     ///   - clientEndpoint: where clients connect to this member (edges), announced to the others.
+    ///   - eventsEndpoint: where this member publishes notices (coordinators), announced to the others.
     ///   - adminEndpoint: this member's admin HTTP address, announced to the others.
     ///   - events: where membership events are written as lines.
-    public init(configuration: NodeConfiguration, clientEndpoint: String = "", adminEndpoint: String = "",
+    public init(configuration: NodeConfiguration, clientEndpoint: String = "", eventsEndpoint: String = "",
+                adminEndpoint: String = "",
                 logger: Logger, events: NodeEvents = .standardOutput) throws {
         try ZeroMQLibrary.requireSupported()
         try configuration.validate()
@@ -50,7 +73,7 @@ public final class Node: Sendable {
             let (endpoint, core) = try loop.submitAndWait { () throws -> (String, LoopBound<NodeCore>) in
                 let metadata = MemberMetadata(
                     role: configuration.role.rawValue, clusterEndpoint: "", clientEndpoint: clientEndpoint,
-                    adminEndpoint: adminEndpoint, version: ShowroomVersion.current)
+                    adminEndpoint: adminEndpoint, version: ShowroomVersion.current, eventsEndpoint: eventsEndpoint)
                 let core = try NodeCore(configuration: configuration, metadata: metadata, loop: loop,
                                         logger: logger, events: events)
                 return (core.endpoint, LoopBound(core, loop: loop))
@@ -73,6 +96,37 @@ public final class Node: Sendable {
     /// Registers `handler` for requests of `kind`, replacing any earlier one. Loop thread only.
     public func handle(_ kind: WireMessageKind, _ handler: @escaping RequestHandler) {
         core.value.dispatcher.handlers[kind] = handler
+    }
+
+    /// Registers `handler` for requests of `kind` that may be answered later. Loop thread only.
+    public func handleDeferred(_ kind: WireMessageKind, _ handler: @escaping DeferredHandler) {
+        core.value.dispatcher.deferredHandlers[kind] = handler
+    }
+
+    /// Passes `request` on to the member at `endpoint` (marked forwarded, so that member serves it
+    /// itself) and calls `completion` on the loop with its answer envelope, or with
+    /// `deadlineExceeded` / `unavailable`. Loop thread only.
+    public func forward(_ request: WireEnvelope, to endpoint: String, timeout: Duration,
+                        completion: @escaping (Result<WireEnvelope, ShowroomError>) -> Void) {
+        var passed = request
+        passed.forwarded = true
+        core.value.links.request(passed, to: endpoint, timeout: timeout, completion: completion)
+    }
+
+    /// Sends a request to the member at `endpoint` and calls `completion` on the loop with its
+    /// answer envelope (which may carry an error). Loop thread only.
+    public func send(_ kind: WireMessageKind, body: some SwiftProtobuf.Message, to endpoint: String,
+                     timeout: Duration, completion: @escaping (Result<WireEnvelope, ShowroomError>) -> Void) {
+        core.value.links.request(kind, body: body, to: endpoint, timeout: timeout, completion: completion)
+    }
+
+    /// The members this node knows, itself included. Loop thread only.
+    public var membersOnLoop: [Member] { core.value.membership.membership.members }
+
+    /// Calls `observer` on the loop whenever a member's state changes (alive, suspect, dead, left)
+    /// or a new member appears. Loop thread only.
+    public func onMembershipChange(_ observer: @escaping () -> Void) {
+        core.value.membership.observers.append(observer)
     }
 
     /// Registers `handler` for one-way messages of `kind`. Loop thread only.

@@ -86,10 +86,11 @@ struct NodeService: Service, CustomStringConvertible {
             admin = server
         }
         let node: Node
-        var clientEndpoint = ""
+        var endpoints = RoleEndpoints()
         do {
-            clientEndpoint = try roleService?.start() ?? ""
-            node = try Node(configuration: configuration, clientEndpoint: clientEndpoint, adminEndpoint: adminEndpoint, logger: logger)
+            endpoints = try roleService?.start() ?? RoleEndpoints()
+            node = try Node(configuration: configuration, clientEndpoint: endpoints.client,
+                            eventsEndpoint: endpoints.events, adminEndpoint: adminEndpoint, logger: logger)
         } catch {
             logger.critical("node failed to start", metadata: ["error": "\(error)"])
             await roleService?.stop()
@@ -100,7 +101,7 @@ struct NodeService: Service, CustomStringConvertible {
         roleService?.attach(to: node)
         node.join()
         // One line on standard output that launchers and tests wait for.
-        let ready = "ready node=\(configuration.nodeID) role=\(configuration.role) endpoint=\(node.endpoint)\(clientEndpoint.isEmpty ? "" : " client=\(clientEndpoint)") admin=\(adminEndpoint.isEmpty ? "off" : adminEndpoint) pid=\(ProcessInfo.processInfo.processIdentifier) at_ms=\(Int64(Date().timeIntervalSince1970 * 1000))\n"
+        let ready = "ready node=\(configuration.nodeID) role=\(configuration.role) endpoint=\(node.endpoint)\(endpoints.client.isEmpty ? "" : " client=\(endpoints.client)")\(endpoints.events.isEmpty ? "" : " events=\(endpoints.events)") admin=\(adminEndpoint.isEmpty ? "off" : adminEndpoint) pid=\(ProcessInfo.processInfo.processIdentifier) at_ms=\(Int64(Date().timeIntervalSince1970 * 1000))\n"
         FileHandle.standardOutput.write(Data(ready.utf8))
         try? await gracefulShutdown()
         logger.info("leaving the cluster")
@@ -118,12 +119,26 @@ struct NodeService: Service, CustomStringConvertible {
 public protocol NodeRoleService: AnyObject, Sendable {
     /// Starts serving.
     ///
-    /// - Returns: The endpoint clients connect to, announced in the membership; "" for none.
-    func start() throws -> String
+    /// - Returns: The endpoints it serves, announced in the membership.
+    func start() throws -> RoleEndpoints
     /// The node is up: the service may report its load through it.
     func attach(to node: Node)
     /// SIGTERM: take no new work and tell clients to go elsewhere, before the node leaves.
     func drain() async
     /// Stops serving and releases everything.
     func stop() async
+}
+
+/// What a role service listens on, announced in the membership metadata.
+public struct RoleEndpoints: Sendable, Equatable {
+    /// Where clients connect (edges); "" for none.
+    public var client: String
+    /// Where notices are published (coordinators' PUB socket); "" for none.
+    public var events: String
+
+    /// Endpoints; both default to none.
+    public init(client: String = "", events: String = "") {
+        self.client = client
+        self.events = events
+    }
 }

@@ -61,16 +61,29 @@ final class PeerLinks {
     /// `deadlineExceeded` after `timeout`, or `unavailable` if it could not be sent.
     func request(_ kind: WireMessageKind, body: some SwiftProtobuf.Message, to endpoint: String, timeout: Duration,
                  completion: @escaping (Result<WireEnvelope, ShowroomError>) -> Void) {
-        let id = nextRequestID
-        nextRequestID += 1
         let envelope: WireEnvelope
         do {
-            envelope = try WireEnvelope(request: kind, id: id, body: body, senderNode: nodeID,
-                                        deadlineMs: UInt32(clamping: timeout.milliseconds))
+            envelope = try WireEnvelope(request: kind, id: 0, body: body, senderNode: nodeID)
         } catch {
             completion(.failure(error))
             return
         }
+        request(envelope, to: endpoint, timeout: timeout, completion: completion)
+    }
+
+    /// Sends a request whose envelope is already made (kind, body, flags); a fresh request id and
+    /// the deadline are filled in. A forwarded request keeps everything else it carried.
+    func request(_ prepared: WireEnvelope, to endpoint: String, timeout: Duration,
+                 completion: @escaping (Result<WireEnvelope, ShowroomError>) -> Void) {
+        let id = nextRequestID
+        nextRequestID += 1
+        var envelope = prepared
+        envelope.requestID = id
+        envelope.isResponse = false
+        envelope.senderNode = nodeID
+        envelope.protocolVersion = WireEnvelope.currentProtocolVersion
+        envelope.deadlineMs = UInt32(clamping: timeout.milliseconds)
+        let kind = envelope.kind
         switch send(envelope, to: endpoint) {
         case .sent:
             let timer = loop.scheduleTimer(after: timeout) { [weak self] in

@@ -14,6 +14,7 @@ final class RequestDispatcher {
     let logger: Logger
     var handlers: [WireMessageKind: Node.RequestHandler] = [:]
     var oneWayHandlers: [WireMessageKind: Node.OneWayHandler] = [:]
+    var deferredHandlers: [WireMessageKind: Node.DeferredHandler] = [:]
     /// Called with each readable message's kind and size, for traffic accounting.
     var onReceive: (WireMessageKind, Int) -> Void = { _, _ in }
     private let frames = Multipart(capacity: 4)
@@ -64,6 +65,31 @@ final class RequestDispatcher {
         }
         if request.requestID == 0, let handler = oneWayHandlers[request.kind] {
             handler(request, frames)
+            return
+        }
+        if let handler = deferredHandlers[request.kind] {
+            let oneWay = request.requestID == 0
+            handler(request, frames, Node.Responder { [weak self] outcome in
+                guard let self, !oneWay else { return }
+                let response: WireEnvelope
+                switch outcome {
+                case .success(let body):
+                    do {
+                        response = try WireEnvelope(responseTo: request, body: body, senderNode: self.nodeID)
+                    } catch {
+                        response = WireEnvelope(responseTo: request, error: .internal("cannot encode the answer to \(request.kind): \(error)"), senderNode: self.nodeID)
+                    }
+                case .failure(let error):
+                    response = WireEnvelope(responseTo: request, error: error, senderNode: self.nodeID)
+                case .relayed(let answer):
+                    var relayed = answer
+                    relayed.requestID = request.requestID
+                    relayed.kind = request.kind
+                    relayed.isResponse = true
+                    response = relayed
+                }
+                self.reply(to: peer, response)
+            })
             return
         }
         guard let handler = handlers[request.kind] else {

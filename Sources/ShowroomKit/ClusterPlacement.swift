@@ -38,7 +38,9 @@ public final class ClusterPlacement: ChannelPlacement {
     /// The edge chosen by rendezvous hashing over ``aliveEdges()``.
     public func edge(for channel: String) async throws(ShowroomError) -> EdgeAddress {
         let edges = try await aliveEdges()
-        guard let edge = RendezvousHashing.choose(channel: channel, among: edges) else {
+        guard let id = RendezvousHashing.owner(key: channel, among: edges.map(\.id)),
+              let edge = edges.first(where: { $0.id == id })
+        else {
             throw .unavailable("no alive edge with a client endpoint in the cluster (asked \(seeds.joined(separator: ", "))); start an edge")
         }
         return edge

@@ -30,7 +30,9 @@ final class NodeRequestTests: XCTestCase {
         var seen: [Member] = []
         while ContinuousClock.now < deadline {
             seen = try await a.members()
-            if seen.first(where: { $0.id == MemberID("node-b") })?.state == .alive { break }
+            let seenByB = try await b.members()
+            if seen.first(where: { $0.id == MemberID("node-b") })?.state == .alive,
+               seenByB.first(where: { $0.id == MemberID("node-a") })?.state == .alive { break }
             try await Task.sleep(for: .milliseconds(20))  // poll period
         }
         let other = try XCTUnwrap(seen.first { $0.id == MemberID("node-b") })

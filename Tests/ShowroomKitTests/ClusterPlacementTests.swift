@@ -41,7 +41,7 @@ final class ClusterPlacementTests: XCTestCase {
         XCTAssertEqual(edges.map(\.id), ["edge-a", "edge-b"])
         for channel in ["room-1", "room-2", "room-3", "pk-7"] {
             let chosen = try await placement.edge(for: channel)
-            XCTAssertEqual(chosen, RendezvousHashing.choose(channel: channel, among: edges))
+            XCTAssertEqual(chosen.id, RendezvousHashing.owner(key: channel, among: edges.map(\.id)))
         }
         await loop.shutdown()
         seedLoop.shutdown()

@@ -8,13 +8,13 @@ final class RendezvousHashingTests: XCTestCase {
 
     func testWeightsAreFixedAcrossProcesses() {
         // Pinned values: a client built anywhere must place a channel where every other does.
-        XCTAssertEqual(RendezvousHashing.weight(edgeID: "edge-1", channel: "room-1"),
-                       RendezvousHashing.weight(edgeID: "edge-1", channel: "room-1"))
-        XCTAssertNotEqual(RendezvousHashing.weight(edgeID: "edge-1", channel: "room-1"),
-                          RendezvousHashing.weight(edgeID: "edge-1", channel: "room-2"))
-        XCTAssertNotEqual(RendezvousHashing.weight(edgeID: "edge-1", channel: "room-1"),
-                          RendezvousHashing.weight(edgeID: "edge-2", channel: "room-1"))
-        XCTAssertEqual(RendezvousHashing.weight(edgeID: "", channel: ""), Self.pinnedEmptyWeight)
+        XCTAssertEqual(RendezvousHashing.weight(nodeID: "edge-1", key: "room-1"),
+                       RendezvousHashing.weight(nodeID: "edge-1", key: "room-1"))
+        XCTAssertNotEqual(RendezvousHashing.weight(nodeID: "edge-1", key: "room-1"),
+                          RendezvousHashing.weight(nodeID: "edge-1", key: "room-2"))
+        XCTAssertNotEqual(RendezvousHashing.weight(nodeID: "edge-1", key: "room-1"),
+                          RendezvousHashing.weight(nodeID: "edge-2", key: "room-1"))
+        XCTAssertEqual(RendezvousHashing.weight(nodeID: "", key: ""), Self.pinnedEmptyWeight)
     }
 
     /// The weight of the empty pair, pinned: FNV-1a 64 of "|" (0x7c) then the splitmix64
@@ -24,16 +24,16 @@ final class RendezvousHashingTests: XCTestCase {
 
     func testChoiceDoesNotDependOnListOrder() {
         for channel in channels.prefix(200) {
-            XCTAssertEqual(RendezvousHashing.choose(channel: channel, among: edges),
-                           RendezvousHashing.choose(channel: channel, among: edges.reversed()))
+            XCTAssertEqual(choose(channel, edges),
+                           choose(channel, edges.reversed()))
         }
-        XCTAssertNil(RendezvousHashing.choose(channel: "room-1", among: []))
+        XCTAssertNil(choose("room-1", []))
     }
 
     func testSpreadsEvenly() {
         var counts: [String: Int] = [:]
         for channel in channels {
-            counts[RendezvousHashing.choose(channel: channel, among: edges)!.id, default: 0] += 1
+            counts[choose(channel, edges)!.id, default: 0] += 1
         }
         let expected = channels.count / edges.count
         XCTAssertEqual(counts.count, edges.count)
@@ -44,9 +44,9 @@ final class RendezvousHashingTests: XCTestCase {
     }
 
     func testRemovingAnEdgeMovesOnlyItsChannels() {
-        let before = channels.map { RendezvousHashing.choose(channel: $0, among: edges)!.id }
+        let before = channels.map { choose($0, edges)!.id }
         let survivors = edges.filter { $0.id != "edge-3" }
-        let after = channels.map { RendezvousHashing.choose(channel: $0, among: survivors)!.id }
+        let after = channels.map { choose($0, survivors)!.id }
         var moved = 0
         for (old, new) in zip(before, after) where old != new {
             XCTAssertEqual(old, "edge-3", "a channel moved off a surviving edge")
@@ -56,9 +56,9 @@ final class RendezvousHashingTests: XCTestCase {
     }
 
     func testAddingAnEdgeMovesAboutOneInNToIt() {
-        let before = channels.map { RendezvousHashing.choose(channel: $0, among: edges)!.id }
+        let before = channels.map { choose($0, edges)!.id }
         let grown = edges + [EdgeAddress(id: "edge-6", endpoint: "tcp://127.0.0.1:7126")]
-        let after = channels.map { RendezvousHashing.choose(channel: $0, among: grown)!.id }
+        let after = channels.map { choose($0, grown)!.id }
         var moved = 0
         for (old, new) in zip(before, after) where old != new {
             XCTAssertEqual(new, "edge-6")
@@ -87,4 +87,11 @@ final class RendezvousHashingTests: XCTestCase {
         ]
         XCTAssertEqual(ClusterPlacement.edges(in: status).map(\.id), ["edge-1", "edge-2"])
     }
+}
+
+/// The edge rendezvous hashing picks for `channel`.
+private func choose(_ channel: String, _ edges: some Sequence<EdgeAddress>) -> EdgeAddress? {
+    let all = Array(edges)
+    guard let id = RendezvousHashing.owner(key: channel, among: all.map(\.id)) else { return nil }
+    return all.first { $0.id == id }
 }

@@ -103,6 +103,9 @@ public nonisolated struct AdminMemberStatus: Sendable {
   /// Milliseconds since the reporter last heard from or about this member; 0 for itself.
   public var lastHeardMsAgo: UInt64 = 0
 
+  /// Where the member publishes notices (coordinators), empty if none.
+  public var eventsEndpoint: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -205,7 +208,7 @@ nonisolated extension AdminClusterStatus: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension AdminMemberStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".MemberStatus"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}role\0\u{1}state\0\u{3}cluster_endpoint\0\u{3}client_endpoint\0\u{3}admin_endpoint\0\u{1}incarnation\0\u{1}version\0\u{1}load\0\u{3}last_heard_ms_ago\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}role\0\u{1}state\0\u{3}cluster_endpoint\0\u{3}client_endpoint\0\u{3}admin_endpoint\0\u{1}incarnation\0\u{1}version\0\u{1}load\0\u{3}last_heard_ms_ago\0\u{3}events_endpoint\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -223,6 +226,7 @@ nonisolated extension AdminMemberStatus: SwiftProtobuf.Message, SwiftProtobuf._M
       case 8: try { try decoder.decodeSingularStringField(value: &self.version) }()
       case 9: try { try decoder.decodeSingularMessageField(value: &self._load) }()
       case 10: try { try decoder.decodeSingularUInt64Field(value: &self.lastHeardMsAgo) }()
+      case 11: try { try decoder.decodeSingularStringField(value: &self.eventsEndpoint) }()
       default: break
       }
     }
@@ -263,6 +267,9 @@ nonisolated extension AdminMemberStatus: SwiftProtobuf.Message, SwiftProtobuf._M
     if self.lastHeardMsAgo != 0 {
       try visitor.visitSingularUInt64Field(value: self.lastHeardMsAgo, fieldNumber: 10)
     }
+    if !self.eventsEndpoint.isEmpty {
+      try visitor.visitSingularStringField(value: self.eventsEndpoint, fieldNumber: 11)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -277,6 +284,7 @@ nonisolated extension AdminMemberStatus: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.version != rhs.version {return false}
     if lhs._load != rhs._load {return false}
     if lhs.lastHeardMsAgo != rhs.lastHeardMsAgo {return false}
+    if lhs.eventsEndpoint != rhs.eventsEndpoint {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

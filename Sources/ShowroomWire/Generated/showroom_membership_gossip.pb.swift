@@ -366,6 +366,10 @@ public nonisolated struct GossipMetadata: Sendable {
   /// Clears the value of `load`. Subsequent reads from it will return its default value.
   public mutating func clearLoad() {self._load = nil}
 
+  /// Where the member publishes notices (coordinators: room notices and channel events, a ZeroMQ
+  /// PUB socket); empty if none.
+  public var eventsEndpoint: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -856,7 +860,7 @@ nonisolated extension GossipMemberUpdate: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension GossipMetadata: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Metadata"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}role\0\u{3}cluster_endpoint\0\u{3}client_endpoint\0\u{3}admin_endpoint\0\u{1}version\0\u{1}load\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}role\0\u{3}cluster_endpoint\0\u{3}client_endpoint\0\u{3}admin_endpoint\0\u{1}version\0\u{1}load\0\u{3}events_endpoint\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -870,6 +874,7 @@ nonisolated extension GossipMetadata: SwiftProtobuf.Message, SwiftProtobuf._Mess
       case 4: try { try decoder.decodeSingularStringField(value: &self.adminEndpoint) }()
       case 5: try { try decoder.decodeSingularStringField(value: &self.version) }()
       case 6: try { try decoder.decodeSingularMessageField(value: &self._load) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.eventsEndpoint) }()
       default: break
       }
     }
@@ -898,6 +903,9 @@ nonisolated extension GossipMetadata: SwiftProtobuf.Message, SwiftProtobuf._Mess
     try { if let v = self._load {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
     } }()
+    if !self.eventsEndpoint.isEmpty {
+      try visitor.visitSingularStringField(value: self.eventsEndpoint, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -908,6 +916,7 @@ nonisolated extension GossipMetadata: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs.adminEndpoint != rhs.adminEndpoint {return false}
     if lhs.version != rhs.version {return false}
     if lhs._load != rhs._load {return false}
+    if lhs.eventsEndpoint != rhs.eventsEndpoint {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -165,6 +165,59 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
   /// Event: ErrorNotice.
   case edgeError // = 226
 
+  /// Room-coordinator: bodies in showroom/room/rooms.proto (package showroom.room). Requests are
+  /// served by any coordinator (forwarded to the owner of the room or channel).
+  /// Request: CreateRoomRequest; response: CreateRoomResponse.
+  case roomCreate // = 301
+
+  /// Request: ListRoomsRequest; response: ListRoomsResponse.
+  case roomList // = 302
+
+  /// Request: GetRoomRequest; response: GetRoomResponse.
+  case roomGet // = 303
+
+  /// Request: JoinRoomRequest; response: JoinRoomResponse.
+  case roomJoin // = 304
+
+  /// Request: LeaveRoomRequest; response: LeaveRoomResponse.
+  case roomLeave // = 305
+
+  /// Request: CloseRoomRequest; response: CloseRoomResponse.
+  case roomClose // = 306
+
+  /// Request: SendChatRequest; response: SendChatResponse.
+  case roomChatSend // = 307
+
+  /// Request: ChatHistoryRequest; response: ChatHistoryResponse.
+  case roomChatHistory // = 308
+
+  /// Published on the events endpoint: RoomNotice.
+  case roomNotice // = 309
+
+  /// Request: PlaceChannelRequest; response: PlaceChannelResponse.
+  case channelPlace // = 310
+
+  /// Request: ListChannelsRequest; response: ListChannelsResponse.
+  case channelList // = 311
+
+  /// Request (edge -> coordinator): EdgeChannelReport; response: EdgeChannelReportResponse.
+  case edgeChannelReport // = 312
+
+  /// Published on the events endpoint: ChannelEvent.
+  case channelEvent // = 313
+
+  /// Request (admin): KickRequest; response: KickResponse.
+  case kick // = 314
+
+  /// Request (coordinator -> edge): EdgeBansRequest; response: EdgeBansResponse.
+  case edgeBans // = 315
+
+  /// Request (edge -> coordinator): BanListRequest; response: BanListResponse.
+  case banList // = 316
+
+  /// Request (coordinator -> coordinator): StateBatch; response: StateBatchResponse.
+  case coordinatorState // = 317
+
   /// Request: showroom.admin.ClusterStatusRequest; response: showroom.admin.ClusterStatus (the
   /// answering member's view of the cluster).
   case clusterStatus // = 500
@@ -206,6 +259,23 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
     case 224: self = .channelConnectionClosed
     case 225: self = .edgeSessionClosed
     case 226: self = .edgeError
+    case 301: self = .roomCreate
+    case 302: self = .roomList
+    case 303: self = .roomGet
+    case 304: self = .roomJoin
+    case 305: self = .roomLeave
+    case 306: self = .roomClose
+    case 307: self = .roomChatSend
+    case 308: self = .roomChatHistory
+    case 309: self = .roomNotice
+    case 310: self = .channelPlace
+    case 311: self = .channelList
+    case 312: self = .edgeChannelReport
+    case 313: self = .channelEvent
+    case 314: self = .kick
+    case 315: self = .edgeBans
+    case 316: self = .banList
+    case 317: self = .coordinatorState
     case 500: self = .clusterStatus
     default: self = .UNRECOGNIZED(rawValue)
     }
@@ -243,6 +313,23 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
     case .channelConnectionClosed: return 224
     case .edgeSessionClosed: return 225
     case .edgeError: return 226
+    case .roomCreate: return 301
+    case .roomList: return 302
+    case .roomGet: return 303
+    case .roomJoin: return 304
+    case .roomLeave: return 305
+    case .roomClose: return 306
+    case .roomChatSend: return 307
+    case .roomChatHistory: return 308
+    case .roomNotice: return 309
+    case .channelPlace: return 310
+    case .channelList: return 311
+    case .edgeChannelReport: return 312
+    case .channelEvent: return 313
+    case .kick: return 314
+    case .edgeBans: return 315
+    case .banList: return 316
+    case .coordinatorState: return 317
     case .clusterStatus: return 500
     case .UNRECOGNIZED(let i): return i
     }
@@ -280,6 +367,23 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
     .channelConnectionClosed,
     .edgeSessionClosed,
     .edgeError,
+    .roomCreate,
+    .roomList,
+    .roomGet,
+    .roomJoin,
+    .roomLeave,
+    .roomClose,
+    .roomChatSend,
+    .roomChatHistory,
+    .roomNotice,
+    .channelPlace,
+    .channelList,
+    .edgeChannelReport,
+    .channelEvent,
+    .kick,
+    .edgeBans,
+    .banList,
+    .coordinatorState,
     .clusterStatus,
   ]
 
@@ -368,6 +472,10 @@ public nonisolated struct WireEnvelope: Sendable {
   /// Wire protocol version of the sender (see PROTOCOL_VERSION below).
   public var protocolVersion: UInt32 = 0
 
+  /// Set by a member that passed the request on to the member owning its subject (a room, a
+  /// channel); the receiver serves it itself and never forwards it again.
+  public var forwarded: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -419,7 +527,7 @@ nonisolated extension WireProtocolVersion: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension WireMessageKind: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0MESSAGE_KIND_UNSPECIFIED\0\u{1}MESSAGE_KIND_NODE_INFO\0\u{2}c\u{1}MESSAGE_KIND_GOSSIP\0\u{2}d\u{1}MESSAGE_KIND_MEDIA_FRAME\0\u{1}MESSAGE_KIND_EDGE_OPEN_SESSION\0\u{1}MESSAGE_KIND_EDGE_CLOSE_SESSION\0\u{1}MESSAGE_KIND_EDGE_HEARTBEAT\0\u{1}MESSAGE_KIND_JOIN_CHANNEL\0\u{1}MESSAGE_KIND_LEAVE_CHANNEL\0\u{1}MESSAGE_KIND_UPDATE_CHANNEL_OPTIONS\0\u{1}MESSAGE_KIND_SET_CLIENT_ROLE\0\u{1}MESSAGE_KIND_RENEW_CHANNEL_TOKEN\0\u{1}MESSAGE_KIND_SUBSCRIBE_TRACK\0\u{1}MESSAGE_KIND_UNSUBSCRIBE_TRACK\0\u{1}MESSAGE_KIND_MUTE_REMOTE_TRACK\0\u{1}MESSAGE_KIND_ENABLE_VOLUME_INDICATION\0\u{1}MESSAGE_KIND_SEND_STREAM_MESSAGE\0\u{1}MESSAGE_KIND_CHANNEL_USER_JOINED\0\u{1}MESSAGE_KIND_CHANNEL_USER_OFFLINE\0\u{1}MESSAGE_KIND_REMOTE_TRACK_PUBLISHED\0\u{1}MESSAGE_KIND_REMOTE_TRACK_UNPUBLISHED\0\u{1}MESSAGE_KIND_REMOTE_VIDEO_STATE_CHANGED\0\u{1}MESSAGE_KIND_VOLUME_INDICATION\0\u{1}MESSAGE_KIND_STREAM_MESSAGE\0\u{1}MESSAGE_KIND_CHANNEL_TOKEN_WILL_EXPIRE\0\u{1}MESSAGE_KIND_CHANNEL_PRIVILEGE_EXPIRED\0\u{1}MESSAGE_KIND_KEYFRAME_REQUEST\0\u{1}MESSAGE_KIND_CHANNEL_CONNECTION_CLOSED\0\u{1}MESSAGE_KIND_EDGE_SESSION_CLOSED\0\u{1}MESSAGE_KIND_EDGE_ERROR\0\u{2}R\u{4}MESSAGE_KIND_CLUSTER_STATUS\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0MESSAGE_KIND_UNSPECIFIED\0\u{1}MESSAGE_KIND_NODE_INFO\0\u{2}c\u{1}MESSAGE_KIND_GOSSIP\0\u{2}d\u{1}MESSAGE_KIND_MEDIA_FRAME\0\u{1}MESSAGE_KIND_EDGE_OPEN_SESSION\0\u{1}MESSAGE_KIND_EDGE_CLOSE_SESSION\0\u{1}MESSAGE_KIND_EDGE_HEARTBEAT\0\u{1}MESSAGE_KIND_JOIN_CHANNEL\0\u{1}MESSAGE_KIND_LEAVE_CHANNEL\0\u{1}MESSAGE_KIND_UPDATE_CHANNEL_OPTIONS\0\u{1}MESSAGE_KIND_SET_CLIENT_ROLE\0\u{1}MESSAGE_KIND_RENEW_CHANNEL_TOKEN\0\u{1}MESSAGE_KIND_SUBSCRIBE_TRACK\0\u{1}MESSAGE_KIND_UNSUBSCRIBE_TRACK\0\u{1}MESSAGE_KIND_MUTE_REMOTE_TRACK\0\u{1}MESSAGE_KIND_ENABLE_VOLUME_INDICATION\0\u{1}MESSAGE_KIND_SEND_STREAM_MESSAGE\0\u{1}MESSAGE_KIND_CHANNEL_USER_JOINED\0\u{1}MESSAGE_KIND_CHANNEL_USER_OFFLINE\0\u{1}MESSAGE_KIND_REMOTE_TRACK_PUBLISHED\0\u{1}MESSAGE_KIND_REMOTE_TRACK_UNPUBLISHED\0\u{1}MESSAGE_KIND_REMOTE_VIDEO_STATE_CHANGED\0\u{1}MESSAGE_KIND_VOLUME_INDICATION\0\u{1}MESSAGE_KIND_STREAM_MESSAGE\0\u{1}MESSAGE_KIND_CHANNEL_TOKEN_WILL_EXPIRE\0\u{1}MESSAGE_KIND_CHANNEL_PRIVILEGE_EXPIRED\0\u{1}MESSAGE_KIND_KEYFRAME_REQUEST\0\u{1}MESSAGE_KIND_CHANNEL_CONNECTION_CLOSED\0\u{1}MESSAGE_KIND_EDGE_SESSION_CLOSED\0\u{1}MESSAGE_KIND_EDGE_ERROR\0\u{2}K\u{1}MESSAGE_KIND_ROOM_CREATE\0\u{1}MESSAGE_KIND_ROOM_LIST\0\u{1}MESSAGE_KIND_ROOM_GET\0\u{1}MESSAGE_KIND_ROOM_JOIN\0\u{1}MESSAGE_KIND_ROOM_LEAVE\0\u{1}MESSAGE_KIND_ROOM_CLOSE\0\u{1}MESSAGE_KIND_ROOM_CHAT_SEND\0\u{1}MESSAGE_KIND_ROOM_CHAT_HISTORY\0\u{1}MESSAGE_KIND_ROOM_NOTICE\0\u{1}MESSAGE_KIND_CHANNEL_PLACE\0\u{1}MESSAGE_KIND_CHANNEL_LIST\0\u{1}MESSAGE_KIND_EDGE_CHANNEL_REPORT\0\u{1}MESSAGE_KIND_CHANNEL_EVENT\0\u{1}MESSAGE_KIND_KICK\0\u{1}MESSAGE_KIND_EDGE_BANS\0\u{1}MESSAGE_KIND_BAN_LIST\0\u{1}MESSAGE_KIND_COORDINATOR_STATE\0\u{2}w\u{2}MESSAGE_KIND_CLUSTER_STATUS\0")
 }
 
 nonisolated extension WireNodeRole: SwiftProtobuf._ProtoNameProviding {
@@ -428,7 +536,7 @@ nonisolated extension WireNodeRole: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension WireEnvelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{3}request_id\0\u{3}is_response\0\u{3}sender_node\0\u{1}error\0\u{1}body\0\u{3}deadline_ms\0\u{3}protocol_version\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{3}request_id\0\u{3}is_response\0\u{3}sender_node\0\u{1}error\0\u{1}body\0\u{3}deadline_ms\0\u{3}protocol_version\0\u{1}forwarded\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -444,6 +552,7 @@ nonisolated extension WireEnvelope: SwiftProtobuf.Message, SwiftProtobuf._Messag
       case 6: try { try decoder.decodeSingularBytesField(value: &self.body) }()
       case 7: try { try decoder.decodeSingularUInt32Field(value: &self.deadlineMs) }()
       case 8: try { try decoder.decodeSingularUInt32Field(value: &self.protocolVersion) }()
+      case 9: try { try decoder.decodeSingularBoolField(value: &self.forwarded) }()
       default: break
       }
     }
@@ -478,6 +587,9 @@ nonisolated extension WireEnvelope: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if self.protocolVersion != 0 {
       try visitor.visitSingularUInt32Field(value: self.protocolVersion, fieldNumber: 8)
     }
+    if self.forwarded != false {
+      try visitor.visitSingularBoolField(value: self.forwarded, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -490,6 +602,7 @@ nonisolated extension WireEnvelope: SwiftProtobuf.Message, SwiftProtobuf._Messag
     if lhs.body != rhs.body {return false}
     if lhs.deadlineMs != rhs.deadlineMs {return false}
     if lhs.protocolVersion != rhs.protocolVersion {return false}
+    if lhs.forwarded != rhs.forwarded {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

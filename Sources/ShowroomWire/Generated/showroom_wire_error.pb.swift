@@ -131,6 +131,34 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
 
   /// The same client id opened a new session; this one was closed.
   case sessionReplaced // = 3015
+
+  /// The uid is banned from the channel (for joining or for publishing) until the time in the
+  /// message; the connection was closed or the action refused.
+  case banned // = 3016
+
+  /// No room has this id (never created, or purged after closing).
+  case roomNotFound // = 4000
+
+  /// Only the room's owner (or an administrator) may do this.
+  case notRoomOwner // = 4001
+
+  /// A chat message is longer than a room accepts.
+  case chatMessageTooLarge // = 4002
+
+  /// The room is closed (by its owner, by expiry or because its owner stayed away).
+  case roomClosed // = 4003
+
+  /// A room with this id exists already.
+  case roomExists // = 4004
+
+  /// No edge is alive to host the channel; start an edge or retry shortly.
+  case noEdgeAvailable // = 4005
+
+  /// An admin request's signature is missing, wrong or too old (sign it with the app certificate).
+  case adminUnauthorized // = 4006
+
+  /// No room-coordinator is alive in the cluster.
+  case noCoordinator // = 4007
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -171,6 +199,15 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 3013: self = .uidReplaced
     case 3014: self = .sessionTimedOut
     case 3015: self = .sessionReplaced
+    case 3016: self = .banned
+    case 4000: self = .roomNotFound
+    case 4001: self = .notRoomOwner
+    case 4002: self = .chatMessageTooLarge
+    case 4003: self = .roomClosed
+    case 4004: self = .roomExists
+    case 4005: self = .noEdgeAvailable
+    case 4006: self = .adminUnauthorized
+    case 4007: self = .noCoordinator
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -209,6 +246,15 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .uidReplaced: return 3013
     case .sessionTimedOut: return 3014
     case .sessionReplaced: return 3015
+    case .banned: return 3016
+    case .roomNotFound: return 4000
+    case .notRoomOwner: return 4001
+    case .chatMessageTooLarge: return 4002
+    case .roomClosed: return 4003
+    case .roomExists: return 4004
+    case .noEdgeAvailable: return 4005
+    case .adminUnauthorized: return 4006
+    case .noCoordinator: return 4007
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -247,6 +293,15 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     .uidReplaced,
     .sessionTimedOut,
     .sessionReplaced,
+    .banned,
+    .roomNotFound,
+    .notRoomOwner,
+    .chatMessageTooLarge,
+    .roomClosed,
+    .roomExists,
+    .noEdgeAvailable,
+    .adminUnauthorized,
+    .noCoordinator,
   ]
 
 }
@@ -271,7 +326,7 @@ public nonisolated struct WireError: Sendable {
 fileprivate nonisolated let _protobuf_package = "showroom.wire"
 
 nonisolated extension WireErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{2}h\u{f}ERROR_CODE_MALFORMED_MESSAGE\0\u{1}ERROR_CODE_UNKNOWN_KIND\0\u{1}ERROR_CODE_DEADLINE_EXCEEDED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_INVALID_ARGUMENT\0\u{2}b\u{f}ERROR_CODE_TOKEN_MALFORMED\0\u{1}ERROR_CODE_TOKEN_BAD_SIGNATURE\0\u{1}ERROR_CODE_TOKEN_WRONG_APP_ID\0\u{1}ERROR_CODE_TOKEN_EXPIRED\0\u{1}ERROR_CODE_TOKEN_CHANNEL_MISMATCH\0\u{1}ERROR_CODE_TOKEN_UID_MISMATCH\0\u{1}ERROR_CODE_TOKEN_MISSING_PRIVILEGE\0\u{2}a\u{f}ERROR_CODE_NOT_JOINED\0\u{1}ERROR_CODE_ROLE_FORBIDS_PUBLISH\0\u{1}ERROR_CODE_PRIVILEGE_EXPIRED\0\u{1}ERROR_CODE_TRACK_NOT_PUBLISHED\0\u{1}ERROR_CODE_FRAME_TOO_LARGE\0\u{1}ERROR_CODE_TOO_MANY_CHANNELS\0\u{1}ERROR_CODE_CHANNEL_FULL\0\u{1}ERROR_CODE_TOO_MANY_PUBLISHERS\0\u{1}ERROR_CODE_UNKNOWN_TRACK\0\u{1}ERROR_CODE_STREAM_MESSAGE_TOO_LARGE\0\u{1}ERROR_CODE_STREAM_MESSAGE_RATE_LIMITED\0\u{1}ERROR_CODE_ALREADY_JOINED\0\u{1}ERROR_CODE_NO_SESSION\0\u{1}ERROR_CODE_UID_REPLACED\0\u{1}ERROR_CODE_SESSION_TIMED_OUT\0\u{1}ERROR_CODE_SESSION_REPLACED\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{2}h\u{f}ERROR_CODE_MALFORMED_MESSAGE\0\u{1}ERROR_CODE_UNKNOWN_KIND\0\u{1}ERROR_CODE_DEADLINE_EXCEEDED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_INVALID_ARGUMENT\0\u{2}b\u{f}ERROR_CODE_TOKEN_MALFORMED\0\u{1}ERROR_CODE_TOKEN_BAD_SIGNATURE\0\u{1}ERROR_CODE_TOKEN_WRONG_APP_ID\0\u{1}ERROR_CODE_TOKEN_EXPIRED\0\u{1}ERROR_CODE_TOKEN_CHANNEL_MISMATCH\0\u{1}ERROR_CODE_TOKEN_UID_MISMATCH\0\u{1}ERROR_CODE_TOKEN_MISSING_PRIVILEGE\0\u{2}a\u{f}ERROR_CODE_NOT_JOINED\0\u{1}ERROR_CODE_ROLE_FORBIDS_PUBLISH\0\u{1}ERROR_CODE_PRIVILEGE_EXPIRED\0\u{1}ERROR_CODE_TRACK_NOT_PUBLISHED\0\u{1}ERROR_CODE_FRAME_TOO_LARGE\0\u{1}ERROR_CODE_TOO_MANY_CHANNELS\0\u{1}ERROR_CODE_CHANNEL_FULL\0\u{1}ERROR_CODE_TOO_MANY_PUBLISHERS\0\u{1}ERROR_CODE_UNKNOWN_TRACK\0\u{1}ERROR_CODE_STREAM_MESSAGE_TOO_LARGE\0\u{1}ERROR_CODE_STREAM_MESSAGE_RATE_LIMITED\0\u{1}ERROR_CODE_ALREADY_JOINED\0\u{1}ERROR_CODE_NO_SESSION\0\u{1}ERROR_CODE_UID_REPLACED\0\u{1}ERROR_CODE_SESSION_TIMED_OUT\0\u{1}ERROR_CODE_SESSION_REPLACED\0\u{1}ERROR_CODE_BANNED\0\u{2}X\u{f}ERROR_CODE_ROOM_NOT_FOUND\0\u{1}ERROR_CODE_NOT_ROOM_OWNER\0\u{1}ERROR_CODE_CHAT_MESSAGE_TOO_LARGE\0\u{1}ERROR_CODE_ROOM_CLOSED\0\u{1}ERROR_CODE_ROOM_EXISTS\0\u{1}ERROR_CODE_NO_EDGE_AVAILABLE\0\u{1}ERROR_CODE_ADMIN_UNAUTHORIZED\0\u{1}ERROR_CODE_NO_COORDINATOR\0")
 }
 
 nonisolated extension WireError: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {

@@ -142,6 +142,11 @@ public nonisolated struct WireMediaHeader: Sendable {
   /// Size of the payload frame in bytes, so a receiver can check it arrived whole.
   public var payloadSize: UInt32 = 0
 
+  /// When the publisher handed the encoded frame to its socket, microseconds on the publisher's
+  /// monotonic clock (the same clock as capture_time_us). Publish -> receive latency starts here;
+  /// capture -> send is the encoder's time.
+  public var sendTimeUs: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -161,7 +166,7 @@ nonisolated extension WireCodec: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension WireMediaHeader: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".MediaHeader"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{3}publisher_uid\0\u{1}track\0\u{1}codec\0\u{1}sequence\0\u{3}capture_time_us\0\u{1}keyframe\0\u{3}audio_level\0\u{1}width\0\u{1}height\0\u{3}payload_size\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{3}publisher_uid\0\u{1}track\0\u{1}codec\0\u{1}sequence\0\u{3}capture_time_us\0\u{1}keyframe\0\u{3}audio_level\0\u{1}width\0\u{1}height\0\u{3}payload_size\0\u{3}send_time_us\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -180,6 +185,7 @@ nonisolated extension WireMediaHeader: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 9: try { try decoder.decodeSingularUInt32Field(value: &self.width) }()
       case 10: try { try decoder.decodeSingularUInt32Field(value: &self.height) }()
       case 11: try { try decoder.decodeSingularUInt32Field(value: &self.payloadSize) }()
+      case 12: try { try decoder.decodeSingularUInt64Field(value: &self.sendTimeUs) }()
       default: break
       }
     }
@@ -219,6 +225,9 @@ nonisolated extension WireMediaHeader: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if self.payloadSize != 0 {
       try visitor.visitSingularUInt32Field(value: self.payloadSize, fieldNumber: 11)
     }
+    if self.sendTimeUs != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sendTimeUs, fieldNumber: 12)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -234,6 +243,7 @@ nonisolated extension WireMediaHeader: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs.width != rhs.width {return false}
     if lhs.height != rhs.height {return false}
     if lhs.payloadSize != rhs.payloadSize {return false}
+    if lhs.sendTimeUs != rhs.sendTimeUs {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,0 +1,1 @@
+// The room registry (filled in below).
