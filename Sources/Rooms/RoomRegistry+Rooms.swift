@@ -1,0 +1,116 @@
+import ShowroomWire
+
+extension RoomRegistry {
+    /// Largest ListRooms page.
+    static let maxPageSize = 100
+    /// ListRooms page size when the request says 0.
+    static let defaultPageSize = 20
+
+    /// Creates an open room owned by `request.ownerUid`.
+    ///
+    /// The owner's grace period starts now: the room closes (OWNER_OFFLINE) unless the owner joins
+    /// the room's channel within ``RoomSettings/ownerGraceMs``.
+    ///
+    /// - Parameters:
+    ///   - request: The room to create; an empty `roomID` gets a new 12-character [a-z0-9] id, an
+    ///     empty `channel` becomes the room id.
+    ///   - nowMs: The time now.
+    ///   - generator: Draws new room ids (`SystemRandomNumberGenerator` in production).
+    /// - Returns: The change (no notice: nobody listens to a room yet).
+    /// - Throws: `INVALID_ARGUMENT` for a bad name, owner uid, room id or channel; `ROOM_EXISTS`
+    ///   when the room id is taken.
+    public mutating func create(
+        _ request: RoomCreateRoomRequest, nowMs: Int64, using generator: inout some RandomNumberGenerator
+    ) throws(ShowroomError) -> RoomChange {
+        let name = try RoomNames.validated(name: request.name)
+        guard request.ownerUid != 0 else {
+            throw .invalidArgument("owner_uid is 0; give the uid the owner joins the room's channel with (1 – 4294967295)")
+        }
+        let roomID: String
+        if request.roomID.isEmpty {
+            var generated = RoomNames.generateRoomID(using: &generator)
+            while rooms[generated] != nil { generated = RoomNames.generateRoomID(using: &generator) }
+            roomID = generated
+        } else {
+            try RoomNames.validate(roomID: request.roomID)
+            guard rooms[request.roomID] == nil else {
+                throw .roomExists("room \(request.roomID) exists already; choose another room_id, or leave it empty to get one made")
+            }
+            roomID = request.roomID
+        }
+        let channel = request.channel.isEmpty ? roomID : request.channel
+        try RoomNames.validate(channel: channel)
+
+        var room = RoomRoom()
+        room.roomID = roomID
+        room.name = name
+        room.ownerUid = request.ownerUid
+        room.ownerName = request.ownerName
+        room.ownerAvatar = request.ownerAvatar
+        room.createdAtMs = nowMs
+        room.channel = channel
+        room.expiresAtMs = nowMs + settings.roomExpiryMs
+        room.state = .open
+        room.ownerOfflineSinceMs = nowMs
+        room.version = 1
+        room.updatedAtMs = nowMs
+        put(room)
+        return RoomChange(room: room)
+    }
+
+    /// A page of the open rooms, newest first.
+    ///
+    /// - Parameter request: Page size (0 means 20, at most 100) and the token of the previous page.
+    /// - Returns: The page, the next page's token (empty on the last page) and the number of open rooms.
+    /// - Throws: `INVALID_ARGUMENT` for a page size over 100 or a token ListRooms did not hand out.
+    public func list(_ request: RoomListRoomsRequest) throws(ShowroomError) -> RoomListRoomsResponse {
+        let pageSize = request.pageSize == 0 ? Self.defaultPageSize : Int(request.pageSize)
+        guard pageSize <= Self.maxPageSize else {
+            throw .invalidArgument(
+                "page_size \(request.pageSize) is too large; ask for 1 – \(Self.maxPageSize) rooms per page (0 means \(Self.defaultPageSize))")
+        }
+        let after = request.pageToken.isEmpty ? nil : try RoomListPosition(token: request.pageToken)
+        let open = rooms.values.filter { $0.state == .open }.sorted { RoomListPosition($0) < RoomListPosition($1) }
+        let start = after.map { after in open.firstIndex { after < RoomListPosition($0) } ?? open.count } ?? 0
+        let end = min(start + pageSize, open.count)
+
+        var response = RoomListRoomsResponse()
+        response.rooms = Array(open[start..<end])
+        if end < open.count, let last = response.rooms.last {
+            response.nextPageToken = RoomListPosition(last).token
+        }
+        response.total = UInt32(open.count)
+        return response
+    }
+
+    /// The room with this id, open or closed (until purged).
+    ///
+    /// - Throws: `ROOM_NOT_FOUND` for an unknown id; `INVALID_ARGUMENT` for an empty one.
+    public func get(_ request: RoomGetRoomRequest) throws(ShowroomError) -> RoomRoom {
+        try existingRoom(request.roomID)
+    }
+
+    /// Closes a room: by its owner, or by an administrator.
+    ///
+    /// - Parameters:
+    ///   - request: The room and the uid asking.
+    ///   - byAdmin: The shell verified the request's admin signature; the uid does not matter then.
+    ///   - nowMs: The time now.
+    /// - Returns: The change, with notice ROOM_DESTROYED.
+    /// - Throws: `ROOM_NOT_FOUND`; `NOT_ROOM_OWNER` (naming the owner) when neither owner nor admin;
+    ///   `ROOM_CLOSED` when it is closed already.
+    public mutating func close(_ request: RoomCloseRoomRequest, byAdmin: Bool, nowMs: Int64) throws(ShowroomError) -> RoomChange {
+        var room = try existingRoom(request.roomID)
+        guard byAdmin || request.uid == room.ownerUid else {
+            throw .notRoomOwner(
+                "only room \(room.roomID)'s owner (uid \(room.ownerUid)) or an administrator may close it, not uid \(request.uid)")
+        }
+        guard room.state == .open else { throw closedError(room) }
+        room.state = .closed
+        room.closeReason = byAdmin ? .adminClosed : .ownerClosed
+        room.closedAtMs = nowMs
+        room = Self.bumped(room, nowMs: nowMs)
+        put(room)
+        return RoomChange(room: room, notice: .roomDestroyed)
+    }
+}

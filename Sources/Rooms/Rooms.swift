@@ -1,1 +1,0 @@
-// The room registry (filled in below).
