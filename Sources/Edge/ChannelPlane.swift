@@ -27,6 +27,11 @@ import ShowroomWire
 ///   frames of anything else are refused with a distinct code and never forwarded.
 /// - **Subscribing** follows the auto-subscribe options unless overridden per track
 ///   (``subscribe(_:requestID:track:now:)``); a subscribed track can be muted locally.
+/// - **Reports.** What business servers must hear (channel created/destroyed, broadcaster and
+///   audience joins and leaves with their reasons, role changes) comes out as
+///   ``EdgeDirective/report(_:)``, in the order the plane saw it; audience members included.
+/// - **Bans** from the room-coordinators (``applyBans(_:now:)``) close connections at once and
+///   refuse joins, publishes and becoming broadcaster with `BANNED` until they end.
 /// - **Liveness.** Any message is a heartbeat; a session silent for
 ///   ``EdgeSettings/heartbeatTimeout`` is dropped by ``tick(now:)``, and its visible users go
 ///   offline (dropped) in every channel it held.
