@@ -105,7 +105,7 @@ let package = Package(
         .target(
             name: "EdgeServer",
             dependencies: [
-                "Edge", "ShowroomAuth", "ShowroomWire", "ZeroMQ", "NodeRuntime",
+                "Edge", "ShowroomAuth", "ShowroomWire", "ZeroMQ", "NodeRuntime", "Membership",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -166,8 +166,10 @@ let package = Package(
         .testTarget(
             name: "EdgeServerTests",
             dependencies: [
-                "EdgeServer", "Edge", "ShowroomWire", "ShowroomAuth", "ZeroMQ", "LocalCluster",
+                "EdgeServer", "Edge", "ShowroomWire", "ShowroomAuth", "ZeroMQ", "LocalCluster", "NodeRuntime",
+                "Membership",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
         .testTarget(

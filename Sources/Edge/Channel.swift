@@ -9,6 +9,9 @@ struct Channel<Frame> {
     var broadcasters = 0
     var tracks: [TrackKey: TrackForwarder<Frame>] = [:]
     var volume = VolumeMeter()
+    /// Its creation was reported (``ChannelActivity/Kind/channelCreated``): a join succeeded. A
+    /// channel made for a refused join is never reported, nor its end.
+    var reported = false
 
     init(name: String, createdAt: Duration) {
         self.name = name

@@ -25,9 +25,11 @@ extension ChannelPlane {
     ///   - options: The connection's media options.
     ///   - grant: What the verified token allows.
     ///   - now: The current clock value.
-    /// - Returns: The directives. Refusals: `NO_SESSION`, `INVALID_ARGUMENT` (empty channel name),
+    /// - Returns: The directives, with the channel's creation (first join) and the join reported.
+    ///   Refusals: `NO_SESSION`, `INVALID_ARGUMENT` (empty channel name),
     ///   `TOKEN_CHANNEL_MISMATCH`, `TOKEN_UID_MISMATCH`, `TOKEN_EXPIRED`, `TOKEN_MISSING_PRIVILEGE`,
-    ///   `PRIVILEGE_EXPIRED`, `ALREADY_JOINED`,
+    ///   `PRIVILEGE_EXPIRED`, `BANNED` (from the channel, or from publishing for a broadcaster),
+    ///   `ALREADY_JOINED`,
     ///   `TOO_MANY_CHANNELS`, `CHANNEL_FULL`, `TOO_MANY_PUBLISHERS`.
     public mutating func join(
         _ session: SessionID, requestID: UInt64 = 0, channel name: String, uid requestedUID: UInt32,
@@ -44,7 +46,7 @@ extension ChannelPlane {
         touch(session, now: now)
         guard !name.isEmpty else { return refuse(.invalidArgument("the channel name is empty")) }
         var channel = take(name) ?? Channel(name: name, createdAt: now)
-        defer { store(channel, &out) }
+        defer { store(channel, now: now, &out) }
 
         var uid = requestedUID != 0 ? requestedUID : grant.uid
         if uid == 0 { uid = assignUID(in: channel) }
@@ -55,6 +57,9 @@ extension ChannelPlane {
             return refuse(ShowroomError(.tokenExpired, "the token has expired; fetch a new one from the app server"))
         }
         if let error = grant.refusal(of: .join, at: now, for: "join channel \(name)") { return refuse(error) }
+        if let ban = activeBan(channel: name, uid: uid, now: now), ban.bansJoining {
+            return refuse(.banned("uid \(uid) is banned from channel \(name) until \(ban.endDescription)"))
+        }
         guard !client.channels.contains(name) else {
             return refuse(.alreadyJoined("this session is already connected to channel \(name); leave it first or update its options"))
         }
@@ -69,6 +74,7 @@ extension ChannelPlane {
             return refuse(.channelFull("channel \(name) has \(members) connections, the most an edge allows (\(limits.maxSubscribersPerChannel))"))
         }
         if role == .broadcaster {
+            if let error = broadcastBanRefusal(channel: name, uid: uid, now: now) { return refuse(error) }
             if let error = publishRefusal(grant, now: now, channel: name) { return refuse(error) }
             let broadcasters = channel.broadcasters - (replacedRole == .broadcaster ? 1 : 0)
             guard broadcasters < limits.maxPublishersPerChannel else {
@@ -78,7 +84,7 @@ extension ChannelPlane {
 
         if let replaced {
             out.append(.log(EdgeLogEntry(.info, "uid \(uid) in channel \(name) moves from session \(replaced) to \(session)")))
-            removeConnection(replaced, from: &channel, reason: .dropped, now: now, &out)
+            removeConnection(replaced, from: &channel, reason: .replaced, now: now, &out)
             out.append(.send(.connectionClosed(channel: name, reason: .uidReplaced("uid \(uid) joined channel \(name) from another session")), to: replaced))
         }
 
@@ -86,6 +92,11 @@ extension ChannelPlane {
         let connection = ChannelConnection(
             id: ConnectionID(lastConnectionID), session: session, channel: name, uid: uid, joinedAt: now,
             role: role, options: options, grant: grant)
+        if !channel.reported {
+            channel.reported = true
+            out.append(.report(ChannelActivity(.channelCreated, channel: name, at: now)))
+        }
+        out.append(.report(ChannelActivity(role == .broadcaster ? .broadcasterJoined : .audienceJoined, channel: name, uid: uid, at: now)))
         channel.connections[session] = connection
         channel.order.append(session)
         channel.sessionByUID[uid] = session
@@ -133,7 +144,7 @@ extension ChannelPlane {
         }
         out.append(.log(EdgeLogEntry(.info, "session \(session) left channel \(name)")))
         removeConnection(session, from: &channel, reason: .quit, now: now, &out)
-        store(channel, &out)
+        store(channel, now: now, &out)
         reply(.left(channel: name), .leave, requestID: requestID, to: session, &out)
         return out
     }
@@ -149,12 +160,13 @@ extension ChannelPlane {
     ///   - name: The channel.
     ///   - role: The new role.
     ///   - now: The current clock value.
-    /// - Returns: The directives; refusals `NOT_JOINED`, `TOKEN_MISSING_PRIVILEGE`,
-    ///   `PRIVILEGE_EXPIRED`, `TOO_MANY_PUBLISHERS`.
+    /// - Returns: The directives, with the role change reported; refusals `NOT_JOINED`,
+    ///   `BANNED` (from publishing), `TOKEN_MISSING_PRIVILEGE`, `PRIVILEGE_EXPIRED`,
+    ///   `TOO_MANY_PUBLISHERS`.
     public mutating func setRole(_ session: SessionID, requestID: UInt64 = 0, channel name: String, role: ClientRole, now: Duration) -> [EdgeDirective] {
         var out: [EdgeDirective] = []
         guard var channel = joinedChannel(session, name, .setRole, requestID: requestID, now: now, &out) else { return out }
-        defer { store(channel, &out) }
+        defer { store(channel, now: now, &out) }
         if let error = roleChangeRefusal(session, to: role, in: channel, now: now) {
             fail(error, .setRole, requestID: requestID, to: session, channel: name, now: now, &out)
             return out
@@ -180,7 +192,7 @@ extension ChannelPlane {
     ) -> [EdgeDirective] {
         var out: [EdgeDirective] = []
         guard var channel = joinedChannel(session, name, .updateOptions, requestID: requestID, now: now, &out) else { return out }
-        defer { store(channel, &out) }
+        defer { store(channel, now: now, &out) }
         let connection = channel.connections[session]!
         if let role = update.role, let error = roleChangeRefusal(session, to: role, in: channel, now: now) {
             fail(error, .updateOptions, requestID: requestID, to: session, channel: name, now: now, &out)
@@ -217,7 +229,7 @@ extension ChannelPlane {
     public mutating func renewToken(_ session: SessionID, requestID: UInt64 = 0, channel name: String, grant: ChannelGrant, now: Duration) -> [EdgeDirective] {
         var out: [EdgeDirective] = []
         guard var channel = joinedChannel(session, name, .renewToken, requestID: requestID, now: now, &out) else { return out }
-        defer { store(channel, &out) }
+        defer { store(channel, now: now, &out) }
         let uid = channel.connections[session]!.uid
         var refusal: ShowroomError? = nil
         if !grant.covers(channel: name, uid: uid) {
@@ -257,7 +269,7 @@ extension ChannelPlane {
             return nil
         }
         guard channel.connections[session] != nil else {
-            store(channel, &out)
+            store(channel, now: now, &out)
             fail(notJoined(name), kind, requestID: requestID, to: session, channel: name, now: now, &out)
             return nil
         }
@@ -289,6 +301,7 @@ extension ChannelPlane {
     func roleChangeRefusal(_ session: SessionID, to role: ClientRole, in channel: Channel<Frame>, now: Duration) -> ShowroomError? {
         let connection = channel.connections[session]!
         guard role == .broadcaster, connection.role != .broadcaster else { return nil }
+        if let error = broadcastBanRefusal(channel: channel.name, uid: connection.uid, now: now) { return error }
         if let error = publishRefusal(connection.grant, now: now, channel: channel.name) { return error }
         let limit = settings.limits.maxPublishersPerChannel
         if channel.broadcasters >= limit {
@@ -309,12 +322,14 @@ extension ChannelPlane {
             }
             channel.connections[session]!.role = .audience
             channel.broadcasters -= 1
+            out.append(.report(ChannelActivity(.roleToAudience, channel: channel.name, uid: connection.uid, at: now)))
             for other in channel.order where other != session {
                 out.append(.send(.userOffline(channel: channel.name, uid: connection.uid, reason: .becameAudience), to: other))
             }
         case .broadcaster:
             channel.connections[session]!.role = .broadcaster
             channel.broadcasters += 1
+            out.append(.report(ChannelActivity(.roleToBroadcaster, channel: channel.name, uid: connection.uid, at: now)))
             announceJoined(session, in: channel, &out)
             reconcilePublishing(of: session, in: &channel, now: now, &out)
         }
@@ -329,9 +344,10 @@ extension ChannelPlane {
     }
 
     /// Removes a connection: its tracks stop (subscribers see the publisher go offline), its
-    /// subscriptions end, and a broadcaster goes offline for the others with `reason`.
+    /// subscriptions end, a broadcaster goes offline for the others (quit, or dropped for any
+    /// other `reason`), and the leave is reported with `reason`.
     mutating func removeConnection(
-        _ session: SessionID, from channel: inout Channel<Frame>, reason: UserOfflineReason, now: Duration,
+        _ session: SessionID, from channel: inout Channel<Frame>, reason: ChannelActivity.LeaveReason, now: Duration,
         _ out: inout [EdgeDirective]
     ) {
         guard let connection = channel.connections[session] else { return }
@@ -348,15 +364,21 @@ extension ChannelPlane {
         if connection.role == .broadcaster {
             channel.broadcasters -= 1
             for other in channel.order {
-                out.append(.send(.userOffline(channel: channel.name, uid: connection.uid, reason: reason), to: other))
+                out.append(.send(.userOffline(channel: channel.name, uid: connection.uid, reason: reason.offlineReason), to: other))
             }
         }
+        out.append(.report(ChannelActivity(
+            connection.role == .broadcaster ? .broadcasterLeft : .audienceLeft, channel: channel.name, uid: connection.uid,
+            reason: reason, at: now)))
     }
 
     /// Publishes or stops the connection's tracks so they match what role, options and grant allow.
     mutating func reconcilePublishing(of session: SessionID, in channel: inout Channel<Frame>, now: Duration, _ out: inout [EdgeDirective]) {
         guard let connection = channel.connections[session] else { return }
-        let allowed = connection.allowedTracks(at: now)
+        var allowed = connection.allowedTracks(at: now)
+        if let ban = activeBan(channel: channel.name, uid: connection.uid, now: now) {
+            for kind in TrackKind.allCases where ban.bansPublishing(kind) { allowed.remove(TrackKinds(kind)) }
+        }
         for kind in TrackKind.allCases {
             let key = TrackKey(uid: connection.uid, kind: kind)
             if allowed.contains(kind), !connection.publishing.contains(kind) {

@@ -23,7 +23,7 @@ extension ChannelPlane {
     ) -> [EdgeDirective] {
         var out: [EdgeDirective] = []
         guard var channel = joinedChannel(session, name, .sendStreamMessage, requestID: requestID, now: now, &out) else { return out }
-        defer { store(channel, &out) }
+        defer { store(channel, now: now, &out) }
         let connection = channel.connections[session]!
         let limits = settings.limits
         // A new rate window every second.

@@ -9,7 +9,7 @@ extension ChannelPlane {
     /// role, media option and privilege all allowing it) and fits ``EdgeLimits/maxFrameBytes``;
     /// otherwise nothing is forwarded and the publisher gets an ``EdgeEvent/error(_:channel:track:)``
     /// (at most once per ``EdgeSettings/refusalReportInterval``): `ROLE_FORBIDS_PUBLISH` for an
-    /// audience member, `NOT_JOINED`, `TRACK_NOT_PUBLISHED`, `TOKEN_MISSING_PRIVILEGE`,
+    /// audience member, `NOT_JOINED`, `BANNED`, `TRACK_NOT_PUBLISHED`, `TOKEN_MISSING_PRIVILEGE`,
     /// `PRIVILEGE_EXPIRED`, `FRAME_TOO_LARGE`, `UNKNOWN_TRACK`, or `INVALID_ARGUMENT` for a header
     /// uid that is not the connection's.
     ///
@@ -130,6 +130,8 @@ extension ChannelPlane {
                     error = .roleForbidsPublish("uid \(connection.uid) is audience in channel \(info.channel) and cannot publish \(kind); switch to broadcaster first")
                 } else if info.publisherUID != connection.uid {
                     error = .invalidArgument("the frame header says uid \(info.publisherUID) but this connection to channel \(info.channel) is uid \(connection.uid)")
+                } else if let ban = activeBan(channel: info.channel, uid: connection.uid, now: now), ban.bansPublishing(kind) {
+                    error = publishBanned(ban, kind)
                 } else if !connection.options.publishes(kind) {
                     error = .trackNotPublished("the media options of channel \(info.channel) do not publish \(kind); set publish_\(kind) first")
                 } else if let refusal = connection.grant.refusal(of: .publish(kind), at: now, for: "publish \(kind) in channel \(info.channel)") {

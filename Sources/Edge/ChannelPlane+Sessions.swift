@@ -22,12 +22,12 @@ extension ChannelPlane {
     ) -> [EdgeDirective] {
         var out: [EdgeDirective] = []
         if sessions[session] != nil {
-            endSession(session, offline: .quit, notify: nil, close: false, now: now, &out)
+            endSession(session, leave: .quit, notify: nil, close: false, now: now, &out)
         }
         if !clientID.isEmpty, let old = sessionsByClient[clientID], old != session {
             out.append(.log(EdgeLogEntry(.info, "session \(old) of client \(clientID) replaced by \(session)")))
             endSession(
-                old, offline: .dropped,
+                old, leave: .replaced,
                 notify: .sessionReplaced("client \(clientID) opened a new session; this one is closed"),
                 close: true, now: now, &out)
         }
@@ -55,7 +55,7 @@ extension ChannelPlane {
             fail(.noSession("no session is open on this connection"), .closeSession, requestID: requestID, to: session, now: now, &out)
             return out
         }
-        endSession(session, offline: .quit, notify: nil, close: false, now: now, &out)
+        endSession(session, leave: .quit, notify: nil, close: false, now: now, &out)
         reply(.sessionClosed, .closeSession, requestID: requestID, to: session, &out)
         out.append(.closeSession(session))
         return out
@@ -95,7 +95,7 @@ extension ChannelPlane {
         guard sessions[session] != nil else { return out }
         statistics.sessionsDropped += 1
         out.append(.log(EdgeLogEntry(.notice, "session \(session) unreachable; dropped")))
-        endSession(session, offline: .dropped, notify: nil, close: true, now: now, &out)
+        endSession(session, leave: .dropped, notify: nil, close: true, now: now, &out)
         return out
     }
 
@@ -109,23 +109,23 @@ extension ChannelPlane {
     public mutating func closeAllSessions(reason: ShowroomError, now: Duration) -> [EdgeDirective] {
         var out: [EdgeDirective] = []
         for id in sessions.keys.sorted() {
-            endSession(id, offline: .dropped, notify: reason, close: true, now: now, &out)
+            endSession(id, leave: .server, notify: reason, close: true, now: now, &out)
         }
         return out
     }
 
-    /// Ends a session: every connection is removed (its visible users go offline with `offline`),
-    /// then the session is told `notify` (if any) and closed (if `close`).
+    /// Ends a session: every connection is removed (its visible users go offline, its leaves are
+    /// reported with `leave`), then the session is told `notify` (if any) and closed (if `close`).
     mutating func endSession(
-        _ id: SessionID, offline: UserOfflineReason, notify: ShowroomError?, close: Bool, now: Duration,
+        _ id: SessionID, leave: ChannelActivity.LeaveReason, notify: ShowroomError?, close: Bool, now: Duration,
         _ out: inout [EdgeDirective]
     ) {
         guard let session = sessions.removeValue(forKey: id) else { return }
         if sessionsByClient[session.clientID] == id { sessionsByClient[session.clientID] = nil }
         for name in session.channels {
             guard var channel = take(name) else { continue }
-            removeConnection(id, from: &channel, reason: offline, now: now, &out)
-            store(channel, &out)
+            removeConnection(id, from: &channel, reason: leave, now: now, &out)
+            store(channel, now: now, &out)
         }
         if let notify { out.append(.send(.sessionClosed(reason: notify), to: id)) }
         if close { out.append(.closeSession(id)) }

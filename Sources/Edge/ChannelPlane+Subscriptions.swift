@@ -43,7 +43,7 @@ extension ChannelPlane {
     public mutating func muteRemote(_ session: SessionID, requestID: UInt64 = 0, track: TrackID, muted: Bool, now: Duration) -> [EdgeDirective] {
         var out: [EdgeDirective] = []
         guard var channel = joinedChannel(session, track.channel, .muteRemote, requestID: requestID, now: now, &out) else { return out }
-        defer { store(channel, &out) }
+        defer { store(channel, now: now, &out) }
         let key = TrackKey(uid: track.uid, kind: track.kind)
         if muted {
             channel.connections[session]!.mutedTracks.insert(key)
@@ -70,7 +70,7 @@ extension ChannelPlane {
     ) -> [EdgeDirective] {
         var out: [EdgeDirective] = []
         guard var channel = joinedChannel(session, track.channel, kind, requestID: requestID, now: now, &out) else { return out }
-        defer { store(channel, &out) }
+        defer { store(channel, now: now, &out) }
         guard channel.connections[session]!.uid != track.uid else {
             fail(.invalidArgument("uid \(track.uid) is this connection's own uid; a user does not subscribe to itself"),
                  kind, requestID: requestID, to: session, channel: track.channel, now: now, &out)

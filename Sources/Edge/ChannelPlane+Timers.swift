@@ -16,6 +16,7 @@ extension ChannelPlane {
     ///   ``EdgeEvent/privilegeExpired(channel:privilege:)``); the join privilege ends the connection
     ///   (``EdgeEvent/connectionClosed(channel:reason:)``, offline-dropped for the others).
     /// - Keyframes still wanted by waiting subscribers are asked for again.
+    /// - Bans that ended are forgotten; tracks a publish ban stopped start again.
     /// - Sessions with volume indication get their reports.
     ///
     /// - Parameter now: The current clock value.
@@ -31,10 +32,12 @@ extension ChannelPlane {
             statistics.sessionsDropped += 1
             out.append(.log(EdgeLogEntry(.notice, "session \(id) silent for \(now - sessions[id]!.lastHeard); dropped")))
             endSession(
-                id, offline: .dropped,
+                id, leave: .dropped,
                 notify: .sessionTimedOut("nothing heard from this session for \(settings.heartbeatTimeout); open a new session and rejoin"),
                 close: true, now: now, &out)
         }
+
+        expireBans(now: now, &out)
 
         // Read-only scan first, so idle channels are not taken out and put back every tick.
         var due: [String] = []
@@ -49,7 +52,7 @@ extension ChannelPlane {
             for key in channel.trackKeys where channel.tracks[key]?.keyframeWanted == true {
                 requestKeyframeIfDue(key, in: &channel, now: now, &out)
             }
-            store(channel, &out)
+            store(channel, now: now, &out)
         }
 
         var reporting: [SessionID] = []
@@ -79,7 +82,7 @@ extension ChannelPlane {
         if connection.grant.privileges[.join]?.hasPassed(at: now) == true {
             out.append(.log(EdgeLogEntry(.notice, "the join privilege of uid \(connection.uid) in channel \(name) expired")))
             out.append(.send(.privilegeExpired(channel: name, privilege: .join), to: session))
-            removeConnection(session, from: &channel, reason: .dropped, now: now, &out)
+            removeConnection(session, from: &channel, reason: .privilegeExpired, now: now, &out)
             out.append(.send(
                 .connectionClosed(channel: name, reason: .privilegeExpired("the token's join privilege for channel \(name) expired; renew tokens when told they will expire")),
                 to: session))

@@ -27,6 +27,11 @@ import ShowroomWire
 ///   frames of anything else are refused with a distinct code and never forwarded.
 /// - **Subscribing** follows the auto-subscribe options unless overridden per track
 ///   (``subscribe(_:requestID:track:now:)``); a subscribed track can be muted locally.
+/// - **Reports.** What business servers must hear (channel created/destroyed, broadcaster and
+///   audience joins and leaves with their reasons, role changes) comes out as
+///   ``EdgeDirective/report(_:)``, in the order the plane saw it; audience members included.
+/// - **Bans** from the room-coordinators (``applyBans(_:now:)``) close connections at once and
+///   refuse joins, publishes and becoming broadcaster with `BANNED` until they end.
 /// - **Liveness.** Any message is a heartbeat; a session silent for
 ///   ``EdgeSettings/heartbeatTimeout`` is dropped by ``tick(now:)``, and its visible users go
 ///   offline (dropped) in every channel it held.
@@ -39,6 +44,10 @@ public struct ChannelPlane<Frame> {
     var sessions: [SessionID: ClientSession] = [:]
     var sessionsByClient: [String: SessionID] = [:]
     var channels: [String: Channel<Frame>] = [:]
+    /// Bans in force, by channel and uid.
+    var bans: [ChannelBan.Key: ChannelBan] = [:]
+    /// The earliest end among ``bans``, so the timer looks at them only when one is due.
+    var nextBanExpiry: Duration?
     var lastConnectionID: UInt64 = 0
     var lastAssignedUID: UInt32 = 0
     /// Reused by the frame path, so forwarding allocates nothing.
@@ -69,6 +78,16 @@ public struct ChannelPlane<Frame> {
 
     /// Names of the channels with at least one connection, sorted.
     public var channelNames: [String] { channels.keys.sorted() }
+
+    /// Every hosted channel with its broadcasters and connection count, sorted by name (what
+    /// the edge reports to the room-coordinators).
+    public var channelSummaries: [ChannelSummary] {
+        channels.values.map { channel in
+            ChannelSummary(
+                name: channel.name, broadcasters: channel.broadcasterSessions.map { channel.connections[$0]!.uid },
+                connections: channel.connections.count)
+        }.sorted { $0.name < $1.name }
+    }
 
     /// An open session.
     ///
@@ -163,17 +182,19 @@ public struct ChannelPlane<Frame> {
     }
 
     /// Takes a channel out of the table for mutation (no copy-on-write); give it back with
-    /// ``store(_:_:)``.
+    /// ``store(_:now:_:)``.
     mutating func take(_ name: String) -> Channel<Frame>? {
         channels.removeValue(forKey: name)
     }
 
-    /// Puts a channel back, or forgets it if nobody is left in it.
-    mutating func store(_ channel: Channel<Frame>, _ out: inout [EdgeDirective]) {
-        if channel.connections.isEmpty {
-            out.append(.log(EdgeLogEntry(.info, "channel \(channel.name) closed: nobody left")))
-        } else {
+    /// Puts a channel back, or forgets it if nobody is left in it (reporting its end if its
+    /// creation was reported).
+    mutating func store(_ channel: Channel<Frame>, now: Duration, _ out: inout [EdgeDirective]) {
+        if !channel.connections.isEmpty {
             channels[channel.name] = channel
+        } else if channel.reported {
+            out.append(.log(EdgeLogEntry(.info, "channel \(channel.name) closed: nobody left")))
+            out.append(.report(ChannelActivity(.channelDestroyed, channel: channel.name, at: now)))
         }
     }
 }

@@ -18,6 +18,9 @@ public enum EdgeDirective: Sendable, Hashable {
     /// The session is gone from the plane: forget its routing state. Anything to tell it was sent
     /// by the directives before.
     case closeSession(SessionID)
+    /// Tell the room-coordinator that owns the channel what happened in it, in the order of
+    /// these directives.
+    case report(ChannelActivity)
     /// Log a line.
     case log(EdgeLogEntry)
 }

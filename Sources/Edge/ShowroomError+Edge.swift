@@ -104,6 +104,12 @@ extension ShowroomError {
     /// - Returns: An error with code `ERROR_CODE_SESSION_REPLACED` (3015).
     public static func sessionReplaced(_ message: String) -> ShowroomError { ShowroomError(.sessionReplaced, message) }
 
+    /// The uid is banned from the channel (joining) or from publishing in it.
+    ///
+    /// - Parameter message: The channel, what is banned, and when the ban ends.
+    /// - Returns: An error with code `ERROR_CODE_BANNED` (3016).
+    public static func banned(_ message: String) -> ShowroomError { ShowroomError(.banned, message) }
+
     /// The grant does not cover the channel or uid asked for.
     ///
     /// - Parameters:

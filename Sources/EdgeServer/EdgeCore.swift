@@ -33,6 +33,19 @@ final class EdgeCore {
     /// Told the hosted channel and connection counts when they change.
     var reportLoad: (_ channels: Int, _ connections: Int) -> Void = { _, _ in }
     private var reportedLoad = (channels: -1, connections: -1)
+    /// Where channel activities and summaries for the room-coordinators go, once the node is up.
+    var coordinatorReports: CoordinatorReports? {
+        didSet { lastSummary = nil }
+    }
+    /// Activities not yet handed to ``coordinatorReports``, oldest first, bounded like the
+    /// node side's queue.
+    private var activities: [RoomChannelActivity] = []
+    private let maxHeldActivities = 50_000
+    /// Dropping was logged; once per overflow, not per activity.
+    private var loggedOverflow = false
+    /// The channels changed since the last summary.
+    private var channelsChanged = false
+    private var lastSummary: Duration?
 
     init(configuration: EdgeServerConfiguration, loop: EventLoop, logger: Logger) throws {
         self.logger = logger
@@ -223,6 +236,8 @@ final class EdgeCore {
                 pendingControl[session] = nil
             case .log(let entry):
                 logger.log(level: Self.level(entry.level), "\(entry.message)")
+            case .report(let activity):
+                hold(activity)
             }
         }
     }
@@ -312,6 +327,7 @@ final class EdgeCore {
     private func tick() {
         perform(plane.tick(now: now))
         flushPendingControl()
+        handOverReports()
         let load = (channels: plane.channelCount, connections: plane.connectionCount)
         metrics.update(plane.statistics, sessions: plane.sessionCount, channels: load.channels, connections: load.connections)
         if load != reportedLoad {
@@ -326,6 +342,61 @@ final class EdgeCore {
         perform(plane.closeAllSessions(
             reason: .unavailable("edge \(nodeID) is shutting down; join the channel again through the cluster"), now: now))
         flushPendingControl()
+        handOverReports()
+    }
+
+    // MARK: - Room-coordinators
+
+    /// Keeps an activity for the coordinators, its time moved to the wall clock.
+    private func hold(_ activity: ChannelActivity) {
+        let age = now - activity.at
+        activities.append(EdgeCodec.wire(activity, atMs: Self.unixNowMs() - Int64(age.milliseconds)))
+        channelsChanged = true
+        if activities.count > maxHeldActivities {
+            let excess = activities.count - maxHeldActivities
+            activities.removeFirst(excess)
+            metrics.activitiesDropped.increment(by: Int64(excess))
+            if !loggedOverflow {
+                loggedOverflow = true
+                logger.warning("no link to the room-coordinators; dropping the oldest channel activities beyond \(maxHeldActivities)")
+            }
+        }
+    }
+
+    /// Hands the activities to the node side, and the channel summary every second or soon after
+    /// a change.
+    private func handOverReports() {
+        guard let reports = coordinatorReports else { return }
+        if !activities.isEmpty {
+            reports.activities(activities)
+            activities.removeAll(keepingCapacity: true)
+            loggedOverflow = false
+        }
+        let now = self.now
+        let age = lastSummary.map { now - $0 }
+        if age == nil || age! >= .seconds(1) || (channelsChanged && age! >= .milliseconds(100)) {
+            lastSummary = now
+            channelsChanged = false
+            reports.summary(plane.channelSummaries)
+        }
+    }
+
+    /// Enforces bans from a room-coordinator.
+    ///
+    /// - Returns: How many connections were closed.
+    /// - Throws: ``ShowroomError`` `INVALID_ARGUMENT` for a malformed ban (nothing is applied).
+    func applyBans(_ bans: [RoomBan]) throws(ShowroomError) -> Int {
+        let now = self.now
+        let checked = try EdgeCodec.bans(bans, now: now, unixNowMs: Self.unixNowMs())
+        let (closed, directives) = plane.applyBans(checked, now: now)
+        perform(directives)
+        flushPendingControl()
+        handOverReports()
+        return closed
+    }
+
+    static func unixNowMs() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded())
     }
 
     private static func level(_ level: EdgeLogEntry.Level) -> Logger.Level {

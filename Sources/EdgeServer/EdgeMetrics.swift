@@ -20,6 +20,8 @@ final class EdgeMetrics {
         (\.streamMessages, Counter(label: "edge.stream_messages")),
     ]
     private var last = EdgeStatistics()
+    /// Channel activities dropped because no room-coordinator took them in time.
+    let activitiesDropped = Counter(label: "edge.coordinator_activities_dropped")
 
     func update(_ current: EdgeStatistics, sessions: Int, channels: Int, connections: Int) {
         self.sessions.record(sessions)

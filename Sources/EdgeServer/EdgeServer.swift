@@ -51,6 +51,29 @@ public final class EdgeServer: Sendable {
         loop.execute { [core] in core.value.reportLoad = report }
     }
 
+    /// Hands channel activities and summaries to `reports` from now on (on the edge's loop).
+    func setCoordinatorReports(_ reports: CoordinatorReports) {
+        loop.execute { [core] in core.value.coordinatorReports = reports }
+    }
+
+    /// Enforces bans from a room-coordinator; `completion` runs on the edge's loop with the number
+    /// of connections closed, or `INVALID_ARGUMENT` for a malformed ban (nothing applied).
+    func applyBans(_ bans: [RoomBan], completion: @escaping @Sendable (Result<Int, ShowroomError>) -> Void) {
+        loop.execute { [core] in
+            completion(Result { () throws(ShowroomError) in try core.value.applyBans(bans) })
+        }
+    }
+
+    /// The bans the edge enforces now.
+    public func activeBans() async throws -> [ChannelBan] {
+        try await loop.submit { [core] in core.value.plane.activeBans }
+    }
+
+    /// Every hosted channel in brief, sorted by name.
+    public func channelSummaries() async throws -> [ChannelSummary] {
+        try await loop.submit { [core] in core.value.plane.channelSummaries }
+    }
+
     /// The plane's counters.
     public func statistics() async throws -> EdgeStatistics {
         try await loop.submit { [core] in core.value.plane.statistics }
@@ -92,12 +115,17 @@ public final class EdgeServer: Sendable {
 }
 
 /// The edge as its node process runs it: ``EdgeServer`` started from the node's configuration, its
-/// client endpoint announced in the membership and its load reported through the node.
+/// client endpoint announced in the membership and its load reported through the node; channel
+/// activities and summaries reported to the room-coordinators (`EDGE_CHANNEL_REPORT`), their bans
+/// enforced (`EDGE_BANS`, and `BAN_LIST` at start).
 public final class EdgeRoleService: NodeRoleService {
     private let configuration: EdgeServerConfiguration
     private let nodeID: String
     private let logger: Logger
     private let server = Mutex<EdgeServer?>(nil)
+    private let link = Mutex<(node: Node, link: LoopBound<CoordinatorLink>)?>(nil)
+    /// How long ``drain()`` waits for the coordinators to take the last activities.
+    private let reportFlushTimeout: Duration = .seconds(2)
 
     /// Takes the edge's settings from the node's configuration.
     ///
@@ -121,11 +149,26 @@ public final class EdgeRoleService: NodeRoleService {
     }
 
     public func attach(to node: Node) {
-        server.withLock { $0 }?.onLoadChange { channels, connections in node.updateLoad(channels: channels, connections: connections) }
+        guard let edge = server.withLock({ $0 }) else { return }
+        edge.onLoadChange { channels, connections in node.updateLoad(channels: channels, connections: connections) }
+        let (nodeID, logger) = (self.nodeID, self.logger)
+        node.loop.execute { [self] in
+            let started = CoordinatorLink.start(node: node, edge: edge, nodeID: nodeID, logger: logger)
+            link.withLock { $0 = (node, started) }
+        }
     }
 
+    /// Closes every client session, then gives the room-coordinators a moment to take the
+    /// activities that caused (every user left, every channel destroyed).
     public func drain() async {
         await server.withLock { $0 }?.drain(nodeID: nodeID)
+        guard let (node, link) = link.withLock({ $0 }) else { return }
+        let deadline = ContinuousClock.now + reportFlushTimeout
+        while ContinuousClock.now < deadline {
+            guard let pending = try? await node.loop.submit({ link.value.pendingActivities }), pending > 0 else { return }
+            try? await Task.sleep(for: .milliseconds(20))  // poll period while the last reports go out
+        }
+        logger.warning("stopping with channel activities the room-coordinators have not taken")
     }
 
     public func stop() async {

@@ -23,6 +23,8 @@ struct TestEdge {
     var blocked: Set<SessionID> = []
     /// Sessions that are gone.
     var gone: Set<SessionID> = []
+    /// Channel activities reported, in order (``run(_:)`` takes them out of the directives).
+    var activities: [ChannelActivity] = []
     private var nextRequestID: UInt64 = 0
     private var frameNumbers: [String: Int] = [:]
 
@@ -31,11 +33,16 @@ struct TestEdge {
     }
 
     /// Carries out the directives like the shell: GOP-cache flushes happen at once (their own
-    /// directives are spliced in after them). Returns everything, in order, without log lines.
+    /// directives are spliced in after them). Returns everything, in order, without log lines and
+    /// channel activities (those go to ``activities``).
     mutating func run(_ directives: [EdgeDirective]) -> [EdgeDirective] {
         var out: [EdgeDirective] = []
         for directive in directives {
             if case .log = directive { continue }
+            if case .report(let activity) = directive {
+                activities.append(activity)
+                continue
+            }
             out.append(directive)
             if case .sendCachedFrames(let track, let session) = directive {
                 var sent: [(SessionID, TestFrame)] = []

@@ -1,0 +1,115 @@
+import ShowroomWire
+
+// Bans from the room-coordinators: kicks, refused joins and publishes, expiry.
+
+extension ChannelPlane {
+    /// The bans in force, by channel then uid.
+    public var activeBans: [ChannelBan] {
+        bans.values.sorted { ($0.channel, $0.uid) < ($1.channel, $1.uid) }
+    }
+
+    /// Enforces bans (`EDGE_BANS` from a room-coordinator, or its `BAN_LIST` answer at start).
+    ///
+    /// A ban replaces the one held for the same channel and uid (the coordinator's latest word
+    /// wins; a narrower ban lifts what it no longer lists). Then, for the uid's connection to the
+    /// channel:
+    /// - a join ban closes it at once: it is told ``EdgeEvent/connectionClosed(channel:reason:)``
+    ///   with ``ShowroomError/banned(_:)`` naming the end of the ban, the others see a broadcaster
+    ///   go offline (dropped: the client contract has no "kicked"), and the leave is reported
+    ///   kicked;
+    /// - a publish ban stops its tracks of that kind (the user is told once with a `BANNED`
+    ///   error event); it stays, and stays broadcaster, but its frames of that kind are refused.
+    ///
+    /// Later, while the ban holds, a join is refused with `BANNED`, and so are joining as
+    /// broadcaster and switching to broadcaster under a publish ban. A ban whose end has already
+    /// passed still closes matching connections (a kick without a ban) but is not kept.
+    ///
+    /// - Parameters:
+    ///   - bans: The bans, in order.
+    ///   - now: The current clock value.
+    /// - Returns: How many connections were closed, and the directives.
+    public mutating func applyBans(_ bans: [ChannelBan], now: Duration) -> (connectionsClosed: Int, directives: [EdgeDirective]) {
+        var out: [EdgeDirective] = []
+        var closed = 0
+        for ban in bans {
+            if ban.holds(at: now) {
+                self.bans[ban.key] = ban
+                if nextBanExpiry == nil || ban.until < nextBanExpiry! { nextBanExpiry = ban.until }
+            } else {
+                self.bans[ban.key] = nil
+            }
+            out.append(.log(EdgeLogEntry(.notice, "ban \(ban)")))
+            guard var channel = take(ban.channel) else { continue }
+            for session in channel.order where channel.connections[session]?.uid == ban.uid {
+                if ban.bansJoining {
+                    kick(session, from: &channel, ban: ban, now: now, &out)
+                    closed += 1
+                } else {
+                    let before = channel.connections[session]!.publishing
+                    reconcilePublishing(of: session, in: &channel, now: now, &out)
+                    for kind in before.kinds where ban.bansPublishing(kind) && ban.holds(at: now) {
+                        out.append(.send(.error(publishBanned(ban, kind), channel: ban.channel, track: kind), to: session))
+                    }
+                }
+            }
+            store(channel, now: now, &out)
+        }
+        return (closed, out)
+    }
+
+    /// Closes a banned user's connection.
+    mutating func kick(_ session: SessionID, from channel: inout Channel<Frame>, ban: ChannelBan, now: Duration, _ out: inout [EdgeDirective]) {
+        let name = channel.name
+        let error: ShowroomError
+        if ban.holds(at: now) {
+            error = .banned("uid \(ban.uid) is banned from channel \(name) until \(ban.endDescription); rejoin after that")
+        } else {
+            error = .banned("uid \(ban.uid) was removed from channel \(name) by an administrator")
+        }
+        out.append(.log(EdgeLogEntry(.notice, "session \(session) kicked from channel \(name): \(error.message)")))
+        removeConnection(session, from: &channel, reason: .kicked, now: now, &out)
+        out.append(.send(.connectionClosed(channel: name, reason: error), to: session))
+    }
+
+    /// The ban that holds for the uid in the channel at `now`, if any.
+    func activeBan(channel: String, uid: UInt32, now: Duration) -> ChannelBan? {
+        guard !bans.isEmpty, let ban = bans[ChannelBan.Key(channel: channel, uid: uid)], ban.holds(at: now) else { return nil }
+        return ban
+    }
+
+    /// Why the uid may not become broadcaster in the channel (a publish ban), or nil.
+    func broadcastBanRefusal(channel: String, uid: UInt32, now: Duration) -> ShowroomError? {
+        guard let ban = activeBan(channel: channel, uid: uid, now: now), ban.bansBroadcasting else { return nil }
+        let kinds = TrackKind.allCases.filter { ban.bansPublishing($0) }.map { "\($0)" }.joined(separator: " and ")
+        return .banned("uid \(uid) is banned from publishing \(kinds) in channel \(channel) until \(ban.endDescription); stay audience")
+    }
+
+    /// The refusal of a banned publish.
+    func publishBanned(_ ban: ChannelBan, _ kind: TrackKind) -> ShowroomError {
+        .banned("uid \(ban.uid) is banned from publishing \(kind) in channel \(ban.channel) until \(ban.endDescription)")
+    }
+
+    /// Forgets the bans that ended; tracks a publish ban stopped are published again if role,
+    /// options and grant still allow it.
+    mutating func expireBans(now: Duration, _ out: inout [EdgeDirective]) {
+        guard let next = nextBanExpiry, next <= now else { return }
+        var ended: [ChannelBan] = []
+        nextBanExpiry = nil
+        for ban in bans.values {
+            if ban.holds(at: now) {
+                if nextBanExpiry == nil || ban.until < nextBanExpiry! { nextBanExpiry = ban.until }
+            } else {
+                ended.append(ban)
+            }
+        }
+        for ban in ended.sorted(by: { ($0.channel, $0.uid) < ($1.channel, $1.uid) }) {
+            bans[ban.key] = nil
+            out.append(.log(EdgeLogEntry(.info, "ban ended: \(ban)")))
+            guard ban.bansBroadcasting, var channel = take(ban.channel) else { continue }
+            if let session = channel.sessionByUID[ban.uid] {
+                reconcilePublishing(of: session, in: &channel, now: now, &out)
+            }
+            store(channel, now: now, &out)
+        }
+    }
+}

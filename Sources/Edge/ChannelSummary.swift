@@ -1,0 +1,22 @@
+/// A hosted channel in brief, as the edge reports it to the room-coordinators
+/// (``ChannelPlane/channelSummaries``).
+public struct ChannelSummary: Sendable, Hashable {
+    /// The channel name.
+    public var name: String
+    /// The broadcasters' uids, in join order.
+    public var broadcasters: [UInt32]
+    /// Channel connections, broadcasters and audience.
+    public var connections: Int
+
+    /// Creates a summary.
+    ///
+    /// - Parameters:
+    ///   - name: The channel name.
+    ///   - broadcasters: The broadcasters' uids.
+    ///   - connections: Channel connections.
+    public init(name: String, broadcasters: [UInt32], connections: Int) {
+        self.name = name
+        self.broadcasters = broadcasters
+        self.connections = connections
+    }
+}

@@ -1,0 +1,80 @@
+import ShowroomWire
+
+// Between the plane's values and the room-coordinator's contract (proto/showroom/room/rooms.proto):
+// channel activities and summaries out, bans in.
+
+extension EdgeCodec {
+    /// An activity as the room-coordinator receives it.
+    ///
+    /// - Parameters:
+    ///   - activity: The activity.
+    ///   - atMs: Its time on the wall clock, ms since the Unix epoch (the shell converts from the
+    ///     plane's clock).
+    /// - Returns: The `ChannelActivity` message.
+    public static func wire(_ activity: ChannelActivity, atMs: Int64) -> RoomChannelActivity {
+        var wire = RoomChannelActivity()
+        wire.type = RoomChannelEventType(rawValue: activity.kind.rawValue) ?? .unspecified
+        wire.channel = activity.channel
+        wire.uid = activity.uid
+        if let reason = activity.reason {
+            wire.reason = RoomChannelLeaveReason(rawValue: reason.rawValue) ?? .unspecified
+        }
+        wire.atMs = atMs
+        return wire
+    }
+
+    /// A channel summary as the room-coordinators' status view receives it.
+    ///
+    /// - Parameters:
+    ///   - summary: The channel.
+    ///   - edge: This edge's node id.
+    /// - Returns: The `ChannelStatus` message.
+    public static func wire(_ summary: ChannelSummary, edge: String) -> RoomChannelStatus {
+        var wire = RoomChannelStatus()
+        wire.name = summary.name
+        wire.edge = edge
+        wire.publishers = summary.broadcasters
+        wire.subscribers = UInt32(clamping: summary.connections)
+        return wire
+    }
+
+    /// The bans of an `EDGE_BANS` request (or a `BAN_LIST` answer), checked and placed on the
+    /// plane's clock. All or nothing: one bad ban refuses the lot.
+    ///
+    /// - Parameters:
+    ///   - wire: The bans. No privileges means a join ban (everything), as in a kick.
+    ///   - now: The plane's clock now.
+    ///   - unixNowMs: The wall clock now, ms since the Unix epoch.
+    /// - Returns: The bans, ending at `now + (untilMs − unixNowMs)`.
+    /// - Throws: ``ShowroomError`` `INVALID_ARGUMENT` for an empty channel, uid 0, or a privilege
+    ///   other than 1 (join), 2 (publish audio), 3 (publish video).
+    public static func bans(_ wire: [RoomBan], now: Duration, unixNowMs: Int64) throws(ShowroomError) -> [ChannelBan] {
+        try wire.enumerated().map { (index, ban) throws(ShowroomError) -> ChannelBan in
+            guard !ban.channel.isEmpty else {
+                throw .invalidArgument("ban \(index + 1) names no channel")
+            }
+            guard ban.uid != 0 else {
+                throw .invalidArgument("ban \(index + 1) (channel \(ban.channel)) has uid 0; ban a user's uid")
+            }
+            var privileges: Set<Privilege> = []
+            for number in ban.privileges {
+                switch number {
+                case 1: privileges.insert(.join)
+                case 2: privileges.insert(.publishAudio)
+                case 3: privileges.insert(.publishVideo)
+                default:
+                    throw .invalidArgument(
+                        "ban \(index + 1) (uid \(ban.uid) in channel \(ban.channel)) lists privilege \(number); bans cover 1 join, 2 publish audio, 3 publish video")
+                }
+            }
+            if privileges.isEmpty { privileges = [.join] }
+            // Saturate: a ban years away (or long past) must not overflow the clock arithmetic.
+            let remainingMs = ban.untilMs.subtractingReportingOverflow(unixNowMs)
+            let clamped = remainingMs.overflow ? (ban.untilMs > unixNowMs ? Int64.max : Int64.min) : remainingMs.partialValue
+            let bounded = min(max(clamped, -(1 << 40)), 1 << 40)
+            return ChannelBan(
+                channel: ban.channel, uid: ban.uid, privileges: privileges, until: now + .milliseconds(bounded),
+                untilMs: ban.untilMs)
+        }
+    }
+}

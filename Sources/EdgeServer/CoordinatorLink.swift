@@ -1,0 +1,197 @@
+import Edge
+import Logging
+import Membership
+import Metrics
+import NodeRuntime
+import ShowroomWire
+import ZeroMQ
+
+/// The edge's side of the room-coordinators, confined to the node's loop: it sends the channel
+/// activities and summaries the edge's loop hands over (``CoordinatorOutbox`` decides what goes
+/// where and when), answers `EDGE_BANS` by applying them on the edge's loop, and fetches the bans
+/// in force (`BAN_LIST`) once at start.
+///
+/// The edge's plane lives on the edge's loop, the node's sockets on the node's loop; data crosses
+/// with `execute` in both directions and nothing mutable is shared.
+final class CoordinatorLink {
+    private let node: Node
+    private let edge: EdgeServer
+    private let nodeID: String
+    private let logger: Logger
+    private var outbox = CoordinatorOutbox()
+    private let origin = ContinuousClock.now
+    private let requestTimeout: Duration = .seconds(2)
+    private let dropped = Counter(label: "edge.coordinator_activities_dropped")
+    private let queued = Gauge(label: "edge.coordinator_activities_queued")
+    /// `BAN_LIST` at start: asked until a coordinator answers.
+    private var banListDone = false
+    private var banListInFlight = false
+    private var nextBanListAttempt: Duration = .zero
+    private var banListRotation = 0
+
+    private init(node: Node, edge: EdgeServer, nodeID: String, logger: Logger) {
+        self.node = node
+        self.edge = edge
+        self.nodeID = nodeID
+        self.logger = logger
+    }
+
+    /// Starts the link: registers the `EDGE_BANS` handler, the timer, and the edge's hand-over.
+    /// Node loop only.
+    ///
+    /// - Returns: The link, bound to the node's loop.
+    static func start(node: Node, edge: EdgeServer, nodeID: String, logger: Logger) -> LoopBound<CoordinatorLink> {
+        let link = CoordinatorLink(node: node, edge: edge, nodeID: nodeID, logger: logger)
+        let bound = LoopBound(link, loop: node.loop)
+        node.handleDeferred(.edgeBans) { request, _, respond in
+            link.handleBans(request, respond)
+        }
+        node.onMembershipChange { link.pump() }
+        _ = node.loop.scheduleRepeating(every: .milliseconds(25)) { link.pump() }
+        let loop = node.loop
+        edge.setCoordinatorReports(CoordinatorReports(
+            activities: { activities in loop.execute { bound.value.add(activities) } },
+            summary: { channels in loop.execute { bound.value.setSummary(channels) } }))
+        return bound
+    }
+
+    private var now: Duration { origin.duration(to: .now) }
+
+    /// Activities not yet accepted by a coordinator (queued or in flight).
+    var pendingActivities: Int { outbox.queued + outbox.inFlightCount }
+
+    private func add(_ activities: [RoomChannelActivity]) {
+        let lost = outbox.add(activities)
+        if lost > 0 { countDropped(lost, why: "the queue is full") }
+        pump()
+    }
+
+    private func setSummary(_ channels: [ChannelSummary]) {
+        outbox.setSummary(channels.map { EdgeCodec.wire($0, edge: nodeID) })
+        pump()
+    }
+
+    // MARK: - Sending
+
+    /// The alive coordinators: node id and cluster endpoint.
+    private func coordinators() -> [String: String] {
+        var found: [String: String] = [:]
+        for member in node.membersOnLoop
+        where member.state == .alive && member.metadata.role == NodeRole.coordinator.rawValue
+            && !member.metadata.clusterEndpoint.isEmpty
+        {
+            found[member.id.rawValue] = member.metadata.clusterEndpoint
+        }
+        return found
+    }
+
+    /// Sends what is due.
+    private func pump() {
+        let coordinators = self.coordinators()
+        let now = self.now
+        for request in outbox.due(coordinators: Array(coordinators.keys), now: now) {
+            send(request, to: coordinators[request.coordinator]!)
+        }
+        queued.record(outbox.queued)
+        if !banListDone, !banListInFlight, nextBanListAttempt <= now {
+            askForBans(coordinators)
+        }
+    }
+
+    private func send(_ request: CoordinatorOutbox.Request, to endpoint: String) {
+        var report = RoomEdgeChannelReport()
+        report.edgeID = nodeID
+        report.activities = request.activities
+        if let channels = request.channels {
+            report.channels = channels
+            report.hasChannels_p = true
+        }
+        node.send(.edgeChannelReport, body: report, to: endpoint, timeout: requestTimeout) { [self] result in
+            var delivered = true
+            switch result {
+            case .success(let answer):
+                if let error = answer.failure {
+                    if error.code == .invalidArgument || error.code == .malformedMessage {
+                        // Sending the same again cannot help.
+                        logger.warning("coordinator \(request.coordinator) refused a channel report: \(error)")
+                        if !request.activities.isEmpty { countDropped(request.activities.count, why: "refused") }
+                    } else {
+                        logger.debug("coordinator \(request.coordinator) failed a channel report: \(error); retrying")
+                        delivered = false
+                    }
+                }
+            case .failure(let error):
+                logger.debug("channel report to coordinator \(request.coordinator) failed: \(error); retrying")
+                delivered = false
+            }
+            let lost = outbox.completed(request.id, delivered: delivered, now: self.now)
+            if lost > 0 { countDropped(lost, why: "the queue is full") }
+            if !delivered { pump() }
+        }
+    }
+
+    private func countDropped(_ count: Int, why: String) {
+        dropped.increment(by: Int64(count))
+        logger.warning("dropped \(count) channel activities for the room-coordinators: \(why)")
+    }
+
+    // MARK: - Bans
+
+    /// `EDGE_BANS`: applied on the edge's loop, answered on the node's.
+    private func handleBans(_ request: WireEnvelope, _ respond: Node.Responder) {
+        let body: RoomEdgeBansRequest
+        do {
+            body = try request.decodeBody(RoomEdgeBansRequest.self)
+        } catch {
+            respond(.failure(error))
+            return
+        }
+        let answer = LoopBound(respond, loop: node.loop)
+        let loop = node.loop
+        edge.applyBans(body.bans) { result in
+            loop.execute {
+                switch result {
+                case .success(let closed):
+                    var response = RoomEdgeBansResponse()
+                    response.connectionsClosed = UInt32(clamping: closed)
+                    answer.value(.success(response))
+                case .failure(let error):
+                    answer.value(.failure(error))
+                }
+            }
+        }
+    }
+
+    /// Asks one alive coordinator (a different one each attempt) for the bans in force.
+    private func askForBans(_ coordinators: [String: String]) {
+        guard !coordinators.isEmpty else { return }
+        let ids = coordinators.keys.sorted()
+        let id = ids[banListRotation % ids.count]
+        banListRotation += 1
+        banListInFlight = true
+        node.send(.banList, body: RoomBanListRequest(), to: coordinators[id]!, timeout: requestTimeout) { [self] result in
+            banListInFlight = false
+            let list: RoomBanListResponse
+            do {
+                let answer = try result.get()
+                if let error = answer.failure { throw error }
+                list = try answer.decodeBody(RoomBanListResponse.self)
+            } catch {
+                logger.debug("coordinator \(id) did not answer the ban list: \(error); asking again in a second")
+                nextBanListAttempt = now + .seconds(1)
+                return
+            }
+            banListDone = true
+            guard !list.bans.isEmpty else { return }
+            let logger = self.logger
+            edge.applyBans(list.bans) { result in
+                switch result {
+                case .success(let closed):
+                    logger.info("applied \(list.bans.count) bans from coordinator \(id); \(closed) connections closed")
+                case .failure(let error):
+                    logger.warning("the ban list from coordinator \(id) is malformed: \(error)")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,331 @@
+import Edge
+import EdgeServer
+import Foundation
+import LocalCluster
+import Logging
+import NodeRuntime
+import ShowroomWire
+import SwiftProtobuf
+import Synchronization
+import XCTest
+import ZeroMQ
+
+/// The edge and the room-coordinators with real sockets: an edge node (``EdgeRoleService``
+/// attached to an in-process ``Node``), in-process coordinator nodes that record what they get,
+/// and bare clients.
+final class CoordinatorLinkTests: XCTestCase {
+    private var context: Context!
+    private var started: [() -> Void] = []
+
+    override func setUpWithError() throws {
+        context = try Context()
+    }
+
+    override func tearDown() {
+        // Last started, first stopped.
+        for stop in started.reversed() { stop() }
+        started = []
+        context.shutdown()
+    }
+
+    // MARK: - Scenarios
+
+    func testActivitiesAndSummariesReachTheChannelsCoordinatorInOrder() throws {
+        let recorder = ReportRecorder()
+        let coordinator = try startCoordinator("coord-a", recorder: recorder)
+        let edge = try startEdge("edge-a", seeds: [coordinator.node.endpoint])
+
+        let host = try client(edge)
+        XCTAssertNil(try host.join("show", uid: 1, token: TestApp.token(channel: "show", uid: 1), role: .broadcaster).failure)
+        let viewer = try client(edge)
+        XCTAssertNil(try viewer.join("show", uid: 2, token: TestApp.token(channel: "show", uid: 2, role: .subscriber), role: .audience).failure)
+
+        // Every coordinator gets the channel with its publishers and connection count.
+        try waitUntil("a summary of channel show", keepAlive: [host, viewer]) {
+            recorder.summaries(from: "edge-a").last?.first { $0.name == "show" }.map { $0.publishers == [1] && $0.subscribers == 2 } ?? false
+        }
+        let summary = try XCTUnwrap(recorder.summaries(from: "edge-a").last?.first { $0.name == "show" })
+        XCTAssertEqual(summary.edge, "edge-a")
+
+        XCTAssertNil(try viewer.request(.leave(channel: "show")).failure)
+        XCTAssertNil(try host.request(.closeSession).failure)
+
+        let expected = [
+            "101 show 0", "103 show 1", "105 show 2", "106 show 2 quit", "104 show 1 quit", "102 show 0",
+        ]
+        try waitUntil("six activities") { recorder.activities.count >= expected.count }
+        XCTAssertEqual(recorder.activities.map(Self.describe), expected)
+        XCTAssertEqual(Set(recorder.reports.map(\.edgeID)), ["edge-a"])
+        let nowMs = Int64(Date().timeIntervalSince1970 * 1000)
+        for activity in recorder.activities {
+            XCTAssertLessThan(abs(activity.atMs - nowMs), 60_000, "times are on the wall clock")
+        }
+        XCTAssertEqual(recorder.reports.map(\.edgeID).count, recorder.reports.count)
+
+        // Once the channel is gone, the summary says so.
+        try waitUntil("an empty summary") { recorder.summaries(from: "edge-a").last?.isEmpty == true }
+    }
+
+    func testBansFromACoordinatorCloseTheConnectionAndRefuseRejoining() throws {
+        let recorder = ReportRecorder()
+        let endMs = Int64(Date().timeIntervalSince1970 * 1000) + 60_000
+        // A ban in force before the edge starts: the edge learns it through BAN_LIST.
+        recorder.banList = [Self.ban("show", uid: 8, privileges: [1], untilMs: endMs)]
+        let coordinator = try startCoordinator("coord-b", recorder: recorder)
+        let edge = try startEdge("edge-b", seeds: [coordinator.node.endpoint])
+
+        let user = try client(edge)
+        XCTAssertNil(try user.join("show", uid: 7, token: TestApp.token(channel: "show", uid: 7, role: .subscriber), role: .audience).failure)
+        try waitUntil("the join reported", keepAlive: [user]) { recorder.activities.count >= 2 }
+        XCTAssertGreaterThanOrEqual(recorder.banListRequests, 1)
+
+        // Uid 8 is refused once the ban list is applied (joins that got in before are undone).
+        let other = try client(edge)
+        try waitUntil("uid 8 refused", keepAlive: [user]) {
+            let reply = try other.join("show", uid: 8, token: TestApp.token(channel: "show", uid: 8, role: .subscriber), role: .audience)
+            if reply.failure == nil { XCTAssertNil(try other.request(.leave(channel: "show")).failure) }
+            return reply.failure?.code == .banned
+        }
+
+        // EDGE_BANS: uid 7 is kicked at once and may not come back.
+        let answer = try coordinator.send(.edgeBans, Self.bans([Self.ban("show", uid: 7, privileges: [1], untilMs: endMs)]), to: edge.node.endpoint)
+        XCTAssertNil(answer.failure)
+        XCTAssertEqual(try answer.decodeBody(RoomEdgeBansResponse.self).connectionsClosed, 1)
+        let closed = try user.waitForEvent("connection closed") { if case .connectionClosed = $0 { true } else { false } }
+        guard case .connectionClosed(let channel, let reason) = closed else { return XCTFail("\(closed)") }
+        XCTAssertEqual(channel, "show")
+        XCTAssertEqual(reason.code, .banned)
+        XCTAssertTrue(reason.message.contains("until"), reason.message)
+        let rejoin = try user.join("show", uid: 7, token: TestApp.token(channel: "show", uid: 7, role: .subscriber), role: .audience)
+        XCTAssertEqual(rejoin.failure?.code, .banned)
+        try waitUntil("the kick reported", keepAlive: [user]) {
+            recorder.activities.contains { $0.type == .audienceLeft && $0.uid == 7 && $0.reason == .kicked }
+        }
+
+        // A malformed ban is refused with a clear error and changes nothing.
+        let bad = try coordinator.send(.edgeBans, Self.bans([Self.ban("show", uid: 9, privileges: [7], untilMs: endMs)]), to: edge.node.endpoint)
+        XCTAssertEqual(bad.failure?.code, .invalidArgument)
+        XCTAssertTrue(bad.failure?.message.contains("privilege 7") == true, "\(String(describing: bad.failure))")
+    }
+
+    func testQueuedActivitiesArriveAfterFailuresAndFollowANewCoordinator() throws {
+        let recorder = ReportRecorder()
+        // No coordinator yet: the edge keeps what happens.
+        let edge = try startEdge("edge-c", seeds: [])
+        let host = try client(edge)
+        XCTAssertNil(try host.join("queue", uid: 1, token: TestApp.token(channel: "queue", uid: 1), role: .broadcaster).failure)
+        let viewer = try client(edge)
+        XCTAssertNil(try viewer.join("queue", uid: 2, token: TestApp.token(channel: "queue", uid: 2, role: .subscriber), role: .audience).failure)
+        XCTAssertNil(try viewer.request(.leave(channel: "queue")).failure)
+
+        // A coordinator appears that fails its first reports: they are retried, none lost.
+        recorder.failuresLeft = 3
+        _ = try startCoordinator("coord-c1", recorder: recorder, seeds: [edge.node.endpoint])
+        try waitUntil("the queued activities", keepAlive: [host, viewer]) { recorder.activities.count >= 4 }
+        XCTAssertEqual(recorder.failuresLeft, 0, "the failures were retried")
+        XCTAssertEqual(recorder.activities.map(Self.describe), ["101 queue 0", "103 queue 1", "105 queue 2", "106 queue 2 quit"])
+
+        // A second coordinator: the channel's activities go to whichever owns it now, in order.
+        _ = try startCoordinator("coord-c2", recorder: recorder, seeds: [edge.node.endpoint])
+        try waitUntil("both coordinators get summaries", keepAlive: [host, viewer]) {
+            recorder.summaryReceivers == ["coord-c1", "coord-c2"]
+        }
+        XCTAssertNil(try viewer.join("queue", uid: 2, token: TestApp.token(channel: "queue", uid: 2, role: .subscriber), role: .audience).failure)
+        XCTAssertNil(try host.request(.closeSession).failure)
+        XCTAssertNil(try viewer.request(.closeSession).failure)
+        try waitUntil("the rest") { recorder.activities.count >= 8 }
+        XCTAssertEqual(recorder.activities.map(Self.describe), [
+            "101 queue 0", "103 queue 1", "105 queue 2", "106 queue 2 quit",
+            "105 queue 2", "104 queue 1 quit", "106 queue 2 quit", "102 queue 0",
+        ])
+        let owner = RendezvousHashing.owner(key: "queue", among: ["coord-c1", "coord-c2"])
+        XCTAssertEqual(Set(recorder.activityReceivers.suffix(4)), [owner])
+    }
+
+    // MARK: - Parts
+
+    private struct StartedEdge {
+        let node: Node
+        let clientEndpoint: String
+    }
+
+    private func startEdge(_ id: String, seeds: [String]) throws -> StartedEdge {
+        var configuration = NodeConfiguration(role: .edge, nodeID: id)
+        configuration.seeds = seeds
+        configuration.appID = TestApp.appID
+        configuration.appCertificate = TestApp.certificate
+        configuration.admin = "off"
+        configuration.leavePropagation = .milliseconds(50)
+        let logger = Logger(label: id)
+        let service = try EdgeRoleService(configuration: configuration, logger: logger)
+        let endpoints = try service.start()
+        let node: Node
+        do {
+            node = try Node(configuration: configuration, clientEndpoint: endpoints.client, logger: logger, events: .none)
+        } catch {
+            Self.blocking { await service.stop() }
+            throw error
+        }
+        service.attach(to: node)
+        node.join()
+        started.append {
+            Self.blocking {
+                await node.stop()
+                await service.stop()
+            }
+        }
+        return StartedEdge(node: node, clientEndpoint: endpoints.client)
+    }
+
+    private func startCoordinator(_ id: String, recorder: ReportRecorder, seeds: [String] = []) throws -> FakeCoordinator {
+        let coordinator = try FakeCoordinator(id: id, recorder: recorder, seeds: seeds)
+        started.append { Self.blocking { await coordinator.node.stop() } }
+        return coordinator
+    }
+
+    private func client(_ edge: StartedEdge) throws -> RawEdgeClient {
+        let client = try RawEdgeClient(endpoint: edge.clientEndpoint, context: context)
+        try client.open()
+        return client
+    }
+
+    /// Polls `condition` until it holds (10 s at most), keeping the clients' sessions alive.
+    private func waitUntil(_ what: String, keepAlive: [RawEdgeClient] = [], _ condition: () throws -> Bool) throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if try condition() { return }
+            for client in keepAlive { _ = try client.request(.heartbeat(clientTime: 0)) }
+            Thread.sleep(forTimeInterval: 0.02)  // poll period
+        }
+        XCTFail("timed out waiting for \(what)")
+        throw ShowroomError.deadlineExceeded("waiting for \(what)")
+    }
+
+    /// Runs async work to its end from a test's thread.
+    private static func blocking(_ body: @escaping @Sendable () async -> Void) {
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            await body()
+            done.signal()
+        }
+        done.wait()
+    }
+
+    static func describe(_ activity: RoomChannelActivity) -> String {
+        var text = "\(activity.type.rawValue) \(activity.channel) \(activity.uid)"
+        if activity.reason != .unspecified { text += " \(activity.reason)" }
+        return text
+    }
+
+    static func ban(_ channel: String, uid: UInt32, privileges: [UInt32], untilMs: Int64) -> RoomBan {
+        var ban = RoomBan()
+        ban.channel = channel
+        ban.uid = uid
+        ban.privileges = privileges
+        ban.untilMs = untilMs
+        return ban
+    }
+
+    static func bans(_ bans: [RoomBan]) -> RoomEdgeBansRequest {
+        var request = RoomEdgeBansRequest()
+        request.bans = bans
+        return request
+    }
+}
+
+/// What the test coordinators received, in the order they received it (shared by all of them).
+final class ReportRecorder: Sendable {
+    private struct State {
+        var reports: [(receiver: String, report: RoomEdgeChannelReport)] = []
+        var failuresLeft = 0
+        var banList: [RoomBan] = []
+        var banListRequests = 0
+    }
+    private let state = Mutex(State())
+
+    var reports: [RoomEdgeChannelReport] { state.withLock { $0.reports.map(\.report) } }
+    var activities: [RoomChannelActivity] { state.withLock { $0.reports.flatMap(\.report.activities) } }
+    /// The coordinator that received each activity.
+    var activityReceivers: [String] {
+        state.withLock { $0.reports.flatMap { entry in entry.report.activities.map { _ in entry.receiver } } }
+    }
+    var failuresLeft: Int {
+        get { state.withLock { $0.failuresLeft } }
+        set { state.withLock { $0.failuresLeft = newValue } }
+    }
+    var banList: [RoomBan] {
+        get { state.withLock { $0.banList } }
+        set { state.withLock { $0.banList = newValue } }
+    }
+    var banListRequests: Int { state.withLock { $0.banListRequests } }
+
+    /// The channel lists an edge reported, oldest first.
+    func summaries(from edge: String) -> [[RoomChannelStatus]] {
+        state.withLock { $0.reports.map(\.report).filter { $0.edgeID == edge && $0.hasChannels_p }.map(\.channels) }
+    }
+
+    /// The coordinators that received a channel summary.
+    var summaryReceivers: Set<String> {
+        state.withLock { Set($0.reports.filter(\.report.hasChannels_p).map(\.receiver)) }
+    }
+
+    /// Records a report, or refuses it while failures are left.
+    func receive(_ report: RoomEdgeChannelReport, by receiver: String) throws(ShowroomError) {
+        try state.withLock { (state) throws(ShowroomError) in
+            if state.failuresLeft > 0 {
+                state.failuresLeft -= 1
+                throw ShowroomError.unavailable("coordinator \(receiver) is not ready")
+            }
+            state.reports.append((receiver, report))
+        }
+    }
+
+    func listBans() -> [RoomBan] {
+        state.withLock {
+            $0.banListRequests += 1
+            return $0.banList
+        }
+    }
+}
+
+/// A coordinator node that answers EDGE_CHANNEL_REPORT and BAN_LIST from a recorder.
+final class FakeCoordinator: Sendable {
+    let node: Node
+
+    init(id: String, recorder: ReportRecorder, seeds: [String]) throws {
+        var configuration = NodeConfiguration(role: .coordinator, nodeID: id)
+        configuration.seeds = seeds
+        configuration.admin = "off"
+        configuration.leavePropagation = .milliseconds(50)
+        node = try Node(configuration: configuration, logger: Logger(label: id), events: .none)
+        let node = self.node
+        try node.loop.submitAndWait {
+            node.handle(.edgeChannelReport) { request, _ in
+                try recorder.receive(try request.decodeBody(RoomEdgeChannelReport.self), by: id)
+                return RoomEdgeChannelReportResponse()
+            }
+            node.handle(.banList) { _, _ in
+                var response = RoomBanListResponse()
+                response.bans = recorder.listBans()
+                return response
+            }
+        }
+        node.join()
+    }
+
+    /// Sends a request from this coordinator and waits for the answer envelope.
+    func send(_ kind: WireMessageKind, _ body: some SwiftProtobuf.Message & Sendable, to endpoint: String) throws -> WireEnvelope {
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<Result<WireEnvelope, ShowroomError>?>(nil)
+        let node = self.node
+        node.loop.execute {
+            node.send(kind, body: body, to: endpoint, timeout: .seconds(3)) { answer in
+                result.withLock { $0 = answer }
+                done.signal()
+            }
+        }
+        _ = done.wait(timeout: .now() + 5)
+        guard let answer = result.withLock({ $0 }) else { throw ShowroomError.deadlineExceeded("no answer to \(kind)") }
+        return try answer.get()
+    }
+}
