@@ -8,8 +8,9 @@ import ShowroomWire
 ///  "uid":42,"reason":0,"ts":1767000000100,"sequence":3,"edge":"edge-1"}}
 /// ```
 ///
-/// Keys come in this order, without spaces; every character outside printable ASCII is written as
-/// a `\uXXXX` escape, so the body is ASCII whatever the channel or edge names hold. `eventType`
+/// Keys come in this order, without spaces; every character outside printable ASCII is escaped
+/// (`\n`, `\t`, or `\uXXXX` with UTF-16 surrogate pairs), so the body is ASCII whatever the
+/// channel or edge names hold. `eventType`
 /// and `reason` are the numbers of `ChannelEventType` and `ChannelLeaveReason`; `ts` is when the
 /// edge saw the event and `notifyMs` when the coordinator numbered it (ms since the Unix epoch).
 public enum ChannelEventJSON {
