@@ -129,6 +129,7 @@ let package = Package(
             dependencies: [
                 "ShowroomWire",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,0 +1,75 @@
+import ShowroomWire
+import Webhooks
+import XCTest
+
+/// The webhook body: exact bytes, round trip, ASCII escaping, and clear errors for bad bodies.
+final class ChannelEventJSONTests: XCTestCase {
+    func testEncodeWritesTheDocumentedKeysInOrderCompactly() {
+        var event = channelEvent(channel: "room-1", sequence: 3)
+        event.type = .broadcasterLeft
+        event.reason = .kicked
+        let text = String(decoding: ChannelEventJSON.encode(event), as: UTF8.self)
+        XCTAssertEqual(
+            text,
+            #"{"noticeId":"room-1-3","eventType":104,"notifyMs":1767000000103,"payload":{"channelName":"room-1","#
+                + #""uid":42,"reason":3,"ts":1767000000003,"sequence":3,"edge":"edge-1"}}"#)
+    }
+
+    func testRoundTripKeepsEveryField() throws {
+        var event = channelEvent(channel: "room-7", sequence: 1, uid: UInt32.max)
+        event.sequence = UInt64.max
+        event.type = .roleToAudience
+        event.reason = .privilegeExpired
+        event.atMs = Int64.min
+        event.notifiedAtMs = Int64.max
+        XCTAssertEqual(try ChannelEventJSON.decode(ChannelEventJSON.encode(event)), event)
+    }
+
+    func testNonASCIIAndControlCharactersAreEscapedAndComeBack() throws {
+        var event = channelEvent(channel: "房间-\"1\"\\\n\t🎤\u{7}", sequence: 1)
+        event.edge = "édge"
+        let body = ChannelEventJSON.encode(event)
+        XCTAssertTrue(body.allSatisfy { $0 >= 0x20 && $0 < 0x7f }, "the body is printable ASCII")
+        let text = String(decoding: body, as: UTF8.self)
+        XCTAssertTrue(text.contains(#""channelName":"\u623f\u95f4-\"1\"\\\n\t\ud83c\udfa4\u0007""#), text)
+        XCTAssertEqual(try ChannelEventJSON.decode(body), event)
+    }
+
+    func testUnknownKeysAndAnyKeyOrderAreAccepted() throws {
+        let body = #"{"extra":[1,2],"payload":{"edge":"e","sequence":9,"ts":5,"reason":1,"uid":7,"channelName":"c","#
+            + #""more":true},"notifyMs":6,"eventType":999,"noticeId":"c-9"}"#
+        let event = try ChannelEventJSON.decode(Array(body.utf8))
+        XCTAssertEqual(event.noticeID, "c-9")
+        XCTAssertEqual(event.type, .UNRECOGNIZED(999))
+        XCTAssertEqual(event.reason, .quit)
+        XCTAssertEqual(event.sequence, 9)
+        XCTAssertEqual(event.uid, 7)
+    }
+
+    func testMalformedBodiesAreRefusedWithMalformedAndTheFieldNamed() {
+        let cases: [(body: String, mentions: String)] = [
+            ("not json", "not valid JSON"),
+            ("", "not valid JSON"),
+            ("[1,2]", "body"),
+            (#"{"noticeId":"a-1","eventType":103,"notifyMs":1}"#, "'payload' is missing"),
+            (
+                #"{"noticeId":"a-1","eventType":103,"notifyMs":1,"payload":{"channelName":"a","uid":-1,"reason":0,"#
+                    + #""ts":1,"sequence":1,"edge":"e"}}"#,
+                "'payload.uid'"
+            ),
+            (
+                #"{"noticeId":7,"eventType":103,"notifyMs":1,"payload":{"channelName":"a","uid":1,"reason":0,"#
+                    + #""ts":1,"sequence":1,"edge":"e"}}"#,
+                "'noticeId' is not a string"
+            ),
+        ]
+        for (body, mentions) in cases {
+            XCTAssertThrowsError(try ChannelEventJSON.decode(Array(body.utf8)), body) { error in
+                guard let error = error as? ShowroomError else { return XCTFail("not a ShowroomError: \(error)") }
+                XCTAssertEqual(error.code, .malformedMessage, body)
+                XCTAssertEqual(error.code.rawValue, 1000)
+                XCTAssertTrue(error.message.contains(mentions), "\(body): \(error.message)")
+            }
+        }
+    }
+}

@@ -1,0 +1,155 @@
+import FlyingFox
+import Foundation
+import ShowroomWire
+import Synchronization
+import Webhooks
+import XCTest
+
+/// A business server for the tests: an HTTP server on 127.0.0.1 that records every webhook post
+/// and answers what the test says.
+final class TestReceiver: Sendable {
+    /// One post as received.
+    struct Post: Sendable {
+        var body: [UInt8]
+        var contentType: String?
+        var signature: String?
+        var noticeID: String?
+        /// The status it was answered with.
+        var status: Int
+        /// The body decoded, nil when it did not decode.
+        var event: RoomChannelEvent?
+    }
+
+    /// Decides the status of the `number`-th post (from 1).
+    typealias Answer = @Sendable (_ number: Int) -> Int
+
+    fileprivate struct State {
+        var posts: [Post] = []
+        var gateOpen = true
+        var gateWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    let port: UInt16
+    private let server: HTTPServer
+    private let task: Task<Void, any Error>
+    private let recorder: Recorder
+
+    var url: String { "http://127.0.0.1:\(port)/events" }
+
+    private init(port: UInt16, server: HTTPServer, task: Task<Void, any Error>, recorder: Recorder) {
+        self.port = port
+        self.server = server
+        self.task = task
+        self.recorder = recorder
+    }
+
+    /// Listens on `port` (0: a free one) and answers each post with `answer`; with `gated`,
+    /// every post waits for ``openGate()`` before it is recorded and answered.
+    static func start(port: UInt16 = 0, gated: Bool = false, answer: @escaping Answer = { _ in 200 }) async throws
+        -> TestReceiver
+    {
+        let address = try sockaddr_in.inet(ip4: "127.0.0.1", port: port)
+        let server = HTTPServer(address: address, timeout: 10, logger: .disabled)
+        let recorder = Recorder(gated: gated, answer: answer)
+        await server.appendRoute("POST /events") { request in await recorder.handle(request) }
+        let task = Task { try await server.run() }
+        try await server.waitUntilListening(timeout: 5)
+        guard case .ip4(_, let boundPort) = await server.listeningAddress else {
+            throw TestReceiverError.notListening
+        }
+        return TestReceiver(port: boundPort, server: server, task: task, recorder: recorder)
+    }
+
+    /// The posts so far, in the order they were answered.
+    var posts: [Post] { recorder.state.withLock { $0.posts } }
+
+    /// The posts answered 2xx.
+    var accepted: [Post] { posts.filter { (200..<300).contains($0.status) } }
+
+    /// Lets gated posts through, now and from now on.
+    func openGate() {
+        let waiters = recorder.state.withLock { state in
+            state.gateOpen = true
+            defer { state.gateWaiters = [] }
+            return state.gateWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// How many posts wait at the gate.
+    var waitingAtGate: Int { recorder.state.withLock { $0.gateWaiters.count } }
+
+    /// Closes the port and every connection.
+    func stop() async {
+        openGate()
+        await server.stop(timeout: 0)
+        task.cancel()
+        _ = await task.result
+    }
+}
+
+enum TestReceiverError: Error { case notListening }
+
+/// The request handler's side of a ``TestReceiver``.
+fileprivate final class Recorder: Sendable {
+    let state: Mutex<TestReceiver.State>
+    let answer: TestReceiver.Answer
+
+    init(gated: Bool, answer: @escaping TestReceiver.Answer) {
+        self.state = Mutex(TestReceiver.State(gateOpen: !gated))
+        self.answer = answer
+    }
+
+    func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        let body = (try? await request.bodyData).map { [UInt8]($0) } ?? []
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let open = state.withLock { state in
+                if !state.gateOpen { state.gateWaiters.append(continuation) }
+                return state.gateOpen
+            }
+            if open { continuation.resume() }
+        }
+        let status = state.withLock { state in
+            let status = answer(state.posts.count + 1)
+            state.posts.append(TestReceiver.Post(
+                body: body,
+                contentType: request.headers[HTTPHeader("Content-Type")],
+                signature: request.headers[HTTPHeader(WebhookSignature.header)],
+                noticeID: request.headers[HTTPHeader(WebhookSignature.noticeHeader)],
+                status: status,
+                event: try? ChannelEventJSON.decode(body)))
+            return status
+        }
+        return HTTPResponse(statusCode: HTTPStatusCode(status, phrase: status == 200 ? "OK" : "Failed"))
+    }
+}
+
+/// Polls `condition` every 10 ms until it holds; fails the test after `timeout`.
+func waitUntil(
+    _ description: String, timeout: Duration = .seconds(10), file: StaticString = #filePath, line: UInt = #line,
+    _ condition: () async -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while !(await condition()) {
+        guard ContinuousClock.now < deadline else {
+            XCTFail("timed out after \(timeout) waiting until \(description)", file: file, line: line)
+            throw CancellationError()
+        }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+}
+
+/// Channel events as the coordinator numbers them.
+func channelEvent(channel: String, sequence: UInt64, uid: UInt32 = 42) -> RoomChannelEvent {
+    var event = RoomChannelEvent()
+    event.noticeID = "\(channel)-\(sequence)"
+    event.type = .broadcasterJoined
+    event.channel = channel
+    event.uid = uid
+    event.reason = .unspecified
+    event.atMs = 1_767_000_000_000 + Int64(sequence)
+    event.sequence = sequence
+    event.edge = "edge-1"
+    event.notifiedAtMs = 1_767_000_000_100 + Int64(sequence)
+    return event
+}
