@@ -60,9 +60,9 @@ final class RejoinTests: XCTestCase {
     }
 
     private func engine(_ placement: FailoverPlacement, camera: (any VideoSource)? = nil, microphone: (any AudioSource)? = nil,
-                        rejoinWindow: Duration = .seconds(30)) async throws -> (ShowroomEngine, EventRecorder) {
+                        requestTimeout: Duration = .seconds(1), rejoinWindow: Duration = .seconds(30)) async throws -> (ShowroomEngine, EventRecorder) {
         let engine = try await ShowroomEngine(
-            configuration: EngineConfiguration(entry: .edge(placement.edges[0].endpoint), requestTimeout: .seconds(1), rejoinWindow: rejoinWindow),
+            configuration: EngineConfiguration(entry: .edge(placement.edges[0].endpoint), requestTimeout: requestTimeout, rejoinWindow: rejoinWindow),
             placement: placement)
         engines.append(engine)
         if let camera { await engine.setLocalVideoSource(camera) }
@@ -177,7 +177,8 @@ final class RejoinTests: XCTestCase {
             logger: Logger(label: "edge"))
         edges = [edge]
         let placement = FailoverPlacement([edge.endpoint])
-        let (engine, events) = try await engine(placement, rejoinWindow: .seconds(1))
+        // Each attempt waits 200 ms for the dead edge: several fit in the window.
+        let (engine, events) = try await engine(placement, requestTimeout: .milliseconds(200), rejoinWindow: .seconds(1))
         let connection = try await engine.joinChannel(token: TestApp.token(channel: "show", uid: 3), channel: "show", uid: 3)
         await edge.stop()
         let started = ContinuousClock.now
@@ -191,7 +192,7 @@ final class RejoinTests: XCTestCase {
         _ = try await events.first("connection closed") {
             if case .connectionClosed(connection, _) = $0 { true } else { nil }
         }
-        XCTAssertGreaterThan(placement.avoided.count, 2, "it retried")
+        XCTAssertGreaterThan(placement.avoided.count, 2, "it retried (first join, then each attempt)")
         let connections = await engine.connections()
         XCTAssertEqual(connections, [])
     }
