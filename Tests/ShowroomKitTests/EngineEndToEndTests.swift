@@ -188,6 +188,12 @@ final class EngineEndToEndTests: XCTestCase {
             XCTAssertGreaterThan(counter.statistics.keyframes, 0)
             let latency = try XCTUnwrap(counter.statistics.meanLatency)
             XCTAssertLessThan(latency, .seconds(1))
+            // Every frame carries its send time, stamped after encoding: transit <= capture-to-receive.
+            let received = counter.statistics  // one snapshot: frames keep coming
+            XCTAssertEqual(received.transitFrames, received.frames)
+            let transit = try XCTUnwrap(received.meanTransit)
+            XCTAssertGreaterThanOrEqual(transit, .zero)
+            XCTAssertLessThanOrEqual(transit, latency)
             let connections = await host.connections()
             XCTAssertEqual(connections.map(\.channel), ["a", "b"])
             let channels = try await stage.edge.channelNames()
