@@ -21,8 +21,8 @@ public struct EdgeAddress: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(id)@\(endpoint)" }
 }
 
-/// Decides which edge serves a channel. The engine asks once per join; the room coordinator's
-/// placement can replace the built-in ones without the engine changing.
+/// Decides which edge serves a channel. The engine asks once per join, and again (naming the edge
+/// that failed) for every connection it rejoins after an edge died or drained.
 public protocol ChannelPlacement: Sendable {
     /// The edge to join `channel` on.
     ///
@@ -31,6 +31,24 @@ public protocol ChannelPlacement: Sendable {
     /// - Throws: `UNAVAILABLE` when no edge is known to be alive, `DEADLINE_EXCEEDED` when the
     ///   cluster did not answer.
     func edge(for channel: String) async throws(ShowroomError) -> EdgeAddress
+
+    /// The edge to join `channel` on when `failedEdge` just failed this client (its connection
+    /// broke, it went silent, or it is draining): another edge if there is one.
+    ///
+    /// The default asks ``edge(for:)`` again, for placements with nowhere else to go.
+    ///
+    /// - Parameters:
+    ///   - channel: The channel name.
+    ///   - failedEdge: The edge that failed, or `nil` for a first join.
+    /// - Returns: The edge.
+    func edge(for channel: String, avoiding failedEdge: EdgeAddress?) async throws(ShowroomError) -> EdgeAddress
+}
+
+extension ChannelPlacement {
+    /// ``edge(for:)``, whatever failed: the placement knows no other edge.
+    public func edge(for channel: String, avoiding failedEdge: EdgeAddress?) async throws(ShowroomError) -> EdgeAddress {
+        try await edge(for: channel)
+    }
 }
 
 /// Every channel on one edge: for a single-edge deployment and tests.
@@ -45,6 +63,6 @@ public struct FixedEdgePlacement: ChannelPlacement {
         edge = EdgeAddress(id: endpoint, endpoint: endpoint)
     }
 
-    /// Always ``edge``.
+    /// Always ``edge``; a rejoin after it failed tries it again.
     public func edge(for channel: String) async throws(ShowroomError) -> EdgeAddress { edge }
 }

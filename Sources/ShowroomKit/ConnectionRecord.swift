@@ -2,9 +2,23 @@ import Edge
 
 /// The engine's state of one channel connection; confined to the engine's loop.
 final class ConnectionRecord {
+    /// A rejoin under way: the connection's edge failed and the engine is placing it again.
+    struct Rejoin {
+        /// When the edge was found lost.
+        let started: ContinuousClock.Instant
+        /// The edge to avoid in the next placement: the lost one, then any that failed a retry.
+        var failedEdge: EdgeAddress
+        var backoff = RejoinBackoff()
+        /// Identifies the attempt in flight, so a late answer to an earlier one is ignored.
+        var attempt: UInt64 = 0
+    }
+
     var connection: ChannelConnection
-    /// The client endpoint of the edge session the connection lives in.
-    let edgeEndpoint: String
+    /// The edge the connection lives on (its session is keyed by the client endpoint).
+    var edge: EdgeAddress
+    var edgeEndpoint: String { edge.endpoint }
+    /// The token of the join, or of the last renewal: a rejoin presents it.
+    var token: String
     var role: ClientRole
     /// The options as the app asked for them (publish flags before local mutes).
     var options: MediaOptions
@@ -13,35 +27,52 @@ final class ConnectionRecord {
     var publishesAsAudience: Bool
     var audioMuted = false
     var videoMuted = false
-    let joinStarted: ContinuousClock.Instant
+    /// When the join (or the rejoin under way or last done) started: first-frame times count
+    /// from here.
+    var joinStarted: ContinuousClock.Instant
     var isJoined = false
     var state = ConnectionState.connecting
+    var rejoin: Rejoin?
     var audioSequence: UInt32 = 0
     var videoSequence: UInt32 = 0
     /// Remote users whose first decoded frame has been reported (until they go offline or
-    /// unpublish video).
+    /// unpublish video, or the connection rejoins).
     var firstFrameReported: Set<UInt32> = []
+    /// Explicit subscriptions (true) and unsubscriptions (false) that override auto-subscribe,
+    /// replayed on a rejoin.
+    var subscriptions: [TrackID: Bool] = [:]
+    /// Remote tracks muted with `muteRemote…Stream`, replayed on a rejoin.
+    var remoteMutes: Set<TrackID> = []
 
-    init(connection: ChannelConnection, edgeEndpoint: String, role: ClientRole, options: MediaOptions,
+    init(connection: ChannelConnection, edge: EdgeAddress, token: String, role: ClientRole, options: MediaOptions,
          publishesAsAudience: Bool, joinStarted: ContinuousClock.Instant) {
         self.connection = connection
-        self.edgeEndpoint = edgeEndpoint
+        self.edge = edge
+        self.token = token
         self.role = role
         self.options = options
         self.publishesAsAudience = publishesAsAudience
         self.joinStarted = joinStarted
     }
 
-    /// Frames of `kind` go out: joined, the option set, not muted locally, and a broadcaster
-    /// (or an audience member that explicitly asked to publish).
+    /// Frames of `kind` go out: joined (not rejoining), the option set, not muted locally, and a
+    /// broadcaster (or an audience member that explicitly asked to publish).
     func sends(_ kind: TrackKind) -> Bool {
-        guard isJoined, role == .broadcaster || publishesAsAudience else { return false }
+        guard isJoined, rejoin == nil, role == .broadcaster || publishesAsAudience else { return false }
         return kind == .audio ? options.publishAudio && !audioMuted : options.publishVideo && !videoMuted
     }
 
     /// The publish flag the edge should hold for `kind`: the option, unless muted locally.
     func wirePublishes(_ kind: TrackKind) -> Bool {
         kind == .audio ? options.publishAudio && !audioMuted : options.publishVideo && !videoMuted
+    }
+
+    /// The options a join (or rejoin) sends: the publish flags with local mutes applied.
+    var wireOptions: MediaOptions {
+        var options = self.options
+        options.publishAudio = wirePublishes(.audio)
+        options.publishVideo = wirePublishes(.video)
+        return options
     }
 
     /// True if `options` ask an audience connection to publish something.

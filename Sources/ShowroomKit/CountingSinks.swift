@@ -16,10 +16,21 @@ public struct ReceivedFrameStatistics: Sendable, Hashable {
     public var latencySumMicroseconds: Int64 = 0
     /// Largest latency seen, microseconds.
     public var latencyMaxMicroseconds: Int64 = 0
+    /// Frames that carried a send time.
+    public var transitFrames = 0
+    /// Sum of the send-to-receive times (``RemoteMediaFrame/transitMicroseconds``), microseconds.
+    public var transitSumMicroseconds: Int64 = 0
+    /// Largest send-to-receive time seen, microseconds.
+    public var transitMaxMicroseconds: Int64 = 0
 
     /// Mean latency, or `nil` before the first frame.
     public var meanLatency: Duration? {
         frames == 0 ? nil : .microseconds(latencySumMicroseconds / Int64(frames))
+    }
+
+    /// Mean send-to-receive time, or `nil` before the first frame with a send time.
+    public var meanTransit: Duration? {
+        transitFrames == 0 ? nil : .microseconds(transitSumMicroseconds / Int64(transitFrames))
     }
 
     /// Counts one frame.
@@ -34,6 +45,11 @@ public struct ReceivedFrameStatistics: Sendable, Hashable {
         let latency = frame.latencyMicroseconds
         latencySumMicroseconds += latency
         latencyMaxMicroseconds = max(latencyMaxMicroseconds, latency)
+        if let transit = frame.transitMicroseconds {
+            transitFrames += 1
+            transitSumMicroseconds += transit
+            transitMaxMicroseconds = max(transitMaxMicroseconds, transit)
+        }
     }
 }
 

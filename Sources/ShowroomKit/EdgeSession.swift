@@ -9,7 +9,9 @@ import ZeroMQ
 
 /// One client session with one edge: a DEALER connected to the edge's client endpoint, opened
 /// with `EDGE_OPEN_SESSION`, kept alive by heartbeats, holding the channel connections placed on
-/// that edge. Confined to the engine's loop; the engine core drives it.
+/// that edge. A monitor on the DEALER reports the connection breaking (a killed edge's TCP
+/// connection closes at once), so a lost edge is noticed long before its heartbeat timeout.
+/// Confined to the engine's loop; the engine core drives it.
 final class EdgeSession {
     enum Phase { case opening, open, closing, closed }
 
@@ -21,6 +23,8 @@ final class EdgeSession {
 
     let edge: EdgeAddress
     let socket: Socket
+    /// Reports the DEALER's connection breaking.
+    let monitor: SocketMonitor
     /// Reused for every received message, so receiving allocates no frame storage.
     let receiveBuffer = Multipart(capacity: 4)
     /// Reused for every media frame sent.
@@ -46,10 +50,27 @@ final class EdgeSession {
             // Media is live: better to drop at a full queue than to deliver late. 1000 messages
             // is several seconds of audio and video.
             try socket.setHighWaterMarks(send: 1000, receive: 10_000)
+            // Before connecting, so no event of this connection is missed.
+            monitor = try SocketMonitor(watching: socket, events: .disconnected, context: context)
             try socket.connect(edge.endpoint)
         } catch {
             throw .unavailable("cannot connect to edge \(edge): \(error)")
         }
+    }
+
+    /// Stops the monitor and closes the socket; unsent messages are dropped.
+    func close() {
+        monitor.stop()
+        socket.close()
+    }
+
+    /// True when the monitor reported the connection to the edge broken. Drains the monitor.
+    func connectionBroke() -> Bool {
+        var broke = false
+        while let event = try? monitor.nextEvent() {
+            if event.event == .disconnected { broke = true }
+        }
+        return broke
     }
 
     /// Sends one envelope.

@@ -6,8 +6,9 @@ import Foundation
 
 /// Where an engine finds its edges.
 public enum ClusterEntry: Sendable, Hashable {
-    /// Cluster endpoints of any members: the engine asks them for the alive edges and places each
-    /// channel by rendezvous hashing (``ClusterPlacement``).
+    /// Cluster endpoints of any members: the engine asks the cluster's room coordinators where
+    /// each channel goes (``CoordinatorPlacement``), or, in a cluster without coordinators, places
+    /// it over the alive edges by rendezvous hashing.
     case seeds([String])
     /// One edge's client endpoint: every channel goes there.
     case edge(String)
@@ -32,6 +33,9 @@ public struct EngineConfiguration: Sendable {
     public var media: LocalMediaConfiguration
     /// Sent to the edge with the session, for its logs.
     public var sdkVersion: String
+    /// How long the engine keeps trying to rejoin a connection whose edge failed before it
+    /// reports it failed; zero turns automatic rejoin off (the connections fail at once).
+    public var rejoinWindow: Duration
 
     /// Creates a configuration.
     ///
@@ -43,6 +47,7 @@ public struct EngineConfiguration: Sendable {
     ///   - heartbeatTimeout: Edge-gone silence before the edge's own (5 s).
     ///   - interruptedAfterIntervals: Silent intervals before "reconnecting" (3).
     ///   - media: Local media encoding.
+    ///   - rejoinWindow: How long to keep rejoining after an edge failed (30 s; zero: never).
     public init(
         entry: ClusterEntry,
         clientID: String = "client-" + UUID().uuidString.lowercased(),
@@ -50,7 +55,8 @@ public struct EngineConfiguration: Sendable {
         heartbeatInterval: Duration = .seconds(1),
         heartbeatTimeout: Duration = .seconds(5),
         interruptedAfterIntervals: Int = 3,
-        media: LocalMediaConfiguration = LocalMediaConfiguration()
+        media: LocalMediaConfiguration = LocalMediaConfiguration(),
+        rejoinWindow: Duration = .seconds(30)
     ) {
         self.entry = entry
         self.clientID = clientID
@@ -60,6 +66,7 @@ public struct EngineConfiguration: Sendable {
         self.interruptedAfterIntervals = interruptedAfterIntervals
         self.media = media
         self.sdkVersion = ShowroomEngine.sdkVersion
+        self.rejoinWindow = rejoinWindow
     }
 }
 

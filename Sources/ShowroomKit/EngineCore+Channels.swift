@@ -15,7 +15,7 @@ extension EngineCore {
         }
         let role = options.joinRole
         let record = ConnectionRecord(
-            connection: connection, edgeEndpoint: edge.endpoint, role: role, options: options.joinOptions,
+            connection: connection, edge: edge, token: token, role: role, options: options.joinOptions,
             publishesAsAudience: ConnectionRecord.asksAudienceToPublish(options, role: role), joinStarted: started)
         connections[connection.channel] = record
         setState(.connecting, .joining, of: record)
@@ -43,11 +43,8 @@ extension EngineCore {
                 return complete(.failure(.notJoined("left '\(connection.channel)' before the join completed")))
             }
             session.channels.insert(connection.channel)
-            var wireOptions = record.options
-            wireOptions.publishAudio = record.wirePublishes(.audio)
-            wireOptions.publishVideo = record.wirePublishes(.video)
             let request = EdgeRequest.join(
-                channel: connection.channel, uid: connection.uid, token: token, role: role, options: wireOptions)
+                channel: connection.channel, uid: connection.uid, token: token, role: role, options: record.wireOptions)
             self.request(request, on: session) { [weak self] result in
                 guard let self else { return }
                 switch result {
@@ -129,6 +126,30 @@ extension EngineCore {
             ? MediaOptionsUpdate(publishAudio: record.wirePublishes(.audio))
             : MediaOptionsUpdate(publishVideo: record.wirePublishes(.video))
         request(.updateOptions(channel: record.connection.channel, update: update), for: connection, complete) { _, _ in }
+    }
+
+    /// A request about one remote track (subscribe, unsubscribe, mute); what the edge accepted
+    /// is remembered, so a rejoin restores it.
+    func trackRequest(_ connection: ChannelConnection?, _ make: (String) -> EdgeRequest, _ complete: @escaping Completion<Void>) {
+        let channel = (try? record(for: connection).connection.channel) ?? ""
+        let edgeRequest = make(channel)
+        request(edgeRequest, for: connection, complete) { record, _ in
+            switch edgeRequest {
+            case .subscribe(let track): record.subscriptions[track] = true
+            case .unsubscribe(let track): record.subscriptions[track] = false
+            case .muteRemote(let track, let muted):
+                if muted { record.remoteMutes.insert(track) } else { record.remoteMutes.remove(track) }
+            default: break
+            }
+        }
+    }
+
+    /// Replaces a connection's token; a later rejoin presents the new one.
+    func renewToken(_ token: String, _ connection: ChannelConnection?, _ complete: @escaping Completion<Void>) {
+        let channel = (try? record(for: connection).connection.channel) ?? ""
+        request(.renewToken(channel: channel, token: token), for: connection, complete) { record, _ in
+            record.token = token
+        }
     }
 
     func enableVolumeIndication(_ config: VolumeIndicationConfig?, _ complete: @escaping Completion<Void>) {

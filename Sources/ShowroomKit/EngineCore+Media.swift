@@ -120,9 +120,11 @@ extension EngineCore {
 
     /// Sends one frame on the connection's session; a full queue drops it (live media).
     private func send(_ header: WireMediaHeader, _ payload: [UInt8], for record: ConnectionRecord) -> Bool {
-        guard let session = sessions[record.edgeEndpoint], session.phase == .open,
-              let envelope = try? WireEnvelope(request: .mediaFrame, id: 0, body: header)
-        else { return false }
+        guard let session = sessions[record.edgeEndpoint], session.phase == .open else { return false }
+        var header = header
+        // Stamped last, after encoding: receivers measure publish -> receive from here.
+        header.sendTimeUs = MediaClock.nowMicroseconds()
+        guard let envelope = try? WireEnvelope(request: .mediaFrame, id: 0, body: header) else { return false }
         guard session.sendMedia(envelope, payload: payload) else {
             statistics.framesDroppedOnSend += 1
             return false

@@ -72,7 +72,8 @@ extension EngineCore {
         buffer.withBytes(of: 1) { payload in
             let frame = RemoteMediaFrame(
                 connection: record.connection, uid: header.publisherUid, sequence: header.sequence,
-                captureTimeMicroseconds: header.captureTimeUs, receiveTimeMicroseconds: MediaClock.microseconds(at: now),
+                captureTimeMicroseconds: header.captureTimeUs, sendTimeMicroseconds: header.sendTimeUs,
+                receiveTimeMicroseconds: MediaClock.microseconds(at: now),
                 isKeyframe: header.keyframe, width: Int(header.width), height: Int(header.height),
                 audioLevel: Int(header.audioLevel), payload: payload)
             switch header.track {
@@ -143,6 +144,11 @@ extension EngineCore {
             releaseIfUnused(session)
         case .sessionClosed(let reason):
             guard session.phase == .open else { return }
+            // A draining edge (UNAVAILABLE: join again through the cluster) or one that timed the
+            // session out: the channels go on elsewhere. A replaced session stays closed.
+            if reason.code == .unavailable || reason.code == .sessionTimedOut {
+                return edgeFailed(session, error: reason)
+            }
             closeConnections(of: session, state: .failed, reason: .closedByEdge(reason), error: reason)
             teardown(session, error: reason)
         case .error(let error, let channel, _):

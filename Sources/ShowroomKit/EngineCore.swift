@@ -17,6 +17,8 @@ final class EngineCore {
     let loop: EventLoop
     let context: Context
     let configuration: EngineConfiguration
+    /// Where rejoins are placed (the engine's placement).
+    let placement: any ChannelPlacement
     let emit: (EngineEvent) -> Void
 
     /// Edge sessions by client endpoint.
@@ -37,6 +39,7 @@ final class EngineCore {
     var audioSinks: [String: [UInt32: any RemoteAudioSink]] = [:]
     var statistics = EngineStatistics()
     var isShutDown = false
+    var nextRejoinAttempt: UInt64 = 1
 
     // Local media.
     var videoSource: (any VideoSource)?
@@ -47,10 +50,12 @@ final class EngineCore {
     var audioTimer: TimerID?
     var keyframeWanted = false
 
-    init(loop: EventLoop, context: Context, configuration: EngineConfiguration, emit: @escaping (EngineEvent) -> Void) {
+    init(loop: EventLoop, context: Context, configuration: EngineConfiguration, placement: any ChannelPlacement,
+         emit: @escaping (EngineEvent) -> Void) {
         self.loop = loop
         self.context = context
         self.configuration = configuration
+        self.placement = placement
         self.emit = emit
     }
 
@@ -72,6 +77,10 @@ final class EngineCore {
 
     /// The open session of a joined connection.
     func session(of record: ConnectionRecord) throws(ShowroomError) -> EdgeSession {
+        if let rejoin = record.rejoin {
+            throw .unavailable(
+                "rejoining '\(record.connection.channel)' after edge \(rejoin.failedEdge) failed; try again once the connection state is connected")
+        }
         guard let session = sessions[record.edgeEndpoint], session.phase == .open else {
             throw .unavailable("the session with \(record.edgeEndpoint) is not open")
         }
@@ -149,6 +158,10 @@ final class EngineCore {
             guard let self, let session else { return }
             self.receive(on: session)
         }
+        loop.register(session.monitor.socket) { [weak self, weak session] _, _ in
+            guard let self, let session, session.connectionBroke() else { return }
+            self.edgeFailed(session, error: .unavailable("the connection to edge \(session.edge) broke"))
+        }
         request(.openSession(clientID: configuration.clientID, sdkVersion: configuration.sdkVersion), on: session) {
             [weak self, weak session] result in
             guard let self, let session else { return }
@@ -204,12 +217,9 @@ final class EngineCore {
     }
 
     /// The edge was silent past its heartbeat timeout: it has dropped the session, so every
-    /// connection in it is gone. This is where automatic rejoin (another edge, same channels)
-    /// will hook in; for now the connections fail and the app rejoins.
+    /// connection in it rejoins elsewhere.
     func sessionLost(_ session: EdgeSession) {
-        let error = ShowroomError.unavailable("edge \(session.edge) silent for \(session.heartbeatTimeout); its session is gone")
-        closeConnections(of: session, state: .failed, reason: .edgeLost, error: error)
-        teardown(session, error: error)
+        edgeFailed(session, error: .unavailable("edge \(session.edge) silent for \(session.heartbeatTimeout); its session is gone"))
     }
 
     /// Removes every connection of a session, reporting each as closed.
@@ -232,7 +242,8 @@ final class EngineCore {
         if sessions[session.edge.endpoint] === session { sessions[session.edge.endpoint] = nil }
         closingSessions[ObjectIdentifier(session)] = nil
         loop.unregister(session.socket)
-        session.socket.close()
+        loop.unregister(session.monitor.socket)
+        session.close()
         session.failAll(error, loop: loop)
         for channel in session.channels {
             if let record = connections[channel], record.edgeEndpoint == session.edge.endpoint {

@@ -9,9 +9,11 @@ public enum ConnectionState: Sendable, Hashable, CustomStringConvertible {
     case connecting
     /// Joined; the edge answers.
     case connected
-    /// The edge has not been heard from for several heartbeat intervals; still waiting.
+    /// The edge has not been heard from for several heartbeat intervals (still waiting), or it
+    /// failed and the engine is rejoining the channel on another edge.
     case reconnecting
-    /// The connection is gone for good (join refused, edge unreachable past its timeout).
+    /// The connection is gone for good (join refused, no edge took the rejoin within
+    /// ``EngineConfiguration/rejoinWindow``).
     case failed
 
     /// The state's name.
@@ -38,8 +40,13 @@ public enum ConnectionStateReason: Sendable, Hashable {
     case interrupted
     /// The edge is heard from again after an interruption.
     case recovered
-    /// Nothing heard from the edge for its heartbeat timeout: the edge has dropped the session.
+    /// The edge failed this connection: the connection to it broke (a killed edge), nothing was
+    /// heard from it for its heartbeat timeout, or it closed the session to go away (draining).
+    /// With ``ConnectionState/reconnecting`` the engine is rejoining elsewhere; with
+    /// ``ConnectionState/failed`` it gave up after ``EngineConfiguration/rejoinWindow``.
     case edgeLost
+    /// The connection was rejoined on another edge after its edge failed.
+    case rejoinSucceeded
     /// The edge closed the connection or the session (uid replaced, join privilege expired,
     /// session replaced or timed out, edge shutting down).
     case closedByEdge(ShowroomError)
@@ -61,7 +68,8 @@ public enum EngineEvent: Sendable, Hashable {
     /// A remote track stopped being published.
     case remoteTrackUnpublished(ChannelConnection, uid: UInt32, track: TrackKind)
     /// The first frame of a remote user's video decoded (`firstRemoteVideoFrameOfUid`), with the
-    /// time since the join call (or since the track was set up, when later).
+    /// time since the join call (or since the track was set up, when later). After an automatic
+    /// rejoin it is reported again for every remote user, with the time since the edge was lost.
     case firstRemoteVideoFrameDecoded(ChannelConnection, uid: UInt32, width: Int, height: Int, elapsedSinceJoin: Duration)
     /// The delivery state of a remote video track changed (`remoteVideoStateChangedOfUid`).
     case remoteVideoStateChanged(ChannelConnection, uid: UInt32, state: RemoteVideoState, reason: RemoteVideoStateReason)
@@ -76,6 +84,11 @@ public enum EngineEvent: Sendable, Hashable {
     case privilegeExpired(ChannelConnection, privilege: Privilege)
     /// The edge ended the connection; the engine no longer holds it.
     case connectionClosed(ChannelConnection, error: ShowroomError)
+    /// A connection was rejoined on another edge after its edge failed
+    /// (`onRejoinChannelSuccess`): `elapsed` since the failure was noticed. Subscriptions, remote
+    /// mutes, sinks and local publishing are as they were; remote users are announced again
+    /// (``userJoined(_:uid:)``) as the new edge reports them.
+    case rejoinedChannel(ChannelConnection, elapsed: Duration)
     /// A connection's link state changed (`connectionChangedToState`).
     case connectionStateChanged(ChannelConnection, state: ConnectionState, reason: ConnectionStateReason)
     /// The edge refused something sent one-way (a media frame, a stream message), at most once a

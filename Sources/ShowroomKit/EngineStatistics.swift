@@ -18,4 +18,6 @@ public struct EngineStatistics: Sendable, Hashable {
     public var framesDiscarded = 0
     /// Requests that got no answer in time.
     public var requestsTimedOut = 0
+    /// Connections rejoined on another edge after theirs failed.
+    public var rejoins = 0
 }

@@ -11,6 +11,9 @@ public struct RemoteMediaFrame {
     public let sequence: UInt32
     /// Capture time on the publisher's ``MediaClock``, in microseconds.
     public let captureTimeMicroseconds: UInt64
+    /// When the publisher handed it to its socket, after encoding, on the publisher's
+    /// ``MediaClock`` (0 from publishers that do not set it).
+    public let sendTimeMicroseconds: UInt64
     /// When the engine received it, on this process's ``MediaClock``.
     public let receiveTimeMicroseconds: UInt64
     /// Video: decodes without earlier frames.
@@ -28,6 +31,12 @@ public struct RemoteMediaFrame {
     /// share a process (a test, a benchmark); meaningless across processes.
     public var latencyMicroseconds: Int64 {
         Int64(bitPattern: receiveTimeMicroseconds &- captureTimeMicroseconds)
+    }
+
+    /// Receive minus send time: the network and edge part of the latency, without capture and
+    /// encoding (same-process publishers only; `nil` when the publisher set no send time).
+    public var transitMicroseconds: Int64? {
+        sendTimeMicroseconds == 0 ? nil : Int64(bitPattern: receiveTimeMicroseconds &- sendTimeMicroseconds)
     }
 }
 

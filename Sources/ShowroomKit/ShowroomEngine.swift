@@ -17,6 +17,13 @@ import ZeroMQ
 /// edges: the engine keeps one session per edge, opened on the first join there and closed when
 /// its last connection leaves. Sockets, timers, encoders and sinks live on one ``EngineLoop``
 /// thread; the async methods hop onto it and never block the caller's thread.
+///
+/// When an edge fails (its connection breaks, it goes silent, or it drains), every connection on
+/// it rejoins on the edge the placement gives next, with the same token, uid, role, options,
+/// subscriptions and sinks: ``EngineEvent/connectionStateChanged(_:state:reason:)`` reports
+/// reconnecting (edge lost), then connected (rejoin succeeded) with
+/// ``EngineEvent/rejoinedChannel(_:elapsed:)``. Calls on a connection while it rejoins fail with
+/// `UNAVAILABLE`.
 public final class ShowroomEngine: Sendable {
     /// The SDK version sent to edges.
     public static let sdkVersion = "showroom-kit/0.1"
@@ -47,19 +54,22 @@ public final class ShowroomEngine: Sendable {
         ownsLoop = loop == nil
         self.loop = engineLoop
         self.configuration = configuration
+        let chosen: any ChannelPlacement
         switch configuration.entry {
         case .seeds(let seeds):
-            self.placement = placement ?? ClusterPlacement(seeds: seeds, loop: engineLoop, timeout: configuration.requestTimeout)
+            // Coordinators when the cluster has any, rendezvous over the edges when not.
+            chosen = placement ?? CoordinatorPlacement(seeds: seeds, loop: engineLoop, timeout: configuration.requestTimeout)
         case .edge(let endpoint):
-            self.placement = placement ?? FixedEdgePlacement(endpoint: endpoint)
+            chosen = placement ?? FixedEdgePlacement(endpoint: endpoint)
         }
+        self.placement = chosen
         let (events, sink) = AsyncStream<EngineEvent>.makeStream(bufferingPolicy: .bufferingNewest(10_000))
         self.events = events
         eventSink = sink
         let eventLoop = engineLoop.eventLoop
         do {
             core = try await eventLoop.submit {
-                LoopBound(EngineCore(loop: eventLoop, context: engineLoop.context, configuration: configuration) { sink.yield($0) },
+                LoopBound(EngineCore(loop: eventLoop, context: engineLoop.context, configuration: configuration, placement: chosen) { sink.yield($0) },
                           loop: eventLoop)
             }
         } catch {
@@ -152,10 +162,7 @@ public final class ShowroomEngine: Sendable {
     ///   - token: The new token, for the same channel and uid.
     ///   - connection: The connection; the primary one if `nil`.
     public func renewToken(_ token: String, connection: ChannelConnection? = nil) async throws(ShowroomError) {
-        try await onCore { core, complete in
-            core.request(.renewToken(channel: (try? core.record(for: connection).connection.channel) ?? "", token: token),
-                         for: connection, complete) { _, _ in }
-        }
+        try await onCore { core, complete in core.renewToken(token, connection, complete) }
     }
 
     // MARK: - Remote media
@@ -299,9 +306,6 @@ public final class ShowroomEngine: Sendable {
     }
 
     private func trackRequest(_ connection: ChannelConnection?, _ make: @escaping @Sendable (String) -> EdgeRequest) async throws(ShowroomError) {
-        try await onCore { core, complete in
-            let channel = (try? core.record(for: connection).connection.channel) ?? ""
-            core.request(make(channel), for: connection, complete) { _, _ in }
-        }
+        try await onCore { core, complete in core.trackRequest(connection, make, complete) }
     }
 }

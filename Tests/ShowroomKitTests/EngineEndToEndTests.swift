@@ -188,6 +188,12 @@ final class EngineEndToEndTests: XCTestCase {
             XCTAssertGreaterThan(counter.statistics.keyframes, 0)
             let latency = try XCTUnwrap(counter.statistics.meanLatency)
             XCTAssertLessThan(latency, .seconds(1))
+            // Every frame carries its send time, stamped after encoding: transit <= capture-to-receive.
+            let received = counter.statistics  // one snapshot: frames keep coming
+            XCTAssertEqual(received.transitFrames, received.frames)
+            let transit = try XCTUnwrap(received.meanTransit)
+            XCTAssertGreaterThanOrEqual(transit, .zero)
+            XCTAssertLessThanOrEqual(transit, latency)
             let connections = await host.connections()
             XCTAssertEqual(connections.map(\.channel), ["a", "b"])
             let channels = try await stage.edge.channelNames()
@@ -198,22 +204,26 @@ final class EngineEndToEndTests: XCTestCase {
         }
     }
 
-    func testSilentEdgeIsReportedReconnectingThenFailed() async throws {
-        // The edge's session answer sets the engine's heartbeat: 100 ms, gone after 1 s.
+    func testQuietSessionStaysUpAndAStoppedEdgeIsNoticedAtOnce() async throws {
+        // The edge's session answer sets the engine's heartbeat: 100 ms, gone after 5 s of silence.
         var settings = EdgeSettings()
         settings.heartbeatInterval = .milliseconds(100)
-        settings.heartbeatTimeout = .seconds(1)
+        settings.heartbeatTimeout = .seconds(5)
         try await withStage(settings: settings) { stage in
-            let (engine, events) = try await stage.engine()
+            let (engine, events) = try await stage.engine(requestTimeout: .milliseconds(300), rejoinWindow: .seconds(1))
             let connection = try await engine.joinChannel(token: TestApp.token(channel: "show", uid: 3), channel: "show", uid: 3)
-            // Heartbeats keep a quiet session alive well past the edge's timeout.
-            try await Task.sleep(for: .milliseconds(1500))
+            // Heartbeats keep a quiet session alive well past several heartbeat intervals.
+            try await Task.sleep(for: .milliseconds(600))
             XCTAssertFalse(events.all.contains { if case .connectionStateChanged(_, .reconnecting, _) = $0 { true } else { false } })
             await stage.stopEdge()
-            _ = try await events.first(within: .seconds(3), "reconnecting") {
-                if case .connectionStateChanged(connection, .reconnecting, .interrupted) = $0 { true } else { nil }
+            let stopped = ContinuousClock.now
+            // The broken connection is noticed long before the heartbeat timeout.
+            _ = try await events.first(within: .seconds(3), "reconnecting, edge lost") {
+                if case .connectionStateChanged(connection, .reconnecting, .edgeLost) = $0 { true } else { nil }
             }
-            _ = try await events.first(within: .seconds(3), "failed, edge lost") {
+            XCTAssertLessThan(stopped.duration(to: .now), .seconds(2))
+            // The only edge stays gone: the rejoin gives up after its window.
+            _ = try await events.first(within: .seconds(4), "failed, edge lost") {
                 if case .connectionStateChanged(connection, .failed, .edgeLost) = $0 { true } else { nil }
             }
             _ = try await events.first("connection closed") {

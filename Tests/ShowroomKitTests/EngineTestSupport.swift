@@ -88,10 +88,11 @@ final class TestStage: @unchecked Sendable {
     /// A new engine connected straight to the edge.
     func engine(
         requestTimeout: Duration = .seconds(3), camera: (any VideoSource)? = nil, microphone: (any AudioSource)? = nil,
-        loop: EngineLoop? = nil
+        loop: EngineLoop? = nil, rejoinWindow: Duration = .seconds(30)
     ) async throws -> (ShowroomEngine, EventRecorder) {
         let engine = try await ShowroomEngine(
-            configuration: EngineConfiguration(entry: .edge(edge.endpoint), requestTimeout: requestTimeout), loop: loop)
+            configuration: EngineConfiguration(entry: .edge(edge.endpoint), requestTimeout: requestTimeout, rejoinWindow: rejoinWindow),
+            loop: loop)
         engines.append(engine)
         if let camera { await engine.setLocalVideoSource(camera) }
         if let microphone { await engine.setLocalAudioSource(microphone) }

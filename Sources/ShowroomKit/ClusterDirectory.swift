@@ -1,0 +1,136 @@
+import ShowroomWire
+import Synchronization
+import ZeroMQ
+
+/// A coordinator as the membership announces it.
+public struct CoordinatorAddress: Sendable, Hashable, CustomStringConvertible {
+    /// The coordinator's node id.
+    public var id: String
+    /// Where it serves requests (`tcp://host:port`).
+    public var clusterEndpoint: String
+    /// Where it publishes notices (a PUB socket), empty if it announces none.
+    public var eventsEndpoint: String
+
+    /// Creates an address.
+    ///
+    /// - Parameters:
+    ///   - id: The node id.
+    ///   - clusterEndpoint: Its cluster endpoint.
+    ///   - eventsEndpoint: Its events endpoint.
+    public init(id: String, clusterEndpoint: String, eventsEndpoint: String = "") {
+        self.id = id
+        self.clusterEndpoint = clusterEndpoint
+        self.eventsEndpoint = eventsEndpoint
+    }
+
+    /// `id@clusterEndpoint`.
+    public var description: String { "\(id)@\(clusterEndpoint)" }
+}
+
+/// What the SDK knows of a cluster: the `CLUSTER_STATUS` answer of the first seed that answers,
+/// reused for `cacheDuration` so a burst of joins or room calls asks once. Shared by the
+/// placements and the room service.
+final class ClusterDirectory: Sendable {
+    let seeds: [String]
+    let loop: EngineLoop
+    let timeout: Duration
+    let cacheDuration: Duration
+    private let cache = Mutex<(status: AdminClusterStatus, at: ContinuousClock.Instant)?>(nil)
+
+    init(seeds: [String], loop: EngineLoop, timeout: Duration, cacheDuration: Duration) {
+        self.seeds = seeds
+        self.loop = loop
+        self.timeout = timeout
+        self.cacheDuration = cacheDuration
+    }
+
+    /// The cluster as the first seed that answers sees it (cached).
+    ///
+    /// - Throws: The last seed's error when none answers, `INVALID_ARGUMENT` without seeds.
+    func status() async throws(ShowroomError) -> AdminClusterStatus {
+        let now = ContinuousClock.now
+        if let cached = cache.withLock({ $0 }), cached.at.duration(to: now) < cacheDuration {
+            return cached.status
+        }
+        guard !seeds.isEmpty else { throw .invalidArgument("the cluster entry has no seed endpoints") }
+        var lastError = ShowroomError.unavailable("no seed answered")
+        for seed in seeds {
+            do throws(ShowroomError) {
+                let status = try await Self.clusterStatus(seed: seed, loop: loop, timeout: timeout)
+                cache.withLock { $0 = (status, .now) }
+                return status
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError
+    }
+
+    /// Forgets the cached status, so the next call asks again (after a member failed a request).
+    func invalidate() {
+        cache.withLock { $0 = nil }
+    }
+
+    /// The alive edges with a client endpoint, sorted by id.
+    static func edges(in status: AdminClusterStatus) -> [EdgeAddress] {
+        status.members
+            .filter { $0.role == "edge" && $0.state == .alive && !$0.clientEndpoint.isEmpty }
+            .map { EdgeAddress(id: $0.id, endpoint: $0.clientEndpoint) }
+            .sorted { $0.id < $1.id }
+    }
+
+    /// The alive coordinators with a cluster endpoint, sorted by id.
+    static func coordinators(in status: AdminClusterStatus) -> [CoordinatorAddress] {
+        status.members
+            .filter { $0.role == "coordinator" && $0.state == .alive && !$0.clusterEndpoint.isEmpty }
+            .map { CoordinatorAddress(id: $0.id, clusterEndpoint: $0.clusterEndpoint, eventsEndpoint: $0.eventsEndpoint) }
+            .sorted { $0.id < $1.id }
+    }
+
+    /// Asks one member for its view of the cluster, on the loop.
+    static func clusterStatus(seed: String, loop: EngineLoop, timeout: Duration) async throws(ShowroomError) -> AdminClusterStatus {
+        try await loop.perform { complete in
+            let events = loop.eventLoop
+            let socket: Socket
+            let request: [UInt8]
+            do {
+                socket = try Socket(.dealer, context: loop.context)
+                try socket.connect(seed)
+                let envelope = try WireEnvelope(
+                    request: .clusterStatus, id: 1, body: AdminClusterStatusRequest(),
+                    deadlineMs: UInt32(clamping: timeout.milliseconds))
+                request = try envelope.serializedBytes()
+                // Queued until the connection is up (no IMMEDIATE): the timer bounds the wait.
+                _ = try socket.send(request)
+            } catch {
+                complete(.failure(.unavailable("cannot ask \(seed) for the cluster status: \(error)")))
+                return
+            }
+            var finished = false
+            var timer: TimerID?
+            let finish = { (result: Result<AdminClusterStatus, ShowroomError>) in
+                guard !finished else { return }
+                finished = true
+                if let timer { events.cancelTimer(timer) }
+                events.unregister(socket)
+                socket.close()
+                complete(result)
+            }
+            events.register(socket) { socket, _ in
+                while !finished, let frames = try? socket.receiveFrames(), let first = frames.first {
+                    do throws(ShowroomError) {
+                        let envelope = try WireEnvelope.decode(frame: first)
+                        guard envelope.isResponse, envelope.requestID == 1 else { continue }
+                        if let failure = envelope.failure { finish(.failure(failure)); return }
+                        finish(.success(try envelope.decodeBody(AdminClusterStatus.self)))
+                    } catch {
+                        finish(.failure(error))
+                    }
+                }
+            }
+            timer = events.scheduleTimer(after: timeout) {
+                finish(.failure(.deadlineExceeded("no cluster status from \(seed) within \(timeout): is a Showroom member running there?")))
+            }
+        }
+    }
+}

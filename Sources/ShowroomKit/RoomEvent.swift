@@ -1,0 +1,40 @@
+import ShowroomWire
+
+/// What happens in a room (``RoomService/events(for:)``), from the coordinators' notices.
+public enum RoomEvent: Sendable, Hashable {
+    /// The audience count changed (someone joined or left the room); the room after the change.
+    case userCountChanged(RoomRoom)
+    /// A chat message was sent in the room.
+    case messageAdded(RoomChatMessage)
+    /// The room's lifetime ended; the last event of the stream.
+    case roomExpired(RoomRoom)
+    /// The room was closed (by its owner, an administrator, or because the owner stayed away);
+    /// the last event of the stream.
+    case roomDestroyed(RoomRoom)
+
+    /// True for the events after which a room has no more.
+    public var endsRoom: Bool {
+        switch self {
+        case .roomExpired, .roomDestroyed: true
+        case .userCountChanged, .messageAdded: false
+        }
+    }
+
+    /// The event a notice reports, or `nil` for a kind this SDK does not know.
+    init?(_ notice: RoomRoomNotice) {
+        switch notice.kind {
+        case .userCountChanged: self = .userCountChanged(notice.room)
+        case .messageAdded: self = .messageAdded(notice.message)
+        case .roomExpired: self = .roomExpired(notice.room)
+        case .roomDestroyed: self = .roomDestroyed(notice.room)
+        default: return nil
+        }
+    }
+
+    /// What makes two notices the same notice: after a failover two coordinators may publish it.
+    static func identity(of notice: RoomRoomNotice) -> String {
+        notice.kind == .messageAdded
+            ? "\(notice.kind.rawValue)/message/\(notice.message.sequence)"
+            : "\(notice.kind.rawValue)/version/\(notice.room.version)"
+    }
+}
