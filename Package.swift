@@ -150,14 +150,20 @@ let package = Package(
             name: "showroomctl",
             dependencies: [
                 "NodeRuntime", "ZeroMQ", "ShowroomWire", "MediaCodecs", "CZeroMQ", "LocalCluster", "ShowroomAuth",
-                "ShowroomKit", "Edge", "AdminEndpoint",
+                "ShowroomKit", "Edge", "AdminEndpoint", "Webhooks",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
 
         // Running and watching real Showroom processes on this machine: for multi-process tests and
         // the benchmarks that start clusters.
-        .target(name: "LocalCluster", dependencies: ["NodeRuntime", "ZeroMQ", "ShowroomWire", "Edge"]),
+        .target(
+            name: "LocalCluster",
+            dependencies: [
+                "NodeRuntime", "ZeroMQ", "ShowroomWire", "Edge", "Webhooks",
+                .product(name: "FlyingFox", package: "FlyingFox"),
+            ]
+        ),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "CZeroMQ"]),
         .testTarget(name: "MediaCodecsTests", dependencies: ["MediaCodecs"]),

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The local cluster launcher: start, grow, shrink, inspect and stop Showroom processes on this machine.
 #
-#   deploy/cluster.sh demo                        start a small cluster, show it, kill and add an edge, stop it
+#   deploy/cluster.sh demo                        a cluster with three live rooms (hosts and viewers), the status
+#                                                 view, first-frame times, an edge killed and its viewers back; stop
 #   deploy/cluster.sh up [--edges N] [--coordinators N] [--callsignals N] [--base-port P]
 #   deploy/cluster.sh status [--json] [--watch]   the status tool against this cluster
 #   deploy/cluster.sh scale-edges N               add edges, or gracefully remove the newest ones
@@ -17,6 +18,8 @@
 # Tokens: `up` writes the app's id and certificate to DIR/app.json (mode 600) and every process
 # reads it; --app-id / --app-certificate set them, default the local demo app's (never use those
 # outside this machine; showroomctl's token and bench commands use the same defaults).
+# Coordinators keep their database in DIR/data/; `--webhook URL` (repeatable) and `--webhook-secret S`
+# make them post channel events there (also kept in DIR/app.json).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,8 +32,10 @@ status_flags=()
 bin_dir=""
 app_id="5f0c5d7e5c1a4f3e9b2d8a6c4e1f0a7b"
 app_certificate="9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b"
+webhooks=()
+webhook_secret=""
 
-usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
 command="${1:-}"
@@ -52,6 +57,8 @@ while [ $# -gt 0 ]; do
     --bin-dir) bin_dir="$(cd "$2" && pwd)"; shift 2 ;;
     --app-id) app_id="$2"; shift 2 ;;
     --app-certificate) app_certificate="$2"; shift 2 ;;
+    --webhook) webhooks+=("$2"); shift 2 ;;
+    --webhook-secret) webhook_secret="$2"; shift 2 ;;
     --json|--watch) status_flags+=("$1"); shift ;;
     -h|--help) usage 0 ;;
     *) die "unknown option $1 (see --help)" ;;
@@ -124,7 +131,11 @@ start_node() {
       n="${fd##*/}"
       [ "$n" -gt 2 ] 2>/dev/null && eval "exec $n>&-" 2>/dev/null
     done
-    exec setsid "$bin_dir/showroom-$kind" --config "$run_dir/app.json" --node-id "$id" --bind "$bind" "${seeds[@]}"
+    role_flags=()
+    # A coordinator keeps its rooms in DIR/data/ID.sqlite: restarting it loses none.
+    [ "$kind" = coordinator ] && role_flags=(--data-dir "$run_dir/data")
+    exec setsid "$bin_dir/showroom-$kind" --config "$run_dir/app.json" --node-id "$id" --bind "$bind" \
+      "${role_flags[@]}" "${seeds[@]}"
   ) >"$run_dir/$id.out" 2>"$run_dir/$id.log" </dev/null &
   echo $! > "$run_dir/$id.pid"
   disown "$!" 2>/dev/null || true  # the script reports nothing when the process dies later
@@ -174,7 +185,14 @@ cmd_up() {
   mkdir -p "$run_dir"
   echo "$base_port" > "$run_dir/base-port"
   [[ "$app_id$app_certificate" =~ ^[0-9a-fA-F]{64}$ ]] || die "--app-id and --app-certificate take 32 hexadecimal characters each"
-  ( umask 077; printf '{"appID": "%s", "appCertificate": "%s"}\n' "$app_id" "$app_certificate" > "$run_dir/app.json" )
+  local hooks="" url
+  for url in "${webhooks[@]}"; do
+    [[ "$url" =~ ^https?://[^\"[:space:]]+$ ]] || die "--webhook takes an http(s) URL, got '$url'"
+    hooks="${hooks:+$hooks, }\"$url\""
+  done
+  [[ "$webhook_secret" =~ ^[^\"\\]*$ ]] || die "--webhook-secret may not contain quotes or backslashes"
+  ( umask 077; printf '{"appID": "%s", "appCertificate": "%s", "webhookURLs": [%s], "webhookSecret": "%s"}\n' \
+      "$app_id" "$app_certificate" "$hooks" "$webhook_secret" > "$run_dir/app.json" )
   echo "starting in $run_dir"
   local i
   for i in $(seq 1 "$coordinators"); do start_node "coordinator-$i"; done
@@ -244,24 +262,83 @@ cmd_down() {
   echo "stopped"
 }
 
+# Synthetic clients of the demo: `showroomctl client` processes, their output in DIR/clients/.
+client_pids=()
+start_client() {
+  local name="$1"; shift
+  mkdir -p "$run_dir/clients"
+  # shellcheck disable=SC2046
+  ctl client $(seed_flags) "$@" >"$run_dir/clients/$name.out" 2>"$run_dir/clients/$name.log" </dev/null &
+  client_pids+=($!)
+}
+stop_clients() {
+  local pid
+  for pid in "${client_pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${client_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  client_pids=()
+}
+# Waits until NAME's output has a line starting with WHAT (or 20 s pass).
+await_line() {
+  local name="$1" what="$2" deadline=$((SECONDS + 20))
+  until grep -q "^$what" "$run_dir/clients/$name.out" 2>/dev/null; do
+    [ $SECONDS -lt $deadline ] || { echo "  $name: no $what within 20 s (see $run_dir/clients/$name.log)"; return 1; }
+    sleep 0.05
+  done
+}
+
 cmd_demo() {
   [ "$run_dir" != "$root/run/cluster" ] || run_dir="$root/run/demo"
   [ -z "$(live_ids)" ] || cmd_down
-  trap 'cmd_down' EXIT
+  trap 'stop_clients; cmd_down' EXIT
+  coordinators=2
   cmd_up
   echo
-  echo "== status =="
+  echo "== three rooms, each with a synthetic host (VP8 + Opus) and three viewers =="
+  local i v room rooms=() seeds
+  seeds="$(seed_flags)"
+  for i in 1 2 3; do
+    # shellcheck disable=SC2086
+    room="$(ctl rooms create $seeds --name "Demo show $i" --owner $((1000 + i)) --owner-name "host-$i" --json |
+      sed -n 's/.*"roomId":"\([^"]*\)".*/\1/p')"
+    [ -n "$room" ] || die "creating room $i failed"
+    rooms+=("$room")
+    echo "  room $room: Demo show $i, owner $((1000 + i))"
+    start_client "host-$i" --channel "$room" --uid $((1000 + i)) --role broadcaster --fps 15 --width 320 --height 240
+  done
+  for i in 1 2 3; do await_line "host-$i" joined || true; done
+  for i in 1 2 3; do
+    for v in 1 2 3; do
+      start_client "viewer-$i-$v" --channel "${rooms[$((i - 1))]}" --uid $((2000 + 10 * i + v)) --role audience
+    done
+  done
+  echo
+  echo "== first decoded video frame after joining (viewers) =="
+  for i in 1 2 3; do
+    for v in 1 2 3; do
+      await_line "viewer-$i-$v" first_frame && echo "  viewer-$i-$v: $(grep -m1 '^first_frame' "$run_dir/clients/viewer-$i-$v.out")"
+    done
+  done
+  echo
+  echo "== status: members, rooms, channels =="
   cmd_status
   echo
-  echo "== failure drill: SIGKILL edge-1, wait until no member counts it alive =="
-  target=edge-1 cmd_kill
-  await_converged
-  cmd_status
+  echo "== failure drill: SIGKILL the edge hosting ${rooms[0]}; its clients rejoin elsewhere =="
+  local victim
+  # shellcheck disable=SC2086
+  victim="$(ctl status $seeds --json | tr '{' '\n' | grep "\"name\":\"${rooms[0]}\"" | sed -n 's/.*"edge":"\([^"]*\)".*/\1/p' | head -1)"
+  if [ -n "$victim" ]; then
+    target="$victim" cmd_kill
+    for v in 1 2 3; do
+      await_line "viewer-1-$v" rejoined && echo "  viewer-1-$v: $(grep -m1 '^rejoined' "$run_dir/clients/viewer-1-$v.out")"
+    done
+    await_converged
+    cmd_status
+  else
+    echo "  (no channel report for ${rooms[0]} yet; skipping the drill)"
+  fi
   echo
-  echo "== scale out: one more edge =="
-  target=2 cmd_scale_edges
-  cmd_status
-  echo
+  echo "== stopping the clients and the cluster =="
+  stop_clients
 }
 
 case "$command" in

@@ -13,9 +13,13 @@ public final class NodeProcess: @unchecked Sendable {
     public let clientEndpoint: String
 
     /// Starts a node of `role` and waits for its `ready` line. Edges get the demo app's
-    /// credentials (``DemoApp``).
+    /// credentials (``DemoApp``); coordinators a database in a new temporary directory.
     public init(_ role: NodeRole, nodeID: String, extraArguments: [String] = []) throws {
-        let credentials = role == .edge ? ["--app-id", DemoApp.appID, "--app-certificate", DemoApp.appCertificate] : []
+        var credentials = role == .edge ? ["--app-id", DemoApp.appID, "--app-certificate", DemoApp.appCertificate] : []
+        if role == .coordinator {
+            let data = FileManager.default.temporaryDirectory.appendingPathComponent("showroom-data-\(UUID().uuidString.prefix(8))")
+            credentials += ["--data-dir", data.path]
+        }
         process = try ManagedProcess(role.executableName,
                                      ["--node-id", nodeID, "--bind", "tcp://127.0.0.1:*"] + credentials + extraArguments)
         let ready = try process.waitForLine { $0.hasPrefix("ready ") }

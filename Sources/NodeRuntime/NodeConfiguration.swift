@@ -36,6 +36,20 @@ public struct NodeConfiguration: Sendable {
     /// The app certificate tokens are signed with. Keep it in the configuration file rather than on
     /// the command line, where other users of the host can read it.
     public var appCertificate: String?
+    /// Where a coordinator publishes room notices and channel events (a ZeroMQ PUB socket).
+    /// `tcp://127.0.0.1:*` picks a free port; the bound address is announced in the membership.
+    public var eventsBind: String = "tcp://127.0.0.1:*"
+    /// Where a coordinator keeps its database (`<dataDirectory>/<nodeID>.sqlite`), so a restart loses
+    /// no room. Relative paths are taken from the working directory.
+    public var dataDirectory: String = "showroom-data"
+    /// URLs a coordinator posts channel events to (JSON, signed with ``webhookSecret``).
+    public var webhookURLs: [String] = []
+    /// Key of the webhooks' HMAC-SHA256 signature header; empty sends them unsigned.
+    public var webhookSecret: String = ""
+    /// How long a room stays open after its creation.
+    public var roomExpirySeconds: Int = 20 * 60
+    /// How long a room's owner may be away from its channel before the room closes.
+    public var ownerGraceSeconds: Int = 5 * 60
     /// Gossip timing (probe interval, timeouts, suspicion). The defaults suit a LAN.
     public var membershipSettings = MembershipSettings()
     /// How long a leaving member keeps gossiping so the others hear it left.
@@ -51,6 +65,7 @@ public struct NodeConfiguration: Sendable {
     public static let fileKeys: Set<String> = [
         "nodeID", "bind", "advertiseHost", "admin", "seeds", "logLevel", "maxMessageBytes", "highWaterMark", "ioThreads",
         "clientBind", "appID", "appCertificate",
+        "eventsBind", "dataDirectory", "webhookURLs", "webhookSecret", "roomExpirySeconds", "ownerGraceSeconds",
     ]
 
     /// Applies the settings of a JSON configuration file on top of this configuration.
@@ -96,6 +111,12 @@ public struct NodeConfiguration: Sendable {
         if let v = try value("clientBind", as: String.self) { clientBind = v }
         if let v = try value("appID", as: String.self) { appID = v }
         if let v = try value("appCertificate", as: String.self) { appCertificate = v }
+        if let v = try value("eventsBind", as: String.self) { eventsBind = v }
+        if let v = try value("dataDirectory", as: String.self) { dataDirectory = v }
+        if let v = try value("webhookURLs", as: [String].self) { webhookURLs = v }
+        if let v = try value("webhookSecret", as: String.self) { webhookSecret = v }
+        if let v = try value("roomExpirySeconds", as: Int.self) { roomExpirySeconds = v }
+        if let v = try value("ownerGraceSeconds", as: Int.self) { ownerGraceSeconds = v }
         try validate()
     }
 
@@ -120,9 +141,12 @@ public struct NodeConfiguration: Sendable {
         if nodeID.isEmpty || nodeID.count > 64 || nodeID.contains(where: { $0.isWhitespace }) {
             throw .invalidArgument("node id '\(nodeID)' must be 1–64 characters without spaces")
         }
-        for endpoint in [bind, clientBind] + seeds where !endpoint.hasPrefix("tcp://") && !endpoint.hasPrefix("ipc://") {
+        for endpoint in [bind, clientBind, eventsBind] + seeds where !endpoint.hasPrefix("tcp://") && !endpoint.hasPrefix("ipc://") {
             throw .invalidArgument("endpoint '\(endpoint)' must start with tcp:// or ipc://")
         }
+        if roomExpirySeconds < 1 { throw .invalidArgument("roomExpirySeconds must be at least 1") }
+        if ownerGraceSeconds < 1 { throw .invalidArgument("ownerGraceSeconds must be at least 1") }
+        if dataDirectory.isEmpty { throw .invalidArgument("dataDirectory must name a directory") }
         if maxMessageBytes < 1024 { throw .invalidArgument("maxMessageBytes must be at least 1024") }
         if highWaterMark < 1 { throw .invalidArgument("highWaterMark must be at least 1") }
         if ioThreads < 1 || ioThreads > 64 { throw .invalidArgument("ioThreads must be 1–64") }

@@ -33,6 +33,24 @@ public struct NodeOptions: ParsableArguments, Sendable {
     @Option(help: "App certificate tokens are signed with (32 hex characters); prefer the configuration file.")
     public var appCertificate: String?
 
+    @Option(help: "Where a coordinator publishes room notices and channel events, e.g. tcp://0.0.0.0:7400.")
+    public var eventsBind: String?
+
+    @Option(help: "Directory of a coordinator's database (<dir>/<node id>.sqlite).")
+    public var dataDir: String?
+
+    @Option(name: .customLong("webhook"), help: "URL a coordinator posts channel events to (repeatable).")
+    public var webhookURLs: [String] = []
+
+    @Option(help: "Secret signing the webhooks (HMAC-SHA256); prefer the configuration file.")
+    public var webhookSecret: String?
+
+    @Option(help: "Seconds a room stays open after its creation (default 1200).")
+    public var roomExpiry: Int?
+
+    @Option(help: "Seconds a room's owner may be away from its channel before the room closes (default 300).")
+    public var ownerGrace: Int?
+
     public init() {}
 
     /// The configuration for `role`: defaults, then the file, then these flags.
@@ -47,6 +65,12 @@ public struct NodeOptions: ParsableArguments, Sendable {
         if let clientBind { configuration.clientBind = clientBind }
         if let appID { configuration.appID = appID }
         if let appCertificate { configuration.appCertificate = appCertificate }
+        if let eventsBind { configuration.eventsBind = eventsBind }
+        if let dataDir { configuration.dataDirectory = dataDir }
+        if !webhookURLs.isEmpty { configuration.webhookURLs = webhookURLs }
+        if let webhookSecret { configuration.webhookSecret = webhookSecret }
+        if let roomExpiry { configuration.roomExpirySeconds = roomExpiry }
+        if let ownerGrace { configuration.ownerGraceSeconds = ownerGrace }
         if let logLevel { configuration.logLevel = try NodeConfiguration.parseLogLevel(logLevel) }
         try configuration.validate()
         return configuration

@@ -110,6 +110,8 @@ struct ClientCommand: AsyncParsableCommand {
             "connection_state channel=\(c.channel) state=\(state) reason=\(reason)"
         case .error(let c, let error):
             "error channel=\(c?.channel ?? "") code=E\(error.code.rawValue) message=\"\(error.message)\""
+        case .rejoinedChannel(let c, let elapsed):
+            "rejoined channel=\(c.channel) uid=\(c.uid) elapsed_ms=\(elapsed.milliseconds)"
         case .tokenWillExpire(let c, let left):
             "token_will_expire channel=\(c.channel) expires_in_ms=\(left.milliseconds)"
         default:

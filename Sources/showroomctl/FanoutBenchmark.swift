@@ -171,7 +171,8 @@ final class DeliveryMeter: Sendable {
 
     func record(_ frame: RemoteMediaFrame, video: Bool) {
         let key = UInt64(frame.connection.uid) << 1 | (video ? 1 : 0)
-        let bucket = min(max(Int(frame.latencyMicroseconds / 10), 0), 100_000)
+        // Publish → receive: from the moment the publisher handed the encoded frame to its socket.
+        let bucket = min(max(Int((frame.transitMicroseconds ?? frame.latencyMicroseconds) / 10), 0), 100_000)
         counts.withLock { c in
             c.frames += 1
             c.bytes += frame.payload.count

@@ -5,7 +5,7 @@ struct Showroomctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "showroomctl",
         abstract: "Operate and measure a Showroom cluster.",
-        subcommands: [StatusCommand.self, InfoCommand.self, TokenCommand.self, ClientCommand.self, BenchCommand.self, AwaitMembersCommand.self])
+        subcommands: [StatusCommand.self, InfoCommand.self, TokenCommand.self, ClientCommand.self, RoomsCommand.self, KickCommand.self, EventsCommand.self, BenchCommand.self, AwaitMembersCommand.self])
 }
 
 /// `showroomctl bench ...`: benchmarks that print their figures.
@@ -13,5 +13,5 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Run a benchmark and print its figures.",
-        subcommands: [JoinBenchmark.self, FanoutBenchmark.self, ZMQFanoutBenchmark.self, MembershipBenchmark.self])
+        subcommands: [JoinBenchmark.self, FanoutBenchmark.self, ZMQFanoutBenchmark.self, MembershipBenchmark.self, RoomsBenchmark.self, FailoverBenchmark.self])
 }

@@ -38,7 +38,8 @@ struct StatusCommand: ParsableCommand {
             let rendered: String
             do {
                 let status = try fetch(from: clients)
-                rendered = json ? try StatusView.json(status) : StatusView.table(status)
+                let rooms = roomsAndChannels(status, context: context)
+                rendered = json ? try StatusView.json(status, rooms) : StatusView.table(status, rooms)
             } catch {
                 guard watch else {
                     FileHandle.standardError.write(Data("showroomctl status: \(error)\n".utf8))
@@ -53,6 +54,23 @@ struct StatusCommand: ParsableCommand {
             }
             if watch { Thread.sleep(forTimeInterval: interval) }  // the poll period of a watch, not a wait for an event
         } while watch
+    }
+
+    /// The channels and open rooms, from the first alive coordinator that answers (empty without one).
+    private func roomsAndChannels(_ status: AdminClusterStatus, context: Context) -> StatusView.Rooms {
+        let coordinators = status.members.filter { $0.role == "coordinator" && $0.state == .alive }
+        for member in coordinators {
+            guard let client = try? NodeClient(endpoint: member.clusterEndpoint, context: context) else { continue }
+            let wait = Duration.milliseconds(Int(timeout * 1000))
+            guard let channels = try? client.request(.channelList, body: RoomListChannelsRequest(),
+                                                     expecting: RoomListChannelsResponse.self, timeout: wait)
+            else { continue }
+            var request = RoomListRoomsRequest()
+            request.pageSize = 100
+            let rooms = try? client.request(.roomList, body: request, expecting: RoomListRoomsResponse.self, timeout: wait)
+            return StatusView.Rooms(channels: channels.channels, rooms: rooms?.rooms ?? [], roomTotal: Int(rooms?.total ?? 0))
+        }
+        return StatusView.Rooms()
     }
 
     private func fetch(from clients: [NodeClient]) throws -> AdminClusterStatus {
@@ -81,8 +99,16 @@ enum StatusView {
         }
     }
 
-    /// The JSON document: `members` now; `channels`, `interactions` and `calls` as the cluster grows them.
-    static func json(_ status: AdminClusterStatus) throws -> String {
+    /// What the coordinators add to the view.
+    struct Rooms {
+        var channels: [RoomChannelStatus] = []
+        var rooms: [RoomRoom] = []
+        var roomTotal = 0
+    }
+
+    /// The JSON document: `members`, `channels` and `rooms`; `interactions` and `calls` as the cluster
+    /// grows them.
+    static func json(_ status: AdminClusterStatus, _ extra: Rooms = Rooms()) throws -> String {
         let members: [[String: Any]] = status.members.map { m in
             [
                 "id": m.id, "role": m.role, "state": stateName(m.state), "address": m.clusterEndpoint,
@@ -96,14 +122,19 @@ enum StatusView {
             "reporter": status.reporter,
             "reporter_local_health": status.reporterLocalHealth,
             "members": members,
-            "channels": [Any](), "interactions": [Any](), "calls": [Any](),
+            "channels": extra.channels.map { c -> [String: Any] in
+                ["name": c.name, "edge": c.edge, "publishers": c.publishers, "subscribers": c.subscribers,
+                 "room_id": c.roomID, "room_name": c.roomName]
+            },
+            "rooms": extra.rooms.map { RoomView.object($0) },
+            "interactions": [Any](), "calls": [Any](),
         ]
         let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
         return String(decoding: data, as: UTF8.self)
     }
 
     /// The human table.
-    static func table(_ status: AdminClusterStatus) -> String {
+    static func table(_ status: AdminClusterStatus, _ extra: Rooms = Rooms()) -> String {
         let counts = Dictionary(grouping: status.members, by: { stateName($0.state) }).mapValues(\.count)
         let summary = ["alive", "suspect", "dead", "left"].compactMap { s in counts[s].map { "\($0) \(s)" } }.joined(separator: ", ")
         var rows = [["ID", "ROLE", "STATE", "ADDRESS", "INC", "CHANNELS", "CONNS", "CPU", "LAST HEARD"]]
@@ -114,12 +145,35 @@ enum StatusView {
                 m.id == status.reporter ? "-" : lastHeard(m.lastHeardMsAgo),
             ])
         }
+        var text = ["members as seen by \(status.reporter): \(status.members.count) (\(summary))"] + layout(rows)
+        if !extra.rooms.isEmpty || extra.roomTotal > 0 {
+            text.append("")
+            text.append("rooms: \(extra.roomTotal) open")
+            var roomRows = [["ROOM", "NAME", "OWNER", "AUDIENCE", "CHANNEL"]]
+            for room in extra.rooms {
+                roomRows.append([room.roomID, room.name, "\(room.ownerUid)", "\(room.audienceCount)", room.channel])
+            }
+            text += layout(roomRows)
+        }
+        if !extra.channels.isEmpty {
+            text.append("")
+            text.append("channels: \(extra.channels.count)")
+            var channelRows = [["CHANNEL", "EDGE", "ROOM", "PUBLISHERS", "SUBSCRIBERS"]]
+            for c in extra.channels {
+                channelRows.append([c.name, c.edge, c.roomName.isEmpty ? "-" : c.roomName,
+                                    c.publishers.map(String.init).joined(separator: ","), "\(c.subscribers)"])
+            }
+            text += layout(channelRows)
+        }
+        return text.joined(separator: "\n")
+    }
+
+    private static func layout(_ rows: [[String]]) -> [String] {
         let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
-        let lines = rows.map { row in
+        return rows.map { row in
             zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
                 .trimmingCharacters(in: .whitespaces)
         }
-        return (["members as seen by \(status.reporter): \(status.members.count) (\(summary))"] + lines).joined(separator: "\n")
     }
 
     private static func lastHeard(_ ms: UInt64) -> String {

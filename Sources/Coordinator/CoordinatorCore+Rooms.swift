@@ -1,0 +1,251 @@
+import Foundation
+import NodeRuntime
+import Rooms
+import ShowroomAuth
+import ShowroomWire
+import SwiftProtobuf
+
+extension CoordinatorCore {
+    /// Serves a room request here when this coordinator owns the room (or the request was
+    /// forwarded already), else passes it to the owner and relays its answer.
+    func routeRoomRequest(_ request: WireEnvelope, _ respond: Node.Responder) {
+        var request = request
+        let roomID: String
+        do {
+            roomID = try self.roomID(of: &request)
+        } catch {
+            respond(.failure(error))
+            return
+        }
+        let owner = holders(of: roomID).first ?? selfID
+        if request.forwarded || owner == selfID {
+            serveRoomRequest(request, respond)
+            return
+        }
+        guard let endpoint = clusterEndpoint(of: owner) else {
+            serveRoomRequest(request, respond)
+            return
+        }
+        node.forward(request, to: endpoint, timeout: Self.peerTimeout) { [self] result in
+            switch result {
+            case .success(let answer):
+                respond(.relayed(answer))
+            case .failure(let error):
+                // Reads can be answered from the replica; writes wait for the membership to settle.
+                if request.kind == .roomGet || request.kind == .roomChatHistory {
+                    serveRoomRequest(request, respond)
+                } else {
+                    respond(.failure(.unavailable(
+                        "the coordinator owning room \(roomID) (\(owner)) did not answer (\(error.message)); retry in a moment")))
+                }
+            }
+        }
+    }
+
+    /// The room a request is about; a create without an id gets one here, so that it can be routed.
+    private func roomID(of request: inout WireEnvelope) throws(ShowroomError) -> String {
+        switch request.kind {
+        case .roomCreate:
+            var body = try request.decodeBody(RoomCreateRoomRequest.self)
+            if body.roomID.isEmpty {
+                body.roomID = Self.newRoomID(using: &random)
+                do {
+                    request.body = try body.serializedData()
+                } catch {
+                    throw .internal("cannot re-encode a create request: \(error)")
+                }
+            }
+            return body.roomID
+        case .roomGet: return try request.decodeBody(RoomGetRoomRequest.self).roomID
+        case .roomJoin: return try request.decodeBody(RoomJoinRoomRequest.self).roomID
+        case .roomLeave: return try request.decodeBody(RoomLeaveRoomRequest.self).roomID
+        case .roomClose: return try request.decodeBody(RoomCloseRoomRequest.self).roomID
+        case .roomChatSend: return try request.decodeBody(RoomSendChatRequest.self).roomID
+        case .roomChatHistory: return try request.decodeBody(RoomChatHistoryRequest.self).roomID
+        default: throw .unknownKind("\(request.kind) is not a room request")
+        }
+    }
+
+    /// 12 characters of [a-z0-9].
+    static func newRoomID(using generator: inout some RandomNumberGenerator) -> String {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789")
+        return String((0..<12).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] })
+    }
+
+    /// Applies a room request to the registry; writes answer once the successor has the change.
+    private func serveRoomRequest(_ request: WireEnvelope, _ respond: Node.Responder) {
+        let now = Self.nowMs
+        do {
+            switch request.kind {
+            case .roomGet:
+                var answer = RoomGetRoomResponse()
+                answer.room = try registry.get(try request.decodeBody(RoomGetRoomRequest.self))
+                respond(.success(answer))
+            case .roomChatHistory:
+                respond(.success(try registry.history(try request.decodeBody(RoomChatHistoryRequest.self))))
+            case .roomCreate:
+                let change = try registry.create(try request.decodeBody(RoomCreateRoomRequest.self), nowMs: now, using: &random)
+                var answer = RoomCreateRoomResponse()
+                answer.room = change.room
+                write(change, answer: answer, respond)
+            case .roomJoin:
+                let change = try registry.join(try request.decodeBody(RoomJoinRoomRequest.self), nowMs: now)
+                var answer = RoomJoinRoomResponse()
+                answer.room = change.room
+                write(change, answer: answer, respond)
+            case .roomLeave:
+                let change = try registry.leave(try request.decodeBody(RoomLeaveRoomRequest.self), nowMs: now)
+                var answer = RoomLeaveRoomResponse()
+                answer.room = change.room
+                write(change, answer: answer, respond)
+            case .roomClose:
+                let body = try request.decodeBody(RoomCloseRoomRequest.self)
+                var byAdmin = false
+                if body.hasAdmin {
+                    try verifyAdmin(body.admin, action: "close-room", target: body.roomID, uid: 0, nowMs: now)
+                    byAdmin = true
+                }
+                let change = try registry.close(body, byAdmin: byAdmin, nowMs: now)
+                var answer = RoomCloseRoomResponse()
+                answer.room = change.room
+                write(change, answer: answer, respond)
+            case .roomChatSend:
+                let change = try registry.sendChat(try request.decodeBody(RoomSendChatRequest.self), nowMs: now)
+                var answer = RoomSendChatResponse()
+                if let message = change.message { answer.message = message }
+                write(change, answer: answer, respond)
+            default:
+                respond(.failure(.unknownKind("\(request.kind) is not a room request")))
+            }
+        } catch let error as ShowroomError {
+            respond(.failure(error))
+        } catch {
+            respond(.failure(.internal("room request failed: \(error)")))
+        }
+    }
+
+    /// Persists, publishes and replicates `change`, then answers.
+    private func write(_ change: RoomChange, answer: some SwiftProtobuf.Message, _ respond: Node.Responder) {
+        apply([change], replicate: true, then: { respond(.success(answer)) })
+    }
+
+    /// Checks an admin request's signature against the app certificate.
+    func verifyAdmin(_ signature: RoomAdminSignature, action: String, target: String, uid: UInt32,
+                     nowMs: Int64) throws(ShowroomError) {
+        guard let certificate = configuration.appCertificate else {
+            throw ShowroomError(.adminUnauthorized,
+                                "coordinator \(selfID) has no app certificate configured, so it accepts no admin request; set appCertificate")
+        }
+        try AdminSigner.verify(signature, action: action, target: target, uid: uid, nowMs: nowMs, appCertificate: certificate)
+    }
+
+    // MARK: - Listing (scatter-gather: every coordinator lists the rooms it owns)
+
+    /// Lists open rooms newest first across all coordinators: each lists its own, this one merges.
+    func listRooms(_ request: WireEnvelope, _ respond: Node.Responder) {
+        let body: RoomListRoomsRequest
+        let position: (createdAtMs: Int64, roomID: String)?
+        do {
+            body = try request.decodeBody(RoomListRoomsRequest.self)
+            // Coordinators ask each other for one more than a page, to know whether more follow.
+            guard body.pageSize <= (request.forwarded ? 101 : 100) else {
+                throw ShowroomError.invalidArgument("page size \(body.pageSize) is over 100; ask for at most 100 rooms a page")
+            }
+            position = try Self.position(of: body.pageToken)
+        } catch let error as ShowroomError {
+            respond(.failure(error))
+            return
+        } catch {
+            respond(.failure(.internal("\(error)")))
+            return
+        }
+        let pageSize = Int(body.pageSize == 0 ? 20 : body.pageSize)
+        let local = ownedOpenRooms(after: position)
+        if request.forwarded {
+            var answer = RoomListRoomsResponse()
+            answer.rooms = Array(local.rooms.prefix(pageSize))
+            answer.total = UInt32(local.total)
+            respond(.success(answer))
+            return
+        }
+        var rooms = local.rooms
+        var total = local.total
+        let others = coordinators.filter { $0 != selfID }
+        var remaining = others.count
+        var failure: ShowroomError?
+        let finish = { [self] in
+            if let failure {
+                respond(.failure(.unavailable("listing rooms needs every coordinator: \(failure.message); retry in a moment")))
+                return
+            }
+            rooms.sort(by: Self.newestFirst)
+            var unique: [RoomRoom] = []
+            var seen = Set<String>()
+            for room in rooms where seen.insert(room.roomID).inserted { unique.append(room) }
+            var answer = RoomListRoomsResponse()
+            answer.rooms = Array(unique.prefix(pageSize))
+            answer.total = UInt32(total)
+            if unique.count > pageSize, let last = answer.rooms.last {
+                answer.nextPageToken = "\(last.createdAtMs):\(last.roomID)"
+            }
+            respond(.success(answer))
+        }
+        if remaining == 0 {
+            finish()
+            return
+        }
+        var ask = request
+        var limited = body
+        limited.pageSize = UInt32(pageSize + 1)
+        ask.body = (try? limited.serializedData()) ?? request.body
+        for other in others {
+            guard let endpoint = clusterEndpoint(of: other) else {
+                remaining -= 1
+                if remaining == 0 { finish() }
+                continue
+            }
+            node.forward(ask, to: endpoint, timeout: Self.peerTimeout) { result in
+                switch result {
+                case .success(let answer):
+                    if let error = answer.failure {
+                        failure = error
+                    } else if let list = try? answer.decodeBody(RoomListRoomsResponse.self) {
+                        rooms.append(contentsOf: list.rooms)
+                        total += Int(list.total)
+                    }
+                case .failure(let error):
+                    failure = error
+                }
+                remaining -= 1
+                if remaining == 0 { finish() }
+            }
+        }
+    }
+
+    /// Open rooms this coordinator owns, newest first, after `position`; and how many it owns in all.
+    private func ownedOpenRooms(after position: (createdAtMs: Int64, roomID: String)?) -> (rooms: [RoomRoom], total: Int) {
+        let owned = registry.rooms.values.filter { $0.state == .open && holders(of: $0.roomID).first == selfID }
+        let sorted = owned.sorted(by: Self.newestFirst)
+        guard let position else { return (sorted, owned.count) }
+        let after = sorted.filter { room in
+            room.createdAtMs < position.createdAtMs
+                || (room.createdAtMs == position.createdAtMs && room.roomID > position.roomID)
+        }
+        return (after, owned.count)
+    }
+
+    static func newestFirst(_ a: RoomRoom, _ b: RoomRoom) -> Bool {
+        a.createdAtMs != b.createdAtMs ? a.createdAtMs > b.createdAtMs : a.roomID < b.roomID
+    }
+
+    /// The last room of the previous page, from a page token `<createdAtMs>:<roomId>`.
+    static func position(of token: String) throws(ShowroomError) -> (createdAtMs: Int64, roomID: String)? {
+        guard !token.isEmpty else { return nil }
+        guard let colon = token.firstIndex(of: ":"), let created = Int64(token[..<colon]),
+              !token[token.index(after: colon)...].isEmpty
+        else {
+            throw .invalidArgument("page token '\(token)' is not one this service issued; pass next_page_token from the previous page")
+        }
+        return (created, String(token[token.index(after: colon)...]))
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import Logging
+import NodeRuntime
+import Rooms
+import RoomStore
+import ShowroomWire
+import Synchronization
+import Webhooks
+import ZeroMQ
+
+/// The room-coordinator's part of its process: the room registry with its database, channel
+/// placement, channel events (events endpoint and webhooks), kick and ban. ``NodeMain`` starts it
+/// before the node joins (the events endpoint is announced from the first gossip) and attaches it
+/// to the node, whose loop then runs everything the coordinator decides.
+public final class CoordinatorRoleService: NodeRoleService {
+    private let configuration: NodeConfiguration
+    private let logger: Logger
+    private let parts = Mutex<Parts?>(nil)
+
+    private struct Parts: @unchecked Sendable {
+        let publisher: EventPublisher
+        let store: RoomStore
+        let webhooks: WebhookDispatcher?
+    }
+
+    /// A service for `configuration`; nothing is opened before ``start()``.
+    public init(configuration: NodeConfiguration, logger: Logger) throws(ShowroomError) {
+        if !configuration.webhookURLs.isEmpty {
+            _ = try WebhookSettings(urls: configuration.webhookURLs, secret: configuration.webhookSecret)
+        }
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Opens the database and the events endpoint.
+    public func start() throws -> RoleEndpoints {
+        let directory = URL(fileURLWithPath: configuration.dataDirectory, isDirectory: true)
+        let path = directory.appendingPathComponent("\(configuration.nodeID).sqlite").path
+        let store = try RoomStore(path: path)
+        let publisher = try EventPublisher(bind: configuration.eventsBind, advertiseHost: configuration.advertiseHost,
+                                           logger: logger)
+        var webhooks: WebhookDispatcher?
+        if !configuration.webhookURLs.isEmpty {
+            webhooks = WebhookDispatcher(
+                settings: try WebhookSettings(urls: configuration.webhookURLs, secret: configuration.webhookSecret),
+                logger: logger)
+        }
+        parts.withLock { $0 = Parts(publisher: publisher, store: store, webhooks: webhooks) }
+        logger.info("coordinator started", metadata: ["database": "\(path)", "events": "\(publisher.endpoint)"])
+        return RoleEndpoints(events: publisher.endpoint)
+    }
+
+    /// Loads the stored state and serves the coordinator's requests on the node's loop.
+    public func attach(to node: Node) {
+        guard let current = parts.withLock({ $0 }) else { return }
+        let configuration = self.configuration
+        let logger = self.logger
+        node.loop.execute {
+            do {
+                let core = try CoordinatorCore(
+                    node: node, configuration: configuration, store: current.store, publisher: current.publisher,
+                    webhooks: current.webhooks, logger: logger)
+                core.install()
+            } catch {
+                logger.critical("coordinator could not load its database; serving nothing", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Nothing to hand over: the rooms are replicated already.
+    public func drain() async {}
+
+    /// Closes the events endpoint and flushes the webhooks.
+    public func stop() async {
+        guard let current = parts.withLock({ $0 }) else { return }
+        await current.webhooks?.shutdown(grace: .seconds(2))
+        current.publisher.shutdown()
+    }
+}

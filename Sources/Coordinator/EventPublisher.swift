@@ -1,0 +1,63 @@
+import Foundation
+import Logging
+import NodeRuntime
+import ShowroomWire
+import SwiftProtobuf
+import ZeroMQ
+
+/// The coordinator's events endpoint: a PUB socket on a loop of its own, publishing
+/// `[topic][Envelope]` messages (room notices under `room/<id>`, channel events under
+/// `channel/<name>`). A subscriber that cannot keep up loses messages at its high-water mark;
+/// it never slows the coordinator.
+final class EventPublisher: Sendable {
+    /// Where subscribers connect.
+    let endpoint: String
+    private let loop: EventLoop
+    private let socket: LoopBound<Socket>
+    private let logger: Logger
+
+    init(bind: String, advertiseHost: String?, logger: Logger) throws {
+        self.logger = logger
+        let context = try Context(ioThreads: 1)
+        let loop = try EventLoop.start(name: "coordinator-events", context: context)
+        self.loop = loop
+        do {
+            let (socket, bound) = try loop.submitAndWait { () throws -> (LoopBound<Socket>, String) in
+                let socket = try Socket(.pub, context: context)
+                try socket.setHighWaterMarks(send: 10_000, receive: 1)
+                let bound = try socket.bind(bind)
+                return (LoopBound(socket, loop: loop), bound)
+            }
+            self.socket = socket
+            endpoint = NodeConfiguration.advertised(bound, host: advertiseHost)
+        } catch {
+            loop.shutdown()
+            throw error
+        }
+    }
+
+    /// Publishes `body` as a `kind` envelope under `topic`. Any thread.
+    func publish(topic: String, kind: WireMessageKind, body: some SwiftProtobuf.Message) {
+        let frame: [UInt8]
+        do {
+            frame = try WireEnvelope(request: kind, id: 0, body: body).serializedBytes()
+        } catch {
+            logger.error("cannot encode a \(kind) notice", metadata: ["error": "\(error)"])
+            return
+        }
+        let topicBytes = Array(topic.utf8)
+        loop.execute { [socket, logger] in
+            do {
+                _ = try socket.value.send(frames: [topicBytes, frame])
+            } catch {
+                logger.warning("cannot publish", metadata: ["topic": "\(topic)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// Closes the socket and ends the loop.
+    func shutdown() {
+        loop.execute { [socket] in socket.value.close() }
+        loop.shutdown()
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import NodeRuntime
+import ShowroomWire
+import SwiftProtobuf
+import ZeroMQ
+
+/// Requests to the cluster's room-coordinators for the admin commands: the alive coordinators are
+/// learned from the first seed that answers, and each request goes to the first coordinator that
+/// answers it (any coordinator serves any room: it forwards to the owner).
+final class CoordinatorLink: @unchecked Sendable {  // used by one thread at a time
+    let context: Context
+    let seeds: [String]
+    let timeout: Duration
+    private var clients: [String: NodeClient] = [:]
+
+    init(seeds: [String], timeout: Duration = .seconds(3)) throws {
+        guard !seeds.isEmpty else { throw ShowroomError.invalidArgument("give at least one --seed tcp://host:port") }
+        self.seeds = seeds
+        self.timeout = timeout
+        context = try Context()
+    }
+
+    /// The cluster as the first answering seed sees it.
+    func clusterStatus() throws(ShowroomError) -> AdminClusterStatus {
+        var last: ShowroomError = .unavailable("no seed answered")
+        for seed in seeds {
+            do {
+                return try client(seed).request(.clusterStatus, body: AdminClusterStatusRequest(),
+                                                expecting: AdminClusterStatus.self, timeout: timeout)
+            } catch {
+                last = error
+            }
+        }
+        throw last
+    }
+
+    /// The alive coordinators' members, sorted by id.
+    func coordinators(in status: AdminClusterStatus) -> [AdminMemberStatus] {
+        status.members.filter { $0.role == "coordinator" && $0.state == .alive }.sorted { $0.id < $1.id }
+    }
+
+    /// Sends `body` to an alive coordinator; the next one is tried when one cannot be reached.
+    func request<Response: SwiftProtobuf.Message>(_ kind: WireMessageKind, body: some SwiftProtobuf.Message,
+                                                  expecting: Response.Type) throws(ShowroomError) -> Response {
+        let members = coordinators(in: try clusterStatus())
+        guard !members.isEmpty else {
+            throw ShowroomError(.noCoordinator, "no room-coordinator is alive in the cluster (asked \(seeds.joined(separator: ", "))); start one")
+        }
+        var last: ShowroomError = .unavailable("no coordinator answered")
+        for member in members {
+            do {
+                return try client(member.clusterEndpoint).request(kind, body: body, expecting: Response.self, timeout: timeout)
+            } catch where error.code == .unavailable || error.code == .deadlineExceeded {
+                last = error
+            }
+        }
+        throw last
+    }
+
+    private func client(_ endpoint: String) throws(ShowroomError) -> NodeClient {
+        if let client = clients[endpoint] { return client }
+        do {
+            let client = try NodeClient(endpoint: endpoint, context: context)
+            clients[endpoint] = client
+            return client
+        } catch {
+            throw .invalidArgument("cannot connect to \(endpoint): \(error)")
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import ArgumentParser
+import Foundation
+import ShowroomWire
+import Webhooks
+import ZeroMQ
+
+/// `showroomctl events --seed ADDR --follow`: the channel events business servers receive, as
+/// JSON lines (the webhook body), from every coordinator's events endpoint.
+struct EventsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "events",
+        abstract: "Print channel events (101-112) as JSON lines, as the webhooks carry them.")
+
+    @Option(name: .customLong("seed"), help: "A member's cluster endpoint (repeatable).")
+    var seeds: [String] = []
+
+    @Flag(help: "Keep printing until stopped (Ctrl-C); without it, stop after --seconds.")
+    var follow = false
+
+    @Option(help: "Without --follow: how long to listen.")
+    var seconds = 5.0
+
+    @Option(help: "Only this channel's events.")
+    var channel: String?
+
+    @Option(help: "Stop after this many events.")
+    var count: Int?
+
+    func run() throws {
+        try runCommand("events") {
+            let link = try CoordinatorLink(seeds: seeds)
+            let socket = try Socket(.sub, context: link.context)
+            try socket.subscribe(Array((channel.map { "channel/\($0)" } ?? "channel/").utf8))
+            var connected = Set<String>()
+            func connectNew() {
+                guard let status = try? link.clusterStatus() else { return }
+                for member in link.coordinators(in: status) where !member.eventsEndpoint.isEmpty {
+                    if connected.insert(member.eventsEndpoint).inserted { try? socket.connect(member.eventsEndpoint) }
+                }
+            }
+            connectNew()
+            guard !connected.isEmpty else {
+                throw ShowroomError(.noCoordinator, "no room-coordinator with an events endpoint is alive; start one")
+            }
+            let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+            var nextRefresh = ContinuousClock.now + .seconds(2)
+            var seen = Set<String>()
+            var printed = 0
+            while follow || ContinuousClock.now < end {
+                if ContinuousClock.now >= nextRefresh {
+                    connectNew()  // coordinators that joined since
+                    nextRefresh = ContinuousClock.now + .seconds(2)
+                }
+                guard try socket.poll(.readable, timeout: .milliseconds(200)).contains(.readable),
+                      let frames = try socket.receiveFrames(), frames.count == 2,
+                      let envelope = try? WireEnvelope.decode(frame: Data(frames[1])),
+                      envelope.kind == .channelEvent,
+                      let event = try? envelope.decodeBody(RoomChannelEvent.self)
+                else { continue }
+                guard seen.insert(event.noticeID).inserted else { continue }
+                // One unbuffered line per event, so a pipe sees each as it happens.
+                FileHandle.standardOutput.write(Data(ChannelEventJSON.encode(event) + [UInt8(ascii: "\n")]))
+                printed += 1
+                if let count, printed >= count { return }
+            }
+        }
+    }
+}

@@ -1,0 +1,133 @@
+import ArgumentParser
+import Foundation
+import NodeRuntime
+import ShowroomKit
+import ShowroomWire
+import LocalCluster
+import ZeroMQ
+
+/// `showroomctl bench failover`: a host and its audience on one edge; the edge is SIGKILLed and
+/// the time until each former audience member decodes video again is measured (the SDK rejoins
+/// through the coordinator's new placement without the app doing anything).
+///
+/// It kills a process of the cluster it is pointed at (found by its NODE_INFO pid), so it runs on
+/// the cluster's machine, against a cluster with at least two edges.
+struct FailoverBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "failover",
+        abstract: "SIGKILL the edge hosting a live channel; time until all its audience decode frames again (kills an edge!).")
+
+    @Option(name: .customLong("seed"), help: "A cluster member (repeatable).")
+    var seeds: [String] = []
+
+    @Option(help: "Audience members of the channel.")
+    var audiences = 10
+
+    @Option(help: "Seconds to wait for every audience member to recover.")
+    var timeout = 15.0
+
+    @Flag(help: "Print one JSON object.")
+    var json = false
+
+    @OptionGroup var app: AppCredentials
+
+    func validate() throws {
+        guard !seeds.isEmpty else { throw ValidationError("give at least one --seed") }
+        guard (1...500).contains(audiences) else { throw ValidationError("--audiences must be 1–500") }
+    }
+
+    func run() async throws {
+        let link = try CoordinatorLink(seeds: seeds)
+        let edges = try await onThread { try link.coordinators(in: link.clusterStatus()).isEmpty ? -1
+            : link.clusterStatus().members.filter { $0.role == "edge" && $0.state == .alive }.count }
+        guard edges >= 2 else {
+            throw ValidationError(edges < 0 ? "the cluster has no coordinator to place channels again"
+                                            : "the cluster needs at least two alive edges (it has \(edges))")
+        }
+        let channel = "bench-failover-\(UInt32.random(in: 0 ... .max))"
+        let hostUID: UInt32 = 1
+        let host = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)))
+        await host.setLocalVideoSource(TestPatternCamera(width: 320, height: 240, framesPerSecond: 15))
+        try await host.joinChannel(token: try app.token(channel: channel, uid: hostUID, role: .publisher),
+                                   channel: channel, uid: hostUID, options: .broadcaster)
+        let loop = try EngineLoop(name: "bench-failover")
+        let pictures = (0..<audiences).map { _ in PictureTimes() }
+        var engines: [ShowroomEngine] = []
+        for i in 0..<audiences {
+            let engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)), loop: loop)
+            let uid = 1000 + UInt32(i)
+            let connection = ChannelConnection(channel: channel, uid: uid)
+            let times = pictures[i]
+            try await engine.setupRemoteVideo(uid: hostUID, connection: connection, sink: DecodingVideoSink(
+                readFrameCounters: false, onPicture: { _ in times.record() }))
+            try await engine.joinChannel(token: try app.token(channel: channel, uid: uid, role: .subscriber),
+                                         channel: channel, uid: uid, options: .audience)
+            engines.append(engine)
+        }
+        progress("\(audiences) audience members joined \(channel); waiting for video", json: json)
+        try await waitUntil(.seconds(10)) { pictures.allSatisfy { !$0.isEmpty } }
+
+        let place = { () -> RoomPlaceChannelRequest in
+            var place = RoomPlaceChannelRequest()
+            place.channel = channel
+            return place
+        }()
+        let placed = try await onThread { try link.request(.channelPlace, body: place, expecting: RoomPlaceChannelResponse.self) }
+        let status = try await onThread { try link.clusterStatus() }
+        guard let edge = status.members.first(where: { $0.id == placed.edgeID }) else {
+            throw ShowroomError.unavailable("edge \(placed.edgeID) is not in the cluster view")
+        }
+        let info = try await onThread { () throws -> WireNodeInfo in
+            let client = try NodeClient(endpoint: edge.clusterEndpoint, context: link.context)
+            return try client.request(.nodeInfo, body: WireNodeInfoRequest(), expecting: WireNodeInfo.self)
+        }
+        progress("SIGKILL \(edge.id) (pid \(info.pid)), which hosts \(channel)", json: json)
+        let killedAt = ContinuousClock.now
+        guard kill(pid_t(info.pid), SIGKILL) == 0 else {
+            throw ShowroomError.unavailable("cannot kill pid \(info.pid) of \(edge.id): is the cluster on this machine?")
+        }
+        // Frames decoded within 50 ms of the kill were in flight before it.
+        let after = killedAt + .milliseconds(50)
+        func recovered(_ i: Int) -> Double? {
+            pictures[i].first(after: after).map { killedAt.duration(to: $0).seconds * 1000 }
+        }
+        try? await waitUntil(.milliseconds(Int(timeout * 1000))) { (0..<audiences).allSatisfy { recovered($0) != nil } }
+        let times = (0..<audiences).compactMap(recovered)
+        let failures = audiences - times.count
+
+        for engine in engines {
+            try? await engine.leaveChannel()
+            await engine.shutdown()
+        }
+        try? await host.leaveChannel()
+        await host.shutdown()
+        await loop.shutdown()
+
+        if json {
+            try printJSON([
+                "benchmark": "failover", "audiences": audiences, "killed_edge": edge.id,
+                "recover_ms_p50": rounded(percentile(times, 0.5)), "recover_ms_max": rounded(times.max() ?? 0),
+                "failures": failures,
+            ])
+        } else {
+            print("edge SIGKILL → audience decoding again, \(audiences) audience members (killed \(edge.id))")
+            print(String(format: "  p50 %7.1f ms   max %7.1f ms   not recovered %d", percentile(times, 0.5), times.max() ?? 0, failures))
+        }
+    }
+
+    /// Polls `condition` every 10 ms until it holds or `timeout` passes (then throws).
+    private func waitUntil(_ timeout: Duration, _ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !condition() {
+            guard ContinuousClock.now < deadline else { throw ShowroomError.deadlineExceeded("not within \(timeout)") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+}
+
+/// Runs blocking socket work on a thread of its own, off Swift's cooperative pool.
+func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try work() }) }.start()
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+import LocalCluster
+import ShowroomAuth
+import ShowroomKit
+import ShowroomWire
+import Synchronization
+import Webhooks
+import XCTest
+
+/// Channels on a real cluster (a coordinator and three edges): placement over the edges, channel
+/// events to a webhook receiver (signed, in order, once after de-duplication, through an outage),
+/// kick and ban enforced by the edges.
+final class ChannelClusterTests: XCTestCase {
+    nonisolated(unsafe) static var cluster: TestCluster?
+    nonisolated(unsafe) static var receiver: WebhookReceiver?
+    static let secret = "test-webhook-secret"
+    /// While true the receiver answers 503 (a business server outage).
+    static let outage = Mutex(false)
+
+    override class func setUp() {
+        super.setUp()
+        let started = Mutex<Result<(TestCluster, WebhookReceiver), any Error>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            do {
+                let receiver = try await WebhookReceiver.start(secret: secret) { _ in outage.withLock { $0 } ? 503 : 200 }
+                let cluster = try TestCluster(coordinators: 1, edges: 3,
+                                              extra: ["--webhook", receiver.url, "--webhook-secret", secret])
+                started.withLock { $0 = .success((cluster, receiver)) }
+            } catch {
+                started.withLock { $0 = .failure(error) }
+            }
+            done.signal()
+        }
+        done.wait()
+        if case .success(let (cluster, receiver)) = started.withLock({ $0 }) {
+            self.cluster = cluster
+            self.receiver = receiver
+        }
+    }
+
+    override class func tearDown() {
+        cluster?.down()
+        cluster = nil
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            await receiver?.stop()
+            done.signal()
+        }
+        done.wait()
+        super.tearDown()
+    }
+
+    private var seed: String { get throws { try XCTUnwrap(Self.cluster).endpoint("coordinator-1") } }
+
+    func testTwentyChannelsSpreadOverThreeEdgesAndStay() async throws {
+        let seed = try self.seed
+        var placed: [String: String] = [:]
+        for i in 0..<20 {
+            var place = RoomPlaceChannelRequest()
+            place.channel = "spread-\(i)"
+            let answer = try await request(.channelPlace, place, to: seed, expecting: RoomPlaceChannelResponse.self)
+            XCTAssertTrue(answer.clientEndpoint.hasPrefix("tcp://"))
+            placed[place.channel] = answer.edgeID
+        }
+        let perEdge = Dictionary(grouping: placed.values, by: { $0 }).mapValues(\.count)
+        print("channels per edge: \(perEdge.sorted { $0.key < $1.key })")
+        XCTAssertEqual(Set(perEdge.keys), ["edge-1", "edge-2", "edge-3"])
+        // Sticky: asking again gives the same edge.
+        for (channel, edge) in placed {
+            var place = RoomPlaceChannelRequest()
+            place.channel = channel
+            let again = try await request(.channelPlace, place, to: seed, expecting: RoomPlaceChannelResponse.self)
+            XCTAssertEqual(again.edgeID, edge, channel)
+        }
+        var empty = RoomPlaceChannelRequest()
+        empty.channel = ""
+        await assertFails(.invalidArgument, "placing a nameless channel") {
+            try await request(.channelPlace, empty, to: seed, expecting: RoomPlaceChannelResponse.self)
+        }
+    }
+
+    func testChannelEventsReachTheWebhookSignedInOrderOnceThroughAnOutage() async throws {
+        let receiver = try XCTUnwrap(Self.receiver)
+        let seed = try self.seed
+        let channel = "webhook-\(UInt32.random(in: 0 ... .max))"
+        let host = try await joinedEngine(seed: seed, channel: channel, uid: 11, broadcaster: true)
+        let viewer = try await joinedEngine(seed: seed, channel: channel, uid: 12, broadcaster: false)
+        try await eventually("the first events posted") {
+            receiver.events(channel: channel).count >= 3
+        }
+        // The receiver goes down; events keep happening; it comes back.
+        Self.outage.withLock { $0 = true }
+        try await viewer.leaveChannel()
+        await viewer.shutdown()
+        try await host.leaveChannel()
+        await host.shutdown()
+        try await eventually("posts refused during the outage") {
+            receiver.refused(channel: channel) > 0
+        }
+        Self.outage.withLock { $0 = false }
+        try await eventually("every event delivered after the outage", timeout: .seconds(30)) {
+            receiver.events(channel: channel).count >= 6
+        }
+        let events = receiver.events(channel: channel)
+        XCTAssertEqual(events.map(\.sequence), Array(1...UInt64(events.count)), "in order, each once")
+        XCTAssertEqual(events.map(\.type), [.channelCreated, .broadcasterJoined, .audienceJoined, .audienceLeft,
+                                            .broadcasterLeft, .channelDestroyed])
+        XCTAssertEqual(events[2].uid, 12)
+        XCTAssertEqual(events[3].reason, .quit)
+        XCTAssertTrue(receiver.allSignaturesValid, "every post carries a valid signature")
+        XCTAssertGreaterThan(receiver.duplicatesOrRetries, 0, "the outage made the coordinator retry")
+    }
+
+    func testKickClosesTheConnectionAndTheBanRefusesARejoin() async throws {
+        let seed = try self.seed
+        let channel = "kick-\(UInt32.random(in: 0 ... .max))"
+        let viewer = try await joinedEngine(seed: seed, channel: channel, uid: 31, broadcaster: false)
+        let log = EventLog(viewer)
+        var kick = RoomKickRequest()
+        kick.channel = channel
+        kick.uid = 31
+        kick.banSeconds = 30
+        // Unsigned or wrongly signed: refused.
+        await assertFails(.adminUnauthorized, "an unsigned kick") {
+            try await request(.kick, kick, to: seed, expecting: RoomKickResponse.self)
+        }
+        kick.admin = AdminSigner.sign(action: "kick", target: channel, uid: 31,
+                                      issuedAtMs: Int64(Date().timeIntervalSince1970 * 1000), appCertificate: String(repeating: "0", count: 32))
+        await assertFails(.adminUnauthorized, "a kick signed with another certificate") {
+            try await request(.kick, kick, to: seed, expecting: RoomKickResponse.self)
+        }
+        kick.admin = AdminSigner.sign(action: "kick", target: channel, uid: 31,
+                                      issuedAtMs: Int64(Date().timeIntervalSince1970 * 1000), appCertificate: DemoApp.appCertificate)
+        let answer = try await request(.kick, kick, to: seed, expecting: RoomKickResponse.self)
+        XCTAssertEqual(answer.edges, 3, "every edge enforces the ban")
+        try await log.wait("the connection closed as banned") { event in
+            if case .connectionClosed(_, let error) = event { return error.code == .banned }
+            return false
+        }
+        // A rejoin during the ban is refused, on whichever edge.
+        let again = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds([seed])))
+        await assertFails(.banned, "a rejoin during the ban") {
+            try await again.joinChannel(token: try TestCluster.token(channel: channel, uid: 31, role: .subscriber),
+                                        channel: channel, uid: 31, options: .audience)
+        }
+        // Others are not affected.
+        let other = try await joinedEngine(seed: seed, channel: channel, uid: 32, broadcaster: false)
+        try await other.leaveChannel()
+        await other.shutdown()
+        await again.shutdown()
+        await viewer.shutdown()
+    }
+
+    /// An engine joined to `channel`.
+    private func joinedEngine(seed: String, channel: String, uid: UInt32, broadcaster: Bool) async throws -> ShowroomEngine {
+        let engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds([seed])))
+        if broadcaster { await engine.setLocalVideoSource(TestPatternCamera(width: 160, height: 120, framesPerSecond: 15)) }
+        try await engine.joinChannel(
+            token: try TestCluster.token(channel: channel, uid: uid, role: broadcaster ? .publisher : .subscriber),
+            channel: channel, uid: uid, options: broadcaster ? .broadcaster : .audience)
+        return engine
+    }
+}
+
+/// Everything an engine reported, kept for the test to wait on.
+final class EventLog: Sendable {
+    private final class Store: Sendable {
+        let events = Mutex<[EngineEvent]>([])
+    }
+    private let store = Store()
+    private let reader: Task<Void, Never>
+
+    init(_ engine: ShowroomEngine) {
+        let store = self.store
+        reader = Task {
+            for await event in engine.events { store.events.withLock { $0.append(event) } }
+        }
+    }
+
+    deinit { reader.cancel() }
+
+    var all: [EngineEvent] { store.events.withLock { $0 } }
+
+    /// Waits until an event matches.
+    func wait(_ what: String, timeout: Duration = .seconds(10), _ match: @escaping (EngineEvent) -> Bool) async throws {
+        try await eventually(what, timeout: timeout) { all.contains(where: match) }
+    }
+}

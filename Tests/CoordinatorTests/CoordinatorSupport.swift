@@ -1,0 +1,91 @@
+import Foundation
+import LocalCluster
+import NodeRuntime
+import ShowroomAuth
+import ShowroomKit
+import ShowroomWire
+import SwiftProtobuf
+import Synchronization
+import XCTest
+import ZeroMQ
+
+/// A cluster of real processes started through `deploy/cluster.sh` on free ports, for one test
+/// class; stopped (and every process killed by pid) in tearDown.
+final class TestCluster: @unchecked Sendable {  // used by one test at a time
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let launcher: Launcher
+
+    init(coordinators: Int, edges: Int, extra: [String] = []) throws {
+        launcher = try Launcher(packageRoot: Self.packageRoot)
+        try launcher.run("up", ["--edges", "\(edges)", "--coordinators", "\(coordinators)", "--callsignals", "0",
+                                "--base-port", "0"] + extra)
+    }
+
+    func endpoint(_ id: String) throws -> String { try launcher.endpoint(of: id) }
+
+    func down() { try? launcher.down() }
+
+    /// A token of the demo app the launcher gives every process.
+    static func token(channel: String, uid: UInt32, role: RTCRole = .publisher) throws -> String {
+        try RTCTokenBuilder.buildToken(appID: DemoApp.appID, appCertificate: DemoApp.appCertificate,
+                                       channelName: channel, uid: uid, role: role, tokenExpire: 600)
+    }
+}
+
+/// Blocking requests to one member's cluster endpoint, run on a thread of their own (a
+/// ``NodeClient`` owns a ZeroMQ socket and may not be used from Swift's cooperative pool).
+func request<Response: SwiftProtobuf.Message & Sendable>(
+    _ kind: WireMessageKind, _ body: some SwiftProtobuf.Message & Sendable, to endpoint: String, expecting: Response.Type,
+    timeout: Duration = .seconds(3)
+) async throws -> Response {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread {
+            continuation.resume(with: Result {
+                let context = try Context()
+                defer { context.shutdown() }
+                let client = try NodeClient(endpoint: endpoint, context: context)
+                return try client.request(kind, body: body, expecting: Response.self, timeout: timeout)
+            })
+        }.start()
+    }
+}
+
+/// Sends raw frames and returns the answer envelope, on a thread of its own.
+func exchange(_ frames: [[UInt8]], to endpoint: String, requestID: UInt64) async throws -> WireEnvelope {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread {
+            continuation.resume(with: Result {
+                let context = try Context()
+                defer { context.shutdown() }
+                return try NodeClient(endpoint: endpoint, context: context)
+                    .exchange(frames, requestID: requestID, timeout: .seconds(3))
+            })
+        }.start()
+    }
+}
+
+/// Waits until `condition` holds, checking every 20 ms until `timeout`.
+func eventually(_ what: String, timeout: Duration = .seconds(15), _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if (try? await condition()) == true { return }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    throw ShowroomError.deadlineExceeded("\(what) did not happen within \(timeout)")
+}
+
+/// Asserts that `body` fails with `code`.
+func assertFails<T>(_ code: WireErrorCode, _ what: String, file: StaticString = #filePath, line: UInt = #line,
+                    _ body: () async throws -> T) async {
+    do {
+        _ = try await body()
+        XCTFail("\(what): expected \(code), got success", file: file, line: line)
+    } catch let error as ShowroomError {
+        XCTAssertEqual(error.code, code, "\(what): \(error)", file: file, line: line)
+        XCTAssertFalse(error.message.isEmpty, file: file, line: line)
+    } catch {
+        XCTFail("\(what): expected \(code), got \(error)", file: file, line: line)
+    }
+}
+

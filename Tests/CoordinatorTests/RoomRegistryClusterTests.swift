@@ -1,0 +1,113 @@
+import Foundation
+import LocalCluster
+import ShowroomKit
+import ShowroomWire
+import XCTest
+
+/// Rooms on two real coordinators: the SDK's room service, errors, every room reachable through
+/// either coordinator, a restart that loses nothing, and one coordinator serving all after the
+/// other is killed.
+final class RoomRegistryClusterTests: XCTestCase {
+    func testRoomsAcrossCoordinatorsSurviveRestartAndFailover() async throws {
+        let cluster = try TestCluster(coordinators: 2, edges: 1)
+        defer { cluster.down() }
+        let first = try cluster.endpoint("coordinator-1")
+        let second = try cluster.endpoint("coordinator-2")
+        let loop = try EngineLoop(name: "rooms-test")
+        var service = RoomService(seeds: [first, second], loop: loop)
+
+        // Create through the SDK: some with ids of ours, some with the coordinator's.
+        var created: [RoomRoom] = []
+        for i in 0..<12 {
+            let room = try await service.createRoom(name: "room \(i)", ownerUid: 500 + UInt32(i), ownerName: "owner \(i)",
+                                                    roomID: i % 2 == 0 ? "test-room-\(i)" : "")
+            XCTAssertEqual(room.name, "room \(i)")
+            XCTAssertEqual(room.state, RoomRoomState.open)
+            XCTAssertFalse(room.roomID.isEmpty)
+            created.append(room)
+        }
+        // Listing pages through all of them, newest first, with the total.
+        var listed: [RoomRoom] = []
+        var token = ""
+        repeat {
+            let page = try await service.listRooms(pageSize: 5, pageToken: token)
+            XCTAssertEqual(page.total, 12)
+            listed += page.rooms
+            token = page.nextPageToken
+        } while !token.isEmpty
+        XCTAssertEqual(Set(listed.map(\.roomID)), Set(created.map(\.roomID)))
+        XCTAssertEqual(listed.map(\.createdAtMs), listed.map(\.createdAtMs).sorted(by: >))
+
+        // Every room is reachable through either coordinator (one forwards to the other).
+        for room in created {
+            var get = RoomGetRoomRequest()
+            get.roomID = room.roomID
+            for endpoint in [first, second] {
+                let answer = try await request(.roomGet, get, to: endpoint, expecting: RoomGetRoomResponse.self)
+                XCTAssertEqual(answer.room.roomID, room.roomID)
+                XCTAssertEqual(answer.room.name, room.name)
+            }
+        }
+
+        // Audience, chat and the clear errors.
+        let target = created[0]
+        let joined = try await service.joinRoom(target.roomID, uid: 9001, userName: "viewer")
+        XCTAssertEqual(joined.audienceCount, 1)
+        let message = try await service.sendMessage(target.roomID, uid: 9001, userName: "viewer", text: "hello")
+        XCTAssertEqual(message.sequence, 1)
+        await assertFails(.roomNotFound, "unknown room") { try await service.room("no-such-room") }
+        await assertFails(.notRoomOwner, "closing someone else's room") { try await service.closeRoom(target.roomID, uid: 9001) }
+        await assertFails(.chatMessageTooLarge, "oversize chat message") {
+            try await service.sendMessage(target.roomID, uid: 9001, text: String(repeating: "x", count: 1025))
+        }
+        // A body that is not a create request.
+        var garbage = WireEnvelope()
+        garbage.kind = .roomCreate
+        garbage.requestID = 7
+        garbage.protocolVersion = WireEnvelope.currentProtocolVersion
+        garbage.body = Data([0xff, 0xff, 0xff])
+        let malformed = try await exchange([try garbage.serializedBytes()], to: first, requestID: 7)
+        XCTAssertEqual(malformed.failure?.code, .malformedMessage)
+        let closed = try await service.closeRoom(created[1].roomID, uid: created[1].ownerUid)
+        XCTAssertEqual(closed.state, RoomRoomState.closed)
+        await assertFails(.roomClosed, "chat in a closed room") {
+            try await service.sendMessage(created[1].roomID, uid: 9001, text: "late")
+        }
+
+        // Restart a coordinator: its database brings every room back.
+        try cluster.launcher.run("restart", ["coordinator-1"])
+        // The restarted coordinator listens on a new port: the SDK is given both seeds again.
+        await service.shutdown()
+        service = RoomService(seeds: [try cluster.endpoint("coordinator-1"), second], loop: loop)
+        try await eventually("all open rooms listed after the restart") {
+            let page = try await service.listRooms(pageSize: 100)
+            return Set(page.rooms.map(\.roomID)) == Set(created.dropFirst(2).map(\.roomID) + [created[0].roomID])
+        }
+        let after = try await service.room(target.roomID)
+        XCTAssertEqual(after.audienceCount, 1)
+        let history = try await service.messages(in: target.roomID)
+        XCTAssertEqual(history.map(\.text), ["hello"])
+
+        // Kill the other one: the survivor serves every room.
+        try cluster.launcher.run("kill", ["coordinator-2"])
+        let survivor = try cluster.endpoint("coordinator-1")
+        await service.shutdown()
+        service = RoomService(seeds: [survivor], loop: loop)
+        try await eventually("coordinator-1 serves every room alone", timeout: .seconds(20)) {
+            for room in created {
+                var get = RoomGetRoomRequest()
+                get.roomID = room.roomID
+                _ = try await request(.roomGet, get, to: survivor, expecting: RoomGetRoomResponse.self, timeout: .milliseconds(500))
+            }
+            return true
+        }
+        let page = try await service.listRooms(pageSize: 100)
+        XCTAssertEqual(Set(page.rooms.map(\.roomID)), Set(created.map(\.roomID)).subtracting([created[1].roomID]))
+        let room = try await service.createRoom(name: "after failover", ownerUid: 77)
+        let fetched = try await service.room(room.roomID)
+        XCTAssertEqual(fetched.name, "after failover")
+
+        await service.shutdown()
+        await loop.shutdown()
+    }
+}
