@@ -160,7 +160,7 @@ let package = Package(
         .target(
             name: "LocalCluster",
             dependencies: [
-                "NodeRuntime", "ZeroMQ", "ShowroomWire", "Edge", "Webhooks",
+                "NodeRuntime", "ZeroMQ", "ShowroomWire", "Edge", "Webhooks", "ShowroomKit",
                 .product(name: "FlyingFox", package: "FlyingFox"),
             ]
         ),

@@ -11,17 +11,11 @@ extension CoordinatorCore {
     /// Which edge hosts a channel: asked of the channel's owner coordinator, which keeps the answer
     /// while that edge lives.
     func placeChannel(_ request: WireEnvelope, _ respond: Node.Responder) {
-        let body: RoomPlaceChannelRequest
-        do {
-            body = try request.decodeBody(RoomPlaceChannelRequest.self)
+        guard let body = answering(respond, { () throws -> RoomPlaceChannelRequest in
+            let body = try request.decodeBody(RoomPlaceChannelRequest.self)
             guard !body.channel.isEmpty else { throw ShowroomError.invalidArgument("a channel name is needed to place it") }
-        } catch let error as ShowroomError {
-            respond(.failure(error))
-            return
-        } catch {
-            respond(.failure(.internal("\(error)")))
-            return
-        }
+            return body
+        }) else { return }
         let owner = holders(of: body.channel).first ?? selfID
         if !request.forwarded, owner != selfID, let endpoint = clusterEndpoint(of: owner) {
             node.forward(request, to: endpoint, timeout: Self.peerTimeout) { [self] result in
@@ -87,13 +81,7 @@ extension CoordinatorCore {
 
     /// An edge's report: activities to number, publish and post (their order kept), and its channels.
     func edgeReport(_ request: WireEnvelope, _ respond: Node.Responder) {
-        let report: RoomEdgeChannelReport
-        do {
-            report = try request.decodeBody(RoomEdgeChannelReport.self)
-        } catch {
-            respond(.failure(error))
-            return
-        }
+        guard let report = answering(respond, { try request.decodeBody(RoomEdgeChannelReport.self) }) else { return }
         if report.hasChannels_p { edgeChannels[report.edgeID] = report.channels }
         guard !report.activities.isEmpty else {
             respond(.success(RoomEdgeChannelReportResponse()))
@@ -161,8 +149,7 @@ extension CoordinatorCore {
     /// Bans a uid from a channel and has every alive edge enforce it now.
     func kick(_ request: WireEnvelope, _ respond: Node.Responder) {
         let now = Self.nowMs
-        let ban: RoomBan
-        do {
+        guard let ban = answering(respond, { () throws -> RoomBan in
             let body = try request.decodeBody(RoomKickRequest.self)
             guard !body.channel.isEmpty, body.uid != 0 else {
                 throw ShowroomError.invalidArgument("a kick names a channel and a non-zero uid")
@@ -180,14 +167,8 @@ extension CoordinatorCore {
             fresh.privileges = body.privileges.isEmpty ? [1] : body.privileges
             // A kick without a ban still closes the connection: a ban that ends a second from now.
             fresh.untilMs = now + Int64(max(1, body.banSeconds)) * 1000
-            ban = bans.add(fresh)
-        } catch let error as ShowroomError {
-            respond(.failure(error))
-            return
-        } catch {
-            respond(.failure(.internal("\(error)")))
-            return
-        }
+            return bans.add(fresh)
+        }) else { return }
         persist { try store.save(bans: [ban]) }
         var batch = RoomStateBatch()
         batch.bans = [ban]

@@ -143,22 +143,15 @@ extension CoordinatorCore {
 
     /// Lists open rooms newest first across all coordinators: each lists its own, this one merges.
     func listRooms(_ request: WireEnvelope, _ respond: Node.Responder) {
-        let body: RoomListRoomsRequest
-        let position: (createdAtMs: Int64, roomID: String)?
-        do {
-            body = try request.decodeBody(RoomListRoomsRequest.self)
+        guard let (body, position) = answering(respond, {
+            () throws -> (RoomListRoomsRequest, (createdAtMs: Int64, roomID: String)?) in
+            let body = try request.decodeBody(RoomListRoomsRequest.self)
             // Coordinators ask each other for one more than a page, to know whether more follow.
             guard body.pageSize <= (request.forwarded ? 101 : 100) else {
                 throw ShowroomError.invalidArgument("page size \(body.pageSize) is over 100; ask for at most 100 rooms a page")
             }
-            position = try Self.position(of: body.pageToken)
-        } catch let error as ShowroomError {
-            respond(.failure(error))
-            return
-        } catch {
-            respond(.failure(.internal("\(error)")))
-            return
-        }
+            return (body, try Self.position(of: body.pageToken))
+        }) else { return }
         let pageSize = Int(body.pageSize == 0 ? 20 : body.pageSize)
         let local = ownedOpenRooms(after: position)
         if request.forwarded {

@@ -216,6 +216,19 @@ final class CoordinatorCore {
         }
     }
 
+    /// Runs `read` (decoding and checking a request); a failure is answered at once — its
+    /// ``ShowroomError``, anything else as internal — and `nil` returned.
+    func answering<T>(_ respond: Node.Responder, _ read: () throws -> T) -> T? {
+        do {
+            return try read()
+        } catch let error as ShowroomError {
+            respond(.failure(error))
+        } catch {
+            respond(.failure(.internal("\(error)")))
+        }
+        return nil
+    }
+
     /// Runs a database write; a failure is logged (the state in memory stays authoritative and the
     /// replica holds it too).
     func persist(_ write: () throws -> Void) {

@@ -41,7 +41,7 @@ public final class WebhookReceiver: Sendable {
 
     /// Listens on a free port of 127.0.0.1 and answers each post with `answer`.
     public static func start(secret: String, answer: @escaping Answer = { _ in 200 }) async throws -> WebhookReceiver {
-        let server = HTTPServer(address: try sockaddr_in.inet(ip4: "127.0.0.1", port: 0), timeout: 10)
+        let server = HTTPServer(address: try sockaddr_in.inet(ip4: "127.0.0.1", port: 0), timeout: 10, logger: .disabled)
         let recorded = Recorder()
         await server.appendRoute("POST /events") { request in
             let body = (try? await request.bodyData).map { [UInt8]($0) } ?? []

@@ -163,27 +163,3 @@ final class ChannelClusterTests: XCTestCase {
     }
 }
 
-/// Everything an engine reported, kept for the test to wait on.
-final class EventLog: Sendable {
-    private final class Store: Sendable {
-        let events = Mutex<[EngineEvent]>([])
-    }
-    private let store = Store()
-    private let reader: Task<Void, Never>
-
-    init(_ engine: ShowroomEngine) {
-        let store = self.store
-        reader = Task {
-            for await event in engine.events { store.events.withLock { $0.append(event) } }
-        }
-    }
-
-    deinit { reader.cancel() }
-
-    var all: [EngineEvent] { store.events.withLock { $0 } }
-
-    /// Waits until an event matches.
-    func wait(_ what: String, timeout: Duration = .seconds(10), _ match: @escaping (EngineEvent) -> Bool) async throws {
-        try await eventually(what, timeout: timeout) { all.contains(where: match) }
-    }
-}

@@ -41,37 +41,6 @@ enum SharedCluster {
     }
 }
 
-/// Everything an engine reported, kept for the test to wait on.
-final class EventLog: Sendable {
-    private final class Store: Sendable {
-        let events = Mutex<[EngineEvent]>([])
-    }
-    private let store = Store()
-    private let reader: Task<Void, Never>
-
-    init(_ engine: ShowroomEngine) {
-        let store = self.store
-        reader = Task {
-            for await event in engine.events { store.events.withLock { $0.append(event) } }
-        }
-    }
-
-    deinit { reader.cancel() }
-
-    var all: [EngineEvent] { store.events.withLock { $0 } }
-
-    /// Waits until an event matches, polling the log every 10 ms until `timeout`.
-    @discardableResult
-    func wait(_ what: String, timeout: Duration = .seconds(10), _ match: @escaping (EngineEvent) -> Bool) async throws -> EngineEvent {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let event = all.first(where: match) { return event }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        throw ShowroomError.deadlineExceeded("no \(what) within \(timeout); events: \(all.suffix(20))")
-    }
-}
-
 /// Waits until `condition` holds, checking every 10 ms until `timeout`.
 func eventually(_ what: String, timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
