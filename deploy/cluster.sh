@@ -267,14 +267,20 @@ client_pids=()
 start_client() {
   local name="$1"; shift
   mkdir -p "$run_dir/clients"
+  # The binary itself in the background (not through a function, whose subshell would be the pid
+  # recorded and killed while the client lived on).
   # shellcheck disable=SC2046
-  ctl client $(seed_flags) "$@" >"$run_dir/clients/$name.out" 2>"$run_dir/clients/$name.log" </dev/null &
+  "$bin_dir/showroomctl" client $(seed_flags) "$@" >"$run_dir/clients/$name.out" 2>"$run_dir/clients/$name.log" </dev/null &
   client_pids+=($!)
 }
 stop_clients() {
-  local pid
+  local pid deadline=$((SECONDS + 5))
   for pid in "${client_pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-  for pid in "${client_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  for pid in "${client_pids[@]}"; do
+    while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
   client_pids=()
 }
 # Waits until NAME's output has a line starting with WHAT (or 20 s pass).

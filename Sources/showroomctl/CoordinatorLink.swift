@@ -7,7 +7,7 @@ import ZeroMQ
 /// Requests to the cluster's room-coordinators for the admin commands: the alive coordinators are
 /// learned from the first seed that answers, and each request goes to the first coordinator that
 /// answers it (any coordinator serves any room: it forwards to the owner).
-final class CoordinatorLink: @unchecked Sendable {  // used by one thread at a time
+final class CoordinatorLink {
     let context: Context
     let seeds: [String]
     let timeout: Duration

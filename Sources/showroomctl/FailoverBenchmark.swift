@@ -37,9 +37,14 @@ struct FailoverBenchmark: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let link = try CoordinatorLink(seeds: seeds)
-        let edges = try await onThread { try link.coordinators(in: link.clusterStatus()).isEmpty ? -1
-            : link.clusterStatus().members.filter { $0.role == "edge" && $0.state == .alive }.count }
+        let seeds = self.seeds
+        // Sockets belong to the thread that made them: each blocking step makes its own link.
+        let edges = try await onThread { () throws -> Int in
+            let link = try CoordinatorLink(seeds: seeds)
+            let status = try link.clusterStatus()
+            return link.coordinators(in: status).isEmpty ? -1
+                : status.members.filter { $0.role == "edge" && $0.state == .alive }.count
+        }
         guard edges >= 2 else {
             throw ValidationError(edges < 0 ? "the cluster has no coordinator to place channels again"
                                             : "the cluster needs at least two alive edges (it has \(edges))")
@@ -67,19 +72,16 @@ struct FailoverBenchmark: AsyncParsableCommand {
         progress("\(audiences) audience members joined \(channel); waiting for video", json: json)
         try await waitUntil(.seconds(10)) { pictures.allSatisfy { !$0.isEmpty } }
 
-        let place = { () -> RoomPlaceChannelRequest in
+        let (edge, info) = try await onThread { () throws -> (AdminMemberStatus, WireNodeInfo) in
+            let link = try CoordinatorLink(seeds: seeds)
             var place = RoomPlaceChannelRequest()
             place.channel = channel
-            return place
-        }()
-        let placed = try await onThread { try link.request(.channelPlace, body: place, expecting: RoomPlaceChannelResponse.self) }
-        let status = try await onThread { try link.clusterStatus() }
-        guard let edge = status.members.first(where: { $0.id == placed.edgeID }) else {
-            throw ShowroomError.unavailable("edge \(placed.edgeID) is not in the cluster view")
-        }
-        let info = try await onThread { () throws -> WireNodeInfo in
+            let placed = try link.request(.channelPlace, body: place, expecting: RoomPlaceChannelResponse.self)
+            guard let edge = try link.clusterStatus().members.first(where: { $0.id == placed.edgeID }) else {
+                throw ShowroomError.unavailable("edge \(placed.edgeID) is not in the cluster view")
+            }
             let client = try NodeClient(endpoint: edge.clusterEndpoint, context: link.context)
-            return try client.request(.nodeInfo, body: WireNodeInfoRequest(), expecting: WireNodeInfo.self)
+            return (edge, try client.request(.nodeInfo, body: WireNodeInfoRequest(), expecting: WireNodeInfo.self))
         }
         progress("SIGKILL \(edge.id) (pid \(info.pid)), which hosts \(channel)", json: json)
         let killedAt = ContinuousClock.now
