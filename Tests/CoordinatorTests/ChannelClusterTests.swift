@@ -117,6 +117,18 @@ final class ChannelClusterTests: XCTestCase {
         let channel = "kick-\(UInt32.random(in: 0 ... .max))"
         let viewer = try await joinedEngine(seed: seed, channel: channel, uid: 31, broadcaster: false)
         let log = EventLog(viewer)
+        // The status view lists the channel with its edge and subscriber.
+        let cluster = try XCTUnwrap(Self.cluster)
+        try await eventually("the channel in the status view") {
+            let output = try cluster.launcher.run("status", ["--json"])
+            guard let line = output.split(separator: "\n").last(where: { $0.hasPrefix("{") }),
+                  let status = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  let channels = status["channels"] as? [[String: Any]],
+                  let entry = channels.first(where: { $0["name"] as? String == channel })
+            else { return false }
+            return (entry["edge"] as? String)?.hasPrefix("edge-") == true && entry["subscribers"] as? Int == 1
+                && (entry["publishers"] as? [Any])?.isEmpty == true
+        }
         var kick = RoomKickRequest()
         kick.channel = channel
         kick.uid = 31

@@ -2,6 +2,7 @@ import Foundation
 import LocalCluster
 import ShowroomKit
 import ShowroomWire
+import Synchronization
 import XCTest
 
 /// Rooms on two real coordinators: the SDK's room service, errors, every room reachable through
@@ -49,6 +50,31 @@ final class RoomRegistryClusterTests: XCTestCase {
             }
         }
 
+        // The room's events reach the SDK from the coordinators' events endpoints.
+        let watched = try await service.createRoom(name: "watched", ownerUid: 600)
+        let seen = EventsSeen(service.events(for: watched.roomID))
+        try await eventually("a user count change is seen") {
+            // The subscription reaches the coordinators in the background: join until one is seen.
+            _ = try await service.joinRoom(watched.roomID, uid: 9100 + UInt32(seen.count), userName: "watcher")
+            return seen.all.contains { if case .userCountChanged = $0 { true } else { false } }
+        }
+        _ = try await service.sendMessage(watched.roomID, uid: 9100, userName: "watcher", text: "seen?")
+        _ = try await service.closeRoom(watched.roomID, uid: 600)
+        try await eventually("the message and the room's end are seen") { seen.finished }
+        XCTAssertTrue(seen.all.contains { if case .messageAdded(let m) = $0 { m.text == "seen?" } else { false } })
+        guard case .roomDestroyed(let last) = seen.all.last else { return XCTFail("the stream ends with the room's end: \(seen.all)") }
+        XCTAssertEqual(last.state, RoomRoomState.closed)
+
+        // The admin command line: rooms create / list / get as JSON.
+        let created1 = try showroomctl(["rooms", "create", "--seed", first, "--name", "from the CLI", "--owner", "5", "--json"])
+        let cliRoom = try XCTUnwrap(created1["roomId"] as? String)
+        let cliList = try showroomctl(["rooms", "list", "--seed", second, "--page-size", "100", "--json"])
+        let listedIDs = (cliList["rooms"] as? [[String: Any]] ?? []).compactMap { $0["roomId"] as? String }
+        XCTAssertTrue(listedIDs.contains(cliRoom))
+        XCTAssertEqual(try showroomctl(["rooms", "get", cliRoom, "--seed", second, "--json"])["name"] as? String, "from the CLI")
+        _ = try showroomctl(["rooms", "close", cliRoom, "--seed", first, "--json"])  // as an administrator
+        created.append(try await service.room(cliRoom))
+
         // Audience, chat and the clear errors.
         let target = created[0]
         let joined = try await service.joinRoom(target.roomID, uid: 9001, userName: "viewer")
@@ -81,7 +107,7 @@ final class RoomRegistryClusterTests: XCTestCase {
         service = RoomService(seeds: [try cluster.endpoint("coordinator-1"), second], loop: loop)
         try await eventually("all open rooms listed after the restart") {
             let page = try await service.listRooms(pageSize: 100)
-            return Set(page.rooms.map(\.roomID)) == Set(created.dropFirst(2).map(\.roomID) + [created[0].roomID])
+            return Set(page.rooms.map(\.roomID)) == Set(created.filter { $0.state == .open }.map(\.roomID)).subtracting([created[1].roomID])
         }
         let after = try await service.room(target.roomID)
         XCTAssertEqual(after.audienceCount, 1)
@@ -102,7 +128,8 @@ final class RoomRegistryClusterTests: XCTestCase {
             return true
         }
         let page = try await service.listRooms(pageSize: 100)
-        XCTAssertEqual(Set(page.rooms.map(\.roomID)), Set(created.map(\.roomID)).subtracting([created[1].roomID]))
+        XCTAssertEqual(Set(page.rooms.map(\.roomID)),
+                       Set(created.filter { $0.state == .open }.map(\.roomID)).subtracting([created[1].roomID]))
         let room = try await service.createRoom(name: "after failover", ownerUid: 77)
         let fetched = try await service.room(room.roomID)
         XCTAssertEqual(fetched.name, "after failover")
@@ -110,4 +137,42 @@ final class RoomRegistryClusterTests: XCTestCase {
         await service.shutdown()
         await loop.shutdown()
     }
+}
+
+/// A room's events as they arrive.
+final class EventsSeen: Sendable {
+    private final class Store: Sendable {
+        let events = Mutex<(all: [RoomEvent], finished: Bool)>(([], false))
+    }
+    private let store = Store()
+    private let reader: Task<Void, Never>
+
+    init(_ stream: AsyncStream<RoomEvent>) {
+        let store = self.store
+        reader = Task {
+            for await event in stream { store.events.withLock { $0.all.append(event) } }
+            store.events.withLock { $0.finished = true }
+        }
+    }
+
+    deinit { reader.cancel() }
+
+    var all: [RoomEvent] { store.events.withLock { $0.all } }
+    var count: Int { all.count }
+    var finished: Bool { store.events.withLock { $0.finished } }
+}
+
+/// Runs `showroomctl ARGS` (the built executable) and parses the JSON object it prints.
+func showroomctl(_ arguments: [String]) throws -> [String: Any] {
+    let process = try ManagedProcess("showroomctl", arguments)
+    guard let status = process.waitForExit(timeout: .seconds(20)) else {
+        process.kill(signal: SIGKILL)
+        throw LocalClusterError("showroomctl \(arguments.joined(separator: " ")) did not finish")
+    }
+    guard status == 0, let line = process.stdoutLines.last,
+          let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+    else {
+        throw LocalClusterError("showroomctl \(arguments.joined(separator: " ")) failed (\(status)): \(process.stderrLines)")
+    }
+    return object
 }
