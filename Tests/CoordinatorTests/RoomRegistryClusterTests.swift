@@ -53,12 +53,15 @@ final class RoomRegistryClusterTests: XCTestCase {
         // The room's events reach the SDK from the coordinators' events endpoints.
         let watched = try await service.createRoom(name: "watched", ownerUid: 600)
         let seen = EventsSeen(service.events(for: watched.roomID))
+        var watcher: UInt32 = 9100
         try await eventually("a user count change is seen") {
-            // The subscription reaches the coordinators in the background: join until one is seen.
-            _ = try await service.joinRoom(watched.roomID, uid: 9100 + UInt32(seen.count), userName: "watcher")
+            // The subscription reaches the coordinators in the background: new audience members
+            // join until a change is seen.
+            watcher += 1
+            _ = try await service.joinRoom(watched.roomID, uid: watcher, userName: "watcher")
             return seen.all.contains { if case .userCountChanged = $0 { true } else { false } }
         }
-        _ = try await service.sendMessage(watched.roomID, uid: 9100, userName: "watcher", text: "seen?")
+        _ = try await service.sendMessage(watched.roomID, uid: watcher, userName: "watcher", text: "seen?")
         _ = try await service.closeRoom(watched.roomID, uid: 600)
         try await eventually("the message and the room's end are seen") { seen.finished }
         XCTAssertTrue(seen.all.contains { if case .messageAdded(let m) = $0 { m.text == "seen?" } else { false } })
