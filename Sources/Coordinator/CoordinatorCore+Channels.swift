@@ -67,9 +67,7 @@ extension CoordinatorCore {
             persist { try store.save(placements: [placement]) }
             var batch = RoomStateBatch()
             batch.placements = [placement]
-            send(Dictionary(uniqueKeysWithValues: coordinators.filter { $0 != selfID }.map { ($0, batch) })) {
-                respond(.success(answer))
-            }
+            sendToOtherCoordinators(batch) { respond(.success(answer)) }
         } catch let error as ShowroomError {
             respond(.failure(error))
         } catch {
@@ -172,7 +170,7 @@ extension CoordinatorCore {
         persist { try store.save(bans: [ban]) }
         var batch = RoomStateBatch()
         batch.bans = [ban]
-        send(Dictionary(uniqueKeysWithValues: coordinators.filter { $0 != selfID }.map { ($0, batch) }))
+        sendToOtherCoordinators(batch)
         var enforce = RoomEdgeBansRequest()
         enforce.bans = [ban]
         let edges = alive(.edge)

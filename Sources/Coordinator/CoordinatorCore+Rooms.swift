@@ -48,7 +48,7 @@ extension CoordinatorCore {
         case .roomCreate:
             var body = try request.decodeBody(RoomCreateRoomRequest.self)
             if body.roomID.isEmpty {
-                body.roomID = Self.newRoomID(using: &random)
+                body.roomID = RoomRegistry.newRoomID(using: &random)
                 do {
                     request.body = try body.serializedData()
                 } catch {
@@ -64,12 +64,6 @@ extension CoordinatorCore {
         case .roomChatHistory: return try request.decodeBody(RoomChatHistoryRequest.self).roomID
         default: throw .unknownKind("\(request.kind) is not a room request")
         }
-    }
-
-    /// 12 characters of [a-z0-9].
-    static func newRoomID(using generator: inout some RandomNumberGenerator) -> String {
-        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789")
-        return String((0..<12).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] })
     }
 
     /// Applies a room request to the registry; writes answer once the successor has the change.
@@ -163,7 +157,7 @@ extension CoordinatorCore {
         }
         var rooms = local.rooms
         var total = local.total
-        let others = coordinators.filter { $0 != selfID }
+        let others = otherCoordinators
         var remaining = others.count
         var failure: ShowroomError?
         let finish = { [self] in

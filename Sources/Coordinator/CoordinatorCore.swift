@@ -33,8 +33,9 @@ final class CoordinatorCore {
     var bans = BanList()
     /// The latest channel list each edge reported, by edge id.
     var edgeChannels: [String: [RoomChannelStatus]] = [:]
-    /// The alive coordinators at the last catch-up, to notice changes.
-    var knownCoordinators: [String] = []
+    /// The alive coordinators' ids, this one included, sorted; refreshed on every membership change
+    /// (ownership is computed from it per request, so it is not derived again each time).
+    private(set) var coordinators: [String] = []
     var random = SystemRandomNumberGenerator()
 
     /// How long a forwarded request or a replication may take.
@@ -101,12 +102,8 @@ final class CoordinatorCore {
             .sorted { $0.id.rawValue < $1.id.rawValue }
     }
 
-    /// The alive coordinators' ids (this one always included).
-    var coordinators: [String] {
-        var ids = Set(alive(.coordinator).map(\.id.rawValue))
-        ids.insert(selfID)
-        return ids.sorted()
-    }
+    /// The other alive coordinators.
+    var otherCoordinators: [String] { coordinators.filter { $0 != selfID } }
 
     /// Owner first, then successor, for `key`.
     func holders(of key: String) -> [String] {
@@ -118,7 +115,9 @@ final class CoordinatorCore {
     }
 
     private func membershipChanged() {
-        let current = coordinators
+        var ids = Set(alive(.coordinator).map(\.id.rawValue))
+        ids.insert(selfID)
+        let current = ids.sorted()
         let aliveEdges = Set(alive(.edge).map(\.id.rawValue))
         // Channels on edges that are gone: forgotten, so the next placement request places them again.
         let evicted = placements.evict(keepingOnly: aliveEdges)
@@ -127,9 +126,9 @@ final class CoordinatorCore {
             logger.info("edges gone: channels to place again", metadata: ["channels": "\(evicted.count)"])
         }
         for edge in edgeChannels.keys where !aliveEdges.contains(edge) { edgeChannels[edge] = nil }
-        guard current != knownCoordinators else { return }
-        let joined = Set(current).subtracting(knownCoordinators)
-        knownCoordinators = current
+        guard current != coordinators else { return }
+        let joined = Set(current).subtracting(coordinators)
+        coordinators = current
         handOver(toNewcomers: joined)
     }
 
@@ -187,6 +186,11 @@ final class CoordinatorCore {
             }
         }
         send(batches, then: done)
+    }
+
+    /// Sends `batch` to every other alive coordinator (cluster-wide tables: placements, bans).
+    func sendToOtherCoordinators(_ batch: RoomStateBatch, then done: (() -> Void)? = nil) {
+        send(Dictionary(uniqueKeysWithValues: otherCoordinators.map { ($0, batch) }), then: done)
     }
 
     /// Sends each batch to its coordinator; `done` runs once all answered or failed.
@@ -288,7 +292,7 @@ final class CoordinatorCore {
         for (holder, batch) in sliced { send([holder: batch]) }
         if !sliced.isEmpty {
             logger.info("coordinators changed: handing over state", metadata: [
-                "coordinators": "\(knownCoordinators)", "batches": "\(sliced.count)",
+                "coordinators": "\(coordinators)", "batches": "\(sliced.count)",
             ])
         }
     }

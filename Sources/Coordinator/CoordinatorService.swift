@@ -15,6 +15,7 @@ import ZeroMQ
 public final class CoordinatorRoleService: NodeRoleService {
     private let configuration: NodeConfiguration
     private let logger: Logger
+    private let webhookSettings: WebhookSettings?
     private let parts = Mutex<Parts?>(nil)
 
     private struct Parts: @unchecked Sendable {
@@ -25,9 +26,8 @@ public final class CoordinatorRoleService: NodeRoleService {
 
     /// A service for `configuration`; nothing is opened before ``start()``.
     public init(configuration: NodeConfiguration, logger: Logger) throws(ShowroomError) {
-        if !configuration.webhookURLs.isEmpty {
-            _ = try WebhookSettings(urls: configuration.webhookURLs, secret: configuration.webhookSecret)
-        }
+        webhookSettings = configuration.webhookURLs.isEmpty ? nil
+            : try WebhookSettings(urls: configuration.webhookURLs, secret: configuration.webhookSecret)
         self.configuration = configuration
         self.logger = logger
     }
@@ -39,12 +39,7 @@ public final class CoordinatorRoleService: NodeRoleService {
         let store = try RoomStore(path: path)
         let publisher = try EventPublisher(bind: configuration.eventsBind, advertiseHost: configuration.advertiseHost,
                                            logger: logger)
-        var webhooks: WebhookDispatcher?
-        if !configuration.webhookURLs.isEmpty {
-            webhooks = WebhookDispatcher(
-                settings: try WebhookSettings(urls: configuration.webhookURLs, secret: configuration.webhookSecret),
-                logger: logger)
-        }
+        let webhooks = webhookSettings.map { WebhookDispatcher(settings: $0, logger: logger) }
         parts.withLock { $0 = Parts(publisher: publisher, store: store, webhooks: webhooks) }
         logger.info("coordinator started", metadata: ["database": "\(path)", "events": "\(publisher.endpoint)"])
         return RoleEndpoints(events: publisher.endpoint)

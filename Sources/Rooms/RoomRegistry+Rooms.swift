@@ -1,6 +1,12 @@
 import ShowroomWire
 
 extension RoomRegistry {
+    /// A new room id, 12 characters of [a-z0-9], as ``create(_:nowMs:using:)`` makes for a request
+    /// without one (a coordinator draws it first, to know which coordinator owns the room).
+    public static func newRoomID(using generator: inout some RandomNumberGenerator) -> String {
+        RoomNames.generateRoomID(using: &generator)
+    }
+
     /// Largest ListRooms page.
     static let maxPageSize = 100
     /// ListRooms page size when the request says 0.

@@ -65,16 +65,6 @@ func exchange(_ frames: [[UInt8]], to endpoint: String, requestID: UInt64) async
     }
 }
 
-/// Waits until `condition` holds, checking every 20 ms until `timeout`.
-func eventually(_ what: String, timeout: Duration = .seconds(15), _ condition: () async throws -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if (try? await condition()) == true { return }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    throw ShowroomError.deadlineExceeded("\(what) did not happen within \(timeout)")
-}
-
 /// Asserts that `body` fails with `code`.
 func assertFails<T>(_ code: WireErrorCode, _ what: String, file: StaticString = #filePath, line: UInt = #line,
                     _ body: () async throws -> T) async {

@@ -41,16 +41,6 @@ enum SharedCluster {
     }
 }
 
-/// Waits until `condition` holds, checking every 10 ms until `timeout`.
-func eventually(_ what: String, timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-    throw ShowroomError.deadlineExceeded("\(what) did not happen within \(timeout)")
-}
-
 /// A client of the shared cluster: an engine, its event log, and the connection it joined.
 struct TestClient {
     let engine: ShowroomEngine

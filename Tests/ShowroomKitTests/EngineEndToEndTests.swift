@@ -213,7 +213,7 @@ final class EngineEndToEndTests: XCTestCase {
             let (engine, events) = try await stage.engine(requestTimeout: .milliseconds(300), rejoinWindow: .seconds(1))
             let connection = try await engine.joinChannel(token: TestApp.token(channel: "show", uid: 3), channel: "show", uid: 3)
             // Heartbeats keep a quiet session alive well past several heartbeat intervals.
-            try await Task.sleep(for: .milliseconds(600))
+            try await Task.sleep(for: .milliseconds(600))  // the quiet window observed (six heartbeats), not a wait for an event
             XCTAssertFalse(events.all.contains { if case .connectionStateChanged(_, .reconnecting, _) = $0 { true } else { false } })
             await stage.stopEdge()
             let stopped = ContinuousClock.now
