@@ -87,14 +87,7 @@ extension CoordinatorCore {
         }
         let now = Self.nowMs
         let events = report.activities.map { sequencer.number($0, edge: report.edgeID, nowMs: now) }
-        var touched: [String: UInt64] = [:]
-        for event in events { touched[event.channel] = event.sequence }
-        let sequences = touched.map { channel, last in
-            var sequence = RoomChannelSequence()
-            sequence.channel = channel
-            sequence.lastSequence = last
-            return sequence
-        }
+        let sequences = Set(events.map(\.channel)).map { sequencer.sequence(of: $0) }
         persist { try store.save(sequences: sequences) }
         // Owner presence keeps rooms open while their owner is in the channel.
         var presence: [RoomChange] = []

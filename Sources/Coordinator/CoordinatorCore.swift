@@ -154,16 +154,7 @@ final class CoordinatorCore {
             done?()
             return
         }
-        persist {
-            let kept = changes.filter { !$0.purged }
-            if !kept.isEmpty { try store.save(rooms: kept.map(\.room)) }
-            let purged = changes.filter(\.purged).map(\.room.roomID)
-            if !purged.isEmpty { try store.delete(roomIDs: purged) }
-            let messages = changes.compactMap(\.message)
-            if !messages.isEmpty { try store.save(messages: messages) }
-            let dropped = changes.flatMap { change in change.droppedMessageSequences.map { (roomID: change.room.roomID, sequence: $0) } }
-            if !dropped.isEmpty { try store.delete(messages: dropped) }
-        }
+        persist { try store.persist(changes) }
         for change in changes where publish(change) {
             guard let kind = change.notice else { continue }
             var notice = RoomRoomNotice()

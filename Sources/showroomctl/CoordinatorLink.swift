@@ -35,14 +35,14 @@ final class CoordinatorLink {
     }
 
     /// The alive coordinators' members, sorted by id.
-    func coordinators(in status: AdminClusterStatus) -> [AdminMemberStatus] {
+    static func coordinators(in status: AdminClusterStatus) -> [AdminMemberStatus] {
         status.members.filter { $0.role == "coordinator" && $0.state == .alive }.sorted { $0.id < $1.id }
     }
 
     /// Sends `body` to an alive coordinator; the next one is tried when one cannot be reached.
     func request<Response: SwiftProtobuf.Message>(_ kind: WireMessageKind, body: some SwiftProtobuf.Message,
                                                   expecting: Response.Type) throws(ShowroomError) -> Response {
-        let members = coordinators(in: try clusterStatus())
+        let members = Self.coordinators(in: try clusterStatus())
         guard !members.isEmpty else {
             throw ShowroomError(.noCoordinator, "no room-coordinator is alive in the cluster (asked \(seeds.joined(separator: ", "))); start one")
         }

@@ -34,7 +34,7 @@ struct EventsCommand: ParsableCommand {
             var connected = Set<String>()
             func connectNew() {
                 guard let status = try? link.clusterStatus() else { return }
-                for member in link.coordinators(in: status) where !member.eventsEndpoint.isEmpty {
+                for member in CoordinatorLink.coordinators(in: status) where !member.eventsEndpoint.isEmpty {
                     if connected.insert(member.eventsEndpoint).inserted { try? socket.connect(member.eventsEndpoint) }
                 }
             }

@@ -42,7 +42,7 @@ struct FailoverBenchmark: AsyncParsableCommand {
         let edges = try await onThread { () throws -> Int in
             let link = try CoordinatorLink(seeds: seeds)
             let status = try link.clusterStatus()
-            return link.coordinators(in: status).isEmpty ? -1
+            return CoordinatorLink.coordinators(in: status).isEmpty ? -1
                 : status.members.filter { $0.role == "edge" && $0.state == .alive }.count
         }
         guard edges >= 2 else {

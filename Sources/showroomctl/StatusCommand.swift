@@ -58,8 +58,7 @@ struct StatusCommand: ParsableCommand {
 
     /// The channels and open rooms, from the first alive coordinator that answers (empty without one).
     private func roomsAndChannels(_ status: AdminClusterStatus, context: Context) -> StatusView.Rooms {
-        let coordinators = status.members.filter { $0.role == "coordinator" && $0.state == .alive }
-        for member in coordinators {
+        for member in CoordinatorLink.coordinators(in: status) {
             guard let client = try? NodeClient(endpoint: member.clusterEndpoint, context: context) else { continue }
             let wait = Duration.milliseconds(Int(timeout * 1000))
             guard let channels = try? client.request(.channelList, body: RoomListChannelsRequest(),
