@@ -15,8 +15,14 @@ public struct TimerID: Hashable, Sendable {
     let value: UInt64
 }
 
-/// One dedicated thread that owns a set of ZeroMQ sockets and runs `zmq_poll` over them, plus
-/// timers, plus work posted from other threads and from async code.
+/// One dedicated thread that owns a set of ZeroMQ sockets and waits for them to become ready,
+/// plus timers, plus work posted from other threads and from async code.
+///
+/// The loop sleeps on each socket's notification descriptor (`ZMQ_FD`, with epoll on Linux) and
+/// reads `ZMQ_EVENTS` only for the sockets that signalled or were used since their last check, so
+/// a wake-up costs in proportion to the busy sockets, not the registered ones: hundreds of
+/// sockets (engines sharing a loop) cost what a few do. `zmq_poll` would ask every socket on
+/// every wake-up.
 ///
 /// Everything that touches the loop's sockets runs on its thread: socket handlers, timers and
 /// posted work. Other threads talk to the loop only through ``execute(_:)``, ``submit(_:)`` and
@@ -53,7 +59,12 @@ public final class EventLoop: @unchecked Sendable {
     private let threadLock = Mutex<pthread_t?>(nil)
 
     /// Creates a loop; call ``start()`` to run it.
-    public init(name: String, context: Context) throws(ZeroMQError) {
+    public convenience init(name: String, context: Context) throws(ZeroMQError) {
+        try self.init(name: name, context: context, waitMethod: .best)
+    }
+
+    /// Creates a loop that sleeps with `waitMethod` (tests run both).
+    init(name: String, context: Context, waitMethod: DescriptorWaitMethod) throws(ZeroMQError) {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else {
             throw ZeroMQError(errno: errno, operation: "pipe for event loop wake-ups",
@@ -67,7 +78,22 @@ public final class EventLoop: @unchecked Sendable {
         self.context = context
         self.wakeReader = fds[0]
         self.wakeWriter = fds[1]
-        self.confinedState = Confined()
+        let waiter: DescriptorWaiter
+        do {
+            waiter = try DescriptorWaiter(method: waitMethod)
+        } catch {
+            close(fds[0])
+            close(fds[1])
+            throw error
+        }
+        let added = waiter.add(fds[0], token: Self.wakeToken)
+        guard added == 0 else {
+            close(fds[0])
+            close(fds[1])
+            throw ZeroMQError(errno: added, operation: "watching the event loop's wake pipe",
+                              message: String(cString: strerror(added)))
+        }
+        self.confinedState = Confined(waiter: waiter)
     }
 
     deinit {
@@ -210,29 +236,44 @@ public final class EventLoop: @unchecked Sendable {
     /// Called on the loop when a registered socket is ready; `events` says how.
     public typealias SocketHandler = (Socket, PollEvents) -> Void
 
-    /// Polls `socket` for `events` and calls `handler` on the loop when it is ready. The loop
-    /// then owns the socket and closes it at shutdown. Loop thread only.
+    /// Watches `socket` for `events` and calls `handler` on the loop when it is ready (again after
+    /// each call while it stays ready, so a handler may take one message at a time). The loop then
+    /// owns the socket and closes it at shutdown. Registering a registered socket replaces its
+    /// events and handler. Loop thread only.
     public func register(_ socket: Socket, for events: PollEvents = .readable, handler: @escaping SocketHandler) {
         let state = confined()
-        state.registrations.append(Registration(socket: socket, events: events, handler: handler))
-        state.pollItemsValid = false
+        if let existing = state.registrations[ObjectIdentifier(socket)] {
+            existing.events = events
+            existing.handler = handler
+            state.enqueue(existing)
+            return
+        }
+        guard !socket.isClosed, let fd = try? socket.get(.fileDescriptor) else { return }
+        state.nextToken += 1
+        let registration = Registration(socket: socket, events: events, handler: handler, fd: fd, token: state.nextToken)
+        guard state.waiter.add(fd, token: registration.token) == 0 else { return }
+        state.registrations[ObjectIdentifier(socket)] = registration
+        state.byToken[registration.token] = registration
+        state.descriptorOwners[fd] = registration
+        state.order.append(registration)
+        // It may be ready already: its notification may have been consumed before it was watched.
+        state.enqueue(registration)
     }
 
-    /// Stops polling `socket`; the caller owns it again. Loop thread only.
+    /// Stops watching `socket`; the caller owns it again. Loop thread only.
     public func unregister(_ socket: Socket) {
         let state = confined()
-        state.registrations.removeAll { $0.socket === socket }
-        state.pollItemsValid = false
+        guard let registration = state.registrations[ObjectIdentifier(socket)] else { return }
+        state.remove(registration)
     }
 
-    /// Changes the events polled for a registered socket (e.g. add `.writable` while a queue
+    /// Changes the events watched for a registered socket (e.g. add `.writable` while a queue
     /// waits to drain). Loop thread only.
     public func updateEvents(of socket: Socket, to events: PollEvents) {
         let state = confined()
-        for i in state.registrations.indices where state.registrations[i].socket === socket {
-            state.registrations[i].events = events
-        }
-        state.pollItemsValid = false
+        guard let registration = state.registrations[ObjectIdentifier(socket)] else { return }
+        registration.events = events
+        state.enqueue(registration)
     }
 
     /// Runs `body` once on the loop after `delay`. Timers due at the same instant run in the order
@@ -275,10 +316,26 @@ public final class EventLoop: @unchecked Sendable {
 
     // MARK: The loop
 
-    private struct Registration {
+    private static let wakeToken = UInt64.max
+
+    private final class Registration {
         let socket: Socket
         var events: PollEvents
-        let handler: SocketHandler
+        var handler: SocketHandler
+        /// The socket's notification descriptor (`ZMQ_FD`).
+        let fd: Int32
+        let token: UInt64
+        /// Waiting in the loop's ready queue.
+        var queued = false
+        var isActive = true
+
+        init(socket: Socket, events: PollEvents, handler: @escaping SocketHandler, fd: Int32, token: UInt64) {
+            self.socket = socket
+            self.events = events
+            self.handler = handler
+            self.fd = fd
+            self.token = token
+        }
     }
 
     private struct TimerEntry: Comparable {
@@ -291,14 +348,45 @@ public final class EventLoop: @unchecked Sendable {
 
     /// State only the loop thread touches.
     private final class Confined {
-        var registrations: [Registration] = []
-        var pollItems: [zmq_pollitem_t] = []
-        var pollItemsValid = false
+        let waiter: DescriptorWaiter
+        var registrations: [ObjectIdentifier: Registration] = [:]
+        var byToken: [UInt64: Registration] = [:]
+        /// Which registration watches a descriptor: a closed socket's descriptor number may be
+        /// reused by a newer socket before the loop notices the close.
+        var descriptorOwners: [Int32: Registration] = [:]
+        /// Registration order, scanned for used sockets after each round.
+        var order: [Registration] = []
+        /// Sockets whose `ZMQ_EVENTS` must be read in the next round, in order.
+        var ready: [Registration] = []
+        var readySpare: [Registration] = []
+        var nextToken: UInt64 = 0
         var timers = Heap<TimerEntry>()
         var timerBodies: [TimerID: () -> Void] = [:]
         var repeatIntervals: [TimerID: Duration] = [:]
         var nextTimer: UInt64 = 0
         var shutdownHooks: [() -> Void] = []
+
+        init(waiter: DescriptorWaiter) {
+            self.waiter = waiter
+        }
+
+        func enqueue(_ registration: Registration) {
+            guard !registration.queued, registration.isActive else { return }
+            registration.queued = true
+            ready.append(registration)
+        }
+
+        func remove(_ registration: Registration) {
+            guard registration.isActive else { return }
+            registration.isActive = false
+            registrations[ObjectIdentifier(registration.socket)] = nil
+            byToken[registration.token] = nil
+            order.removeAll { $0 === registration }
+            if descriptorOwners[registration.fd] === registration {
+                descriptorOwners[registration.fd] = nil
+                waiter.remove(registration.fd)
+            }
+        }
     }
 
     private func confined(file: StaticString = #fileID, line: UInt = #line) -> Confined {
@@ -308,38 +396,32 @@ public final class EventLoop: @unchecked Sendable {
 
     private func run() {
         let state = confinedState
+        var fired: [UInt64] = []
         while !isStopping() {
-            if !state.pollItemsValid { rebuildPollItems(state) }
-            let timeout = pollTimeout(state)
-            let rc = state.pollItems.withUnsafeMutableBufferPointer {
-                zmq_poll($0.baseAddress, Int32($0.count), timeout)
+            // Sockets still queued are looked at without sleeping.
+            let timeout = state.ready.isEmpty ? pollTimeout(state) : 0
+            fired.removeAll(keepingCapacity: true)
+            let error = state.waiter.wait(timeoutMs: timeout, into: &fired)
+            precondition(error == 0 || error == EINTR,
+                         "EventLoop '\(name)': waiting for descriptors failed: \(String(cString: strerror(error)))")
+            for token in fired {
+                if token == Self.wakeToken {
+                    drainMailbox()
+                } else if let registration = state.byToken[token] {
+                    state.enqueue(registration)
+                }
             }
-            if rc < 0 {
-                let error = zmq_errno()
-                if error == EINTR { continue }
-                if error == ETERM { break }
-                // A socket closed behind the loop's back: rebuild and go on.
-                state.pollItemsValid = false
-                continue
-            }
-            if rc > 0 { dispatchReadiness(state) }
+            if isStopping() { break }
+            guard dispatchReadiness(state) else { break }  // the context is ending
+            if isStopping() { break }
             runDueTimers(state)
+            queueUsedSockets(state)
         }
         finish(state)
     }
 
     private func isStopping() -> Bool {
         mailbox.withLock { $0.state != .running }
-    }
-
-    private func rebuildPollItems(_ state: Confined) {
-        state.pollItems.removeAll(keepingCapacity: true)
-        state.pollItems.append(zmq_pollitem_t(socket: nil, fd: wakeReader, events: Int16(ZMQ_POLLIN), revents: 0))
-        for registration in state.registrations {
-            state.pollItems.append(zmq_pollitem_t(
-                socket: registration.socket.handle, fd: 0, events: registration.events.rawValue, revents: 0))
-        }
-        state.pollItemsValid = true
     }
 
     private func pollTimeout(_ state: Confined) -> Int {
@@ -354,19 +436,45 @@ public final class EventLoop: @unchecked Sendable {
         return Int(seconds) * 1000 + Int((attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
     }
 
-    private func dispatchReadiness(_ state: Confined) {
-        // Posted work and handlers may register or unregister sockets: walk the snapshot the poll
-        // ran on, and skip entries whose socket is no longer registered.
-        let items = state.pollItems
-        let registrations = state.registrations
-        if items[0].revents != 0 { drainMailbox() }
-        for (index, registration) in registrations.enumerated() {
-            let revents = items[index + 1].revents
-            guard revents != 0 else { continue }
-            if !state.pollItemsValid,
-               !state.registrations.contains(where: { $0.socket === registration.socket }) { continue }
-            registration.handler(registration.socket, PollEvents(rawValue: revents))
-            if isStopping() { return }
+    /// Reads `ZMQ_EVENTS` of every queued socket and calls the handlers of the ready ones, in queue
+    /// order. A socket a handler used is queued again by ``queueUsedSockets(_:)``, so one that
+    /// stays ready gets another turn after the others. Returns false when the sockets' context is
+    /// being terminated: the loop must stop and close its sockets so the termination can finish.
+    private func dispatchReadiness(_ state: Confined) -> Bool {
+        swap(&state.ready, &state.readySpare)
+        defer { state.readySpare.removeAll(keepingCapacity: true) }
+        for registration in state.readySpare {
+            registration.queued = false
+            guard registration.isActive else { continue }
+            let socket = registration.socket
+            guard !socket.isClosed, let events = Self.events(of: socket) else {
+                if !socket.isClosed, zmq_errno() == ETERM { return false }
+                // Closed behind the loop's back: forget it.
+                state.remove(registration)
+                continue
+            }
+            socket.usedSinceEventCheck = false
+            let ready = PollEvents(rawValue: events & registration.events.rawValue)
+            guard !ready.isEmpty else { continue }
+            registration.handler(socket, ready)
+            if isStopping() { return true }
+        }
+        return true
+    }
+
+    /// `ZMQ_EVENTS`, read without marking the socket used; nil if libzmq refuses.
+    private static func events(of socket: Socket) -> Int16? {
+        var value: Int32 = 0
+        var size = MemoryLayout<Int32>.size
+        guard zmq_getsockopt(socket.handle, ZMQ_EVENTS, &value, &size) == 0 else { return nil }
+        return Int16(truncatingIfNeeded: value)
+    }
+
+    /// Queues every socket used since its last check (by a handler, a timer or posted work): the
+    /// use may have consumed its notification, so only `ZMQ_EVENTS` can tell whether it is ready.
+    private func queueUsedSockets(_ state: Confined) {
+        for registration in state.order where registration.socket.usedSinceEventCheck {
+            state.enqueue(registration)
         }
     }
 
@@ -403,9 +511,15 @@ public final class EventLoop: @unchecked Sendable {
     private func finish(_ state: Confined) {
         for hook in state.shutdownHooks { hook() }
         state.shutdownHooks = []
-        for registration in state.registrations { registration.socket.close() }
-        state.registrations = []
-        state.pollItems = []
+        for registration in state.order {
+            state.waiter.remove(registration.fd)
+            registration.socket.close()
+        }
+        state.registrations = [:]
+        state.byToken = [:]
+        state.descriptorOwners = [:]
+        state.order = []
+        state.ready = []
         state.timers = Heap()
         state.timerBodies = [:]
         state.repeatIntervals = [:]

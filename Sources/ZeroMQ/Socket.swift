@@ -74,7 +74,11 @@ public final class Socket {
     let handle: UnsafeMutableRawPointer
     private let context: Context  // keeps the context alive until this socket is closed
     private let owner = OwningThread("ZeroMQ socket")
-    private var isClosed = false
+    private(set) var isClosed = false
+    /// Set by every operation on the socket and cleared by the ``EventLoop`` when it re-reads
+    /// `ZMQ_EVENTS`: any libzmq call may consume the socket's edge-triggered notification, so a
+    /// used socket must be checked again before the loop sleeps.
+    var usedSinceEventCheck = false
     /// Scratch frame for sends of shared references; reused so forwarding allocates nothing.
     private let scratch = UnsafeMutablePointer<zmq_msg_t>.allocate(capacity: 1)
 
@@ -91,6 +95,13 @@ public final class Socket {
         zmq_setsockopt(handle, ZMQ_LINGER, &zero, MemoryLayout<Int32>.size)
     }
 
+    /// Checks that the caller owns the socket and notes the use for the event loop.
+    @inline(__always)
+    private func use() {
+        owner.check()
+        usedSinceEventCheck = true
+    }
+
     deinit {
         close()
         scratch.deallocate()
@@ -99,7 +110,7 @@ public final class Socket {
     /// The raw libzmq socket, for C code the wrapper does not cover (and for measuring the wrapper
     /// against plain C). The thread rule still holds: use it on the owning thread only.
     public var unsafeHandle: UnsafeMutableRawPointer {
-        owner.check()
+        use()
         return handle
     }
 
@@ -107,6 +118,7 @@ public final class Socket {
     public func close() {
         guard !isClosed else { return }
         isClosed = true
+        usedSinceEventCheck = true  // so a loop that still has it registered notices
         zmq_close(handle)
     }
 
@@ -116,26 +128,26 @@ public final class Socket {
     /// actually bound.
     @discardableResult
     public func bind(_ endpoint: String) throws(ZeroMQError) -> String {
-        owner.check()
+        use()
         guard zmq_bind(handle, endpoint) == 0 else { throw ZeroMQError.last("bind \(endpoint)") }
         return try lastEndpoint()
     }
 
     /// Connects to `endpoint`; the connection is made (and remade) in the background.
     public func connect(_ endpoint: String) throws(ZeroMQError) {
-        owner.check()
+        use()
         guard zmq_connect(handle, endpoint) == 0 else { throw ZeroMQError.last("connect \(endpoint)") }
     }
 
     /// Stops listening on `endpoint`.
     public func unbind(_ endpoint: String) throws(ZeroMQError) {
-        owner.check()
+        use()
         guard zmq_unbind(handle, endpoint) == 0 else { throw ZeroMQError.last("unbind \(endpoint)") }
     }
 
     /// Drops the connection to `endpoint`.
     public func disconnect(_ endpoint: String) throws(ZeroMQError) {
-        owner.check()
+        use()
         guard zmq_disconnect(handle, endpoint) == 0 else {
             throw ZeroMQError.last("disconnect \(endpoint)")
         }
@@ -143,7 +155,7 @@ public final class Socket {
 
     /// The endpoint most recently bound or connected (`ZMQ_LAST_ENDPOINT`).
     public func lastEndpoint() throws(ZeroMQError) -> String {
-        owner.check()
+        use()
         var buffer = [CChar](repeating: 0, count: 256)
         var size = buffer.count
         guard zmq_getsockopt(handle, ZMQ_LAST_ENDPOINT, &buffer, &size) == 0 else {
@@ -156,7 +168,7 @@ public final class Socket {
 
     /// Sets an integer option (see ``SocketOption``).
     public func set(_ option: SocketOption, _ value: Int32) throws(ZeroMQError) {
-        owner.check()
+        use()
         var v = value
         guard zmq_setsockopt(handle, option.rawValue, &v, MemoryLayout<Int32>.size) == 0 else {
             throw ZeroMQError.last("setsockopt \(option) = \(value)")
@@ -165,7 +177,7 @@ public final class Socket {
 
     /// Sets a 64-bit integer option (`MAXMSGSIZE`).
     public func set(_ option: SocketOption, int64 value: Int64) throws(ZeroMQError) {
-        owner.check()
+        use()
         var v = value
         guard zmq_setsockopt(handle, option.rawValue, &v, MemoryLayout<Int64>.size) == 0 else {
             throw ZeroMQError.last("setsockopt \(option) = \(value)")
@@ -174,14 +186,14 @@ public final class Socket {
 
     /// Sets a binary option (`ROUTING_ID`, `SUBSCRIBE`, `UNSUBSCRIBE`).
     public func set(_ option: SocketOption, bytes: [UInt8]) throws(ZeroMQError) {
-        owner.check()
+        use()
         let rc = bytes.withUnsafeBytes { zmq_setsockopt(handle, option.rawValue, $0.baseAddress, $0.count) }
         guard rc == 0 else { throw ZeroMQError.last("setsockopt \(option)") }
     }
 
     /// Reads an integer option.
     public func get(_ option: SocketOption) throws(ZeroMQError) -> Int32 {
-        owner.check()
+        use()
         var v: Int32 = 0
         var size = MemoryLayout<Int32>.size
         guard zmq_getsockopt(handle, option.rawValue, &v, &size) == 0 else {
@@ -237,7 +249,7 @@ public final class Socket {
     /// that are ready (empty on timeout). For threads that own a single socket; an
     /// ``EventLoop`` polls its sockets itself.
     public func poll(_ events: PollEvents = .readable, timeout: Duration) throws(ZeroMQError) -> PollEvents {
-        owner.check()
+        use()
         var item = zmq_pollitem_t(socket: handle, fd: 0, events: events.rawValue, revents: 0)
         while zmq_poll(&item, 1, Int(timeout.milliseconds)) < 0 {
             let error = zmq_errno()
@@ -250,7 +262,7 @@ public final class Socket {
 
     /// Sends one frame copied from `bytes`, never blocking.
     public func send(bytes: UnsafeRawBufferPointer, more: Bool = false) throws(ZeroMQError) -> SendOutcome {
-        owner.check()
+        use()
         let flags = ZMQ_DONTWAIT | (more ? ZMQ_SNDMORE : 0)
         if zmq_send(handle, bytes.baseAddress, bytes.count, flags) >= 0 { return .sent }
         return try refusal("send")
@@ -279,7 +291,7 @@ public final class Socket {
 
     /// Sends a frame, taking ownership of it. The frame is sent without copying its bytes.
     public func send(_ message: consuming Message, more: Bool = false) throws(ZeroMQError) -> SendOutcome {
-        owner.check()
+        use()
         if zmq_msg_send(&message.raw, handle, Self.flags(more: more)) >= 0 { return .sent }
         return try refusal("send")
     }
@@ -287,7 +299,7 @@ public final class Socket {
     /// Sends frames `from...` of `parts` as one multipart message, as shared references: `parts`
     /// is left intact so it can be sent again to other peers.
     public func send(_ parts: Multipart, from start: Int = 0) throws(ZeroMQError) -> SendOutcome {
-        owner.check()
+        use()
         precondition(start < parts.count, "no frame to send")
         zmq_msg_init(scratch)
         zmq_msg_copy(scratch, parts.frame(start))
@@ -304,7 +316,7 @@ public final class Socket {
     /// Returns ``SendOutcome/wouldBlock`` when that peer is at its high-water mark and
     /// ``SendOutcome/hostUnreachable`` when no such peer is connected (with `ROUTER_MANDATORY`).
     public func send(to routingID: UnsafeRawBufferPointer, _ parts: Multipart, from start: Int = 0) throws(ZeroMQError) -> SendOutcome {
-        owner.check()
+        use()
         precondition(start < parts.count, "no frame to send")
         if zmq_send(handle, routingID.baseAddress, routingID.count, ZMQ_DONTWAIT | ZMQ_SNDMORE) < 0 {
             return try refusal("send to peer")
@@ -367,7 +379,7 @@ public final class Socket {
     /// Receives one whole multipart message into `parts` (replacing what it held).
     /// Returns false, with `parts` empty, when no message is waiting and `wait` is false.
     public func receive(into parts: Multipart, wait: Bool = false) throws(ZeroMQError) -> Bool {
-        owner.check()
+        use()
         parts.removeAll()
         while true {
             let result = parts.receiveFrame(from: handle, flags: parts.isEmpty && !wait ? ZMQ_DONTWAIT : 0)
@@ -401,6 +413,7 @@ public enum SocketOption: Int32, Sendable {
     case subscribe = 6  // ZMQ_SUBSCRIBE
     case unsubscribe = 7  // ZMQ_UNSUBSCRIBE
     case receiveMore = 13  // ZMQ_RCVMORE
+    case fileDescriptor = 14  // ZMQ_FD: readable when the socket's readiness may have changed
     case events = 15  // ZMQ_EVENTS
     case linger = 17  // ZMQ_LINGER
     case reconnectInterval = 18  // ZMQ_RECONNECT_IVL

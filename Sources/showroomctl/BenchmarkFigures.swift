@@ -24,3 +24,38 @@ func printJSON(_ object: [String: Any]) throws {
 func progress(_ text: String, json: Bool) {
     if json { FileHandle.standardError.write(Data((text + "\n").utf8)) } else { print(text) }
 }
+
+/// Latencies counted in 10 µs buckets up to one second (later ones land in the last bucket):
+/// constant memory and cost per sample, so hundreds of thousands of frames can be measured.
+struct LatencyHistogram {
+    private static let bucketMicroseconds: Int64 = 10
+    private var buckets = [Int](repeating: 0, count: 100_001)
+    private(set) var count = 0
+
+    mutating func record(microseconds: Int64) {
+        buckets[Int(min(max(microseconds / Self.bucketMicroseconds, 0), Int64(buckets.count - 1)))] += 1
+        count += 1
+    }
+
+    mutating func merge(_ other: LatencyHistogram) {
+        for (index, value) in other.buckets.enumerated() where value > 0 { buckets[index] += value }
+        count += other.count
+    }
+
+    /// The latency in ms below which a fraction `p` (0…1) of the samples lie; 0 for none.
+    func percentileMs(_ p: Double) -> Double {
+        guard count > 0 else { return 0 }
+        let rank = Int((Double(count - 1) * p).rounded())
+        var seen = 0
+        for (index, value) in buckets.enumerated() where value > 0 {
+            seen += value
+            if seen > rank { return Double(Int64(index) * Self.bucketMicroseconds) / 1000 }
+        }
+        return 0
+    }
+
+    var maxMs: Double {
+        guard let index = buckets.lastIndex(where: { $0 > 0 }) else { return 0 }
+        return Double(Int64(index) * Self.bucketMicroseconds) / 1000
+    }
+}

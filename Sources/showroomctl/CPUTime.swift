@@ -26,4 +26,24 @@ enum CPUTime {
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &spec)
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
+
+    /// The machine's CPU time so far, from the first line of /proc/stat: all of it and the part
+    /// the hypervisor gave to other guests while this one wanted to run ("steal"), in ticks.
+    static func machine() -> (total: UInt64, steal: UInt64)? {
+        guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+              let line = text.split(separator: "\n").first, line.hasPrefix("cpu ")
+        else { return nil }
+        // user nice system idle iowait irq softirq steal guest guest_nice; guests are inside user.
+        let fields = line.split(separator: " ").dropFirst().prefix(8).compactMap { UInt64($0) }
+        guard fields.count == 8 else { return nil }
+        return (fields.reduce(0, +), fields[7])
+    }
+
+    /// The share of the machine's CPU time stolen by the hypervisor between two ``machine()``
+    /// readings, in percent: on a shared virtual machine, the time during which any thread may
+    /// stall, which shows up in latency tails.
+    static func stealPercent(from before: (total: UInt64, steal: UInt64)?, to after: (total: UInt64, steal: UInt64)?) -> Double? {
+        guard let before, let after, after.total > before.total else { return nil }
+        return Double(after.steal - before.steal) * 100 / Double(after.total - before.total)
+    }
 }

@@ -80,11 +80,13 @@ struct FanoutBenchmark: AsyncParsableCommand {
         try await Task.sleep(for: .seconds(2))
         meter.reset()
         let cpuBefore = CPUTime.process(edgePID) ?? 0
+        let machineBefore = CPUTime.machine()
         let start = ContinuousClock.now
         try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
         let measured = meter.snapshot()
         let cpu = (CPUTime.process(edgePID) ?? 0) - cpuBefore
         let elapsed = start.duration(to: .now).seconds
+        let steal = CPUTime.stealPercent(from: machineBefore, to: CPUTime.machine())
         let hostStatistics = await host.statistics()
 
         try? await host.leaveChannel()
@@ -105,15 +107,18 @@ struct FanoutBenchmark: AsyncParsableCommand {
         let gigabytes = Double(measured.bytes) / 1e9
         let edgeCPUPerGB = gigabytes > 0 ? cpu / gigabytes : 0
         let ratio = raw.cpuSecondsPerGB > 0 ? edgeCPUPerGB / raw.cpuSecondsPerGB : 0
-        let latencies = measured.latenciesMs
+        let latency = measured.latency
         let figures: [String: Any] = [
             "benchmark": "fanout", "subscribers": subscribers, "seconds": seconds, "bitrate_kbps": bitrateKbps,
             "delivered_mb_s": rounded(Double(measured.bytes) / elapsed / 1e6, 2),
             "delivered_frames": measured.frames, "dropped_frames": measured.gaps,
-            "latency_ms_p50": rounded(percentile(latencies, 0.5), 2), "latency_ms_p99": rounded(percentile(latencies, 0.99), 2),
-            "latency_ms_max": rounded(latencies.max() ?? 0, 2),
+            "latency_ms_p50": rounded(latency.percentileMs(0.5), 2), "latency_ms_p99": rounded(latency.percentileMs(0.99), 2),
+            "latency_ms_max": rounded(latency.maxMs, 2),
+            "raw_zmq_latency_ms_p50": rounded(raw.latency.percentileMs(0.5), 2),
+            "raw_zmq_latency_ms_p99": rounded(raw.latency.percentileMs(0.99), 2),
             "edge_cpu_s": rounded(cpu, 2), "edge_cpu_s_per_gb": rounded(edgeCPUPerGB, 2),
             "raw_zmq_cpu_s_per_gb": rounded(raw.cpuSecondsPerGB, 2), "edge_to_raw_cpu_ratio": rounded(ratio, 2),
+            "cpu_steal_percent": steal.map { rounded($0, 1) } ?? NSNull(),
             "host_video_frames_sent": hostStatistics.videoFramesSent, "host_frames_dropped_on_send": hostStatistics.framesDroppedOnSend,
         ]
         if json {
@@ -123,9 +128,11 @@ struct FanoutBenchmark: AsyncParsableCommand {
             print(String(format: "  delivered          %8.2f MB/s   (%d frames)", Double(measured.bytes) / elapsed / 1e6, measured.frames))
             print("  dropped frames     \(measured.gaps)")
             print(String(format: "  latency            p50 %.2f ms   p99 %.2f ms   max %.2f ms",
-                         percentile(latencies, 0.5), percentile(latencies, 0.99), latencies.max() ?? 0))
+                         latency.percentileMs(0.5), latency.percentileMs(0.99), latency.maxMs))
             print(String(format: "  edge CPU           %.2f s = %.2f s per delivered GB", cpu, edgeCPUPerGB))
             print(String(format: "  bare ZeroMQ        %.2f s per delivered GB   (edge / bare = %.2f)", raw.cpuSecondsPerGB, ratio))
+            print(String(format: "  bare ZeroMQ        latency p50 %.2f ms   p99 %.2f ms", raw.latency.percentileMs(0.5), raw.latency.percentileMs(0.99)))
+            if let steal { print(String(format: "  CPU steal          %.1f %% of the machine's time while measuring", steal)) }
         }
     }
 
@@ -151,20 +158,12 @@ final class DeliveryMeter: Sendable {
         var videoBytes = 0
         var audioFrames = 0
         var audioBytes = 0
-        /// Publish → receive latency per frame, in 0.01 ms buckets up to 1 s.
-        var latencyBuckets = [Int](repeating: 0, count: 100_001)
+        /// Publish → receive latency per frame.
+        var latency = LatencyHistogram()
         var lastSequence: [UInt64: UInt32] = [:]
 
         var meanVideoBytes: Int { videoFrames > 0 ? videoBytes / videoFrames : 0 }
         var meanAudioBytes: Int { audioFrames > 0 ? audioBytes / audioFrames : 0 }
-        var latenciesMs: [Double] {
-            var values: [Double] = []
-            values.reserveCapacity(frames)
-            for (bucket, count) in latencyBuckets.enumerated() where count > 0 {
-                values.append(contentsOf: repeatElement(Double(bucket) / 100, count: count))
-            }
-            return values
-        }
     }
 
     private let counts = Mutex(Counts())
@@ -172,7 +171,7 @@ final class DeliveryMeter: Sendable {
     func record(_ frame: RemoteMediaFrame, video: Bool) {
         let key = UInt64(frame.connection.uid) << 1 | (video ? 1 : 0)
         // Publish → receive: from the moment the publisher handed the encoded frame to its socket.
-        let bucket = min(max(Int((frame.transitMicroseconds ?? frame.latencyMicroseconds) / 10), 0), 100_000)
+        let latency = frame.transitMicroseconds ?? frame.latencyMicroseconds
         counts.withLock { c in
             c.frames += 1
             c.bytes += frame.payload.count
@@ -185,7 +184,7 @@ final class DeliveryMeter: Sendable {
             }
             if let last = c.lastSequence[key], frame.sequence > last &+ 1 { c.gaps += Int(frame.sequence - last - 1) }
             c.lastSequence[key] = frame.sequence
-            c.latencyBuckets[bucket] += 1
+            c.latency.record(microseconds: latency)
         }
     }
 

@@ -1,5 +1,6 @@
 import CZeroMQ
 import Foundation
+import ShowroomKit
 import ShowroomWire
 import ZeroMQ
 
@@ -18,6 +19,8 @@ struct PacedRawFanout {
     struct Result {
         var cpuSeconds: Double
         var deliveredBytes: Int
+        /// Send → receive latency of every delivered frame.
+        var latency: LatencyHistogram
         var cpuSecondsPerGB: Double { deliveredBytes > 0 ? cpuSeconds / (Double(deliveredBytes) / 1e9) : 0 }
     }
 
@@ -39,12 +42,17 @@ struct PacedRawFanout {
         let progress = ReceiverProgress()
         let receivers = (0..<2).map { t in
             startCountingReceiver(context: receiving, endpoint: endpoint,
-                                  ids: stride(from: t, to: peers, by: 2).map { ids[$0] }, progress: progress)
+                                  ids: stride(from: t, to: peers, by: 2).map { ids[$0] }, progress: progress,
+                                  stampedHeaders: true)
         }
-        defer {
+        var receiversStopped = false
+        func stopReceivers() {
+            guard !receiversStopped else { return }
+            receiversStopped = true
             progress.stop.store(true, ordering: .relaxed)
             for done in receivers { done.wait() }
         }
+        defer { stopReceivers() }
         var known = Set<[UInt8]>()
         let helloDeadline = ContinuousClock.now + .seconds(10)
         while known.count < peers, ContinuousClock.now < helloDeadline {
@@ -55,7 +63,7 @@ struct PacedRawFanout {
         guard known.count == peers else { throw ShowroomError.unavailable("only \(known.count) of \(peers) raw peers connected within 10 s") }
         progress.bytes.store(0, ordering: .relaxed)
 
-        let header = [UInt8](repeating: 0x5A, count: 48)
+        var header = [UInt8](repeating: 0x5A, count: 48)
         let payloads = frameSizes.map { [UInt8](repeating: 0xA5, count: $0) }
         let spacing = period / max(frameSizes.count, 1)
         let cpuBefore = senderThreads.compactMap(CPUTime.thread).reduce(0, +)
@@ -67,6 +75,8 @@ struct PacedRawFanout {
         while next < end {
             let wait = ContinuousClock.now.duration(to: next)
             if wait > .zero { _ = try router.poll([], timeout: wait) }
+            // The send time travels in the header, as the publisher's does in a media header.
+            withUnsafeBytes(of: MediaClock.nowMicroseconds().littleEndian) { header.replaceSubrange(0..<8, with: $0) }
             let frame = Multipart([header, payloads[index % payloads.count]])
             for id in ids { _ = try router.send(to: id, frame) }
             index += 1
@@ -83,6 +93,8 @@ struct PacedRawFanout {
             last = received
             _ = try router.poll([], timeout: .milliseconds(100))
         }
-        return Result(cpuSeconds: cpu, deliveredBytes: progress.bytes.load(ordering: .relaxed))
+        stopReceivers()
+        return Result(cpuSeconds: cpu, deliveredBytes: progress.bytes.load(ordering: .relaxed),
+                      latency: progress.latency.withLock { $0 })
     }
 }

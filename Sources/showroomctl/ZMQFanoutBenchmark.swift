@@ -1,6 +1,7 @@
 import ArgumentParser
 import CZeroMQ
 import Foundation
+import ShowroomKit
 import Synchronization
 import ZeroMQ
 
@@ -160,8 +161,12 @@ struct ZMQFanoutBenchmark: ParsableCommand {
 
 /// A thread owning `ids.count` DEALER peers (each says hello first, so the ROUTER knows it),
 /// counting what they receive with a plain C loop until `progress.stop` is set.
+///
+/// With `stampedHeaders`, the first part of every multipart message starts with its send time
+/// (``MediaClock`` microseconds, little-endian) and the receiver adds its latency to
+/// `progress.latency` when it stops.
 func startCountingReceiver(context: Context, endpoint: String, ids: [[UInt8]],
-                           progress: ReceiverProgress) -> DispatchSemaphore {
+                           progress: ReceiverProgress, stampedHeaders: Bool = false) -> DispatchSemaphore {
     let done = DispatchSemaphore(value: 0)
     let thread = Thread {
         defer { done.signal() }
@@ -182,6 +187,9 @@ func startCountingReceiver(context: Context, endpoint: String, ids: [[UInt8]],
         let message = UnsafeMutablePointer<zmq_msg_t>.allocate(capacity: 1)
         zmq_msg_init(message)
         defer { zmq_msg_close(message); message.deallocate() }
+        var latency = LatencyHistogram()
+        defer { if stampedHeaders { progress.latency.withLock { $0.merge(latency) } } }
+        var inMessage = false
         while !progress.stop.load(ordering: .relaxed) {
             guard zmq_poll(&items, Int32(items.count), 20) > 0 else { continue }
             for item in items where item.revents != 0 {
@@ -190,6 +198,14 @@ func startCountingReceiver(context: Context, endpoint: String, ids: [[UInt8]],
                 while zmq_msg_recv(message, item.socket, ZMQ_DONTWAIT) >= 0 {
                     count += 1
                     bytes += zmq_msg_size(message)
+                    if stampedHeaders {
+                        if !inMessage, zmq_msg_size(message) >= 8 {
+                            var sent: UInt64 = 0
+                            withUnsafeMutableBytes(of: &sent) { $0.copyMemory(from: UnsafeRawBufferPointer(start: zmq_msg_data(message), count: 8)) }
+                            latency.record(microseconds: Int64(bitPattern: MediaClock.nowMicroseconds() &- UInt64(littleEndian: sent)))
+                        }
+                        inMessage = zmq_msg_more(message) != 0
+                    }
                 }
                 progress.delivered.add(count, ordering: .relaxed)
                 progress.bytes.add(bytes, ordering: .relaxed)
@@ -207,6 +223,8 @@ final class ReceiverProgress: Sendable {
     /// Bytes received.
     let bytes = Atomic<Int>(0)
     let stop = Atomic<Bool>(false)
+    /// Send → receive latencies, merged in by the receivers when they stop (stamped headers only).
+    let latency = Mutex(LatencyHistogram())
 }
 
 private struct FanoutResult: Comparable {
