@@ -98,11 +98,13 @@ struct FanoutBenchmark: AsyncParsableCommand {
         progress("bare ZeroMQ fan-out of the same frames to \(subscribers) peers ...", json: json)
         let perSecondVideo = measured.meanVideoBytes
         let perSecondAudio = measured.meanAudioBytes
+        let machineBeforeRaw = CPUTime.machine()
         let raw = try PacedRawFanout(
             peers: subscribers,
             frameSizes: Array(repeating: max(perSecondVideo, 1), count: fps) + Array(repeating: max(perSecondAudio, 1), count: 50),
             period: .seconds(1), seconds: min(seconds, 10)
         ).measure()
+        let rawSteal = CPUTime.stealPercent(from: machineBeforeRaw, to: CPUTime.machine())
 
         let gigabytes = Double(measured.bytes) / 1e9
         let edgeCPUPerGB = gigabytes > 0 ? cpu / gigabytes : 0
@@ -119,6 +121,7 @@ struct FanoutBenchmark: AsyncParsableCommand {
             "edge_cpu_s": rounded(cpu, 2), "edge_cpu_s_per_gb": rounded(edgeCPUPerGB, 2),
             "raw_zmq_cpu_s_per_gb": rounded(raw.cpuSecondsPerGB, 2), "edge_to_raw_cpu_ratio": rounded(ratio, 2),
             "cpu_steal_percent": steal.map { rounded($0, 1) } ?? NSNull(),
+            "raw_zmq_cpu_steal_percent": rawSteal.map { rounded($0, 1) } ?? NSNull(),
             "host_video_frames_sent": hostStatistics.videoFramesSent, "host_frames_dropped_on_send": hostStatistics.framesDroppedOnSend,
         ]
         if json {
@@ -132,7 +135,10 @@ struct FanoutBenchmark: AsyncParsableCommand {
             print(String(format: "  edge CPU           %.2f s = %.2f s per delivered GB", cpu, edgeCPUPerGB))
             print(String(format: "  bare ZeroMQ        %.2f s per delivered GB   (edge / bare = %.2f)", raw.cpuSecondsPerGB, ratio))
             print(String(format: "  bare ZeroMQ        latency p50 %.2f ms   p99 %.2f ms", raw.latency.percentileMs(0.5), raw.latency.percentileMs(0.99)))
-            if let steal { print(String(format: "  CPU steal          %.1f %% of the machine's time while measuring", steal)) }
+            if let steal, let rawSteal {
+                print(String(format: "  CPU steal          %.1f %% of the machine's time during the edge run, %.1f %% during the bare one",
+                             steal, rawSteal))
+            }
         }
     }
 
