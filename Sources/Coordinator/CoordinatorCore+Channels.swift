@@ -86,12 +86,23 @@ extension CoordinatorCore {
             return
         }
         let now = Self.nowMs
-        let events = report.activities.map { sequencer.number($0, edge: report.edgeID, nowMs: now) }
+        // An activity sent again (its first answer was lost) is numbered once: skip what was.
+        var fresh: [RoomChannelActivity] = []
+        var events: [RoomChannelEvent] = []
+        for activity in report.activities {
+            guard let event = sequencer.number(activity, edge: report.edgeID, nowMs: now) else { continue }
+            fresh.append(activity)
+            events.append(event)
+        }
+        guard !events.isEmpty else {
+            respond(.success(RoomEdgeChannelReportResponse()))
+            return
+        }
         let sequences = Set(events.map(\.channel)).map { sequencer.sequence(of: $0) }
         persist { try store.save(sequences: sequences) }
         // Owner presence keeps rooms open while their owner is in the channel.
         var presence: [RoomChange] = []
-        for activity in report.activities {
+        for activity in fresh {
             switch activity.type {
             case .broadcasterJoined, .roleToBroadcaster, .audienceJoined:
                 presence += registry.ownerPresence(channel: activity.channel, uid: activity.uid, present: true, nowMs: now)

@@ -111,10 +111,8 @@ extension CoordinatorCore {
             default:
                 respond(.failure(.unknownKind("\(request.kind) is not a room request")))
             }
-        } catch let error as ShowroomError {
-            respond(.failure(error))
         } catch {
-            respond(.failure(.internal("room request failed: \(error)")))
+            respond(.failure(error))
         }
     }
 
@@ -160,7 +158,7 @@ extension CoordinatorCore {
         let others = otherCoordinators
         var remaining = others.count
         var failure: ShowroomError?
-        let finish = { [self] in
+        let finish = {
             if let failure {
                 respond(.failure(.unavailable("listing rooms needs every coordinator: \(failure.message); retry in a moment")))
                 return

@@ -20,6 +20,10 @@ final class CoordinatorLink {
     private let logger: Logger
     private var outbox = CoordinatorOutbox()
     private let origin = ContinuousClock.now
+    /// This run of the edge, as the coordinators know its activities: new on every start.
+    private let activityOrigin: String
+    /// Activities numbered in this run.
+    private var activitiesNumbered: UInt64 = 0
     private let requestTimeout: Duration = .seconds(2)
     private let dropped = Counter(label: "edge.coordinator_activities_dropped")
     private let queued = Gauge(label: "edge.coordinator_activities_queued")
@@ -34,6 +38,7 @@ final class CoordinatorLink {
         self.edge = edge
         self.nodeID = nodeID
         self.logger = logger
+        self.activityOrigin = "\(nodeID)/\(String(UInt64.random(in: 0 ... .max), radix: 16))"
     }
 
     /// Starts the link: registers the `EDGE_BANS` handler, the timer, and the edge's hand-over.
@@ -61,6 +66,15 @@ final class CoordinatorLink {
     var pendingActivities: Int { outbox.queued + outbox.inFlightCount }
 
     private func add(_ activities: [RoomChannelActivity]) {
+        // Numbered in this run, so a coordinator that gets one twice (resent after a lost answer)
+        // numbers it once.
+        let activities = activities.map { activity in
+            var activity = activity
+            activitiesNumbered += 1
+            activity.origin = activityOrigin
+            activity.originSequence = activitiesNumbered
+            return activity
+        }
         let lost = outbox.add(activities)
         if lost > 0 { countDropped(lost, why: "the queue is full") }
         pump()

@@ -112,6 +112,39 @@ final class ChannelClusterTests: XCTestCase {
         XCTAssertGreaterThan(receiver.duplicatesOrRetries, 0, "the outage made the coordinator retry")
     }
 
+    /// An edge sends a report again when its answer was lost: the coordinator numbers each
+    /// activity once, so the business server never gets one event twice under two numbers.
+    func testAReportSentAgainIsNumberedOnce() async throws {
+        let receiver = try XCTUnwrap(Self.receiver)
+        let seed = try self.seed
+        let channel = "resent-\(UInt32.random(in: 0 ... .max))"
+        func activity(_ type: RoomChannelEventType, uid: UInt32, _ number: UInt64) -> RoomChannelActivity {
+            var activity = RoomChannelActivity()
+            activity.type = type
+            activity.channel = channel
+            activity.uid = uid
+            activity.atMs = Int64(Date().timeIntervalSince1970 * 1000)
+            activity.origin = "edge-under-test/1"
+            activity.originSequence = number
+            return activity
+        }
+        let joined = [activity(.broadcasterJoined, uid: 21, 1), activity(.audienceJoined, uid: 22, 2)]
+        var report = RoomEdgeChannelReport()
+        report.edgeID = "edge-under-test"
+        report.activities = joined
+        for _ in 0..<2 {
+            _ = try await request(.edgeChannelReport, report, to: seed, expecting: RoomEdgeChannelReportResponse.self)
+        }
+        report.activities = [joined[1], activity(.audienceLeft, uid: 22, 3)]
+        _ = try await request(.edgeChannelReport, report, to: seed, expecting: RoomEdgeChannelReportResponse.self)
+        try await eventually("the events posted") {
+            receiver.events(channel: channel).contains { $0.type == .audienceLeft }
+        }
+        let events = receiver.events(channel: channel)
+        XCTAssertEqual(events.map(\.type), [.broadcasterJoined, .audienceJoined, .audienceLeft])
+        XCTAssertEqual(events.map(\.sequence), [1, 2, 3], "numbered once each")
+    }
+
     func testKickClosesTheConnectionAndTheBanRefusesARejoin() async throws {
         let seed = try self.seed
         let channel = "kick-\(UInt32.random(in: 0 ... .max))"

@@ -61,6 +61,11 @@ final class CoordinatorLinkTests: XCTestCase {
             XCTAssertLessThan(abs(activity.atMs - nowMs), 60_000, "times are on the wall clock")
         }
         XCTAssertEqual(recorder.reports.map(\.edgeID).count, recorder.reports.count)
+        // Each activity carries this edge run and its number in the run, so a resend is recognisable.
+        let origins = Set(recorder.activities.map(\.origin))
+        XCTAssertEqual(origins.count, 1)
+        XCTAssertTrue(origins.first?.hasPrefix("edge-a/") ?? false, "origin \(origins)")
+        XCTAssertEqual(recorder.activities.map(\.originSequence), Array(1...UInt64(expected.count)))
 
         // Once the channel is gone, the summary says so.
         try waitUntil("an empty summary") { recorder.summaries(from: "edge-a").last?.isEmpty == true }

@@ -896,6 +896,13 @@ public nonisolated struct RoomChannelActivity: Sendable {
   /// When the edge saw it, ms since the Unix epoch.
   public var atMs: Int64 = 0
 
+  /// The edge run that saw it ("<edge id>/<random>", new on every start) and its number in that
+  /// run (+1 per activity). Edges send again what was not answered, so a coordinator may get an
+  /// activity twice; it numbers each (origin, origin_sequence) once. Empty: never de-duplicated.
+  public var origin: String = String()
+
+  public var originSequence: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1109,7 +1116,7 @@ public nonisolated struct RoomChannelPlacement: Sendable {
   public init() {}
 }
 
-/// The next number for a channel's events.
+/// The next number for a channel's events, and what was numbered already.
 public nonisolated struct RoomChannelSequence: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -1118,6 +1125,24 @@ public nonisolated struct RoomChannelSequence: Sendable {
   public var channel: String = String()
 
   public var lastSequence: UInt64 = 0
+
+  /// The last activity numbered per edge run that reported in this channel (the most recent runs).
+  public var origins: [RoomActivityOriginMark] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The last activity numbered from one edge run in one channel.
+public nonisolated struct RoomActivityOriginMark: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var origin: String = String()
+
+  public var originSequence: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2286,7 +2311,7 @@ nonisolated extension RoomListChannelsResponse: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension RoomChannelActivity: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ChannelActivity"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}type\0\u{1}channel\0\u{1}uid\0\u{1}reason\0\u{3}at_ms\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}type\0\u{1}channel\0\u{1}uid\0\u{1}reason\0\u{3}at_ms\0\u{1}origin\0\u{3}origin_sequence\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2299,6 +2324,8 @@ nonisolated extension RoomChannelActivity: SwiftProtobuf.Message, SwiftProtobuf.
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
       case 4: try { try decoder.decodeSingularEnumField(value: &self.reason) }()
       case 5: try { try decoder.decodeSingularInt64Field(value: &self.atMs) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.origin) }()
+      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.originSequence) }()
       default: break
       }
     }
@@ -2320,6 +2347,12 @@ nonisolated extension RoomChannelActivity: SwiftProtobuf.Message, SwiftProtobuf.
     if self.atMs != 0 {
       try visitor.visitSingularInt64Field(value: self.atMs, fieldNumber: 5)
     }
+    if !self.origin.isEmpty {
+      try visitor.visitSingularStringField(value: self.origin, fieldNumber: 6)
+    }
+    if self.originSequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.originSequence, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2329,6 +2362,8 @@ nonisolated extension RoomChannelActivity: SwiftProtobuf.Message, SwiftProtobuf.
     if lhs.uid != rhs.uid {return false}
     if lhs.reason != rhs.reason {return false}
     if lhs.atMs != rhs.atMs {return false}
+    if lhs.origin != rhs.origin {return false}
+    if lhs.originSequence != rhs.originSequence {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2757,7 +2792,7 @@ nonisolated extension RoomChannelPlacement: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension RoomChannelSequence: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ChannelSequence"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{3}last_sequence\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{3}last_sequence\0\u{1}origins\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2767,6 +2802,7 @@ nonisolated extension RoomChannelSequence: SwiftProtobuf.Message, SwiftProtobuf.
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.channel) }()
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.lastSequence) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.origins) }()
       default: break
       }
     }
@@ -2779,12 +2815,51 @@ nonisolated extension RoomChannelSequence: SwiftProtobuf.Message, SwiftProtobuf.
     if self.lastSequence != 0 {
       try visitor.visitSingularUInt64Field(value: self.lastSequence, fieldNumber: 2)
     }
+    if !self.origins.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.origins, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: RoomChannelSequence, rhs: RoomChannelSequence) -> Bool {
     if lhs.channel != rhs.channel {return false}
     if lhs.lastSequence != rhs.lastSequence {return false}
+    if lhs.origins != rhs.origins {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomActivityOriginMark: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ActivityOriginMark"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}origin\0\u{3}origin_sequence\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.origin) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.originSequence) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.origin.isEmpty {
+      try visitor.visitSingularStringField(value: self.origin, fieldNumber: 1)
+    }
+    if self.originSequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.originSequence, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomActivityOriginMark, rhs: RoomActivityOriginMark) -> Bool {
+    if lhs.origin != rhs.origin {return false}
+    if lhs.originSequence != rhs.originSequence {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
