@@ -150,7 +150,7 @@ let package = Package(
             name: "showroomctl",
             dependencies: [
                 "NodeRuntime", "ZeroMQ", "ShowroomWire", "MediaCodecs", "CZeroMQ", "LocalCluster", "ShowroomAuth",
-                "ShowroomKit", "Edge", "AdminEndpoint", "Webhooks",
+                "ShowroomKit", "Edge", "AdminEndpoint", "Webhooks", "Rooms",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

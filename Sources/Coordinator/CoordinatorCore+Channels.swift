@@ -131,18 +131,10 @@ extension CoordinatorCore {
 
     /// Every channel the edges reported, with its room if this coordinator holds it.
     func listChannels() -> RoomListChannelsResponse {
-        var roomsByChannel: [String: RoomRoom] = [:]
-        for room in registry.rooms.values where room.state == .open { roomsByChannel[room.channel] = room }
         var answer = RoomListChannelsResponse()
         answer.coordinator = selfID
-        answer.channels = edgeChannels.values.flatMap { $0 }.map { channel in
-            var status = channel
-            if let room = roomsByChannel[channel.name] {
-                status.roomID = room.roomID
-                status.roomName = room.name
-            }
-            return status
-        }.sorted { $0.name != $1.name ? $0.name < $1.name : $0.edge < $1.edge }
+        answer.channels = RoomChannelStatus.naming(edgeChannels.values.flatMap { $0 }, after: registry.rooms.values)
+            .sorted { $0.name != $1.name ? $0.name < $1.name : $0.edge < $1.edge }
         return answer
     }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NodeRuntime
+import Rooms
 import ShowroomWire
 import ZeroMQ
 
@@ -67,7 +68,8 @@ struct StatusCommand: ParsableCommand {
             var request = RoomListRoomsRequest()
             request.pageSize = 100
             let rooms = try? client.request(.roomList, body: request, expecting: RoomListRoomsResponse.self, timeout: wait)
-            return StatusView.Rooms(channels: channels.channels, rooms: rooms?.rooms ?? [], roomTotal: Int(rooms?.total ?? 0))
+            return StatusView.Rooms(channels: RoomChannelStatus.naming(channels.channels, after: rooms?.rooms ?? []),
+                                    rooms: rooms?.rooms ?? [], roomTotal: Int(rooms?.total ?? 0))
         }
         return StatusView.Rooms()
     }
