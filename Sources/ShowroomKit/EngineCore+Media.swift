@@ -31,6 +31,7 @@ extension EngineCore {
 
     /// Replaces the camera; the encoder is rebuilt for the new size.
     func setVideoSource(_ source: (any VideoSource)?) {
+        if source != nil { externalEncodedVideo = false }
         videoSource = source
         videoEncoder = nil
         if let timer = videoTimer {
@@ -38,6 +39,51 @@ extension EngineCore {
             videoTimer = nil
         }
         refreshPublishing()
+    }
+
+    /// Switches video between the camera and frames the app encodes itself.
+    func setExternalEncodedVideo(_ enabled: Bool) {
+        externalEncodedVideo = enabled
+        if enabled { setVideoSource(nil) }
+    }
+
+    /// Sends an app-encoded frame to every connection that publishes video.
+    ///
+    /// - Returns: The connections it went to.
+    func pushEncodedVideo(_ frame: ExternalEncodedVideoFrame) throws(ShowroomError) -> Int {
+        guard externalEncodedVideo else {
+            throw .invalidArgument("pushing encoded video needs setExternalEncodedVideoSource(true) first")
+        }
+        guard !frame.data.isEmpty else { throw .invalidArgument("an encoded video frame needs data; got 0 bytes") }
+        guard frame.width > 0, frame.height > 0, frame.width <= 8192, frame.height <= 8192 else {
+            throw .invalidArgument("an encoded video frame needs a size of 1–8192 pixels a side; got \(frame.width)×\(frame.height)")
+        }
+        let captured = frame.captureTimeMicroseconds ?? MediaClock.nowMicroseconds()
+        var sent = 0
+        for record in connections.values where record.sends(.video) {
+            if let limit = sessions[record.edgeEndpoint]?.limits?.maxFrameBytes, frame.data.count > limit {
+                throw .tooLarge("an encoded video frame of \(frame.data.count) bytes is over the edge's limit of \(limit) bytes")
+            }
+            record.videoSequence &+= 1
+            var header = Self.header(for: record, track: .video, sequence: record.videoSequence, captured: captured)
+            header.keyframe = frame.isKeyframe
+            header.width = UInt32(frame.width)
+            header.height = UInt32(frame.height)
+            header.payloadSize = UInt32(frame.data.count)
+            if send(header, frame.data, for: record) {
+                statistics.videoFramesSent += 1
+                if frame.isKeyframe { statistics.keyframesSent += 1 }
+                sent += 1
+            }
+        }
+        if frame.isKeyframe { keyframeWanted = false }
+        return sent
+    }
+
+    /// A subscriber needs a keyframe: the encoder makes the next frame one, or the app is told.
+    func wantKeyframe() {
+        keyframeWanted = true
+        if externalEncodedVideo { emit(.keyframeRequested) }
     }
 
     /// Replaces the microphone.

@@ -35,7 +35,7 @@ extension EngineCore {
                 receiveReply(envelope, on: session)
             } else if envelope.kind == .keyframeRequest {
                 statistics.keyframeRequests += 1
-                keyframeWanted = true
+                wantKeyframe()
             } else {
                 receiveEvent(envelope, on: session)
             }

@@ -124,7 +124,7 @@ extension EngineCore {
             }
         }
         // The new edge has no GOP cache of this publisher: its first frame there must decode.
-        keyframeWanted = true
+        wantKeyframe()
         setState(.connected, .rejoinSucceeded, of: record)
         emit(.rejoinedChannel(connection, elapsed: rejoin.started.duration(to: .now)))
         refreshPublishing()

@@ -49,6 +49,9 @@ final class EngineCore {
     var videoTimer: TimerID?
     var audioTimer: TimerID?
     var keyframeWanted = false
+    /// Video comes encoded from the app (``ShowroomEngine/pushExternalEncodedVideoFrame(_:)``), not from
+    /// the camera.
+    var externalEncodedVideo = false
 
     init(loop: EventLoop, context: Context, configuration: EngineConfiguration, placement: any ChannelPlacement,
          emit: @escaping (EngineEvent) -> Void) {

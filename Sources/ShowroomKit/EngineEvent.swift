@@ -89,6 +89,9 @@ public enum EngineEvent: Sendable, Hashable {
     /// mutes, sinks and local publishing are as they were; remote users are announced again
     /// (``userJoined(_:uid:)``) as the new edge reports them.
     case rejoinedChannel(ChannelConnection, elapsed: Duration)
+    /// A subscriber needs a keyframe (a new viewer, one recovering from a gap, a rejoin) while the
+    /// app pushes encoded video: push one soon. The engine's own encoder handles this itself.
+    case keyframeRequested
     /// A connection's link state changed (`connectionChangedToState`).
     case connectionStateChanged(ChannelConnection, state: ConnectionState, reason: ConnectionStateReason)
     /// The edge refused something sent one-way (a media frame, a stream message), at most once a

@@ -14,6 +14,36 @@ public protocol VideoSource: Sendable {
     func nextFrame() -> I420Frame
 }
 
+/// A VP8 frame the app encoded itself (a recorded clip, a hardware encoder, a relay), for
+/// ``ShowroomEngine/pushExternalEncodedVideoFrame(_:)``: the seeds' custom encoded video track.
+public struct ExternalEncodedVideoFrame: Sendable, Hashable {
+    /// The encoded frame, sent untouched.
+    public var data: [UInt8]
+    /// Decodes without earlier frames.
+    public var isKeyframe: Bool
+    /// Picture width in pixels.
+    public var width: Int
+    /// Picture height in pixels.
+    public var height: Int
+    /// When the picture was captured, on ``MediaClock``; `nil`: when it is pushed.
+    public var captureTimeMicroseconds: UInt64?
+
+    /// A frame of `width × height` pixels.
+    public init(data: [UInt8], isKeyframe: Bool, width: Int, height: Int, captureTimeMicroseconds: UInt64? = nil) {
+        self.data = data
+        self.isKeyframe = isKeyframe
+        self.width = width
+        self.height = height
+        self.captureTimeMicroseconds = captureTimeMicroseconds
+    }
+
+    /// A frame of the SDK's own encoder (``VideoEncoder``), at `width × height`.
+    public init(_ frame: EncodedVideoFrame, width: Int, height: Int, captureTimeMicroseconds: UInt64? = nil) {
+        self.init(data: frame.data, isKeyframe: frame.isKeyframe, width: width, height: height,
+                  captureTimeMicroseconds: captureTimeMicroseconds)
+    }
+}
+
 /// A microphone: 20 ms of 48 kHz mono PCM per call (960 samples). Called on the engine's loop
 /// thread every 20 ms while a connection publishes audio.
 public protocol AudioSource: Sendable {

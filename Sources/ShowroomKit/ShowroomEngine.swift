@@ -254,6 +254,32 @@ public final class ShowroomEngine: Sendable {
         }
     }
 
+    /// Publishes video the app encodes itself instead of the camera (the seeds'
+    /// `setExternalVideoSource` with encoded frames): while enabled, frames pushed with
+    /// ``pushExternalEncodedVideoFrame(_:)`` go out untouched to every connection that publishes video,
+    /// and ``EngineEvent/keyframeRequested`` says when a subscriber needs a keyframe. Setting a
+    /// camera with ``setLocalVideoSource(_:)`` ends it.
+    public func setExternalEncodedVideoSource(_ enabled: Bool) async {
+        try? await onCore { core, complete in
+            core.setExternalEncodedVideo(enabled)
+            complete(.success(()))
+        }
+    }
+
+    /// Sends one app-encoded VP8 frame (the seeds' `pushExternalEncodedVideoFrame`) on every
+    /// connection that publishes video, in the order pushed.
+    ///
+    /// - Returns: The connections it was sent on (0 while none publishes video; a connection whose
+    ///   queue to its edge is full skips the frame, as live media does).
+    /// - Throws: ``ShowroomError`` `INVALID_ARGUMENT` before ``setExternalEncodedVideoSource(_:)``,
+    ///   for an empty frame or an impossible size; `TOO_LARGE` for a frame over the edge's limit.
+    @discardableResult
+    public func pushExternalEncodedVideoFrame(_ frame: ExternalEncodedVideoFrame) async throws(ShowroomError) -> Int {
+        try await onCore { core, complete in
+            complete(Result { () throws(ShowroomError) in try core.pushEncodedVideo(frame) })
+        }
+    }
+
     /// Sets the microphone (`nil`: none). Audio is encoded (Opus, 20 ms frames, with its level)
     /// on the loop while any connection publishes audio.
     public func setLocalAudioSource(_ source: (any AudioSource)?) async {

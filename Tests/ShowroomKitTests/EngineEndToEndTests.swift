@@ -2,6 +2,7 @@ import Edge
 import MediaCodecs
 import ShowroomKit
 import ShowroomWire
+import Synchronization
 import XCTest
 
 /// Engines against an in-process edge on loopback: real sockets, real VP8 and Opus.
@@ -109,6 +110,75 @@ final class EngineEndToEndTests: XCTestCase {
             }
             let remaining = await host.connections()
             XCTAssertEqual(remaining, [])
+        }
+    }
+
+    /// The custom encoded video track: frames the app encoded go out untouched and decode; a
+    /// subscriber with nothing to start from makes the engine ask the app for a keyframe; bad
+    /// frames are refused with their codes.
+    func testAppEncodedVideoGoesOutUntouchedAndKeyframesAreAskedFor() async throws {
+        var settings = EdgeSettings()
+        settings.limits.maxFrameBytes = 40_000
+        try await withStage(settings: settings) { stage in
+            // One GOP of real VP8, encoded up front as an app (or a recording) would have it.
+            let encoder = try VideoEncoder(configuration: .init(
+                codec: .vp8, width: 160, height: 120, framesPerSecond: 15, targetBitrateKbps: 300, keyframeInterval: 1000))
+            var pattern = TestPatternSource(width: 160, height: 120)
+            var gop: [ExternalEncodedVideoFrame] = []
+            for _ in 0..<20 {
+                gop += try encoder.encode(pattern.nextFrame()).map { ExternalEncodedVideoFrame($0, width: 160, height: 120) }
+            }
+            XCTAssertEqual(gop.map(\.isKeyframe), [true] + Array(repeating: false, count: gop.count - 1))
+
+            let (host, hostEvents) = try await stage.engine()
+            await assertFails(.invalidArgument, "a push before the source is set") {
+                try await host.pushExternalEncodedVideoFrame(gop[0])
+            }
+            await host.setExternalEncodedVideoSource(true)
+            let hostConnection = try await host.joinChannel(
+                token: TestApp.token(channel: "encoded", uid: 1), channel: "encoded", uid: 1, options: .broadcaster)
+            _ = try await hostEvents.first("host joined") { if case .joined(hostConnection, _) = $0 { true } else { nil } }
+            await assertFails(.invalidArgument, "an empty frame") {
+                try await host.pushExternalEncodedVideoFrame(ExternalEncodedVideoFrame(data: [], isKeyframe: true, width: 160, height: 120))
+            }
+            await assertFails(.invalidArgument, "a frame without a size") {
+                try await host.pushExternalEncodedVideoFrame(ExternalEncodedVideoFrame(data: gop[0].data, isKeyframe: true, width: 0, height: 120))
+            }
+            await assertFails(.tooLarge, "a frame over the edge's limit") {
+                try await host.pushExternalEncodedVideoFrame(
+                    ExternalEncodedVideoFrame(data: [UInt8](repeating: 1, count: 50_000), isKeyframe: true, width: 160, height: 120))
+            }
+            // A delta first: the track is live but has no keyframe a newcomer could start from.
+            let sentTo = try await host.pushExternalEncodedVideoFrame(gop[5])
+            XCTAssertEqual(sentTo, 1)
+
+            let (decoding, decodingEvents) = try await stage.engine()
+            let decodingConnection = ChannelConnection(channel: "encoded", uid: 101)
+            let decoder = DecodingVideoSink()
+            try await decoding.setupRemoteVideo(uid: 1, connection: decodingConnection, sink: decoder)
+            let (recording, recordingEvents) = try await stage.engine()
+            let recordingConnection = ChannelConnection(channel: "encoded", uid: 102)
+            let received = ReceivedPayloads()
+            try await recording.setupRemoteVideo(uid: 1, connection: recordingConnection, sink: ClosureVideoSink { frame in
+                received.append(Array(frame.payload), keyframe: frame.isKeyframe)
+                return .received
+            })
+            for (engine, connection, events) in [(decoding, decodingConnection, decodingEvents), (recording, recordingConnection, recordingEvents)] {
+                _ = try await engine.joinChannelEx(
+                    token: TestApp.token(channel: "encoded", uid: connection.uid), connection: connection, options: .audience)
+                _ = try await events.first("waiting for the host's keyframe") {
+                    if case .remoteVideoStateChanged(connection, 1, .starting, _) = $0 { true } else { nil }
+                }
+            }
+            _ = try await hostEvents.first("a keyframe asked for") { if case .keyframeRequested = $0 { true } else { nil } }
+
+            for frame in gop { try await host.pushExternalEncodedVideoFrame(frame) }
+            try await eventually("every frame decoded") { decoder.statistics.framesDecoded >= gop.count }
+            XCTAssertEqual(decoder.statistics.decodeErrors, 0)
+            XCTAssertEqual(decoder.statistics.counterRegressions, 0)
+            try await eventually("every frame recorded") { received.count >= gop.count }
+            XCTAssertEqual(received.payloads, gop.map(\.data), "byte for byte, in order")
+            XCTAssertEqual(received.keyframes, gop.map(\.isKeyframe))
         }
     }
 
@@ -233,4 +303,13 @@ final class EngineEndToEndTests: XCTestCase {
             XCTAssertEqual(connections, [])
         }
     }
+}
+
+/// Payloads a sink received, in order.
+private final class ReceivedPayloads: Sendable {
+    private let state = Mutex<(payloads: [[UInt8]], keyframes: [Bool])>(([], []))
+    func append(_ payload: [UInt8], keyframe: Bool) { state.withLock { $0.payloads.append(payload); $0.keyframes.append(keyframe) } }
+    var payloads: [[UInt8]] { state.withLock { $0.payloads } }
+    var keyframes: [Bool] { state.withLock { $0.keyframes } }
+    var count: Int { state.withLock { $0.payloads.count } }
 }

@@ -110,3 +110,17 @@ final class TestStage: @unchecked Sendable {
         await edge.stop()
     }
 }
+
+/// Asserts that `body` fails with `code` and a message a person can act on.
+func assertFails<T>(_ code: WireErrorCode, _ what: String, file: StaticString = #filePath, line: UInt = #line,
+                    _ body: () async throws -> T) async {
+    do {
+        _ = try await body()
+        XCTFail("\(what): expected \(code), got success", file: file, line: line)
+    } catch let error as ShowroomError {
+        XCTAssertEqual(error.code, code, "\(what): \(error)", file: file, line: line)
+        XCTAssertFalse(error.message.isEmpty, file: file, line: line)
+    } catch {
+        XCTFail("\(what): expected \(code), got \(error)", file: file, line: line)
+    }
+}
