@@ -58,24 +58,13 @@ extension EngineCore {
         guard frame.width > 0, frame.height > 0, frame.width <= 8192, frame.height <= 8192 else {
             throw .invalidArgument("an encoded video frame needs a size of 1–8192 pixels a side; got \(frame.width)×\(frame.height)")
         }
-        let captured = frame.captureTimeMicroseconds ?? MediaClock.nowMicroseconds()
-        var sent = 0
         for record in connections.values where record.sends(.video) {
             if let limit = sessions[record.edgeEndpoint]?.limits?.maxFrameBytes, frame.data.count > limit {
                 throw .tooLarge("an encoded video frame of \(frame.data.count) bytes is over the edge's limit of \(limit) bytes")
             }
-            record.videoSequence &+= 1
-            var header = Self.header(for: record, track: .video, sequence: record.videoSequence, captured: captured)
-            header.keyframe = frame.isKeyframe
-            header.width = UInt32(frame.width)
-            header.height = UInt32(frame.height)
-            header.payloadSize = UInt32(frame.data.count)
-            if send(header, frame.data, for: record) {
-                statistics.videoFramesSent += 1
-                if frame.isKeyframe { statistics.keyframesSent += 1 }
-                sent += 1
-            }
         }
+        let sent = sendVideo(frame.data, keyframe: frame.isKeyframe, width: frame.width, height: frame.height,
+                             captured: frame.captureTimeMicroseconds ?? MediaClock.nowMicroseconds())
         if frame.isKeyframe { keyframeWanted = false }
         return sent
     }
@@ -119,19 +108,30 @@ extension EngineCore {
         keyframeWanted = false
         guard let packets = try? encoder.encode(picture, forceKeyframe: forceKeyframe) else { return }
         for packet in packets {
-            for record in connections.values where record.sends(.video) {
-                record.videoSequence &+= 1
-                var header = Self.header(for: record, track: .video, sequence: record.videoSequence, captured: captured)
-                header.keyframe = packet.isKeyframe
-                header.width = UInt32(picture.width)
-                header.height = UInt32(picture.height)
-                header.payloadSize = UInt32(packet.data.count)
-                if send(header, packet.data, for: record) {
-                    statistics.videoFramesSent += 1
-                    if packet.isKeyframe { statistics.keyframesSent += 1 }
-                }
+            sendVideo(packet.data, keyframe: packet.isKeyframe, width: picture.width, height: picture.height, captured: captured)
+        }
+    }
+
+    /// Sends one encoded video frame to every connection that publishes video.
+    ///
+    /// - Returns: The connections it went to.
+    @discardableResult
+    private func sendVideo(_ data: [UInt8], keyframe: Bool, width: Int, height: Int, captured: UInt64) -> Int {
+        var sent = 0
+        for record in connections.values where record.sends(.video) {
+            record.videoSequence &+= 1
+            var header = Self.header(for: record, track: .video, sequence: record.videoSequence, captured: captured)
+            header.keyframe = keyframe
+            header.width = UInt32(width)
+            header.height = UInt32(height)
+            header.payloadSize = UInt32(data.count)
+            if send(header, data, for: record) {
+                statistics.videoFramesSent += 1
+                if keyframe { statistics.keyframesSent += 1 }
+                sent += 1
             }
         }
+        return sent
     }
 
     /// The header fields every frame of a track on a connection carries.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Edge
 import Foundation
 import LocalCluster
+import MediaCodecs
 import NodeRuntime
 import ShowroomKit
 import ShowroomWire
@@ -50,7 +51,10 @@ struct FanoutBenchmark: AsyncParsableCommand {
         var configuration = EngineConfiguration(entry: .seeds(seeds))
         configuration.media = LocalMediaConfiguration(videoBitrateKbps: bitrateKbps, keyframeInterval: .seconds(2))
         let host = try await ShowroomEngine(configuration: configuration)
-        await host.setLocalVideoSource(TestPatternCamera(width: 640, height: 360, framesPerSecond: fps))
+        // The host pushes one GOP encoded up front, over and over (the SDK's custom encoded video
+        // track), so live encoding does not take CPU from the edge and the receivers it measures.
+        let clip = try EncodedClip(width: 640, height: 360, framesPerSecond: fps, bitrateKbps: bitrateKbps, seconds: 2)
+        await host.setExternalEncodedVideoSource(true)
         await host.setLocalAudioSource(ToneMicrophone())
 
         // The subscribers share two loops: hundreds of engines, two threads.
@@ -73,6 +77,8 @@ struct FanoutBenchmark: AsyncParsableCommand {
         try await host.joinChannel(
             token: try app.token(channel: channel, uid: hostUID, role: .publisher), channel: channel, uid: hostUID,
             options: .broadcaster)
+        let pushing = Task { try await clip.push(through: host) }
+        defer { pushing.cancel() }
         let edge = try await host.placement.edge(for: channel)
         let edgePID = try edgeProcessID(edge.id)
         progress("\(subscribers) subscribers on \(edge.id) (pid \(edgePID)); 2 s warm-up, then \(seconds) s measured", json: json)
@@ -89,6 +95,8 @@ struct FanoutBenchmark: AsyncParsableCommand {
         let steal = CPUTime.stealPercent(from: machineBefore, to: CPUTime.machine())
         let hostStatistics = await host.statistics()
 
+        pushing.cancel()
+        _ = await pushing.result
         try? await host.leaveChannel()
         await host.shutdown()
         for engine in engines { await engine.shutdown() }
@@ -151,6 +159,51 @@ struct FanoutBenchmark: AsyncParsableCommand {
             return Int32(try client.request(.nodeInfo, body: WireNodeInfoRequest(), expecting: WireNodeInfo.self).pid)
         }
         throw ShowroomError.unavailable("no seed knows edge \(id)")
+    }
+}
+
+/// One GOP of VP8 test pattern encoded once, pushed by a host at its frame rate in a loop, from
+/// its keyframe again whenever a subscriber asks for one.
+struct EncodedClip: Sendable {
+    let frames: [ExternalEncodedVideoFrame]
+    let framesPerSecond: Int
+
+    init(width: Int, height: Int, framesPerSecond: Int, bitrateKbps: Int, seconds: Int) throws {
+        let count = framesPerSecond * seconds
+        let encoder = try VideoEncoder(configuration: .init(
+            codec: .vp8, width: width, height: height, framesPerSecond: framesPerSecond,
+            targetBitrateKbps: bitrateKbps, keyframeInterval: count))
+        var pattern = TestPatternSource(width: width, height: height)
+        var frames: [ExternalEncodedVideoFrame] = []
+        // Twice round, keeping the second GOP: the rate control has settled by then.
+        for index in 0..<(2 * count) {
+            let packets = try encoder.encode(pattern.nextFrame(), forceKeyframe: index == count)
+            if index >= count { frames += packets.map { ExternalEncodedVideoFrame($0, width: width, height: height) } }
+        }
+        self.frames = frames
+        self.framesPerSecond = framesPerSecond
+    }
+
+    /// Pushes the clip through `host` until cancelled, each frame at its due time.
+    func push(through host: ShowroomEngine) async throws {
+        let keyframeWanted = Atomic<Bool>(false)
+        let watcher = Task {
+            for await event in host.events {
+                if case .keyframeRequested = event { keyframeWanted.store(true, ordering: .relaxed) }
+            }
+        }
+        defer { watcher.cancel() }
+        let clock = ContinuousClock()
+        let period = Duration.seconds(1) / framesPerSecond
+        var due = clock.now
+        var index = 0
+        while !Task.isCancelled {
+            if keyframeWanted.exchange(false, ordering: .relaxed) { index = 0 }
+            _ = try? await host.pushExternalEncodedVideoFrame(frames[index])
+            index = (index + 1) % frames.count
+            due += period
+            try await clock.sleep(until: due)
+        }
     }
 }
 
