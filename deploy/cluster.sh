@@ -314,7 +314,7 @@ cmd_demo() {
   for i in 1 2 3; do await_line "host-$i" joined || true; done
   for i in 1 2 3; do
     for v in 1 2 3; do
-      start_client "viewer-$i-$v" --channel "${rooms[$((i - 1))]}" --uid $((2000 + 10 * i + v)) --role audience
+      start_client "viewer-$i-$v" --channel "${rooms[$((i - 1))]}" --room "${rooms[$((i - 1))]}" --uid $((2000 + 10 * i + v)) --role audience
     done
   done
   echo
@@ -324,6 +324,8 @@ cmd_demo() {
       await_line "viewer-$i-$v" first_frame && echo "  viewer-$i-$v: $(grep -m1 '^first_frame' "$run_dir/clients/viewer-$i-$v.out")"
     done
   done
+  # The viewers also join their rooms, so the rooms count them in their audience.
+  for i in 1 2 3; do for v in 1 2 3; do await_line "viewer-$i-$v" room_join || true; done; done
   echo
   echo "== status: members, rooms, channels =="
   cmd_status

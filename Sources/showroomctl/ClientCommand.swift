@@ -44,6 +44,9 @@ struct ClientCommand: AsyncParsableCommand {
     @Option(name: .customLong("gop-ms"), help: "Keyframe interval in milliseconds (host).")
     var gopMs = 2000
 
+    @Option(help: "A room to join as one of its audience (counted in its audience) once in the channel.")
+    var room: String?
+
     @OptionGroup var app: AppCredentials
 
     func validate() throws {
@@ -56,7 +59,8 @@ struct ClientCommand: AsyncParsableCommand {
         let host = role == "broadcaster"
         var configuration = EngineConfiguration(entry: .seeds(seeds))
         configuration.media = LocalMediaConfiguration(videoBitrateKbps: bitrateKbps, keyframeInterval: .milliseconds(gopMs))
-        let engine = try await ShowroomEngine(configuration: configuration)
+        let loop = try EngineLoop(name: "showroomctl-client")
+        let engine = try await ShowroomEngine(configuration: configuration, loop: loop)
         if host {
             await engine.setLocalVideoSource(TestPatternCamera(width: width, height: height, framesPerSecond: fps))
             await engine.setLocalAudioSource(ToneMicrophone())
@@ -79,6 +83,15 @@ struct ClientCommand: AsyncParsableCommand {
             await engine.shutdown()
             throw ExitCode(1)
         }
+        let rooms = room.map { _ in RoomService(seeds: seeds, loop: loop) }
+        if let room, let rooms {
+            do {
+                let joined = try await rooms.joinRoom(room, uid: uid)
+                emit("room_joined room=\(room) uid=\(uid) audience=\(joined.audienceCount)")
+            } catch {
+                emit("room_join_failed room=\(room) uid=\(uid) code=E\(error.code.rawValue) message=\"\(error.message)\"")
+            }
+        }
         if seconds > 0 {
             try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
         } else {
@@ -86,8 +99,13 @@ struct ClientCommand: AsyncParsableCommand {
         }
         let statistics = await engine.statistics()
         emit("stats video_sent=\(statistics.videoFramesSent) audio_sent=\(statistics.audioFramesSent) video_received=\(statistics.videoFramesReceived) audio_received=\(statistics.audioFramesReceived)")
+        if let room, let rooms {
+            _ = try? await rooms.leaveRoom(room, uid: uid)
+            await rooms.shutdown()
+        }
         try? await engine.leaveChannel()
         await engine.shutdown()
+        await loop.shutdown()
         printer.cancel()
     }
 
