@@ -105,16 +105,25 @@ struct ManagedProcessRun {
         let exited = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in exited.signal() }
         let output = OutputCollector()
-        pipe.fileHandleForReading.readabilityHandler = { handle in output.append(handle.availableData) }
         try process.run()
+        // Read on a thread of its own with blocking reads, not a `readabilityHandler`: tearing
+        // down libdispatch's read source can crash its event loop on Linux
+        // (swift-corelibs-libdispatch#949).
+        let reading = DispatchSemaphore(value: 0)
+        let handle = pipe.fileHandleForReading
+        Thread {
+            while case let data = handle.availableData, !data.isEmpty { output.append(data) }
+            reading.signal()
+        }.start()
         let seconds = timeout.seconds
         if exited.wait(timeout: .now() + seconds) == .timedOut {
             kill(-process.processIdentifier, SIGKILL)
             process.terminate()
+            _ = reading.wait(timeout: .now() + 2)
             throw LocalClusterError("\(arguments.joined(separator: " ")) did not finish within \(timeout):\n\(output.text)")
         }
-        pipe.fileHandleForReading.readabilityHandler = nil
-        output.append(pipe.fileHandleForReading.readDataToEndOfFile())
+        // The output ends when the script and everything that inherited its pipe have closed it.
+        _ = reading.wait(timeout: .now() + 5)
         return (process.terminationStatus, output.text)
     }
 }

@@ -67,27 +67,31 @@ public final class ManagedProcess: @unchecked Sendable {
         throw LocalClusterError("executable \(executable) not found next to \(CommandLine.arguments[0]); run `swift build` first")
     }
 
+    /// Reads `handle` to its end on a thread of its own, line by line. Blocking reads, not a
+    /// `readabilityHandler`: tearing down libdispatch's read source can crash its event loop on
+    /// Linux (swift-corelibs-libdispatch#949), and a blocking read registers nothing with it.
     private func capture(_ handle: FileHandle, isStdout: Bool) {
-        handle.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self else { return }
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                return
-            }
-            self.output.withLock { output in
-                var text = (output.partial[isStdout] ?? "") + String(decoding: data, as: UTF8.self)
-                while let newline = text.firstIndex(of: "\n") {
-                    let line = String(text[..<newline])
-                    if isStdout { output.stdout.append(line) } else { output.stderr.append(line) }
-                    text = String(text[text.index(after: newline)...])
+        let reader = Thread { [weak self] in
+            while true {
+                let data = handle.availableData  // blocks until some output or the end
+                if data.isEmpty { return }
+                guard let self else { continue }  // keep draining so the child never blocks on a full pipe
+                self.output.withLock { output in
+                    var text = (output.partial[isStdout] ?? "") + String(decoding: data, as: UTF8.self)
+                    while let newline = text.firstIndex(of: "\n") {
+                        let line = String(text[..<newline])
+                        if isStdout { output.stdout.append(line) } else { output.stderr.append(line) }
+                        text = String(text[text.index(after: newline)...])
+                    }
+                    output.partial[isStdout] = text
                 }
-                output.partial[isStdout] = text
+                self.changed.lock()
+                self.changed.broadcast()
+                self.changed.unlock()
             }
-            self.changed.lock()
-            self.changed.broadcast()
-            self.changed.unlock()
         }
+        reader.name = "\(name)-\(isStdout ? "stdout" : "stderr")"
+        reader.start()
     }
 
     /// Lines written to standard output so far.
