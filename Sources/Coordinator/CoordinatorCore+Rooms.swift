@@ -79,19 +79,13 @@ extension CoordinatorCore {
                 respond(.success(try registry.history(try request.decodeBody(RoomChatHistoryRequest.self))))
             case .roomCreate:
                 let change = try registry.create(try request.decodeBody(RoomCreateRoomRequest.self), nowMs: now, using: &random)
-                var answer = RoomCreateRoomResponse()
-                answer.room = change.room
-                write(change, answer: answer, respond)
+                write(change, answer: RoomCreateRoomResponse.with { $0.room = change.room }, respond)
             case .roomJoin:
                 let change = try registry.join(try request.decodeBody(RoomJoinRoomRequest.self), nowMs: now)
-                var answer = RoomJoinRoomResponse()
-                answer.room = change.room
-                write(change, answer: answer, respond)
+                write(change, answer: RoomJoinRoomResponse.with { $0.room = change.room }, respond)
             case .roomLeave:
                 let change = try registry.leave(try request.decodeBody(RoomLeaveRoomRequest.self), nowMs: now)
-                var answer = RoomLeaveRoomResponse()
-                answer.room = change.room
-                write(change, answer: answer, respond)
+                write(change, answer: RoomLeaveRoomResponse.with { $0.room = change.room }, respond)
             case .roomClose:
                 let body = try request.decodeBody(RoomCloseRoomRequest.self)
                 var byAdmin = false
@@ -100,9 +94,7 @@ extension CoordinatorCore {
                     byAdmin = true
                 }
                 let change = try registry.close(body, byAdmin: byAdmin, nowMs: now)
-                var answer = RoomCloseRoomResponse()
-                answer.room = change.room
-                write(change, answer: answer, respond)
+                write(change, answer: RoomCloseRoomResponse.with { $0.room = change.room }, respond)
             case .roomChatSend:
                 let change = try registry.sendChat(try request.decodeBody(RoomSendChatRequest.self), nowMs: now)
                 var answer = RoomSendChatResponse()

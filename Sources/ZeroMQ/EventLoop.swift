@@ -255,7 +255,9 @@ public final class EventLoop: @unchecked Sendable {
         state.registrations[ObjectIdentifier(socket)] = registration
         state.byToken[registration.token] = registration
         state.descriptorOwners[fd] = registration
-        state.order.append(registration)
+        socket.onUseAfterEventCheck = { [weak state, weak registration] in
+            if let state, let registration { state.enqueue(registration) }
+        }
         // It may be ready already: its notification may have been consumed before it was watched.
         state.enqueue(registration)
     }
@@ -354,8 +356,6 @@ public final class EventLoop: @unchecked Sendable {
         /// Which registration watches a descriptor: a closed socket's descriptor number may be
         /// reused by a newer socket before the loop notices the close.
         var descriptorOwners: [Int32: Registration] = [:]
-        /// Registration order, scanned for used sockets after each round.
-        var order: [Registration] = []
         /// Sockets whose `ZMQ_EVENTS` must be read in the next round, in order.
         var ready: [Registration] = []
         var readySpare: [Registration] = []
@@ -381,7 +381,7 @@ public final class EventLoop: @unchecked Sendable {
             registration.isActive = false
             registrations[ObjectIdentifier(registration.socket)] = nil
             byToken[registration.token] = nil
-            order.removeAll { $0 === registration }
+            registration.socket.onUseAfterEventCheck = nil
             if descriptorOwners[registration.fd] === registration {
                 descriptorOwners[registration.fd] = nil
                 waiter.remove(registration.fd)
@@ -415,7 +415,6 @@ public final class EventLoop: @unchecked Sendable {
             guard dispatchReadiness(state) else { break }  // the context is ending
             if isStopping() { break }
             runDueTimers(state)
-            queueUsedSockets(state)
         }
         finish(state)
     }
@@ -437,8 +436,10 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Reads `ZMQ_EVENTS` of every queued socket and calls the handlers of the ready ones, in queue
-    /// order. A socket a handler used is queued again by ``queueUsedSockets(_:)``, so one that
-    /// stays ready gets another turn after the others. Returns false when the sockets' context is
+    /// order. A socket used since its check (by a handler, a timer or posted work) queues itself
+    /// again (``Socket/onUseAfterEventCheck``): the use may have consumed its notification, so only
+    /// `ZMQ_EVENTS` can tell whether it is ready; one that stays ready gets another turn after
+    /// the others. Returns false when the sockets' context is
     /// being terminated: the loop must stop and close its sockets so the termination can finish.
     private func dispatchReadiness(_ state: Confined) -> Bool {
         swap(&state.ready, &state.readySpare)
@@ -468,14 +469,6 @@ public final class EventLoop: @unchecked Sendable {
         var size = MemoryLayout<Int32>.size
         guard zmq_getsockopt(socket.handle, ZMQ_EVENTS, &value, &size) == 0 else { return nil }
         return Int16(truncatingIfNeeded: value)
-    }
-
-    /// Queues every socket used since its last check (by a handler, a timer or posted work): the
-    /// use may have consumed its notification, so only `ZMQ_EVENTS` can tell whether it is ready.
-    private func queueUsedSockets(_ state: Confined) {
-        for registration in state.order where registration.socket.usedSinceEventCheck {
-            state.enqueue(registration)
-        }
     }
 
     private func drainMailbox() {
@@ -511,14 +504,10 @@ public final class EventLoop: @unchecked Sendable {
     private func finish(_ state: Confined) {
         for hook in state.shutdownHooks { hook() }
         state.shutdownHooks = []
-        for registration in state.order {
-            state.waiter.remove(registration.fd)
+        for registration in Array(state.registrations.values) {
+            state.remove(registration)
             registration.socket.close()
         }
-        state.registrations = [:]
-        state.byToken = [:]
-        state.descriptorOwners = [:]
-        state.order = []
         state.ready = []
         state.timers = Heap()
         state.timerBodies = [:]

@@ -79,6 +79,8 @@ public final class Socket {
     /// `ZMQ_EVENTS`: any libzmq call may consume the socket's edge-triggered notification, so a
     /// used socket must be checked again before the loop sleeps.
     var usedSinceEventCheck = false
+    /// Called by the first use after that check: the loop watching the socket queues it then.
+    var onUseAfterEventCheck: (() -> Void)?
     /// Scratch frame for sends of shared references; reused so forwarding allocates nothing.
     private let scratch = UnsafeMutablePointer<zmq_msg_t>.allocate(capacity: 1)
 
@@ -99,7 +101,13 @@ public final class Socket {
     @inline(__always)
     private func use() {
         owner.check()
+        noteUse()
+    }
+
+    private func noteUse() {
+        guard !usedSinceEventCheck else { return }
         usedSinceEventCheck = true
+        onUseAfterEventCheck?()
     }
 
     deinit {
@@ -118,7 +126,7 @@ public final class Socket {
     public func close() {
         guard !isClosed else { return }
         isClosed = true
-        usedSinceEventCheck = true  // so a loop that still has it registered notices
+        noteUse()  // so a loop that still has it registered notices
         zmq_close(handle)
     }
 
