@@ -15,6 +15,8 @@ public struct ShowroomError: Error, Sendable, Hashable, CustomStringConvertible 
     public var code: WireErrorCode
     /// For people: what went wrong and what to do about it. Never parsed by programs.
     public var message: String
+    /// Where to go instead, with ``WireErrorCode/channelElsewhere``; nil otherwise.
+    public var redirect: WireRedirect?
 
     /// Creates an error with the given code and message.
     ///
@@ -31,6 +33,7 @@ public struct ShowroomError: Error, Sendable, Hashable, CustomStringConvertible 
     /// - Parameter wire: The `Error` message taken from an envelope.
     public init(wire: WireError) {
         self.init(wire.code, wire.message)
+        if wire.hasRedirect { redirect = wire.redirect }
     }
 
     /// This error as the wire message that goes into `Envelope.error`.
@@ -38,6 +41,7 @@ public struct ShowroomError: Error, Sendable, Hashable, CustomStringConvertible 
         var error = WireError()
         error.code = code
         error.message = message
+        if let redirect { error.redirect = redirect }
         return error
     }
 
@@ -114,6 +118,27 @@ extension ShowroomError {
     public static func invalidArgument(_ message: String) -> ShowroomError {
         ShowroomError(.invalidArgument, message)
     }
+
+    /// An internal (cluster) message kind arrived on a client endpoint, or from a peer that is not
+    /// an authenticated cluster member; nothing was done.
+    ///
+    /// - Parameter message: Which kind was refused and where such requests go.
+    /// - Returns: An error with code `ERROR_CODE_PERMISSION_DENIED` (1008).
+    public static func permissionDenied(_ message: String) -> ShowroomError {
+        ShowroomError(.permissionDenied, message)
+    }
+
+    /// The channel is placed on another edge; nothing was joined.
+    ///
+    /// - Parameters:
+    ///   - message: Which channel, and where it is.
+    ///   - redirect: The edge to join instead.
+    /// - Returns: An error with code `ERROR_CODE_CHANNEL_ELSEWHERE` (3017) carrying `redirect`.
+    public static func channelElsewhere(_ message: String, redirect: WireRedirect) -> ShowroomError {
+        var error = ShowroomError(.channelElsewhere, message)
+        error.redirect = redirect
+        return error
+    }
 }
 
 extension WireErrorCode {
@@ -157,6 +182,8 @@ extension WireErrorCode {
         case .uidReplaced: return "uid replaced"
         case .sessionTimedOut: return "session timed out"
         case .sessionReplaced: return "session replaced"
+        case .permissionDenied: return "permission denied"
+        case .channelElsewhere: return "channel placed elsewhere"
         case .UNRECOGNIZED: return "unrecognized error"
         @unknown default:
             // Split the generated camelCase case name into lowercase words.

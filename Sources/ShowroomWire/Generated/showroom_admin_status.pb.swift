@@ -106,6 +106,9 @@ public nonisolated struct AdminMemberStatus: Sendable {
   /// Where the member publishes notices (coordinators), empty if none.
   public var eventsEndpoint: String = String()
 
+  /// The member's client endpoint's CURVE public key (Z85), empty if client links are plain.
+  public var clientCurvePublicKey: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -208,7 +211,7 @@ nonisolated extension AdminClusterStatus: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension AdminMemberStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".MemberStatus"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}role\0\u{1}state\0\u{3}cluster_endpoint\0\u{3}client_endpoint\0\u{3}admin_endpoint\0\u{1}incarnation\0\u{1}version\0\u{1}load\0\u{3}last_heard_ms_ago\0\u{3}events_endpoint\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}role\0\u{1}state\0\u{3}cluster_endpoint\0\u{3}client_endpoint\0\u{3}admin_endpoint\0\u{1}incarnation\0\u{1}version\0\u{1}load\0\u{3}last_heard_ms_ago\0\u{3}events_endpoint\0\u{3}client_curve_public_key\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -227,6 +230,7 @@ nonisolated extension AdminMemberStatus: SwiftProtobuf.Message, SwiftProtobuf._M
       case 9: try { try decoder.decodeSingularMessageField(value: &self._load) }()
       case 10: try { try decoder.decodeSingularUInt64Field(value: &self.lastHeardMsAgo) }()
       case 11: try { try decoder.decodeSingularStringField(value: &self.eventsEndpoint) }()
+      case 12: try { try decoder.decodeSingularStringField(value: &self.clientCurvePublicKey) }()
       default: break
       }
     }
@@ -270,6 +274,9 @@ nonisolated extension AdminMemberStatus: SwiftProtobuf.Message, SwiftProtobuf._M
     if !self.eventsEndpoint.isEmpty {
       try visitor.visitSingularStringField(value: self.eventsEndpoint, fieldNumber: 11)
     }
+    if !self.clientCurvePublicKey.isEmpty {
+      try visitor.visitSingularStringField(value: self.clientCurvePublicKey, fieldNumber: 12)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -285,6 +292,7 @@ nonisolated extension AdminMemberStatus: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs._load != rhs._load {return false}
     if lhs.lastHeardMsAgo != rhs.lastHeardMsAgo {return false}
     if lhs.eventsEndpoint != rhs.eventsEndpoint {return false}
+    if lhs.clientCurvePublicKey != rhs.clientCurvePublicKey {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

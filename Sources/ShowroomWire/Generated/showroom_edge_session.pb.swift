@@ -399,6 +399,14 @@ public nonisolated struct EdgeSessionLimits: Sendable {
   /// Stream message bytes per second per channel connection.
   public var maxStreamMessageBytesPerSecond: UInt32 = 0
 
+  /// Largest message (all frames together) the edge reads; a larger one is answered with
+  /// ERROR_CODE_TOO_LARGE (an EDGE_ERROR event for a one-way message) and dropped. Far larger ones
+  /// (over 4 times this) close the connection.
+  public var maxMessageBytes: UInt32 = 0
+
+  /// Longest channel name in bytes (see JoinChannelRequest.channel for the characters allowed).
+  public var maxChannelNameBytes: UInt32 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -559,8 +567,9 @@ public nonisolated struct EdgeJoinChannelRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var channel: String = String()
-
+  /// 1-64 bytes of a-z A-Z 0-9 space and !#$%&()+-:;<=.>?@[]^_{|}~, (the vendors' rule); never
+  /// empty. A token for the empty channel name is a wildcard-channel token: it grants its
+  /// privileges in every channel (AccessToken2 semantics), but nobody joins a channel named "".
   /// 0: the edge picks a free uid (only if the token allows any uid).
   public var uid: UInt32 = 0
 
@@ -1180,7 +1189,7 @@ nonisolated extension EdgeMediaOptions: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension EdgeSessionLimits: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SessionLimits"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}max_frame_bytes\0\u{3}max_channels\0\u{3}max_stream_message_bytes\0\u{3}max_stream_messages_per_second\0\u{3}max_stream_message_bytes_per_second\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}max_frame_bytes\0\u{3}max_channels\0\u{3}max_stream_message_bytes\0\u{3}max_stream_messages_per_second\0\u{3}max_stream_message_bytes_per_second\0\u{3}max_message_bytes\0\u{3}max_channel_name_bytes\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1193,6 +1202,8 @@ nonisolated extension EdgeSessionLimits: SwiftProtobuf.Message, SwiftProtobuf._M
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.maxStreamMessageBytes) }()
       case 4: try { try decoder.decodeSingularUInt32Field(value: &self.maxStreamMessagesPerSecond) }()
       case 5: try { try decoder.decodeSingularUInt32Field(value: &self.maxStreamMessageBytesPerSecond) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.maxMessageBytes) }()
+      case 7: try { try decoder.decodeSingularUInt32Field(value: &self.maxChannelNameBytes) }()
       default: break
       }
     }
@@ -1214,6 +1225,12 @@ nonisolated extension EdgeSessionLimits: SwiftProtobuf.Message, SwiftProtobuf._M
     if self.maxStreamMessageBytesPerSecond != 0 {
       try visitor.visitSingularUInt32Field(value: self.maxStreamMessageBytesPerSecond, fieldNumber: 5)
     }
+    if self.maxMessageBytes != 0 {
+      try visitor.visitSingularUInt32Field(value: self.maxMessageBytes, fieldNumber: 6)
+    }
+    if self.maxChannelNameBytes != 0 {
+      try visitor.visitSingularUInt32Field(value: self.maxChannelNameBytes, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1223,6 +1240,8 @@ nonisolated extension EdgeSessionLimits: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.maxStreamMessageBytes != rhs.maxStreamMessageBytes {return false}
     if lhs.maxStreamMessagesPerSecond != rhs.maxStreamMessagesPerSecond {return false}
     if lhs.maxStreamMessageBytesPerSecond != rhs.maxStreamMessageBytesPerSecond {return false}
+    if lhs.maxMessageBytes != rhs.maxMessageBytes {return false}
+    if lhs.maxChannelNameBytes != rhs.maxChannelNameBytes {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1490,7 +1509,7 @@ nonisolated extension EdgeErrorNotice: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension EdgeJoinChannelRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".JoinChannelRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{1}uid\0\u{1}token\0\u{1}options\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\u{2}uid\0\u{1}token\0\u{1}options\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1498,7 +1517,6 @@ nonisolated extension EdgeJoinChannelRequest: SwiftProtobuf.Message, SwiftProtob
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.channel) }()
       case 2: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.token) }()
       case 4: try { try decoder.decodeSingularMessageField(value: &self._options) }()
@@ -1512,9 +1530,6 @@ nonisolated extension EdgeJoinChannelRequest: SwiftProtobuf.Message, SwiftProtob
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
     // https://github.com/apple/swift-protobuf/issues/1182
-    if !self.channel.isEmpty {
-      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 1)
-    }
     if self.uid != 0 {
       try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 2)
     }
@@ -1528,7 +1543,6 @@ nonisolated extension EdgeJoinChannelRequest: SwiftProtobuf.Message, SwiftProtob
   }
 
   public static func ==(lhs: EdgeJoinChannelRequest, rhs: EdgeJoinChannelRequest) -> Bool {
-    if lhs.channel != rhs.channel {return false}
     if lhs.uid != rhs.uid {return false}
     if lhs.token != rhs.token {return false}
     if lhs._options != rhs._options {return false}

@@ -370,6 +370,10 @@ public nonisolated struct GossipMetadata: Sendable {
   /// PUB socket); empty if none.
   public var eventsEndpoint: String = String()
 
+  /// An edge that encrypts client links (CURVE): its client endpoint's public key (Z85, 40
+  /// characters); empty if client links are plain.
+  public var clientCurvePublicKey: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -860,7 +864,7 @@ nonisolated extension GossipMemberUpdate: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension GossipMetadata: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Metadata"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}role\0\u{3}cluster_endpoint\0\u{3}client_endpoint\0\u{3}admin_endpoint\0\u{1}version\0\u{1}load\0\u{3}events_endpoint\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}role\0\u{3}cluster_endpoint\0\u{3}client_endpoint\0\u{3}admin_endpoint\0\u{1}version\0\u{1}load\0\u{3}events_endpoint\0\u{3}client_curve_public_key\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -875,6 +879,7 @@ nonisolated extension GossipMetadata: SwiftProtobuf.Message, SwiftProtobuf._Mess
       case 5: try { try decoder.decodeSingularStringField(value: &self.version) }()
       case 6: try { try decoder.decodeSingularMessageField(value: &self._load) }()
       case 7: try { try decoder.decodeSingularStringField(value: &self.eventsEndpoint) }()
+      case 8: try { try decoder.decodeSingularStringField(value: &self.clientCurvePublicKey) }()
       default: break
       }
     }
@@ -906,6 +911,9 @@ nonisolated extension GossipMetadata: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if !self.eventsEndpoint.isEmpty {
       try visitor.visitSingularStringField(value: self.eventsEndpoint, fieldNumber: 7)
     }
+    if !self.clientCurvePublicKey.isEmpty {
+      try visitor.visitSingularStringField(value: self.clientCurvePublicKey, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -917,6 +925,7 @@ nonisolated extension GossipMetadata: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs.version != rhs.version {return false}
     if lhs._load != rhs._load {return false}
     if lhs.eventsEndpoint != rhs.eventsEndpoint {return false}
+    if lhs.clientCurvePublicKey != rhs.clientCurvePublicKey {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

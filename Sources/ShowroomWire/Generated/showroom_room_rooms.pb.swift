@@ -802,15 +802,34 @@ public nonisolated struct RoomPlaceChannelRequest: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  /// A valid channel name (see showroom.edge.JoinChannelRequest.channel).
   public var channel: String = String()
 
   /// An edge the client could not reach: place the channel elsewhere unless the membership says
   /// that edge is alive and it is the only one.
   public var unreachableEdge: String = String()
 
+  /// Who asks, and the token it will join with (join privilege for this channel, or a wildcard
+  /// channel token). A placement is made only for a valid token or a signed admin request.
+  public var uid: UInt32 = 0
+
+  public var token: String = String()
+
+  /// Instead of a token: an admin signature over "place|<channel>|0|<issued_at_ms>".
+  public var admin: RoomAdminSignature {
+    get {_admin ?? RoomAdminSignature()}
+    set {_admin = newValue}
+  }
+  /// Returns true if `admin` has been explicitly set.
+  public var hasAdmin: Bool {self._admin != nil}
+  /// Clears the value of `admin`. Subsequent reads from it will return its default value.
+  public mutating func clearAdmin() {self._admin = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+
+  fileprivate var _admin: RoomAdminSignature? = nil
 }
 
 public nonisolated struct RoomPlaceChannelResponse: Sendable {
@@ -822,6 +841,47 @@ public nonisolated struct RoomPlaceChannelResponse: Sendable {
 
   /// Where clients connect to that edge.
   public var clientEndpoint: String = String()
+
+  /// The edge's CURVE public key (Z85) when it encrypts client links; empty if it does not.
+  public var clientCurvePublicKey: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Body of a CHANNEL_CLAIM request (edge -> the channel's owner coordinator): a client joins a
+/// channel this edge does not host yet. The coordinator places the channel on this edge unless it
+/// is placed on another live edge, and answers where it is.
+public nonisolated struct RoomClaimChannelRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channel: String = String()
+
+  /// The asking edge's node id.
+  public var edgeID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct RoomClaimChannelResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// True: the channel is placed on the asking edge; admit the join.
+  public var granted: Bool = false
+
+  /// Otherwise: where it is placed.
+  public var edgeID: String = String()
+
+  public var clientEndpoint: String = String()
+
+  public var clientCurvePublicKey: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2132,7 +2192,7 @@ nonisolated extension RoomRoomNotice: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension RoomPlaceChannelRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".PlaceChannelRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{3}unreachable_edge\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{3}unreachable_edge\0\u{1}uid\0\u{1}token\0\u{1}admin\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2142,24 +2202,43 @@ nonisolated extension RoomPlaceChannelRequest: SwiftProtobuf.Message, SwiftProto
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.channel) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.unreachableEdge) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.token) }()
+      case 5: try { try decoder.decodeSingularMessageField(value: &self._admin) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if !self.channel.isEmpty {
       try visitor.visitSingularStringField(value: self.channel, fieldNumber: 1)
     }
     if !self.unreachableEdge.isEmpty {
       try visitor.visitSingularStringField(value: self.unreachableEdge, fieldNumber: 2)
     }
+    if self.uid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 3)
+    }
+    if !self.token.isEmpty {
+      try visitor.visitSingularStringField(value: self.token, fieldNumber: 4)
+    }
+    try { if let v = self._admin {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: RoomPlaceChannelRequest, rhs: RoomPlaceChannelRequest) -> Bool {
     if lhs.channel != rhs.channel {return false}
     if lhs.unreachableEdge != rhs.unreachableEdge {return false}
+    if lhs.uid != rhs.uid {return false}
+    if lhs.token != rhs.token {return false}
+    if lhs._admin != rhs._admin {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2167,7 +2246,7 @@ nonisolated extension RoomPlaceChannelRequest: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension RoomPlaceChannelResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".PlaceChannelResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}edge_id\0\u{3}client_endpoint\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}edge_id\0\u{3}client_endpoint\0\u{3}client_curve_public_key\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2177,6 +2256,7 @@ nonisolated extension RoomPlaceChannelResponse: SwiftProtobuf.Message, SwiftProt
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.edgeID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.clientEndpoint) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.clientCurvePublicKey) }()
       default: break
       }
     }
@@ -2189,12 +2269,96 @@ nonisolated extension RoomPlaceChannelResponse: SwiftProtobuf.Message, SwiftProt
     if !self.clientEndpoint.isEmpty {
       try visitor.visitSingularStringField(value: self.clientEndpoint, fieldNumber: 2)
     }
+    if !self.clientCurvePublicKey.isEmpty {
+      try visitor.visitSingularStringField(value: self.clientCurvePublicKey, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: RoomPlaceChannelResponse, rhs: RoomPlaceChannelResponse) -> Bool {
     if lhs.edgeID != rhs.edgeID {return false}
     if lhs.clientEndpoint != rhs.clientEndpoint {return false}
+    if lhs.clientCurvePublicKey != rhs.clientCurvePublicKey {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomClaimChannelRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ClaimChannelRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{3}edge_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.channel) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.edgeID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.channel.isEmpty {
+      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 1)
+    }
+    if !self.edgeID.isEmpty {
+      try visitor.visitSingularStringField(value: self.edgeID, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomClaimChannelRequest, rhs: RoomClaimChannelRequest) -> Bool {
+    if lhs.channel != rhs.channel {return false}
+    if lhs.edgeID != rhs.edgeID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomClaimChannelResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ClaimChannelResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}granted\0\u{3}edge_id\0\u{3}client_endpoint\0\u{3}client_curve_public_key\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBoolField(value: &self.granted) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.edgeID) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.clientEndpoint) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.clientCurvePublicKey) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.granted != false {
+      try visitor.visitSingularBoolField(value: self.granted, fieldNumber: 1)
+    }
+    if !self.edgeID.isEmpty {
+      try visitor.visitSingularStringField(value: self.edgeID, fieldNumber: 2)
+    }
+    if !self.clientEndpoint.isEmpty {
+      try visitor.visitSingularStringField(value: self.clientEndpoint, fieldNumber: 3)
+    }
+    if !self.clientCurvePublicKey.isEmpty {
+      try visitor.visitSingularStringField(value: self.clientCurvePublicKey, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomClaimChannelResponse, rhs: RoomClaimChannelResponse) -> Bool {
+    if lhs.granted != rhs.granted {return false}
+    if lhs.edgeID != rhs.edgeID {return false}
+    if lhs.clientEndpoint != rhs.clientEndpoint {return false}
+    if lhs.clientCurvePublicKey != rhs.clientCurvePublicKey {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -69,6 +69,14 @@ public nonisolated enum WireProtocolVersion: SwiftProtobuf.Enum, Swift.CaseItera
 ///   300 – 399  room-coordinator
 ///   400 – 499  call-signal
 ///   500 – 599  administration and status
+///
+/// Every server process has two faces. Its CLIENT endpoint (plain, or CURVE-encrypted on edges that
+/// are configured so) serves only the client kinds: NODE_INFO, the edge session kinds (201-226,
+/// edges), ROOM_* and CHANNEL_PLACE / CHANNEL_LIST / KICK (coordinators), CLUSTER_STATUS (with
+/// client endpoints only). Its CLUSTER endpoint (CURVE, admitting only keys in the cluster's
+/// keyring) carries everything, including the internal kinds: GOSSIP, EDGE_CHANNEL_REPORT,
+/// EDGE_BANS, BAN_LIST, COORDINATOR_STATE, CHANNEL_CLAIM. An internal kind on a client endpoint is
+/// answered with ERROR_CODE_PERMISSION_DENIED.
 public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
   case unspecified // = 0
@@ -218,6 +226,9 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
   /// Request (coordinator -> coordinator): StateBatch; response: StateBatchResponse.
   case coordinatorState // = 317
 
+  /// Request (edge -> coordinator): ClaimChannelRequest; response: ClaimChannelResponse.
+  case channelClaim // = 318
+
   /// Request: showroom.admin.ClusterStatusRequest; response: showroom.admin.ClusterStatus (the
   /// answering member's view of the cluster).
   case clusterStatus // = 500
@@ -276,6 +287,7 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
     case 315: self = .edgeBans
     case 316: self = .banList
     case 317: self = .coordinatorState
+    case 318: self = .channelClaim
     case 500: self = .clusterStatus
     default: self = .UNRECOGNIZED(rawValue)
     }
@@ -330,6 +342,7 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
     case .edgeBans: return 315
     case .banList: return 316
     case .coordinatorState: return 317
+    case .channelClaim: return 318
     case .clusterStatus: return 500
     case .UNRECOGNIZED(let i): return i
     }
@@ -384,6 +397,7 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
     .edgeBans,
     .banList,
     .coordinatorState,
+    .channelClaim,
     .clusterStatus,
   ]
 
@@ -527,7 +541,7 @@ nonisolated extension WireProtocolVersion: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension WireMessageKind: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0MESSAGE_KIND_UNSPECIFIED\0\u{1}MESSAGE_KIND_NODE_INFO\0\u{2}c\u{1}MESSAGE_KIND_GOSSIP\0\u{2}d\u{1}MESSAGE_KIND_MEDIA_FRAME\0\u{1}MESSAGE_KIND_EDGE_OPEN_SESSION\0\u{1}MESSAGE_KIND_EDGE_CLOSE_SESSION\0\u{1}MESSAGE_KIND_EDGE_HEARTBEAT\0\u{1}MESSAGE_KIND_JOIN_CHANNEL\0\u{1}MESSAGE_KIND_LEAVE_CHANNEL\0\u{1}MESSAGE_KIND_UPDATE_CHANNEL_OPTIONS\0\u{1}MESSAGE_KIND_SET_CLIENT_ROLE\0\u{1}MESSAGE_KIND_RENEW_CHANNEL_TOKEN\0\u{1}MESSAGE_KIND_SUBSCRIBE_TRACK\0\u{1}MESSAGE_KIND_UNSUBSCRIBE_TRACK\0\u{1}MESSAGE_KIND_MUTE_REMOTE_TRACK\0\u{1}MESSAGE_KIND_ENABLE_VOLUME_INDICATION\0\u{1}MESSAGE_KIND_SEND_STREAM_MESSAGE\0\u{1}MESSAGE_KIND_CHANNEL_USER_JOINED\0\u{1}MESSAGE_KIND_CHANNEL_USER_OFFLINE\0\u{1}MESSAGE_KIND_REMOTE_TRACK_PUBLISHED\0\u{1}MESSAGE_KIND_REMOTE_TRACK_UNPUBLISHED\0\u{1}MESSAGE_KIND_REMOTE_VIDEO_STATE_CHANGED\0\u{1}MESSAGE_KIND_VOLUME_INDICATION\0\u{1}MESSAGE_KIND_STREAM_MESSAGE\0\u{1}MESSAGE_KIND_CHANNEL_TOKEN_WILL_EXPIRE\0\u{1}MESSAGE_KIND_CHANNEL_PRIVILEGE_EXPIRED\0\u{1}MESSAGE_KIND_KEYFRAME_REQUEST\0\u{1}MESSAGE_KIND_CHANNEL_CONNECTION_CLOSED\0\u{1}MESSAGE_KIND_EDGE_SESSION_CLOSED\0\u{1}MESSAGE_KIND_EDGE_ERROR\0\u{2}K\u{1}MESSAGE_KIND_ROOM_CREATE\0\u{1}MESSAGE_KIND_ROOM_LIST\0\u{1}MESSAGE_KIND_ROOM_GET\0\u{1}MESSAGE_KIND_ROOM_JOIN\0\u{1}MESSAGE_KIND_ROOM_LEAVE\0\u{1}MESSAGE_KIND_ROOM_CLOSE\0\u{1}MESSAGE_KIND_ROOM_CHAT_SEND\0\u{1}MESSAGE_KIND_ROOM_CHAT_HISTORY\0\u{1}MESSAGE_KIND_ROOM_NOTICE\0\u{1}MESSAGE_KIND_CHANNEL_PLACE\0\u{1}MESSAGE_KIND_CHANNEL_LIST\0\u{1}MESSAGE_KIND_EDGE_CHANNEL_REPORT\0\u{1}MESSAGE_KIND_CHANNEL_EVENT\0\u{1}MESSAGE_KIND_KICK\0\u{1}MESSAGE_KIND_EDGE_BANS\0\u{1}MESSAGE_KIND_BAN_LIST\0\u{1}MESSAGE_KIND_COORDINATOR_STATE\0\u{2}w\u{2}MESSAGE_KIND_CLUSTER_STATUS\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0MESSAGE_KIND_UNSPECIFIED\0\u{1}MESSAGE_KIND_NODE_INFO\0\u{2}c\u{1}MESSAGE_KIND_GOSSIP\0\u{2}d\u{1}MESSAGE_KIND_MEDIA_FRAME\0\u{1}MESSAGE_KIND_EDGE_OPEN_SESSION\0\u{1}MESSAGE_KIND_EDGE_CLOSE_SESSION\0\u{1}MESSAGE_KIND_EDGE_HEARTBEAT\0\u{1}MESSAGE_KIND_JOIN_CHANNEL\0\u{1}MESSAGE_KIND_LEAVE_CHANNEL\0\u{1}MESSAGE_KIND_UPDATE_CHANNEL_OPTIONS\0\u{1}MESSAGE_KIND_SET_CLIENT_ROLE\0\u{1}MESSAGE_KIND_RENEW_CHANNEL_TOKEN\0\u{1}MESSAGE_KIND_SUBSCRIBE_TRACK\0\u{1}MESSAGE_KIND_UNSUBSCRIBE_TRACK\0\u{1}MESSAGE_KIND_MUTE_REMOTE_TRACK\0\u{1}MESSAGE_KIND_ENABLE_VOLUME_INDICATION\0\u{1}MESSAGE_KIND_SEND_STREAM_MESSAGE\0\u{1}MESSAGE_KIND_CHANNEL_USER_JOINED\0\u{1}MESSAGE_KIND_CHANNEL_USER_OFFLINE\0\u{1}MESSAGE_KIND_REMOTE_TRACK_PUBLISHED\0\u{1}MESSAGE_KIND_REMOTE_TRACK_UNPUBLISHED\0\u{1}MESSAGE_KIND_REMOTE_VIDEO_STATE_CHANGED\0\u{1}MESSAGE_KIND_VOLUME_INDICATION\0\u{1}MESSAGE_KIND_STREAM_MESSAGE\0\u{1}MESSAGE_KIND_CHANNEL_TOKEN_WILL_EXPIRE\0\u{1}MESSAGE_KIND_CHANNEL_PRIVILEGE_EXPIRED\0\u{1}MESSAGE_KIND_KEYFRAME_REQUEST\0\u{1}MESSAGE_KIND_CHANNEL_CONNECTION_CLOSED\0\u{1}MESSAGE_KIND_EDGE_SESSION_CLOSED\0\u{1}MESSAGE_KIND_EDGE_ERROR\0\u{2}K\u{1}MESSAGE_KIND_ROOM_CREATE\0\u{1}MESSAGE_KIND_ROOM_LIST\0\u{1}MESSAGE_KIND_ROOM_GET\0\u{1}MESSAGE_KIND_ROOM_JOIN\0\u{1}MESSAGE_KIND_ROOM_LEAVE\0\u{1}MESSAGE_KIND_ROOM_CLOSE\0\u{1}MESSAGE_KIND_ROOM_CHAT_SEND\0\u{1}MESSAGE_KIND_ROOM_CHAT_HISTORY\0\u{1}MESSAGE_KIND_ROOM_NOTICE\0\u{1}MESSAGE_KIND_CHANNEL_PLACE\0\u{1}MESSAGE_KIND_CHANNEL_LIST\0\u{1}MESSAGE_KIND_EDGE_CHANNEL_REPORT\0\u{1}MESSAGE_KIND_CHANNEL_EVENT\0\u{1}MESSAGE_KIND_KICK\0\u{1}MESSAGE_KIND_EDGE_BANS\0\u{1}MESSAGE_KIND_BAN_LIST\0\u{1}MESSAGE_KIND_COORDINATOR_STATE\0\u{1}MESSAGE_KIND_CHANNEL_CLAIM\0\u{2}v\u{2}MESSAGE_KIND_CLUSTER_STATUS\0")
 }
 
 nonisolated extension WireNodeRole: SwiftProtobuf._ProtoNameProviding {

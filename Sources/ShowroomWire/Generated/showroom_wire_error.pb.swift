@@ -57,6 +57,11 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
   /// A request field has a value outside what is allowed.
   case invalidArgument // = 1007
 
+  /// The message kind is internal to the cluster (gossip, replication, edge reports, bans) and
+  /// arrived on a client endpoint, or from a peer that is not an authenticated cluster member.
+  /// Nothing was done. Clients use the kinds their endpoint serves (proto/README.md).
+  case permissionDenied // = 1008
+
   /// The token is not an AccessToken2 token ("007" + base64 of zlib data) or its content is cut
   /// short or inconsistent.
   case tokenMalformed // = 2001
@@ -136,6 +141,10 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
   /// message; the connection was closed or the action refused.
   case banned // = 3016
 
+  /// The channel is placed on another edge; nothing was joined. Error.redirect names the edge:
+  /// join there (the SDK does so by itself).
+  case channelElsewhere // = 3017
+
   /// No room has this id (never created, or purged after closing).
   case roomNotFound // = 4000
 
@@ -176,6 +185,7 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 1005: self = .tooLarge
     case 1006: self = .unsupportedVersion
     case 1007: self = .invalidArgument
+    case 1008: self = .permissionDenied
     case 2001: self = .tokenMalformed
     case 2002: self = .tokenBadSignature
     case 2003: self = .tokenWrongAppID
@@ -200,6 +210,7 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 3014: self = .sessionTimedOut
     case 3015: self = .sessionReplaced
     case 3016: self = .banned
+    case 3017: self = .channelElsewhere
     case 4000: self = .roomNotFound
     case 4001: self = .notRoomOwner
     case 4002: self = .chatMessageTooLarge
@@ -223,6 +234,7 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .tooLarge: return 1005
     case .unsupportedVersion: return 1006
     case .invalidArgument: return 1007
+    case .permissionDenied: return 1008
     case .tokenMalformed: return 2001
     case .tokenBadSignature: return 2002
     case .tokenWrongAppID: return 2003
@@ -247,6 +259,7 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .sessionTimedOut: return 3014
     case .sessionReplaced: return 3015
     case .banned: return 3016
+    case .channelElsewhere: return 3017
     case .roomNotFound: return 4000
     case .notRoomOwner: return 4001
     case .chatMessageTooLarge: return 4002
@@ -270,6 +283,7 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     .tooLarge,
     .unsupportedVersion,
     .invalidArgument,
+    .permissionDenied,
     .tokenMalformed,
     .tokenBadSignature,
     .tokenWrongAppID,
@@ -294,6 +308,7 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     .sessionTimedOut,
     .sessionReplaced,
     .banned,
+    .channelElsewhere,
     .roomNotFound,
     .notRoomOwner,
     .chatMessageTooLarge,
@@ -316,6 +331,39 @@ public nonisolated struct WireError: Sendable {
   /// For people: what went wrong and what to do about it. Never parsed by programs.
   public var message: String = String()
 
+  /// Set with ERROR_CODE_CHANNEL_ELSEWHERE: where the channel is placed, so the client can go
+  /// there without asking the coordinator again.
+  public var redirect: WireRedirect {
+    get {_redirect ?? WireRedirect()}
+    set {_redirect = newValue}
+  }
+  /// Returns true if `redirect` has been explicitly set.
+  public var hasRedirect: Bool {self._redirect != nil}
+  /// Clears the value of `redirect`. Subsequent reads from it will return its default value.
+  public mutating func clearRedirect() {self._redirect = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _redirect: WireRedirect? = nil
+}
+
+/// Where to go instead (ERROR_CODE_CHANNEL_ELSEWHERE).
+public nonisolated struct WireRedirect: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The edge's node id.
+  public var edgeID: String = String()
+
+  /// Where clients connect to that edge (tcp://host:port).
+  public var clientEndpoint: String = String()
+
+  /// The edge's CURVE public key (Z85, 40 characters) when it encrypts client links; empty if not.
+  public var clientCurvePublicKey: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -326,12 +374,12 @@ public nonisolated struct WireError: Sendable {
 fileprivate nonisolated let _protobuf_package = "showroom.wire"
 
 nonisolated extension WireErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{2}h\u{f}ERROR_CODE_MALFORMED_MESSAGE\0\u{1}ERROR_CODE_UNKNOWN_KIND\0\u{1}ERROR_CODE_DEADLINE_EXCEEDED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_INVALID_ARGUMENT\0\u{2}b\u{f}ERROR_CODE_TOKEN_MALFORMED\0\u{1}ERROR_CODE_TOKEN_BAD_SIGNATURE\0\u{1}ERROR_CODE_TOKEN_WRONG_APP_ID\0\u{1}ERROR_CODE_TOKEN_EXPIRED\0\u{1}ERROR_CODE_TOKEN_CHANNEL_MISMATCH\0\u{1}ERROR_CODE_TOKEN_UID_MISMATCH\0\u{1}ERROR_CODE_TOKEN_MISSING_PRIVILEGE\0\u{2}a\u{f}ERROR_CODE_NOT_JOINED\0\u{1}ERROR_CODE_ROLE_FORBIDS_PUBLISH\0\u{1}ERROR_CODE_PRIVILEGE_EXPIRED\0\u{1}ERROR_CODE_TRACK_NOT_PUBLISHED\0\u{1}ERROR_CODE_FRAME_TOO_LARGE\0\u{1}ERROR_CODE_TOO_MANY_CHANNELS\0\u{1}ERROR_CODE_CHANNEL_FULL\0\u{1}ERROR_CODE_TOO_MANY_PUBLISHERS\0\u{1}ERROR_CODE_UNKNOWN_TRACK\0\u{1}ERROR_CODE_STREAM_MESSAGE_TOO_LARGE\0\u{1}ERROR_CODE_STREAM_MESSAGE_RATE_LIMITED\0\u{1}ERROR_CODE_ALREADY_JOINED\0\u{1}ERROR_CODE_NO_SESSION\0\u{1}ERROR_CODE_UID_REPLACED\0\u{1}ERROR_CODE_SESSION_TIMED_OUT\0\u{1}ERROR_CODE_SESSION_REPLACED\0\u{1}ERROR_CODE_BANNED\0\u{2}X\u{f}ERROR_CODE_ROOM_NOT_FOUND\0\u{1}ERROR_CODE_NOT_ROOM_OWNER\0\u{1}ERROR_CODE_CHAT_MESSAGE_TOO_LARGE\0\u{1}ERROR_CODE_ROOM_CLOSED\0\u{1}ERROR_CODE_ROOM_EXISTS\0\u{1}ERROR_CODE_NO_EDGE_AVAILABLE\0\u{1}ERROR_CODE_ADMIN_UNAUTHORIZED\0\u{1}ERROR_CODE_NO_COORDINATOR\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{2}h\u{f}ERROR_CODE_MALFORMED_MESSAGE\0\u{1}ERROR_CODE_UNKNOWN_KIND\0\u{1}ERROR_CODE_DEADLINE_EXCEEDED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_INVALID_ARGUMENT\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{2}a\u{f}ERROR_CODE_TOKEN_MALFORMED\0\u{1}ERROR_CODE_TOKEN_BAD_SIGNATURE\0\u{1}ERROR_CODE_TOKEN_WRONG_APP_ID\0\u{1}ERROR_CODE_TOKEN_EXPIRED\0\u{1}ERROR_CODE_TOKEN_CHANNEL_MISMATCH\0\u{1}ERROR_CODE_TOKEN_UID_MISMATCH\0\u{1}ERROR_CODE_TOKEN_MISSING_PRIVILEGE\0\u{2}a\u{f}ERROR_CODE_NOT_JOINED\0\u{1}ERROR_CODE_ROLE_FORBIDS_PUBLISH\0\u{1}ERROR_CODE_PRIVILEGE_EXPIRED\0\u{1}ERROR_CODE_TRACK_NOT_PUBLISHED\0\u{1}ERROR_CODE_FRAME_TOO_LARGE\0\u{1}ERROR_CODE_TOO_MANY_CHANNELS\0\u{1}ERROR_CODE_CHANNEL_FULL\0\u{1}ERROR_CODE_TOO_MANY_PUBLISHERS\0\u{1}ERROR_CODE_UNKNOWN_TRACK\0\u{1}ERROR_CODE_STREAM_MESSAGE_TOO_LARGE\0\u{1}ERROR_CODE_STREAM_MESSAGE_RATE_LIMITED\0\u{1}ERROR_CODE_ALREADY_JOINED\0\u{1}ERROR_CODE_NO_SESSION\0\u{1}ERROR_CODE_UID_REPLACED\0\u{1}ERROR_CODE_SESSION_TIMED_OUT\0\u{1}ERROR_CODE_SESSION_REPLACED\0\u{1}ERROR_CODE_BANNED\0\u{1}ERROR_CODE_CHANNEL_ELSEWHERE\0\u{2}W\u{f}ERROR_CODE_ROOM_NOT_FOUND\0\u{1}ERROR_CODE_NOT_ROOM_OWNER\0\u{1}ERROR_CODE_CHAT_MESSAGE_TOO_LARGE\0\u{1}ERROR_CODE_ROOM_CLOSED\0\u{1}ERROR_CODE_ROOM_EXISTS\0\u{1}ERROR_CODE_NO_EDGE_AVAILABLE\0\u{1}ERROR_CODE_ADMIN_UNAUTHORIZED\0\u{1}ERROR_CODE_NO_COORDINATOR\0")
 }
 
 nonisolated extension WireError: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Error"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{1}redirect\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -341,24 +389,73 @@ nonisolated extension WireError: SwiftProtobuf.Message, SwiftProtobuf._MessageIm
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularEnumField(value: &self.code) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.message) }()
+      case 3: try { try decoder.decodeSingularMessageField(value: &self._redirect) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if self.code != .unspecified {
       try visitor.visitSingularEnumField(value: self.code, fieldNumber: 1)
     }
     if !self.message.isEmpty {
       try visitor.visitSingularStringField(value: self.message, fieldNumber: 2)
     }
+    try { if let v = self._redirect {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: WireError, rhs: WireError) -> Bool {
     if lhs.code != rhs.code {return false}
     if lhs.message != rhs.message {return false}
+    if lhs._redirect != rhs._redirect {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension WireRedirect: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Redirect"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}edge_id\0\u{3}client_endpoint\0\u{3}client_curve_public_key\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.edgeID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.clientEndpoint) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.clientCurvePublicKey) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.edgeID.isEmpty {
+      try visitor.visitSingularStringField(value: self.edgeID, fieldNumber: 1)
+    }
+    if !self.clientEndpoint.isEmpty {
+      try visitor.visitSingularStringField(value: self.clientEndpoint, fieldNumber: 2)
+    }
+    if !self.clientCurvePublicKey.isEmpty {
+      try visitor.visitSingularStringField(value: self.clientCurvePublicKey, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: WireRedirect, rhs: WireRedirect) -> Bool {
+    if lhs.edgeID != rhs.edgeID {return false}
+    if lhs.clientEndpoint != rhs.clientEndpoint {return false}
+    if lhs.clientCurvePublicKey != rhs.clientCurvePublicKey {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

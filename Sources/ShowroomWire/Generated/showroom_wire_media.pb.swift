@@ -66,9 +66,15 @@ public nonisolated enum WireCodec: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
   case unspecified // = 0
 
-  /// Opus, 48 kHz, one packet per 20 ms frame.
+  /// Opus, 48 kHz, mono or stereo (the packet's TOC byte says which), one packet per 20 ms frame;
+  /// the payload is the raw Opus packet as opus_encode writes it (no Ogg or RTP framing).
   case opus // = 1
+
+  /// VP8: the payload is one raw compressed frame as libvpx's encoder emits it (what
+  /// vpx_codec_decode takes; no IVF or RTP framing). Audio tracks must not use it.
   case vp8 // = 2
+
+  /// VP9: the same, one raw libvpx VP9 frame.
   case vp9 // = 3
   case UNRECOGNIZED(Int)
 
@@ -112,10 +118,12 @@ public nonisolated struct WireMediaHeader: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// Channel the frame belongs to (one client may hold several channel connections).
+  /// Channel the frame belongs to (one client may hold several channel connections); the sender
+  /// must have joined it on this session.
   public var channel: String = String()
 
-  /// The publishing user.
+  /// The publishing user: must equal the uid of the sender's connection to `channel`, or the edge
+  /// refuses the frame with ERROR_CODE_INVALID_ARGUMENT. Edges forward it unchanged.
   public var publisherUid: UInt32 = 0
 
   public var track: WireTrackKind = .unspecified
@@ -134,12 +142,14 @@ public nonisolated struct WireMediaHeader: Sendable {
   /// Audio: level of the frame before encoding, 0 (silence) – 100 (full scale).
   public var audioLevel: UInt32 = 0
 
-  /// Video: encoded picture size (set at least on keyframes).
+  /// Video: encoded picture size (set at least on keyframes), each 0 or 16-8192 pixels.
   public var width: UInt32 = 0
 
   public var height: UInt32 = 0
 
-  /// Size of the payload frame in bytes, so a receiver can check it arrived whole.
+  /// Size of the payload frame in bytes; must equal the attachment's size (the edge refuses a
+  /// frame whose size differs, ERROR_CODE_MALFORMED_MESSAGE) and be at most
+  /// SessionLimits.max_frame_bytes (ERROR_CODE_FRAME_TOO_LARGE).
   public var payloadSize: UInt32 = 0
 
   /// When the publisher handed the encoded frame to its socket, microseconds on the publisher's
