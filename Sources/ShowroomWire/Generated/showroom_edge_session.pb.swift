@@ -570,6 +570,8 @@ public nonisolated struct EdgeJoinChannelRequest: Sendable {
   /// 1-64 bytes of a-z A-Z 0-9 space and !#$%&()+-:;<=.>?@[]^_{|}~, (the vendors' rule); never
   /// empty. A token for the empty channel name is a wildcard-channel token: it grants its
   /// privileges in every channel (AccessToken2 semantics), but nobody joins a channel named "".
+  public var channel: String = String()
+
   /// 0: the edge picks a free uid (only if the token allows any uid).
   public var uid: UInt32 = 0
 
@@ -1509,7 +1511,7 @@ nonisolated extension EdgeErrorNotice: SwiftProtobuf.Message, SwiftProtobuf._Mes
 
 nonisolated extension EdgeJoinChannelRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".JoinChannelRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\u{2}uid\0\u{1}token\0\u{1}options\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{1}uid\0\u{1}token\0\u{1}options\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1517,6 +1519,7 @@ nonisolated extension EdgeJoinChannelRequest: SwiftProtobuf.Message, SwiftProtob
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.channel) }()
       case 2: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.token) }()
       case 4: try { try decoder.decodeSingularMessageField(value: &self._options) }()
@@ -1530,6 +1533,9 @@ nonisolated extension EdgeJoinChannelRequest: SwiftProtobuf.Message, SwiftProtob
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
     // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.channel.isEmpty {
+      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 1)
+    }
     if self.uid != 0 {
       try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 2)
     }
@@ -1543,6 +1549,7 @@ nonisolated extension EdgeJoinChannelRequest: SwiftProtobuf.Message, SwiftProtob
   }
 
   public static func ==(lhs: EdgeJoinChannelRequest, rhs: EdgeJoinChannelRequest) -> Bool {
+    if lhs.channel != rhs.channel {return false}
     if lhs.uid != rhs.uid {return false}
     if lhs.token != rhs.token {return false}
     if lhs._options != rhs._options {return false}
