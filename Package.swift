@@ -10,6 +10,9 @@ let package = Package(
         .library(name: "MediaCodecs", targets: ["MediaCodecs"]),
         .library(name: "ShowroomAuth", targets: ["ShowroomAuth"]),
         .library(name: "ShowroomKit", targets: ["ShowroomKit"]),
+        .library(name: "Membership", targets: ["Membership"]),
+        .library(name: "Edge", targets: ["Edge"]),
+        .library(name: "Rooms", targets: ["Rooms"]),
         .executable(name: "showroom-edge", targets: ["showroom-edge"]),
         .executable(name: "showroom-coordinator", targets: ["showroom-coordinator"]),
         .executable(name: "showroom-callsignal", targets: ["showroom-callsignal"]),
@@ -23,10 +26,13 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
-        .package(url: "https://github.com/swhitty/FlyingFox", from: "0.27.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         // System libraries (Debian: libzmq3-dev, libopus-dev, libvpx-dev).
@@ -83,8 +89,10 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "FlyingFox", package: "FlyingFox"),
-                .product(name: "FlyingSocks", package: "FlyingFox"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -161,14 +169,21 @@ let package = Package(
             name: "LocalCluster",
             dependencies: [
                 "NodeRuntime", "ZeroMQ", "ShowroomWire", "Edge", "Webhooks", "ShowroomKit",
-                .product(name: "FlyingFox", package: "FlyingFox"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "CZeroMQ"]),
         .testTarget(name: "MediaCodecsTests", dependencies: ["MediaCodecs"]),
         .testTarget(name: "ShowroomAuthTests", dependencies: ["ShowroomAuth", "ShowroomWire"]),
-        .testTarget(name: "MembershipTests", dependencies: ["Membership", "ShowroomWire"]),
+        .testTarget(
+            name: "MembershipTests",
+            dependencies: ["Membership", "ShowroomWire", .product(name: "PropertyBased", package: "swift-property-based")]
+        ),
         .testTarget(name: "EdgeTests", dependencies: ["Edge", "ShowroomWire"]),
         .testTarget(
             name: "EdgeServerTests",
@@ -206,7 +221,10 @@ let package = Package(
             name: "WebhooksTests",
             dependencies: [
                 "Webhooks", "ShowroomWire",
-                .product(name: "FlyingFox", package: "FlyingFox"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -214,7 +232,7 @@ let package = Package(
             name: "CoordinatorTests",
             dependencies: [
                 "ShowroomKit", "LocalCluster", "Edge", "ShowroomAuth", "ShowroomWire", "MediaCodecs", "ZeroMQ", "NodeRuntime",
-                "Webhooks", .product(name: "FlyingFox", package: "FlyingFox"),
+                "Webhooks",
             ]
         ),
         .testTarget(name: "ClusterTests", dependencies: ["LocalCluster", "NodeRuntime", "ShowroomWire"]),

@@ -3,7 +3,7 @@
 #
 #   deploy/cluster.sh demo                        a cluster with three live rooms (hosts and viewers), the status
 #                                                 view, first-frame times, an edge killed and its viewers back; stop
-#   deploy/cluster.sh up [--edges N] [--coordinators N] [--callsignals N] [--base-port P]
+#   deploy/cluster.sh up [--edges N] [--coordinators N] [--callsignals N] [--base-port P] [--plain-cluster]
 #   deploy/cluster.sh status [--json] [--watch]   the status tool against this cluster
 #   deploy/cluster.sh scale-edges N               add edges, or gracefully remove the newest ones
 #   deploy/cluster.sh kill NODE_ID                SIGKILL one process (failure drills)
@@ -20,6 +20,11 @@
 # outside this machine; showroomctl's token and bench commands use the same defaults).
 # Coordinators keep their database in DIR/data/; `--webhook URL` (repeatable) and `--webhook-secret S`
 # make them post channel events there (also kept in DIR/app.json).
+# Cluster links: `up` makes a CURVE keyring in DIR/keys/ (showroomctl keys generate: cluster.key, and
+# a key pair per process and for the operator's showroomctl) and every process admits only those
+# keys on its cluster endpoint; `--plain-cluster` runs without (plain links, for comparisons).
+# `--client-encryption curve` makes the edges encrypt client links too. Clients (the SDK) are given
+# the coordinators' client endpoints as seeds (`client=` in their ready lines).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -34,8 +39,10 @@ app_id="5f0c5d7e5c1a4f3e9b2d8a6c4e1f0a7b"
 app_certificate="9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b"
 webhooks=()
 webhook_secret=""
+plain_cluster=""
+client_encryption=""
 
-usage() { sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
 command="${1:-}"
@@ -59,6 +66,8 @@ while [ $# -gt 0 ]; do
     --app-certificate) app_certificate="$2"; shift 2 ;;
     --webhook) webhooks+=("$2"); shift 2 ;;
     --webhook-secret) webhook_secret="$2"; shift 2 ;;
+    --plain-cluster) plain_cluster=1; shift ;;
+    --client-encryption) client_encryption="$2"; shift 2 ;;
     --json|--watch) status_flags+=("$1"); shift ;;
     -h|--help) usage 0 ;;
     *) die "unknown option $1 (see --help)" ;;
@@ -90,8 +99,11 @@ build() {
 
 ctl() {
   [ -n "$bin_dir" ] || bin_dir="$root/.build/release"
-  "$bin_dir/showroomctl" "$@"
+  SHOWROOM_KEYRING="$(keyring_dir)" "$bin_dir/showroomctl" "$@"
 }
+
+# The cluster's keyring directory, or nothing for a plain cluster.
+keyring_dir() { [ -f "$run_dir/keys/cluster.key" ] && echo "$run_dir/keys"; return 0; }
 
 bind_of() {
   local kind="${1%-*}" n="${1##*-}"
@@ -116,6 +128,13 @@ known_ids() { ls "$run_dir"/*.pid 2>/dev/null | xargs -rn1 basename | sed 's/\.p
 live_ids() { local id; for id in $(known_ids); do is_running "$id" && echo "$id"; done; return 0; }
 endpoint_of() { sed -n 's/^ready .*endpoint=\([^ ]*\).*/\1/p' "$run_dir/$1.out" 2>/dev/null | head -1; }
 seed_flags() { local id; for id in $(live_ids); do echo "--seed $(endpoint_of "$id")"; done; }
+# Seeds for clients (the SDK): the client endpoints of the running coordinators.
+client_of() { sed -n 's/^ready .* client=\([^ ]*\).*/\1/p' "$run_dir/$1.out" 2>/dev/null | head -1; }
+client_seed_flags() {
+  local id
+  for id in $(live_ids); do [ "${id%-*}" = coordinator ] && echo "--seed $(client_of "$id")"; done
+  return 0
+}
 
 start_node() {
   local id="$1" kind="${1%-*}" seeds=() other
@@ -124,6 +143,8 @@ start_node() {
   for other in $(live_ids | head -3); do seeds+=(--seed "$(endpoint_of "$other")"); done
   local bind
   bind="$(bind_of "$id")"
+  # A new member gets its key pair in the keyring before it starts (existing keys are kept).
+  if [ -n "$(keyring_dir)" ]; then ctl keys generate --dir "$(keyring_dir)" --id "$id" >/dev/null; fi
   (
     # The process gets only stdin/stdout/stderr: descriptors the caller left open (a pipe a
     # supervisor watches, say) must not be held open by a process that outlives this script.
@@ -134,6 +155,8 @@ start_node() {
     role_flags=()
     # A coordinator keeps its rooms in DIR/data/ID.sqlite: restarting it loses none.
     [ "$kind" = coordinator ] && role_flags=(--data-dir "$run_dir/data")
+    [ -n "$(keyring_dir)" ] && role_flags+=(--keyring "$(keyring_dir)")
+    [ "$kind" = edge ] && [ -f "$run_dir/client-encryption" ] && role_flags+=(--client-encryption "$(cat "$run_dir/client-encryption")")
     exec setsid "$bin_dir/showroom-$kind" --config "$run_dir/app.json" --node-id "$id" --bind "$bind" \
       "${role_flags[@]}" "${seeds[@]}"
   ) >"$run_dir/$id.out" 2>"$run_dir/$id.log" </dev/null &
@@ -193,13 +216,23 @@ cmd_up() {
   [[ "$webhook_secret" =~ ^[^\"\\]*$ ]] || die "--webhook-secret may not contain quotes or backslashes"
   ( umask 077; printf '{"appID": "%s", "appCertificate": "%s", "webhookURLs": [%s], "webhookSecret": "%s"}\n' \
       "$app_id" "$app_certificate" "$hooks" "$webhook_secret" > "$run_dir/app.json" )
-  echo "starting in $run_dir"
+  rm -rf "$run_dir/keys" "$run_dir/client-encryption"
+  if [ -z "$plain_cluster" ]; then
+    ( umask 077; mkdir -p "$run_dir/keys" )
+    SHOWROOM_KEYRING="" "$bin_dir/showroomctl" keys generate --dir "$run_dir/keys" --id operator >/dev/null
+  fi
+  case "$client_encryption" in
+    ""|off) ;;
+    curve) echo curve > "$run_dir/client-encryption" ;;
+    *) die "--client-encryption takes off or curve" ;;
+  esac
+  echo "starting in $run_dir ($([ -n "$plain_cluster" ] && echo "plain cluster links" || echo "cluster links: CURVE, keyring $run_dir/keys"))"
   local i
   for i in $(seq 1 "$coordinators"); do start_node "coordinator-$i"; done
   for i in $(seq 1 "$callsignals"); do start_node "callsignal-$i"; done
   for i in $(seq 1 "$edges"); do start_node "edge-$i"; done
   await_converged
-  echo "seed: $(endpoint_of coordinator-1)"
+  echo "seed: $(endpoint_of coordinator-1) (cluster)  client seed: $(client_of coordinator-1)"
 }
 
 cmd_status() {
@@ -270,7 +303,7 @@ start_client() {
   # The binary itself in the background (not through a function, whose subshell would be the pid
   # recorded and killed while the client lived on).
   # shellcheck disable=SC2046
-  "$bin_dir/showroomctl" client $(seed_flags) "$@" >"$run_dir/clients/$name.out" 2>"$run_dir/clients/$name.log" </dev/null &
+  "$bin_dir/showroomctl" client $(client_seed_flags) "$@" >"$run_dir/clients/$name.out" 2>"$run_dir/clients/$name.log" </dev/null &
   client_pids+=($!)
 }
 stop_clients() {

@@ -1,16 +1,31 @@
-import FlyingFox
-import FlyingSocks
 import Foundation
+import HTTPTypes
+import HummingbirdCore
 import Logging
+import NIOCore
+import NIOPosix
 import Synchronization
 
-/// The admin HTTP port of a server process (FlyingFox, on Swift concurrency; it never touches
-/// the node's ZeroMQ sockets):
+/// The admin HTTP port of a server process (Hummingbird on SwiftNIO's event loops; it never
+/// touches the node's ZeroMQ sockets). Every path answers `GET` only (405 with `Allow: GET`
+/// otherwise), with `Cache-Control: no-store`:
 ///
-/// - `GET /metrics`: the Prometheus text exposition of a ``MetricsSetup``,
-/// - `GET /healthz`: 200 `ok` while running, 503 `draining` after ``setDraining(_:)``,
-/// - `GET /status`: the JSON document the ``StatusProvider`` returns,
-/// - anything else: 404 naming the valid paths (405 for another method on a valid path).
+/// - `GET /metrics`: 200 with the Prometheus text exposition of a ``MetricsSetup``
+///   (``metricsContentType``); unaffected by draining.
+/// - `GET /healthz`: liveness. 200 `ok` while the process serves, 503 `draining` after
+///   ``setDraining(_:)`` so load balancers stop sending before the node goes away.
+/// - `GET /readyz`: readiness. 503 `starting` until ``setReady(_:)``, then 200 `ready`; 503
+///   `draining` after ``setDraining(_:)``.
+/// - `GET /status`: 200 with the JSON document the ``StatusProvider`` returns (the cluster view);
+///   500 naming the error when it throws, 503 when it takes longer than
+///   ``Limits/statusTimeout``; unaffected by draining.
+/// - anything else: 404 naming the valid paths.
+///
+/// Requests are bounded by ``Limits`` before they reach the HTTP parser: a request target over
+/// the limit gets 414, a request head over it 431 the moment the limit is crossed, a body 413, a
+/// request not in full within ``Limits/requestTimeout`` 408; each of these closes the connection.
+/// Idle keep-alive connections are closed after ``Limits/idleTimeout``, and at most
+/// ``Limits/maxConnections`` are served at once.
 ///
 /// Use either ``start()`` then ``stop()``, or ``run()``, which returns once stopped or when its
 /// task is cancelled (the shape of a swift-service-lifecycle `Service`). ``stop()`` is prompt:
@@ -24,17 +39,17 @@ public final class AdminServer: Sendable {
         public var host: String
         /// The TCP port; 0 picks a free one (read it from ``AdminServer/start()``).
         public var port: UInt16
-        /// Longest a request handler may take (seconds) before FlyingFox answers 500.
-        public var requestTimeout: Double
         /// Longest ``AdminServer/start()`` waits for the socket to listen (seconds).
         public var startTimeout: Double
+        /// What one client may cost.
+        public var limits: Limits
 
         /// Loopback on an ephemeral port by default.
-        public init(host: String = "127.0.0.1", port: UInt16 = 0, requestTimeout: Double = 5, startTimeout: Double = 5) {
+        public init(host: String = "127.0.0.1", port: UInt16 = 0, startTimeout: Double = 5, limits: Limits = Limits()) {
             self.host = host
             self.port = port
-            self.requestTimeout = requestTimeout
             self.startTimeout = startTimeout
+            self.limits = limits
         }
 
         /// Parses `host:port`, `[ipv6]:port` or `:port` (host `127.0.0.1`), for a command-line
@@ -54,7 +69,7 @@ public final class AdminServer: Sendable {
     public typealias StatusProvider = @Sendable () async throws -> Data
 
     /// The paths served, in the order the 404 message lists them.
-    public static let paths = ["/metrics", "/healthz", "/status"]
+    public static let paths = ["/metrics", "/healthz", "/readyz", "/status"]
     /// Content type of `/metrics`: the Prometheus text exposition format.
     public static let metricsContentType = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -63,6 +78,8 @@ public final class AdminServer: Sendable {
     private let logger: Logger
     private let stopping = StoppingFlag()
     private let state = Mutex<State>(.idle)
+
+    private typealias HTTPServer = Server<AdminChildChannel>
 
     private struct Running: Sendable {
         let server: HTTPServer
@@ -89,7 +106,8 @@ public final class AdminServer: Sendable {
     ) {
         self.configuration = configuration
         self.logger = logger
-        self.responder = AdminResponder(metrics: metrics, status: status)
+        self.responder = AdminResponder(
+            metrics: metrics, status: status, statusTimeout: configuration.limits.statusTimeout)
     }
 
     /// A ``StatusProvider`` that encodes `body()` as JSON with sorted keys.
@@ -101,8 +119,9 @@ public final class AdminServer: Sendable {
         }
     }
 
-    /// Makes `/healthz` answer 503 `draining` (or 200 `ok` again with `false`), so load balancers
-    /// and orchestrators stop sending before the node goes away. The other paths keep working.
+    /// Makes `/healthz` and `/readyz` answer 503 `draining` (or what they answered before with
+    /// `false`), so load balancers and orchestrators stop sending before the node goes away.
+    /// The other paths keep working.
     public func setDraining(_ draining: Bool = true) {
         responder.draining.store(draining, ordering: .releasing)
     }
@@ -110,6 +129,17 @@ public final class AdminServer: Sendable {
     /// Whether `/healthz` reports draining.
     public var isDraining: Bool {
         responder.draining.load(ordering: .acquiring)
+    }
+
+    /// Makes `/readyz` answer 200 `ready` (unless draining): the node has joined and serves.
+    /// With `false`, 503 `starting` again.
+    public func setReady(_ ready: Bool = true) {
+        responder.ready.store(ready, ordering: .releasing)
+    }
+
+    /// Whether `/readyz` reports ready (draining aside).
+    public var isReady: Bool {
+        responder.ready.load(ordering: .acquiring)
     }
 
     /// `http://HOST:PORT` while listening: the bound port, with `127.0.0.1` (or `[::1]`) for a
@@ -134,50 +164,65 @@ public final class AdminServer: Sendable {
             state = .starting(stopWaiters: [], stopRequested: false)
         }
         let description = "\(configuration.host):\(configuration.port)"
-        let server: HTTPServer
+        let host: String
         do throws(AdminServerError) {
-            let address = try Self.socketAddress(host: configuration.host, port: configuration.port)
-            server = HTTPServer(config: HTTPServer.Configuration(
-                address: address,
-                timeout: configuration.requestTimeout,
-                logger: FlyingFoxLogBridge(logger: logger, stopping: stopping)))
+            host = try Self.bindHost(configuration.host)
         } catch {
             finishStopping(from: .starting)
             throw error
         }
+        let limits = configuration.limits
         let responder = self.responder
-        await server.appendRoute("*") { request in await responder.respond(to: request) }
-
+        // Hummingbird's own lines (connections, "started") are debug detail for an admin port.
+        var serverLogger = logger
+        serverLogger.logLevel = max(logger.logLevel, .notice)
+        let listening = ResumeOnce<SocketAddress?>()
+        let server = HTTPServer(
+            childChannelSetup: AdminChildChannel(limits: limits) { request, writer, _ in
+                try await responder.respond(to: request, writer: writer)
+            },
+            configuration: ServerConfiguration(
+                address: .hostname(host, port: Int(configuration.port)),
+                availableConnectionsDelegate: MaximumAvailableConnections(max(1, limits.maxConnections), logger: serverLogger)),
+            onServerRunning: { channel in listening.resume(.success(channel.localAddress)) },
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            logger: serverLogger)
         let task = Task { try await server.run() }
-        switch await Self.listeningAddress(of: server, running: task, timeout: configuration.startTimeout) {
-        case .failure(let error):
+        let result = await Self.listeningAddress(listening, running: task, timeout: configuration.startTimeout)
+        let address: SocketAddress
+        switch result {
+        case .success(let bound?):
+            address = bound
+        case .success(nil), .failure:
             stopping.set()
-            await server.stop(timeout: 0)
+            try? await server.shutdownGracefully()
             task.cancel()
             _ = await task.result
             finishStopping(from: .starting)
-            throw .cannotListen(address: description, reason: Self.describe(error))
-        case .success(let address):
-            guard let (endpoint, port) = Self.endpoint(for: address) else {
-                stopping.set()
-                await server.stop(timeout: 0)
-                _ = await task.result
-                finishStopping(from: .starting)
-                throw .cannotListen(address: description, reason: "not an IP address: \(address)")
-            }
-            let running = Running(server: server, task: task, endpoint: endpoint, port: port)
-            let stopRequested = state.withLock { state in
-                guard case .starting(let waiters, let stopRequested) = state else { return true }
-                state = stopRequested ? .stopping(waiters: waiters) : .running(running)
-                return stopRequested
-            }
-            if stopRequested {
-                await shutDown(running)
-                throw .stopped
-            }
-            logger.info("admin endpoint listening", metadata: ["endpoint": "\(endpoint)"])
-            return endpoint
+            var reason = "not an IP address"
+            if case .failure(let error) = result { reason = Self.describe(error) }
+            throw .cannotListen(address: description, reason: reason)
         }
+        guard let ip = address.ipAddress, let boundPort = address.port, let port = UInt16(exactly: boundPort) else {
+            stopping.set()
+            try? await server.shutdownGracefully()
+            _ = await task.result
+            finishStopping(from: .starting)
+            throw .cannotListen(address: description, reason: "not an IP address: \(address)")
+        }
+        let endpoint = Self.endpoint(ipAddress: ip, port: port)
+        let running = Running(server: server, task: task, endpoint: endpoint, port: port)
+        let stopRequested = state.withLock { state in
+            guard case .starting(let waiters, let stopRequested) = state else { return true }
+            state = stopRequested ? .stopping(waiters: waiters) : .running(running)
+            return stopRequested
+        }
+        if stopRequested {
+            await shutDown(running)
+            throw .stopped
+        }
+        logger.info("admin endpoint listening", metadata: ["endpoint": "\(endpoint)"])
+        return endpoint
     }
 
     /// Stops serving: closes the listening socket and open connections (in-flight requests are
@@ -254,9 +299,13 @@ public final class AdminServer: Sendable {
 
     private func shutDown(_ running: Running) async {
         stopping.set()
-        // Timeout 0: cancel at once. FlyingFox's accept loop never ends by itself after its
-        // socket closes, so any grace period would always be waited out in full.
-        await running.server.stop(timeout: 0)
+        // Closes the listening socket and asks every connection to quiesce, which the request
+        // guard answers by closing at once; returns when all are closed.
+        do {
+            try await running.server.shutdownGracefully()
+        } catch {
+            logger.notice("admin endpoint shutdown", metadata: ["error": "\(error)"])
+        }
         _ = await running.task.result
         logger.info("admin endpoint stopped", metadata: ["endpoint": "\(running.endpoint)"])
         finishStopping(from: .stopping)
@@ -277,61 +326,51 @@ public final class AdminServer: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Waits until `server` listens, or its run `task` ends first (it failed to bind), or the
-    /// timeout passes. FlyingFox's `waitUntilListening` alone would sit out its whole timeout
-    /// after a bind failure.
+    /// Waits until the server listens (`listening` is resumed with its address), or its run
+    /// `task` ends first (it failed to bind), or the timeout passes.
     private static func listeningAddress(
-        of server: HTTPServer, running task: Task<Void, any Error>, timeout: Double
-    ) async -> Result<Socket.Address, any Error> {
-        let once = ResumeOnce<Socket.Address>()
-        return await withCheckedContinuation { continuation in
-            once.install(continuation)
+        _ listening: ResumeOnce<SocketAddress?>, running task: Task<Void, any Error>, timeout: Double
+    ) async -> Result<SocketAddress?, any Error> {
+        await withCheckedContinuation { continuation in
+            listening.install(continuation)
             Task {
-                do {
-                    try await server.waitUntilListening(timeout: timeout)
-                    if let address = await server.listeningAddress {
-                        once.resume(.success(address))
-                    } else {
-                        once.resume(.failure(AdminServerError.serverFailed("listening, but without an address")))
-                    }
-                } catch {
-                    once.resume(.failure(error))
+                if case .failure(let error) = await task.result {
+                    listening.resume(.failure(error))
+                } else {
+                    listening.resume(.failure(AdminServerError.serverFailed("the HTTP server ended before listening")))
                 }
             }
             Task {
-                if case .failure(let error) = await task.result {
-                    once.resume(.failure(error))
-                } else {
-                    once.resume(.failure(AdminServerError.serverFailed("the HTTP server ended before listening")))
-                }
+                try? await Task.sleep(for: .nanoseconds(Int64(max(0, min(timeout, 3600)) * 1_000_000_000)))
+                listening.resume(.failure(AdminServerError.serverFailed("not listening after \(timeout) s")))
             }
         }
     }
 
-    /// FlyingSocks' errors read best through `LocalizedError`; others through their description.
+    /// NIO's I/O errors read best through their description; others through `LocalizedError`.
     private static func describe(_ error: any Error) -> String {
-        (error as? any LocalizedError)?.errorDescription ?? "\(error)"
+        if let error = error as? IOError { return "\(error)" }
+        return (error as? any LocalizedError)?.errorDescription ?? "\(error)"
     }
 
-    static func socketAddress(host: String, port: UInt16) throws(AdminServerError) -> any SocketAddress {
+    /// The address to bind: an IP address literal (checked here, so a host name never reaches
+    /// the resolver), `localhost` meaning `127.0.0.1`.
+    static func bindHost(_ host: String) throws(AdminServerError) -> String {
+        let literal = host == "localhost" ? "127.0.0.1" : host
         do {
-            if host == "localhost" { return try sockaddr_in.inet(ip4: "127.0.0.1", port: port) }
-            if host.contains(":") { return try sockaddr_in6.inet6(ip6: host, port: port) }
-            return try sockaddr_in.inet(ip4: host, port: port)
+            _ = try SocketAddress(ipAddress: literal, port: 0)
+            return literal
         } catch {
             throw .invalidAddress("admin host '\(host)' must be an IPv4 or IPv6 address or localhost")
         }
     }
 
-    static func endpoint(for address: Socket.Address) -> (String, UInt16)? {
-        switch address {
-        case .ip4(let host, let port):
-            return ("http://\(host == "0.0.0.0" ? "127.0.0.1" : host):\(port)", port)
-        case .ip6(let host, let port):
-            return ("http://[\(host == "::" ? "::1" : host)]:\(port)", port)
-        case .unix:
-            return nil
+    /// `http://IP:PORT` for a bound address, with loopback standing in for a wildcard.
+    static func endpoint(ipAddress: String, port: UInt16) -> String {
+        if ipAddress.contains(":") {
+            return "http://[\(ipAddress == "::" ? "::1" : ipAddress)]:\(port)"
         }
+        return "http://\(ipAddress == "0.0.0.0" ? "127.0.0.1" : ipAddress):\(port)"
     }
 }
 
@@ -364,49 +403,104 @@ public enum AdminServerError: Error, Equatable, CustomStringConvertible {
 final class AdminResponder: Sendable {
     let metrics: MetricsSetup
     let status: AdminServer.StatusProvider
+    let statusTimeout: Double
     let draining = Atomic<Bool>(false)
+    let ready = Atomic<Bool>(false)
 
-    init(metrics: MetricsSetup, status: @escaping AdminServer.StatusProvider) {
+    init(metrics: MetricsSetup, status: @escaping AdminServer.StatusProvider, statusTimeout: Double) {
         self.metrics = metrics
         self.status = status
+        self.statusTimeout = statusTimeout
     }
 
-    func respond(to request: HTTPRequest) async -> HTTPResponse {
-        guard AdminServer.paths.contains(request.path) else {
-            return text(.notFound, "no such path: \(request.path); try \(AdminServer.paths.joined(separator: ", "))\n")
+    /// An answer: status, content type, body.
+    struct Answer: Sendable, Equatable {
+        var status: HTTPResponse.Status
+        var contentType: String
+        var body: [UInt8]
+        var allow: String?
+    }
+
+    func respond(to request: Request, writer: consuming ResponseWriter) async throws {
+        let answer = await answer(method: request.method, path: request.uri.path)
+        var fields: HTTPFields = [
+            .contentType: answer.contentType,
+            .cacheControl: "no-store",
+            .contentLength: String(answer.body.count),
+        ]
+        if let allow = answer.allow { fields[.allow] = allow }
+        try await writer.write(
+            response: HTTPResponse(status: answer.status, headerFields: fields),
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+    }
+
+    func answer(method: HTTPRequest.Method, path: String) async -> Answer {
+        guard AdminServer.paths.contains(path) else {
+            return text(.notFound, "no such path: \(path); try \(AdminServer.paths.joined(separator: ", "))\n")
         }
-        guard request.method == .GET else {
-            var response = text(.methodNotAllowed, "\(request.path) answers GET only\n")
-            response.headers[.init("Allow")] = "GET"
-            return response
+        guard method == .get else {
+            var answer = text(.methodNotAllowed, "\(path) answers GET only\n")
+            answer.allow = "GET"
+            return answer
         }
-        switch request.path {
+        switch path {
         case "/metrics":
-            return HTTPResponse(
-                statusCode: .ok,
-                headers: [.contentType: AdminServer.metricsContentType, .cacheControl: "no-store"],
-                body: Data(metrics.exposition()))
+            return Answer(status: .ok, contentType: AdminServer.metricsContentType, body: metrics.exposition())
         case "/healthz":
             return draining.load(ordering: .acquiring) ? text(.serviceUnavailable, "draining") : text(.ok, "ok")
+        case "/readyz":
+            if draining.load(ordering: .acquiring) { return text(.serviceUnavailable, "draining") }
+            return ready.load(ordering: .acquiring) ? text(.ok, "ready") : text(.serviceUnavailable, "starting")
         default:
-            do {
-                let document = try await status()
-                return HTTPResponse(
-                    statusCode: .ok,
-                    headers: [.contentType: "application/json", .cacheControl: "no-store"],
-                    body: document)
-            } catch {
-                return text(.internalServerError, "status unavailable: \(error)\n")
+            switch await statusDocument() {
+            case .success(let document):
+                return Answer(status: .ok, contentType: "application/json", body: [UInt8](document))
+            case .failure(.timedOut):
+                return text(.serviceUnavailable, "status unavailable: no answer within \(statusTimeout) s\n")
+            case .failure(.failed(let description)):
+                return text(.internalServerError, "status unavailable: \(description)\n")
             }
         }
     }
 
-    private func text(_ code: HTTPStatusCode, _ body: String) -> HTTPResponse {
-        HTTPResponse(
-            statusCode: code,
-            headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
-            body: Data(body.utf8))
+    private enum StatusFailure: Error { case timedOut, failed(String) }
+
+    /// The provider's document, or its error, or a timeout: a provider that hangs must not hold
+    /// the connection (it is left to finish on its own).
+    private func statusDocument() async -> Result<Data, StatusFailure> {
+        let once = ResumeOnce<Data>()
+        let status = self.status
+        let timeout = statusTimeout
+        let result = await withCheckedContinuation { continuation in
+            once.install(continuation)
+            let work = Task {
+                do { once.resume(.success(try await status())) } catch { once.resume(.failure(error)) }
+            }
+            Task {
+                try? await Task.sleep(for: .nanoseconds(Int64(max(0, min(timeout, 3600)) * 1_000_000_000)))
+                once.resume(.failure(StatusFailure.timedOut))
+                work.cancel()
+            }
+        }
+        switch result {
+        case .success(let data): return .success(data)
+        case .failure(let error as StatusFailure): return .failure(error)
+        case .failure(let error): return .failure(.failed("\(error)"))
+        }
     }
+
+    private func text(_ status: HTTPResponse.Status, _ body: String) -> Answer {
+        Answer(status: status, contentType: "text/plain; charset=utf-8", body: Array(body.utf8))
+    }
+}
+
+/// A flag set once, read from any thread.
+final class StoppingFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+
+    var isSet: Bool { value.load(ordering: .acquiring) }
+
+    func set() { value.store(true, ordering: .releasing) }
 }
 
 /// Resumes a continuation with the first of several results; later ones are dropped.

@@ -2,6 +2,7 @@ import Foundation
 import Membership
 import NodeRuntime
 import Rooms
+import ShowroomAuth
 import ShowroomWire
 import SwiftProtobuf
 
@@ -9,11 +10,13 @@ extension CoordinatorCore {
     // MARK: - Placement
 
     /// Which edge hosts a channel: asked of the channel's owner coordinator, which keeps the answer
-    /// while that edge lives.
+    /// while that edge lives. Only for the holder of a token that lets it join the channel, or a
+    /// signed admin request: a placement is state every coordinator keeps.
     func placeChannel(_ request: WireEnvelope, _ respond: Node.Responder) {
         guard let body = answering(respond, { () throws -> RoomPlaceChannelRequest in
             let body = try request.decodeBody(RoomPlaceChannelRequest.self)
-            guard !body.channel.isEmpty else { throw ShowroomError.invalidArgument("a channel name is needed to place it") }
+            try PlacementTable.validate(channel: body.channel)
+            try authorizePlacement(body, nowMs: Self.nowMs)
             return body
         }) else { return }
         let owner = holders(of: body.channel).first ?? selfID
@@ -29,6 +32,30 @@ extension CoordinatorCore {
             return
         }
         place(body, respond)
+    }
+
+    /// Checks that a placement request may place: an admin signature over
+    /// "place|<channel>|0|<issued_at_ms>", or a token with the join privilege for the channel and uid.
+    private func authorizePlacement(_ body: RoomPlaceChannelRequest, nowMs: Int64) throws(ShowroomError) {
+        if body.hasAdmin {
+            try verifyAdmin(body.admin, action: "place", target: body.channel, uid: 0, nowMs: nowMs)
+            return
+        }
+        guard let appID = configuration.appID, let certificate = configuration.appCertificate else {
+            throw .unavailable(
+                "coordinator \(selfID) has no app id and certificate configured, so it cannot check the tokens placements need; set appID and appCertificate")
+        }
+        guard !body.token.isEmpty else {
+            throw ShowroomError(.tokenMalformed,
+                "placing channel '\(body.channel)' needs the token the client joins with (uid and token), or an admin signature")
+        }
+        let unixNow = UInt32(clamping: nowMs / 1000)
+        do {
+            _ = try TokenVerifier(appID: appID, appCertificate: certificate)
+                .verify(body.token, channel: body.channel, uid: body.uid, now: unixNow)
+        } catch {
+            throw error.showroomError
+        }
     }
 
     private func place(_ body: RoomPlaceChannelRequest, _ respond: Node.Responder) {
@@ -51,23 +78,22 @@ extension CoordinatorCore {
         let edges = alive(.edge).filter { !$0.metadata.clientEndpoint.isEmpty }
         do {
             let candidates = edges.map { (id: $0.id.rawValue, load: $0.metadata.load.channels) }
-            let (placement, changed) = try placements.place(channel: body.channel, alive: candidates, avoiding: avoiding,
-                                                            nowMs: Self.nowMs)
+            let (placement, changed) = try placements.place(
+                channel: body.channel, alive: candidates, avoiding: avoiding, hosting: hosts(of: body.channel),
+                nowMs: Self.nowMs)
             guard let edge = edges.first(where: { $0.id.rawValue == placement.edgeID }) else {
                 throw ShowroomError(.noEdgeAvailable, "edge \(placement.edgeID) is not alive; retry in a moment")
             }
             var answer = RoomPlaceChannelResponse()
             answer.edgeID = placement.edgeID
             answer.clientEndpoint = edge.metadata.clientEndpoint
+            answer.clientCurvePublicKey = edge.metadata.clientCurvePublicKey
             guard changed else {
                 respond(.success(answer))
                 return
             }
             logger.info("channel placed", metadata: ["channel": "\(body.channel)", "edge": "\(placement.edgeID)"])
-            persist { try store.save(placements: [placement]) }
-            var batch = RoomStateBatch()
-            batch.placements = [placement]
-            sendToOtherCoordinators(batch) { respond(.success(answer)) }
+            record(placement) { respond(.success(answer)) }
         } catch let error as ShowroomError {
             respond(.failure(error))
         } catch {
@@ -75,12 +101,119 @@ extension CoordinatorCore {
         }
     }
 
+    /// Persists a placement change (a placement, or a tombstone for a removal) and hands it to the
+    /// other coordinators; `done` runs once they answered.
+    func record(_ placement: RoomChannelPlacement, then done: (() -> Void)? = nil) {
+        if placement.edgeID.isEmpty {
+            persist { try store.delete(placementsOf: [placement.channel]) }
+        } else {
+            persist { try store.save(placements: [placement]) }
+        }
+        var batch = RoomStateBatch()
+        batch.placements = [placement]
+        sendToOtherCoordinators(batch, then: done)
+    }
+
+    /// `CHANNEL_CLAIM`: an edge is asked to join a channel it does not host. Granted (the channel
+    /// placed there) unless the channel is hosted by or placed on another alive edge, which the
+    /// answer names. Decided by the channel's owner coordinator, so two edges claiming at once
+    /// get one answer.
+    func claimChannel(_ request: WireEnvelope, _ respond: Node.Responder) {
+        guard let body = answering(respond, { () throws -> RoomClaimChannelRequest in
+            let body = try request.decodeBody(RoomClaimChannelRequest.self)
+            try PlacementTable.validate(channel: body.channel)
+            guard !body.edgeID.isEmpty, body.edgeID.utf8.count <= 64 else {
+                throw ShowroomError.invalidArgument("a channel claim names the claiming edge's node id (1–64 bytes)")
+            }
+            return body
+        }) else { return }
+        let owner = holders(of: body.channel).first ?? selfID
+        if !request.forwarded, owner != selfID, let endpoint = clusterEndpoint(of: owner) {
+            node.forward(request, to: endpoint, timeout: Self.peerTimeout) { [self] result in
+                switch result {
+                case .success(let answer): respond(.relayed(answer))
+                case .failure: decideClaim(body, respond)
+                }
+            }
+            return
+        }
+        decideClaim(body, respond)
+    }
+
+    private func decideClaim(_ body: RoomClaimChannelRequest, _ respond: Node.Responder) {
+        let edges = alive(.edge).filter { !$0.metadata.clientEndpoint.isEmpty }
+        do {
+            let decision = try placements.claim(
+                channel: body.channel, edge: body.edgeID, alive: Set(edges.map(\.id.rawValue)),
+                hosting: hosts(of: body.channel), nowMs: Self.nowMs)
+            var answer = RoomClaimChannelResponse()
+            let placement: RoomChannelPlacement
+            let changed: Bool
+            switch decision {
+            case .granted(let granted, let isNew):
+                (placement, changed) = (granted, isNew)
+                answer.granted = true
+                answer.edgeID = granted.edgeID
+            case .elsewhere(let other, let isNew):
+                (placement, changed) = (other, isNew)
+                guard let edge = edges.first(where: { $0.id.rawValue == other.edgeID }) else {
+                    throw ShowroomError.unavailable("channel \(body.channel) is placed on edge \(other.edgeID), which is not reachable now; retry in a moment")
+                }
+                answer.edgeID = other.edgeID
+                answer.clientEndpoint = edge.metadata.clientEndpoint
+                answer.clientCurvePublicKey = edge.metadata.clientCurvePublicKey
+            }
+            guard changed else {
+                respond(.success(answer))
+                return
+            }
+            logger.info("channel placed by a claim", metadata: [
+                "channel": "\(body.channel)", "edge": "\(placement.edgeID)", "claimed by": "\(body.edgeID)",
+            ])
+            record(placement) { respond(.success(answer)) }
+        } catch let error as ShowroomError {
+            respond(.failure(error))
+        } catch {
+            respond(.failure(.internal("\(error)")))
+        }
+    }
+
+    /// The alive edges that report hosting `channel`.
+    func hosts(of channel: String) -> [String] {
+        channelHosts[channel].map { Array($0).sorted() } ?? []
+    }
+
+    /// Takes an edge's latest channel list (or its absence: the edge is gone).
+    func setChannels(of edge: String, _ channels: [RoomChannelStatus]?) {
+        for old in edgeChannels[edge] ?? [] {
+            channelHosts[old.name]?.remove(edge)
+            if channelHosts[old.name]?.isEmpty == true { channelHosts[old.name] = nil }
+        }
+        edgeChannels[edge] = channels
+        for channel in channels ?? [] { channelHosts[channel.name, default: []].insert(edge) }
+    }
+
+    /// Drops the placements of this coordinator's channels that no edge reported for the
+    /// placement expiry: requests that never led to a join leave nothing behind.
+    func expirePlacements(nowMs: Int64) {
+        let removed = placements.expire(nowMs: nowMs, owned: { [self] in (holders(of: $0).first ?? selfID) == selfID })
+        guard !removed.isEmpty else { return }
+        logger.info("unused channel placements expired", metadata: ["channels": "\(removed.count)"])
+        persist { try store.delete(placementsOf: removed.map(\.channel)) }
+        var batch = RoomStateBatch()
+        batch.placements = removed
+        sendToOtherCoordinators(batch)
+    }
+
     // MARK: - Edge reports and channel events
 
     /// An edge's report: activities to number, publish and post (their order kept), and its channels.
     func edgeReport(_ request: WireEnvelope, _ respond: Node.Responder) {
         guard let report = answering(respond, { try request.decodeBody(RoomEdgeChannelReport.self) }) else { return }
-        if report.hasChannels_p { edgeChannels[report.edgeID] = report.channels }
+        if report.hasChannels_p {
+            setChannels(of: report.edgeID, report.channels)
+            placements.reported(channels: report.channels.map(\.name), nowMs: Self.nowMs)
+        }
         guard !report.activities.isEmpty else {
             respond(.success(RoomEdgeChannelReportResponse()))
             return

@@ -28,11 +28,13 @@ final class CoordinatorCore {
     let webhooks: WebhookDispatcher?
     let logger: Logger
     var registry: RoomRegistry
-    var placements = PlacementTable()
+    var placements: PlacementTable
     var sequencer = ChannelEventSequencer()
     var bans = BanList()
     /// The latest channel list each edge reported, by edge id.
     var edgeChannels: [String: [RoomChannelStatus]] = [:]
+    /// The edges reporting each channel, by channel name (from ``edgeChannels``).
+    var channelHosts: [String: Set<String>] = [:]
     /// The alive coordinators' ids, this one included, sorted; refreshed on every membership change
     /// (ownership is computed from it per request, so it is not derived again each time).
     private(set) var coordinators: [String] = []
@@ -55,9 +57,11 @@ final class CoordinatorCore {
         settings.roomExpiryMs = Int64(configuration.roomExpirySeconds) * 1000
         settings.ownerGraceMs = Int64(configuration.ownerGraceSeconds) * 1000
         registry = RoomRegistry(settings: settings)
+        placements = PlacementTable(expiryMs: Int64(configuration.placementExpirySeconds) * 1000)
         let stored = try store.load()
         _ = registry.merge(rooms: stored.rooms, messages: stored.messages)
-        _ = placements.merge(stored.placements)
+        // Loaded placements stand for one expiry from now, time for their edges to report.
+        _ = placements.merge(stored.placements, nowMs: Self.nowMs)
         _ = sequencer.merge(stored.sequences)
         _ = bans.merge(stored.bans)
         logger.info("coordinator state loaded", metadata: [
@@ -73,6 +77,7 @@ final class CoordinatorCore {
         }
         node.handleDeferred(.roomList) { [self] request, _, respond in listRooms(request, respond) }
         node.handleDeferred(.channelPlace) { [self] request, _, respond in placeChannel(request, respond) }
+        node.handleDeferred(.channelClaim) { [self] request, _, respond in claimChannel(request, respond) }
         node.handleDeferred(.kick) { [self] request, _, respond in kick(request, respond) }
         node.handleDeferred(.edgeChannelReport) { [self] request, _, respond in edgeReport(request, respond) }
         node.handle(.channelList) { [self] _, _ in listChannels() }
@@ -125,7 +130,7 @@ final class CoordinatorCore {
             persist { try store.delete(placementsOf: evicted.map(\.channel)) }
             logger.info("edges gone: channels to place again", metadata: ["channels": "\(evicted.count)"])
         }
-        for edge in edgeChannels.keys where !aliveEdges.contains(edge) { edgeChannels[edge] = nil }
+        for edge in edgeChannels.keys where !aliveEdges.contains(edge) { setChannels(of: edge, nil) }
         guard current != coordinators else { return }
         let joined = Set(current).subtracting(coordinators)
         coordinators = current
@@ -142,6 +147,7 @@ final class CoordinatorCore {
         apply(changes, replicate: true, publish: { holders(of: $0.room.roomID).first == selfID })
         let expired = bans.purge(nowMs: now)
         if !expired.isEmpty { persist { try store.delete(bans: expired) } }
+        expirePlacements(nowMs: now)
     }
 
     // MARK: - Writes: persist, publish, replicate
@@ -238,8 +244,10 @@ final class CoordinatorCore {
     private func receiveState(_ batch: RoomStateBatch) throws(ShowroomError) {
         let changes = registry.merge(rooms: batch.rooms, messages: batch.messages)
         apply(changes, replicate: false, publish: { _ in false })
-        let placed = placements.merge(batch.placements)
-        if !placed.isEmpty { persist { try store.save(placements: placed) } }
+        let placed = placements.merge(batch.placements, nowMs: Self.nowMs)
+        let (removed, kept) = (placed.filter(\.edgeID.isEmpty), placed.filter { !$0.edgeID.isEmpty })
+        if !kept.isEmpty { persist { try store.save(placements: kept) } }
+        if !removed.isEmpty { persist { try store.delete(placementsOf: removed.map(\.channel)) } }
         let numbered = sequencer.merge(batch.sequences)
         if !numbered.isEmpty { persist { try store.save(sequences: numbered) } }
         let banned = bans.merge(batch.bans)

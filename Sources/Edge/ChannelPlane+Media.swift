@@ -117,6 +117,36 @@ extension ChannelPlane {
         return out
     }
 
+    /// Refuses a frame the shell found unfit before the plane could look at it (a wrong frame
+    /// count, a header that does not decode or fails ``EdgeCodec/checkedFrameInfo(header:payloadSize:)``),
+    /// reported to its sender like the plane's own refusals: at most once per
+    /// ``EdgeSettings/refusalReportInterval`` for the same code and channel.
+    ///
+    /// - Parameters:
+    ///   - error: Why the frame was refused.
+    ///   - channel: The header's channel if it is a valid name, else empty (a hostile name is
+    ///     neither kept nor echoed).
+    ///   - track: The header's track kind, if known.
+    ///   - session: The sending client connection.
+    ///   - now: The current clock value.
+    /// - Returns: The error event for the sender (nothing for a session the plane does not know,
+    ///   or within the reporting interval).
+    public mutating func refuseFrame(
+        _ error: ShowroomError, channel: String, track: TrackKind?, from session: SessionID, now: Duration
+    ) -> [EdgeDirective] {
+        statistics.framesReceived += 1
+        statistics.framesRefused += 1
+        guard sessions[session] != nil else { return [] }
+        touch(session, now: now)
+        let channel = Names.isValidChannel(channel) ? channel : ""
+        var out: [EdgeDirective] = []
+        reportRefusal(error, to: session, channel: channel, track: track, now: now, &out)
+        if !out.isEmpty {
+            out.append(.log(EdgeLogEntry(.warning, "frame from session \(session) refused: \(error)")))
+        }
+        return out
+    }
+
     /// Why a frame was not forwarded, reported to its sender (rate-limited).
     mutating func refuseFrame(_ info: MediaFrameInfo, from session: SessionID, now: Duration) -> [EdgeDirective] {
         statistics.framesRefused += 1

@@ -27,6 +27,8 @@ extension EdgeCodec {
             message.limits.maxStreamMessageBytes = UInt32(clamping: limits.maxStreamMessageBytes)
             message.limits.maxStreamMessagesPerSecond = UInt32(clamping: limits.maxStreamMessagesPerSecond)
             message.limits.maxStreamMessageBytesPerSecond = UInt32(clamping: limits.maxStreamMessageBytesPerSecond)
+            message.limits.maxMessageBytes = UInt32(clamping: limits.maxMessageBytes)
+            message.limits.maxChannelNameBytes = UInt32(clamping: Names.maxChannelNameBytes)
             return try response(kind, id, message)
         case .sessionClosed:
             return try response(kind, id, EdgeCloseSessionResponse())
@@ -92,7 +94,9 @@ extension EdgeCodec {
                 maxFrameBytes: Int(message.limits.maxFrameBytes), maxChannelsPerSession: Int(message.limits.maxChannels),
                 maxStreamMessageBytes: Int(message.limits.maxStreamMessageBytes),
                 maxStreamMessagesPerSecond: Int(message.limits.maxStreamMessagesPerSecond),
-                maxStreamMessageBytesPerSecond: Int(message.limits.maxStreamMessageBytesPerSecond))
+                maxStreamMessageBytesPerSecond: Int(message.limits.maxStreamMessageBytesPerSecond),
+                // 0 is an edge from before the field: assume this build's default.
+                maxMessageBytes: message.limits.maxMessageBytes == 0 ? EdgeLimits().maxMessageBytes : Int(message.limits.maxMessageBytes))
             body = .sessionOpened(
                 session: SessionID(message.sessionID), heartbeatInterval: .milliseconds(Int64(message.heartbeatIntervalMs)),
                 heartbeatTimeout: .milliseconds(Int64(message.heartbeatTimeoutMs)), limits: limits)

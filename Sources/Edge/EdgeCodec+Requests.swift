@@ -11,8 +11,9 @@ extension EdgeCodec {
     /// - Parameter envelope: A request envelope of one of the edge's request kinds.
     /// - Returns: The request, with the proto defaults applied.
     /// - Throws: `UNKNOWN_KIND` for a kind that is not an edge request, `MALFORMED_MESSAGE` for a
-    ///   body that does not decode, `UNKNOWN_TRACK` for a track kind neither audio nor video,
-    ///   `INVALID_ARGUMENT` for a missing role in `SET_CLIENT_ROLE`.
+    ///   body that does not decode, `INVALID_ARGUMENT` for a channel name outside
+    ///   ``Names/channelRule`` (checked before anything else) or a missing role in
+    ///   `SET_CLIENT_ROLE`, `UNKNOWN_TRACK` for a track kind neither audio nor video.
     public static func request(from envelope: WireEnvelope) throws(ShowroomError) -> EdgeRequest {
         guard let kind = requestKind(of: envelope.kind), !envelope.isResponse else {
             throw .unknownKind("an edge does not handle \(envelope.isResponse ? "responses of kind" : "message kind") \(envelope.kind)")
@@ -28,32 +29,41 @@ extension EdgeCodec {
             return .heartbeat(clientTime: try envelope.decodeBody(EdgeHeartbeatRequest.self).clientTimeUs)
         case .join:
             let body = try envelope.decodeBody(EdgeJoinChannelRequest.self)
+            try Names.validateChannel(body.channel)
             let update = Self.update(body.options)
             let role = update.role ?? .audience
             return .join(channel: body.channel, uid: body.uid, token: body.token, role: role,
                          options: MediaOptions.defaults(for: role).applying(update))
         case .leave:
-            return .leave(channel: try envelope.decodeBody(EdgeLeaveChannelRequest.self).channel)
+            let body = try envelope.decodeBody(EdgeLeaveChannelRequest.self)
+            try Names.validateChannel(body.channel)
+            return .leave(channel: body.channel)
         case .updateOptions:
             let body = try envelope.decodeBody(EdgeUpdateChannelOptionsRequest.self)
+            try Names.validateChannel(body.channel)
             return .updateOptions(channel: body.channel, update: Self.update(body.options))
         case .setRole:
             let body = try envelope.decodeBody(EdgeSetClientRoleRequest.self)
+            try Names.validateChannel(body.channel)
             guard let role = role(body.role) else {
                 throw .invalidArgument("SET_CLIENT_ROLE needs role broadcaster or audience, got \(body.role.rawValue)")
             }
             return .setRole(channel: body.channel, role: role)
         case .renewToken:
             let body = try envelope.decodeBody(EdgeRenewChannelTokenRequest.self)
+            try Names.validateChannel(body.channel)
             return .renewToken(channel: body.channel, token: body.token)
         case .subscribe:
             let body = try envelope.decodeBody(EdgeSubscribeTrackRequest.self)
+            try Names.validateChannel(body.channel)
             return .subscribe(TrackID(channel: body.channel, uid: body.uid, kind: try requiredTrackKind(body.track)))
         case .unsubscribe:
             let body = try envelope.decodeBody(EdgeUnsubscribeTrackRequest.self)
+            try Names.validateChannel(body.channel)
             return .unsubscribe(TrackID(channel: body.channel, uid: body.uid, kind: try requiredTrackKind(body.track)))
         case .muteRemote:
             let body = try envelope.decodeBody(EdgeMuteRemoteTrackRequest.self)
+            try Names.validateChannel(body.channel)
             return .muteRemote(TrackID(channel: body.channel, uid: body.uid, kind: try requiredTrackKind(body.track)), muted: body.muted)
         case .enableVolumeIndication:
             let body = try envelope.decodeBody(EdgeEnableVolumeIndicationRequest.self)
@@ -62,6 +72,7 @@ extension EdgeCodec {
                 interval: .milliseconds(Int64(body.intervalMs)), smoothing: Int(body.smoothing), reportVAD: body.reportVad))
         case .sendStreamMessage:
             let body = try envelope.decodeBody(EdgeSendStreamMessageRequest.self)
+            try Names.validateChannel(body.channel)
             return .sendStreamMessage(channel: body.channel, streamID: body.streamID, data: [UInt8](body.data))
         }
     }

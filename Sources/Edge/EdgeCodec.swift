@@ -78,7 +78,8 @@ public enum EdgeCodec {
 
     // MARK: - Enum conversions
 
-    static func trackKind(_ wire: WireTrackKind) -> TrackKind? {
+    /// The track kind of a wire track kind; `nil` for one neither audio nor video.
+    public static func trackKind(_ wire: WireTrackKind) -> TrackKind? {
         switch wire {
         case .audio: .audio
         case .video: .video

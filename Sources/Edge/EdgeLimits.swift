@@ -18,6 +18,23 @@ public struct EdgeLimits: Sendable, Hashable {
     public var maxStreamMessagesPerSecond: Int
     /// Stream message bytes per second per connection (`ERROR_CODE_STREAM_MESSAGE_RATE_LIMITED`).
     public var maxStreamMessageBytesPerSecond: Int
+    /// Largest message (all frames together) the edge reads from a client (`ERROR_CODE_TOO_LARGE`,
+    /// the message is dropped and the connection stays). 1.5 MiB: a largest media frame plus its
+    /// header, with room to spare; control messages are a few hundred bytes.
+    /// ``connectionCloseBytes`` is 4 times this.
+    public var maxMessageBytes: Int
+
+    /// How many times ``maxMessageBytes`` a single frame may be before ZeroMQ closes the
+    /// connection without reading it (`ZMQ_MAXMSGSIZE`; `SessionLimits.max_message_bytes`).
+    public static let connectionCloseMultiple = 4
+
+    /// The frame size at which ZeroMQ closes a client's connection instead of handing the message
+    /// over: ``connectionCloseMultiple`` × ``maxMessageBytes``. Between the two, a message is
+    /// read, refused with `ERROR_CODE_TOO_LARGE` and dropped.
+    public var connectionCloseBytes: Int {
+        let (bytes, overflow) = maxMessageBytes.multipliedReportingOverflow(by: Self.connectionCloseMultiple)
+        return overflow ? .max : bytes
+    }
 
     /// Creates limits; every parameter defaults to the documented value.
     public init(
@@ -27,7 +44,8 @@ public struct EdgeLimits: Sendable, Hashable {
         maxPublishersPerChannel: Int = 17,
         maxStreamMessageBytes: Int = 1024,
         maxStreamMessagesPerSecond: Int = 60,
-        maxStreamMessageBytesPerSecond: Int = 30 * 1024
+        maxStreamMessageBytesPerSecond: Int = 30 * 1024,
+        maxMessageBytes: Int = 3 << 19
     ) {
         self.maxFrameBytes = maxFrameBytes
         self.maxChannelsPerSession = maxChannelsPerSession
@@ -36,5 +54,6 @@ public struct EdgeLimits: Sendable, Hashable {
         self.maxStreamMessageBytes = maxStreamMessageBytes
         self.maxStreamMessagesPerSecond = maxStreamMessagesPerSecond
         self.maxStreamMessageBytesPerSecond = maxStreamMessageBytesPerSecond
+        self.maxMessageBytes = maxMessageBytes
     }
 }

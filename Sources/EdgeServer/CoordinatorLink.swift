@@ -56,7 +56,8 @@ final class CoordinatorLink {
         let loop = node.loop
         edge.setCoordinatorReports(CoordinatorReports(
             activities: { activities in loop.execute { bound.value.add(activities) } },
-            summary: { channels in loop.execute { bound.value.setSummary(channels) } }))
+            summary: { channels in loop.execute { bound.value.setSummary(channels) } },
+            claim: { channel in loop.execute { bound.value.claim(channel) } }))
         return bound
     }
 
@@ -147,6 +148,58 @@ final class CoordinatorLink {
     private func countDropped(_ count: Int, why: String) {
         dropped.increment(by: Int64(count))
         logger.warning("dropped \(count) channel activities for the room-coordinators: \(why)")
+    }
+
+    // MARK: - Channel claims
+
+    /// Asks the channel's owner coordinator (`CHANNEL_CLAIM`) whether this edge may host `channel`,
+    /// and hands the answer to the edge. With no coordinator alive at all the join is admitted, as
+    /// the SDK's own fallback places channels by hashing then; a claim that goes unanswered is
+    /// refused `UNAVAILABLE`, since the channel may be placed elsewhere.
+    private func claim(_ channel: String) {
+        let coordinators = self.coordinators()
+        guard let owner = RendezvousHashing.ranked(key: channel, among: Array(coordinators.keys)).first,
+              let endpoint = coordinators[owner]
+        else {
+            logger.debug("no room-coordinator alive: admitting the join for channel \(channel)")
+            edge.claimAnswered(channel, .admit)
+            return
+        }
+        var body = RoomClaimChannelRequest()
+        body.channel = channel
+        body.edgeID = nodeID
+        node.send(.channelClaim, body: body, to: endpoint, timeout: requestTimeout) { [self] result in
+            edge.claimAnswered(channel, Self.outcome(of: result, channel: channel, coordinator: owner))
+        }
+    }
+
+    /// What a claim's answer means for the joins it held.
+    static func outcome(of result: Result<WireEnvelope, ShowroomError>, channel: String, coordinator: String) -> ClaimOutcome {
+        let answer: WireEnvelope
+        switch result {
+        case .success(let envelope): answer = envelope
+        case .failure(let error):
+            return .refuse(.unavailable(
+                "room-coordinator \(coordinator) did not answer whether channel '\(channel)' may be hosted here (\(error.code)); join again in a moment"))
+        }
+        if let error = answer.failure {
+            // A coordinator from before claims existed: it places by CHANNEL_PLACE alone.
+            if error.code == .unknownKind { return .admit }
+            return .refuse(error)
+        }
+        guard let body = try? answer.decodeBody(RoomClaimChannelResponse.self) else {
+            return .refuse(.unavailable("room-coordinator \(coordinator) answered a channel claim unreadably; join again in a moment"))
+        }
+        if body.granted { return .admit }
+        guard !body.edgeID.isEmpty, !body.clientEndpoint.isEmpty else {
+            return .refuse(.unavailable("channel '\(channel)' is placed on another edge that is not reachable now; join again in a moment"))
+        }
+        var redirect = WireRedirect()
+        redirect.edgeID = body.edgeID
+        redirect.clientEndpoint = body.clientEndpoint
+        redirect.clientCurvePublicKey = body.clientCurvePublicKey
+        return .refuse(.channelElsewhere(
+            "channel '\(channel)' is hosted on edge \(body.edgeID) (\(body.clientEndpoint)); join it there", redirect: redirect))
     }
 
     // MARK: - Bans

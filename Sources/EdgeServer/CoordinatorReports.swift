@@ -8,4 +8,7 @@ struct CoordinatorReports: Sendable {
     var activities: @Sendable ([RoomChannelActivity]) -> Void
     /// Every hosted channel, every second and soon after a change.
     var summary: @Sendable ([ChannelSummary]) -> Void
+    /// Asks the channel's owner coordinator whether this edge may host a channel it does not host
+    /// yet; the answer comes back through ``EdgeServer/claimAnswered(_:_:)``.
+    var claim: @Sendable (_ channel: String) -> Void
 }

@@ -46,6 +46,12 @@ final class EdgeCore {
     /// The channels changed since the last summary.
     private var channelsChanged = false
     private var lastSummary: Duration?
+    /// Joins waiting for their channel's owner coordinator (``holdForClaim(_:from:requestID:)``).
+    var claims = ChannelClaims()
+    /// Largest message read from a client (``EdgeLimits/maxMessageBytes``).
+    private let maxMessageBytes: Int
+    /// Closes connections that open no session in time.
+    private let reaper: UnopenedConnectionReaper
 
     init(configuration: EdgeServerConfiguration, loop: EventLoop, logger: Logger) throws {
         self.logger = logger
@@ -55,18 +61,27 @@ final class EdgeCore {
         socket = try Socket(.router, context: loop.context)
         // Unknown peers are reported (a vanished client is dropped at once), not silently skipped.
         try socket.set(.routerMandatory, 1)
-        try socket.setHighWaterMarks(send: configuration.clientHighWaterMark, receive: 1000)
+        try socket.setHighWaterMarks(send: configuration.clientHighWaterMark, receive: configuration.clientReceiveHighWaterMark)
         try socket.set(.sendBuffer, configuration.clientSendBufferBytes)
-        try socket.setMaxMessageSize(Int64(configuration.maxMessageBytes))
+        // Up to maxMessageBytes a message is answered (TOO_LARGE beyond it); a frame far beyond
+        // (4 times) closes the connection unread, so a peer cannot make the edge buffer more.
+        maxMessageBytes = configuration.settings.limits.maxMessageBytes
+        try socket.setMaxMessageSize(Int64(configuration.settings.limits.connectionCloseBytes))
+        try socket.set(.handshakeInterval, Int32(clamping: configuration.unopenedConnectionTimeout.milliseconds))
         // ZMTP heartbeats notice a dead TCP connection; the plane's own timeout covers silent clients.
         try socket.setHeartbeat(intervalMs: 1000, timeoutMs: 5000, ttlMs: 10000)
+        // Before binding, so that every connection is seen.
+        reaper = try UnopenedConnectionReaper(
+            watching: socket, loop: loop, timeout: configuration.unopenedConnectionTimeout,
+            maxCount: configuration.maxUnopenedConnections, logger: logger)
+        if let key = configuration.clientCurveKey { try socket.makeCurveServer(key, zapDomain: "client") }
         let bound = try socket.bind(configuration.clientBind)
         endpoint = NodeConfiguration.advertised(bound, host: configuration.advertiseHost)
         loop.register(socket) { [unowned self] _, _ in self.drain() }
         loop.scheduleRepeating(every: configuration.tickInterval) { [unowned self] in self.tick() }
     }
 
-    private var now: Duration { origin.duration(to: .now) }
+    var now: Duration { origin.duration(to: .now) }
 
     // MARK: - Receiving
 
@@ -91,6 +106,11 @@ final class EdgeCore {
                 "client routing ids longer than 7 bytes are not accepted; do not set ZMQ_ROUTING_ID")))
             return
         }
+        let size = messageBytes()
+        if size > maxMessageBytes {
+            refuseOversize(size, from: session)
+            return
+        }
         let envelope: WireEnvelope
         do {
             envelope = try incoming.withBytes(of: 1) { (bytes) throws(ShowroomError) in
@@ -110,6 +130,11 @@ final class EdgeCore {
             handleFrame(envelope, from: session)
             return
         }
+        guard incoming.count == 2 else {
+            refuse(envelope, from: session, .malformed(
+                "a \(envelope.kind) message is one frame, [envelope], with no attachments; got \(incoming.count - 1) frames"))
+            return
+        }
         let request: EdgeRequest
         do {
             request = try EdgeCodec.request(from: envelope)
@@ -121,6 +146,8 @@ final class EdgeCore {
             refuse(envelope, from: session, .unavailable("this edge is shutting down; join the channel again through the cluster"))
             return
         }
+        if case .openSession = request { reaper.sessionOpened(onDescriptor: incoming.sourceDescriptor(of: 1)) }
+        if holdForClaim(request, from: session, requestID: envelope.requestID) { return }
         let now = self.now
         let directives = plane.handle(request, from: session, requestID: envelope.requestID, now: now) { token, channel, uid in
             verify(token, channel: channel, uid: uid, now: now)
@@ -128,21 +155,34 @@ final class EdgeCore {
         perform(directives)
     }
 
+    /// Hands a request to the plane (tokens verified on the way) and carries out what it says.
+    func handOver(_ request: EdgeRequest, from session: SessionID, requestID: UInt64) {
+        let now = self.now
+        perform(plane.handle(request, from: session, requestID: requestID, now: now) { token, channel, uid in
+            verify(token, channel: channel, uid: uid, now: now)
+        })
+    }
+
     /// The media path: read the header, hand the frame to the plane, send what it says.
     private func handleFrame(_ envelope: WireEnvelope, from session: SessionID) {
         guard incoming.count == 3 else {
-            refuse(envelope, from: session, .malformed(
-                "a media frame is two frames, [envelope][payload]; got \(incoming.count - 1)"))
+            refuseFrame(.malformed("a media frame is two frames, [envelope][payload]; got \(incoming.count - 1) frames"), from: session)
             return
         }
         let header: WireMediaHeader
+        let info: MediaFrameInfo
         do {
             header = try envelope.decodeBody(WireMediaHeader.self)
         } catch {
-            refuse(envelope, from: session, error)
+            refuseFrame(error, from: session)
             return
         }
-        let info = EdgeCodec.frameInfo(header: header, payloadSize: incoming.size(of: 2))
+        do {
+            info = try EdgeCodec.checkedFrameInfo(header: header, payloadSize: incoming.size(of: 2))
+        } catch {
+            refuseFrame(error, channel: header.channel, track: EdgeCodec.trackKind(header.track), from: session)
+            return
+        }
         let frame = incoming
         if info.kind == .video { incoming = Multipart(capacity: 4) }
         let socket = self.socket
@@ -168,6 +208,35 @@ final class EdgeCore {
         }
     }
 
+    /// Refuses a media frame that never reached the plane, reported as the plane reports its own
+    /// refusals (at most once a second per code and channel).
+    private func refuseFrame(_ error: ShowroomError, channel: String = "", track: TrackKind? = nil, from session: SessionID) {
+        let directives = plane.refuseFrame(error, channel: channel, track: track, from: session, now: now)
+        if !directives.isEmpty { perform(directives) }
+    }
+
+    /// The size of the received message without its routing id.
+    private func messageBytes() -> Int {
+        var total = 0
+        for index in 1..<incoming.count { total += incoming.size(of: index) }
+        return total
+    }
+
+    /// Answers a message over ``EdgeLimits/maxMessageBytes`` without decoding it: a failed reply
+    /// to its request id, or an error event (rate-limited for media frames); it is then dropped.
+    private func refuseOversize(_ size: Int, from session: SessionID) {
+        let error = ShowroomError.tooLarge(
+            "the message is \(size) bytes; this edge reads at most \(maxMessageBytes) bytes per message "
+                + "(max_message_bytes in the session's limits); media payloads are at most max_frame_bytes")
+        let head = incoming.withBytes(of: 1) { EdgeCodec.peekEnvelope($0) }
+        if head.isResponse { return }
+        if head.kind == .mediaFrame {
+            refuseFrame(error, from: session)
+        } else {
+            refuse(head, from: session, error)
+        }
+    }
+
     /// Answers a request that never reached the plane: a failed reply, or an error event for a
     /// one-way message.
     private func refuse(_ envelope: WireEnvelope, from session: SessionID, _ error: ShowroomError) {
@@ -185,7 +254,7 @@ final class EdgeCore {
     // MARK: - Tokens
 
     /// Verifies an AccessToken2 token against the app and places its expiries on the plane's clock.
-    private func verify(_ token: String, channel: String, uid: UInt32, now: Duration) -> Result<ChannelGrant, ShowroomError> {
+    func verify(_ token: String, channel: String, uid: UInt32, now: Duration) -> Result<ChannelGrant, ShowroomError> {
         let unixNow = UInt32(clamping: Int64(Date().timeIntervalSince1970))
         do {
             let grant = try verifier.verify(token, channel: channel, uid: uid, now: unixNow)
@@ -326,6 +395,8 @@ final class EdgeCore {
 
     private func tick() {
         perform(plane.tick(now: now))
+        expireClaims()
+        reaper.tick()
         flushPendingControl()
         handOverReports()
         let load = (channels: plane.channelCount, connections: plane.connectionCount)

@@ -56,6 +56,11 @@ public final class EdgeServer: Sendable {
         loop.execute { [core] in core.value.coordinatorReports = reports }
     }
 
+    /// The owner coordinator's answer to a channel claim (see ``CoordinatorReports/claim``).
+    func claimAnswered(_ channel: String, _ outcome: ClaimOutcome) {
+        loop.execute { [core] in core.value.claimAnswered(channel, outcome) }
+    }
+
     /// Enforces bans from a room-coordinator; `completion` runs on the edge's loop with the number
     /// of connections closed, or `INVALID_ARGUMENT` for a malformed ban (nothing applied).
     func applyBans(_ bans: [RoomBan], completion: @escaping @Sendable (Result<Int, ShowroomError>) -> Void) {
@@ -135,9 +140,17 @@ public final class EdgeRoleService: NodeRoleService {
             throw .invalidArgument(
                 "an edge verifies join tokens: give it the app's id and certificate (appID and appCertificate in the configuration file, or --app-id and --app-certificate)")
         }
-        self.configuration = EdgeServerConfiguration(
+        var edge = EdgeServerConfiguration(
             clientBind: configuration.clientBind, advertiseHost: configuration.advertiseHost, appID: appID,
             appCertificate: appCertificate)
+        if configuration.clientEncryption == .curve {
+            do {
+                edge.clientCurveKey = try CurveKeyPair.generate()
+            } catch {
+                throw .invalidArgument("client encryption needs libzmq with CURVE: \(error)")
+            }
+        }
+        self.configuration = edge
         nodeID = configuration.nodeID
         self.logger = logger
     }
@@ -145,7 +158,7 @@ public final class EdgeRoleService: NodeRoleService {
     public func start() throws -> RoleEndpoints {
         let edge = try EdgeServer(configuration: configuration, logger: logger)
         server.withLock { $0 = edge }
-        return RoleEndpoints(client: edge.endpoint)
+        return RoleEndpoints(client: edge.endpoint, clientCurvePublicKey: configuration.clientCurveKey?.publicKey ?? "")
     }
 
     public func attach(to node: Node) {

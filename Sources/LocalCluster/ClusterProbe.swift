@@ -8,16 +8,19 @@ import ZeroMQ
 public final class ClusterProbe {
     private let context: Context
     private var clients: [String: NodeClient] = [:]
+    private let credentials: ClusterCredentials?
 
-    /// Creates a probe with its own ZeroMQ context.
-    public init() throws {
+    /// Creates a probe with its own ZeroMQ context; `credentials` are the keys it presents on
+    /// cluster endpoints of a cluster with a keyring.
+    public init(credentials: ClusterCredentials? = nil) throws {
         context = try Context()
+        self.credentials = credentials
     }
 
     /// The member at `endpoint`'s view, or nil when it does not answer within `timeout`.
     public func status(of endpoint: String, timeout: Duration = .seconds(1)) -> AdminClusterStatus? {
         do {
-            let client = try clients[endpoint] ?? NodeClient(endpoint: endpoint, context: context)
+            let client = try clients[endpoint] ?? NodeClient(endpoint: endpoint, context: context, credentials: credentials)
             clients[endpoint] = client
             return try client.request(.clusterStatus, body: AdminClusterStatusRequest(),
                                       expecting: AdminClusterStatus.self, timeout: timeout)

@@ -1,4 +1,5 @@
 import Foundation
+import NodeRuntime
 import ZeroMQ
 
 /// `deploy/cluster.sh` driven from Swift: a cluster in its own run directory on free ports, using
@@ -49,7 +50,16 @@ public final class Launcher {
         try readyField("endpoint", of: id)
     }
 
-    /// The client endpoint an edge announced in its ready line.
+    /// The keys an operator presents on this cluster's cluster endpoints (`cluster.sh up` makes a
+    /// keyring in the run directory), or nil for a cluster started with `--plain-cluster`.
+    public var credentials: ClusterCredentials? {
+        let keys = runDirectory.appendingPathComponent("keys")
+        guard FileManager.default.fileExists(atPath: keys.appendingPathComponent("operator.key").path) else { return nil }
+        return try? ClusterCredentials.load(keyringDirectory: keys.path, id: "operator")
+    }
+
+    /// The client endpoint a member announced in its ready line (edges: sessions; coordinators
+    /// and call-signal nodes: their client face, the SDK's seeds).
     public func clientEndpoint(of id: String) throws -> String {
         try readyField("client", of: id)
     }

@@ -12,10 +12,12 @@ public final class NodeProcess: @unchecked Sendable {
     /// The client endpoint it announced (edges), or "".
     public let clientEndpoint: String
 
-    /// Starts a node of `role` and waits for its `ready` line. Edges get the demo app's
+    /// Starts a node of `role` and waits for its `ready` line. Edges and coordinators get the demo app's
     /// credentials (``DemoApp``); coordinators a database in a new temporary directory.
     public init(_ role: NodeRole, nodeID: String, extraArguments: [String] = []) throws {
-        var credentials = role == .edge ? ["--app-id", DemoApp.appID, "--app-certificate", DemoApp.appCertificate] : []
+        // Edges check join tokens, coordinators placement tokens.
+        var credentials = role == .edge || role == .coordinator
+            ? ["--app-id", DemoApp.appID, "--app-certificate", DemoApp.appCertificate] : []
         if role == .coordinator {
             let data = FileManager.default.temporaryDirectory.appendingPathComponent("showroom-data-\(UUID().uuidString.prefix(8))")
             credentials += ["--data-dir", data.path]

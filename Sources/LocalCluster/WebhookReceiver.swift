@@ -1,5 +1,9 @@
-import FlyingFox
 import Foundation
+import HTTPTypes
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOPosix
 import ShowroomWire
 import Synchronization
 import Webhooks
@@ -23,7 +27,7 @@ public final class WebhookReceiver: Sendable {
 
     /// Where to post: `http://127.0.0.1:PORT/events`.
     public let url: String
-    private let server: HTTPServer
+    private let server: HummingbirdCore.Server<HTTP1Channel>
     private let task: Task<Void, any Error>
     private let recorded: Recorder
 
@@ -32,7 +36,7 @@ public final class WebhookReceiver: Sendable {
         let posts = Mutex<[Post]>([])
     }
 
-    private init(url: String, server: HTTPServer, task: Task<Void, any Error>, recorded: Recorder) {
+    private init(url: String, server: HummingbirdCore.Server<HTTP1Channel>, task: Task<Void, any Error>, recorded: Recorder) {
         self.url = url
         self.server = server
         self.task = task
@@ -41,11 +45,15 @@ public final class WebhookReceiver: Sendable {
 
     /// Listens on a free port of 127.0.0.1 and answers each post with `answer`.
     public static func start(secret: String, answer: @escaping Answer = { _ in 200 }) async throws -> WebhookReceiver {
-        let server = HTTPServer(address: try sockaddr_in.inet(ip4: "127.0.0.1", port: 0), timeout: 10, logger: .disabled)
         let recorded = Recorder()
-        await server.appendRoute("POST /events") { request in
-            let body = (try? await request.bodyData).map { [UInt8]($0) } ?? []
-            let signature = request.headers[HTTPHeader(WebhookSignature.header)] ?? ""
+        let channel = HTTP1Channel(responder: { request, writer, _ in
+            guard request.method == .post, request.uri.path == "/events" else {
+                try await writer.writeResponse(HTTPResponse(status: .notFound, headerFields: [.contentLength: "0"]))
+                return
+            }
+            var request = request
+            let body = (try? await request.collectBody(upTo: 16 << 20)).map { Array(buffer: $0) } ?? []
+            let signature = HTTPField.Name(WebhookSignature.header).flatMap { request.headers[$0] } ?? ""
             let status = recorded.posts.withLock { posts in
                 let status = answer(posts.count + 1)
                 posts.append(Post(event: try? ChannelEventJSON.decode(body),
@@ -53,12 +61,28 @@ public final class WebhookReceiver: Sendable {
                                   status: status))
                 return status
             }
-            return HTTPResponse(statusCode: HTTPStatusCode(status, phrase: status == 200 ? "OK" : "Unavailable"))
+            try await writer.writeResponse(HTTPResponse(
+                status: .init(code: status, reasonPhrase: status == 200 ? "OK" : "Unavailable"),
+                headerFields: [.contentLength: "0"]))
+        }, configuration: .init(idleTimeout: .seconds(30)))
+        let listening = AsyncStream<Int?>.makeStream()
+        let server = HummingbirdCore.Server(
+            childChannelSetup: channel,
+            configuration: ServerConfiguration(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in
+                listening.continuation.yield(channel.localAddress?.port)
+                listening.continuation.finish()
+            },
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            logger: Logger(label: "webhook-receiver") { _ in SwiftLogNoOpLogHandler() })
+        let task = Task {
+            defer { listening.continuation.finish() }  // a bind failure ends the wait below
+            try await server.run()
         }
-        let task = Task { try await server.run() }
-        try await server.waitUntilListening(timeout: 5)
-        guard case .ip4(_, let port) = await server.listeningAddress else {
-            await server.stop(timeout: 0)
+        var ports = listening.stream.makeAsyncIterator()
+        guard let bound = await ports.next(), let port = bound else {
+            try? await server.shutdownGracefully()
+            _ = await task.result
             throw ShowroomError.unavailable("the webhook receiver is not listening")
         }
         return WebhookReceiver(url: "http://127.0.0.1:\(port)/events", server: server, task: task, recorded: recorded)
@@ -90,8 +114,7 @@ public final class WebhookReceiver: Sendable {
 
     /// Closes the port.
     public func stop() async {
-        await server.stop(timeout: 0)
-        task.cancel()
+        try? await server.shutdownGracefully()
         _ = await task.result
     }
 }

@@ -153,6 +153,7 @@ public enum GossipCodec {
         wire.clusterEndpoint = metadata.clusterEndpoint
         wire.clientEndpoint = metadata.clientEndpoint
         wire.eventsEndpoint = metadata.eventsEndpoint
+        wire.clientCurvePublicKey = metadata.clientCurvePublicKey
         wire.adminEndpoint = metadata.adminEndpoint
         wire.version = metadata.version
         wire.load = metadata.load.wire
@@ -193,7 +194,7 @@ public enum GossipCodec {
     }
 
     private static func metadata(_ wire: GossipMetadata) -> MemberMetadata {
-        MemberMetadata(
+        var metadata = MemberMetadata(
             role: wire.role,
             clusterEndpoint: wire.clusterEndpoint,
             clientEndpoint: wire.clientEndpoint,
@@ -204,6 +205,8 @@ public enum GossipCodec {
                 connections: Int(wire.load.connections),
                 cpuPercent: wire.load.cpuPercent),
             eventsEndpoint: wire.eventsEndpoint)
+        metadata.clientCurvePublicKey = wire.clientCurvePublicKey
+        return metadata
     }
 }
 

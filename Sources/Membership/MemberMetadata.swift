@@ -16,6 +16,9 @@ public struct MemberMetadata: Sendable, Equatable {
     public var load: MemberLoad
     /// Where the member publishes notices (coordinators); empty if none.
     public var eventsEndpoint: String
+    /// The client endpoint's CURVE public key (Z85) when the member encrypts client links; empty
+    /// if not.
+    public var clientCurvePublicKey: String = ""
 
     /// Creates metadata; everything but the role and the cluster endpoint is optional.
     ///

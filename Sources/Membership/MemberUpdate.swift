@@ -44,7 +44,7 @@ public struct MemberUpdate: Sendable, Equatable {
         if let metadata {
             size += 24 + metadata.role.utf8.count + metadata.clusterEndpoint.utf8.count
                 + metadata.clientEndpoint.utf8.count + metadata.adminEndpoint.utf8.count
-                + metadata.version.utf8.count + metadata.eventsEndpoint.utf8.count
+                + metadata.version.utf8.count + metadata.eventsEndpoint.utf8.count + metadata.clientCurvePublicKey.utf8.count
         }
         return size
     }

@@ -28,6 +28,58 @@
 ///   (anti-entropy); join is a push-pull with the seeds.
 /// - **Tombstones.** Dead and left members are remembered for `tombstoneRetention`, so an
 ///   old-incarnation "alive" still circulating cannot bring them back, then forgotten.
+///
+/// **Forged incarnations.** Gossip carries claims about members from whoever relays them, so an
+/// update may carry any incarnation, up to `UInt64.max`. Unchecked, one suspicion or leave at
+/// `UInt64.max` would leave its victim unable to refute (no higher incarnation exists) and keep
+/// the cluster holding its id dead at that value across every restart. So an incarnation is only
+/// accepted where an honest member could have produced it (``Incarnation``, one place for the
+/// arithmetic, which saturates and never traps). The rules rest on one fact of the deployment:
+/// cluster links are authenticated and the shell drops a message whose `sender` is not the member
+/// its connection authenticated as, so a hostile member can forge what a message says about
+/// others but never that a message comes from another member.
+/// - **A member speaking of itself is authoritative.** An "alive" about X in a message whose
+///   sender is X (its refutation, its metadata, its push-pull row) is accepted at any higher
+///   incarnation up to ``MembershipSettings/maxFirstIncarnation`` (2^62, beyond anything honest:
+///   see below) — beyond the jump bound only if it keeps the cluster endpoint we know X at (a run
+///   keeps its address) or revives a tombstone (a restart). Each member keeps, per other member, the highest incarnation that member told it
+///   itself (or the one it first learned it at): its *vouched* incarnation.
+/// - **Relayed claims are bounded.** Anything else about X — a suspicion, a death or a leave
+///   from anyone, an "alive" relayed by a third party — is accepted at most
+///   ``MembershipSettings/maxIncarnationJump`` above X's vouched incarnation. The bound is taken
+///   from what X said, not from the current view, so claims cannot ratchet a view up step by step:
+///   every claim a member accepts is at most the jump bound above X's real incarnation, which X
+///   accepts to refute. X's refutation (claim + 1) reaches every member first-hand — members
+///   probe each other round-robin and exchange tables, and X piggy-backs its own news on its pings,
+///   acks and gossip — so a member that dropped a relayed copy (it never heard the claim, and the
+///   refutation looked like a jump) still takes it from X itself. A member that hears a suspicion
+///   below its incarnation says "alive" again, first-hand, for the same reason.
+/// - **A member we do not know** is accepted at most at `maxFirstIncarnation`.
+/// - **About ourselves**, a claim more than the jump bound above our incarnation is ignored (an
+///   authenticated forger cannot get one accepted anywhere, see above), with one exception: a
+///   member whose current run the cluster has not yet been seen to hold (a fresh start: no one has
+///   yet told it "alive" at its own incarnation with its own metadata) may jump to a claim up to
+///   half of `maxFirstIncarnation`, because that claim is most likely its previous run's record (a
+///   long-lived member that restarted at 0 while the cluster remembers it at, say, 5 000 000). Its
+///   refutation (that record + 1) is accepted first-hand by every member, so it gets past its own
+///   tombstone at once; the other half is headroom for its later changes. A restarted member
+///   facing a tombstone above that half (only a forger can put one there) does not adopt it: it
+///   waits until the tombstone is forgotten (`tombstoneRetention`) and is then learned afresh at
+///   its own low incarnation.
+///
+/// An honest member's incarnation thus grows by at most `maxIncarnationJump + 1` per forged claim
+/// it refutes, each needing a round trip through it: reaching 2^61 would take 2^41 of them, so no
+/// value any member holds comes near `UInt64.max`, where it could no longer refute anything.
+/// Everything else is dropped and counted (``MembershipStatistics/implausibleUpdatesDropped``).
+/// What remains possible for a member forging claims is what SWIM allows any member: a claim at a
+/// plausible incarnation, which its live subject refutes within a round trip. Residual cases: a
+/// member that hears of X first from a forger (X unknown to it, e.g. while it joins through the
+/// forger) can be given a record of X far above X's own until that record dies and its tombstone
+/// is forgotten; a leave that X announces while some member's vouched incarnation lags X's by more
+/// than the jump bound is dropped there, which then sees X dead rather than left; and on a cluster
+/// without authentication, where a message can claim any sender, a forged first-hand "alive" can
+/// hold a member far above its own incarnation in one view (with forged metadata, and, should
+/// that view then suspect it, dead there until the tombstone is forgotten).
 public struct Membership: Sendable {
     /// The settings it runs with.
     public let settings: MembershipSettings
@@ -56,7 +108,15 @@ public struct Membership: Sendable {
     private var joining: Join?
     /// The local member has left (cached: checked on every tick).
     private var hasLeft = false
+    /// Another member has told us "alive" at our own incarnation and metadata: the cluster holds
+    /// this run, so a claim about us far above it can no longer be our previous run's record.
+    private var runAcknowledged = false
     private var nextTombstoneExpiry: Duration?
+    /// Per other member, the highest incarnation it told us itself (an "alive" whose sender is
+    /// the member), or the one we first learned it at: the base of the jump bound for what
+    /// others say about it. Never above an honest member's own incarnation, so whatever claim
+    /// that bound admits, the member accepts to refute.
+    private var vouched: [MemberID: UInt64] = [:]
     /// Counters since creation.
     public private(set) var statistics = MembershipStatistics()
 
@@ -157,6 +217,11 @@ public struct Membership: Sendable {
     /// Lifeguard's local health score: 0 when healthy, up to `maxLocalHealth`; probe interval and
     /// timeout are multiplied by (score + 1).
     public var localHealth: Int { health.score }
+
+    /// Whether another member has told us "alive" at our own incarnation and metadata: from then
+    /// on a claim about us far above our incarnation is refused as forged, never taken as our
+    /// previous run's record.
+    public var isRunAcknowledged: Bool { runAcknowledged }
 
     /// True while a join is unanswered (the seeds are retried by ``tick(now:)``).
     public var isJoining: Bool { joining != nil }
@@ -332,7 +397,7 @@ public struct Membership: Sendable {
         guard !hasLeft, table[id]!.metadata != metadata else { return [] }
         var me = table[id]!
         me.metadata = metadata
-        me.incarnation += 1
+        me.incarnation = Incarnation.successor(of: me.incarnation)
         me.lastHeard = now
         table[id] = me
         queue.enqueue(aliveUpdate(me))
@@ -517,6 +582,7 @@ public struct Membership: Sendable {
         }
         for member in forgotten {
             table[member] = nil
+            vouched[member] = nil
             sortedIDs.removeAll { $0 == member }
             scheduler.remove(member)
             queue.remove(member)
@@ -537,6 +603,31 @@ public struct Membership: Sendable {
         if update.id == id {
             mergeAboutSelf(update, now: now, &out)
             return
+        }
+        let sender: MemberID = switch origin {
+        case .gossip(let sender), .pushPull(let sender): sender
+        }
+        // The member speaking of itself (its refutation, its metadata, its push-pull row) is
+        // authoritative up to the ceiling; everyone else is held to the jump bound over what the
+        // member itself last told us, so relayed claims cannot ratchet a view out of its reach.
+        let firstHand = sender == update.id && update.state == .alive
+        let plausible = if let anchor = vouched[update.id], let known = table[update.id] {
+            Incarnation.isWithinJump(update.incarnation, of: anchor, bound: settings.maxIncarnationJump)
+                || (firstHand && update.incarnation <= settings.maxFirstIncarnation
+                    // Beyond the bound only at the address we probe it at (a run keeps its
+                    // address), so a message forging the sender on an unauthenticated cluster
+                    // cannot move a live member's record somewhere its probes fail; a tombstone
+                    // may move (a restarted member, possibly at a new address, coming back).
+                    && (update.metadata?.clusterEndpoint == known.metadata.clusterEndpoint || known.state.isTombstone))
+        } else {
+            update.incarnation <= settings.maxFirstIncarnation
+        }
+        guard plausible else {
+            statistics.implausibleUpdatesDropped += 1
+            return
+        }
+        if firstHand, update.metadata != nil, let anchor = vouched[update.id], update.incarnation > anchor {
+            vouched[update.id] = update.incarnation
         }
         switch update.state {
         case .alive:
@@ -569,6 +660,7 @@ public struct Membership: Sendable {
                 id: update.id, metadata: metadata, state: .alive, incarnation: update.incarnation,
                 lastHeard: now, stateChangedAt: now)
             table[update.id] = member
+            vouched[update.id] = update.incarnation
             sortedIDs.insert(update.id, at: insertionIndex(of: update.id))
             scheduler.insert(update.id, using: &rng)
             liveCount += 1
@@ -654,10 +746,16 @@ public struct Membership: Sendable {
 
     /// Someone says something about us. Anything that could make others think less of us than
     /// our current state — a suspicion, a death or a leave at our incarnation or above, an
-    /// "alive" above our incarnation or with other metadata — is refuted.
+    /// "alive" above our incarnation or with other metadata — is refuted, unless its incarnation
+    /// is implausible (see the type's overview: only a fresh run may jump, to its previous run's
+    /// record).
     private mutating func mergeAboutSelf(_ update: MemberUpdate, now: Duration, _ out: inout [MembershipDirective]) {
         guard !hasLeft else { return }  // leaving: let them
         let me = table[id]!
+        if update.state == .alive, update.incarnation == me.incarnation, update.metadata == me.metadata {
+            runAcknowledged = true
+            return
+        }
         let refute: Bool = switch update.state {
         case .alive:
             update.incarnation > me.incarnation
@@ -665,9 +763,24 @@ public struct Membership: Sendable {
         case .suspect, .dead, .left:
             update.incarnation >= me.incarnation
         }
-        guard refute else { return }
+        guard refute else {
+            // A suspicion or death below our incarnation: its sender missed our newer "alive"
+            // (possibly refused as a jump it never saw the cause of); say it again, unchanged.
+            if update.state != .alive, update.incarnation < me.incarnation, queue.queued(about: id) == nil {
+                queue.enqueue(aliveUpdate(me))
+            }
+            return
+        }
+        // The bound others apply to relayed claims: whoever accepted the claim accepts our
+        // refutation (claim + 1), and everyone accepts it from us first-hand.
+        if !Incarnation.isWithinJump(update.incarnation, of: me.incarnation, bound: settings.maxIncarnationJump) {
+            guard !runAcknowledged, update.incarnation <= settings.maxFirstIncarnation / 2 else {
+                statistics.implausibleUpdatesDropped += 1
+                return
+            }
+        }
         var refuted = me
-        refuted.incarnation = Swift.max(me.incarnation, update.incarnation) + 1
+        refuted.incarnation = Incarnation.successor(of: Swift.max(me.incarnation, update.incarnation))
         refuted.lastHeard = now
         table[id] = refuted
         statistics.refutations += 1

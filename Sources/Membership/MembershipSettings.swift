@@ -79,6 +79,20 @@ public struct MembershipSettings: Sendable, Equatable {
     /// How long dead and left members are remembered (tombstones), so an old-incarnation
     /// "alive" still circulating cannot bring them back; afterwards they are forgotten.
     public var tombstoneRetention: Duration
+    /// The most an update may raise what we know of a member's incarnation. A member raises its
+    /// own by one per refutation or metadata change and every member hears of it within seconds,
+    /// so a bigger jump is forged (or a member's bug) and the update is dropped and counted
+    /// (``MembershipStatistics/implausibleUpdatesDropped``). 2^20 is more changes than a busy edge
+    /// makes in hours. A restarted member may take one such jump about itself, to get past its
+    /// previous run's record (see ``Membership``).
+    public var maxIncarnationJump: UInt64
+    /// The highest incarnation accepted for a member we know nothing of (a newcomer, or one
+    /// whose tombstone was forgotten); a restarted member adopts its previous run's record only
+    /// up to half of it, keeping the other half as headroom. No honest member comes near 2^61 (a
+    /// million changes a second for 70,000 years), and since every later step is bounded by
+    /// ``maxIncarnationJump``, a forged value can never push a member to `UInt64.max`, where it
+    /// could no longer refute anything.
+    public var maxFirstIncarnation: UInt64
 
     /// Creates settings; every parameter defaults to the ``lan`` value.
     public init(
@@ -98,7 +112,9 @@ public struct MembershipSettings: Sendable, Equatable {
         pushPullScaleThreshold: Int = 16,
         reconnectInterval: Duration = .seconds(10),
         joinRetryInterval: Duration = .seconds(1),
-        tombstoneRetention: Duration = .seconds(60)
+        tombstoneRetention: Duration = .seconds(60),
+        maxIncarnationJump: UInt64 = 1 << 20,
+        maxFirstIncarnation: UInt64 = 1 << 62
     ) {
         self.probeInterval = probeInterval
         self.probeTimeout = probeTimeout
@@ -117,6 +133,8 @@ public struct MembershipSettings: Sendable, Equatable {
         self.reconnectInterval = reconnectInterval
         self.joinRetryInterval = joinRetryInterval
         self.tombstoneRetention = tombstoneRetention
+        self.maxIncarnationJump = maxIncarnationJump
+        self.maxFirstIncarnation = maxFirstIncarnation
     }
 
     /// The defaults: a LAN or loopback cluster of about 20 processes (see the type's overview).

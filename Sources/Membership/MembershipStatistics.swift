@@ -72,6 +72,10 @@ public struct MembershipStatistics: Sendable, Equatable {
     public var joinAttempts: UInt64 = 0
     /// Tombstones forgotten after the retention period.
     public var tombstonesForgotten: UInt64 = 0
+    /// Updates dropped because their incarnation could not come from an honest member: a jump
+    /// above ``MembershipSettings/maxIncarnationJump`` over what we know of the member (ourselves
+    /// included), or a newcomer above ``MembershipSettings/maxFirstIncarnation``.
+    public var implausibleUpdatesDropped: UInt64 = 0
 
     /// Creates zeroed counters.
     public init() {}

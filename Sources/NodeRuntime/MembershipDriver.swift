@@ -17,6 +17,11 @@ final class MembershipDriver {
     private let links: PeerLinks
     private let logger: Logger
     private let events: NodeEvents
+    /// With a keyring, gossip counts only its members (and a packet only from the member its
+    /// connection authenticated as).
+    private let keyring: KeyringCache?
+    /// Packets dropped because their sender was not the authenticated member, or not listed.
+    private(set) var refusedPackets: UInt64 = 0
     private let origin = ContinuousClock.now
     private let startedAtWallClock = Date()
     private var cpu = CPUSampler()
@@ -29,8 +34,9 @@ final class MembershipDriver {
     static let loadRefreshInterval = Duration.seconds(5)
 
     init(id: MemberID, metadata: MemberMetadata, settings: MembershipSettings, loop: EventLoop,
-         links: PeerLinks, logger: Logger, events: NodeEvents) {
+         links: PeerLinks, keyring: KeyringCache? = nil, logger: Logger, events: NodeEvents) {
         self.links = links
+        self.keyring = keyring
         self.logger = logger
         self.events = events
         membership = Membership(id: id, metadata: metadata, settings: settings, now: .zero,
@@ -52,16 +58,53 @@ final class MembershipDriver {
         perform(membership.leave(now: now))
     }
 
-    /// Handles a gossip message from another member.
-    func receive(_ envelope: WireEnvelope) {
-        let message: GossipMessage
+    /// Handles a gossip message from another member; `user` is the member id its connection
+    /// authenticated as (the ZAP `User-Id`), nil on plain links.
+    func receive(_ envelope: WireEnvelope, authenticatedAs user: String? = nil) {
+        var message: GossipMessage
         do {
             message = try GossipCodec.decode(envelope.body)
         } catch {
             logger.debug("unreadable gossip", metadata: ["from": "\(envelope.senderNode)", "error": "\(error)"])
             return
         }
+        if let keyring {
+            guard let admitted = Self.admitted(message, from: user, by: keyring) else {
+                refusedPackets += 1
+                logger.debug("gossip refused", metadata: ["sender": "\(message.sender.id)", "authenticated": "\(user ?? "-")"])
+                return
+            }
+            message = admitted
+        }
         perform(membership.receive(message, now: now))
+    }
+
+    /// `message` as far as `keyring` admits it: nil when its sender is not the member the
+    /// connection authenticated as; otherwise without updates about members the keyring does not
+    /// list (a member cannot introduce an unlisted one).
+    static func admitted(_ message: GossipMessage, from user: String?, by keyring: KeyringCache) -> GossipMessage? {
+        guard let user, user == message.sender.id.rawValue, keyring.admits(user) else { return nil }
+        let listed = { (update: MemberUpdate) in keyring.admits(update.id.rawValue) }
+        switch message {
+        case .ping(var ping):
+            ping.updates = ping.updates.filter(listed)
+            return .ping(ping)
+        case .pingRequest(var request):
+            guard keyring.admits(request.target.id.rawValue) else { return nil }
+            request.updates = request.updates.filter(listed)
+            return .pingRequest(request)
+        case .ack(var ack):
+            ack.updates = ack.updates.filter(listed)
+            return .ack(ack)
+        case .nack:
+            return message
+        case .pushPull(var pushPull):
+            pushPull.members = pushPull.members.filter(listed)
+            return .pushPull(pushPull)
+        case .broadcast(var broadcast):
+            broadcast.updates = broadcast.updates.filter(listed)
+            return .broadcast(broadcast)
+        }
     }
 
     private func tick() {
@@ -144,6 +187,7 @@ final class MembershipDriver {
             m.clientEndpoint = member.metadata.clientEndpoint
             m.adminEndpoint = member.metadata.adminEndpoint
             m.eventsEndpoint = member.metadata.eventsEndpoint
+            m.clientCurvePublicKey = member.metadata.clientCurvePublicKey
             m.incarnation = member.incarnation
             m.version = member.metadata.version
             m.load = member.metadata.load.wire

@@ -17,8 +17,11 @@ public final class Node: Sendable {
     public let configuration: NodeConfiguration
     /// The node's event loop; handlers and timers run on it.
     public let loop: EventLoop
-    /// The endpoint other processes reach this node on.
+    /// The endpoint other members reach this node on (its cluster face).
     public let endpoint: String
+    /// Where clients reach this node: its own client face (coordinators, call-signal nodes), or
+    /// the client endpoint its role serves (edges).
+    public let clientEndpoint: String
     /// When the node started.
     public let startedAt: ContinuousClock.Instant
     private let logger: Logger
@@ -57,12 +60,21 @@ public final class Node: Sendable {
     ///   - clientEndpoint: where clients connect to this member (edges), announced to the others.
     ///   - eventsEndpoint: where this member publishes notices (coordinators), announced to the others.
     ///   - adminEndpoint: this member's admin HTTP address, announced to the others.
+    ///   - clientCurvePublicKey: the client endpoint's CURVE key when the role encrypts client links.
+    ///   - keyring: the cluster's keys; default: read from ``NodeConfiguration/keyring`` (nil there:
+    ///     plain cluster links).
     ///   - events: where membership events are written as lines.
+    ///
+    /// A node whose role serves no client endpoint of its own (``clientEndpoint`` empty: a
+    /// coordinator or call-signal node) binds its client face at ``NodeConfiguration/clientBind``.
     public init(configuration: NodeConfiguration, clientEndpoint: String = "", eventsEndpoint: String = "",
-                adminEndpoint: String = "",
+                adminEndpoint: String = "", clientCurvePublicKey: String = "", keyring: ClusterKeyring? = nil,
                 logger: Logger, events: NodeEvents = .standardOutput) throws {
         try ZeroMQLibrary.requireSupported()
         try configuration.validate()
+        let keyring = try keyring ?? configuration.keyring.map { path throws(ShowroomError) in
+            try ClusterKeyring.load(directory: path, id: configuration.nodeID)
+        }
         self.configuration = configuration
         self.logger = logger
         self.startedAt = .now
@@ -70,21 +82,25 @@ public final class Node: Sendable {
         let loop = try EventLoop.start(name: "node-\(configuration.nodeID)", context: context)
         self.loop = loop
         do {
-            let (endpoint, core) = try loop.submitAndWait { () throws -> (String, LoopBound<NodeCore>) in
-                let metadata = MemberMetadata(
+            let (endpoint, client, core) = try loop.submitAndWait { () throws -> (String, String, LoopBound<NodeCore>) in
+                var metadata = MemberMetadata(
                     role: configuration.role.rawValue, clusterEndpoint: "", clientEndpoint: clientEndpoint,
                     adminEndpoint: adminEndpoint, version: ShowroomVersion.current, eventsEndpoint: eventsEndpoint)
-                let core = try NodeCore(configuration: configuration, metadata: metadata, loop: loop,
+                metadata.clientCurvePublicKey = clientCurvePublicKey
+                let core = try NodeCore(configuration: configuration, metadata: metadata, keyring: keyring, loop: loop,
                                         logger: logger, events: events)
-                return (core.endpoint, LoopBound(core, loop: loop))
+                return (core.endpoint, core.clientEndpoint, LoopBound(core, loop: loop))
             }
             self.endpoint = endpoint
+            self.clientEndpoint = client
             self.core = core
         } catch {
             loop.shutdown()
             throw error
         }
-        logger.info("node started", metadata: ["endpoint": "\(endpoint)", "role": "\(configuration.role)"])
+        logger.info("node started", metadata: [
+            "endpoint": "\(endpoint)", "client": "\(self.clientEndpoint)", "role": "\(configuration.role)",
+            "cluster_links": "\(keyring == nil ? "plain" : "curve")"])
     }
 
     /// Joins the cluster through the configured seeds (or starts a new one without seeds).
@@ -95,12 +111,12 @@ public final class Node: Sendable {
 
     /// Registers `handler` for requests of `kind`, replacing any earlier one. Loop thread only.
     public func handle(_ kind: WireMessageKind, _ handler: @escaping RequestHandler) {
-        core.value.dispatcher.handlers[kind] = handler
+        core.value.handlers.handlers[kind] = handler
     }
 
     /// Registers `handler` for requests of `kind` that may be answered later. Loop thread only.
     public func handleDeferred(_ kind: WireMessageKind, _ handler: @escaping DeferredHandler) {
-        core.value.dispatcher.deferredHandlers[kind] = handler
+        core.value.handlers.deferredHandlers[kind] = handler
     }
 
     /// Passes `request` on to the member at `endpoint` (marked forwarded, so that member serves it
@@ -131,7 +147,7 @@ public final class Node: Sendable {
 
     /// Registers `handler` for one-way messages of `kind`. Loop thread only.
     public func handleOneWay(_ kind: WireMessageKind, _ handler: @escaping OneWayHandler) {
-        core.value.dispatcher.oneWayHandlers[kind] = handler
+        core.value.handlers.oneWayHandlers[kind] = handler
     }
 
     /// Sends a request to the member at `endpoint` and awaits its answer.
@@ -160,6 +176,27 @@ public final class Node: Sendable {
     /// The members this node knows, itself included.
     public func members() async throws -> [Member] {
         try await loop.submit { [core] in core.value.membership.membership.members }
+    }
+
+    /// What this node's cluster security has seen: cluster-endpoint handshakes admitted and
+    /// refused by the keyring (zero without one), gossip packets dropped because their sender was
+    /// not the authenticated member, internal kinds refused on the client face.
+    public func securityCounters() async throws -> SecurityCounters {
+        try await loop.submit { [core] in
+            let core = core.value
+            return SecurityCounters(
+                handshakesAdmitted: core.zap?.admitted ?? 0, handshakesRefused: core.zap?.refused ?? 0,
+                gossipRefused: core.membership.refusedPackets,
+                internalKindsRefused: core.clientDispatcher?.refusedInternal ?? 0)
+        }
+    }
+
+    /// See ``securityCounters()``.
+    public struct SecurityCounters: Sendable, Equatable {
+        public var handshakesAdmitted: Int
+        public var handshakesRefused: Int
+        public var gossipRefused: UInt64
+        public var internalKindsRefused: UInt64
     }
 
     /// This node's view of the cluster, as the status tool shows it.
@@ -210,34 +247,65 @@ public struct NodeEvents: Sendable {
 /// The node's loop-confined parts.
 final class NodeCore {
     let endpoint: String
+    /// The client face's endpoint, or the role's client endpoint; "" for none.
+    let clientEndpoint: String
+    let handlers = RequestHandlers()
     let dispatcher: RequestDispatcher
+    /// The client face (coordinators, call-signal nodes); nil on edges, whose role serves clients.
+    let clientDispatcher: RequestDispatcher?
     let links: PeerLinks
     let membership: MembershipDriver
+    /// Admits only keyring members on the cluster socket; nil without a keyring.
+    let zap: ZAPHandler?
 
-    init(configuration: NodeConfiguration, metadata: MemberMetadata, loop: EventLoop, logger: Logger,
-         events: NodeEvents) throws {
+    init(configuration: NodeConfiguration, metadata: MemberMetadata, keyring: ClusterKeyring?, loop: EventLoop,
+         logger: Logger, events: NodeEvents) throws {
+        // The authenticator is bound before any socket of the context can accept a handshake.
+        let keys = keyring.map { KeyringCache($0, directory: configuration.keyring) }
+        zap = try keys.map { keys throws(ZeroMQError) in
+            try ZAPHandler(loop: loop) { keys.authorize($0) }
+        }
         let socket = try Socket(.router, context: loop.context)
         try socket.set(.routerMandatory, 1)
         try socket.set(.routerHandover, 1)
         try socket.setHighWaterMarks(send: configuration.highWaterMark, receive: configuration.highWaterMark)
         try socket.setMaxMessageSize(Int64(configuration.maxMessageBytes))
         try socket.setHeartbeat(intervalMs: 1000, timeoutMs: 5000, ttlMs: 10000)
+        try socket.set(.handshakeInterval, Self.handshakeMs)
+        if let keyring { try socket.makeCurveServer(keyring.server, zapDomain: ClusterKeyring.clusterDomain) }
         let bound = try socket.bind(configuration.bind)
         endpoint = NodeConfiguration.advertised(bound, host: configuration.advertiseHost)
 
-        dispatcher = RequestDispatcher(socket: socket, nodeID: configuration.nodeID, logger: logger)
+        dispatcher = RequestDispatcher(socket: socket, nodeID: configuration.nodeID, face: .cluster, table: handlers, logger: logger)
         loop.register(socket) { [dispatcher] _, _ in dispatcher.drain() }
-        links = PeerLinks(loop: loop, nodeID: configuration.nodeID, highWaterMark: 128, logger: logger)
+        links = PeerLinks(loop: loop, nodeID: configuration.nodeID, highWaterMark: 128,
+                          credentials: keyring.map(ClusterCredentials.init), logger: logger)
         dispatcher.onReceive = { [links] kind, bytes in links.countReceived(kind: kind, bytes: bytes) }
 
         var local = metadata
         local.clusterEndpoint = endpoint
+        if metadata.clientEndpoint.isEmpty, configuration.role != .edge {
+            let client = try Socket(.router, context: loop.context)
+            try client.set(.routerMandatory, 1)
+            try client.setHighWaterMarks(send: configuration.highWaterMark, receive: configuration.highWaterMark)
+            try client.setMaxMessageSize(Int64(Self.maxClientMessageBytes))
+            try client.setHeartbeat(intervalMs: 1000, timeoutMs: 5000, ttlMs: 10000)
+            try client.set(.handshakeInterval, Self.handshakeMs)
+            let clientBound = try client.bind(configuration.clientBind)
+            local.clientEndpoint = NodeConfiguration.advertised(clientBound, host: configuration.advertiseHost)
+            let face = RequestDispatcher(socket: client, nodeID: configuration.nodeID, face: .client, table: handlers, logger: logger)
+            loop.register(client) { [face] _, _ in face.drain() }
+            clientDispatcher = face
+        } else {
+            clientDispatcher = nil
+        }
+        clientEndpoint = local.clientEndpoint
         membership = MembershipDriver(
             id: MemberID(configuration.nodeID), metadata: local, settings: configuration.membershipSettings,
-            loop: loop, links: links, logger: logger, events: events)
+            loop: loop, links: links, keyring: keys, logger: logger, events: events)
 
         let startedAt = ContinuousClock.now
-        dispatcher.handlers[.nodeInfo] = { [endpoint] _, _ in
+        handlers.handlers[.nodeInfo] = { [endpoint] _, _ in
             var info = WireNodeInfo()
             info.nodeID = configuration.nodeID
             info.role = configuration.role.wire
@@ -247,9 +315,48 @@ final class NodeCore {
             info.pid = UInt32(ProcessInfo.processInfo.processIdentifier)
             return info
         }
-        dispatcher.handlers[.clusterStatus] = { [membership] _, _ in
+        handlers.handlers[.clusterStatus] = { [membership] _, _ in
             membership.clusterStatus()
         }
-        dispatcher.oneWayHandlers[.gossip] = { [membership] message, _ in membership.receive(message) }
+        clientDispatcher?.overrides[.nodeInfo] = { _, _ in
+            var info = WireNodeInfo()
+            info.nodeID = configuration.nodeID
+            info.role = configuration.role.wire
+            info.version = ShowroomVersion.current
+            return info
+        }
+        clientDispatcher?.overrides[.clusterStatus] = { [membership] _, _ in
+            membership.clusterStatus().asSeenByClients
+        }
+        handlers.oneWayHandlers[.gossip] = { [membership] message, frames in
+            membership.receive(message, authenticatedAs: frames.property("User-Id", of: frames.count - 1))
+        }
+    }
+
+    /// Milliseconds a new connection has to finish its ZeroMQ (and CURVE) handshake.
+    static let handshakeMs: Int32 = 5000
+    /// Largest message the client face reads: room and placement requests are small.
+    static let maxClientMessageBytes = 256 << 10
+}
+
+extension AdminClusterStatus {
+    /// The cluster as a client may see it: members with their role, state, load and client-facing
+    /// endpoints, without cluster or admin endpoints and gossip internals.
+    public var asSeenByClients: AdminClusterStatus {
+        var status = AdminClusterStatus()
+        status.reporter = reporter
+        status.members = members.map { member in
+            var visible = AdminMemberStatus()
+            visible.id = member.id
+            visible.role = member.role
+            visible.state = member.state
+            visible.clientEndpoint = member.clientEndpoint
+            visible.eventsEndpoint = member.eventsEndpoint
+            visible.clientCurvePublicKey = member.clientCurvePublicKey
+            visible.version = member.version
+            visible.load = member.load
+            return visible
+        }
+        return status
     }
 }

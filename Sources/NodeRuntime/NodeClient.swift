@@ -14,10 +14,14 @@ public final class NodeClient {
     private var nextRequestID: UInt64 = 1
 
     /// Connects to `endpoint` (the connection is made in the background).
-    public init(endpoint: String, context: Context) throws(ZeroMQError) {
+    ///
+    /// - Parameter credentials: CURVE keys for a cluster endpoint of a cluster with a keyring
+    ///   (an operator's key pair listed there); nil for a client endpoint or a plain cluster.
+    public init(endpoint: String, context: Context, credentials: ClusterCredentials? = nil) throws(ZeroMQError) {
         self.endpoint = endpoint
         socket = try Socket(.dealer, context: context)
         try socket.set(.immediate, 1)  // queue nothing for a peer that is not connected
+        try credentials?.apply(to: socket)
         try socket.connect(endpoint)
     }
 

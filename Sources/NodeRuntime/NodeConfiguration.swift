@@ -50,10 +50,36 @@ public struct NodeConfiguration: Sendable {
     public var roomExpirySeconds: Int = 20 * 60
     /// How long a room's owner may be away from its channel before the room closes.
     public var ownerGraceSeconds: Int = 5 * 60
+    /// How long a coordinator keeps a channel placement that no edge reports hosting.
+    public var placementExpirySeconds: Int = 60
     /// Gossip timing (probe interval, timeouts, suspicion). The defaults suit a LAN.
     public var membershipSettings = MembershipSettings()
     /// How long a leaving member keeps gossiping so the others hear it left.
     public var leavePropagation: Duration = .milliseconds(500)
+    /// Directory of the cluster's CURVE keys (see ``ClusterKeyring``). Set: the cluster endpoint
+    /// admits only members listed there and every link to another member is encrypted. Nil: plain
+    /// cluster links, for a single trusted host only.
+    public var keyring: String?
+    /// Whether an edge's client endpoint encrypts client links with CURVE (its public key reaches
+    /// clients with the placement and the membership). Clients are not authenticated by key: tokens
+    /// do that.
+    public var clientEncryption: ClientEncryption = .off
+
+    /// Client-link encryption settings.
+    public enum ClientEncryption: String, Sendable, CaseIterable {
+        /// Plain ZeroMQ (NULL mechanism).
+        case off
+        /// CURVE: encrypted and integrity-protected.
+        case curve
+    }
+
+    /// Parses `off` or `curve`.
+    public static func parseClientEncryption(_ text: String) throws(ShowroomError) -> ClientEncryption {
+        guard let value = ClientEncryption(rawValue: text.lowercased()) else {
+            throw .invalidArgument("clientEncryption must be 'off' or 'curve', not '\(text)'")
+        }
+        return value
+    }
 
     /// Defaults for `role`.
     public init(role: NodeRole, nodeID: String? = nil) {
@@ -66,6 +92,8 @@ public struct NodeConfiguration: Sendable {
         "nodeID", "bind", "advertiseHost", "admin", "seeds", "logLevel", "maxMessageBytes", "highWaterMark", "ioThreads",
         "clientBind", "appID", "appCertificate",
         "eventsBind", "dataDirectory", "webhookURLs", "webhookSecret", "roomExpirySeconds", "ownerGraceSeconds",
+        "placementExpirySeconds",
+        "keyring", "clientEncryption",
     ]
 
     /// Applies the settings of a JSON configuration file on top of this configuration.
@@ -117,6 +145,9 @@ public struct NodeConfiguration: Sendable {
         if let v = try value("webhookSecret", as: String.self) { webhookSecret = v }
         if let v = try value("roomExpirySeconds", as: Int.self) { roomExpirySeconds = v }
         if let v = try value("ownerGraceSeconds", as: Int.self) { ownerGraceSeconds = v }
+        if let v = try value("placementExpirySeconds", as: Int.self) { placementExpirySeconds = v }
+        if let v = try value("keyring", as: String.self) { keyring = v }
+        if let v = try value("clientEncryption", as: String.self) { clientEncryption = try Self.parseClientEncryption(v) }
         try validate()
     }
 
@@ -146,7 +177,11 @@ public struct NodeConfiguration: Sendable {
         }
         if roomExpirySeconds < 1 { throw .invalidArgument("roomExpirySeconds must be at least 1") }
         if ownerGraceSeconds < 1 { throw .invalidArgument("ownerGraceSeconds must be at least 1") }
+        if placementExpirySeconds < 1 || placementExpirySeconds > 86_400 {
+            throw .invalidArgument("placementExpirySeconds must be 1–86400")
+        }
         if dataDirectory.isEmpty { throw .invalidArgument("dataDirectory must name a directory") }
+        if let keyring, keyring.isEmpty { throw .invalidArgument("keyring must name a directory of CURVE keys") }
         if maxMessageBytes < 1024 { throw .invalidArgument("maxMessageBytes must be at least 1024") }
         if highWaterMark < 1 { throw .invalidArgument("highWaterMark must be at least 1") }
         if ioThreads < 1 || ioThreads > 64 { throw .invalidArgument("ioThreads must be 1–64") }

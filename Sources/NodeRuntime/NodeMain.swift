@@ -90,7 +90,8 @@ struct NodeService: Service, CustomStringConvertible {
         do {
             endpoints = try roleService?.start() ?? RoleEndpoints()
             node = try Node(configuration: configuration, clientEndpoint: endpoints.client,
-                            eventsEndpoint: endpoints.events, adminEndpoint: adminEndpoint, logger: logger)
+                            eventsEndpoint: endpoints.events, adminEndpoint: adminEndpoint,
+                            clientCurvePublicKey: endpoints.clientCurvePublicKey, logger: logger)
         } catch {
             logger.critical("node failed to start", metadata: ["error": "\(error)"])
             await roleService?.stop()
@@ -100,8 +101,9 @@ struct NodeService: Service, CustomStringConvertible {
         started.withLock { $0 = node }
         roleService?.attach(to: node)
         node.join()
+        admin?.setReady()
         // One line on standard output that launchers and tests wait for.
-        let ready = "ready node=\(configuration.nodeID) role=\(configuration.role) endpoint=\(node.endpoint)\(endpoints.client.isEmpty ? "" : " client=\(endpoints.client)")\(endpoints.events.isEmpty ? "" : " events=\(endpoints.events)") admin=\(adminEndpoint.isEmpty ? "off" : adminEndpoint) pid=\(ProcessInfo.processInfo.processIdentifier) at_ms=\(Int64(Date().timeIntervalSince1970 * 1000))\n"
+        let ready = "ready node=\(configuration.nodeID) role=\(configuration.role) endpoint=\(node.endpoint)\(node.clientEndpoint.isEmpty ? "" : " client=\(node.clientEndpoint)")\(endpoints.events.isEmpty ? "" : " events=\(endpoints.events)") admin=\(adminEndpoint.isEmpty ? "off" : adminEndpoint) pid=\(ProcessInfo.processInfo.processIdentifier) at_ms=\(Int64(Date().timeIntervalSince1970 * 1000))\n"
         FileHandle.standardOutput.write(Data(ready.utf8))
         try? await gracefulShutdown()
         logger.info("leaving the cluster")
@@ -135,10 +137,13 @@ public struct RoleEndpoints: Sendable, Equatable {
     public var client: String
     /// Where notices are published (coordinators' PUB socket); "" for none.
     public var events: String
+    /// The client endpoint's CURVE public key when client links are encrypted; "" for plain.
+    public var clientCurvePublicKey: String
 
-    /// Endpoints; both default to none.
-    public init(client: String = "", events: String = "") {
+    /// Endpoints; all default to none.
+    public init(client: String = "", events: String = "", clientCurvePublicKey: String = "") {
         self.client = client
         self.events = events
+        self.clientCurvePublicKey = clientCurvePublicKey
     }
 }

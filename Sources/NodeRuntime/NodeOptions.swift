@@ -51,6 +51,15 @@ public struct NodeOptions: ParsableArguments, Sendable {
     @Option(help: "Seconds a room's owner may be away from its channel before the room closes (default 300).")
     public var ownerGrace: Int?
 
+    @Option(help: "Seconds a coordinator keeps a channel placement no edge reports hosting (default 60).")
+    public var placementExpiry: Int?
+
+    @Option(help: "Directory of the cluster's CURVE keys (cluster.key, <id>.pub, this node's <id>.key); cluster links then admit only listed members.")
+    public var keyring: String?
+
+    @Option(help: "Client-link encryption on an edge's client endpoint: off or curve.")
+    public var clientEncryption: String?
+
     public init() {}
 
     /// The configuration for `role`: defaults, then the file, then these flags.
@@ -71,6 +80,9 @@ public struct NodeOptions: ParsableArguments, Sendable {
         if let webhookSecret { configuration.webhookSecret = webhookSecret }
         if let roomExpiry { configuration.roomExpirySeconds = roomExpiry }
         if let ownerGrace { configuration.ownerGraceSeconds = ownerGrace }
+        if let placementExpiry { configuration.placementExpirySeconds = placementExpiry }
+        if let keyring { configuration.keyring = keyring }
+        if let clientEncryption { configuration.clientEncryption = try NodeConfiguration.parseClientEncryption(clientEncryption) }
         if let logLevel { configuration.logLevel = try NodeConfiguration.parseLogLevel(logLevel) }
         try configuration.validate()
         return configuration

@@ -32,7 +32,15 @@ final class PeerLinks {
     private let nodeID: String
     private let logger: Logger
     private let highWaterMark: Int32
+    /// CURVE keys for links to cluster endpoints; nil: plain links.
+    private let credentials: ClusterCredentials?
     private var sockets: [String: Socket] = [:]
+    /// Each link's handshake-failure monitor (CURVE links only).
+    private var monitors: [String: SocketMonitor] = [:]
+    /// How long a link whose handshake was refused rests before it is made anew: libzmq gives up
+    /// on such a connection for good (a member whose key the peer learns later, a peer that
+    /// restarted with another keyring).
+    static let refusedLinkRest = Duration.seconds(1)
     private var pending: [UInt64: Pending] = [:]
     private var nextRequestID: UInt64 = 1
     private let frames = Multipart()
@@ -41,7 +49,8 @@ final class PeerLinks {
     /// The same, as swift-metrics counters (made once per kind).
     private var sentCounters: [WireMessageKind: (messages: Counter, bytes: Counter)] = [:]
 
-    init(loop: EventLoop, nodeID: String, highWaterMark: Int32, logger: Logger) {
+    init(loop: EventLoop, nodeID: String, highWaterMark: Int32, credentials: ClusterCredentials? = nil, logger: Logger) {
+        self.credentials = credentials
         self.loop = loop
         self.nodeID = nodeID
         self.highWaterMark = highWaterMark
@@ -99,6 +108,10 @@ final class PeerLinks {
     /// Closes the link to `endpoint` (a member that is gone); its requests in flight fail now.
     func close(_ endpoint: String) {
         guard let socket = sockets.removeValue(forKey: endpoint) else { return }
+        if let monitor = monitors.removeValue(forKey: endpoint) {
+            loop.unregister(monitor.socket)
+            monitor.stop()
+        }
         loop.unregister(socket)
         socket.close()
         for (id, request) in pending where request.endpoint == endpoint {
@@ -160,6 +173,17 @@ final class PeerLinks {
         try socket.set(.reconnectInterval, 100)
         try socket.set(.reconnectIntervalMax, 1000)
         try socket.setHeartbeat(intervalMs: 1000, timeoutMs: 5000, ttlMs: 10000)
+        if let credentials {
+            try credentials.apply(to: socket)
+            let monitor = try SocketMonitor(watching: socket, events: .handshakeFailed, context: loop.context)
+            loop.register(monitor.socket) { [weak self, weak monitor] _, _ in
+                guard let self, let monitor, (try? monitor.nextEvent()) != nil else { return }
+                while (try? monitor.nextEvent()) != nil {}
+                self.logger.info("handshake with \(endpoint) refused; the link is made anew in \(Self.refusedLinkRest)")
+                _ = self.loop.scheduleTimer(after: Self.refusedLinkRest) { [weak self] in self?.close(endpoint) }
+            }
+            monitors[endpoint] = monitor
+        }
         try socket.connect(endpoint)
         loop.register(socket) { [weak self] socket, _ in self?.drainAnswers(socket) }
         sockets[endpoint] = socket

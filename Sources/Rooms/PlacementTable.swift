@@ -3,35 +3,89 @@ import ShowroomWire
 /// Which edge hosts each channel: sticky while that edge is alive, so that everyone in a channel
 /// keeps meeting on the same edge; a channel without a live edge is placed anew by load-aware
 /// rendezvous hashing.
+///
+/// What the edges report hosting wins over the table: a channel an edge already hosts is placed
+/// there (the table corrected if it said otherwise), so a channel is never split over two edges by
+/// a placement. A placement that no edge reports within ``expiryMs`` (nobody ever joined, or
+/// everybody left) is dropped, so requests that never lead to a join cannot fill the table.
 public struct PlacementTable: Sendable {
     /// The placements by channel.
     public private(set) var placements: [String: RoomChannelPlacement] = [:]
+    /// How long a placement stands without any edge reporting its channel.
+    public var expiryMs: Int64
+    /// How many channels the table places at most; further new channels are refused
+    /// (`UNAVAILABLE`) until placements expire.
+    public var maxPlacements: Int
+    /// When each placed channel was last placed or reported by an edge (or the table learnt of it).
+    private var lastSeenMs: [String: Int64] = [:]
+
+    /// The longest channel name placed, in UTF-8 bytes.
+    public static let maxChannelNameBytes = 64
 
     /// Creates an empty table.
-    public init() {}
+    ///
+    /// - Parameters:
+    ///   - expiryMs: How long a placement stands without any edge reporting its channel.
+    ///   - maxPlacements: How many channels are placed at most.
+    public init(expiryMs: Int64 = 60_000, maxPlacements: Int = 100_000) {
+        self.expiryMs = expiryMs
+        self.maxPlacements = maxPlacements
+    }
+
+    /// What a claim decided (``claim(channel:edge:alive:hosting:nowMs:)``).
+    public enum ClaimDecision: Sendable, Equatable {
+        /// The channel is placed on the claiming edge; `changed` when that placement is new.
+        case granted(RoomChannelPlacement, changed: Bool)
+        /// The channel is placed on another edge; `changed` when that placement is new (a
+        /// correction after the edges' reports).
+        case elsewhere(RoomChannelPlacement, changed: Bool)
+    }
+
+    /// Checks a channel name from outside: 1–64 UTF-8 bytes, no control characters.
+    ///
+    /// - Throws: `INVALID_ARGUMENT` naming what is wrong.
+    public static func validate(channel: String) throws(ShowroomError) {
+        guard !channel.isEmpty else { throw .invalidArgument("channel is empty; name the channel to place") }
+        let bytes = channel.utf8.count
+        guard bytes <= maxChannelNameBytes else {
+            throw .invalidArgument("channel name is \(bytes) bytes; at most \(maxChannelNameBytes) are accepted")
+        }
+        guard !channel.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw .invalidArgument("channel name contains control characters; use printable characters only")
+        }
+    }
 
     /// Where `channel` is hosted, placing it if needed.
     ///
-    /// The current placement stands while its edge is in `alive` and is not `avoiding`. Otherwise
-    /// the channel goes to `RendezvousHashing.owner(key:among:)` over the alive edges with their
-    /// loads, leaving out `avoiding` unless it is the only one, and the placement is recorded.
+    /// An alive edge in `hosting` (not `avoiding`) wins: the current placement if it is one of
+    /// them, otherwise the smallest id. Without one, the current placement stands while its edge
+    /// is in `alive` and is not `avoiding`. Otherwise the channel goes to
+    /// `RendezvousHashing.owner(key:among:)` over the alive edges with their loads, leaving out
+    /// `avoiding` unless it is the only one, and the placement is recorded.
     ///
     /// - Parameters:
     ///   - channel: The channel name.
     ///   - alive: The alive edges with their load (channels hosted).
     ///   - avoiding: An edge a client could not reach, if any.
+    ///   - hosting: The edges that report hosting the channel now.
     ///   - nowMs: The time now (the new placement's `placedAtMs`).
     /// - Returns: The placement, and whether a new one was recorded.
-    /// - Throws: `NO_EDGE_AVAILABLE` when no edge is alive; `INVALID_ARGUMENT` for an empty channel.
+    /// - Throws: `NO_EDGE_AVAILABLE` when no edge is alive; `INVALID_ARGUMENT` for an invalid
+    ///   channel name; `UNAVAILABLE` when the table is full.
     public mutating func place(
-        channel: String, alive: [(id: String, load: Int)], avoiding: String?, nowMs: Int64
+        channel: String, alive: [(id: String, load: Int)], avoiding: String?, hosting: [String] = [], nowMs: Int64
     ) throws(ShowroomError) -> (placement: RoomChannelPlacement, changed: Bool) {
-        guard !channel.isEmpty else { throw .invalidArgument("channel is empty; name the channel to place") }
+        try Self.validate(channel: channel)
         guard !alive.isEmpty else {
             throw .noEdgeAvailable("no edge is alive to host channel \(channel); start an edge or retry shortly")
         }
         let current = placements[channel]
-        if let current, current.edgeID != avoiding, alive.contains(where: { $0.id == current.edgeID }) {
+        let aliveIDs = Set(alive.map(\.id))
+        let hosts = hosting.filter { aliveIDs.contains($0) && $0 != avoiding }
+        if let host = Self.preferred(hosts, current: current?.edgeID) {
+            return try record(channel, on: host, current: current, nowMs: nowMs)
+        }
+        if let current, current.edgeID != avoiding, aliveIDs.contains(current.edgeID) {
             return (current, false)
         }
         let others = alive.filter { $0.id != avoiding }
@@ -39,14 +93,90 @@ public struct PlacementTable: Sendable {
         guard let edgeID = RendezvousHashing.owner(key: channel, among: candidates) else {
             throw .noEdgeAvailable("no edge is alive to host channel \(channel); start an edge or retry shortly")
         }
-        // The only edge left is the one we have: keep the placement as it was.
+        return try record(channel, on: edgeID, current: current, nowMs: nowMs)
+    }
+
+    /// An edge asks to host `channel` because a client joins it there: granted unless the channel
+    /// is hosted by (as the edges report) or placed on another alive edge.
+    ///
+    /// - Parameters:
+    ///   - channel: The channel name.
+    ///   - edge: The claiming edge (alive: it is asking).
+    ///   - alive: The alive edges' ids.
+    ///   - hosting: The edges that report hosting the channel now.
+    ///   - nowMs: The time now.
+    /// - Returns: The decision, with the placement it leaves.
+    /// - Throws: `INVALID_ARGUMENT` for an invalid channel name or an empty edge id;
+    ///   `UNAVAILABLE` when the table is full.
+    public mutating func claim(
+        channel: String, edge: String, alive: Set<String>, hosting: [String], nowMs: Int64
+    ) throws(ShowroomError) -> ClaimDecision {
+        try Self.validate(channel: channel)
+        guard !edge.isEmpty else { throw .invalidArgument("a channel claim names the claiming edge") }
+        let current = placements[channel]
+        let hosts = hosting.filter { $0 == edge || alive.contains($0) }
+        let target: String
+        if let host = Self.preferred(hosts, current: current?.edgeID) {
+            target = host
+        } else if let current, current.edgeID == edge || alive.contains(current.edgeID) {
+            target = current.edgeID
+        } else {
+            target = edge
+        }
+        let (placement, changed) = try record(channel, on: target, current: current, nowMs: nowMs)
+        return target == edge ? .granted(placement, changed: changed) : .elsewhere(placement, changed: changed)
+    }
+
+    /// Of the edges hosting a channel: the current placement's if it is one, else the smallest id.
+    private static func preferred(_ hosts: [String], current: String?) -> String? {
+        if let current, hosts.contains(current) { return current }
+        return hosts.min()
+    }
+
+    /// Places `channel` on `edgeID`, unless it is there already.
+    private mutating func record(
+        _ channel: String, on edgeID: String, current: RoomChannelPlacement?, nowMs: Int64
+    ) throws(ShowroomError) -> (placement: RoomChannelPlacement, changed: Bool) {
         if let current, current.edgeID == edgeID { return (current, false) }
+        guard current != nil || placements.count < maxPlacements else {
+            throw .unavailable("\(placements.count) channels are placed, the most this cluster keeps; retry once unused placements expire (\(expiryMs / 1000) s)")
+        }
         var placement = RoomChannelPlacement()
         placement.channel = channel
         placement.edgeID = edgeID
-        placement.placedAtMs = nowMs
+        // Later than the placement it replaces, so every replica takes it even under clock skew.
+        let after = current.map { $0.placedAtMs == .max ? .max : $0.placedAtMs + 1 } ?? nowMs
+        placement.placedAtMs = max(nowMs, after)
         placements[channel] = placement
+        lastSeenMs[channel] = nowMs
         return (placement, true)
+    }
+
+    /// Edges reported hosting these channels now: their placements stay.
+    public mutating func reported(channels: some Sequence<String>, nowMs: Int64) {
+        for channel in channels where placements[channel] != nil { lastSeenMs[channel] = nowMs }
+    }
+
+    /// Removes the placements whose channel no edge reported within ``expiryMs``.
+    ///
+    /// - Parameters:
+    ///   - nowMs: The time now.
+    ///   - owned: Which channels this table's holder decides for (the others' owners expire them).
+    /// - Returns: Tombstones of the placements removed (see ``merge(_:)``), by channel, to persist
+    ///   and hand to the other replicas.
+    public mutating func expire(nowMs: Int64, owned: (String) -> Bool = { _ in true }) -> [RoomChannelPlacement] {
+        var removed: [RoomChannelPlacement] = []
+        for (channel, placement) in placements where owned(channel) {
+            let seen = max(placement.placedAtMs, lastSeenMs[channel] ?? placement.placedAtMs)
+            // Arithmetic on our own values only (a peer's time may be anything).
+            guard seen < nowMs - expiryMs else { continue }
+            var tombstone = RoomChannelPlacement()
+            tombstone.channel = channel
+            tombstone.placedAtMs = max(nowMs, placement.placedAtMs)
+            removed.append(tombstone)
+        }
+        for tombstone in removed { remove(channel: tombstone.channel) }
+        return removed.sorted { $0.channel < $1.channel }
     }
 
     /// Removes the placements on edges that are not alive any more.
@@ -55,23 +185,36 @@ public struct PlacementTable: Sendable {
     /// - Returns: The placements removed, by channel: channels to place again.
     public mutating func evict(keepingOnly alive: Set<String>) -> [RoomChannelPlacement] {
         let gone = placements.values.filter { !alive.contains($0.edgeID) }.sorted { $0.channel < $1.channel }
-        for placement in gone { placements[placement.channel] = nil }
+        for placement in gone { remove(channel: placement.channel) }
         return gone
     }
 
     /// Takes in placements from another coordinator or the store: per channel the later
-    /// `placedAtMs` wins; at the same time the smaller edge id, so that every replica agrees.
+    /// `placedAtMs` wins; at the same time the smaller edge id, so that every replica agrees. A
+    /// placement with an empty edge id is a tombstone: it removes an earlier or equal placement.
     ///
-    /// - Returns: The placements taken, by channel.
-    public mutating func merge(_ incoming: [RoomChannelPlacement]) -> [RoomChannelPlacement] {
+    /// - Parameters:
+    ///   - incoming: The placements.
+    ///   - nowMs: The time now: taken placements count as seen then (their edges' reports follow).
+    /// - Returns: The placements (and tombstones) taken, by channel.
+    public mutating func merge(_ incoming: [RoomChannelPlacement], nowMs: Int64? = nil) -> [RoomChannelPlacement] {
         var taken: [RoomChannelPlacement] = []
         for placement in incoming where !placement.channel.isEmpty {
+            if placement.edgeID.isEmpty {
+                guard let ours = placements[placement.channel], ours.placedAtMs <= placement.placedAtMs else { continue }
+                remove(channel: placement.channel)
+                taken.append(placement)
+                continue
+            }
             if let ours = placements[placement.channel] {
                 let newer = placement.placedAtMs > ours.placedAtMs
                     || (placement.placedAtMs == ours.placedAtMs && placement.edgeID < ours.edgeID)
                 guard newer else { continue }
+            } else if placements.count >= maxPlacements {
+                continue
             }
             placements[placement.channel] = placement
+            lastSeenMs[placement.channel] = nowMs ?? placement.placedAtMs
             taken.append(placement)
         }
         return taken.sorted { $0.channel < $1.channel }
@@ -80,9 +223,10 @@ public struct PlacementTable: Sendable {
     /// Forgets a channel's placement (the channel is gone).
     public mutating func remove(channel: String) {
         placements[channel] = nil
+        lastSeenMs[channel] = nil
     }
 
-    /// Channels placed per edge id, as the load to pass to ``place(channel:alive:avoiding:nowMs:)``
+    /// Channels placed per edge id, as the load to pass to ``place(channel:alive:avoiding:hosting:nowMs:)``
     /// when the edges' own reports are not at hand.
     public var channelsPerEdge: [String: Int] {
         placements.values.reduce(into: [:]) { counts, placement in counts[placement.edgeID, default: 0] += 1 }

@@ -5,9 +5,10 @@ extension RoomRegistry {
     ///
     /// - Returns: The change: notice USER_COUNT_CHANGED when the count changed; otherwise the room
     ///   as it is, no notice, no new version.
-    /// - Throws: `INVALID_ARGUMENT` for uid 0; `ROOM_NOT_FOUND`; `ROOM_CLOSED`.
+    /// - Throws: `INVALID_ARGUMENT` for uid 0 or a bad user name; `ROOM_NOT_FOUND`; `ROOM_CLOSED`.
     public mutating func join(_ request: RoomJoinRoomRequest, nowMs: Int64) throws(ShowroomError) -> RoomChange {
-        try updateAudience(roomID: request.roomID, uid: request.uid, joining: true, nowMs: nowMs)
+        try Names.validateDisplayName(request.userName, field: "user_name", allowEmpty: true)
+        return try updateAudience(roomID: request.roomID, uid: request.uid, joining: true, nowMs: nowMs)
     }
 
     /// An audience member leaves an open room. Idempotent per uid.

@@ -10,19 +10,20 @@ extension RoomRegistry {
     ///
     /// - Returns: The change, with the message (sequence = the room's last + 1) and notice
     ///   MESSAGE_ADDED; messages trimmed from the history are in `droppedMessageSequences`.
-    /// - Throws: `INVALID_ARGUMENT` for uid 0 or an empty text; `CHAT_MESSAGE_TOO_LARGE` over
+    /// - Throws: `INVALID_ARGUMENT` for uid 0, a bad user name or an empty text; `CHAT_MESSAGE_TOO_LARGE` over
     ///   ``RoomSettings/maxChatBytes`` UTF-8 bytes; `ROOM_NOT_FOUND`; `ROOM_CLOSED`.
     public mutating func sendChat(_ request: RoomSendChatRequest, nowMs: Int64) throws(ShowroomError) -> RoomChange {
         guard request.uid != 0 else {
             throw .invalidArgument("uid is 0; send chat with the user's uid (1 – 4294967295)")
         }
-        guard !request.text.trimmedOfWhitespace.isEmpty else {
-            throw .invalidArgument("text is empty; a chat message needs at least one visible character")
-        }
+        try Names.validateDisplayName(request.userName, field: "user_name", allowEmpty: true)
         let bytes = request.text.utf8.count
         guard bytes <= settings.maxChatBytes else {
             throw .chatMessageTooLarge(
                 "the chat message is \(bytes) bytes (UTF-8); a room accepts at most \(settings.maxChatBytes): shorten it or split it")
+        }
+        guard !request.text.trimmedOfWhitespace.isEmpty else {
+            throw .invalidArgument("text is empty; a chat message needs at least one visible character")
         }
         var room = try openRoom(request.roomID)
 

@@ -23,12 +23,14 @@ extension RoomRegistry {
     ///   - nowMs: The time now.
     ///   - generator: Draws new room ids (`SystemRandomNumberGenerator` in production).
     /// - Returns: The change (no notice: nobody listens to a room yet).
-    /// - Throws: `INVALID_ARGUMENT` for a bad name, owner uid, room id or channel; `ROOM_EXISTS`
-    ///   when the room id is taken.
+    /// - Throws: `INVALID_ARGUMENT` for a bad name, owner name, owner avatar, owner uid, room id or
+    ///   channel (``Names``); `ROOM_EXISTS` when the room id is taken.
     public mutating func create(
         _ request: RoomCreateRoomRequest, nowMs: Int64, using generator: inout some RandomNumberGenerator
     ) throws(ShowroomError) -> RoomChange {
         let name = try RoomNames.validated(name: request.name)
+        try Names.validateDisplayName(request.ownerName, field: "owner_name", allowEmpty: true)
+        try Names.validateAvatar(request.ownerAvatar, field: "owner_avatar")
         guard request.ownerUid != 0 else {
             throw .invalidArgument("owner_uid is 0; give the uid the owner joins the room's channel with (1 – 4294967295)")
         }

@@ -93,6 +93,8 @@ public struct RoomRegistry: Sendable {
         guard !roomID.isEmpty else {
             throw .invalidArgument("room_id is empty; give the id of the room (from CreateRoom or ListRooms)")
         }
+        // No room has an id outside the rule, and the refusal does not echo a hostile one.
+        try Names.validateRoomID(roomID)
         guard let room = rooms[roomID] else {
             throw .roomNotFound("no room \(roomID): it was never created or has been closed and purged")
         }

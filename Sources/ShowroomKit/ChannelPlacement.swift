@@ -6,19 +6,42 @@ public struct EdgeAddress: Sendable, Hashable, CustomStringConvertible {
     public var id: String
     /// Its client endpoint, `tcp://host:port`.
     public var endpoint: String
+    /// The edge's CURVE public key (Z85) when it encrypts client links; "" for plain links.
+    public var curvePublicKey: String = ""
 
     /// Creates an address.
     ///
     /// - Parameters:
     ///   - id: The edge's node id.
     ///   - endpoint: Its client endpoint.
-    public init(id: String, endpoint: String) {
+    ///   - curvePublicKey: Its client-link CURVE key, "" for plain links.
+    public init(id: String, endpoint: String, curvePublicKey: String = "") {
         self.id = id
         self.endpoint = endpoint
+        self.curvePublicKey = curvePublicKey
     }
 
     /// `id@endpoint`.
     public var description: String { "\(id)@\(endpoint)" }
+}
+
+/// Who asks for a placement: the uid and token the client joins with. Coordinators place a
+/// channel only for a token that lets its holder join it.
+public struct PlacementCredentials: Sendable, Hashable {
+    /// The uid the client joins as.
+    public var uid: UInt32
+    /// The AccessToken2 token it joins with.
+    public var token: String
+
+    /// Creates credentials.
+    ///
+    /// - Parameters:
+    ///   - uid: The uid the client joins as.
+    ///   - token: The token it joins with.
+    public init(uid: UInt32, token: String) {
+        self.uid = uid
+        self.token = token
+    }
 }
 
 /// Decides which edge serves a channel. The engine asks once per join, and again (naming the edge
@@ -42,12 +65,32 @@ public protocol ChannelPlacement: Sendable {
     ///   - failedEdge: The edge that failed, or `nil` for a first join.
     /// - Returns: The edge.
     func edge(for channel: String, avoiding failedEdge: EdgeAddress?) async throws(ShowroomError) -> EdgeAddress
+
+    /// The edge to join `channel` on, for a client that joins with `credentials` (what the
+    /// engine calls: a placement that asks the cluster's coordinators shows them the token).
+    ///
+    /// The default ignores the credentials and asks ``edge(for:avoiding:)``.
+    ///
+    /// - Parameters:
+    ///   - channel: The channel name.
+    ///   - failedEdge: The edge that failed, or `nil` for a first join.
+    ///   - credentials: The uid and token the client joins with.
+    /// - Returns: The edge.
+    func edge(for channel: String, avoiding failedEdge: EdgeAddress?, joiningAs credentials: PlacementCredentials?)
+        async throws(ShowroomError) -> EdgeAddress
 }
 
 extension ChannelPlacement {
     /// ``edge(for:)``, whatever failed: the placement knows no other edge.
     public func edge(for channel: String, avoiding failedEdge: EdgeAddress?) async throws(ShowroomError) -> EdgeAddress {
         try await edge(for: channel)
+    }
+
+    /// ``edge(for:avoiding:)``: the placement needs no credentials.
+    public func edge(
+        for channel: String, avoiding failedEdge: EdgeAddress?, joiningAs credentials: PlacementCredentials?
+    ) async throws(ShowroomError) -> EdgeAddress {
+        try await edge(for: channel, avoiding: failedEdge)
     }
 }
 

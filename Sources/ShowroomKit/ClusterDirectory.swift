@@ -6,8 +6,8 @@ import ZeroMQ
 public struct CoordinatorAddress: Sendable, Hashable, CustomStringConvertible {
     /// The coordinator's node id.
     public var id: String
-    /// Where it serves requests (`tcp://host:port`).
-    public var clusterEndpoint: String
+    /// Where it serves clients' requests: its client endpoint (`tcp://host:port`).
+    public var endpoint: String
     /// Where it publishes notices (a PUB socket), empty if it announces none.
     public var eventsEndpoint: String
 
@@ -15,16 +15,16 @@ public struct CoordinatorAddress: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - Parameters:
     ///   - id: The node id.
-    ///   - clusterEndpoint: Its cluster endpoint.
+    ///   - endpoint: Its client endpoint.
     ///   - eventsEndpoint: Its events endpoint.
-    public init(id: String, clusterEndpoint: String, eventsEndpoint: String = "") {
+    public init(id: String, endpoint: String, eventsEndpoint: String = "") {
         self.id = id
-        self.clusterEndpoint = clusterEndpoint
+        self.endpoint = endpoint
         self.eventsEndpoint = eventsEndpoint
     }
 
-    /// `id@clusterEndpoint`.
-    public var description: String { "\(id)@\(clusterEndpoint)" }
+    /// `id@endpoint`.
+    public var description: String { "\(id)@\(endpoint)" }
 }
 
 /// What the SDK knows of a cluster: the `CLUSTER_STATUS` answer of the first seed that answers,
@@ -75,15 +75,15 @@ final class ClusterDirectory: Sendable {
     static func edges(in status: AdminClusterStatus) -> [EdgeAddress] {
         status.members
             .filter { $0.role == "edge" && $0.state == .alive && !$0.clientEndpoint.isEmpty }
-            .map { EdgeAddress(id: $0.id, endpoint: $0.clientEndpoint) }
+            .map { EdgeAddress(id: $0.id, endpoint: $0.clientEndpoint, curvePublicKey: $0.clientCurvePublicKey) }
             .sorted { $0.id < $1.id }
     }
 
-    /// The alive coordinators with a cluster endpoint, sorted by id.
+    /// The alive coordinators with a client endpoint, sorted by id.
     static func coordinators(in status: AdminClusterStatus) -> [CoordinatorAddress] {
         status.members
-            .filter { $0.role == "coordinator" && $0.state == .alive && !$0.clusterEndpoint.isEmpty }
-            .map { CoordinatorAddress(id: $0.id, clusterEndpoint: $0.clusterEndpoint, eventsEndpoint: $0.eventsEndpoint) }
+            .filter { $0.role == "coordinator" && $0.state == .alive && !$0.clientEndpoint.isEmpty }
+            .map { CoordinatorAddress(id: $0.id, endpoint: $0.clientEndpoint, eventsEndpoint: $0.eventsEndpoint) }
             .sorted { $0.id < $1.id }
     }
 

@@ -119,7 +119,7 @@ final class CoordinatorLinks {
         let id = nextRequestID
         nextRequestID += 1
         do throws(ShowroomError) {
-            let socket = try socket(to: coordinator.clusterEndpoint)
+            let socket = try socket(to: coordinator.endpoint)
             let envelope = try WireEnvelope(request: kind, id: id, body: body, deadlineMs: UInt32(clamping: timeout.milliseconds))
             let bytes: [UInt8]
             do { bytes = try envelope.serializedBytes() } catch { throw .internal("cannot serialize a \(kind) request: \(error)") }

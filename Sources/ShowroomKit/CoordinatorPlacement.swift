@@ -39,14 +39,24 @@ public final class CoordinatorPlacement: ChannelPlacement {
         self.fallbackToEdges = fallbackToEdges
     }
 
-    /// The edge the coordinators place `channel` on.
+    /// The edge the coordinators place `channel` on. Without credentials the coordinators refuse
+    /// to place a channel nobody hosts yet; the engine passes its join's token (see
+    /// ``edge(for:avoiding:joiningAs:)``).
     public func edge(for channel: String) async throws(ShowroomError) -> EdgeAddress {
-        try await edge(for: channel, avoiding: nil)
+        try await edge(for: channel, avoiding: nil, joiningAs: nil)
     }
 
-    /// The edge the coordinators place `channel` on, told that `failedEdge` failed this client:
-    /// a coordinator that cannot reach that edge either moves the channel at once.
+    /// The edge the coordinators place `channel` on, told that `failedEdge` failed this client.
     public func edge(for channel: String, avoiding failedEdge: EdgeAddress?) async throws(ShowroomError) -> EdgeAddress {
+        try await edge(for: channel, avoiding: failedEdge, joiningAs: nil)
+    }
+
+    /// The edge the coordinators place `channel` on for a client joining with `credentials`, told
+    /// that `failedEdge` failed this client: a coordinator that cannot reach that edge either
+    /// moves the channel at once.
+    public func edge(
+        for channel: String, avoiding failedEdge: EdgeAddress?, joiningAs credentials: PlacementCredentials?
+    ) async throws(ShowroomError) -> EdgeAddress {
         let status = try await client.directory.status()
         if ClusterDirectory.coordinators(in: status).isEmpty {
             if fallbackToEdges {
@@ -58,11 +68,15 @@ public final class CoordinatorPlacement: ChannelPlacement {
         var request = RoomPlaceChannelRequest()
         request.channel = channel
         request.unreachableEdge = failedEdge?.id ?? ""
+        if let credentials {
+            request.uid = credentials.uid
+            request.token = credentials.token
+        }
         let answer = try await client.request(.channelPlace, body: request, key: channel, expecting: RoomPlaceChannelResponse.self)
         guard !answer.edgeID.isEmpty, !answer.clientEndpoint.isEmpty else {
             throw .malformed("a coordinator placed '\(channel)' on no edge (edge id '\(answer.edgeID)', endpoint '\(answer.clientEndpoint)')")
         }
-        return EdgeAddress(id: answer.edgeID, endpoint: answer.clientEndpoint)
+        return EdgeAddress(id: answer.edgeID, endpoint: answer.clientEndpoint, curvePublicKey: answer.clientCurvePublicKey)
     }
 
     /// The alive coordinators as the cluster status shows them (cached).

@@ -52,6 +52,11 @@ final class EdgeSession {
             try socket.setHighWaterMarks(send: 1000, receive: 10_000)
             // Before connecting, so no event of this connection is missed.
             monitor = try SocketMonitor(watching: socket, events: .disconnected, context: context)
+            if !edge.curvePublicKey.isEmpty {
+                // An encrypting edge: a key pair of our own for this session (clients are
+                // authenticated by their tokens, not by keys).
+                try socket.makeCurveClient(try CurveKeyPair.generate(), serverPublicKey: edge.curvePublicKey)
+            }
             try socket.connect(edge.endpoint)
         } catch {
             throw .unavailable("cannot connect to edge \(edge): \(error)")

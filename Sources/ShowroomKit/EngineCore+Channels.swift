@@ -30,43 +30,62 @@ extension EngineCore {
             }
             complete(.failure(error))
         }
-        withOpenSession(to: edge) { [weak self] result in
-            guard let self else { return }
-            let session: EdgeSession
-            switch result {
-            case .success(let open): session = open
-            case .failure(let error): return fail(error, nil)
-            }
-            // Left (or shut down) while the session was opening.
-            guard self.connections[connection.channel] === record else {
-                self.releaseIfUnused(session)
-                return complete(.failure(.notJoined("left '\(connection.channel)' before the join completed")))
-            }
-            session.channels.insert(connection.channel)
-            let request = EdgeRequest.join(
-                channel: connection.channel, uid: connection.uid, token: token, role: role, options: record.wireOptions)
-            self.request(request, on: session) { [weak self] result in
+        // An edge that does not host the channel may answer CHANNEL_ELSEWHERE naming the edge
+        // that does: the join goes there, once per join (no loops), and the app sees only its end.
+        func attempt(on edge: EdgeAddress, redirected: Bool) {
+            record.edge = edge
+            withOpenSession(to: edge) { [weak self] result in
                 guard let self else { return }
+                let session: EdgeSession
                 switch result {
-                case .success(.joined(_, let uid, _, let grantedRole)):
-                    guard self.connections[connection.channel] === record else {
-                        return complete(.failure(.notJoined("left '\(connection.channel)' before the join completed")))
+                case .success(let open): session = open
+                case .failure(let error): return fail(error, nil)
+                }
+                // Left (or shut down) while the session was opening.
+                guard self.connections[connection.channel] === record else {
+                    self.releaseIfUnused(session)
+                    return complete(.failure(.notJoined("left '\(connection.channel)' before the join completed")))
+                }
+                session.channels.insert(connection.channel)
+                let request = EdgeRequest.join(
+                    channel: connection.channel, uid: connection.uid, token: token, role: role, options: record.wireOptions)
+                self.request(request, on: session) { [weak self] result in
+                    guard let self else { return }
+                    switch result {
+                    case .success(.joined(_, let uid, _, let grantedRole)):
+                        guard self.connections[connection.channel] === record else {
+                            return complete(.failure(.notJoined("left '\(connection.channel)' before the join completed")))
+                        }
+                        record.connection.uid = uid
+                        record.role = grantedRole
+                        record.isJoined = true
+                        if primary { self.primaryChannel = connection.channel }
+                        self.emit(.joined(record.connection, elapsed: started.duration(to: .now)))
+                        self.setState(.connected, .joinSucceeded, of: record)
+                        self.refreshPublishing()
+                        complete(.success(record.connection))
+                    case .success(let body):
+                        fail(.malformed("the edge answered a join with \(body)"), session)
+                    case .failure(let error):
+                        guard !redirected, let target = Self.redirectTarget(of: error),
+                              self.connections[connection.channel] === record
+                        else { return fail(error, session) }
+                        session.channels.remove(connection.channel)
+                        self.releaseIfUnused(session)
+                        attempt(on: target, redirected: true)
                     }
-                    record.connection.uid = uid
-                    record.role = grantedRole
-                    record.isJoined = true
-                    if primary { self.primaryChannel = connection.channel }
-                    self.emit(.joined(record.connection, elapsed: started.duration(to: .now)))
-                    self.setState(.connected, .joinSucceeded, of: record)
-                    self.refreshPublishing()
-                    complete(.success(record.connection))
-                case .success(let body):
-                    fail(.malformed("the edge answered a join with \(body)"), session)
-                case .failure(let error):
-                    fail(error, session)
                 }
             }
         }
+        attempt(on: edge, redirected: false)
+    }
+
+    /// The edge a `CHANNEL_ELSEWHERE` refusal names, if it names one.
+    static func redirectTarget(of error: ShowroomError) -> EdgeAddress? {
+        guard error.code == .channelElsewhere, let redirect = error.redirect,
+              !redirect.edgeID.isEmpty, !redirect.clientEndpoint.isEmpty
+        else { return nil }
+        return EdgeAddress(id: redirect.edgeID, endpoint: redirect.clientEndpoint, curvePublicKey: redirect.clientCurvePublicKey)
     }
 
     func leave(_ connection: ChannelConnection?, _ complete: @escaping Completion<Void>) {

@@ -45,13 +45,14 @@ extension EngineCore {
         let attempt = rejoin.attempt
         let channel = record.connection.channel
         let failedEdge = rejoin.failedEdge
+        let credentials = PlacementCredentials(uid: record.connection.uid, token: record.token)
         let placement = self.placement
         let core = WeakLoopReference(self)
         let loop = self.loop
         Task {
             let placed: Result<EdgeAddress, ShowroomError>
             do throws(ShowroomError) {
-                placed = .success(try await placement.edge(for: channel, avoiding: failedEdge))
+                placed = .success(try await placement.edge(for: channel, avoiding: failedEdge, joiningAs: credentials))
             } catch {
                 placed = .failure(error)
             }
@@ -72,6 +73,11 @@ extension EngineCore {
         case .success(let found): edge = found
         case .failure(let error): return rejoinFailed(record, error, on: nil)
         }
+        rejoin(channel, attempt: attempt, on: edge, redirected: false)
+    }
+
+    /// Joins the attempt's connection on `edge`; a `CHANNEL_ELSEWHERE` refusal is followed once.
+    private func rejoin(_ channel: String, attempt: UInt64, on edge: EdgeAddress, redirected: Bool) {
         withOpenSession(to: edge) { [weak self] result in
             guard let self else { return }
             let session: EdgeSession
@@ -101,6 +107,9 @@ extension EngineCore {
                 case .failure(let error):
                     session.channels.remove(channel)
                     self.releaseIfUnused(session)
+                    if !redirected, let target = Self.redirectTarget(of: error) {
+                        return self.rejoin(channel, attempt: attempt, on: target, redirected: true)
+                    }
                     self.rejoinFailed(record, error, on: edge)
                 }
             }

@@ -114,7 +114,8 @@ public final class ShowroomEngine: Sendable {
 
     private func join(token: String, connection: ChannelConnection, options: ChannelMediaOptions, primary: Bool) async throws(ShowroomError) -> ChannelConnection {
         let started = ContinuousClock.now
-        let edge = try await placement.edge(for: connection.channel)
+        let edge = try await placement.edge(
+            for: connection.channel, avoiding: nil, joiningAs: PlacementCredentials(uid: connection.uid, token: token))
         let core = self.core
         return try await loop.perform { complete in
             core.value.join(token: token, connection: connection, options: options, edge: edge, primary: primary, started: started, complete)

@@ -77,6 +77,15 @@ public final class Multipart {
         zmq_msg_size(frame(index))
     }
 
+    /// The descriptor of the TCP connection frame `index` was received on (`ZMQ_SRCFD`), or `nil`
+    /// for a frame that was not received from a stream connection. The descriptor belongs to
+    /// libzmq's I/O thread and may be closed and reused as soon as the peer goes: use it to
+    /// recognise a connection, never to read or write.
+    public func sourceDescriptor(of index: Int) -> Int32? {
+        let fd = zmq_msg_get(frame(index), ZMQ_SRCFD)
+        return fd >= 0 ? fd : nil
+    }
+
     /// Calls `body` with the bytes of frame `index`, valid only inside the call.
     public func withBytes<R, E: Error>(
         of index: Int, _ body: (UnsafeRawBufferPointer) throws(E) -> R

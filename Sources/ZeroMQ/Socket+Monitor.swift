@@ -15,6 +15,10 @@ public struct SocketMonitorEvents: OptionSet, Sendable, Hashable {
     public static let disconnected = SocketMonitorEvents(rawValue: ZMQ_EVENT_DISCONNECTED)
     /// The ZMTP handshake with a peer completed: messages flow.
     public static let handshakeSucceeded = SocketMonitorEvents(rawValue: ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
+    /// A handshake failed: the peer refused our credentials (ZAP), spoke another protocol or
+    /// mechanism, or gave no detail. libzmq does not reconnect after these.
+    public static let handshakeFailed = SocketMonitorEvents(
+        rawValue: ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
     /// Monitoring ended (the monitored socket closed or the monitor was stopped).
     public static let monitorStopped = SocketMonitorEvents(rawValue: ZMQ_EVENT_MONITOR_STOPPED)
 }

@@ -441,4 +441,10 @@ public enum SocketOption: Int32, Sendable {
     case heartbeatTTL = 76  // ZMQ_HEARTBEAT_TTL
     case heartbeatTimeout = 77  // ZMQ_HEARTBEAT_TIMEOUT
     case connectTimeout = 79  // ZMQ_CONNECT_TIMEOUT
+    case curveServer = 47  // ZMQ_CURVE_SERVER
+    case curvePublicKey = 48  // ZMQ_CURVE_PUBLICKEY (Z85 text)
+    case curveSecretKey = 49  // ZMQ_CURVE_SECRETKEY (Z85 text)
+    case curveServerKey = 50  // ZMQ_CURVE_SERVERKEY (Z85 text)
+    case zapDomain = 55  // ZMQ_ZAP_DOMAIN (text)
+    case handshakeInterval = 66  // ZMQ_HANDSHAKE_IVL: ms a new connection may take to handshake
 }

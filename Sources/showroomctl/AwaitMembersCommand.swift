@@ -20,7 +20,7 @@ struct AwaitMembersCommand: ParsableCommand {
 
     func run() throws {
         do {
-            try ClusterProbe().waitUntil(seeds, timeout: .milliseconds(Int(timeout * 1000)), "each sees \(count) alive") {
+            try ClusterProbe(credentials: OperatorKeys.credentials).waitUntil(seeds, timeout: .milliseconds(Int(timeout * 1000)), "each sees \(count) alive") {
                 $0.aliveIDs.count == count
             }
         } catch {

@@ -57,6 +57,7 @@ struct ClientCommand: AsyncParsableCommand {
 
     func run() async throws {
         let host = role == "broadcaster"
+        let seeds = try await ClientSeeds.resolve(self.seeds)
         var configuration = EngineConfiguration(entry: .seeds(seeds))
         configuration.media = LocalMediaConfiguration(videoBitrateKbps: bitrateKbps, keyframeInterval: .milliseconds(gopMs))
         let loop = try EngineLoop(name: "showroomctl-client")

@@ -49,7 +49,10 @@ final class CoordinatorLink {
         var last: ShowroomError = .unavailable("no coordinator answered")
         for member in members {
             do {
-                return try client(member.clusterEndpoint).request(kind, body: body, expecting: Response.self, timeout: timeout)
+                // Room requests are client kinds: a coordinator's client face serves them (a
+                // status from a client face names no cluster endpoints anyway).
+                let endpoint = member.clientEndpoint.isEmpty ? member.clusterEndpoint : member.clientEndpoint
+                return try client(endpoint).request(kind, body: body, expecting: Response.self, timeout: timeout)
             } catch where error.code == .unavailable || error.code == .deadlineExceeded {
                 last = error
             }
@@ -60,7 +63,7 @@ final class CoordinatorLink {
     private func client(_ endpoint: String) throws(ShowroomError) -> NodeClient {
         if let client = clients[endpoint] { return client }
         do {
-            let client = try NodeClient(endpoint: endpoint, context: context)
+            let client = try NodeClient(endpoint: endpoint, context: context, credentials: OperatorKeys.credentials)
             clients[endpoint] = client
             return client
         } catch {

@@ -51,7 +51,8 @@ struct FailoverBenchmark: AsyncParsableCommand {
         }
         let channel = "bench-failover-\(UInt32.random(in: 0 ... .max))"
         let hostUID: UInt32 = 1
-        let host = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)))
+        let clientSeeds = try await ClientSeeds.resolve(seeds)
+        let host = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(clientSeeds)))
         await host.setLocalVideoSource(TestPatternCamera(width: 320, height: 240, framesPerSecond: 15))
         try await host.joinChannel(token: try app.token(channel: channel, uid: hostUID, role: .publisher),
                                    channel: channel, uid: hostUID, options: .broadcaster)
@@ -59,7 +60,7 @@ struct FailoverBenchmark: AsyncParsableCommand {
         let pictures = (0..<audiences).map { _ in PictureTimes() }
         var engines: [ShowroomEngine] = []
         for i in 0..<audiences {
-            let engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)), loop: loop)
+            let engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(clientSeeds)), loop: loop)
             let uid = 1000 + UInt32(i)
             let connection = ChannelConnection(channel: channel, uid: uid)
             let times = pictures[i]
@@ -72,15 +73,18 @@ struct FailoverBenchmark: AsyncParsableCommand {
         progress("\(audiences) audience members joined \(channel); waiting for video", json: json)
         try await waitUntil(.seconds(10)) { pictures.allSatisfy { !$0.isEmpty } }
 
+        let hostToken = try app.token(channel: channel, uid: hostUID, role: .publisher)
         let (edge, info) = try await onThread { () throws -> (AdminMemberStatus, WireNodeInfo) in
             let link = try CoordinatorLink(seeds: seeds)
             var place = RoomPlaceChannelRequest()
             place.channel = channel
+            place.uid = hostUID
+            place.token = hostToken
             let placed = try link.request(.channelPlace, body: place, expecting: RoomPlaceChannelResponse.self)
             guard let edge = try link.clusterStatus().members.first(where: { $0.id == placed.edgeID }) else {
                 throw ShowroomError.unavailable("edge \(placed.edgeID) is not in the cluster view")
             }
-            let client = try NodeClient(endpoint: edge.clusterEndpoint, context: link.context)
+            let client = try NodeClient(endpoint: edge.clusterEndpoint, context: link.context, credentials: OperatorKeys.credentials)
             return (edge, try client.request(.nodeInfo, body: WireNodeInfoRequest(), expecting: WireNodeInfo.self))
         }
         progress("SIGKILL \(edge.id) (pid \(info.pid)), which hosts \(channel)", json: json)

@@ -48,7 +48,8 @@ struct FanoutBenchmark: AsyncParsableCommand {
     func run() async throws {
         let channel = "bench-fanout-\(UInt32.random(in: 0 ... .max))"
         let hostUID: UInt32 = 1
-        var configuration = EngineConfiguration(entry: .seeds(seeds))
+        let clientSeeds = try await ClientSeeds.resolve(seeds)
+        var configuration = EngineConfiguration(entry: .seeds(clientSeeds))
         configuration.media = LocalMediaConfiguration(videoBitrateKbps: bitrateKbps, keyframeInterval: .seconds(2))
         let host = try await ShowroomEngine(configuration: configuration)
         // The host pushes one GOP encoded up front, over and over (the SDK's custom encoded video
@@ -63,7 +64,7 @@ struct FanoutBenchmark: AsyncParsableCommand {
         var engines: [ShowroomEngine] = []
         for i in 0..<subscribers {
             let uid = 1000 + UInt32(i)
-            let engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)), loop: loops[i % 2])
+            let engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(clientSeeds)), loop: loops[i % 2])
             let connection = ChannelConnection(channel: channel, uid: uid)
             try await engine.setupRemoteVideo(uid: hostUID, connection: connection, sink: ClosureVideoSink { frame in
                 meter.record(frame, video: true)
@@ -79,7 +80,9 @@ struct FanoutBenchmark: AsyncParsableCommand {
             options: .broadcaster)
         let pushing = Task { try await clip.push(through: host) }
         defer { pushing.cancel() }
-        let edge = try await host.placement.edge(for: channel)
+        let edge = try await host.placement.edge(
+            for: channel, avoiding: nil,
+            joiningAs: PlacementCredentials(uid: hostUID, token: try app.token(channel: channel, uid: hostUID, role: .publisher)))
         let edgePID = try edgeProcessID(edge.id)
         progress("\(subscribers) subscribers on \(edge.id) (pid \(edgePID)); 2 s warm-up, then \(seconds) s measured", json: json)
 
@@ -152,10 +155,10 @@ struct FanoutBenchmark: AsyncParsableCommand {
 
     /// The pid of member `id`, asked of the member itself (NODE_INFO) through the cluster view.
     private func edgeProcessID(_ id: String) throws -> Int32 {
-        let probe = try ClusterProbe()
+        let probe = try ClusterProbe(credentials: OperatorKeys.credentials)
         for seed in seeds {
             guard let endpoint = probe.status(of: seed)?.members.first(where: { $0.id == id })?.clusterEndpoint else { continue }
-            let client = try NodeClient(endpoint: endpoint, context: Context())
+            let client = try NodeClient(endpoint: endpoint, context: Context(), credentials: OperatorKeys.credentials)
             return Int32(try client.request(.nodeInfo, body: WireNodeInfoRequest(), expecting: WireNodeInfo.self).pid)
         }
         throw ShowroomError.unavailable("no seed knows edge \(id)")

@@ -21,7 +21,7 @@ struct InfoCommand: ParsableCommand {
 
     func run() throws {
         let context = try Context()
-        let client = try NodeClient(endpoint: endpoint, context: context)
+        let client = try NodeClient(endpoint: endpoint, context: context, credentials: OperatorKeys.credentials)
         let info: WireNodeInfo
         do {
             info = try client.request(.nodeInfo, body: WireNodeInfoRequest(), expecting: WireNodeInfo.self,

@@ -43,7 +43,8 @@ struct JoinBenchmark: AsyncParsableCommand {
     func run() async throws {
         let channel = "bench-join-\(UInt32.random(in: 0 ... .max))"
         let hostUID: UInt32 = 1
-        var configuration = EngineConfiguration(entry: .seeds(seeds))
+        let clientSeeds = try await ClientSeeds.resolve(seeds)
+        var configuration = EngineConfiguration(entry: .seeds(clientSeeds))
         configuration.media = LocalMediaConfiguration(videoBitrateKbps: bitrateKbps, keyframeInterval: .milliseconds(gopMs))
         let host = try await ShowroomEngine(configuration: configuration)
         await host.setLocalVideoSource(TestPatternCamera(width: 320, height: 240, framesPerSecond: fps))
@@ -61,7 +62,7 @@ struct JoinBenchmark: AsyncParsableCommand {
         for i in 0...audiences {
             // Spread the joins over the GOP, so some land just after a keyframe and some just before.
             try await Task.sleep(for: .milliseconds(Int.random(in: 0...max(1, gopMs / 10))))
-            let result = await firstFrame(channel: channel, hostUID: hostUID, uid: 1000 + UInt32(i), loop: audienceLoop)
+            let result = await firstFrame(channel: channel, hostUID: hostUID, uid: 1000 + UInt32(i), seeds: clientSeeds, loop: audienceLoop)
             guard i > 0 else { continue }
             switch result {
             case .success(let elapsed): times.append(elapsed)
@@ -91,10 +92,10 @@ struct JoinBenchmark: AsyncParsableCommand {
 
     /// One audience member: a new engine joins, waits for the host's first decoded frame (at most
     /// 5 s), leaves and shuts down. Returns the join → first frame time in milliseconds.
-    private func firstFrame(channel: String, hostUID: UInt32, uid: UInt32, loop: EngineLoop) async -> Result<Double, ShowroomError> {
+    private func firstFrame(channel: String, hostUID: UInt32, uid: UInt32, seeds clientSeeds: [String], loop: EngineLoop) async -> Result<Double, ShowroomError> {
         let engine: ShowroomEngine
         do {
-            engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)), loop: loop)
+            engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(clientSeeds)), loop: loop)
         } catch {
             return .failure(error)
         }

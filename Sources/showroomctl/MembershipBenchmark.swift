@@ -21,6 +21,9 @@ struct MembershipBenchmark: ParsableCommand {
     @Option(help: "Seconds of idle watching for false suspicions and deaths.")
     var idleSeconds = 60.0
 
+    @Flag(help: "Authenticated, encrypted cluster links: a keyring made for the run (CURVE with a ZAP handler), as cluster.sh runs; without it the links are plain.")
+    var curve = false
+
     @Flag(help: "Print one JSON object.")
     var json = false
 
@@ -31,7 +34,17 @@ struct MembershipBenchmark: ParsableCommand {
     }
 
     func run() throws {
-        let probe = try ClusterProbe()
+        // With --curve every process gets the keys of a keyring made for this run.
+        let keyring = FileManager.default.temporaryDirectory.appendingPathComponent("bench-keyring-\(UUID().uuidString.prefix(8))").path
+        var security: [String] = []
+        var credentials: ClusterCredentials?
+        if curve {
+            try ClusterKeyring.generate(directory: keyring, ids: (0..<nodes).map { "bench-\($0)" } + (0..<trials).map { "bench-join-\($0)" } + ["operator"])
+            security = ["--keyring", keyring]
+            credentials = try ClusterCredentials.load(keyringDirectory: keyring, id: "operator")
+        }
+        defer { try? FileManager.default.removeItem(atPath: keyring) }
+        let probe = try ClusterProbe(credentials: credentials)
         var processes: [NodeProcess] = []
         defer {
             for node in processes { node.process.kill(signal: SIGTERM) }
@@ -40,7 +53,7 @@ struct MembershipBenchmark: ParsableCommand {
         log("starting \(nodes) processes")
         for i in 0..<nodes {
             let seeds = processes.prefix(3).flatMap { ["--seed", $0.endpoint] }
-            processes.append(try NodeProcess(Self.role(i), nodeID: "bench-\(i)", extraArguments: seeds))
+            processes.append(try NodeProcess(Self.role(i), nodeID: "bench-\(i)", extraArguments: seeds + security))
         }
         let endpoints = processes.map(\.endpoint)
         let converged = try probe.waitUntil(endpoints, timeout: .seconds(60), "all \(nodes) see all alive") { $0.aliveIDs.count == nodes }
@@ -80,7 +93,7 @@ struct MembershipBenchmark: ParsableCommand {
         for trial in 0..<trials {
             let id = "bench-join-\(trial)"
             let seeds = processes.shuffled().prefix(3).flatMap { ["--seed", $0.endpoint] }
-            let joiner = try NodeProcess(.edge, nodeID: id, extraArguments: seeds)
+            let joiner = try NodeProcess(.edge, nodeID: id, extraArguments: seeds + security)
             let readyAt = try milliseconds(joiner.process.stdoutLines.first { $0.hasPrefix("ready ") })
             let joined = try processes.map { try eventTime($0, member: id, state: "alive") }
             joinAll.append(joined.max()! - readyAt)
@@ -96,7 +109,7 @@ struct MembershipBenchmark: ParsableCommand {
         }
 
         let result: [String: Any] = [
-            "benchmark": "membership", "nodes": nodes, "trials": trials, "idle_seconds": idleSeconds,
+            "benchmark": "membership", "cluster_links": curve ? "curve" : "plain", "nodes": nodes, "trials": trials, "idle_seconds": idleSeconds,
             "join_all_ms_p50": percentile(joinAll, 0.5).rounded(), "join_all_ms_max": (joinAll.max() ?? 0).rounded(),
             "detect_all_ms_p50": percentile(detectAll, 0.5).rounded(), "detect_all_ms_max": (detectAll.max() ?? 0).rounded(),
             "suspect_first_ms_p50": percentile(suspectFirst, 0.5).rounded(),
@@ -107,7 +120,7 @@ struct MembershipBenchmark: ParsableCommand {
             let data = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
             print(String(decoding: data, as: UTF8.self))
         } else {
-            print("membership: \(nodes) processes, \(trials) trials, \(idleSeconds) s idle")
+            print("membership: \(nodes) processes, \(trials) trials, \(idleSeconds) s idle, cluster links \(curve ? "CURVE" : "plain")")
             print(String(format: "  join known by all        p50 %6.0f ms   max %6.0f ms", percentile(joinAll, 0.5), joinAll.max() ?? 0))
             print(String(format: "  SIGKILL dead at all      p50 %6.0f ms   max %6.0f ms", percentile(detectAll, 0.5), detectAll.max() ?? 0))
             print(String(format: "  first suspicion          p50 %6.0f ms", percentile(suspectFirst, 0.5)))

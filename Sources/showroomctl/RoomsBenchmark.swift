@@ -34,7 +34,7 @@ struct RoomsBenchmark: AsyncParsableCommand {
 
     func run() async throws {
         let loop = try EngineLoop(name: "bench-rooms")
-        let service = RoomService(seeds: seeds, loop: loop)
+        let service = RoomService(seeds: try await ClientSeeds.resolve(seeds), loop: loop)
         let run = UInt32.random(in: 0 ... .max)
         progress("creating \(rooms) rooms with \(concurrency) callers", json: json)
         let created = try await measure(count: rooms) { i in

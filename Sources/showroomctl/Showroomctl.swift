@@ -5,7 +5,7 @@ struct Showroomctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "showroomctl",
         abstract: "Operate and measure a Showroom cluster.",
-        subcommands: [StatusCommand.self, InfoCommand.self, TokenCommand.self, ClientCommand.self, RoomsCommand.self, KickCommand.self, EventsCommand.self, BenchCommand.self, AwaitMembersCommand.self])
+        subcommands: [StatusCommand.self, InfoCommand.self, TokenCommand.self, ClientCommand.self, RoomsCommand.self, KickCommand.self, EventsCommand.self, BenchCommand.self, AwaitMembersCommand.self, KeysCommand.self])
 }
 
 /// `showroomctl bench ...`: benchmarks that print their figures.

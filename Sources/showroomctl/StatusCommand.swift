@@ -33,7 +33,7 @@ struct StatusCommand: ParsableCommand {
 
     func run() throws {
         let context = try Context()
-        let clients = try seeds.map { try NodeClient(endpoint: $0, context: context) }
+        let clients = try seeds.map { try NodeClient(endpoint: $0, context: context, credentials: OperatorKeys.credentials) }
         var previous: String?
         repeat {
             let rendered: String
@@ -60,7 +60,7 @@ struct StatusCommand: ParsableCommand {
     /// The channels and open rooms, from the first alive coordinator that answers (empty without one).
     private func roomsAndChannels(_ status: AdminClusterStatus, context: Context) -> StatusView.Rooms {
         for member in CoordinatorLink.coordinators(in: status) {
-            guard let client = try? NodeClient(endpoint: member.clusterEndpoint, context: context) else { continue }
+            guard let client = try? NodeClient(endpoint: member.clusterEndpoint, context: context, credentials: OperatorKeys.credentials) else { continue }
             let wait = Duration.milliseconds(Int(timeout * 1000))
             guard let channels = try? client.request(.channelList, body: RoomListChannelsRequest(),
                                                      expecting: RoomListChannelsResponse.self, timeout: wait)

@@ -103,6 +103,26 @@ final class AdminServerTests: XCTestCase {
         XCTAssertEqual(again.status, 200)
     }
 
+    func testReadyzIsStartingUntilReadyAndDrainingAfter() async throws {
+        let (server, endpoint) = try await startServer()
+        let starting = try await client.request("\(endpoint)/readyz")
+        XCTAssertEqual(starting.status, 503)
+        XCTAssertEqual(starting.body, "starting")
+        let health = try await client.request("\(endpoint)/healthz")
+        XCTAssertEqual(health.status, 200, "alive while not yet ready")
+
+        server.setReady()
+        XCTAssertTrue(server.isReady)
+        let ready = try await client.request("\(endpoint)/readyz")
+        XCTAssertEqual(ready.status, 200)
+        XCTAssertEqual(ready.body, "ready")
+
+        server.setDraining()
+        let draining = try await client.request("\(endpoint)/readyz")
+        XCTAssertEqual(draining.status, 503)
+        XCTAssertEqual(draining.body, "draining")
+    }
+
     func testStatusServesTheProvidersJSON() async throws {
         let calls = Calls()
         let (_, endpoint) = try await startServer(status: {
@@ -136,10 +156,26 @@ final class AdminServerTests: XCTestCase {
             let response = try await client.request("\(endpoint)\(path)")
             XCTAssertEqual(response.status, 404, path)
             XCTAssertEqual(response.contentType, "text/plain; charset=utf-8")
-            XCTAssertTrue(response.body.contains("/metrics, /healthz, /status"), response.body)
+            XCTAssertTrue(response.body.contains("/metrics, /healthz, /readyz, /status"), response.body)
         }
         let post = try await client.request("\(endpoint)/metrics", method: "POST")
         XCTAssertEqual(post.status, 405)
+        let query = try await client.request("\(endpoint)/healthz?verbose=1")
+        XCTAssertEqual(query.status, 200, "the query is not part of the path")
+    }
+
+    func testAStatusProviderThatHangsIsAnswered503() async throws {
+        let server = AdminServer(
+            configuration: .init(limits: .init(statusTimeout: 0.3)), metrics: MetricsSetup.bootstrap(build: testBuild),
+            logger: logger, status: {
+                try await Task.sleep(for: .seconds(60))
+                return Data("{}".utf8)
+            })
+        servers.append(server)
+        let endpoint = try await server.start()
+        let response = try await client.request("\(endpoint)/status")
+        XCTAssertEqual(response.status, 503)
+        XCTAssertTrue(response.body.contains("no answer within 0.3 s"), response.body)
     }
 
     func testStopIsPromptAndReleasesThePort() async throws {
@@ -254,9 +290,10 @@ final class AdminServerTests: XCTestCase {
     }
 
     func testWildcardHostReportsALoopbackEndpoint() {
-        XCTAssertEqual(AdminServer.endpoint(for: .ip4("0.0.0.0", port: 9100))?.0, "http://127.0.0.1:9100")
-        XCTAssertEqual(AdminServer.endpoint(for: .ip6("::", port: 9100))?.0, "http://[::1]:9100")
-        XCTAssertEqual(AdminServer.endpoint(for: .ip4("10.1.2.3", port: 80))?.0, "http://10.1.2.3:80")
+        XCTAssertEqual(AdminServer.endpoint(ipAddress: "0.0.0.0", port: 9100), "http://127.0.0.1:9100")
+        XCTAssertEqual(AdminServer.endpoint(ipAddress: "::", port: 9100), "http://[::1]:9100")
+        XCTAssertEqual(AdminServer.endpoint(ipAddress: "::1", port: 9100), "http://[::1]:9100")
+        XCTAssertEqual(AdminServer.endpoint(ipAddress: "10.1.2.3", port: 80), "http://10.1.2.3:80")
     }
 }
 

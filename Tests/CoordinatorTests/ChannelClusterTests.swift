@@ -1,3 +1,4 @@
+import Edge
 import Foundation
 import LocalCluster
 import ShowroomAuth
@@ -6,6 +7,7 @@ import ShowroomWire
 import Synchronization
 import Webhooks
 import XCTest
+import ZeroMQ
 
 /// Channels on a real cluster (a coordinator and three edges): placement over the edges, channel
 /// events to a webhook receiver (signed, in order, once after de-duplication, through an outage),
@@ -59,6 +61,8 @@ final class ChannelClusterTests: XCTestCase {
         for i in 0..<20 {
             var place = RoomPlaceChannelRequest()
             place.channel = "spread-\(i)"
+            place.uid = 1
+            place.token = try TestCluster.token(channel: place.channel, uid: 1)
             let answer = try await request(.channelPlace, place, to: seed, expecting: RoomPlaceChannelResponse.self)
             XCTAssertTrue(answer.clientEndpoint.hasPrefix("tcp://"))
             placed[place.channel] = answer.edgeID
@@ -70,6 +74,8 @@ final class ChannelClusterTests: XCTestCase {
         for (channel, edge) in placed {
             var place = RoomPlaceChannelRequest()
             place.channel = channel
+            place.uid = 1
+            place.token = try TestCluster.token(channel: channel, uid: 1)
             let again = try await request(.channelPlace, place, to: seed, expecting: RoomPlaceChannelResponse.self)
             XCTAssertEqual(again.edgeID, edge, channel)
         }
@@ -195,6 +201,153 @@ final class ChannelClusterTests: XCTestCase {
         await other.shutdown()
         await again.shutdown()
         await viewer.shutdown()
+    }
+
+    /// The split finding: channels joined directly on one edge (not through placement) are then
+    /// placed on that edge, every one of them, and listed once.
+    func testChannelsJoinedDirectlyOnAnEdgeArePlacedThere() async throws {
+        let cluster = try XCTUnwrap(Self.cluster)
+        let seed = try self.seed
+        let direct = try cluster.launcher.clientEndpoint(of: "edge-2")
+        let channels = (0..<12).map { "direct-\($0)-\(UInt32.random(in: 0 ... .max))" }
+        var engines: [ShowroomEngine] = []
+        for channel in channels {
+            let engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds([seed])),
+                                                  placement: FixedEdgePlacement(endpoint: direct))
+            try await engine.joinChannel(token: try TestCluster.token(channel: channel, uid: 5, role: .subscriber),
+                                         channel: channel, uid: 5, options: .audience)
+            engines.append(engine)
+        }
+        for channel in channels {
+            let placed = try await request(.channelPlace, try Self.placeRequest(channel, uid: 6), to: seed,
+                                           expecting: RoomPlaceChannelResponse.self)
+            XCTAssertEqual(placed.edgeID, "edge-2", channel)
+            XCTAssertEqual(placed.clientEndpoint, direct, channel)
+        }
+        try await eventually("every channel listed once, on edge-2") {
+            let listed = try await request(.channelList, RoomListChannelsRequest(), to: seed, expecting: RoomListChannelsResponse.self)
+            return channels.allSatisfy { channel in listed.channels.filter { $0.name == channel }.map(\.edge) == ["edge-2"] }
+        }
+        for engine in engines { await engine.shutdown() }
+    }
+
+    /// A join on an edge that does not host the channel while another does: refused E3017 naming
+    /// that edge; the SDK follows it and the app sees only the successful join.
+    func testAJoinOnTheWrongEdgeIsSentToTheRightOne() async throws {
+        let cluster = try XCTUnwrap(Self.cluster)
+        let seed = try self.seed
+        let channel = "wrong-edge-\(UInt32.random(in: 0 ... .max))"
+        let host = try await joinedEngine(seed: seed, channel: channel, uid: 41, broadcaster: false)
+        let placed = try await request(.channelPlace, try Self.placeRequest(channel, uid: 41), to: seed,
+                                       expecting: RoomPlaceChannelResponse.self)
+        let wrong = try XCTUnwrap(["edge-1", "edge-2", "edge-3"].first { $0 != placed.edgeID })
+        let wrongEndpoint = try cluster.launcher.clientEndpoint(of: wrong)
+
+        let token = try TestCluster.token(channel: channel, uid: 42, role: .subscriber)
+        let reply = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<EdgeReply, any Error>) in
+            // A raw client owns a ZeroMQ socket: a thread of its own, not the cooperative pool.
+            Thread {
+                continuation.resume(with: Result {
+                    let context = try Context()
+                    defer { context.shutdown() }
+                    let raw = try RawEdgeClient(endpoint: wrongEndpoint, context: context)
+                    try raw.open()
+                    return try raw.join(channel, uid: 42, token: token, role: .audience)
+                })
+            }.start()
+        }
+        let refusal = try XCTUnwrap(reply.failure, "a join on \(wrong) is refused")
+        XCTAssertEqual(refusal.code, .channelElsewhere)
+        XCTAssertEqual(refusal.redirect?.edgeID, placed.edgeID)
+        XCTAssertEqual(refusal.redirect?.clientEndpoint, placed.clientEndpoint)
+
+        let viewer = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds([seed])),
+                                              placement: FixedEdgePlacement(endpoint: wrongEndpoint))
+        let log = EventLog(viewer)
+        try await viewer.joinChannel(token: token, channel: channel, uid: 42, options: .audience)
+        try await log.wait("joined") { if case .joined = $0 { true } else { false } }
+        try await eventually("the channel listed on one edge with both users") {
+            let listed = try await request(.channelList, RoomListChannelsRequest(), to: seed, expecting: RoomListChannelsResponse.self)
+            let entries = listed.channels.filter { $0.name == channel }
+            return entries.map(\.edge) == [placed.edgeID] && entries.first?.subscribers == 2
+        }
+        XCTAssertFalse(log.all.contains { if case .error = $0 { true } else { false } }, "the app saw no refusal")
+        await viewer.shutdown()
+        await host.shutdown()
+    }
+
+    func testPlacementsNeedATokenOrAnAdminSignature() async throws {
+        let seed = try self.seed
+        let channel = "unauthorized-\(UInt32.random(in: 0 ... .max))"
+        var bare = RoomPlaceChannelRequest()
+        bare.channel = channel
+        await assertFails(.tokenMalformed, "a placement without a token") {
+            try await request(.channelPlace, bare, to: seed, expecting: RoomPlaceChannelResponse.self)
+        }
+        var other = try Self.placeRequest(channel, uid: 7)
+        other.token = try TestCluster.token(channel: "another-channel", uid: 7)
+        await assertFails(.tokenChannelMismatch, "a token for another channel") {
+            try await request(.channelPlace, other, to: seed, expecting: RoomPlaceChannelResponse.self)
+        }
+        var forged = try Self.placeRequest(channel, uid: 7)
+        forged.token = try RTCTokenBuilder.buildToken(appID: DemoApp.appID, appCertificate: String(repeating: "0", count: 32),
+                                                      channelName: channel, uid: 7, role: .publisher, tokenExpire: 600)
+        await assertFails(.tokenBadSignature, "a token signed with another certificate") {
+            try await request(.channelPlace, forged, to: seed, expecting: RoomPlaceChannelResponse.self)
+        }
+        var unsigned = bare
+        unsigned.admin = AdminSigner.sign(action: "place", target: channel, uid: 0,
+                                          issuedAtMs: Int64(Date().timeIntervalSince1970 * 1000), appCertificate: String(repeating: "0", count: 32))
+        await assertFails(.adminUnauthorized, "an admin placement signed with another certificate") {
+            try await request(.channelPlace, unsigned, to: seed, expecting: RoomPlaceChannelResponse.self)
+        }
+        var admin = bare
+        admin.admin = AdminSigner.sign(action: "place", target: channel, uid: 0,
+                                       issuedAtMs: Int64(Date().timeIntervalSince1970 * 1000), appCertificate: DemoApp.appCertificate)
+        let placed = try await request(.channelPlace, admin, to: seed, expecting: RoomPlaceChannelResponse.self)
+        XCTAssertTrue(placed.edgeID.hasPrefix("edge-"))
+        let withToken = try await request(.channelPlace, try Self.placeRequest(channel, uid: 7), to: seed,
+                                          expecting: RoomPlaceChannelResponse.self)
+        XCTAssertEqual(withToken.edgeID, placed.edgeID)
+    }
+
+    /// The database finding: 300 placements with 100 KB names are refused and leave the
+    /// coordinator's database as it was.
+    func testLongChannelNamesAreRefusedAndTheDatabaseDoesNotGrow() async throws {
+        let cluster = try XCTUnwrap(Self.cluster)
+        let seed = try self.seed
+        let data = cluster.launcher.runDirectory.appendingPathComponent("data")
+        func databaseBytes() throws -> Int {
+            try FileManager.default.contentsOfDirectory(atPath: data.path).filter { $0.hasPrefix("coordinator-1.sqlite") }
+                .reduce(0) { $0 + ((try FileManager.default.attributesOfItem(atPath: data.appendingPathComponent($1).path)[.size] as? Int) ?? 0) }
+        }
+        let before = try databaseBytes()
+        for index in 0..<300 {
+            let channel = String(repeating: "x", count: 100_000) + "\(index)"
+            // With a token or with an admin signature, no matter: the name is refused first.
+            var place = RoomPlaceChannelRequest()
+            place.channel = channel
+            if index.isMultiple(of: 2) {
+                place.uid = 1
+                place.token = try RTCTokenBuilder.buildToken(appID: DemoApp.appID, appCertificate: DemoApp.appCertificate,
+                                                             channelName: "", uid: 1, role: .publisher, tokenExpire: 600)
+            }
+            await assertFails(.invalidArgument, "a 100 KB channel name") {
+                try await request(.channelPlace, place, to: seed, expecting: RoomPlaceChannelResponse.self)
+            }
+        }
+        let after = try databaseBytes()
+        print("coordinator database: \(before) bytes before, \(after) after 300 refused placements")
+        XCTAssertLessThan(after - before, 64 << 10, "nothing of the refused placements was stored")
+    }
+
+    /// A placement request with the demo app's token for `channel` and `uid`.
+    static func placeRequest(_ channel: String, uid: UInt32) throws -> RoomPlaceChannelRequest {
+        var place = RoomPlaceChannelRequest()
+        place.channel = channel
+        place.uid = uid
+        place.token = try TestCluster.token(channel: channel, uid: uid)
+        return place
     }
 
     /// An engine joined to `channel`.

@@ -22,7 +22,25 @@ final class TestCluster: @unchecked Sendable {  // used by one test at a time
                                 "--base-port", "0"] + extra)
     }
 
-    func endpoint(_ id: String) throws -> String { try launcher.endpoint(of: id) }
+    /// Member `id`'s client endpoint: the SDK's seed, and where client kinds go. Requests of
+    /// internal kinds sent through ``request(_:_:to:expecting:timeout:)`` to it go to the member's
+    /// cluster endpoint instead, with the operator's keys (the cluster runs with a keyring).
+    func endpoint(_ id: String) throws -> String {
+        let client = try launcher.clientEndpoint(of: id)
+        let cluster = try launcher.endpoint(of: id)
+        let credentials = launcher.credentials
+        Self.clusterFaces.withLock { $0[client] = (cluster, credentials) }
+        return client
+    }
+
+    /// Client endpoint -> the member's cluster endpoint and the keys to speak there.
+    static let clusterFaces = Mutex<[String: (endpoint: String, credentials: ClusterCredentials?)]>([:])
+
+    /// Where a request of `kind` for the member at `endpoint` goes, with which keys.
+    static func route(_ kind: WireMessageKind, to endpoint: String) -> (endpoint: String, credentials: ClusterCredentials?) {
+        guard !kind.isClientKind, let face = clusterFaces.withLock({ $0[endpoint] }) else { return (endpoint, nil) }
+        return face
+    }
 
     func down() { try? launcher.down() }
 
@@ -44,7 +62,8 @@ func request<Response: SwiftProtobuf.Message & Sendable>(
             continuation.resume(with: Result {
                 let context = try Context()
                 defer { context.shutdown() }
-                let client = try NodeClient(endpoint: endpoint, context: context)
+                let route = TestCluster.route(kind, to: endpoint)
+                let client = try NodeClient(endpoint: route.endpoint, context: context, credentials: route.credentials)
                 return try client.request(kind, body: body, expecting: Response.self, timeout: timeout)
             })
         }.start()

@@ -42,6 +42,8 @@ final class EdgeFailoverTests: XCTestCase {
         for channel in channels {
             var place = RoomPlaceChannelRequest()
             place.channel = channel
+            place.uid = 1
+            place.token = try TestCluster.token(channel: channel, uid: 1)
             placement[channel] = try await request(.channelPlace, place, to: seed, expecting: RoomPlaceChannelResponse.self).edgeID
         }
         let victim = try XCTUnwrap(Dictionary(grouping: placement.keys, by: { placement[$0]! }).max { $0.value.count < $1.value.count }?.key)
@@ -60,6 +62,8 @@ final class EdgeFailoverTests: XCTestCase {
         for channel in moved {
             var place = RoomPlaceChannelRequest()
             place.channel = channel
+            place.uid = 1
+            place.token = try TestCluster.token(channel: channel, uid: 1)
             let now = try await request(.channelPlace, place, to: seed, expecting: RoomPlaceChannelResponse.self)
             XCTAssertNotEqual(now.edgeID, victim, "\(channel) placed again")
         }

@@ -106,6 +106,113 @@ final class PlacementTableTests: XCTestCase {
         XCTAssertNil(table.placements["x"])
     }
 
+    func testReportedHostWinsAndCorrectsTheTable() throws {
+        var table = PlacementTable()
+        let alive = [(id: "edge-a", load: 0), (id: "edge-b", load: 0), (id: "edge-c", load: 0)]
+        // Nobody placed it; edge-b hosts it (joined directly): placed there, whatever the hashing says.
+        for index in 0..<12 {
+            let placed = try table.place(channel: "direct-\(index)", alive: alive, avoiding: nil, hosting: ["edge-b"], nowMs: t0)
+            XCTAssertEqual(placed.placement.edgeID, "edge-b")
+            XCTAssertTrue(placed.changed)
+        }
+        // The table said edge-a, but edge-c hosts it: corrected, later than the old placement.
+        _ = table.merge([placement("moved", on: "edge-a", at: t0 + 50)])
+        let corrected = try table.place(channel: "moved", alive: alive, avoiding: nil, hosting: ["edge-c"], nowMs: t0)
+        XCTAssertEqual(corrected.placement.edgeID, "edge-c")
+        XCTAssertTrue(corrected.changed)
+        XCTAssertGreaterThan(corrected.placement.placedAtMs, t0 + 50, "replicas take the correction")
+        // Hosted by two (a split from before): the placed one stays.
+        let split = try table.place(channel: "moved", alive: alive, avoiding: nil, hosting: ["edge-a", "edge-c"], nowMs: t0 + 1)
+        XCTAssertEqual(split.placement.edgeID, "edge-c")
+        XCTAssertFalse(split.changed)
+        // A host that is not alive does not count.
+        let dead = try table.place(channel: "ghost", alive: [(id: "edge-a", load: 0)], avoiding: nil, hosting: ["edge-z"], nowMs: t0)
+        XCTAssertEqual(dead.placement.edgeID, "edge-a")
+    }
+
+    func testClaimsGrantUnplacedChannelsAndNameTheEdgeOfPlacedOnes() throws {
+        var table = PlacementTable()
+        let alive: Set<String> = ["edge-a", "edge-b"]
+        guard case .granted(let first, changed: true) = try table.claim(channel: "show", edge: "edge-a", alive: alive, hosting: [], nowMs: t0) else {
+            return XCTFail("an unplaced channel is granted to the first claimer")
+        }
+        XCTAssertEqual(first.edgeID, "edge-a")
+        XCTAssertEqual(try table.claim(channel: "show", edge: "edge-b", alive: alive, hosting: [], nowMs: t0 + 1),
+                       .elsewhere(first, changed: false), "a second edge is sent to the first")
+        XCTAssertEqual(try table.claim(channel: "show", edge: "edge-a", alive: alive, hosting: [], nowMs: t0 + 2),
+                       .granted(first, changed: false))
+        // The placed edge died: the claimer gets it.
+        guard case .granted(let taken, changed: true) = try table.claim(channel: "show", edge: "edge-b", alive: ["edge-b"], hosting: [], nowMs: t0 + 3) else {
+            return XCTFail("a channel on a dead edge goes to the claimer")
+        }
+        XCTAssertEqual(taken.edgeID, "edge-b")
+        // Placed on edge-b but hosted (reported) by edge-a: edge-a wins, a claim from edge-b is redirected.
+        guard case .elsewhere(let host, changed: true) = try table.claim(channel: "show", edge: "edge-b", alive: alive, hosting: ["edge-a"], nowMs: t0 + 4) else {
+            return XCTFail("the reporting edge wins")
+        }
+        XCTAssertEqual(host.edgeID, "edge-a")
+        // Hostile input: refused, nothing recorded.
+        assertThrows(.invalidArgument) { () throws(ShowroomError) in
+            try table.claim(channel: String(repeating: "x", count: 100_000), edge: "edge-a", alive: alive, hosting: [], nowMs: t0)
+        }
+        assertThrows(.invalidArgument) { () throws(ShowroomError) in
+            try table.claim(channel: "ok", edge: "", alive: alive, hosting: [], nowMs: t0)
+        }
+        XCTAssertEqual(Array(table.placements.keys), ["show"])
+    }
+
+    func testChannelNamesAreValidated() {
+        var table = PlacementTable()
+        let alive = [(id: "edge-a", load: 0)]
+        for bad in ["", String(repeating: "n", count: 65), "tab\there", "nul\u{0}", String(repeating: "é", count: 33)] {
+            assertThrows(.invalidArgument) { () throws(ShowroomError) in
+                try table.place(channel: bad, alive: alive, avoiding: nil, nowMs: t0)
+            }
+        }
+        XCTAssertNoThrow(try table.place(channel: String(repeating: "n", count: 64), alive: alive, avoiding: nil, nowMs: t0))
+        XCTAssertEqual(table.placements.count, 1)
+    }
+
+    func testPlacementsNobodyReportsExpireAndTombstonesReplicateTheRemoval() throws {
+        var table = PlacementTable(expiryMs: 60_000)
+        let alive = [(id: "edge-a", load: 0), (id: "edge-b", load: 0)]
+        _ = try table.place(channel: "used", alive: alive, avoiding: nil, nowMs: t0)
+        _ = try table.place(channel: "unused", alive: alive, avoiding: nil, nowMs: t0)
+        _ = try table.place(channel: "not-ours", alive: alive, avoiding: nil, nowMs: t0)
+        // "used" is reported every so often; "unused" never.
+        for second in stride(from: 10, through: 60, by: 10) { table.reported(channels: ["used"], nowMs: t0 + Int64(second) * 1000) }
+        XCTAssertTrue(table.expire(nowMs: t0 + 60_000).isEmpty, "not before the expiry")
+        let removed = table.expire(nowMs: t0 + 60_001, owned: { $0 != "not-ours" })
+        XCTAssertEqual(removed.map(\.channel), ["unused"])
+        XCTAssertEqual(removed.first?.edgeID, "", "a tombstone")
+        XCTAssertEqual(Set(table.placements.keys), ["used", "not-ours"])
+        XCTAssertEqual(table.expire(nowMs: t0 + 120_001).map(\.channel), ["not-ours", "used"], "unreported for a minute")
+        XCTAssertTrue(table.placements.isEmpty)
+
+        // A replica takes the tombstone; an older tombstone does not remove a newer placement.
+        var replica = PlacementTable()
+        _ = replica.merge([placement("unused", on: "edge-a", at: t0), placement("newer", on: "edge-a", at: t0 + 70_000)])
+        XCTAssertEqual(replica.merge(removed).map(\.channel), ["unused"])
+        var stale = removed[0]
+        stale.channel = "newer"
+        XCTAssertTrue(replica.merge([stale]).isEmpty)
+        XCTAssertEqual(Array(replica.placements.keys), ["newer"])
+        // A hostile far-past time traps nothing.
+        _ = replica.merge([placement("old", on: "edge-a", at: .min)], nowMs: .min)
+        XCTAssertEqual(replica.expire(nowMs: t0).map(\.channel), ["old"])
+    }
+
+    func testTheTableIsBounded() throws {
+        var table = PlacementTable(maxPlacements: 3)
+        let alive = [(id: "edge-a", load: 0)]
+        for index in 0..<3 { _ = try table.place(channel: "c\(index)", alive: alive, avoiding: nil, nowMs: t0) }
+        assertThrows(.unavailable) { () throws(ShowroomError) in
+            try table.place(channel: "c3", alive: alive, avoiding: nil, nowMs: t0)
+        }
+        XCTAssertNoThrow(try table.place(channel: "c0", alive: alive, avoiding: nil, nowMs: t0), "placed ones still answer")
+        XCTAssertEqual(table.placements.count, 3)
+    }
+
     private func placement(_ channel: String, on edge: String, at ms: Int64) -> RoomChannelPlacement {
         var placement = RoomChannelPlacement()
         placement.channel = channel

@@ -23,7 +23,7 @@ enum SharedCluster {
         let launcher = try Launcher(packageRoot: packageRoot)
         try launcher.run("up", ["--edges", "2", "--coordinators", "1", "--callsignals", "0", "--base-port", "0"])
         self.launcher = launcher
-        seed = try launcher.endpoint(of: "coordinator-1")
+        seed = try launcher.clientEndpoint(of: "coordinator-1")
         for id in ["edge-1", "edge-2"] { edges[id] = try launcher.clientEndpoint(of: id) }
     }
 

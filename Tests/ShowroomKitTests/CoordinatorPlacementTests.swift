@@ -83,7 +83,7 @@ final class CoordinatorPlacementTests: XCTestCase {
         let ids = ["coord-a", "coord-b"]
         let channel = key(ownedBy: "coord-a", among: ids, prefix: "show")
         // coord-a is alive in the membership's eyes but nothing listens there.
-        alive.answerStatus(with: [member(id: "coord-a", role: "coordinator", cluster: "tcp://127.0.0.1:1"), alive.member])
+        alive.answerStatus(with: [member(id: "coord-a", role: "coordinator", client: "tcp://127.0.0.1:1"), alive.member])
         let edge = EdgeAddress(id: "edge-b", endpoint: "tcp://127.0.0.1:7002")
         alive.answer(with: Self.placing(on: edge))
         let placement = CoordinatorPlacement(seeds: [alive.clusterEndpoint], loop: try engineLoop(), timeout: .milliseconds(300))

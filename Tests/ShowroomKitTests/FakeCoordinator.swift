@@ -69,6 +69,8 @@ final class FakeCoordinator: Sendable {
         member.role = "coordinator"
         member.state = .alive
         member.clusterEndpoint = clusterEndpoint
+        // The fake serves clients on the same socket.
+        member.clientEndpoint = clusterEndpoint
         member.eventsEndpoint = eventsEndpoint
         return member
     }

@@ -1,5 +1,9 @@
-import FlyingFox
 import Foundation
+import HTTPTypes
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOPosix
 import ShowroomWire
 import Synchronization
 import Webhooks
@@ -30,13 +34,13 @@ final class TestReceiver: Sendable {
     }
 
     let port: UInt16
-    private let server: HTTPServer
+    private let server: HummingbirdCore.Server<HTTP1Channel>
     private let task: Task<Void, any Error>
     private let recorder: Recorder
 
     var url: String { "http://127.0.0.1:\(port)/events" }
 
-    private init(port: UInt16, server: HTTPServer, task: Task<Void, any Error>, recorder: Recorder) {
+    private init(port: UInt16, server: HummingbirdCore.Server<HTTP1Channel>, task: Task<Void, any Error>, recorder: Recorder) {
         self.port = port
         self.server = server
         self.task = task
@@ -48,13 +52,35 @@ final class TestReceiver: Sendable {
     static func start(port: UInt16 = 0, gated: Bool = false, answer: @escaping Answer = { _ in 200 }) async throws
         -> TestReceiver
     {
-        let address = try sockaddr_in.inet(ip4: "127.0.0.1", port: port)
-        let server = HTTPServer(address: address, timeout: 10, logger: .disabled)
         let recorder = Recorder(gated: gated, answer: answer)
-        await server.appendRoute("POST /events") { request in await recorder.handle(request) }
-        let task = Task { try await server.run() }
-        try await server.waitUntilListening(timeout: 5)
-        guard case .ip4(_, let boundPort) = await server.listeningAddress else {
+        let channel = HTTP1Channel(responder: { request, writer, _ in
+            guard request.method == .post, request.uri.path == "/events" else {
+                try await writer.writeResponse(HTTPResponse(status: .notFound, headerFields: [.contentLength: "0"]))
+                return
+            }
+            let status = await recorder.handle(request)
+            try await writer.writeResponse(HTTPResponse(
+                status: .init(code: status, reasonPhrase: status == 200 ? "OK" : "Failed"),
+                headerFields: [.contentLength: "0"]))
+        })
+        let listening = AsyncStream<Int?>.makeStream()
+        let server = HummingbirdCore.Server(
+            childChannelSetup: channel,
+            configuration: ServerConfiguration(address: .hostname("127.0.0.1", port: Int(port))),
+            onServerRunning: { channel in
+                listening.continuation.yield(channel.localAddress?.port)
+                listening.continuation.finish()
+            },
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            logger: Logger(label: "test-receiver") { _ in SwiftLogNoOpLogHandler() })
+        let task = Task {
+            defer { listening.continuation.finish() }  // a bind failure ends the wait below
+            try await server.run()
+        }
+        var ports = listening.stream.makeAsyncIterator()
+        guard let bound = await ports.next(), let boundPort = bound.flatMap({ UInt16(exactly: $0) }) else {
+            try? await server.shutdownGracefully()
+            if case .failure(let error) = await task.result { throw error }
             throw TestReceiverError.notListening
         }
         return TestReceiver(port: boundPort, server: server, task: task, recorder: recorder)
@@ -82,8 +108,7 @@ final class TestReceiver: Sendable {
     /// Closes the port and every connection.
     func stop() async {
         openGate()
-        await server.stop(timeout: 0)
-        task.cancel()
+        try? await server.shutdownGracefully()
         _ = await task.result
     }
 }
@@ -100,8 +125,10 @@ fileprivate final class Recorder: Sendable {
         self.answer = answer
     }
 
-    func handle(_ request: HTTPRequest) async -> HTTPResponse {
-        let body = (try? await request.bodyData).map { [UInt8]($0) } ?? []
+    /// Records the post (after the gate) and returns the status to answer.
+    func handle(_ request: Request) async -> Int {
+        var request = request
+        let body = (try? await request.collectBody(upTo: 16 << 20)).map { Array(buffer: $0) } ?? []
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let open = state.withLock { state in
                 if !state.gateOpen { state.gateWaiters.append(continuation) }
@@ -109,18 +136,18 @@ fileprivate final class Recorder: Sendable {
             }
             if open { continuation.resume() }
         }
-        let status = state.withLock { state in
+        func header(_ name: String) -> String? { HTTPField.Name(name).flatMap { request.headers[$0] } }
+        return state.withLock { state in
             let status = answer(state.posts.count + 1)
             state.posts.append(TestReceiver.Post(
                 body: body,
-                contentType: request.headers[HTTPHeader("Content-Type")],
-                signature: request.headers[HTTPHeader(WebhookSignature.header)],
-                noticeID: request.headers[HTTPHeader(WebhookSignature.noticeHeader)],
+                contentType: header("Content-Type"),
+                signature: header(WebhookSignature.header),
+                noticeID: header(WebhookSignature.noticeHeader),
                 status: status,
                 event: try? ChannelEventJSON.decode(body)))
             return status
         }
-        return HTTPResponse(statusCode: HTTPStatusCode(status, phrase: status == 200 ? "OK" : "Failed"))
     }
 }
 

@@ -1,0 +1,77 @@
+import ArgumentParser
+import Foundation
+import NodeRuntime
+import ShowroomWire
+import ZeroMQ
+
+/// The keys showroomctl presents on cluster endpoints of a cluster with a keyring: the `operator`
+/// key pair (or `SHOWROOM_KEY_ID`'s) of the keyring directory named by `SHOWROOM_KEYRING`.
+/// `deploy/cluster.sh` sets both for the commands it runs. Unset: plain links (a cluster without
+/// a keyring, or a client endpoint).
+enum OperatorKeys {
+    /// The credentials, or nil without `SHOWROOM_KEYRING`; exits with a clear message when the
+    /// keyring named there cannot be read.
+    static let credentials: ClusterCredentials? = {
+        let environment = ProcessInfo.processInfo.environment
+        guard let directory = environment["SHOWROOM_KEYRING"], !directory.isEmpty else { return nil }
+        do {
+            return try ClusterCredentials.load(keyringDirectory: directory, id: environment["SHOWROOM_KEY_ID"] ?? "operator")
+        } catch {
+            FileHandle.standardError.write(Data("showroomctl: SHOWROOM_KEYRING: \(error)\n".utf8))
+            exit(2)
+        }
+    }()
+}
+
+/// `showroomctl keys ...`: the cluster's CURVE keyring.
+struct KeysCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keys",
+        abstract: "Manage the cluster's CURVE keyring (who may speak on cluster links).",
+        subcommands: [Generate.self])
+
+    struct Generate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write cluster.key and a key pair per id (<id>.key, mode 600, and <id>.pub) into a directory; existing keys are kept.")
+
+        @Option(help: "The keyring directory (created if missing).")
+        var dir: String
+
+        @Option(name: .customLong("id"), help: "A member or operator id to make keys for (repeatable).")
+        var ids: [String] = []
+
+        func run() throws {
+            let made = try ClusterKeyring.generate(directory: dir, ids: ids)
+            print("keyring \(dir): \(made.isEmpty ? "no new keys" : "new keys for \(made.joined(separator: ", "))")")
+        }
+    }
+}
+
+/// The seeds showroomctl gives the SDK. The SDK speaks to client endpoints only, while an operator
+/// may name any member's cluster endpoint: the alive coordinators' client endpoints are read from
+/// the cluster status of the first seed that answers (plainly, as a client endpoint, or with the
+/// operator's keys, as a cluster endpoint).
+enum ClientSeeds {
+    /// The coordinators' client endpoints, or `seeds` unchanged when no seed answered (the SDK then
+    /// reports what it finds).
+    static func resolve(_ seeds: [String]) async throws -> [String] {
+        try await onThread {
+            let context = try Context()
+            defer { context.shutdown() }
+            let attempts: [ClusterCredentials?] = OperatorKeys.credentials.map { [nil, $0] } ?? [nil]
+            for seed in seeds {
+                for credentials in attempts {
+                    guard let client = try? NodeClient(endpoint: seed, context: context, credentials: credentials),
+                          let status = try? client.request(.clusterStatus, body: AdminClusterStatusRequest(),
+                                                           expecting: AdminClusterStatus.self, timeout: .milliseconds(700))
+                    else { continue }
+                    let coordinators = status.members
+                        .filter { $0.role == "coordinator" && $0.state == .alive && !$0.clientEndpoint.isEmpty }
+                        .map(\.clientEndpoint)
+                    if !coordinators.isEmpty { return coordinators.sorted() }
+                }
+            }
+            return seeds
+        }
+    }
+}
