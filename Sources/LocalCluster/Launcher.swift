@@ -64,6 +64,11 @@ public final class Launcher {
         try readyField("client", of: id)
     }
 
+    /// The admin HTTP address a member announced in its ready line (`http://host:port`).
+    public func adminEndpoint(of id: String) throws -> String {
+        try readyField("admin", of: id)
+    }
+
     private func readyField(_ key: String, of id: String) throws -> String {
         let text = try String(contentsOf: runDirectory.appendingPathComponent("\(id).out"), encoding: .utf8)
         guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix("ready ") }),

@@ -182,15 +182,16 @@ public struct ClusterCredentials: Sendable {
     }
 }
 
-/// A member's keyring kept current: re-read from its directory when a key or id is not found
-/// (at most four times a second, so a member added by dropping its `.pub` into every host's directory is
-/// admitted without restarts) and every ``refreshInterval`` (so a removed one is revoked).
-/// Loop-confined.
+/// A member's keyring kept current: re-read from its directory when a key or id is not found and
+/// the directory changed since it was read (a member added by dropping its `.pub` into every
+/// host's directory is admitted without restarts, and an unknown key costs a `stat`, not a
+/// re-read), and every ``refreshInterval`` (so a removed one is revoked). Loop-confined.
 final class KeyringCache {
     private(set) var keyring: ClusterKeyring
     private let directory: String?
     private let clock: () -> ContinuousClock.Instant
     private var loadedAt: ContinuousClock.Instant
+    private var loadedVersion: Date?
     /// The longest a revoked key stays admitted.
     static let refreshInterval = Duration.seconds(10)
 
@@ -199,20 +200,21 @@ final class KeyringCache {
         self.directory = directory
         self.clock = clock
         loadedAt = clock()
+        loadedVersion = Self.version(of: directory)
     }
 
     /// The member a CURVE key belongs to.
     func member(withKey raw: [UInt8]) -> String? {
         refreshIfStale()
         if let id = keyring.member(withKey: raw) { return id }
-        return reloadAfterMiss() ? keyring.member(withKey: raw) : nil
+        return reloadIfChanged() ? keyring.member(withKey: raw) : nil
     }
 
     /// Whether `id` is listed.
     func admits(_ id: String) -> Bool {
         refreshIfStale()
         if keyring.admits(id) { return true }
-        return reloadAfterMiss() && keyring.admits(id)
+        return reloadIfChanged() && keyring.admits(id)
     }
 
     /// The ZAP decision for a handshake: cluster endpoints admit listed CURVE keys only (under the
@@ -227,16 +229,23 @@ final class KeyringCache {
         if loadedAt.duration(to: clock()) >= Self.refreshInterval { reload() }
     }
 
-    private func reloadAfterMiss() -> Bool {
-        guard loadedAt.duration(to: clock()) >= .milliseconds(250) else { return false }
+    private func reloadIfChanged() -> Bool {
+        guard let directory, Self.version(of: directory) != loadedVersion else { return false }
         reload()
         return true
     }
 
     private func reload() {
         loadedAt = clock()
+        loadedVersion = Self.version(of: directory)
         guard let directory, let fresh = try? ClusterKeyring.load(directory: directory, id: keyring.ownID) else { return }
         keyring = fresh
+    }
+
+    /// The directory's modification time: a file added, removed or renamed in it changes it.
+    private static func version(of directory: String?) -> Date? {
+        guard let directory else { return nil }
+        return (try? FileManager.default.attributesOfItem(atPath: directory))?[.modificationDate] as? Date
     }
 }
 

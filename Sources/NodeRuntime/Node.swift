@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import Membership
 import ShowroomWire
 import SwiftProtobuf
@@ -262,8 +263,16 @@ final class NodeCore {
          logger: Logger, events: NodeEvents) throws {
         // The authenticator is bound before any socket of the context can accept a handshake.
         let keys = keyring.map { KeyringCache($0, directory: configuration.keyring) }
+        let refusals = Counter(label: "cluster.handshakes_refused")
         zap = try keys.map { keys throws(ZeroMQError) in
-            try ZAPHandler(loop: loop) { keys.authorize($0) }
+            try ZAPHandler(loop: loop) { request in
+                let user = keys.authorize(request)
+                if user == nil {
+                    refusals.increment()
+                    logger.notice("cluster handshake refused: key not in the keyring", metadata: ["peer": "\(request.address)"])
+                }
+                return user
+            }
         }
         let socket = try Socket(.router, context: loop.context)
         try socket.set(.routerMandatory, 1)

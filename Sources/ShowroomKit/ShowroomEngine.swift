@@ -89,7 +89,8 @@ public final class ShowroomEngine: Sendable {
     ///   - options: Role and media options; `nil` fields take the role's defaults.
     /// - Returns: The connection, with the uid the edge confirmed.
     /// - Throws: The edge's refusal (token codes E2001–E2007, E3005 too many channels, E3006
-    ///   channel full, E3011 already joined …), `DEADLINE_EXCEEDED`, `UNAVAILABLE` (no edge).
+    ///   channel full, E3011 already joined …), `INVALID_ARGUMENT` for a channel name outside
+    ///   1-64 bytes of the allowed characters, `DEADLINE_EXCEEDED`, `UNAVAILABLE` (no edge).
     @discardableResult
     public func joinChannel(
         token: String, channel: String, uid: UInt32, options: ChannelMediaOptions = ChannelMediaOptions()
@@ -113,6 +114,8 @@ public final class ShowroomEngine: Sendable {
     }
 
     private func join(token: String, connection: ChannelConnection, options: ChannelMediaOptions, primary: Bool) async throws(ShowroomError) -> ChannelConnection {
+        // The edge's rule, checked here so a bad name fails at once with the same E1007.
+        try Names.validateChannel(connection.channel)
         let started = ContinuousClock.now
         let edge = try await placement.edge(
             for: connection.channel, avoiding: nil, joiningAs: PlacementCredentials(uid: connection.uid, token: token))

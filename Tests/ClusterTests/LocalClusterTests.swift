@@ -13,9 +13,9 @@ final class LocalClusterTests: XCTestCase {
     func testEightProcessClusterThroughTheLauncher() throws {
         let launcher = try Launcher(packageRoot: Self.packageRoot)
         defer { try? launcher.down() }
-        let probe = try ClusterProbe()
-
         try launcher.run("up", ["--edges", "4", "--coordinators", "2", "--callsignals", "2", "--base-port", "0"])
+        // The status is asked of cluster endpoints, with the operator's keys from the launcher's keyring.
+        let probe = try ClusterProbe(credentials: launcher.credentials)
         let initial = ["coordinator-1", "coordinator-2", "callsignal-1", "callsignal-2", "edge-1", "edge-2", "edge-3", "edge-4"]
         var endpoints = try Dictionary(uniqueKeysWithValues: initial.map { ($0, try launcher.endpoint(of: $0)) })
         try probe.waitUntil(Array(endpoints.values), "all 8 see all 8 alive") { $0.aliveIDs == Set(initial) }
