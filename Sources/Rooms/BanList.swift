@@ -71,7 +71,12 @@ public struct BanList: Sendable {
     }
 
     private static func combined(_ current: RoomBan?, _ ban: RoomBan) -> RoomBan {
-        var result = ban
+        // Built from the known fields only, so the result does not depend on which copy came
+        // last (fields a newer coordinator added are not carried through a merge).
+        var result = RoomBan()
+        result.channel = ban.channel
+        result.uid = ban.uid
+        result.untilMs = ban.untilMs
         var privileges = Set(ban.privileges.isEmpty ? [joinPrivilege] : ban.privileges)
         if let current {
             privileges.formUnion(current.privileges)

@@ -48,6 +48,13 @@ final class ClusterFacesTests: XCTestCase {
         XCTFail("not within \(timeout): \(what)")
     }
 
+    /// Runs blocking socket work on a thread of its own: sockets stay on the thread that made them.
+    private func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try work() }) }.start()
+        }
+    }
+
     private func alive(_ node: Node) async throws -> Set<String> {
         Set(try await node.members().filter { $0.state == .alive }.map(\.id.rawValue))
     }
@@ -90,21 +97,29 @@ final class ClusterFacesTests: XCTestCase {
 
         // A plain client (no CURVE) and a CURVE client with an unlisted key get no answer at all
         // on the cluster endpoint, not even to NODE_INFO; the operator's listed key does.
-        let context = try Context()
-        let plain = try NodeClient(endpoint: a.endpoint, context: context)
-        XCTAssertThrowsError(try plain.request(.nodeInfo, body: WireNodeInfoRequest(), expecting: WireNodeInfo.self, timeout: .milliseconds(500)))
-        let stranger = try ClusterCredentials(own: CurveKeyPair.generate(),
-                                              serverPublicKey: try ClusterCredentials.load(keyringDirectory: keys, id: "operator").serverPublicKey)
-        let unlisted = try NodeClient(endpoint: a.endpoint, context: context, credentials: stranger)
-        XCTAssertThrowsError(try unlisted.request(.nodeInfo, body: WireNodeInfoRequest(), expecting: WireNodeInfo.self, timeout: .milliseconds(500)))
-        // A forged gossip packet from a plain socket claiming to be a member goes nowhere either.
-        let forger = try Socket(.dealer, context: context)
-        try forger.connect(a.endpoint)
-        _ = try forger.send(try forgedGossip(from: "intruder", endpoint: "tcp://127.0.0.1:9"))
-        let operatorClient = try NodeClient(endpoint: a.endpoint, context: context,
-                                            credentials: try ClusterCredentials.load(keyringDirectory: keys, id: "operator"))
-        let status = try operatorClient.request(.clusterStatus, body: AdminClusterStatusRequest(), expecting: AdminClusterStatus.self)
-        XCTAssertEqual(Set(status.members.map(\.id)), ["member-a", "member-b"])
+        let endpoint = a.endpoint
+        let forged = try forgedGossip(from: "intruder", endpoint: "tcp://127.0.0.1:9")
+        let members = try await onThread { () throws -> Set<String> in
+            let context = try Context()
+            defer { context.shutdown() }
+            let plain = try NodeClient(endpoint: endpoint, context: context)
+            XCTAssertThrowsError(try plain.request(.nodeInfo, body: WireNodeInfoRequest(), expecting: WireNodeInfo.self, timeout: .milliseconds(500)))
+            let stranger = try ClusterCredentials(own: CurveKeyPair.generate(),
+                                                  serverPublicKey: try ClusterCredentials.load(keyringDirectory: keys, id: "operator").serverPublicKey)
+            let unlisted = try NodeClient(endpoint: endpoint, context: context, credentials: stranger)
+            XCTAssertThrowsError(try unlisted.request(.nodeInfo, body: WireNodeInfoRequest(), expecting: WireNodeInfo.self, timeout: .milliseconds(500)))
+            // A forged gossip packet from a plain socket claiming to be a member goes nowhere either.
+            let forger = try Socket(.dealer, context: context)
+            try forger.set(.linger, 0)
+            try forger.connect(endpoint)
+            _ = try forger.send(forged)
+            forger.close()
+            let operatorClient = try NodeClient(endpoint: endpoint, context: context,
+                                                credentials: try ClusterCredentials.load(keyringDirectory: keys, id: "operator"))
+            let status = try operatorClient.request(.clusterStatus, body: AdminClusterStatusRequest(), expecting: AdminClusterStatus.self)
+            return Set(status.members.map(\.id))
+        }
+        XCTAssertEqual(members, ["member-a", "member-b"])
 
         // The rogue's join attempts and the unlisted client were refused by the keyring
         // (the plain client fails earlier, on the mechanism).
@@ -118,7 +133,6 @@ final class ClusterFacesTests: XCTestCase {
         XCTAssertEqual(seenByRogue, ["rogue-edge"], "the rogue stays alone")
         let aStatus = try await a.clusterStatus()
         XCTAssertFalse(aStatus.members.contains { $0.id == "rogue-edge" || $0.id == "intruder" })
-        forger.close()
     }
 
     func testAMemberAddedToTheKeyringLaterIsAdmittedWithoutRestarts() async throws {
@@ -148,47 +162,52 @@ final class ClusterFacesTests: XCTestCase {
             coordinator.handle(.roomGet) { _, _ in WireNodeInfo() }
         }
 
-        let context = try Context()
-        let client = try NodeClient(endpoint: coordinator.clientEndpoint, context: context)
-        // Internal kinds: refused with PERMISSION_DENIED, whatever the body.
-        for kind in [WireMessageKind.coordinatorState, .edgeBans, .edgeChannelReport, .banList, .channelClaim, .channelList] {
-            do {
-                _ = try client.request(kind, body: WireNodeInfoRequest(), expecting: WireNodeInfo.self)
-                XCTFail("\(kind) was served on the client face")
-            } catch {
-                XCTAssertEqual(error.code, .permissionDenied, "\(kind): \(error)")
+        let clientEndpoint = coordinator.clientEndpoint
+        try await onThread {
+            let context = try Context()
+            defer { context.shutdown() }
+            let client = try NodeClient(endpoint: clientEndpoint, context: context)
+            // Internal kinds: refused with PERMISSION_DENIED, whatever the body.
+            for kind in [WireMessageKind.coordinatorState, .edgeBans, .edgeChannelReport, .banList, .channelClaim, .channelList] {
+                do {
+                    _ = try client.request(kind, body: WireNodeInfoRequest(), expecting: WireNodeInfo.self)
+                    XCTFail("\(kind) was served on the client face")
+                } catch {
+                    XCTAssertEqual((error as? ShowroomError)?.code, .permissionDenied, "\(kind): \(error)")
+                }
             }
+            // A client kind is served.
+            _ = try client.request(.roomGet, body: WireNodeInfoRequest(), expecting: WireNodeInfo.self)
+            // The cluster status a client sees names client endpoints only.
+            let status = try client.request(.clusterStatus, body: AdminClusterStatusRequest(), expecting: AdminClusterStatus.self)
+            XCTAssertEqual(Set(status.members.map(\.id)), ["coordinator-x", "edge-x"])
+            for member in status.members {
+                XCTAssertEqual(member.clusterEndpoint, "", "\(member.id)'s cluster endpoint leaked")
+                XCTAssertEqual(member.adminEndpoint, "", "\(member.id)'s admin endpoint leaked")
+            }
+            XCTAssertEqual(status.members.first { $0.id == "coordinator-x" }?.clientEndpoint, clientEndpoint)
+
+            // A request with an attachment the kind does not define: MALFORMED_MESSAGE, not served.
+            let request = try WireEnvelope(request: .roomGet, id: 77, body: WireNodeInfoRequest())
+            let answer = try client.exchange([try request.serializedBytes(), [1, 2, 3]], requestID: 77, timeout: .seconds(3))
+            XCTAssertEqual(answer.failure?.code, .malformedMessage)
+
+            // A REQ peer (which adds an empty delimiter frame) gets its answer.
+            let req = try Socket(.req, context: context)
+            try req.set(.linger, 0)
+            try req.connect(clientEndpoint)
+            let info = try WireEnvelope(request: .nodeInfo, id: 5, body: WireNodeInfoRequest())
+            XCTAssertEqual(try req.send(try info.serializedBytes()), .sent)
+            XCTAssertTrue(try req.poll(.readable, timeout: .seconds(3)).contains(.readable), "a REQ peer got no answer")
+            let frames = try XCTUnwrap(try req.receiveFrames())
+            let reply = try WireEnvelope.decode(frame: Data(frames[0]))
+            XCTAssertEqual(reply.requestID, 5)
+            XCTAssertEqual(try reply.decodeBody(WireNodeInfo.self).nodeID, "coordinator-x")
+            XCTAssertEqual(try reply.decodeBody(WireNodeInfo.self).clusterEndpoint, "", "the client face does not name the cluster endpoint")
+            req.close()
         }
-        // A client kind is served.
-        _ = try client.request(.roomGet, body: WireNodeInfoRequest(), expecting: WireNodeInfo.self)
-        // The cluster status a client sees names client endpoints only.
-        let status = try client.request(.clusterStatus, body: AdminClusterStatusRequest(), expecting: AdminClusterStatus.self)
-        XCTAssertEqual(Set(status.members.map(\.id)), ["coordinator-x", "edge-x"])
-        for member in status.members {
-            XCTAssertEqual(member.clusterEndpoint, "", "\(member.id)'s cluster endpoint leaked")
-            XCTAssertEqual(member.adminEndpoint, "", "\(member.id)'s admin endpoint leaked")
-        }
-        XCTAssertEqual(status.members.first { $0.id == "coordinator-x" }?.clientEndpoint, coordinator.clientEndpoint)
         let refused = try await coordinator.securityCounters().internalKindsRefused
         XCTAssertEqual(refused, 6, "each refusal is counted")
-
-        // A request with an attachment the kind does not define: MALFORMED_MESSAGE, not served.
-        let request = try WireEnvelope(request: .roomGet, id: 77, body: WireNodeInfoRequest())
-        let answer = try client.exchange([try request.serializedBytes(), [1, 2, 3]], requestID: 77, timeout: .seconds(3))
-        XCTAssertEqual(answer.failure?.code, .malformedMessage)
-
-        // A REQ peer (which adds an empty delimiter frame) gets its answer.
-        let req = try Socket(.req, context: context)
-        try req.connect(coordinator.clientEndpoint)
-        let info = try WireEnvelope(request: .nodeInfo, id: 5, body: WireNodeInfoRequest())
-        XCTAssertEqual(try req.send(try info.serializedBytes()), .sent)
-        XCTAssertTrue(try req.poll(.readable, timeout: .seconds(3)).contains(.readable), "a REQ peer got no answer")
-        let frames = try XCTUnwrap(try req.receiveFrames())
-        let reply = try WireEnvelope.decode(frame: Data(frames[0]))
-        XCTAssertEqual(reply.requestID, 5)
-        XCTAssertEqual(try reply.decodeBody(WireNodeInfo.self).nodeID, "coordinator-x")
-        XCTAssertEqual(try reply.decodeBody(WireNodeInfo.self).clusterEndpoint, "", "the client face does not name the cluster endpoint")
-        req.close()
     }
 
     func testGossipFromAMemberClaimingAnotherMembersIdIsDropped() async throws {
@@ -196,21 +215,27 @@ final class ClusterFacesTests: XCTestCase {
         let a = try makeNode("member-a", role: .coordinator, keyring: keys)
         a.join()
         // The operator's key is listed, but a packet it sends in member-b's name is not member-b's.
-        let context = try Context()
-        let socket = try Socket(.dealer, context: context)
-        try ClusterCredentials.load(keyringDirectory: keys, id: "operator").apply(to: socket)
-        try socket.connect(a.endpoint)
-        _ = try socket.send(try forgedGossip(from: "member-b", endpoint: "tcp://127.0.0.1:9"))
-        // A request on the same connection after it: its answer proves the gossip was handled
-        // (one peer's messages are handled in order).
-        let probe = try WireEnvelope(request: .nodeInfo, id: 9, body: WireNodeInfoRequest())
-        _ = try socket.send(try probe.serializedBytes())
-        XCTAssertTrue(try socket.poll(.readable, timeout: .seconds(3)).contains(.readable), "the operator's key was not admitted")
-        XCTAssertEqual(try WireEnvelope.decode(frame: Data(XCTUnwrap(try socket.receiveFrames())[0])).requestID, 9)
+        let endpoint = a.endpoint
+        let forged = try forgedGossip(from: "member-b", endpoint: "tcp://127.0.0.1:9")
+        try await onThread {
+            let context = try Context()
+            defer { context.shutdown() }
+            let socket = try Socket(.dealer, context: context)
+            try socket.set(.linger, 0)
+            try ClusterCredentials.load(keyringDirectory: keys, id: "operator").apply(to: socket)
+            try socket.connect(endpoint)
+            _ = try socket.send(forged)
+            // A request on the same connection after it: its answer proves the gossip was handled
+            // (one peer's messages are handled in order).
+            let probe = try WireEnvelope(request: .nodeInfo, id: 9, body: WireNodeInfoRequest())
+            _ = try socket.send(try probe.serializedBytes())
+            XCTAssertTrue(try socket.poll(.readable, timeout: .seconds(3)).contains(.readable), "the operator's key was not admitted")
+            XCTAssertEqual(try WireEnvelope.decode(frame: Data(XCTUnwrap(try socket.receiveFrames())[0])).requestID, 9)
+            socket.close()
+        }
         let seen = try await alive(a)
         XCTAssertEqual(seen, ["member-a"], "a packet in another member's name must not add it")
         let refusedGossip = try await a.securityCounters().gossipRefused
         XCTAssertEqual(refusedGossip, 1)
-        socket.close()
     }
 }

@@ -116,9 +116,11 @@ final class ShowLiveTests: XCTestCase {
         let host = try await TestClient.join(channel, uid: 1, role: .broadcaster)
         let sink = CountingVideoSink()
         let watcher = try await TestClient.join(channel, uid: 3, role: .audience, videoFrom: 2, videoSink: sink)
-        let edge = try await host.engine.placement.edge(for: channel)
-        let intruder = try await RawClientThread(endpoint: edge.endpoint)
         let token = try SharedCluster.token(channel: channel, uid: 2, role: .subscriber)
+        // Placement is asked as a client does, with the token it joins with.
+        let edge = try await host.engine.placement.edge(
+            for: channel, avoiding: nil, joiningAs: PlacementCredentials(uid: 2, token: token))
+        let intruder = try await RawClientThread(endpoint: edge.endpoint)
         let error = try await intruder.run { client -> ShowroomError? in
             try client.open()
             if let failure = try client.join(channel, uid: 2, token: token, role: .audience).failure { return failure }
@@ -203,10 +205,11 @@ final class ShowLiveTests: XCTestCase {
             channel, uid: 1, role: .broadcaster, camera: true, fps: 30, bitrateKbps: 1500, width: 320, height: 240)
         let steady = DecodingVideoSink()
         let other = try await TestClient.join(channel, uid: 2, role: .audience, videoFrom: 1, videoSink: steady)
-        let edge = try await host.engine.placement.edge(for: channel)
+        let token = try SharedCluster.token(channel: channel, uid: 9, role: .subscriber)
+        let edge = try await host.engine.placement.edge(
+            for: channel, avoiding: nil, joiningAs: PlacementCredentials(uid: 9, token: token))
         // A bare client with small buffers, so that not reading backs up to the edge quickly.
         let stalled = try await RawClientThread(endpoint: edge.endpoint, receiveHighWaterMark: 4, receiveBufferBytes: 16 << 10)
-        let token = try SharedCluster.token(channel: channel, uid: 9, role: .subscriber)
         let joined = try await stalled.run { client -> Bool in
             try client.open()
             guard try client.join(channel, uid: 9, token: token, role: .audience).failure == nil else { return false }
