@@ -45,7 +45,7 @@ public final class AdminServer: Sendable {
         public var limits: Limits
 
         /// Loopback on an ephemeral port by default.
-        public init(host: String = "127.0.0.1", port: UInt16 = 0, startTimeout: Double = 5, limits: Limits = Limits()) {
+        public init(host: String = "127.0.0.1", port: UInt16 = 0, startTimeout: Double = 30, limits: Limits = Limits()) {
             self.host = host
             self.port = port
             self.startTimeout = startTimeout

@@ -19,19 +19,26 @@ extension CoordinatorCore {
             try authorizePlacement(body, nowMs: Self.nowMs)
             return body
         }) else { return }
-        let owner = holders(of: body.channel).first ?? selfID
-        if !request.forwarded, owner != selfID, let endpoint = clusterEndpoint(of: owner) {
-            node.forward(request, to: endpoint, timeout: Self.peerTimeout) { [self] result in
-                switch result {
-                case .success(let answer): respond(.relayed(answer))
-                // The owner is unreachable: any coordinator can place (placement is sticky per edge,
-                // so both answers agree while the edge lives).
-                case .failure: place(body, respond)
-                }
-            }
+        atChannelOwner(request, channel: body.channel, respond) { [self] in place(body, respond) }
+    }
+
+    /// Serves `request` at the owner coordinator of `channel`: passes it on (once) when that is
+    /// another member, and serves it here with `locally` when this member owns the channel or the
+    /// owner is unreachable (placement is sticky per edge, so both answers agree while the edge
+    /// lives).
+    private func atChannelOwner(_ request: WireEnvelope, channel: String, _ respond: Node.Responder,
+                                locally: @escaping () -> Void) {
+        let owner = holders(of: channel).first ?? selfID
+        guard !request.forwarded, owner != selfID, let endpoint = clusterEndpoint(of: owner) else {
+            locally()
             return
         }
-        place(body, respond)
+        node.forward(request, to: endpoint, timeout: Self.peerTimeout) { result in
+            switch result {
+            case .success(let answer): respond(.relayed(answer))
+            case .failure: locally()
+            }
+        }
     }
 
     /// Checks that a placement request may place: an admin signature over
@@ -127,17 +134,7 @@ extension CoordinatorCore {
             }
             return body
         }) else { return }
-        let owner = holders(of: body.channel).first ?? selfID
-        if !request.forwarded, owner != selfID, let endpoint = clusterEndpoint(of: owner) {
-            node.forward(request, to: endpoint, timeout: Self.peerTimeout) { [self] result in
-                switch result {
-                case .success(let answer): respond(.relayed(answer))
-                case .failure: decideClaim(body, respond)
-                }
-            }
-            return
-        }
-        decideClaim(body, respond)
+        atChannelOwner(request, channel: body.channel, respond) { [self] in decideClaim(body, respond) }
     }
 
     private func decideClaim(_ body: RoomClaimChannelRequest, _ respond: Node.Responder) {

@@ -20,7 +20,6 @@ public struct PlacementTable: Sendable {
     private var lastSeenMs: [String: Int64] = [:]
 
     /// The longest channel name placed, in UTF-8 bytes.
-    public static let maxChannelNameBytes = 64
 
     /// Creates an empty table.
     ///
@@ -41,18 +40,12 @@ public struct PlacementTable: Sendable {
         case elsewhere(RoomChannelPlacement, changed: Bool)
     }
 
-    /// Checks a channel name from outside: 1–64 UTF-8 bytes, no control characters.
+    /// Checks a channel name from outside, by the one rule edges and the SDK apply
+    /// (``Names/validateChannel(_:field:)``).
     ///
     /// - Throws: `INVALID_ARGUMENT` naming what is wrong.
     public static func validate(channel: String) throws(ShowroomError) {
-        guard !channel.isEmpty else { throw .invalidArgument("channel is empty; name the channel to place") }
-        let bytes = channel.utf8.count
-        guard bytes <= maxChannelNameBytes else {
-            throw .invalidArgument("channel name is \(bytes) bytes; at most \(maxChannelNameBytes) are accepted")
-        }
-        guard !channel.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw .invalidArgument("channel name contains control characters; use printable characters only")
-        }
+        try Names.validateChannel(channel)
     }
 
     /// Where `channel` is hosted, placing it if needed.
