@@ -505,13 +505,44 @@ final class StoppingFlag: Sendable {
 
 /// Resumes a continuation with the first of several results; later ones are dropped.
 private final class ResumeOnce<Value: Sendable>: Sendable {
-    private let continuation = Mutex<CheckedContinuation<Result<Value, any Error>, Never>?>(nil)
+    /// The waiter, or the result that arrived before anybody waited (the server may be listening
+    /// before ``install(_:)`` runs), or nothing more to do once resumed.
+    private enum State {
+        case waiting(CheckedContinuation<Result<Value, any Error>, Never>?)
+        case early(Result<Value, any Error>)
+        case done
+    }
+    private let state = Mutex<State>(.waiting(nil))
 
     func install(_ continuation: CheckedContinuation<Result<Value, any Error>, Never>) {
-        self.continuation.withLock { $0 = continuation }
+        let early = state.withLock { state -> Result<Value, any Error>? in
+            switch state {
+            case .early(let result):
+                state = .done
+                return result
+            case .waiting:
+                state = .waiting(continuation)
+                return nil
+            case .done:
+                return nil
+            }
+        }
+        if let early { continuation.resume(returning: early) }
     }
 
     func resume(_ result: Result<Value, any Error>) {
-        continuation.withLock { $0.take() }?.resume(returning: result)
+        let waiter = state.withLock { state -> CheckedContinuation<Result<Value, any Error>, Never>? in
+            switch state {
+            case .waiting(let continuation?):
+                state = .done
+                return continuation
+            case .waiting(nil):
+                state = .early(result)
+                return nil
+            case .early, .done:
+                return nil
+            }
+        }
+        waiter?.resume(returning: result)
     }
 }
