@@ -183,6 +183,11 @@ public enum GossipCodec {
             guard row.hasMetadata || !(requireMetadata || state == .alive) else {
                 throw .malformed("\(origin): member update #\(index) about '\(row.id)' (\(state.rawValue)) has no metadata")
             }
+            // Metadata is where gossip for the member goes: without a cluster endpoint it would
+            // send probes nowhere.
+            guard !row.hasMetadata || !row.metadata.clusterEndpoint.isEmpty else {
+                throw .malformed("\(origin): member update #\(index) about '\(row.id)' has metadata without a cluster endpoint")
+            }
             result.append(MemberUpdate(
                 id: MemberID(row.id),
                 state: state,
