@@ -50,9 +50,12 @@ public struct PlacementTable: Sendable {
 
     /// Where `channel` is hosted, placing it if needed.
     ///
-    /// An alive edge in `hosting` (not `avoiding`) wins: the current placement if it is one of
-    /// them, otherwise the smallest id. Without one, the current placement stands while its edge
-    /// is in `alive` and is not `avoiding`. Otherwise the channel goes to
+    /// The current placement stands while its edge is in `alive` and is not `avoiding` (edges
+    /// join a channel only through a claim, so a placement that stands is where the channel is;
+    /// an edge's report lags behind a move away from an unreachable edge and must not pull the
+    /// channel back). Without one, an alive edge in `hosting` (not `avoiding`) wins, the smallest
+    /// id first: a channel left without a placement is placed where it runs. Otherwise the channel
+    /// goes to
     /// `RendezvousHashing.owner(key:among:)` over the alive edges with their loads, leaving out
     /// `avoiding` unless it is the only one, and the placement is recorded.
     ///
@@ -74,12 +77,11 @@ public struct PlacementTable: Sendable {
         }
         let current = placements[channel]
         let aliveIDs = Set(alive.map(\.id))
-        let hosts = hosting.filter { aliveIDs.contains($0) && $0 != avoiding }
-        if let host = Self.preferred(hosts, current: current?.edgeID) {
-            return try record(channel, on: host, current: current, nowMs: nowMs)
-        }
         if let current, current.edgeID != avoiding, aliveIDs.contains(current.edgeID) {
             return (current, false)
+        }
+        if let host = hosting.filter({ aliveIDs.contains($0) && $0 != avoiding }).min() {
+            return try record(channel, on: host, current: current, nowMs: nowMs)
         }
         let others = alive.filter { $0.id != avoiding }
         let candidates = others.isEmpty ? alive : others
@@ -90,7 +92,8 @@ public struct PlacementTable: Sendable {
     }
 
     /// An edge asks to host `channel` because a client joins it there: granted unless the channel
-    /// is hosted by (as the edges report) or placed on another alive edge.
+    /// is placed on another alive edge, or (without a standing placement) another alive edge
+    /// reports hosting it.
     ///
     /// - Parameters:
     ///   - channel: The channel name.
@@ -107,23 +110,18 @@ public struct PlacementTable: Sendable {
         try Self.validate(channel: channel)
         guard !edge.isEmpty else { throw .invalidArgument("a channel claim names the claiming edge") }
         let current = placements[channel]
-        let hosts = hosting.filter { $0 == edge || alive.contains($0) }
         let target: String
-        if let host = Self.preferred(hosts, current: current?.edgeID) {
-            target = host
-        } else if let current, current.edgeID == edge || alive.contains(current.edgeID) {
+        if let current, current.edgeID == edge || alive.contains(current.edgeID) {
             target = current.edgeID
+        } else if hosting.contains(edge) {
+            target = edge
+        } else if let host = hosting.filter({ alive.contains($0) }).min() {
+            target = host
         } else {
             target = edge
         }
         let (placement, changed) = try record(channel, on: target, current: current, nowMs: nowMs)
         return target == edge ? .granted(placement, changed: changed) : .elsewhere(placement, changed: changed)
-    }
-
-    /// Of the edges hosting a channel: the current placement's if it is one, else the smallest id.
-    private static func preferred(_ hosts: [String], current: String?) -> String? {
-        if let current, hosts.contains(current) { return current }
-        return hosts.min()
     }
 
     /// Places `channel` on `edgeID`, unless it is there already.

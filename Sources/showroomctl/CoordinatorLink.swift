@@ -20,15 +20,20 @@ final class CoordinatorLink {
         context = try Context()
     }
 
-    /// The cluster as the first answering seed sees it.
+    /// The cluster as the first answering seed sees it. A seed is asked as a cluster endpoint
+    /// with the operator's keys (when `SHOWROOM_KEYRING` names them), then as a client endpoint.
     func clusterStatus() throws(ShowroomError) -> AdminClusterStatus {
         var last: ShowroomError = .unavailable("no seed answered")
+        let attempts: [ClusterCredentials?] = OperatorKeys.credentials.map { [$0, nil] } ?? [nil]
         for seed in seeds {
-            do {
-                return try client(seed).request(.clusterStatus, body: AdminClusterStatusRequest(),
-                                                expecting: AdminClusterStatus.self, timeout: timeout)
-            } catch {
-                last = error
+            for credentials in attempts {
+                do {
+                    return try client(seed, credentials: credentials).request(
+                        .clusterStatus, body: AdminClusterStatusRequest(), expecting: AdminClusterStatus.self,
+                        timeout: attempts.count > 1 && credentials != nil ? min(timeout, .milliseconds(700)) : timeout)
+                } catch {
+                    last = error
+                }
             }
         }
         throw last
@@ -52,7 +57,8 @@ final class CoordinatorLink {
                 // Room requests are client kinds: a coordinator's client face serves them (a
                 // status from a client face names no cluster endpoints anyway).
                 let endpoint = member.clientEndpoint.isEmpty ? member.clusterEndpoint : member.clientEndpoint
-                return try client(endpoint).request(kind, body: body, expecting: Response.self, timeout: timeout)
+                return try client(endpoint, credentials: member.clientEndpoint.isEmpty ? OperatorKeys.credentials : nil)
+                    .request(kind, body: body, expecting: Response.self, timeout: timeout)
             } catch where error.code == .unavailable || error.code == .deadlineExceeded {
                 last = error
             }
@@ -60,11 +66,14 @@ final class CoordinatorLink {
         throw last
     }
 
-    private func client(_ endpoint: String) throws(ShowroomError) -> NodeClient {
-        if let client = clients[endpoint] { return client }
+    /// A client for `endpoint`: with the operator's keys for a cluster endpoint, plain for a client
+    /// endpoint (a CURVE client never finishes a handshake with a plain server, nor the reverse).
+    private func client(_ endpoint: String, credentials: ClusterCredentials?) throws(ShowroomError) -> NodeClient {
+        let key = (credentials == nil ? "plain " : "curve ") + endpoint
+        if let client = clients[key] { return client }
         do {
-            let client = try NodeClient(endpoint: endpoint, context: context, credentials: OperatorKeys.credentials)
-            clients[endpoint] = client
+            let client = try NodeClient(endpoint: endpoint, context: context, credentials: credentials)
+            clients[key] = client
             return client
         } catch {
             throw .invalidArgument("cannot connect to \(endpoint): \(error)")

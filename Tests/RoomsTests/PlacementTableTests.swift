@@ -115,16 +115,23 @@ final class PlacementTableTests: XCTestCase {
             XCTAssertEqual(placed.placement.edgeID, "edge-b")
             XCTAssertTrue(placed.changed)
         }
-        // The table said edge-a, but edge-c hosts it: corrected, later than the old placement.
+        // The table says edge-a (alive), edge-c reports it too: the placement stands. A report
+        // lags behind a move (away from an edge a client could not reach) and must not undo it.
         _ = table.merge([placement("moved", on: "edge-a", at: t0 + 50)])
-        let corrected = try table.place(channel: "moved", alive: alive, avoiding: nil, hosting: ["edge-c"], nowMs: t0)
+        let standing = try table.place(channel: "moved", alive: alive, avoiding: nil, hosting: ["edge-c"], nowMs: t0)
+        XCTAssertEqual(standing.placement.edgeID, "edge-a")
+        XCTAssertFalse(standing.changed)
+        // The placed edge is gone: the edge that runs the channel gets it, later than the old
+        // placement so replicas take it.
+        let corrected = try table.place(channel: "moved", alive: [(id: "edge-b", load: 0), (id: "edge-c", load: 0)],
+                                        avoiding: nil, hosting: ["edge-c"], nowMs: t0)
         XCTAssertEqual(corrected.placement.edgeID, "edge-c")
         XCTAssertTrue(corrected.changed)
         XCTAssertGreaterThan(corrected.placement.placedAtMs, t0 + 50, "replicas take the correction")
-        // Hosted by two (a split from before): the placed one stays.
-        let split = try table.place(channel: "moved", alive: alive, avoiding: nil, hosting: ["edge-a", "edge-c"], nowMs: t0 + 1)
-        XCTAssertEqual(split.placement.edgeID, "edge-c")
-        XCTAssertFalse(split.changed)
+        // A client could not reach edge-c: moved away, even though edge-c still reports it.
+        let away = try table.place(channel: "moved", alive: alive, avoiding: "edge-c", hosting: ["edge-c"], nowMs: t0 + 1)
+        XCTAssertNotEqual(away.placement.edgeID, "edge-c")
+        XCTAssertTrue(away.changed)
         // A host that is not alive does not count.
         let dead = try table.place(channel: "ghost", alive: [(id: "edge-a", load: 0)], avoiding: nil, hosting: ["edge-z"], nowMs: t0)
         XCTAssertEqual(dead.placement.edgeID, "edge-a")
@@ -146,9 +153,16 @@ final class PlacementTableTests: XCTestCase {
             return XCTFail("a channel on a dead edge goes to the claimer")
         }
         XCTAssertEqual(taken.edgeID, "edge-b")
-        // Placed on edge-b but hosted (reported) by edge-a: edge-a wins, a claim from edge-b is redirected.
-        guard case .elsewhere(let host, changed: true) = try table.claim(channel: "show", edge: "edge-b", alive: alive, hosting: ["edge-a"], nowMs: t0 + 4) else {
-            return XCTFail("the reporting edge wins")
+        // Placed on edge-b (alive) while edge-a still reports it (its report lags a move): the
+        // placement stands, edge-a's claim is redirected to edge-b.
+        guard case .elsewhere(let standing, changed: false) = try table.claim(channel: "show", edge: "edge-a", alive: alive, hosting: ["edge-a"], nowMs: t0 + 4) else {
+            return XCTFail("a standing placement wins over a lagging report")
+        }
+        XCTAssertEqual(standing.edgeID, "edge-b")
+        // Unplaced, hosted (reported) by edge-a: a claim from edge-b is sent there.
+        table.remove(channel: "show")
+        guard case .elsewhere(let host, changed: true) = try table.claim(channel: "show", edge: "edge-b", alive: alive, hosting: ["edge-a"], nowMs: t0 + 5) else {
+            return XCTFail("without a placement the reporting edge wins")
         }
         XCTAssertEqual(host.edgeID, "edge-a")
         // Hostile input: refused, nothing recorded.
