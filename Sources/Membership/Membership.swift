@@ -41,11 +41,11 @@
 /// - **A member speaking of itself is authoritative.** An "alive" about X in a message whose
 ///   sender is X (its refutation, its metadata, its push-pull row) is accepted at any higher
 ///   incarnation up to ``MembershipSettings/maxFirstIncarnation`` (2^62, beyond anything honest:
-///   see below) — beyond the jump bound only if it keeps the cluster endpoint we know X at (a run
-///   keeps its address) or revives a tombstone (a restart). Each member keeps, per other member, the highest incarnation that member told it
+///   see below) — beyond the jump bound only if it keeps the cluster endpoint X last gave itself
+///   (a run keeps its address) or revives a tombstone (a restart). Each member keeps, per other member, the highest incarnation that member told it
 ///   itself (or the one it first learned it at): its *vouched* incarnation.
 /// - **Relayed claims are bounded.** Anything else about X — a suspicion, a death or a leave
-///   from anyone, an "alive" relayed by a third party — is accepted at most
+///   (as a suspicion, see below) from anyone, an "alive" relayed by a third party — is accepted at most
 ///   ``MembershipSettings/maxIncarnationJump`` above X's vouched incarnation. The bound is taken
 ///   from what X said, not from the current view, so claims cannot ratchet a view up step by step:
 ///   every claim a member accepts is at most the jump bound above X's real incarnation, which X
@@ -54,6 +54,16 @@
 ///   acks and gossip — so a member that dropped a relayed copy (it never heard the claim, and the
 ///   refutation looked like a jump) still takes it from X itself. A member that hears a suspicion
 ///   below its incarnation says "alive" again, first-hand, for the same reason.
+/// - **An address changes only on the member's word.** A relayed "alive" about a known member
+///   (live, or a tombstone it revives) may bring new metadata but keeps the cluster endpoint X
+///   last gave us itself: otherwise plausible forged claims could point members' probes of X (and
+///   X's of them) nowhere, so that no claim reaches X to be refuted and no refutation of X's
+///   reaches them first-hand. X's own "alive" may move it (a restart at a new address).
+/// - **Only a member can say it left.** A leave is final and a tombstone is never probed or
+///   gossiped to, so a relayed leave counts only as a suspicion (X, still probed, hears of it and
+///   refutes); the leaving member tells every live member itself, and a member that left still
+///   answers pings with its leave. Otherwise forged leaves about one half of the cluster, told
+///   to the other half, split it into two clusters that never speak again.
 /// - **A member we do not know** is accepted at most at `maxFirstIncarnation`.
 /// - **About ourselves**, a claim more than the jump bound above our incarnation is ignored (an
 ///   authenticated forger cannot get one accepted anywhere, see above), with one exception: a
@@ -113,12 +123,18 @@ public struct Membership: Sendable {
     private var runAcknowledged = false
     private var nextTombstoneExpiry: Duration?
     /// Per other member, the highest incarnation it told us itself (an "alive" whose sender is
-    /// the member), or the one we first learned it at: the base of the jump bound for what
-    /// others say about it. Never above an honest member's own incarnation, so whatever claim
+    /// the member) and its cluster endpoint then, or those we first learned it at: the base of the
+    /// jump bound for what others say about it. Never above an honest member's own incarnation, so whatever claim
     /// that bound admits, the member accepts to refute.
-    private var vouched: [MemberID: UInt64] = [:]
+    private var vouched: [MemberID: Vouched] = [:]
     /// Counters since creation.
     public private(set) var statistics = MembershipStatistics()
+
+    /// What a member last told us of itself (see `vouched`).
+    private struct Vouched: Sendable {
+        let incarnation: UInt64
+        let clusterEndpoint: String
+    }
 
     /// The probe in progress.
     private struct Probe: Sendable {
@@ -612,13 +628,13 @@ public struct Membership: Sendable {
         // member itself last told us, so relayed claims cannot ratchet a view out of its reach.
         let firstHand = sender == update.id && update.state == .alive
         let plausible = if let anchor = vouched[update.id], let known = table[update.id] {
-            Incarnation.isWithinJump(update.incarnation, of: anchor, bound: settings.maxIncarnationJump)
+            Incarnation.isWithinJump(update.incarnation, of: anchor.incarnation, bound: settings.maxIncarnationJump)
                 || (firstHand && update.incarnation <= settings.maxFirstIncarnation
-                    // Beyond the bound only at the address we probe it at (a run keeps its
+                    // Beyond the bound only at the address it vouched for (a run keeps its
                     // address), so a message forging the sender on an unauthenticated cluster
                     // cannot move a live member's record somewhere its probes fail; a tombstone
                     // may move (a restarted member, possibly at a new address, coming back).
-                    && (update.metadata?.clusterEndpoint == known.metadata.clusterEndpoint || known.state.isTombstone))
+                    && (update.metadata?.clusterEndpoint == anchor.clusterEndpoint || known.state.isTombstone))
         } else {
             update.incarnation <= settings.maxFirstIncarnation
         }
@@ -626,12 +642,12 @@ public struct Membership: Sendable {
             statistics.implausibleUpdatesDropped += 1
             return
         }
-        if firstHand, update.metadata != nil, let anchor = vouched[update.id], update.incarnation > anchor {
-            vouched[update.id] = update.incarnation
+        if firstHand, let metadata = update.metadata, let anchor = vouched[update.id], update.incarnation > anchor.incarnation {
+            vouched[update.id] = Vouched(incarnation: update.incarnation, clusterEndpoint: metadata.clusterEndpoint)
         }
         switch update.state {
         case .alive:
-            mergeAlive(update, now: now, &out)
+            mergeAlive(update, firstHand: firstHand, now: now, &out)
         case .suspect:
             switch origin {
             case .gossip(let sender): mergeSuspect(update, from: update.from ?? sender, now: now, &out)
@@ -647,20 +663,39 @@ public struct Membership: Sendable {
             } else {
                 mergeDeadOrLeft(update, now: now, &out)
             }
-        case .left:
+        case .left where sender == update.id:
             mergeDeadOrLeft(update, now: now, &out)
+        case .left:
+            // Only the member itself can say it left (it tells every live member directly; see
+            // ``leave(now:)``). Relayed, a leave is only a suspicion: a tombstone is never probed
+            // and never gossiped to, so forged leaves about the members of one side, told to the
+            // other, would split the cluster into halves that never speak again, whereas a
+            // suspect is still probed, hears of the suspicion and refutes it — or, having really
+            // left, answers with its own leave (``piggyback(for:)``).
+            var suspicion = update
+            suspicion.state = .suspect
+            mergeSuspect(suspicion, from: sender, now: now, &out)
         }
     }
 
-    private mutating func mergeAlive(_ update: MemberUpdate, now: Duration, _ out: inout [MembershipDirective]) {
-        guard let metadata = update.metadata else { return }
+    private mutating func mergeAlive(_ update: MemberUpdate, firstHand: Bool, now: Duration, _ out: inout [MembershipDirective]) {
+        guard var metadata = update.metadata else { return }
+        // A known member's address changes only on its own word: a relayed "alive" — about a
+        // live member or reviving a tombstone — keeps the address the member itself last gave
+        // us. Otherwise plausible forged claims could point our probes of X (and X's of us)
+        // nowhere, so that X's refutations, beyond the jump bound once relayed, never reach us
+        // first-hand. A member restarted at a new address corrects it with its first "alive"
+        // to us (its pings, its push-pulls).
+        if !firstHand, let known = table[update.id] {
+            metadata.clusterEndpoint = vouched[update.id]?.clusterEndpoint ?? known.metadata.clusterEndpoint
+        }
         guard var member = table[update.id] else {
             // A new member.
             let member = Member(
                 id: update.id, metadata: metadata, state: .alive, incarnation: update.incarnation,
                 lastHeard: now, stateChangedAt: now)
             table[update.id] = member
-            vouched[update.id] = update.incarnation
+            vouched[update.id] = Vouched(incarnation: update.incarnation, clusterEndpoint: metadata.clusterEndpoint)
             sortedIDs.insert(update.id, at: insertionIndex(of: update.id))
             scheduler.insert(update.id, using: &rng)
             liveCount += 1
@@ -799,6 +834,12 @@ public struct Membership: Sendable {
     /// first hears that (Lifeguard's "buddy system"), so it can refute at once.
     private mutating func piggyback(for target: MemberID) -> [MemberUpdate] {
         var updates: [MemberUpdate] = []
+        if hasLeft {
+            // A member that left still answers pings: the prober (which may only have heard of
+            // the leave second-hand, a mere suspicion) learns it first-hand.
+            let me = table[id]!
+            updates.append(MemberUpdate(id: id, state: .left, incarnation: me.incarnation, metadata: me.metadata, from: id))
+        }
         var skipping: MemberID? = nil
         if let member = table[target], member.state != .alive {
             updates.append(MemberUpdate(id: target, state: member.state, incarnation: member.incarnation, from: id))

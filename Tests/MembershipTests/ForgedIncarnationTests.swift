@@ -130,6 +130,34 @@ final class ForgedIncarnationTests: XCTestCase {
         XCTAssertEqual(fresh.localMember.incarnation, old + 1)
     }
 
+    func testOnlyTheMemberItselfCanSayItLeft() {
+        var a = member("a", knowing: ["b", "c"])
+        // Relayed, a leave is only a suspicion: "b" is still probed, hears of it and refutes.
+        _ = a.receive(broadcast([claim("b", .left, 0)]), now: .seconds(1))
+        XCTAssertEqual(a.member("b")?.state, .suspect)
+        _ = a.receive(broadcast([alive("b", 1)], from: "b"), now: .seconds(2))
+        XCTAssertEqual(a.member("b")?.state, .alive)
+        // Its own leave is final.
+        _ = a.receive(broadcast([claim("b", .left, 1, from: "b")], from: "b"), now: .seconds(3))
+        XCTAssertEqual(a.member("b")?.state, .left)
+    }
+
+    func testARelayedAliveRevivingATombstoneKeepsTheAddressTheMemberGave() {
+        var a = member("a", knowing: ["b", "c"])
+        _ = a.receive(broadcast([claim("b", .dead, 0, from: "c")], from: "c"), now: .seconds(1))
+        XCTAssertEqual(a.member("b")?.state, .dead)
+        var forged = alive("b", 1)
+        forged.metadata!.clusterEndpoint = "tcp://nowhere:7100"
+        _ = a.receive(broadcast([forged]), now: .seconds(2))
+        XCTAssertEqual(a.member("b")?.state, .alive)
+        XCTAssertEqual(a.member("b")?.metadata.clusterEndpoint, "tcp://b:7100", "a relayed claim moved it")
+        // The member itself may move (a restart at a new address).
+        var moved = alive("b", 2)
+        moved.metadata!.clusterEndpoint = "tcp://b2:7100"
+        _ = a.receive(broadcast([moved], from: "b"), now: .seconds(3))
+        XCTAssertEqual(a.member("b")?.metadata.clusterEndpoint, "tcp://b2:7100")
+    }
+
     // MARK: - In a simulated cluster
 
     /// Five members, converged; built once.
@@ -177,7 +205,8 @@ final class ForgedIncarnationTests: XCTestCase {
 
     /// A converged cluster in which member `victim` crashed, was forgotten by everyone, and was
     /// then planted by a forger as a phantom (its id, other metadata) at `incarnation` and buried
-    /// as left there: the worst record a forger can leave for a member nobody knows.
+    /// as dead there: the worst record a forger can leave for a member nobody knows (a relayed
+    /// leave is only a suspicion; a relayed death is taken at once).
     private func buriedPhantom(victim: Int, at incarnation: UInt64) throws -> SimulatedNetwork {
         XCTAssertNotNil(Self.five.convergedAfter)
         var network = Self.five.network
@@ -192,9 +221,9 @@ final class ForgedIncarnationTests: XCTestCase {
             network.inject(.broadcast(.init(
                 sender: MemberAddress(id: "mallory", endpoint: "tcp://10.9.9.9:7100"),
                 updates: [MemberUpdate(id: id, state: .alive, incarnation: incarnation, metadata: phantom),
-                          MemberUpdate(id: id, state: .left, incarnation: incarnation, from: id)])), to: index)
+                          MemberUpdate(id: id, state: .dead, incarnation: incarnation, from: "mallory")])), to: index)
         }
-        XCTAssertTrue(network.allSee(victim, as: .left))
+        XCTAssertTrue(network.allSee(victim, as: .dead))
         return network
     }
 
