@@ -148,11 +148,7 @@ final class EdgeCore {
         }
         if case .openSession = request { reaper.sessionOpened(onDescriptor: incoming.sourceDescriptor(of: 1)) }
         if holdForClaim(request, from: session, requestID: envelope.requestID) { return }
-        let now = self.now
-        let directives = plane.handle(request, from: session, requestID: envelope.requestID, now: now) { token, channel, uid in
-            verify(token, channel: channel, uid: uid, now: now)
-        }
-        perform(directives)
+        handOver(request, from: session, requestID: envelope.requestID)
     }
 
     /// Hands a request to the plane (tokens verified on the way) and carries out what it says.

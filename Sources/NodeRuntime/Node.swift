@@ -314,7 +314,7 @@ final class NodeCore {
             loop: loop, links: links, keyring: keys, logger: logger, events: events)
 
         let startedAt = ContinuousClock.now
-        handlers.handlers[.nodeInfo] = { [endpoint] _, _ in
+        let nodeInfo = { [endpoint] () -> WireNodeInfo in
             var info = WireNodeInfo()
             info.nodeID = configuration.nodeID
             info.role = configuration.role.wire
@@ -324,14 +324,15 @@ final class NodeCore {
             info.pid = UInt32(ProcessInfo.processInfo.processIdentifier)
             return info
         }
+        handlers.handlers[.nodeInfo] = { _, _ in nodeInfo() }
         handlers.handlers[.clusterStatus] = { [membership] _, _ in
             membership.clusterStatus()
         }
+        // Clients learn who answers, not where members reach it or which process it is.
         clientDispatcher?.overrides[.nodeInfo] = { _, _ in
-            var info = WireNodeInfo()
-            info.nodeID = configuration.nodeID
-            info.role = configuration.role.wire
-            info.version = ShowroomVersion.current
+            var info = nodeInfo()
+            info.clusterEndpoint = ""
+            info.pid = 0
             return info
         }
         clientDispatcher?.overrides[.clusterStatus] = { [membership] _, _ in

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import NodeRuntime
 import ShowroomWire
-import ZeroMQ
 
 /// The keys showroomctl presents on cluster endpoints of a cluster with a keyring: the `operator`
 /// key pair (or `SHOWROOM_KEY_ID`'s) of the keyring directory named by `SHOWROOM_KEYRING`.
@@ -49,29 +48,16 @@ struct KeysCommand: ParsableCommand {
 
 /// The seeds showroomctl gives the SDK. The SDK speaks to client endpoints only, while an operator
 /// may name any member's cluster endpoint: the alive coordinators' client endpoints are read from
-/// the cluster status of the first seed that answers (plainly, as a client endpoint, or with the
-/// operator's keys, as a cluster endpoint).
+/// the cluster status of the first seed that answers (``CoordinatorLink/clusterStatus()``: with
+/// the operator's keys, as a cluster endpoint, or plainly, as a client endpoint).
 enum ClientSeeds {
     /// The coordinators' client endpoints, or `seeds` unchanged when no seed answered (the SDK then
     /// reports what it finds).
     static func resolve(_ seeds: [String]) async throws -> [String] {
         try await onThread {
-            let context = try Context()
-            defer { context.shutdown() }
-            let attempts: [ClusterCredentials?] = OperatorKeys.credentials.map { [nil, $0] } ?? [nil]
-            for seed in seeds {
-                for credentials in attempts {
-                    guard let client = try? NodeClient(endpoint: seed, context: context, credentials: credentials),
-                          let status = try? client.request(.clusterStatus, body: AdminClusterStatusRequest(),
-                                                           expecting: AdminClusterStatus.self, timeout: .milliseconds(700))
-                    else { continue }
-                    let coordinators = status.members
-                        .filter { $0.role == "coordinator" && $0.state == .alive && !$0.clientEndpoint.isEmpty }
-                        .map(\.clientEndpoint)
-                    if !coordinators.isEmpty { return coordinators.sorted() }
-                }
-            }
-            return seeds
+            guard let status = try? CoordinatorLink(seeds: seeds).clusterStatus() else { return seeds }
+            let coordinators = CoordinatorLink.coordinators(in: status).map(\.clientEndpoint).filter { !$0.isEmpty }
+            return coordinators.isEmpty ? seeds : coordinators
         }
     }
 }

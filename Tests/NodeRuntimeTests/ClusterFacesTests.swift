@@ -1,4 +1,5 @@
 import Foundation
+import LocalCluster
 import Logging
 import Membership
 import NodeRuntime
@@ -10,12 +11,11 @@ import ZeroMQ
 /// only keyring members gossip and send internal kinds; clients reach the client face, which
 /// serves client kinds only.
 final class ClusterFacesTests: XCTestCase {
-    private var nodes: [Node] = []
+    private let nodes = TestNodes()
     private var directories: [URL] = []
 
     override func tearDown() async throws {
-        for node in nodes { await node.stop() }
-        nodes = []
+        await nodes.stopAll()
         for directory in directories { try? FileManager.default.removeItem(at: directory) }
         directories = []
     }
@@ -26,26 +26,6 @@ final class ClusterFacesTests: XCTestCase {
         directories.append(directory)
         try ClusterKeyring.generate(directory: directory.path, ids: ids + ["operator"])
         return directory.path
-    }
-
-    private func makeNode(_ id: String, role: NodeRole, keyring: String? = nil, seeds: [String] = []) throws -> Node {
-        var configuration = NodeConfiguration(role: role, nodeID: id)
-        configuration.seeds = seeds
-        configuration.keyring = keyring
-        configuration.leavePropagation = .milliseconds(50)
-        let node = try Node(configuration: configuration, logger: Logger(label: id), events: .none)
-        nodes.append(node)
-        return node
-    }
-
-    /// Waits (polling every 20 ms, up to `timeout`) until `condition` holds.
-    private func eventually(_ what: String, timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(20))  // poll period
-        }
-        XCTFail("not within \(timeout): \(what)")
     }
 
     /// Runs blocking socket work on a thread of its own: sockets stay on the thread that made them.
@@ -73,8 +53,8 @@ final class ClusterFacesTests: XCTestCase {
 
     func testKeyringMembersGossipOverCurveAndOthersCannotSpeakOnClusterLinks() async throws {
         let keys = try keyring(["member-a", "member-b"])
-        let a = try makeNode("member-a", role: .coordinator, keyring: keys)
-        let b = try makeNode("member-b", role: .edge, keyring: keys, seeds: [a.endpoint])
+        let a = try nodes.make("member-a", role: .coordinator, keyring: keys)
+        let b = try nodes.make("member-b", role: .edge, keyring: keys, seeds: [a.endpoint])
         a.join()
         b.join()
         try await eventually("both members see each other over CURVE links") {
@@ -92,7 +72,7 @@ final class ClusterFacesTests: XCTestCase {
         let rogueKeys = try keyring(["rogue-edge"])
         try FileManager.default.removeItem(atPath: rogueKeys + "/cluster.key")
         try FileManager.default.copyItem(atPath: keys + "/cluster.key", toPath: rogueKeys + "/cluster.key")
-        let rogue = try makeNode("rogue-edge", role: .edge, keyring: rogueKeys, seeds: [a.endpoint])
+        let rogue = try nodes.make("rogue-edge", role: .edge, keyring: rogueKeys, seeds: [a.endpoint])
         rogue.join()
 
         // A plain client (no CURVE) and a CURVE client with an unlisted key get no answer at all
@@ -137,11 +117,11 @@ final class ClusterFacesTests: XCTestCase {
 
     func testAMemberAddedToTheKeyringLaterIsAdmittedWithoutRestarts() async throws {
         let keys = try keyring(["member-a"])
-        let a = try makeNode("member-a", role: .coordinator, keyring: keys)
+        let a = try nodes.make("member-a", role: .coordinator, keyring: keys)
         a.join()
         // The new member's keys are written into the (shared) directory after member-a started.
         try ClusterKeyring.generate(directory: keys, ids: ["member-c"])
-        let c = try makeNode("member-c", role: .edge, keyring: keys, seeds: [a.endpoint])
+        let c = try nodes.make("member-c", role: .edge, keyring: keys, seeds: [a.endpoint])
         c.join()
         try await eventually("member-c admitted once its key is in the directory") {
             try await alive(a) == ["member-a", "member-c"]
@@ -150,8 +130,8 @@ final class ClusterFacesTests: XCTestCase {
 
     func testTheClientFaceServesClientKindsOnlyAndHidesClusterEndpoints() async throws {
         let keys = try keyring(["coordinator-x", "edge-x"])
-        let coordinator = try makeNode("coordinator-x", role: .coordinator, keyring: keys)
-        let edge = try makeNode("edge-x", role: .edge, keyring: keys, seeds: [coordinator.endpoint])
+        let coordinator = try nodes.make("coordinator-x", role: .coordinator, keyring: keys)
+        let edge = try nodes.make("edge-x", role: .edge, keyring: keys, seeds: [coordinator.endpoint])
         coordinator.join()
         edge.join()
         try await eventually("converged") { try await alive(coordinator).count == 2 }
@@ -212,7 +192,7 @@ final class ClusterFacesTests: XCTestCase {
 
     func testGossipFromAMemberClaimingAnotherMembersIdIsDropped() async throws {
         let keys = try keyring(["member-a", "member-b"])
-        let a = try makeNode("member-a", role: .coordinator, keyring: keys)
+        let a = try nodes.make("member-a", role: .coordinator, keyring: keys)
         a.join()
         // The operator's key is listed, but a packet it sends in member-b's name is not member-b's.
         let endpoint = a.endpoint

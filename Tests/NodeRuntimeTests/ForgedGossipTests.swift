@@ -1,4 +1,5 @@
 import Foundation
+import LocalCluster
 import Logging
 import Membership
 import NodeRuntime
@@ -10,32 +11,11 @@ import ZeroMQ
 /// would send it): one GOSSIP envelope from a bare DEALER claiming a member suspect, dead or left
 /// at incarnation `UInt64.max` must neither kill that member nor keep it out after a restart.
 final class ForgedGossipTests: XCTestCase {
-    private var nodes: [Node] = []
+    private let nodes = TestNodes()
     private let context = try! Context()
 
     override func tearDown() async throws {
-        for node in nodes { await node.stop() }
-        nodes = []
-    }
-
-    private func makeNode(_ id: String, seeds: [String] = [], bind: String = "tcp://127.0.0.1:*") throws -> Node {
-        var configuration = NodeConfiguration(role: .edge, nodeID: id)
-        configuration.seeds = seeds
-        configuration.bind = bind
-        configuration.leavePropagation = .milliseconds(50)
-        let node = try Node(configuration: configuration, logger: Logger(label: id), events: .none)
-        nodes.append(node)
-        return node
-    }
-
-    /// Waits (polling every 20 ms, up to `timeout`) until `condition` holds.
-    private func eventually(_ what: String, timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(20))  // poll period
-        }
-        XCTFail("not within \(timeout): \(what)")
+        await nodes.stopAll()
     }
 
     /// What `observer` thinks of every member, by id.
@@ -101,9 +81,9 @@ final class ForgedGossipTests: XCTestCase {
     }
 
     func testAForgedClaimAtTheTopKillsNobody() async throws {
-        let a = try makeNode("forge-a")
-        let b = try makeNode("forge-b", seeds: [a.endpoint])
-        let c = try makeNode("forge-c", seeds: [a.endpoint])
+        let a = try nodes.make("forge-a")
+        let b = try nodes.make("forge-b", seeds: [a.endpoint])
+        let c = try nodes.make("forge-c", seeds: [a.endpoint])
         let cluster = [a, b, c]
         for node in cluster { node.join() }
         try await eventually("three members converge") { try await everyoneSeesEveryoneAlive(cluster) }
@@ -133,9 +113,9 @@ final class ForgedGossipTests: XCTestCase {
     }
 
     func testARestartedMemberRejoinsAfterAForgedLeaveAtTheTop() async throws {
-        let a = try makeNode("rejoin-a")
-        let b = try makeNode("rejoin-b", seeds: [a.endpoint])
-        let c = try makeNode("rejoin-c", seeds: [a.endpoint])
+        let a = try nodes.make("rejoin-a")
+        let b = try nodes.make("rejoin-b", seeds: [a.endpoint])
+        let c = try nodes.make("rejoin-c", seeds: [a.endpoint])
         for node in [a, b, c] { node.join() }
         try await eventually("three members converge") { try await everyoneSeesEveryoneAlive([a, b, c]) }
 
@@ -143,9 +123,8 @@ final class ForgedGossipTests: XCTestCase {
         // The process stops without a word (as if killed) and starts again under the same id and
         // address, at incarnation 0.
         let address = c.endpoint
-        await c.stop()
-        nodes.removeAll { $0 === c }
-        let restarted = try makeNode("rejoin-c", seeds: [a.endpoint], bind: address)
+        await nodes.stop(c)
+        let restarted = try nodes.make("rejoin-c", seeds: [a.endpoint], bind: address)
         XCTAssertEqual(restarted.endpoint, address)
         restarted.join()
         try await eventually("the restarted member is alive in every view", timeout: .seconds(15)) {
