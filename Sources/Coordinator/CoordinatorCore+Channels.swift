@@ -15,7 +15,7 @@ extension CoordinatorCore {
     func placeChannel(_ request: WireEnvelope, _ respond: Node.Responder) {
         guard let body = answering(respond, { () throws -> RoomPlaceChannelRequest in
             let body = try request.decodeBody(RoomPlaceChannelRequest.self)
-            try PlacementTable.validate(channel: body.channel)
+            try Names.validateChannel(body.channel)
             try authorizePlacement(body, nowMs: Self.nowMs)
             return body
         }) else { return }
@@ -128,7 +128,7 @@ extension CoordinatorCore {
     func claimChannel(_ request: WireEnvelope, _ respond: Node.Responder) {
         guard let body = answering(respond, { () throws -> RoomClaimChannelRequest in
             let body = try request.decodeBody(RoomClaimChannelRequest.self)
-            try PlacementTable.validate(channel: body.channel)
+            try Names.validateChannel(body.channel)
             guard !body.edgeID.isEmpty, body.edgeID.utf8.count <= 64 else {
                 throw ShowroomError.invalidArgument("a channel claim names the claiming edge's node id (1–64 bytes)")
             }

@@ -41,18 +41,6 @@ public enum EdgeCodec {
         EdgeRequestKind.allCases.first { messageKind(of: $0) == kind }
     }
 
-    /// What the plane needs from a media frame's header.
-    ///
-    /// - Parameters:
-    ///   - header: The `MediaHeader` from the envelope body.
-    ///   - payloadSize: The actual size of the payload frame (not the header's claim).
-    /// - Returns: The frame info; an unknown track kind is `nil` (the plane refuses the frame).
-    public static func frameInfo(header: WireMediaHeader, payloadSize: Int) -> MediaFrameInfo {
-        MediaFrameInfo(
-            channel: header.channel, publisherUID: header.publisherUid, kind: trackKind(header.track),
-            isKeyframe: header.keyframe, audioLevel: UInt8(min(header.audioLevel, 100)), payloadSize: payloadSize)
-    }
-
     /// The `KEYFRAME_REQUEST` event for a track's publisher.
     ///
     /// - Parameter track: The track that needs a keyframe.

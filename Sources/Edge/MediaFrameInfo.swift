@@ -1,6 +1,6 @@
 /// What the edge reads from a media frame's header to decide where the frame goes; the payload is
 /// never looked at. The shell fills it from the `MediaHeader` in the envelope body
-/// (``EdgeCodec/frameInfo(header:payloadSize:)``) and the payload frame's actual size.
+/// (``EdgeCodec/checkedFrameInfo(header:payloadSize:)``) and the payload frame's actual size.
 public struct MediaFrameInfo: Sendable, Hashable {
     /// The channel connection the frame is published on.
     public var channel: String

@@ -40,14 +40,6 @@ public struct PlacementTable: Sendable {
         case elsewhere(RoomChannelPlacement, changed: Bool)
     }
 
-    /// Checks a channel name from outside, by the one rule edges and the SDK apply
-    /// (``Names/validateChannel(_:field:)``).
-    ///
-    /// - Throws: `INVALID_ARGUMENT` naming what is wrong.
-    public static func validate(channel: String) throws(ShowroomError) {
-        try Names.validateChannel(channel)
-    }
-
     /// Where `channel` is hosted, placing it if needed.
     ///
     /// The current placement stands while its edge is in `alive` and is not `avoiding` (edges
@@ -71,7 +63,7 @@ public struct PlacementTable: Sendable {
     public mutating func place(
         channel: String, alive: [(id: String, load: Int)], avoiding: String?, hosting: [String] = [], nowMs: Int64
     ) throws(ShowroomError) -> (placement: RoomChannelPlacement, changed: Bool) {
-        try Self.validate(channel: channel)
+        try Names.validateChannel(channel)
         guard !alive.isEmpty else {
             throw .noEdgeAvailable("no edge is alive to host channel \(channel); start an edge or retry shortly")
         }
@@ -107,7 +99,7 @@ public struct PlacementTable: Sendable {
     public mutating func claim(
         channel: String, edge: String, alive: Set<String>, hosting: [String], nowMs: Int64
     ) throws(ShowroomError) -> ClaimDecision {
-        try Self.validate(channel: channel)
+        try Names.validateChannel(channel)
         guard !edge.isEmpty else { throw .invalidArgument("a channel claim names the claiming edge") }
         let current = placements[channel]
         let target: String

@@ -16,11 +16,6 @@ enum RoomNames {
         return id
     }
 
-    /// Refuses a room id outside [A-Za-z0-9_-]{1,64} (``Names/validateRoomID(_:field:)``).
-    static func validate(roomID: String) throws(ShowroomError) {
-        try Names.validateRoomID(roomID)
-    }
-
     /// The display name trimmed of surrounding white space, or the refusal of one that is empty,
     /// too long or holds control characters (``Names/validateDisplayName(_:field:allowEmpty:)``).
     static func validated(name: String) throws(ShowroomError) -> String {
@@ -31,11 +26,6 @@ enum RoomNames {
         let trimmed = name.trimmedOfWhitespace
         try Names.validateDisplayName(trimmed, field: "name", allowEmpty: false)
         return trimmed
-    }
-
-    /// Refuses a channel name outside ``Names/channelRule``.
-    static func validate(channel: String) throws(ShowroomError) {
-        try Names.validateChannel(channel)
     }
 }
 

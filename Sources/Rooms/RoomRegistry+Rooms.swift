@@ -40,14 +40,14 @@ extension RoomRegistry {
             while rooms[generated] != nil { generated = RoomNames.generateRoomID(using: &generator) }
             roomID = generated
         } else {
-            try RoomNames.validate(roomID: request.roomID)
+            try Names.validateRoomID(request.roomID)
             guard rooms[request.roomID] == nil else {
                 throw .roomExists("room \(request.roomID) exists already; choose another room_id, or leave it empty to get one made")
             }
             roomID = request.roomID
         }
         let channel = request.channel.isEmpty ? roomID : request.channel
-        try RoomNames.validate(channel: channel)
+        try Names.validateChannel(channel)
 
         var room = RoomRoom()
         room.roomID = roomID

@@ -155,18 +155,21 @@ final class CodecTests: XCTestCase {
         XCTAssertEqual(ShowroomError.roleForbidsPublish("x").description, "E3001 role forbids publish: x")
     }
 
-    func testFrameInfoFromAMediaHeader() {
+    func testFrameInfoFromAMediaHeader() throws {
         var header = WireMediaHeader()
         header.channel = "room"
         header.publisherUid = 7
         header.track = .video
+        header.codec = .vp8
         header.keyframe = true
-        header.audioLevel = 250
-        header.payloadSize = 999_999
-        let info = EdgeCodec.frameInfo(header: header, payloadSize: 1200)
+        header.audioLevel = 100
+        header.payloadSize = 1200
+        let info = try EdgeCodec.checkedFrameInfo(header: header, payloadSize: 1200)
         XCTAssertEqual(info, MediaFrameInfo(channel: "room", publisherUID: 7, kind: .video, isKeyframe: true, audioLevel: 100, payloadSize: 1200))
         header.track = .unspecified
-        XCTAssertNil(EdgeCodec.frameInfo(header: header, payloadSize: 1).kind)
+        XCTAssertThrowsError(try EdgeCodec.checkedFrameInfo(header: header, payloadSize: 1200)) { error in
+            XCTAssertEqual((error as? ShowroomError)?.code, .unknownTrack)
+        }
     }
 
     func testHandleDispatchesAndVerifiesTokensThroughTheShell() throws {

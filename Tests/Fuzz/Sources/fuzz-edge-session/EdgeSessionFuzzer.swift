@@ -43,7 +43,12 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         case .mediaFrame:
             let payload = frames.next()?.bytes.count ?? 0
             guard let header = try? envelope.decodeBody(WireMediaHeader.self) else { continue }
-            edge.forward(EdgeCodec.frameInfo(header: header, payloadSize: payload), from: session)
+            // As the edge does: the header is checked first, a refused one never reaches forwarding.
+            do {
+                edge.forward(try EdgeCodec.checkedFrameInfo(header: header, payloadSize: payload), from: session)
+            } catch {
+                edge.run(edge.plane.refuseFrame(error, channel: "", track: nil, from: session, now: edge.now))
+            }
         case .edgeBans:
             guard let request = try? envelope.decodeBody(RoomEdgeBansRequest.self),
                 let bans = try? EdgeCodec.bans(request.bans, now: edge.now, unixNowMs: 1_700_000_000_000)

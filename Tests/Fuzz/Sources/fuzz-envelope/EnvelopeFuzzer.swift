@@ -59,7 +59,7 @@ private func body(of envelope: WireEnvelope) {
         roundTrip(message)
     case .mediaFrame:
         guard let header = try? envelope.decodeBody(WireMediaHeader.self) else { return }
-        let info = EdgeCodec.frameInfo(header: header, payloadSize: envelope.body.count)
+        guard let info = try? EdgeCodec.checkedFrameInfo(header: header, payloadSize: Int(header.payloadSize)) else { return }
         expect(info.audioLevel <= 100, "the audio level reaches the plane within 0–100")
         expect(info.channel == header.channel && info.publisherUID == header.publisherUid, "frame info names the header's track")
     case .roomCreate: decode(envelope, RoomCreateRoomRequest.self, RoomCreateRoomResponse.self)
