@@ -11,12 +11,15 @@ let package = Package(
         .library(name: "ShowroomAuth", targets: ["ShowroomAuth"]),
         .library(name: "ShowroomKit", targets: ["ShowroomKit"]),
         .library(name: "Membership", targets: ["Membership"]),
+        .library(name: "EdgeProtocol", targets: ["EdgeProtocol"]),
         .library(name: "Edge", targets: ["Edge"]),
         .library(name: "Rooms", targets: ["Rooms"]),
+        .library(name: "Routing", targets: ["Routing"]),
         .executable(name: "showroom-edge", targets: ["showroom-edge"]),
         .executable(name: "showroom-coordinator", targets: ["showroom-coordinator"]),
         .executable(name: "showroom-callsignal", targets: ["showroom-callsignal"]),
         .executable(name: "showroomctl", targets: ["showroomctl"]),
+        .executable(name: "showroom-bench", targets: ["showroom-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
@@ -33,6 +36,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
         // System libraries (Debian: libzmq3-dev, libopus-dev, libvpx-dev).
@@ -55,6 +60,12 @@ let package = Package(
             dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")],
             exclude: ["Generated/README.md"]
         ),
+        // Who owns what: node roles, the alive members of a role and the owner of a key among
+        // them (rendezvous hashing), channel placement. Pure: no I/O.
+        .target(name: "Routing", dependencies: ["ShowroomWire"]),
+        // Replicated ownership: keyed state held by each key's owner and successor among the alive
+        // members of a role, with hand-over and catch-up, as pure value types.
+        .target(name: "ReplicatedOwnership", dependencies: ["Routing"]),
         // AccessToken2 ("007...") tokens: build, parse, verify; compatible with Agora's token builders.
         .target(
             name: "ShowroomAuth",
@@ -65,11 +76,17 @@ let package = Package(
             name: "Membership",
             dependencies: ["ShowroomWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
+        // What clients and edges say to each other: requests, replies, events, tracks, roles, media
+        // options, and their wire codec. Shared by the edge and the client SDK.
+        .target(
+            name: "EdgeProtocol",
+            dependencies: ["ShowroomWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
+        ),
         // The edge's channel plane as a pure state machine: sessions, channels, roles, grants,
-        // forwarding decisions with GOP caches, volume indication; plus its wire codec.
+        // forwarding decisions with GOP caches, volume indication.
         .target(
             name: "Edge",
-            dependencies: ["ShowroomWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
+            dependencies: ["EdgeProtocol", "ShowroomWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
         // Opus and VP8 encode/decode and the synthetic media sources.
         .target(name: "MediaCodecs", dependencies: ["COpus", "CVPX"]),
@@ -78,9 +95,11 @@ let package = Package(
         .target(
             name: "ShowroomKit",
             dependencies: [
-                "ZeroMQ", "ShowroomWire", "Edge", "MediaCodecs",
+                "ZeroMQ", "ShowroomWire", "EdgeProtocol", "MediaCodecs", "Routing",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
-            ]
+            ],
+            // Its dependencies stay out of its public API unless a file imports one publicly.
+            swiftSettings: [.enableUpcomingFeature("InternalImportsByDefault")]
         ),
         // The admin HTTP port: Prometheus metrics, health and status for the server processes.
         .target(
@@ -100,7 +119,7 @@ let package = Package(
         .target(
             name: "NodeRuntime",
             dependencies: [
-                "ZeroMQ", "ShowroomWire", "Membership", "AdminEndpoint",
+                "ZeroMQ", "ShowroomWire", "Membership", "AdminEndpoint", "Routing",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -113,7 +132,7 @@ let package = Package(
         .target(
             name: "EdgeServer",
             dependencies: [
-                "Edge", "ShowroomAuth", "ShowroomWire", "ZeroMQ", "NodeRuntime", "Membership",
+                "Edge", "ShowroomAuth", "ShowroomWire", "ZeroMQ", "NodeRuntime", "Membership", "Routing",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -148,6 +167,7 @@ let package = Package(
             name: "Coordinator",
             dependencies: [
                 "NodeRuntime", "Rooms", "RoomStore", "Webhooks", "ShowroomAuth", "ShowroomWire", "ZeroMQ", "Membership",
+                "Routing", "ReplicatedOwnership",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
@@ -157,18 +177,32 @@ let package = Package(
         .executableTarget(
             name: "showroomctl",
             dependencies: [
-                "NodeRuntime", "ZeroMQ", "ShowroomWire", "MediaCodecs", "CZeroMQ", "LocalCluster", "ShowroomAuth",
-                "ShowroomKit", "Edge", "AdminEndpoint", "Webhooks", "Rooms",
+                "NodeRuntime", "ZeroMQ", "ShowroomWire", "MediaCodecs", "CZeroMQ", "ShowroomAuth",
+                "ShowroomKit", "Edge", "AdminEndpoint", "Webhooks", "Rooms", "Routing",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-
-        // Running and watching real Showroom processes on this machine: for multi-process tests and
-        // the benchmarks that start clusters.
-        .target(
-            name: "LocalCluster",
+        // The benchmarks: they start engines, fan-outs and clusters, and print their figures.
+        .executableTarget(
+            name: "showroom-bench",
             dependencies: [
-                "NodeRuntime", "ZeroMQ", "ShowroomWire", "Edge", "Webhooks", "ShowroomKit",
+                "ShowroomTesting", "NodeRuntime", "ZeroMQ", "CZeroMQ", "ShowroomWire", "MediaCodecs", "ShowroomAuth",
+                "ShowroomKit", "Edge", "AdminEndpoint", "Routing",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
+
+        // The test kit, for tests and the benchmarks only: real processes and clusters started and
+        // stopped by pid with their logs captured (printed when a test fails), the test app and its
+        // tokens, waits with deadlines, bare edge clients, a webhook receiver.
+        .target(
+            name: "ShowroomTesting",
+            dependencies: [
+                "NodeRuntime", "ZeroMQ", "ShowroomWire", "Edge", "Webhooks", "ShowroomKit", "Routing", "ShowroomAuth",
+                "Membership",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -184,12 +218,13 @@ let package = Package(
             name: "MembershipTests",
             dependencies: ["Membership", "ShowroomWire", .product(name: "PropertyBased", package: "swift-property-based")]
         ),
+        .testTarget(name: "EdgeProtocolTests", dependencies: ["EdgeProtocol", "ShowroomWire"]),
         .testTarget(name: "EdgeTests", dependencies: ["Edge", "ShowroomWire"]),
         .testTarget(
             name: "EdgeServerTests",
             dependencies: [
-                "EdgeServer", "Edge", "ShowroomWire", "ShowroomAuth", "ZeroMQ", "LocalCluster", "NodeRuntime",
-                "Membership",
+                "EdgeServer", "Edge", "ShowroomWire", "ShowroomAuth", "ZeroMQ", "ShowroomTesting", "NodeRuntime",
+                "Membership", "Routing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
@@ -206,21 +241,24 @@ let package = Package(
         .testTarget(
             name: "ShowroomKitTests",
             dependencies: [
-                "ShowroomKit", "EdgeServer", "Edge", "ShowroomWire", "ShowroomAuth", "MediaCodecs", "ZeroMQ",
+                "ShowroomKit", "EdgeServer", "Edge", "ShowroomWire", "ShowroomAuth", "MediaCodecs", "ZeroMQ", "Routing",
+                "ShowroomTesting",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(
             name: "ShowLiveTests",
             dependencies: [
-                "ShowroomKit", "LocalCluster", "Edge", "ShowroomAuth", "ShowroomWire", "MediaCodecs", "ZeroMQ",
+                "ShowroomKit", "ShowroomTesting", "Edge", "ShowroomAuth", "ShowroomWire", "MediaCodecs", "ZeroMQ",
             ]
         ),
-        .testTarget(name: "RoomsTests", dependencies: ["Rooms", "RoomStore", "ShowroomWire", "ShowroomAuth"]),
+        .testTarget(name: "RoomsTests", dependencies: ["Rooms", "RoomStore", "ShowroomWire", "ShowroomAuth", "Routing"]),
+        .testTarget(name: "RoutingTests", dependencies: ["Routing", "ShowroomWire"]),
+        .testTarget(name: "ReplicatedOwnershipTests", dependencies: ["ReplicatedOwnership", "Routing"]),
         .testTarget(
             name: "WebhooksTests",
             dependencies: [
-                "Webhooks", "ShowroomWire",
+                "Webhooks", "ShowroomWire", "ShowroomTesting",
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -231,16 +269,26 @@ let package = Package(
         .testTarget(
             name: "CoordinatorTests",
             dependencies: [
-                "ShowroomKit", "LocalCluster", "Edge", "ShowroomAuth", "ShowroomWire", "MediaCodecs", "ZeroMQ", "NodeRuntime",
+                "ShowroomKit", "ShowroomTesting", "Edge", "ShowroomAuth", "ShowroomWire", "MediaCodecs", "ZeroMQ", "NodeRuntime",
                 "Webhooks",
             ]
         ),
-        .testTarget(name: "ClusterTests", dependencies: ["LocalCluster", "NodeRuntime", "ShowroomWire"]),
+        // The coordinator's request handling on an in-process network with a clock moved by hand.
+        .testTarget(
+            name: "CoordinatorShellTests",
+            dependencies: [
+                "Coordinator", "NodeRuntime", "Rooms", "RoomStore", "Routing", "ShowroomTesting", "ShowroomWire",
+                "ShowroomAuth",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ]
+        ),
+        .testTarget(name: "ClusterTests", dependencies: ["ShowroomTesting", "NodeRuntime", "ShowroomWire"]),
         .testTarget(name: "ShowroomWireTests", dependencies: ["ShowroomWire"]),
         .testTarget(
             name: "NodeRuntimeTests",
             dependencies: [
-                "NodeRuntime", "ZeroMQ", "ShowroomWire", "LocalCluster", "Membership",
+                "NodeRuntime", "ZeroMQ", "ShowroomWire", "ShowroomTesting", "Membership", "Routing",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

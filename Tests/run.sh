@@ -6,6 +6,12 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 deploy/install-deps.sh
 swift build --build-tests
+# The client SDK links no server module: an app that depends on ShowroomKit alone is built and its
+# linked modules checked (about 2 minutes the first time, seconds after).
+Tests/sdk-isolation.sh
+# The committed generated code must be what proto/ generates (a step of its own: it builds
+# protoc-gen-swift, which the unit tests have no need of).
+proto/check-generated.sh
 swift test --skip-build
 # Fuzzing: every decoder and the state machine behind it, on the committed seed corpus, 20 s per
 # target (5 targets; the first fuzz build takes about 5 minutes on 2 cores). Fails on any crash.

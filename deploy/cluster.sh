@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The local cluster launcher: start, grow, shrink, inspect and stop Showroom processes on this machine.
 #
-#   deploy/cluster.sh demo                        a cluster with three live rooms (hosts and viewers), the status
-#                                                 view, first-frame times, an edge killed and its viewers back; stop
+#   deploy/cluster.sh demo                        a fresh cluster with three live rooms (hosts and viewers), the
+#                                                 status view, first-frame times, an edge killed and its viewers
+#                                                 back, stop; fails naming a viewer that decodes no video. Its
+#                                                 run directory is run/demo (clients' output in run/demo/clients)
 #   deploy/cluster.sh up [--edges N] [--coordinators N] [--callsignals N] [--base-port P] [--plain-cluster]
 #   deploy/cluster.sh status [--json] [--watch]   the status tool against this cluster
 #   deploy/cluster.sh scale-edges N               add edges, or gracefully remove the newest ones
@@ -17,7 +19,8 @@
 # process pick a free port. --bin-dir DIR uses executables already built there instead of building.
 # Tokens: `up` writes the app's id and certificate to DIR/app.json (mode 600) and every process
 # reads it; --app-id / --app-certificate set them, default the local demo app's (never use those
-# outside this machine; showroomctl's token and bench commands use the same defaults).
+# outside this machine). showroomctl and showroom-bench read them there when SHOWROOM_RUN_DIR (or
+# their --run-dir) names DIR; this script sets it for the showroomctl commands it runs.
 # Coordinators keep their database in DIR/data/; `--webhook URL` (repeatable) and `--webhook-secret S`
 # make them post channel events there (also kept in DIR/app.json).
 # Cluster links: `up` makes a CURVE keyring in DIR/keys/ (showroomctl keys generate: cluster.key, and
@@ -42,7 +45,7 @@ webhook_secret=""
 plain_cluster=""
 client_encryption=""
 
-usage() { sed -n '2,27p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
 command="${1:-}"
@@ -90,7 +93,7 @@ build() {
   "$root/deploy/install-deps.sh"
   echo "building (release) ..."
   local product
-  for product in showroom-edge showroom-coordinator showroom-callsignal showroomctl; do
+  for product in showroom-edge showroom-coordinator showroom-callsignal showroomctl showroom-bench; do
     (cd "$root" && swift build -c release --product "$product" 2>&1 | grep -E "error|Compiling|Build of" | tail -1)
   done
   bin_dir="$root/.build/release"
@@ -99,7 +102,7 @@ build() {
 
 ctl() {
   [ -n "$bin_dir" ] || bin_dir="$root/.build/release"
-  SHOWROOM_KEYRING="$(keyring_dir)" "$bin_dir/showroomctl" "$@"
+  SHOWROOM_KEYRING="$(keyring_dir)" SHOWROOM_RUN_DIR="$run_dir" "$bin_dir/showroomctl" "$@"
 }
 
 # The cluster's keyring directory, or nothing for a plain cluster.
@@ -145,6 +148,8 @@ start_node() {
   bind="$(bind_of "$id")"
   # A new member gets its key pair in the keyring before it starts (existing keys are kept).
   if [ -n "$(keyring_dir)" ]; then ctl keys generate --dir "$(keyring_dir)" --id "$id" >/dev/null; fi
+  # Emptied before the process starts: wait_ready must not take an earlier run's ready line.
+  : >"$run_dir/$id.out"
   (
     # The process gets only stdin/stdout/stderr: descriptors the caller left open (a pipe a
     # supervisor watches, say) must not be held open by a process that outlives this script.
@@ -297,14 +302,20 @@ cmd_down() {
 
 # Synthetic clients of the demo: `showroomctl client` processes, their output in DIR/clients/.
 client_pids=()
+declare -A client_pid_of=()
 start_client() {
   local name="$1"; shift
   mkdir -p "$run_dir/clients"
+  # Emptied before the client starts (its own redirection happens later, in the background), so
+  # that nothing waiting on it reads an earlier run's lines.
+  : >"$run_dir/clients/$name.out"
+  : >"$run_dir/clients/$name.log"
   # The binary itself in the background (not through a function, whose subshell would be the pid
   # recorded and killed while the client lived on).
   # shellcheck disable=SC2046
-  "$bin_dir/showroomctl" client $(client_seed_flags) "$@" >"$run_dir/clients/$name.out" 2>"$run_dir/clients/$name.log" </dev/null &
+  SHOWROOM_RUN_DIR="$run_dir" "$bin_dir/showroomctl" client $(client_seed_flags) "$@" >>"$run_dir/clients/$name.out" 2>>"$run_dir/clients/$name.log" </dev/null &
   client_pids+=($!)
+  client_pid_of[$name]=$!
 }
 stop_clients() {
   local pid deadline=$((SECONDS + 5))
@@ -315,25 +326,50 @@ stop_clients() {
     wait "$pid" 2>/dev/null || true
   done
   client_pids=()
+  client_pid_of=()
 }
-# Waits until NAME's output has a line starting with WHAT (or 20 s pass).
+# Whether client NAME still runs (an exited one stays a zombie until stop_clients waits for it).
+client_running() {
+  local state
+  state="$(ps -o stat= -p "${client_pid_of[$1]:-0}" 2>/dev/null)" || return 1
+  [ -n "$state" ] && [ "${state#Z}" = "$state" ]
+}
+# Prints the first line of NAME's output starting with WHAT — with AFTER, the first one after a line
+# starting with AFTER — once there is one; fails, saying why on stderr, after 20 s or as soon as
+# the client has exited.
 await_line() {
-  local name="$1" what="$2" deadline=$((SECONDS + 20))
-  until grep -q "^$what" "$run_dir/clients/$name.out" 2>/dev/null; do
-    [ $SECONDS -lt $deadline ] || { echo "  $name: no $what within 20 s (see $run_dir/clients/$name.log)"; return 1; }
+  local name="$1" what="$2" after="${3:-}" deadline=$((SECONDS + 20)) line gone=""
+  while :; do
+    # Whether it still ran is checked before reading, so a last line written on exit is seen.
+    client_running "$name" || gone=1
+    line="$(awk -v what="^$what" -v after="${after:+^$after}" \
+      'after != "" && !seen { if ($0 ~ after) seen = 1; next } $0 ~ what { print; exit }' \
+      "$run_dir/clients/$name.out" 2>/dev/null || true)"
+    [ -z "$line" ] || { echo "$line"; return 0; }
+    if [ -n "$gone" ]; then
+      echo "  $name: exited without $what${after:+ after $after}: $(tail -1 "$run_dir/clients/$name.out" 2>/dev/null)" >&2
+      return 1
+    fi
+    [ $SECONDS -lt $deadline ] ||
+      { echo "  $name: no $what${after:+ after $after} within 20 s (see $run_dir/clients/$name.out and .log)" >&2; return 1; }
     sleep 0.05
   done
 }
+elapsed_ms() { sed -n 's/.* elapsed_ms=\([0-9]*\).*/\1/p' <<<"$1"; }
+# The edge hosting CHANNEL in the status document STATUS_JSON (empty before its edge reported it).
+edge_of() { tr '{' '\n' <<<"$1" | grep "\"name\":\"$2\"" | sed -n 's/.*"edge":"\([^"]*\)".*/\1/p' | head -1 || true; }
 
 cmd_demo() {
   [ "$run_dir" != "$root/run/cluster" ] || run_dir="$root/run/demo"
   [ -z "$(live_ids)" ] || cmd_down
   trap 'stop_clients; cmd_down' EXIT
   coordinators=2
+  # A demo starts from nothing: no rooms, no clients' output from an earlier run.
+  rm -rf "$run_dir/data" "$run_dir/clients"
   cmd_up
   echo
   echo "== three rooms, each with a synthetic host (VP8 + Opus) and three viewers =="
-  local i v room rooms=() seeds
+  local i v room rooms=() seeds failed=() name line
   seeds="$(seed_flags)"
   for i in 1 2 3; do
     # shellcheck disable=SC2086
@@ -344,42 +380,68 @@ cmd_demo() {
     echo "  room $room: Demo show $i, owner $((1000 + i))"
     start_client "host-$i" --channel "$room" --uid $((1000 + i)) --role broadcaster --fps 15 --width 320 --height 240
   done
-  for i in 1 2 3; do await_line "host-$i" joined || true; done
+  for i in 1 2 3; do await_line "host-$i" joined >/dev/null || failed+=("host-$i did not join"); done
   for i in 1 2 3; do
     for v in 1 2 3; do
-      start_client "viewer-$i-$v" --channel "${rooms[$((i - 1))]}" --room "${rooms[$((i - 1))]}" --uid $((2000 + 10 * i + v)) --role audience
+      start_client "viewer-$i-$v" --channel "${rooms[$((i - 1))]}" --room "${rooms[$((i - 1))]}" --uid $((2000 + 10 * i + v)) \
+        --role audience --host-uid $((1000 + i))
     done
   done
   echo
   echo "== first decoded video frame after joining (viewers) =="
   for i in 1 2 3; do
     for v in 1 2 3; do
-      await_line "viewer-$i-$v" first_frame && echo "  viewer-$i-$v: $(grep -m1 '^first_frame' "$run_dir/clients/viewer-$i-$v.out")"
+      name="viewer-$i-$v"
+      if line="$(await_line "$name" first_frame)"; then
+        echo "  $name: $line"
+      else
+        failed+=("$name decoded no video")
+      fi
     done
   done
   # The viewers also join their rooms, so the rooms count them in their audience.
-  for i in 1 2 3; do for v in 1 2 3; do await_line "viewer-$i-$v" room_join || true; done; done
+  for i in 1 2 3; do for v in 1 2 3; do await_line "viewer-$i-$v" room_join >/dev/null || true; done; done
   echo
   echo "== status: members, rooms, channels =="
   cmd_status
   echo
   echo "== failure drill: SIGKILL the edge hosting ${rooms[0]}; its clients rejoin elsewhere =="
-  local victim
+  local victim status_json moved=() rejoined decoded
   # shellcheck disable=SC2086
-  victim="$(ctl status $seeds --json | tr '{' '\n' | grep "\"name\":\"${rooms[0]}\"" | sed -n 's/.*"edge":"\([^"]*\)".*/\1/p' | head -1)"
+  status_json="$(ctl status $seeds --json || true)"
+  victim="$(edge_of "$status_json" "${rooms[0]}")"
   if [ -n "$victim" ]; then
+    # Every room on that edge moves, not only the first.
+    for i in 1 2 3; do
+      if [ "$(edge_of "$status_json" "${rooms[$((i - 1))]}")" = "$victim" ]; then moved+=("$i"); fi
+    done
     target="$victim" cmd_kill
-    for v in 1 2 3; do
-      await_line "viewer-1-$v" rejoined && echo "  viewer-1-$v: $(grep -m1 '^rejoined' "$run_dir/clients/viewer-1-$v.out")"
+    echo "  (times from the moment each viewer noticed its edge was gone)"
+    for i in "${moved[@]}"; do
+      for v in 1 2 3; do
+        name="viewer-$i-$v"
+        if rejoined="$(await_line "$name" rejoined)" && decoded="$(await_line "$name" first_frame rejoined)"; then
+          echo "  $name: rejoined after $(elapsed_ms "$rejoined") ms, first decoded frame after $(elapsed_ms "$decoded") ms"
+        else
+          failed+=("$name did not decode video again after $victim was killed")
+        fi
+      done
     done
     await_converged
     cmd_status
   else
     echo "  (no channel report for ${rooms[0]} yet; skipping the drill)"
+    failed+=("no edge reported ${rooms[0]}, so no edge was killed")
   fi
   echo
   echo "== stopping the clients and the cluster =="
   stop_clients
+  echo "logs: $run_dir/ (ID.log and ID.out per process), clients' output in $run_dir/clients/ (NAME.out, NAME.log)"
+  if [ ${#failed[@]} -gt 0 ]; then
+    echo "demo failed:" >&2
+    for line in "${failed[@]}"; do echo "  $line" >&2; done
+    exit 1
+  fi
 }
 
 case "$command" in

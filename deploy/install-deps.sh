@@ -15,4 +15,4 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-command -v swift >/dev/null || { echo "swift is not on PATH: install Swift 6.1 or newer" >&2; exit 1; }
+command -v swift >/dev/null || { echo "swift is not on PATH: install Swift 6.2 or newer" >&2; exit 1; }

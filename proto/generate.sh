@@ -2,7 +2,7 @@
 # Regenerates the Swift code for every proto/**/*.proto.
 #
 #   proto/generate.sh              writes into Sources/ShowroomWire/Generated/
-#   proto/generate.sh --out DIR    writes into DIR instead (used by GeneratedCodeIsCurrentTests)
+#   proto/generate.sh --out DIR    writes into DIR instead (used by check-generated.sh)
 #
 # Output: one flat file per .proto, named after its path with '/' replaced by '_'
 # (proto/showroom/wire/envelope.proto -> showroom_wire_envelope.pb.swift), plus README.md.
@@ -116,7 +116,7 @@ files under `proto/`. Do not edit them by hand: change the `.proto` file and run
     proto/generate.sh
 
 then commit the `.proto` change and the regenerated files together.
-`GeneratedCodeIsCurrentTests` fails when this folder is out of date.
+`proto/check-generated.sh` (run by `Tests/run.sh`) fails when this folder is out of date.
 EOF
 
 # Replace the previous output: stale *.pb.swift files go, everything else in the folder stays.

@@ -52,10 +52,10 @@ public final class CoordinatorRoleService: NodeRoleService {
         let logger = self.logger
         node.loop.execute {
             do {
-                let core = try CoordinatorCore(
-                    node: node, configuration: configuration, store: current.store, publisher: current.publisher,
-                    webhooks: current.webhooks, logger: logger)
-                core.install()
+                let shell = try CoordinatorShell(
+                    node: node, configuration: configuration, storage: StoreWriter(store: current.store, logger: logger),
+                    publisher: current.publisher, webhooks: current.webhooks, logger: logger)
+                shell.install()
             } catch {
                 logger.critical("coordinator could not load its database; serving nothing", metadata: ["error": "\(error)"])
             }

@@ -5,11 +5,17 @@ import ShowroomWire
 import SwiftProtobuf
 import ZeroMQ
 
+/// Where the coordinator publishes room notices and channel events.
+protocol EventSink: AnyObject {
+    /// Publishes `body` as a `kind` envelope under `topic`.
+    func publish(topic: String, kind: WireMessageKind, body: some SwiftProtobuf.Message)
+}
+
 /// The coordinator's events endpoint: a PUB socket on a loop of its own, publishing
 /// `[topic][Envelope]` messages (room notices under `room/<id>`, channel events under
 /// `channel/<name>`). A subscriber that cannot keep up loses messages at its high-water mark;
 /// it never slows the coordinator.
-final class EventPublisher: Sendable {
+final class EventPublisher: EventSink, Sendable {
     /// Where subscribers connect.
     let endpoint: String
     private let loop: EventLoop

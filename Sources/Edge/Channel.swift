@@ -2,7 +2,7 @@
 struct Channel<Frame> {
     let name: String
     let createdAt: Duration
-    var connections: [SessionID: ChannelConnection] = [:]
+    var connections: [SessionID: ChannelMembership] = [:]
     /// Sessions in join order: events go out in this order, deterministically.
     var order: [SessionID] = []
     var sessionByUID: [UInt32: SessionID] = [:]

@@ -119,3 +119,20 @@ public struct ChannelGrant: Sendable, Hashable {
         return nil
     }
 }
+
+extension ShowroomError {
+    /// The grant does not cover the channel or uid asked for.
+    ///
+    /// - Parameters:
+    ///   - grant: The grant.
+    ///   - channel: The channel asked for.
+    ///   - uid: The uid asked for.
+    /// - Returns: An error with code `ERROR_CODE_TOKEN_CHANNEL_MISMATCH` (2005) or
+    ///   `ERROR_CODE_TOKEN_UID_MISMATCH` (2006).
+    static func grantMismatch(_ grant: ChannelGrant, channel: String, uid: UInt32) -> ShowroomError {
+        if !grant.channel.isEmpty, grant.channel != channel {
+            return ShowroomError(.tokenChannelMismatch, "the token is for channel '\(grant.channel)', not '\(channel)'; request a token for '\(channel)'")
+        }
+        return ShowroomError(.tokenUidMismatch, "the token is for uid \(grant.uid), not \(uid); request a token for uid \(uid)")
+    }
+}

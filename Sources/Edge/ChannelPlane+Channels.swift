@@ -89,7 +89,7 @@ extension ChannelPlane {
         }
 
         lastConnectionID += 1
-        let connection = ChannelConnection(
+        let connection = ChannelMembership(
             id: ConnectionID(lastConnectionID), session: session, channel: name, uid: uid, joinedAt: now,
             role: role, options: options, grant: grant)
         if !channel.reported {

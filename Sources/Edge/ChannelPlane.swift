@@ -134,7 +134,7 @@ public struct ChannelPlane<Frame> {
         channels[channel]?.connections[session].map(Self.snapshot)
     }
 
-    static func snapshot(_ connection: ChannelConnection) -> ConnectionSnapshot {
+    static func snapshot(_ connection: ChannelMembership) -> ConnectionSnapshot {
         ConnectionSnapshot(
             id: connection.id, session: connection.session, channel: connection.channel, uid: connection.uid,
             role: connection.role, options: connection.options, grant: connection.grant,

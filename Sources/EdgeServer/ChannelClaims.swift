@@ -77,7 +77,7 @@ struct ChannelClaims {
     }
 }
 
-extension EdgeCore {
+extension EdgeShell {
     /// Holds a join for a channel this edge does not host while the channel's owner coordinator
     /// is asked (see ``ChannelClaims``). Joins for hosted channels, joins the plane refuses anyway
     /// (no session, a bad token) and joins on an edge without a link to the coordinators (a

@@ -3,6 +3,7 @@ import Logging
 import Membership
 import Metrics
 import NodeRuntime
+import Routing
 import ShowroomWire
 import ZeroMQ
 
@@ -88,28 +89,23 @@ final class CoordinatorLink {
 
     // MARK: - Sending
 
-    /// The alive coordinators: node id and cluster endpoint.
-    private func coordinators() -> [String: String] {
-        var found: [String: String] = [:]
-        for member in node.membersOnLoop
-        where member.state == .alive && member.metadata.role == NodeRole.coordinator.rawValue
-            && !member.metadata.clusterEndpoint.isEmpty
-        {
-            found[member.id.rawValue] = member.metadata.clusterEndpoint
-        }
-        return found
+    /// The alive coordinators that announce a cluster endpoint, and those endpoints by node id.
+    private func coordinators() -> (ring: OwnerRing, endpoints: [String: String]) {
+        let members = node.alive(.coordinator).filter { !$0.metadata.clusterEndpoint.isEmpty }
+        let endpoints = Dictionary(members.map { ($0.nodeID, $0.metadata.clusterEndpoint) }) { first, _ in first }
+        return (OwnerRing(.coordinator, of: members), endpoints)
     }
 
     /// Sends what is due.
     private func pump() {
-        let coordinators = self.coordinators()
+        let (coordinators, endpoints) = self.coordinators()
         let now = self.now
-        for request in outbox.due(coordinators: Array(coordinators.keys), now: now) {
-            send(request, to: coordinators[request.coordinator]!)
+        for request in outbox.due(coordinators: coordinators, now: now) {
+            send(request, to: endpoints[request.coordinator]!)
         }
         queued.record(outbox.queued)
         if !banListDone, !banListInFlight, nextBanListAttempt <= now {
-            askForBans(coordinators)
+            askForBans(endpoints)
         }
     }
 
@@ -157,9 +153,8 @@ final class CoordinatorLink {
     /// the SDK's own fallback places channels by hashing then; a claim that goes unanswered is
     /// refused `UNAVAILABLE`, since the channel may be placed elsewhere.
     private func claim(_ channel: String) {
-        let coordinators = self.coordinators()
-        guard let owner = RendezvousHashing.ranked(key: channel, among: Array(coordinators.keys)).first,
-              let endpoint = coordinators[owner]
+        let (coordinators, endpoints) = self.coordinators()
+        guard let owner = coordinators.owner(of: channel), let endpoint = endpoints[owner]
         else {
             logger.debug("no room-coordinator alive: admitting the join for channel \(channel)")
             edge.claimAnswered(channel, .admit)

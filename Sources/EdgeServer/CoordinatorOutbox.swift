@@ -1,4 +1,5 @@
 import DequeModule
+import Routing
 import ShowroomWire
 
 /// What an edge owes the room-coordinators, as a pure state machine: channel activities, each for
@@ -10,8 +11,8 @@ import ShowroomWire
 /// - **Order per channel.** Activities of a channel go out in the order they were added: a
 ///   channel with a request in flight sends nothing more until it is answered, and a failed
 ///   request's activities go back to the front of the queue.
-/// - **Owner per attempt.** The owner (rendezvous hashing of the channel over the alive
-///   coordinators) is computed each time an activity is sent, so a retry after a failure goes to
+/// - **Owner per attempt.** The owner (``OwnerRing/owner(of:)`` over the alive coordinators) is
+///   computed each time an activity is sent, so a retry after a failure goes to
 ///   the channel's new owner if the coordinators changed.
 /// - **Pacing.** One request in flight per coordinator, at most one every
 ///   ``Settings/minimumInterval``; after a failure, none to that coordinator for
@@ -99,17 +100,16 @@ struct CoordinatorOutbox {
     /// The requests to send now.
     ///
     /// - Parameters:
-    ///   - coordinators: Node ids of the alive coordinators.
+    ///   - coordinators: The alive coordinators.
     ///   - now: The current clock value.
     /// - Returns: At most one request per coordinator.
-    mutating func due(coordinators: [String], now: Duration) -> [Request] {
+    mutating func due(coordinators: OwnerRing, now: Duration) -> [Request] {
         guard !coordinators.isEmpty else { return [] }
-        let alive = Set(coordinators)
-        for id in peers.keys where !alive.contains(id) && peers[id]!.inFlight == nil {
+        for id in peers.keys where !coordinators.contains(id) && peers[id]!.inFlight == nil {
             peers[id] = nil
         }
         var ready: Set<String> = []
-        for id in coordinators {
+        for id in coordinators.members {
             let peer = peers[id, default: Peer()]
             peers[id] = peer
             if peer.inFlight == nil, peer.nextSend <= now { ready.insert(id) }
@@ -124,7 +124,7 @@ struct CoordinatorOutbox {
         while let activity = queue.popFirst() {
             let channel = activity.channel
             let owner = owners[channel] ?? {
-                let owner = RendezvousHashing.owner(key: channel, among: coordinators)
+                let owner = coordinators.owner(of: channel)
                 owners[channel] = owner
                 return owner
             }()
@@ -141,7 +141,7 @@ struct CoordinatorOutbox {
         queue = kept
 
         var requests: [Request] = []
-        for id in coordinators.sorted() where ready.contains(id) {
+        for id in coordinators.members where ready.contains(id) {
             let activities = batches[id] ?? []
             let previous = peers[id]!.summaryVersion
             let sendsSummary = summaryVersion > previous

@@ -21,7 +21,7 @@ public final class EdgeServer: Sendable {
     public let endpoint: String
     /// The loop the client socket and the plane live on.
     public let loop: EventLoop
-    private let core: LoopBound<EdgeCore>
+    private let shell: LoopBound<EdgeShell>
 
     /// Binds the client endpoint and starts serving.
     ///
@@ -32,11 +32,11 @@ public final class EdgeServer: Sendable {
         let loop = try EventLoop.start(name: "edge-clients", context: context)
         self.loop = loop
         do {
-            let core = try loop.submitAndWait { () throws -> LoopBound<EdgeCore> in
-                LoopBound(try EdgeCore(configuration: configuration, loop: loop, logger: logger), loop: loop)
+            let shell = try loop.submitAndWait { () throws -> LoopBound<EdgeShell> in
+                LoopBound(try EdgeShell(configuration: configuration, loop: loop, logger: logger), loop: loop)
             }
-            self.core = core
-            endpoint = try loop.submitAndWait { core.value.endpoint }
+            self.shell = shell
+            endpoint = try loop.submitAndWait { shell.value.endpoint }
         } catch {
             loop.shutdown()
             context.shutdown()
@@ -48,50 +48,50 @@ public final class EdgeServer: Sendable {
     /// Calls `report` (on the edge's loop) with the hosted channel and connection counts whenever
     /// they change.
     public func onLoadChange(_ report: @escaping @Sendable (_ channels: Int, _ connections: Int) -> Void) {
-        loop.execute { [core] in core.value.reportLoad = report }
+        loop.execute { [shell] in shell.value.reportLoad = report }
     }
 
     /// Hands channel activities and summaries to `reports` from now on (on the edge's loop).
     func setCoordinatorReports(_ reports: CoordinatorReports) {
-        loop.execute { [core] in core.value.coordinatorReports = reports }
+        loop.execute { [shell] in shell.value.coordinatorReports = reports }
     }
 
     /// The owner coordinator's answer to a channel claim (see ``CoordinatorReports/claim``).
     func claimAnswered(_ channel: String, _ outcome: ClaimOutcome) {
-        loop.execute { [core] in core.value.claimAnswered(channel, outcome) }
+        loop.execute { [shell] in shell.value.claimAnswered(channel, outcome) }
     }
 
     /// Enforces bans from a room-coordinator; `completion` runs on the edge's loop with the number
     /// of connections closed, or `INVALID_ARGUMENT` for a malformed ban (nothing applied).
     func applyBans(_ bans: [RoomBan], completion: @escaping @Sendable (Result<Int, ShowroomError>) -> Void) {
-        loop.execute { [core] in
-            completion(Result { () throws(ShowroomError) in try core.value.applyBans(bans) })
+        loop.execute { [shell] in
+            completion(Result { () throws(ShowroomError) in try shell.value.applyBans(bans) })
         }
     }
 
     /// The bans the edge enforces now.
     public func activeBans() async throws -> [ChannelBan] {
-        try await loop.submit { [core] in core.value.plane.activeBans }
+        try await loop.submit { [shell] in shell.value.plane.activeBans }
     }
 
     /// Every hosted channel in brief, sorted by name.
     public func channelSummaries() async throws -> [ChannelSummary] {
-        try await loop.submit { [core] in core.value.plane.channelSummaries }
+        try await loop.submit { [shell] in shell.value.plane.channelSummaries }
     }
 
     /// The plane's counters.
     public func statistics() async throws -> EdgeStatistics {
-        try await loop.submit { [core] in core.value.plane.statistics }
+        try await loop.submit { [shell] in shell.value.plane.statistics }
     }
 
     /// A hosted channel, or `nil` if nobody is connected to it.
     public func channel(_ name: String) async throws -> ChannelSnapshot? {
-        try await loop.submit { [core] in core.value.plane.channel(name) }
+        try await loop.submit { [shell] in shell.value.plane.channel(name) }
     }
 
     /// The hosted channels, sorted by name.
     public func channelNames() async throws -> [String] {
-        try await loop.submit { [core] in core.value.plane.channelNames }
+        try await loop.submit { [shell] in shell.value.plane.channelNames }
     }
 
     /// Refuses new joins and closes every client session, telling each client to join again through
@@ -99,7 +99,7 @@ public final class EdgeServer: Sendable {
     ///
     /// - Parameter nodeID: The edge's id, named in what the clients are told.
     public func drain(nodeID: String) async {
-        _ = try? await loop.submit { [core] in core.value.beginDraining(nodeID: nodeID) }
+        _ = try? await loop.submit { [shell] in shell.value.beginDraining(nodeID: nodeID) }
     }
 
     /// Stops serving: closes the socket and ends the loop, without blocking the caller's thread.

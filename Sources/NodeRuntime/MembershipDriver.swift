@@ -32,6 +32,8 @@ final class MembershipDriver {
     static let tickInterval = Duration.milliseconds(10)
     /// How often this member's load is measured and, when it changed, disseminated.
     static let loadRefreshInterval = Duration.seconds(5)
+    /// When the first measurement is taken: soon, so that a young cluster shows its CPU use.
+    static let firstLoadRefresh = Duration.seconds(1)
 
     init(id: MemberID, metadata: MemberMetadata, settings: MembershipSettings, loop: EventLoop,
          links: PeerLinks, keyring: KeyringCache? = nil, logger: Logger, events: NodeEvents) {
@@ -42,6 +44,7 @@ final class MembershipDriver {
         membership = Membership(id: id, metadata: metadata, settings: settings, now: .zero,
                                 randomSeed: UInt64.random(in: .min ... .max))
         loop.scheduleRepeating(every: Self.tickInterval) { [weak self] in self?.tick() }
+        loop.scheduleTimer(after: Self.firstLoadRefresh) { [weak self] in self?.refreshLoad() }
         loop.scheduleRepeating(every: Self.loadRefreshInterval) { [weak self] in self?.refreshLoad() }
     }
 
@@ -111,13 +114,20 @@ final class MembershipDriver {
         perform(membership.tick(now: now))
     }
 
-    /// Measures this process's CPU use and disseminates the load when it changed.
+    /// Measures this process's CPU use and disseminates the load when it changed noticeably.
     private func refreshLoad() {
         var metadata = membership.localMember.metadata
         let cpuPercent = (cpu.sample() * 10).rounded() / 10
-        guard abs(cpuPercent - metadata.load.cpuPercent) >= 1 else { return }
+        guard Self.cpuChangedNoticeably(from: metadata.load.cpuPercent, to: cpuPercent) else { return }
         metadata.load.cpuPercent = cpuPercent
         perform(membership.updateMetadata(metadata, now: now))
+    }
+
+    /// Whether a CPU reading is worth disseminating: it moved by a point, or, below 2 %, by half
+    /// the value last disseminated (0.2 at least), so that a lightly loaded process does not read
+    /// 0 % for ever. Every change raises the incarnation and goes to every member, so not less.
+    static func cpuChangedNoticeably(from previous: Double, to current: Double) -> Bool {
+        abs(current - previous) >= min(1, max(0.2, previous / 2))
     }
 
     /// Disseminates this member's channel and connection counts when they changed.

@@ -50,7 +50,8 @@ public final class Node: Sendable {
             case relayed(WireEnvelope)
         }
         let send: (Outcome) -> Void
-        init(_ send: @escaping (Outcome) -> Void) { self.send = send }
+        /// A responder that hands the outcome to `send`.
+        public init(_ send: @escaping (Outcome) -> Void) { self.send = send }
         /// Answers with `outcome`. Does nothing for a one-way request.
         public func callAsFunction(_ outcome: Outcome) { send(outcome) }
     }

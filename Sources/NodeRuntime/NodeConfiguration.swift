@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Membership
+import Routing
 import ShowroomWire
 
 /// Everything a server process is configured with: one struct, filled from defaults, then a

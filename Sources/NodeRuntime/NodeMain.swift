@@ -2,6 +2,7 @@ import AdminEndpoint
 import ArgumentParser
 import Foundation
 import Logging
+import Routing
 import ServiceLifecycle
 import Synchronization
 import ShowroomWire

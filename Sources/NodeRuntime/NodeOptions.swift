@@ -1,4 +1,5 @@
 import ArgumentParser
+import Routing
 import ShowroomWire
 
 /// The command-line flags every server process takes. Flags win over the configuration file.

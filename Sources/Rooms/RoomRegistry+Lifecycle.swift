@@ -22,6 +22,25 @@ extension RoomRegistry {
         return changes
     }
 
+    /// Owner presence from a channel's activities, in their order: a join (as broadcaster or
+    /// audience) or a switch to broadcaster makes the uid present, a leave or a switch to audience
+    /// absent. An owner in the channel keeps their rooms open.
+    ///
+    /// - Returns: One change (no notice) per room record changed.
+    public mutating func ownerPresence(after activities: [RoomChannelActivity], nowMs: Int64) -> [RoomChange] {
+        var changes: [RoomChange] = []
+        for activity in activities {
+            let present: Bool
+            switch activity.type {
+            case .broadcasterJoined, .roleToBroadcaster, .audienceJoined: present = true
+            case .broadcasterLeft, .audienceLeft, .roleToAudience: present = false
+            default: continue
+            }
+            changes += ownerPresence(channel: activity.channel, uid: activity.uid, present: present, nowMs: nowMs)
+        }
+        return changes
+    }
+
     /// Closes open rooms whose lifetime ended (ROOM_EXPIRED) or whose owner stayed away past the
     /// grace period (ROOM_DESTROYED), and purges closed rooms past their retention. Idempotent:
     /// a second call at the same time changes nothing.

@@ -8,9 +8,9 @@ extension RoomRegistry {
     }
 
     /// Largest ListRooms page.
-    static let maxPageSize = 100
+    public static let maxPageSize = 100
     /// ListRooms page size when the request says 0.
-    static let defaultPageSize = 20
+    public static let defaultPageSize = 20
 
     /// Creates an open room owned by `request.ownerUid`.
     ///
@@ -68,17 +68,19 @@ extension RoomRegistry {
 
     /// A page of the open rooms, newest first.
     ///
-    /// - Parameter request: Page size (0 means 20, at most 100) and the token of the previous page.
-    /// - Returns: The page, the next page's token (empty on the last page) and the number of open rooms.
-    /// - Throws: `INVALID_ARGUMENT` for a page size over 100 or a token ListRooms did not hand out.
-    public func list(_ request: RoomListRoomsRequest) throws(ShowroomError) -> RoomListRoomsResponse {
-        let pageSize = request.pageSize == 0 ? Self.defaultPageSize : Int(request.pageSize)
-        guard pageSize <= Self.maxPageSize else {
-            throw .invalidArgument(
-                "page_size \(request.pageSize) is too large; ask for 1 – \(Self.maxPageSize) rooms per page (0 means \(Self.defaultPageSize))")
-        }
-        let after = request.pageToken.isEmpty ? nil : try RoomListPosition(token: request.pageToken)
-        let open = rooms.values.filter { $0.state == .open }.sorted { RoomListPosition($0) < RoomListPosition($1) }
+    /// - Parameters:
+    ///   - request: Page size (0 means 20, at most `maxPageSize`) and the token of the previous page.
+    ///   - maxPageSize: The largest page a caller may ask for (coordinators gathering a page from
+    ///     each other ask for one more than their client, to know whether more follow).
+    ///   - include: Which open rooms to list (a coordinator lists the rooms it owns).
+    /// - Returns: The page, the next page's token (empty on the last page) and the number of open
+    ///   rooms listed.
+    /// - Throws: `INVALID_ARGUMENT` for a page size over the limit or a token ListRooms did not hand out.
+    public func list(_ request: RoomListRoomsRequest, maxPageSize: Int = Self.maxPageSize,
+                     where include: (RoomRoom) -> Bool = { _ in true }) throws(ShowroomError) -> RoomListRoomsResponse {
+        let pageSize = try Self.pageSize(of: request, max: maxPageSize)
+        let after = try Self.position(after: request)
+        let open = rooms.values.filter { $0.state == .open && include($0) }.sorted { RoomListPosition($0) < RoomListPosition($1) }
         let start = after.map { after in open.firstIndex { after < RoomListPosition($0) } ?? open.count } ?? 0
         let end = min(start + pageSize, open.count)
 
@@ -89,6 +91,37 @@ extension RoomRegistry {
         }
         response.total = UInt32(open.count)
         return response
+    }
+
+    /// Merges the pages every coordinator listed for one request (each asked for one room more
+    /// than `request` wants, so that the merge knows whether more follow) into the page the client
+    /// gets: newest first, each room once, `total` summed.
+    public static func mergePages(_ pages: [RoomListRoomsResponse], for request: RoomListRoomsRequest) throws(ShowroomError) -> RoomListRoomsResponse {
+        let pageSize = try pageSize(of: request, max: maxPageSize)
+        var seen = Set<String>()
+        let rooms = pages.flatMap(\.rooms).sorted { RoomListPosition($0) < RoomListPosition($1) }
+            .filter { seen.insert($0.roomID).inserted }
+        var response = RoomListRoomsResponse()
+        response.rooms = Array(rooms.prefix(pageSize))
+        if rooms.count > pageSize, let last = response.rooms.last {
+            response.nextPageToken = RoomListPosition(last).token
+        }
+        response.total = pages.reduce(0) { $0 &+ $1.total }
+        return response
+    }
+
+    /// The page size a request asks for (0 means the default), checked against `max`.
+    public static func pageSize(of request: RoomListRoomsRequest, max: Int = maxPageSize) throws(ShowroomError) -> Int {
+        let pageSize = request.pageSize == 0 ? defaultPageSize : Int(request.pageSize)
+        guard pageSize <= max else {
+            throw .invalidArgument(
+                "page_size \(request.pageSize) is too large; ask for 1 – \(maxPageSize) rooms per page (0 means \(defaultPageSize))")
+        }
+        return pageSize
+    }
+
+    private static func position(after request: RoomListRoomsRequest) throws(ShowroomError) -> RoomListPosition? {
+        request.pageToken.isEmpty ? nil : try RoomListPosition(token: request.pageToken)
     }
 
     /// The room with this id, open or closed (until purged).

@@ -1,4 +1,4 @@
-import ShowroomWire
+internal import ShowroomWire
 
 /// An edge a client can connect to.
 public struct EdgeAddress: Sendable, Hashable, CustomStringConvertible {

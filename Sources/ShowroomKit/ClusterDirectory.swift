@@ -1,6 +1,7 @@
-import ShowroomWire
+internal import Routing
+internal import ShowroomWire
 import Synchronization
-import ZeroMQ
+internal import ZeroMQ
 
 /// A coordinator as the membership announces it.
 public struct CoordinatorAddress: Sendable, Hashable, CustomStringConvertible {
@@ -74,7 +75,7 @@ final class ClusterDirectory: Sendable {
     /// The alive edges with a client endpoint, sorted by id.
     static func edges(in status: AdminClusterStatus) -> [EdgeAddress] {
         status.members
-            .filter { $0.role == "edge" && $0.state == .alive && !$0.clientEndpoint.isEmpty }
+            .filter { $0.isAlive(as: .edge) && !$0.clientEndpoint.isEmpty }
             .map { EdgeAddress(id: $0.id, endpoint: $0.clientEndpoint, curvePublicKey: $0.clientCurvePublicKey) }
             .sorted { $0.id < $1.id }
     }
@@ -82,7 +83,7 @@ final class ClusterDirectory: Sendable {
     /// The alive coordinators with a client endpoint, sorted by id.
     static func coordinators(in status: AdminClusterStatus) -> [CoordinatorAddress] {
         status.members
-            .filter { $0.role == "coordinator" && $0.state == .alive && !$0.clientEndpoint.isEmpty }
+            .filter { $0.isAlive(as: .coordinator) && !$0.clientEndpoint.isEmpty }
             .map { CoordinatorAddress(id: $0.id, endpoint: $0.clientEndpoint, eventsEndpoint: $0.eventsEndpoint) }
             .sorted { $0.id < $1.id }
     }

@@ -1,7 +1,8 @@
-import ShowroomWire
+internal import Routing
+internal import ShowroomWire
 
-/// Places channels over the alive edges of a cluster by rendezvous hashing
-/// (``RendezvousHashing``): every client picks the same edge for a channel without coordination.
+/// Places channels over the alive edges of a cluster by rendezvous hashing (an ``OwnerRing`` of
+/// the edges): every client picks the same edge for a channel without coordination.
 /// For clusters without a room coordinator; ``CoordinatorPlacement`` asks one when there is.
 ///
 /// The edge list comes from any seed member's `CLUSTER_STATUS` answer (the members with role
@@ -52,16 +53,18 @@ public final class ClusterPlacement: ChannelPlacement {
     ///
     /// - Parameter status: A `CLUSTER_STATUS` answer.
     /// - Returns: The edges.
-    public static func edges(in status: AdminClusterStatus) -> [EdgeAddress] {
+    static func edges(in status: AdminClusterStatus) -> [EdgeAddress] {
         ClusterDirectory.edges(in: status)
     }
 
     /// Rendezvous choice over `edges`, leaving out `failedEdge` unless nothing else is left.
     static func choose(channel: String, among edges: [EdgeAddress], avoiding failedEdge: EdgeAddress?, seeds: [String]) throws(ShowroomError) -> EdgeAddress {
-        let others = edges.filter { $0.id != failedEdge?.id && $0.endpoint != failedEdge?.endpoint }
-        let candidates = others.isEmpty ? edges : others
-        guard let id = RendezvousHashing.owner(key: channel, among: candidates.map(\.id)),
-              let edge = candidates.first(where: { $0.id == id })
+        let all = OwnerRing(.edge, memberIDs: edges.map(\.id))
+        // The failed edge by its id or its endpoint (it may be back under another id).
+        let others = edges.filter { $0.id == failedEdge?.id || $0.endpoint == failedEdge?.endpoint }
+            .reduce(all) { ring, failed in ring.removing(failed.id) }
+        guard let id = (others.isEmpty ? all : others).owner(of: channel),
+              let edge = edges.first(where: { $0.id == id })
         else {
             throw .unavailable("no alive edge with a client endpoint in the cluster (asked \(seeds.joined(separator: ", "))); start an edge")
         }

@@ -1,4 +1,4 @@
-import Edge
+internal import EdgeProtocol
 
 /// The engine's state of one channel connection; confined to the engine's loop.
 final class ConnectionRecord {

@@ -1,6 +1,7 @@
-import ShowroomWire
-import SwiftProtobuf
-import ZeroMQ
+internal import Routing
+internal import ShowroomWire
+internal import SwiftProtobuf
+internal import ZeroMQ
 
 /// Requests to the cluster's room coordinators: learns the alive ones from the seeds, sends each
 /// request to one (the owner of its key first, which spares the coordinators a forward), and
@@ -43,8 +44,8 @@ final class CoordinatorClient: Sendable {
         guard !coordinators.isEmpty else {
             throw ShowroomError(.noCoordinator, "no alive room coordinator in the cluster (asked \(directory.seeds.joined(separator: ", "))); start a coordinator")
         }
-        let order = RendezvousHashing.ranked(key: key, among: coordinators.map(\.id))
-            .compactMap { id in coordinators.first { $0.id == id } }
+        let ring = OwnerRing(.coordinator, memberIDs: coordinators.map(\.id))
+        let order = ring.holders(of: key, count: ring.count).compactMap { id in coordinators.first { $0.id == id } }
         var lastError = ShowroomError(.noCoordinator, "no coordinator answered")
         for coordinator in order {
             let answer: WireEnvelope

@@ -1,4 +1,4 @@
-import ShowroomWire
+internal import ShowroomWire
 
 /// Places channels by asking the cluster's room coordinators (`CHANNEL_PLACE`): placements are
 /// sticky while their edge lives, balanced by load, and moved at once when a client reports its

@@ -1,4 +1,4 @@
-import MediaCodecs
+public import MediaCodecs
 import Synchronization
 
 /// What a ``DecodingVideoSink`` has seen.

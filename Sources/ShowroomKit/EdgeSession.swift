@@ -3,15 +3,15 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Edge
-import ShowroomWire
-import ZeroMQ
+internal import EdgeProtocol
+internal import ShowroomWire
+internal import ZeroMQ
 
 /// One client session with one edge: a DEALER connected to the edge's client endpoint, opened
 /// with `EDGE_OPEN_SESSION`, kept alive by heartbeats, holding the channel connections placed on
 /// that edge. A monitor on the DEALER reports the connection breaking (a killed edge's TCP
 /// connection closes at once), so a lost edge is noticed long before its heartbeat timeout.
-/// Confined to the engine's loop; the engine core drives it.
+/// Confined to the engine's loop; the engine shell drives it.
 final class EdgeSession {
     enum Phase { case opening, open, closing, closed }
 

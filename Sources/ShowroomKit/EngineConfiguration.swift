@@ -1,7 +1,7 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+public import FoundationEssentials  // UUID in a default argument
 #else
-import Foundation
+public import Foundation  // UUID in a default argument
 #endif
 
 /// Where an engine finds its edges.

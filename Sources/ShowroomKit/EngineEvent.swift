@@ -1,6 +1,3 @@
-import Edge
-import ShowroomWire
-
 /// The state of one channel connection's link to its edge (`connectionStateChanged` in the seeds).
 public enum ConnectionState: Sendable, Hashable, CustomStringConvertible {
     /// Not connected: before joining, after leaving, after the edge closed the connection.

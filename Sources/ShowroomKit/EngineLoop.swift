@@ -1,7 +1,7 @@
 import Foundation  // Thread: the loop's stop is awaited on a plain thread
-import ShowroomWire
+internal import ShowroomWire
 import Synchronization
-import ZeroMQ
+internal import ZeroMQ
 
 /// The thread an engine's sockets, timers, encoders and decoders live on: one ZeroMQ event loop.
 ///
@@ -10,19 +10,17 @@ import ZeroMQ
 /// Sinks and sources run on this thread, so a slow sink slows every engine on the loop.
 public final class EngineLoop: Sendable {
     /// The ZeroMQ event loop.
-    public let eventLoop: EventLoop
+    let eventLoop: EventLoop
     /// The ZeroMQ context of the loop's sockets.
-    public let context: Context
+    let context: Context
 
     /// Starts a loop thread.
     ///
-    /// - Parameters:
-    ///   - name: The thread's name, for debuggers and logs.
-    ///   - context: The ZeroMQ context; a new one with one I/O thread if `nil`.
-    /// - Throws: `INTERNAL` if ZeroMQ cannot create the context or the loop.
-    public init(name: String = "showroom-engine", context: Context? = nil) throws(ShowroomError) {
+    /// - Parameter name: The thread's name, for debuggers and logs.
+    /// - Throws: `INTERNAL` if the loop cannot start.
+    public init(name: String = "showroom-engine") throws(ShowroomError) {
         do {
-            let context = try context ?? Context(ioThreads: 1)
+            let context = try Context(ioThreads: 1)
             self.context = context
             eventLoop = try EventLoop.start(name: name, context: context)
         } catch {

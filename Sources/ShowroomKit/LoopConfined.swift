@@ -1,4 +1,4 @@
-import ZeroMQ
+internal import ZeroMQ
 
 /// State of a `Sendable` service that lives on its loop's thread, made on first use there. Like
 /// `LoopBound`, but for owners created off the loop (a synchronous initialiser cannot wait for

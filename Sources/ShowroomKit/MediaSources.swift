@@ -1,4 +1,4 @@
-import MediaCodecs
+public import MediaCodecs
 import Synchronization
 
 /// A camera: frames in I420 at a fixed size and rate. Called on the engine's loop thread, once

@@ -1,16 +1,16 @@
-import ShowroomWire
+internal import ShowroomWire
 
 /// What happens in a room (``RoomService/events(for:)``), from the coordinators' notices.
 public enum RoomEvent: Sendable, Hashable {
     /// The audience count changed (someone joined or left the room); the room after the change.
-    case userCountChanged(RoomRoom)
+    case userCountChanged(Room)
     /// A chat message was sent in the room.
-    case messageAdded(RoomChatMessage)
+    case messageAdded(ChatMessage)
     /// The room's lifetime ended; the last event of the stream.
-    case roomExpired(RoomRoom)
+    case roomExpired(Room)
     /// The room was closed (by its owner, an administrator, or because the owner stayed away);
     /// the last event of the stream.
-    case roomDestroyed(RoomRoom)
+    case roomDestroyed(Room)
 
     /// True for the events after which a room has no more.
     public var endsRoom: Bool {
@@ -23,10 +23,10 @@ public enum RoomEvent: Sendable, Hashable {
     /// The event a notice reports, or `nil` for a kind this SDK does not know.
     init?(_ notice: RoomRoomNotice) {
         switch notice.kind {
-        case .userCountChanged: self = .userCountChanged(notice.room)
-        case .messageAdded: self = .messageAdded(notice.message)
-        case .roomExpired: self = .roomExpired(notice.room)
-        case .roomDestroyed: self = .roomDestroyed(notice.room)
+        case .userCountChanged: self = .userCountChanged(Room(notice.room))
+        case .messageAdded: self = .messageAdded(ChatMessage(notice.message))
+        case .roomExpired: self = .roomExpired(Room(notice.room))
+        case .roomDestroyed: self = .roomDestroyed(Room(notice.room))
         default: return nil
         }
     }

@@ -1,5 +1,5 @@
-import ShowroomWire
-import ZeroMQ
+internal import ShowroomWire
+internal import ZeroMQ
 
 /// The room registry of a cluster (the seeds' app service layer): create, list, join and close
 /// rooms, chat in them, and follow what happens in one.
@@ -60,7 +60,7 @@ public final class RoomService: Sendable {
     /// - Throws: `ROOM_EXISTS` (4004) for a taken id, `INVALID_ARGUMENT` for a bad field.
     public func createRoom(
         name: String, ownerUid: UInt32, ownerName: String = "", ownerAvatar: String = "", roomID: String = "", channel: String = ""
-    ) async throws(ShowroomError) -> RoomRoom {
+    ) async throws(ShowroomError) -> Room {
         var request = RoomCreateRoomRequest()
         request.name = name
         request.ownerUid = ownerUid
@@ -68,7 +68,7 @@ public final class RoomService: Sendable {
         request.ownerAvatar = ownerAvatar
         request.roomID = roomID
         request.channel = channel
-        return try await client.request(.roomCreate, body: request, key: roomID, expecting: RoomCreateRoomResponse.self).room
+        return Room(try await client.request(.roomCreate, body: request, key: roomID, expecting: RoomCreateRoomResponse.self).room)
     }
 
     /// One page of the open rooms, newest first.
@@ -77,63 +77,63 @@ public final class RoomService: Sendable {
     ///   - pageSize: Rooms per page, 1–100.
     ///   - pageToken: The previous page's `nextPageToken`; empty for the first page.
     /// - Returns: The page, the next page's token (empty on the last) and the total.
-    public func listRooms(pageSize: Int = 20, pageToken: String = "") async throws(ShowroomError) -> RoomListRoomsResponse {
+    public func listRooms(pageSize: Int = 20, pageToken: String = "") async throws(ShowroomError) -> RoomPage {
         guard (1...100).contains(pageSize) else {
             throw .invalidArgument("page size \(pageSize) is out of range: ask for 1 to 100 rooms per page")
         }
         var request = RoomListRoomsRequest()
         request.pageSize = UInt32(pageSize)
         request.pageToken = pageToken
-        return try await client.request(.roomList, body: request, key: "", expecting: RoomListRoomsResponse.self)
+        return RoomPage(try await client.request(.roomList, body: request, key: "", expecting: RoomListRoomsResponse.self))
     }
 
     /// A room, open or closed.
     ///
     /// - Throws: `ROOM_NOT_FOUND` (4000).
-    public func room(_ roomID: String) async throws(ShowroomError) -> RoomRoom {
+    public func room(_ roomID: String) async throws(ShowroomError) -> Room {
         var request = RoomGetRoomRequest()
         request.roomID = roomID
-        return try await client.request(.roomGet, body: request, key: roomID, expecting: RoomGetRoomResponse.self).room
+        return Room(try await client.request(.roomGet, body: request, key: roomID, expecting: RoomGetRoomResponse.self).room)
     }
 
     /// Enters a room as audience (idempotent per uid).
     ///
     /// - Returns: The room with its new audience count.
     /// - Throws: `ROOM_NOT_FOUND` (4000), `ROOM_CLOSED` (4003).
-    public func joinRoom(_ roomID: String, uid: UInt32, userName: String = "") async throws(ShowroomError) -> RoomRoom {
+    public func joinRoom(_ roomID: String, uid: UInt32, userName: String = "") async throws(ShowroomError) -> Room {
         var request = RoomJoinRoomRequest()
         request.roomID = roomID
         request.uid = uid
         request.userName = userName
-        return try await client.request(.roomJoin, body: request, key: roomID, expecting: RoomJoinRoomResponse.self).room
+        return Room(try await client.request(.roomJoin, body: request, key: roomID, expecting: RoomJoinRoomResponse.self).room)
     }
 
     /// Leaves a room (idempotent per uid).
     ///
     /// - Returns: The room with its new audience count.
-    public func leaveRoom(_ roomID: String, uid: UInt32) async throws(ShowroomError) -> RoomRoom {
+    public func leaveRoom(_ roomID: String, uid: UInt32) async throws(ShowroomError) -> Room {
         var request = RoomLeaveRoomRequest()
         request.roomID = roomID
         request.uid = uid
-        return try await client.request(.roomLeave, body: request, key: roomID, expecting: RoomLeaveRoomResponse.self).room
+        return Room(try await client.request(.roomLeave, body: request, key: roomID, expecting: RoomLeaveRoomResponse.self).room)
     }
 
     /// Closes a room; only its owner may.
     ///
     /// - Returns: The closed room.
     /// - Throws: `NOT_ROOM_OWNER` (4001), `ROOM_NOT_FOUND` (4000).
-    public func closeRoom(_ roomID: String, uid: UInt32) async throws(ShowroomError) -> RoomRoom {
+    public func closeRoom(_ roomID: String, uid: UInt32) async throws(ShowroomError) -> Room {
         var request = RoomCloseRoomRequest()
         request.roomID = roomID
         request.uid = uid
-        return try await client.request(.roomClose, body: request, key: roomID, expecting: RoomCloseRoomResponse.self).room
+        return Room(try await client.request(.roomClose, body: request, key: roomID, expecting: RoomCloseRoomResponse.self).room)
     }
 
     /// Sends a chat message to the room.
     ///
     /// - Returns: The message with its sequence number and time.
     /// - Throws: `CHAT_MESSAGE_TOO_LARGE` (4002) past 1024 bytes, `ROOM_CLOSED` (4003).
-    public func sendMessage(_ roomID: String, uid: UInt32, userName: String = "", text: String) async throws(ShowroomError) -> RoomChatMessage {
+    public func sendMessage(_ roomID: String, uid: UInt32, userName: String = "", text: String) async throws(ShowroomError) -> ChatMessage {
         guard text.utf8.count <= 1024 else {
             throw ShowroomError(.chatMessageTooLarge, "the message is \(text.utf8.count) bytes; a chat message holds at most 1024 bytes of UTF-8")
         }
@@ -142,7 +142,7 @@ public final class RoomService: Sendable {
         request.uid = uid
         request.userName = userName
         request.text = text
-        return try await client.request(.roomChatSend, body: request, key: roomID, expecting: RoomSendChatResponse.self).message
+        return ChatMessage(try await client.request(.roomChatSend, body: request, key: roomID, expecting: RoomSendChatResponse.self).message)
     }
 
     /// The most recent chat messages, oldest first.
@@ -151,7 +151,7 @@ public final class RoomService: Sendable {
     ///   - roomID: The room.
     ///   - limit: At most this many, 1–100.
     ///   - after: Only messages with a higher sequence number.
-    public func messages(in roomID: String, limit: Int = 50, after: UInt64 = 0) async throws(ShowroomError) -> [RoomChatMessage] {
+    public func messages(in roomID: String, limit: Int = 50, after: UInt64 = 0) async throws(ShowroomError) -> [ChatMessage] {
         guard (1...100).contains(limit) else {
             throw .invalidArgument("limit \(limit) is out of range: ask for 1 to 100 messages")
         }
@@ -160,6 +160,7 @@ public final class RoomService: Sendable {
         request.limit = UInt32(limit)
         request.afterSequence = after
         return try await client.request(.roomChatHistory, body: request, key: roomID, expecting: RoomChatHistoryResponse.self).messages
+            .map(ChatMessage.init)
     }
 
     // MARK: - Events

@@ -1,6 +1,6 @@
-import Edge
-import ShowroomWire
-import ZeroMQ
+internal import EdgeProtocol
+internal import ShowroomWire
+internal import ZeroMQ
 
 /// The client engine (`AgoraRtcEngineKit` / `RTCEngine` in the seeds): joins channels on the
 /// cluster's edges, publishes the local camera and microphone, receives remote media into sinks,
@@ -37,7 +37,7 @@ public final class ShowroomEngine: Sendable {
     /// How channels are placed on edges.
     public let placement: any ChannelPlacement
 
-    private let core: LoopBound<EngineCore>
+    private let shell: LoopBound<EngineShell>
     private let ownsLoop: Bool
     private let eventSink: AsyncStream<EngineEvent>.Continuation
 
@@ -68,8 +68,8 @@ public final class ShowroomEngine: Sendable {
         eventSink = sink
         let eventLoop = engineLoop.eventLoop
         do {
-            core = try await eventLoop.submit {
-                LoopBound(EngineCore(loop: eventLoop, context: engineLoop.context, configuration: configuration, placement: chosen) { sink.yield($0) },
+            shell = try await eventLoop.submit {
+                LoopBound(EngineShell(loop: eventLoop, context: engineLoop.context, configuration: configuration, placement: chosen) { sink.yield($0) },
                           loop: eventLoop)
             }
         } catch {
@@ -119,9 +119,9 @@ public final class ShowroomEngine: Sendable {
         let started = ContinuousClock.now
         let edge = try await placement.edge(
             for: connection.channel, avoiding: nil, joiningAs: PlacementCredentials(uid: connection.uid, token: token))
-        let core = self.core
+        let shell = self.shell
         return try await loop.perform { complete in
-            core.value.join(token: token, connection: connection, options: options, edge: edge, primary: primary, started: started, complete)
+            shell.value.join(token: token, connection: connection, options: options, edge: edge, primary: primary, started: started, complete)
         }
     }
 
@@ -135,7 +135,7 @@ public final class ShowroomEngine: Sendable {
     ///
     /// - Parameter connection: The connection; the primary one if `nil`.
     public func leaveChannelEx(_ connection: ChannelConnection?) async throws(ShowroomError) {
-        try await onCore { core, complete in core.leave(connection, complete) }
+        try await onShell { shell, complete in shell.leave(connection, complete) }
     }
 
     /// Changes a connection's options live (`updateChannelEx`); `nil` fields stay as they are,
@@ -145,7 +145,7 @@ public final class ShowroomEngine: Sendable {
     ///   - options: The fields to change.
     ///   - connection: The connection; the primary one if `nil`.
     public func updateChannelEx(options: ChannelMediaOptions, connection: ChannelConnection? = nil) async throws(ShowroomError) {
-        try await onCore { core, complete in core.update(options, connection, complete) }
+        try await onShell { shell, complete in shell.update(options, connection, complete) }
     }
 
     /// Switches role (`setClientRole`). Becoming audience stops publishing and makes this user
@@ -156,7 +156,7 @@ public final class ShowroomEngine: Sendable {
     ///   - role: The new role.
     ///   - connection: The connection; the primary one if `nil`.
     public func setClientRole(_ role: ClientRole, connection: ChannelConnection? = nil) async throws(ShowroomError) {
-        try await onCore { core, complete in core.setRole(role, connection, complete) }
+        try await onShell { shell, complete in shell.setRole(role, connection, complete) }
     }
 
     /// Replaces a connection's token in place (`renewToken`), typically after
@@ -166,7 +166,7 @@ public final class ShowroomEngine: Sendable {
     ///   - token: The new token, for the same channel and uid.
     ///   - connection: The connection; the primary one if `nil`.
     public func renewToken(_ token: String, connection: ChannelConnection? = nil) async throws(ShowroomError) {
-        try await onCore { core, complete in core.renewToken(token, connection, complete) }
+        try await onShell { shell, complete in shell.renewToken(token, connection, complete) }
     }
 
     // MARK: - Remote media
@@ -174,12 +174,12 @@ public final class ShowroomEngine: Sendable {
     /// Subscribes to a remote user's track, overriding auto-subscribe (also before it is
     /// published).
     public func subscribe(uid: UInt32, track: TrackKind, connection: ChannelConnection? = nil) async throws(ShowroomError) {
-        try await trackRequest(connection) { .subscribe(TrackID(channel: $0, uid: uid, kind: track)) }
+        try await trackRequest(connection) { .subscribe(TrackID(channel: $0, uid: uid, kind: track.edgeKind)) }
     }
 
     /// Stops receiving a remote user's track.
     public func unsubscribe(uid: UInt32, track: TrackKind, connection: ChannelConnection? = nil) async throws(ShowroomError) {
-        try await trackRequest(connection) { .unsubscribe(TrackID(channel: $0, uid: uid, kind: track)) }
+        try await trackRequest(connection) { .unsubscribe(TrackID(channel: $0, uid: uid, kind: track.edgeKind)) }
     }
 
     /// Stops (or resumes) a remote user's audio without unsubscribing (`muteRemoteAudioStream`).
@@ -205,15 +205,15 @@ public final class ShowroomEngine: Sendable {
     ///   - connection: The connection; the primary one if `nil`.
     ///   - sink: The sink; `nil` removes it.
     public func setupRemoteVideo(uid: UInt32, connection: ChannelConnection? = nil, sink: (any RemoteVideoSink)?) async throws(ShowroomError) {
-        try await onCore { core, complete in
-            complete(Result { () throws(ShowroomError) in try core.setVideoSink(sink, uid: uid, connection) })
+        try await onShell { shell, complete in
+            complete(Result { () throws(ShowroomError) in try shell.setVideoSink(sink, uid: uid, connection) })
         }
     }
 
     /// Where a remote user's audio goes; without a sink, frames are only counted.
     public func setupRemoteAudio(uid: UInt32, connection: ChannelConnection? = nil, sink: (any RemoteAudioSink)?) async throws(ShowroomError) {
-        try await onCore { core, complete in
-            complete(Result { () throws(ShowroomError) in try core.setAudioSink(sink, uid: uid, connection) })
+        try await onShell { shell, complete in
+            complete(Result { () throws(ShowroomError) in try shell.setAudioSink(sink, uid: uid, connection) })
         }
     }
 
@@ -226,7 +226,7 @@ public final class ShowroomEngine: Sendable {
     ///   - reportVAD: Report voice activity per speaker.
     public func enableAudioVolumeIndication(interval: Duration, smoothing: Int = 3, reportVAD: Bool = false) async throws(ShowroomError) {
         let config = interval > .zero ? VolumeIndicationConfig(interval: interval, smoothing: smoothing, reportVAD: reportVAD) : nil
-        try await onCore { core, complete in core.enableVolumeIndication(config, complete) }
+        try await onShell { shell, complete in shell.enableVolumeIndication(config, complete) }
     }
 
     // MARK: - Data
@@ -238,9 +238,9 @@ public final class ShowroomEngine: Sendable {
     /// - Returns: The sequence number the receivers see.
     @discardableResult
     public func sendStreamMessage(streamID: UInt32, data: [UInt8], connection: ChannelConnection? = nil) async throws(ShowroomError) -> UInt32 {
-        try await onCore { core, complete in
-            let channel = (try? core.record(for: connection).connection.channel) ?? ""
-            core.request(.sendStreamMessage(channel: channel, streamID: streamID, data: data), for: connection, complete) { _, body in
+        try await onShell { shell, complete in
+            let channel = (try? shell.record(for: connection).connection.channel) ?? ""
+            shell.request(.sendStreamMessage(channel: channel, streamID: streamID, data: data), for: connection, complete) { _, body in
                 if case .streamMessageSent(let sequence) = body { return sequence }
                 return 0
             }
@@ -252,8 +252,8 @@ public final class ShowroomEngine: Sendable {
     /// Sets the camera (`nil`: none). Video is captured and encoded (VP8) on the loop while any
     /// connection publishes video; one encoding goes to every such connection.
     public func setLocalVideoSource(_ source: (any VideoSource)?) async {
-        try? await onCore { core, complete in
-            core.setVideoSource(source)
+        try? await onShell { shell, complete in
+            shell.setVideoSource(source)
             complete(.success(()))
         }
     }
@@ -264,8 +264,8 @@ public final class ShowroomEngine: Sendable {
     /// and ``EngineEvent/keyframeRequested`` says when a subscriber needs a keyframe. Setting a
     /// camera with ``setLocalVideoSource(_:)`` ends it.
     public func setExternalEncodedVideoSource(_ enabled: Bool) async {
-        try? await onCore { core, complete in
-            core.setExternalEncodedVideo(enabled)
+        try? await onShell { shell, complete in
+            shell.setExternalEncodedVideo(enabled)
             complete(.success(()))
         }
     }
@@ -279,16 +279,16 @@ public final class ShowroomEngine: Sendable {
     ///   for an empty frame or an impossible size; `TOO_LARGE` for a frame over the edge's limit.
     @discardableResult
     public func pushExternalEncodedVideoFrame(_ frame: ExternalEncodedVideoFrame) async throws(ShowroomError) -> Int {
-        try await onCore { core, complete in
-            complete(Result { () throws(ShowroomError) in try core.pushEncodedVideo(frame) })
+        try await onShell { shell, complete in
+            complete(Result { () throws(ShowroomError) in try shell.pushEncodedVideo(frame) })
         }
     }
 
     /// Sets the microphone (`nil`: none). Audio is encoded (Opus, 20 ms frames, with its level)
     /// on the loop while any connection publishes audio.
     public func setLocalAudioSource(_ source: (any AudioSource)?) async {
-        try? await onCore { core, complete in
-            core.setAudioSource(source)
+        try? await onShell { shell, complete in
+            shell.setAudioSource(source)
             complete(.success(()))
         }
     }
@@ -296,33 +296,33 @@ public final class ShowroomEngine: Sendable {
     /// Stops (or resumes) sending the microphone on a connection (`muteLocalAudioStream`); the
     /// others see the track unpublished.
     public func muteLocalAudioStream(_ muted: Bool, connection: ChannelConnection? = nil) async throws(ShowroomError) {
-        try await onCore { core, complete in core.muteLocal(.audio, muted: muted, connection, complete) }
+        try await onShell { shell, complete in shell.muteLocal(.audio, muted: muted, connection, complete) }
     }
 
     /// Stops (or resumes) sending the camera on a connection (`muteLocalVideoStream`).
     public func muteLocalVideoStream(_ muted: Bool, connection: ChannelConnection? = nil) async throws(ShowroomError) {
-        try await onCore { core, complete in core.muteLocal(.video, muted: muted, connection, complete) }
+        try await onShell { shell, complete in shell.muteLocal(.video, muted: muted, connection, complete) }
     }
 
     // MARK: - State
 
     /// Media counters since the engine started.
     public func statistics() async -> EngineStatistics {
-        (try? await onCore { core, complete in complete(.success(core.statistics)) }) ?? EngineStatistics()
+        (try? await onShell { shell, complete in complete(.success(shell.statistics)) }) ?? EngineStatistics()
     }
 
     /// The connections held, sorted by channel.
     public func connections() async -> [ChannelConnection] {
-        (try? await onCore { core, complete in
-            complete(.success(core.connections.values.filter(\.isJoined).map(\.connection).sorted { $0.channel < $1.channel }))
+        (try? await onShell { shell, complete in
+            complete(.success(shell.connections.values.filter(\.isJoined).map(\.connection).sorted { $0.channel < $1.channel }))
         }) ?? []
     }
 
     /// Leaves every channel, closes every edge session, ends ``events`` and, if the engine owns
     /// its loop, stops it. Safe to call twice.
     public func shutdown() async {
-        _ = try? await onCore { (core, complete: @escaping (Result<Void, ShowroomError>) -> Void) in
-            core.shutdown { complete(.success(())) }
+        _ = try? await onShell { (shell, complete: @escaping (Result<Void, ShowroomError>) -> Void) in
+            shell.shutdown { complete(.success(())) }
         }
         eventSink.finish()
         if ownsLoop { await loop.shutdown() }
@@ -330,12 +330,12 @@ public final class ShowroomEngine: Sendable {
 
     // MARK: - Plumbing
 
-    private func onCore<T: Sendable>(_ body: @escaping @Sendable (EngineCore, @escaping (Result<T, ShowroomError>) -> Void) -> Void) async throws(ShowroomError) -> T {
-        let core = self.core
-        return try await loop.perform { complete in body(core.value, complete) }
+    private func onShell<T: Sendable>(_ body: @escaping @Sendable (EngineShell, @escaping (Result<T, ShowroomError>) -> Void) -> Void) async throws(ShowroomError) -> T {
+        let shell = self.shell
+        return try await loop.perform { complete in body(shell.value, complete) }
     }
 
     private func trackRequest(_ connection: ChannelConnection?, _ make: @escaping @Sendable (String) -> EdgeRequest) async throws(ShowroomError) {
-        try await onCore { core, complete in core.trackRequest(connection, make, complete) }
+        try await onShell { shell, complete in shell.trackRequest(connection, make, complete) }
     }
 }

@@ -182,8 +182,17 @@ extension WireErrorCode {
         case .uidReplaced: return "uid replaced"
         case .sessionTimedOut: return "session timed out"
         case .sessionReplaced: return "session replaced"
+        case .banned: return "banned"
         case .permissionDenied: return "permission denied"
         case .channelElsewhere: return "channel placed elsewhere"
+        case .roomNotFound: return "room not found"
+        case .notRoomOwner: return "not the room's owner"
+        case .chatMessageTooLarge: return "chat message too large"
+        case .roomClosed: return "room closed"
+        case .roomExists: return "room exists"
+        case .noEdgeAvailable: return "no edge available"
+        case .adminUnauthorized: return "admin request unauthorized"
+        case .noCoordinator: return "no coordinator"
         case .UNRECOGNIZED: return "unrecognized error"
         @unknown default:
             // Split the generated camelCase case name into lowercase words.

@@ -1,20 +1,35 @@
 import ArgumentParser
 import Foundation
-import LocalCluster
 import ShowroomAuth
 
-/// The app credentials the client and benchmark commands mint their tokens with; the local demo
-/// cluster's by default (`deploy/cluster.sh` starts its edges with the same).
+/// The app credentials the client and admin commands mint tokens and sign requests with: from
+/// `--app-id` / `--app-cert`, `SHOWROOM_APP_ID` / `SHOWROOM_APP_CERTIFICATE`, or the `app.json`
+/// of a local cluster's run directory (`--run-dir` or `SHOWROOM_RUN_DIR`; `deploy/cluster.sh` sets
+/// it for the commands it runs). No default: a missing one is an error saying how to pass it.
 struct AppCredentials: ParsableArguments {
-    @Option(name: .customLong("app-id"), help: "The app id (32 hex digits); default: the local demo cluster's.")
-    var appID: String = DemoApp.appID
+    @Option(name: .customLong("app-id"), help: "The app id (32 hex digits); default: $SHOWROOM_APP_ID, or the run directory's.")
+    var appIDFlag: String?
 
-    @Option(name: .customLong("app-cert"), help: "The app certificate (32 hex digits); default: the local demo cluster's.")
-    var appCertificate: String = DemoApp.appCertificate
+    @Option(name: .customLong("app-cert"), help: "The app certificate (32 hex digits); default: $SHOWROOM_APP_CERTIFICATE, or the run directory's.")
+    var appCertificateFlag: String?
+
+    @Option(name: .customLong("run-dir"), help: "A local cluster's run directory (deploy/cluster.sh), whose app.json holds the credentials; default: $SHOWROOM_RUN_DIR.")
+    var runDirectory: String?
+
+    /// The credentials, found as the type's documentation says.
+    func resolved() throws -> LocalAppCredentials {
+        do {
+            return try LocalAppCredentials.find(appID: appIDFlag, appCertificate: appCertificateFlag, runDirectory: runDirectory)
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+
+    /// The app certificate, for signing admin requests.
+    func certificate() throws -> String { try resolved().appCertificate }
 
     /// A token for `uid` in `channel`: every privilege for a publisher, join only for a subscriber.
     func token(channel: String, uid: UInt32, role: RTCRole, expire: UInt32 = 3600) throws -> String {
-        try RTCTokenBuilder.buildToken(
-            appID: appID, appCertificate: appCertificate, channelName: channel, uid: uid, role: role, tokenExpire: expire)
+        try resolved().token(channel: channel, uid: uid, role: role, expire: expire)
     }
 }

@@ -47,6 +47,10 @@ struct ClientCommand: AsyncParsableCommand {
     @Option(help: "A room to join as one of its audience (counted in its audience) once in the channel.")
     var room: String?
 
+    @Option(name: .customLong("host-uid"),
+            help: "A broadcaster to decode from the very first frame (its sinks are set before joining, so the edge's cached GOP is decoded at once; others' are set when they are announced).")
+    var hostUID: UInt32?
+
     @OptionGroup var app: AppCredentials
 
     func validate() throws {
@@ -66,9 +70,20 @@ struct ClientCommand: AsyncParsableCommand {
             await engine.setLocalVideoSource(TestPatternCamera(width: width, height: height, framesPerSecond: fps))
             await engine.setLocalAudioSource(ToneMicrophone())
         }
+        if let hostUID {
+            let connection = ChannelConnection(channel: channel, uid: uid)
+            try await engine.setupRemoteVideo(uid: hostUID, connection: connection, sink: DecodingVideoSink())
+            try await engine.setupRemoteAudio(uid: hostUID, connection: connection, sink: DecodingAudioSink())
+        }
+        let preset: Set<String> = hostUID.map { ["\(channel)/\($0)"] } ?? []
         let printer = Task {
+            // Sinks are set once per broadcaster: a rejoin announces the broadcasters again, and a
+            // new sink then would time the next first frame from the announcement instead of
+            // from the moment the edge was lost.
+            var sinksSet = preset
             for await event in engine.events {
-                if case .userJoined(let connection, let remote) = event {
+                if case .userJoined(let connection, let remote) = event,
+                   sinksSet.insert("\(connection.channel)/\(remote)").inserted {
                     try? await engine.setupRemoteVideo(uid: remote, connection: connection, sink: DecodingVideoSink())
                     try? await engine.setupRemoteAudio(uid: remote, connection: connection, sink: DecodingAudioSink())
                 }

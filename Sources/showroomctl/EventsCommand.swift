@@ -28,13 +28,13 @@ struct EventsCommand: ParsableCommand {
 
     func run() throws {
         try runCommand("events") {
-            let link = try CoordinatorLink(seeds: seeds)
+            let link = try OperatorLink(seeds: seeds)
             let socket = try Socket(.sub, context: link.context)
             try socket.subscribe(Array((channel.map { "channel/\($0)" } ?? "channel/").utf8))
             var connected = Set<String>()
             func connectNew() {
                 guard let status = try? link.clusterStatus() else { return }
-                for member in CoordinatorLink.coordinators(in: status) where !member.eventsEndpoint.isEmpty {
+                for member in OperatorLink.coordinators(in: status) where !member.eventsEndpoint.isEmpty {
                     if connected.insert(member.eventsEndpoint).inserted { try? socket.connect(member.eventsEndpoint) }
                 }
             }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NodeRuntime
+import Routing
 import ShowroomWire
 import ZeroMQ
 

@@ -48,15 +48,15 @@ struct KeysCommand: ParsableCommand {
 
 /// The seeds showroomctl gives the SDK. The SDK speaks to client endpoints only, while an operator
 /// may name any member's cluster endpoint: the alive coordinators' client endpoints are read from
-/// the cluster status of the first seed that answers (``CoordinatorLink/clusterStatus()``: with
+/// the cluster status of the first seed that answers (``OperatorLink/clusterStatus()``: with
 /// the operator's keys, as a cluster endpoint, or plainly, as a client endpoint).
 enum ClientSeeds {
     /// The coordinators' client endpoints, or `seeds` unchanged when no seed answered (the SDK then
     /// reports what it finds).
     static func resolve(_ seeds: [String]) async throws -> [String] {
         try await onThread {
-            guard let status = try? CoordinatorLink(seeds: seeds).clusterStatus() else { return seeds }
-            let coordinators = CoordinatorLink.coordinators(in: status).map(\.clientEndpoint).filter { !$0.isEmpty }
+            guard let status = try? OperatorLink(seeds: seeds).clusterStatus() else { return seeds }
+            let coordinators = OperatorLink.coordinators(in: status).map(\.clientEndpoint).filter { !$0.isEmpty }
             return coordinators.isEmpty ? seeds : coordinators
         }
     }

@@ -22,8 +22,8 @@ struct RoomsCommand: ParsableCommand {
         @Option(help: "Seconds to wait for an answer.")
         var timeout = 3.0
 
-        func link() throws -> CoordinatorLink {
-            try CoordinatorLink(seeds: seeds, timeout: .milliseconds(Int(timeout * 1000)))
+        func link() throws -> OperatorLink {
+            try OperatorLink(seeds: seeds, timeout: .milliseconds(Int(timeout * 1000)))
         }
     }
 
@@ -119,7 +119,7 @@ struct RoomsCommand: ParsableCommand {
             } else {
                 request.admin = AdminSigner.sign(action: "close-room", target: roomId, uid: 0,
                                                  issuedAtMs: Int64(Date().timeIntervalSince1970 * 1000),
-                                                 appCertificate: app.appCertificate)
+                                                 appCertificate: try app.certificate())
             }
             try runCommand("rooms close") {
                 let room = try common.link().request(.roomClose, body: request, expecting: RoomCloseRoomResponse.self).room
@@ -157,7 +157,7 @@ struct KickCommand: ParsableCommand {
         }
         request.admin = AdminSigner.sign(action: "kick", target: channel, uid: uid,
                                          issuedAtMs: Int64(Date().timeIntervalSince1970 * 1000),
-                                         appCertificate: app.appCertificate)
+                                         appCertificate: try app.certificate())
         try runCommand("kick") {
             let answer = try common.link().request(.kick, body: request, expecting: RoomKickResponse.self)
             if common.json {

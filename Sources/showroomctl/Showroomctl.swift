@@ -4,14 +4,6 @@ import ArgumentParser
 struct Showroomctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "showroomctl",
-        abstract: "Operate and measure a Showroom cluster.",
-        subcommands: [StatusCommand.self, InfoCommand.self, TokenCommand.self, ClientCommand.self, RoomsCommand.self, KickCommand.self, EventsCommand.self, BenchCommand.self, AwaitMembersCommand.self, KeysCommand.self])
-}
-
-/// `showroomctl bench ...`: benchmarks that print their figures.
-struct BenchCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "bench",
-        abstract: "Run a benchmark and print its figures.",
-        subcommands: [JoinBenchmark.self, FanoutBenchmark.self, ZMQFanoutBenchmark.self, MembershipBenchmark.self, RoomsBenchmark.self, FailoverBenchmark.self])
+        abstract: "Operate a Showroom cluster (the benchmarks are showroom-bench).",
+        subcommands: [StatusCommand.self, InfoCommand.self, TokenCommand.self, ClientCommand.self, RoomsCommand.self, KickCommand.self, EventsCommand.self, AwaitMembersCommand.self, KeysCommand.self])
 }

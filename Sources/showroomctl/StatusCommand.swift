@@ -9,7 +9,7 @@ import ZeroMQ
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show the cluster's members (as one member sees them): role, state, address, incarnation, load.")
+        abstract: "Show the cluster as one member sees it: members (role, state, address, load), rooms, channels.")
 
     @Option(name: .customLong("seed"), help: "A member's cluster endpoint (repeatable: the first that answers is used).")
     var seeds: [String]
@@ -59,7 +59,7 @@ struct StatusCommand: ParsableCommand {
 
     /// The channels and open rooms, from the first alive coordinator that answers (empty without one).
     private func roomsAndChannels(_ status: AdminClusterStatus, context: Context) -> StatusView.Rooms {
-        for member in CoordinatorLink.coordinators(in: status) {
+        for member in OperatorLink.coordinators(in: status) {
             guard let client = try? NodeClient(endpoint: member.clusterEndpoint, context: context, credentials: OperatorKeys.credentials) else { continue }
             let wait = Duration.milliseconds(Int(timeout * 1000))
             guard let channels = try? client.request(.channelList, body: RoomListChannelsRequest(),
@@ -107,8 +107,16 @@ enum StatusView {
         var roomTotal = 0
     }
 
+    /// Whether a member's load is only what it last said before it stopped being alive: a suspect,
+    /// dead or departed member reports nothing more, and its channels move to other edges.
+    static func loadIsStale(_ member: AdminMemberStatus) -> Bool {
+        member.state != .alive
+    }
+
     /// The JSON document: `members`, `channels` and `rooms`; `interactions` and `calls` as the cluster
-    /// grows them.
+    /// grows them. A member's `incarnation` rises with every change of what it publishes (its load
+    /// included), not only with refuted suspicions; `load_stale` marks the load of a member that
+    /// is not alive. A channel's `subscribers` counts all its connections, the hosts' own included.
     static func json(_ status: AdminClusterStatus, _ extra: Rooms = Rooms()) throws -> String {
         let members: [[String: Any]] = status.members.map { m in
             [
@@ -116,6 +124,7 @@ enum StatusView {
                 "client_endpoint": m.clientEndpoint, "admin_endpoint": m.adminEndpoint,
                 "incarnation": m.incarnation, "version": m.version,
                 "load": ["channels": m.load.channels, "connections": m.load.connections, "cpu_percent": m.load.cpuPercent],
+                "load_stale": loadIsStale(m),
                 "last_heard_ms_ago": m.lastHeardMsAgo,
             ]
         }
@@ -134,19 +143,22 @@ enum StatusView {
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// The human table.
+    /// The human table. The incarnation is left out: it rises with every load change, which reads
+    /// like a run of refuted suspicions (`--json` has it).
     static func table(_ status: AdminClusterStatus, _ extra: Rooms = Rooms()) -> String {
         let counts = Dictionary(grouping: status.members, by: { stateName($0.state) }).mapValues(\.count)
         let summary = ["alive", "suspect", "dead", "left"].compactMap { s in counts[s].map { "\($0) \(s)" } }.joined(separator: ", ")
-        var rows = [["ID", "ROLE", "STATE", "ADDRESS", "INC", "CHANNELS", "CONNS", "CPU", "LAST HEARD"]]
+        var rows = [["ID", "ROLE", "STATE", "ADDRESS", "CHANNELS", "CONNS", "CPU", "LAST HEARD"]]
         for m in status.members {
-            rows.append([
-                m.id, m.role, stateName(m.state), m.clusterEndpoint, "\(m.incarnation)",
-                "\(m.load.channels)", "\(m.load.connections)", String(format: "%.1f%%", m.load.cpuPercent),
-                m.id == status.reporter ? "-" : lastHeard(m.lastHeardMsAgo),
-            ])
+            let load = ["\(m.load.channels)", "\(m.load.connections)", String(format: "%.1f%%", m.load.cpuPercent)]
+            rows.append([m.id, m.role, stateName(m.state), m.clusterEndpoint]
+                + (loadIsStale(m) ? load.map { "(\($0))" } : load)
+                + [m.id == status.reporter ? "-" : lastHeard(m.lastHeardMsAgo)])
         }
         var text = ["members as seen by \(status.reporter): \(status.members.count) (\(summary))"] + layout(rows)
+        if status.members.contains(where: loadIsStale) {
+            text.append("(n): what a member reported before it stopped being alive, no longer current (an edge's channels move elsewhere)")
+        }
         if !extra.rooms.isEmpty || extra.roomTotal > 0 {
             text.append("")
             text.append("rooms: \(extra.roomTotal) open")
@@ -159,12 +171,15 @@ enum StatusView {
         if !extra.channels.isEmpty {
             text.append("")
             text.append("channels: \(extra.channels.count)")
-            var channelRows = [["CHANNEL", "EDGE", "ROOM", "PUBLISHERS", "SUBSCRIBERS"]]
+            var channelRows = [["CHANNEL", "EDGE", "ROOM", "PUBLISHERS", "CONNECTIONS"]]
             for c in extra.channels {
                 channelRows.append([c.name, c.edge, c.roomName.isEmpty ? "-" : c.roomName,
                                     c.publishers.map(String.init).joined(separator: ","), "\(c.subscribers)"])
             }
             text += layout(channelRows)
+            // The two counts differ by design: a host is a channel connection but not its room's audience.
+            text.append("CONNECTIONS: everyone connected to the channel on its edge, hosts included"
+                + (extra.rooms.isEmpty ? "" : "; a room's AUDIENCE: the users who joined the room"))
         }
         return text.joined(separator: "\n")
     }

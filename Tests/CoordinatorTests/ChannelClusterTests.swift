@@ -1,8 +1,8 @@
 import Edge
 import Foundation
-import LocalCluster
 import ShowroomAuth
 import ShowroomKit
+import ShowroomTesting
 import ShowroomWire
 import Synchronization
 import Webhooks
@@ -27,7 +27,7 @@ final class ChannelClusterTests: XCTestCase {
             do {
                 let receiver = try await WebhookReceiver.start(secret: secret) { _ in outage.withLock { $0 } ? 503 : 200 }
                 let cluster = try TestCluster(coordinators: 1, edges: 3,
-                                              extra: ["--webhook", receiver.url, "--webhook-secret", secret])
+                                              webhookURLs: [receiver.url], webhookSecret: secret)
                 started.withLock { $0 = .success((cluster, receiver)) }
             } catch {
                 started.withLock { $0 = .failure(error) }
@@ -62,7 +62,7 @@ final class ChannelClusterTests: XCTestCase {
             var place = RoomPlaceChannelRequest()
             place.channel = "spread-\(i)"
             place.uid = 1
-            place.token = try TestCluster.token(channel: place.channel, uid: 1)
+            place.token = try TestApp.token(channel: place.channel, uid: 1)
             let answer = try await request(.channelPlace, place, to: seed, expecting: RoomPlaceChannelResponse.self)
             XCTAssertTrue(answer.clientEndpoint.hasPrefix("tcp://"))
             placed[place.channel] = answer.edgeID
@@ -75,7 +75,7 @@ final class ChannelClusterTests: XCTestCase {
             var place = RoomPlaceChannelRequest()
             place.channel = channel
             place.uid = 1
-            place.token = try TestCluster.token(channel: channel, uid: 1)
+            place.token = try TestApp.token(channel: channel, uid: 1)
             let again = try await request(.channelPlace, place, to: seed, expecting: RoomPlaceChannelResponse.self)
             XCTAssertEqual(again.edgeID, edge, channel)
         }
@@ -159,7 +159,7 @@ final class ChannelClusterTests: XCTestCase {
         // The status view lists the channel with its edge and subscriber.
         let cluster = try XCTUnwrap(Self.cluster)
         try await eventually("the channel in the status view") {
-            let output = try cluster.launcher.run("status", ["--json"])
+            let output = try cluster.status(json: true)
             guard let line = output.split(separator: "\n").last(where: { $0.hasPrefix("{") }),
                   let status = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
                   let channels = status["channels"] as? [[String: Any]],
@@ -182,7 +182,7 @@ final class ChannelClusterTests: XCTestCase {
             try await request(.kick, kick, to: seed, expecting: RoomKickResponse.self)
         }
         kick.admin = AdminSigner.sign(action: "kick", target: channel, uid: 31,
-                                      issuedAtMs: Int64(Date().timeIntervalSince1970 * 1000), appCertificate: DemoApp.appCertificate)
+                                      issuedAtMs: Int64(Date().timeIntervalSince1970 * 1000), appCertificate: TestApp.certificate)
         let answer = try await request(.kick, kick, to: seed, expecting: RoomKickResponse.self)
         XCTAssertEqual(answer.edges, 3, "every edge enforces the ban")
         try await log.wait("the connection closed as banned") { event in
@@ -192,7 +192,7 @@ final class ChannelClusterTests: XCTestCase {
         // A rejoin during the ban is refused, on whichever edge.
         let again = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds([seed])))
         await assertFails(.banned, "a rejoin during the ban") {
-            try await again.joinChannel(token: try TestCluster.token(channel: channel, uid: 31, role: .subscriber),
+            try await again.joinChannel(token: try TestApp.token(channel: channel, uid: 31, role: .subscriber),
                                         channel: channel, uid: 31, options: .audience)
         }
         // Others are not affected.
@@ -208,13 +208,13 @@ final class ChannelClusterTests: XCTestCase {
     func testChannelsJoinedDirectlyOnAnEdgeArePlacedThere() async throws {
         let cluster = try XCTUnwrap(Self.cluster)
         let seed = try self.seed
-        let direct = try cluster.launcher.clientEndpoint(of: "edge-2")
+        let direct = try cluster.clientEndpoint(of: "edge-2")
         let channels = (0..<12).map { "direct-\($0)-\(UInt32.random(in: 0 ... .max))" }
         var engines: [ShowroomEngine] = []
         for channel in channels {
             let engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds([seed])),
                                                   placement: FixedEdgePlacement(endpoint: direct))
-            try await engine.joinChannel(token: try TestCluster.token(channel: channel, uid: 5, role: .subscriber),
+            try await engine.joinChannel(token: try TestApp.token(channel: channel, uid: 5, role: .subscriber),
                                          channel: channel, uid: 5, options: .audience)
             engines.append(engine)
         }
@@ -241,9 +241,9 @@ final class ChannelClusterTests: XCTestCase {
         let placed = try await request(.channelPlace, try Self.placeRequest(channel, uid: 41), to: seed,
                                        expecting: RoomPlaceChannelResponse.self)
         let wrong = try XCTUnwrap(["edge-1", "edge-2", "edge-3"].first { $0 != placed.edgeID })
-        let wrongEndpoint = try cluster.launcher.clientEndpoint(of: wrong)
+        let wrongEndpoint = try cluster.clientEndpoint(of: wrong)
 
-        let token = try TestCluster.token(channel: channel, uid: 42, role: .subscriber)
+        let token = try TestApp.token(channel: channel, uid: 42, role: .subscriber)
         let reply = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<EdgeReply, any Error>) in
             // A raw client owns a ZeroMQ socket: a thread of its own, not the cooperative pool.
             Thread {
@@ -285,12 +285,12 @@ final class ChannelClusterTests: XCTestCase {
             try await request(.channelPlace, bare, to: seed, expecting: RoomPlaceChannelResponse.self)
         }
         var other = try Self.placeRequest(channel, uid: 7)
-        other.token = try TestCluster.token(channel: "another-channel", uid: 7)
+        other.token = try TestApp.token(channel: "another-channel", uid: 7)
         await assertFails(.tokenChannelMismatch, "a token for another channel") {
             try await request(.channelPlace, other, to: seed, expecting: RoomPlaceChannelResponse.self)
         }
         var forged = try Self.placeRequest(channel, uid: 7)
-        forged.token = try RTCTokenBuilder.buildToken(appID: DemoApp.appID, appCertificate: String(repeating: "0", count: 32),
+        forged.token = try RTCTokenBuilder.buildToken(appID: TestApp.appID, appCertificate: String(repeating: "0", count: 32),
                                                       channelName: channel, uid: 7, role: .publisher, tokenExpire: 600)
         await assertFails(.tokenBadSignature, "a token signed with another certificate") {
             try await request(.channelPlace, forged, to: seed, expecting: RoomPlaceChannelResponse.self)
@@ -303,7 +303,7 @@ final class ChannelClusterTests: XCTestCase {
         }
         var admin = bare
         admin.admin = AdminSigner.sign(action: "place", target: channel, uid: 0,
-                                       issuedAtMs: Int64(Date().timeIntervalSince1970 * 1000), appCertificate: DemoApp.appCertificate)
+                                       issuedAtMs: Int64(Date().timeIntervalSince1970 * 1000), appCertificate: TestApp.certificate)
         let placed = try await request(.channelPlace, admin, to: seed, expecting: RoomPlaceChannelResponse.self)
         XCTAssertTrue(placed.edgeID.hasPrefix("edge-"))
         let withToken = try await request(.channelPlace, try Self.placeRequest(channel, uid: 7), to: seed,
@@ -316,7 +316,7 @@ final class ChannelClusterTests: XCTestCase {
     func testLongChannelNamesAreRefusedAndTheDatabaseDoesNotGrow() async throws {
         let cluster = try XCTUnwrap(Self.cluster)
         let seed = try self.seed
-        let data = cluster.launcher.runDirectory.appendingPathComponent("data")
+        let data = cluster.runDirectory.appendingPathComponent("data")
         func databaseBytes() throws -> Int {
             try FileManager.default.contentsOfDirectory(atPath: data.path).filter { $0.hasPrefix("coordinator-1.sqlite") }
                 .reduce(0) { $0 + ((try FileManager.default.attributesOfItem(atPath: data.appendingPathComponent($1).path)[.size] as? Int) ?? 0) }
@@ -329,7 +329,7 @@ final class ChannelClusterTests: XCTestCase {
             place.channel = channel
             if index.isMultiple(of: 2) {
                 place.uid = 1
-                place.token = try RTCTokenBuilder.buildToken(appID: DemoApp.appID, appCertificate: DemoApp.appCertificate,
+                place.token = try RTCTokenBuilder.buildToken(appID: TestApp.appID, appCertificate: TestApp.certificate,
                                                              channelName: "", uid: 1, role: .publisher, tokenExpire: 600)
             }
             await assertFails(.invalidArgument, "a 100 KB channel name") {
@@ -346,7 +346,7 @@ final class ChannelClusterTests: XCTestCase {
         var place = RoomPlaceChannelRequest()
         place.channel = channel
         place.uid = uid
-        place.token = try TestCluster.token(channel: channel, uid: uid)
+        place.token = try TestApp.token(channel: channel, uid: uid)
         return place
     }
 
@@ -355,7 +355,7 @@ final class ChannelClusterTests: XCTestCase {
         let engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds([seed])))
         if broadcaster { await engine.setLocalVideoSource(TestPatternCamera(width: 160, height: 120, framesPerSecond: 15)) }
         try await engine.joinChannel(
-            token: try TestCluster.token(channel: channel, uid: uid, role: broadcaster ? .publisher : .subscriber),
+            token: try TestApp.token(channel: channel, uid: uid, role: broadcaster ? .publisher : .subscriber),
             channel: channel, uid: uid, options: broadcaster ? .broadcaster : .audience)
         return engine
     }

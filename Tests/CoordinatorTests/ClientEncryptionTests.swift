@@ -1,7 +1,7 @@
 import Foundation
-import LocalCluster
 import NodeRuntime
 import ShowroomKit
+import ShowroomTesting
 import ShowroomWire
 import XCTest
 import ZeroMQ
@@ -11,7 +11,7 @@ import ZeroMQ
 /// edge.
 final class ClientEncryptionTests: XCTestCase {
     func testTheSDKDecodesVideoOverAnEncryptedClientLinkAndAPlainClientIsNotServed() async throws {
-        let cluster = try TestCluster(coordinators: 1, edges: 1, extra: ["--client-encryption", "curve"])
+        let cluster = try TestCluster(coordinators: 1, edges: 1, clientEncryption: true)
         defer { cluster.down() }
         let seed = try cluster.endpoint("coordinator-1")
         let channel = "encrypted-\(UInt32.random(in: 0 ... .max))"
@@ -20,18 +20,18 @@ final class ClientEncryptionTests: XCTestCase {
         var place = RoomPlaceChannelRequest()
         place.channel = channel
         place.uid = 1
-        place.token = try TestCluster.token(channel: channel, uid: 1)
+        place.token = try TestApp.token(channel: channel, uid: 1)
         let placed = try await request(.channelPlace, place, to: seed, expecting: RoomPlaceChannelResponse.self)
         XCTAssertTrue(CurveKey.isValid(placed.clientCurvePublicKey), "the placement carries the edge's CURVE key")
 
         let host = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds([seed])))
         await host.setLocalVideoSource(TestPatternCamera(width: 160, height: 120, framesPerSecond: 15))
-        try await host.joinChannel(token: try TestCluster.token(channel: channel, uid: 1), channel: channel, uid: 1, options: .broadcaster)
+        try await host.joinChannel(token: try TestApp.token(channel: channel, uid: 1), channel: channel, uid: 1, options: .broadcaster)
         let viewer = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds([seed])))
         let times = PictureTimes()
         try await viewer.setupRemoteVideo(uid: 1, connection: ChannelConnection(channel: channel, uid: 2),
                                           sink: DecodingVideoSink(readFrameCounters: false) { _ in times.record() })
-        try await viewer.joinChannel(token: try TestCluster.token(channel: channel, uid: 2, role: .subscriber),
+        try await viewer.joinChannel(token: try TestApp.token(channel: channel, uid: 2, role: .subscriber),
                                      channel: channel, uid: 2, options: .audience)
         try await eventually("the viewer decodes video over CURVE", timeout: .seconds(10)) { !times.isEmpty }
 

@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import LocalCluster
+import ShowroomTesting
 import NodeRuntime
 import ShowroomKit
 import ShowroomWire
@@ -52,14 +52,14 @@ final class ClusterSecurityTests: XCTestCase {
     func testForgedInternalMessagesFromANonMemberChangeNothing() async throws {
         let cluster = try self.cluster
         let coordinatorClient = try cluster.endpoint("coordinator-1")
-        let coordinatorCluster = try cluster.launcher.endpoint(of: "coordinator-1")
-        let edgeClient = try cluster.launcher.clientEndpoint(of: "edge-1")
-        let edgeCluster = try cluster.launcher.endpoint(of: "edge-1")
+        let coordinatorCluster = try cluster.endpoint(of: "coordinator-1")
+        let edgeClient = try cluster.clientEndpoint(of: "edge-1")
+        let edgeCluster = try cluster.endpoint(of: "edge-1")
 
         // A viewer in a channel: a forged ban must not kick it.
         let channel = "security-1"
         let engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds([coordinatorClient])))
-        try await engine.joinChannel(token: try TestCluster.token(channel: channel, uid: 77, role: .subscriber),
+        try await engine.joinChannel(token: try TestApp.token(channel: channel, uid: 77, role: .subscriber),
                                      channel: channel, uid: 77, options: .audience)
 
         // COORDINATOR_STATE carrying a room and a ban.
@@ -102,8 +102,8 @@ final class ClusterSecurityTests: XCTestCase {
     func testARogueProcessWithoutAListedKeyNeverBecomesAMember() async throws {
         let cluster = try self.cluster
         let coordinatorClient = try cluster.endpoint("coordinator-1")
-        let coordinatorCluster = try cluster.launcher.endpoint(of: "coordinator-1")
-        let admin = try cluster.launcher.adminEndpoint(of: "coordinator-1")
+        let coordinatorCluster = try cluster.endpoint(of: "coordinator-1")
+        let admin = try cluster.adminEndpoint(of: "coordinator-1")
         let refusedBefore = try await handshakesRefused(admin)
 
         // Keys of its own, and even the cluster's server key (as if it had leaked).
@@ -111,7 +111,7 @@ final class ClusterSecurityTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: rogueKeys) }
         try ClusterKeyring.generate(directory: rogueKeys.path, ids: ["edge-rogue"])
         try FileManager.default.removeItem(at: rogueKeys.appendingPathComponent("cluster.key"))
-        try FileManager.default.copyItem(at: cluster.launcher.runDirectory.appendingPathComponent("keys/cluster.key"),
+        try FileManager.default.copyItem(at: cluster.runDirectory.appendingPathComponent("keys/cluster.key"),
                                          to: rogueKeys.appendingPathComponent("cluster.key"))
         let rogue = try NodeProcess(.edge, nodeID: "edge-rogue", extraArguments: ["--seed", coordinatorCluster, "--keyring", rogueKeys.path])
         defer {
@@ -130,7 +130,7 @@ final class ClusterSecurityTests: XCTestCase {
             var place = RoomPlaceChannelRequest()
             place.channel = channel
             place.uid = 5
-            place.token = try TestCluster.token(channel: channel, uid: 5)
+            place.token = try TestApp.token(channel: channel, uid: 5)
             let placed = try await request(.channelPlace, place, to: coordinatorClient, expecting: RoomPlaceChannelResponse.self)
             XCTAssertEqual(placed.edgeID, "edge-1")
         }

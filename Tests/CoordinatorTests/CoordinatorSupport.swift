@@ -1,55 +1,34 @@
 import Foundation
-import LocalCluster
 import NodeRuntime
 import ShowroomAuth
 import ShowroomKit
+import ShowroomTesting
 import ShowroomWire
 import SwiftProtobuf
 import Synchronization
 import XCTest
 import ZeroMQ
 
-/// A cluster of real processes started through `deploy/cluster.sh` on free ports, for one test
-/// class; stopped (and every process killed by pid) in tearDown.
-final class TestCluster: @unchecked Sendable {  // used by one test at a time
-    static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    let launcher: Launcher
-
-    init(coordinators: Int, edges: Int, extra: [String] = []) throws {
-        launcher = try Launcher(packageRoot: Self.packageRoot)
-        try launcher.run("up", ["--edges", "\(edges)", "--coordinators", "\(coordinators)", "--callsignals", "0",
-                                "--base-port", "0"] + extra)
-    }
-
+extension TestCluster {
     /// Member `id`'s client endpoint: the SDK's seed, and where client kinds go. Requests of
     /// internal kinds sent through ``request(_:_:to:expecting:timeout:)`` to it go to the member's
     /// cluster endpoint instead, with the operator's keys (the cluster runs with a keyring).
     func endpoint(_ id: String) throws -> String {
-        let client = try launcher.clientEndpoint(of: id)
-        let cluster = try launcher.endpoint(of: id)
-        let credentials = launcher.credentials
-        Self.clusterFaces.withLock { $0[client] = (cluster, credentials) }
+        let client = try clientEndpoint(of: id)
+        let face = (endpoint: try endpoint(of: id), credentials: credentials)
+        clusterFaces.withLock { $0[client] = face }
         return client
     }
-
-    /// Client endpoint -> the member's cluster endpoint and the keys to speak there.
-    static let clusterFaces = Mutex<[String: (endpoint: String, credentials: ClusterCredentials?)]>([:])
 
     /// Where a request of `kind` for the member at `endpoint` goes, with which keys.
     static func route(_ kind: WireMessageKind, to endpoint: String) -> (endpoint: String, credentials: ClusterCredentials?) {
         guard !kind.isClientKind, let face = clusterFaces.withLock({ $0[endpoint] }) else { return (endpoint, nil) }
         return face
     }
-
-    func down() { try? launcher.down() }
-
-    /// A token of the demo app the launcher gives every process.
-    static func token(channel: String, uid: UInt32, role: RTCRole = .publisher) throws -> String {
-        try RTCTokenBuilder.buildToken(appID: DemoApp.appID, appCertificate: DemoApp.appCertificate,
-                                       channelName: channel, uid: uid, role: role, tokenExpire: 600)
-    }
 }
+
+/// Client endpoint -> the member's cluster endpoint and the keys to speak there.
+private let clusterFaces = Mutex<[String: (endpoint: String, credentials: ClusterCredentials?)]>([:])
 
 /// Blocking requests to one member's cluster endpoint, run on a thread of their own (a
 /// ``NodeClient`` owns a ZeroMQ socket and may not be used from Swift's cooperative pool).
@@ -83,18 +62,3 @@ func exchange(_ frames: [[UInt8]], to endpoint: String, requestID: UInt64) async
         }.start()
     }
 }
-
-/// Asserts that `body` fails with `code`.
-func assertFails<T>(_ code: WireErrorCode, _ what: String, file: StaticString = #filePath, line: UInt = #line,
-                    _ body: () async throws -> T) async {
-    do {
-        _ = try await body()
-        XCTFail("\(what): expected \(code), got success", file: file, line: line)
-    } catch let error as ShowroomError {
-        XCTAssertEqual(error.code, code, "\(what): \(error)", file: file, line: line)
-        XCTAssertFalse(error.message.isEmpty, file: file, line: line)
-    } catch {
-        XCTFail("\(what): expected \(code), got \(error)", file: file, line: line)
-    }
-}
-

@@ -1,6 +1,6 @@
 import Foundation
-import LocalCluster
 import ShowroomKit
+import ShowroomTesting
 import ShowroomWire
 import Synchronization
 import XCTest
@@ -19,7 +19,7 @@ final class EdgeFailoverTests: XCTestCase {
         for (c, channel) in channels.enumerated() {
             let host = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds([seed])), loop: loop)
             await host.setLocalVideoSource(TestPatternCamera(width: 160, height: 120, framesPerSecond: 15))
-            try await host.joinChannel(token: try TestCluster.token(channel: channel, uid: 1), channel: channel, uid: 1,
+            try await host.joinChannel(token: try TestApp.token(channel: channel, uid: 1), channel: channel, uid: 1,
                                        options: .broadcaster)
             engines.append(host)
             for v in 0..<3 {
@@ -28,7 +28,7 @@ final class EdgeFailoverTests: XCTestCase {
                 let times = PictureTimes()
                 try await engine.setupRemoteVideo(uid: 1, connection: ChannelConnection(channel: channel, uid: uid),
                                                   sink: DecodingVideoSink(readFrameCounters: false) { _ in times.record() })
-                try await engine.joinChannel(token: try TestCluster.token(channel: channel, uid: uid, role: .subscriber),
+                try await engine.joinChannel(token: try TestApp.token(channel: channel, uid: uid, role: .subscriber),
                                              channel: channel, uid: uid, options: .audience)
                 engines.append(engine)
                 pictures[channel, default: []].append(times)
@@ -43,13 +43,13 @@ final class EdgeFailoverTests: XCTestCase {
             var place = RoomPlaceChannelRequest()
             place.channel = channel
             place.uid = 1
-            place.token = try TestCluster.token(channel: channel, uid: 1)
+            place.token = try TestApp.token(channel: channel, uid: 1)
             placement[channel] = try await request(.channelPlace, place, to: seed, expecting: RoomPlaceChannelResponse.self).edgeID
         }
         let victim = try XCTUnwrap(Dictionary(grouping: placement.keys, by: { placement[$0]! }).max { $0.value.count < $1.value.count }?.key)
         let moved = channels.filter { placement[$0] == victim }
 
-        try cluster.launcher.run("kill", [victim])
+        try cluster.kill(victim)
         let killedAt = ContinuousClock.now
         let after = killedAt + .milliseconds(50)
         try await eventually("the victim's audience decodes again", timeout: .seconds(15)) {
@@ -63,7 +63,7 @@ final class EdgeFailoverTests: XCTestCase {
             var place = RoomPlaceChannelRequest()
             place.channel = channel
             place.uid = 1
-            place.token = try TestCluster.token(channel: channel, uid: 1)
+            place.token = try TestApp.token(channel: channel, uid: 1)
             let now = try await request(.channelPlace, place, to: seed, expecting: RoomPlaceChannelResponse.self)
             XCTAssertNotEqual(now.edgeID, victim, "\(channel) placed again")
         }

@@ -1,6 +1,6 @@
 import Foundation
-import LocalCluster
 import ShowroomKit
+import ShowroomTesting
 import ShowroomWire
 import Synchronization
 import XCTest
@@ -18,17 +18,17 @@ final class RoomRegistryClusterTests: XCTestCase {
         var service = RoomService(seeds: [first, second], loop: loop)
 
         // Create through the SDK: some with ids of ours, some with the coordinator's.
-        var created: [RoomRoom] = []
+        var created: [Room] = []
         for i in 0..<12 {
             let room = try await service.createRoom(name: "room \(i)", ownerUid: 500 + UInt32(i), ownerName: "owner \(i)",
                                                     roomID: i % 2 == 0 ? "test-room-\(i)" : "")
             XCTAssertEqual(room.name, "room \(i)")
-            XCTAssertEqual(room.state, RoomRoomState.open)
+            XCTAssertEqual(room.state, Room.State.open)
             XCTAssertFalse(room.roomID.isEmpty)
             created.append(room)
         }
         // Listing pages through all of them, newest first, with the total.
-        var listed: [RoomRoom] = []
+        var listed: [Room] = []
         var token = ""
         repeat {
             let page = try await service.listRooms(pageSize: 5, pageToken: token)
@@ -66,16 +66,16 @@ final class RoomRegistryClusterTests: XCTestCase {
         try await eventually("the message and the room's end are seen") { seen.finished }
         XCTAssertTrue(seen.all.contains { if case .messageAdded(let m) = $0 { m.text == "seen?" } else { false } })
         guard case .roomDestroyed(let last) = seen.all.last else { return XCTFail("the stream ends with the room's end: \(seen.all)") }
-        XCTAssertEqual(last.state, RoomRoomState.closed)
+        XCTAssertEqual(last.state, Room.State.closed)
 
         // The admin command line: rooms create / list / get as JSON.
-        let created1 = try showroomctl(["rooms", "create", "--seed", first, "--name", "from the CLI", "--owner", "5", "--json"])
+        let created1 = try showroomctl(cluster, ["rooms", "create", "--seed", first, "--name", "from the CLI", "--owner", "5", "--json"])
         let cliRoom = try XCTUnwrap(created1["roomId"] as? String)
-        let cliList = try showroomctl(["rooms", "list", "--seed", second, "--page-size", "100", "--json"])
+        let cliList = try showroomctl(cluster, ["rooms", "list", "--seed", second, "--page-size", "100", "--json"])
         let listedIDs = (cliList["rooms"] as? [[String: Any]] ?? []).compactMap { $0["roomId"] as? String }
         XCTAssertTrue(listedIDs.contains(cliRoom))
-        XCTAssertEqual(try showroomctl(["rooms", "get", cliRoom, "--seed", second, "--json"])["name"] as? String, "from the CLI")
-        _ = try showroomctl(["rooms", "close", cliRoom, "--seed", first, "--json"])  // as an administrator
+        XCTAssertEqual(try showroomctl(cluster, ["rooms", "get", cliRoom, "--seed", second, "--json"])["name"] as? String, "from the CLI")
+        _ = try showroomctl(cluster, ["rooms", "close", cliRoom, "--seed", first, "--json"])  // as an administrator
         created.append(try await service.room(cliRoom))
 
         // Audience, chat and the clear errors.
@@ -98,13 +98,13 @@ final class RoomRegistryClusterTests: XCTestCase {
         let malformed = try await exchange([try garbage.serializedBytes()], to: first, requestID: 7)
         XCTAssertEqual(malformed.failure?.code, .malformedMessage)
         let closed = try await service.closeRoom(created[1].roomID, uid: created[1].ownerUid)
-        XCTAssertEqual(closed.state, RoomRoomState.closed)
+        XCTAssertEqual(closed.state, Room.State.closed)
         await assertFails(.roomClosed, "chat in a closed room") {
             try await service.sendMessage(created[1].roomID, uid: 9001, text: "late")
         }
 
         // Restart a coordinator: its database brings every room back.
-        try cluster.launcher.run("restart", ["coordinator-1"])
+        try cluster.restart("coordinator-1")
         // The restarted coordinator listens on a new port: the SDK is given both seeds again.
         await service.shutdown()
         service = RoomService(seeds: [try cluster.endpoint("coordinator-1"), second], loop: loop)
@@ -118,7 +118,7 @@ final class RoomRegistryClusterTests: XCTestCase {
         XCTAssertEqual(history.map(\.text), ["hello"])
 
         // Kill the other one: the survivor serves every room.
-        try cluster.launcher.run("kill", ["coordinator-2"])
+        try cluster.kill("coordinator-2")
         let survivor = try cluster.endpoint("coordinator-1")
         await service.shutdown()
         service = RoomService(seeds: [survivor], loop: loop)
@@ -165,17 +165,14 @@ final class EventsSeen: Sendable {
     var finished: Bool { store.events.withLock { $0.finished } }
 }
 
-/// Runs `showroomctl ARGS` (the built executable) and parses the JSON object it prints.
-func showroomctl(_ arguments: [String]) throws -> [String: Any] {
-    let process = try ManagedProcess("showroomctl", arguments)
-    guard let status = process.waitForExit(timeout: .seconds(20)) else {
-        process.kill(signal: SIGKILL)
-        throw LocalClusterError("showroomctl \(arguments.joined(separator: " ")) did not finish")
-    }
-    guard status == 0, let line = process.stdoutLines.last,
+/// Runs `showroomctl ARGS` against `cluster` (its run directory gives the app certificate that
+/// admin commands sign with) and parses the JSON object it prints last.
+func showroomctl(_ cluster: TestCluster, _ arguments: [String]) throws -> [String: Any] {
+    let output = try cluster.showroomctl(arguments, timeout: .seconds(20))
+    guard let line = output.split(separator: "\n").last,
           let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
     else {
-        throw LocalClusterError("showroomctl \(arguments.joined(separator: " ")) failed (\(status)): \(process.stderrLines)")
+        throw ShowroomTestingError("showroomctl \(arguments.joined(separator: " ")) printed no JSON object: \(output)")
     }
     return object
 }

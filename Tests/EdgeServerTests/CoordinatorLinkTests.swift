@@ -1,9 +1,10 @@
 import Edge
 import EdgeServer
 import Foundation
-import LocalCluster
 import Logging
 import NodeRuntime
+import Routing
+import ShowroomTesting
 import ShowroomWire
 import SwiftProtobuf
 import Synchronization
@@ -143,7 +144,7 @@ final class CoordinatorLinkTests: XCTestCase {
             "101 queue 0", "103 queue 1", "105 queue 2", "106 queue 2 quit",
             "105 queue 2", "104 queue 1 quit", "106 queue 2 quit", "102 queue 0",
         ])
-        let owner = RendezvousHashing.owner(key: "queue", among: ["coord-c1", "coord-c2"])
+        let owner = OwnerRing(.coordinator, memberIDs: ["coord-c1", "coord-c2"]).owner(of: "queue")
         XCTAssertEqual(Set(recorder.activityReceivers.suffix(4)), [owner])
     }
 
@@ -161,7 +162,7 @@ final class CoordinatorLinkTests: XCTestCase {
         configuration.appCertificate = TestApp.certificate
         configuration.admin = "off"
         configuration.leavePropagation = .milliseconds(50)
-        let logger = Logger(label: id)
+        let logger = LogCapture.logger(label: id)
         let service = try EdgeRoleService(configuration: configuration, logger: logger)
         let endpoints = try service.start()
         let node: Node
@@ -302,7 +303,7 @@ final class FakeCoordinator: Sendable {
         configuration.seeds = seeds
         configuration.admin = "off"
         configuration.leavePropagation = .milliseconds(50)
-        node = try Node(configuration: configuration, logger: Logger(label: id), events: .none)
+        node = try Node(configuration: configuration, logger: LogCapture.logger(label: id), events: .none)
         let node = self.node
         try node.loop.submitAndWait {
             node.handle(.edgeChannelReport) { request, _ in

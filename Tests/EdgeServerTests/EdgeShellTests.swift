@@ -2,9 +2,9 @@ import Edge
 import EdgeServer
 import Logging
 import ShowroomAuth
+import ShowroomTesting
 import ShowroomWire
 import XCTest
-import LocalCluster
 import ZeroMQ
 
 /// The edge shell with real sockets: an in-process ``EdgeServer`` and bare DEALER clients.
@@ -18,7 +18,7 @@ final class EdgeShellTests: XCTestCase {
         settings.heartbeatTimeout = .seconds(1)
         edge = try EdgeServer(
             configuration: EdgeServerConfiguration(appID: TestApp.appID, appCertificate: TestApp.certificate, settings: settings),
-            logger: Logger(label: "edge-test"))
+            logger: LogCapture.logger(label: "edge"))
     }
 
     override func tearDown() {

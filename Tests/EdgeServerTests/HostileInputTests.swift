@@ -9,7 +9,7 @@ import Logging
 import ShowroomAuth
 import ShowroomWire
 import XCTest
-import LocalCluster
+import ShowroomTesting
 import ZeroMQ
 
 /// What a client written from `proto/` alone can send an edge, with real sockets: oversize
@@ -28,7 +28,7 @@ final class HostileInputTests: XCTestCase {
             configuration: EdgeServerConfiguration(
                 appID: TestApp.appID, appCertificate: TestApp.certificate, settings: settings,
                 unopenedConnectionTimeout: unopenedTimeout),
-            logger: Logger(label: "edge-test"))
+            logger: LogCapture.logger(label: "edge"))
     }
 
     override func tearDown() {
@@ -292,7 +292,7 @@ final class HostileInputTests: XCTestCase {
             configuration: EdgeServerConfiguration(
                 appID: TestApp.appID, appCertificate: TestApp.certificate,
                 unopenedConnectionTimeout: .seconds(60), maxUnopenedConnections: 10),
-            logger: Logger(label: "edge-test"))
+            logger: LogCapture.logger(label: "edge"))
         let port = try XCTUnwrap(edge.endpoint.split(separator: ":").last.flatMap { UInt16($0) })
         var raw: [Int32] = []
         defer { for fd in raw { close(fd) } }

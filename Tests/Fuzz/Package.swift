@@ -38,8 +38,8 @@ let package = Package(
         fuzzTarget("envelope", ["ShowroomWire", "Membership", "Edge"]),
         fuzzTarget("gossip", ["ShowroomWire", "Membership"]),
         fuzzTarget("edge-session", ["ShowroomWire", "Edge"]),
-        fuzzTarget("room-requests", ["ShowroomWire", "Rooms"]),
-        fuzzTarget("state-batch", ["ShowroomWire", "Rooms"]),
+        fuzzTarget("room-requests", ["ShowroomWire", "Rooms", "Routing"]),
+        fuzzTarget("state-batch", ["ShowroomWire", "Rooms", "Routing"]),
         // Writes the seed corpus (Corpus/<target>/) from messages built with the project's encoders.
         .executableTarget(
             name: "make-fuzz-corpus",

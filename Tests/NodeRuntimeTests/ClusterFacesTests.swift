@@ -1,8 +1,8 @@
 import Foundation
-import LocalCluster
 import Logging
 import Membership
 import NodeRuntime
+import ShowroomTesting
 import ShowroomWire
 import XCTest
 import ZeroMQ

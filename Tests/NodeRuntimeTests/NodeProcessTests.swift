@@ -4,7 +4,8 @@ import FoundationNetworking
 #endif
 import Synchronization
 import NodeRuntime
-import LocalCluster
+import ShowroomTesting
+import Routing
 import ShowroomWire
 import XCTest
 import ZeroMQ
@@ -112,6 +113,6 @@ func httpGet(_ url: String) throws -> String {
         result.withLock { $0 = error.map { .failure($0) } ?? .success(String(decoding: data ?? Data(), as: UTF8.self)) }
         done.signal()
     }.resume()
-    guard done.wait(timeout: .now() + 5) == .success else { throw LocalClusterError("GET \(url) timed out") }
+    guard done.wait(timeout: .now() + 5) == .success else { throw ShowroomTestingError("GET \(url) timed out") }
     return try result.withLock { $0! }.get()
 }

@@ -1,6 +1,7 @@
 import Logging
 import Membership
 import NodeRuntime
+import Routing
 import ShowroomWire
 import XCTest
 import ZeroMQ

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import RoomStore
 import Rooms
+import Routing
 import ShowroomWire
 import XCTest
 
@@ -34,7 +35,7 @@ final class RoomStoreTests: XCTestCase {
         bans.add(ban)
 
         var table = PlacementTable()
-        _ = try table.place(channel: "alpha", alive: [(id: "edge-a", load: 0)], avoiding: nil, nowMs: t0)
+        _ = try table.place(channel: "alpha", edges: OwnerRing(.edge, memberIDs: ["edge-a"]), loads: [:], avoiding: nil, nowMs: t0)
 
         var sequencer = ChannelEventSequencer()
         var activity = RoomChannelActivity()

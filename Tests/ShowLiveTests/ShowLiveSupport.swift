@@ -1,43 +1,32 @@
 import Edge
 import Foundation
-import LocalCluster
 import ShowroomAuth
 import ShowroomKit
+import ShowroomTesting
 import ShowroomWire
 import Synchronization
 import XCTest
 import ZeroMQ
 
-/// One local cluster (a coordinator and two edges, real processes through `deploy/cluster.sh`)
-/// shared by the show-live tests; each test uses channels of its own.
+/// One cluster of real processes (a coordinator and two edges) shared by the show-live tests;
+/// each test uses channels of its own.
 enum SharedCluster {
-    private static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    nonisolated(unsafe) private static var launcher: Launcher?
+    nonisolated(unsafe) private static var cluster: TestCluster?
     nonisolated(unsafe) private(set) static var seed = ""
     nonisolated(unsafe) private(set) static var edges: [String: String] = [:]
 
     /// Starts the cluster once; later calls return at once.
     static func start() throws {
-        guard launcher == nil else { return }
-        let launcher = try Launcher(packageRoot: packageRoot)
-        try launcher.run("up", ["--edges", "2", "--coordinators", "1", "--callsignals", "0", "--base-port", "0"])
-        self.launcher = launcher
-        seed = try launcher.clientEndpoint(of: "coordinator-1")
-        for id in ["edge-1", "edge-2"] { edges[id] = try launcher.clientEndpoint(of: id) }
+        guard cluster == nil else { return }
+        let cluster = try TestCluster(coordinators: 1, edges: 2)
+        self.cluster = cluster
+        seed = try cluster.clientEndpoint(of: "coordinator-1")
+        for id in ["edge-1", "edge-2"] { edges[id] = try cluster.clientEndpoint(of: id) }
     }
 
     static func stop() {
-        try? launcher?.down()
-        launcher = nil
-    }
-
-    /// A token from the demo app the launcher gives the edges.
-    static func token(channel: String, uid: UInt32, role: RTCRole = .publisher, expire: UInt32 = 600,
-                      certificate: String = DemoApp.appCertificate, issuedAgo: UInt32 = 0) throws -> String {
-        try RTCTokenBuilder.buildToken(
-            appID: DemoApp.appID, appCertificate: certificate, channelName: channel, uid: uid, role: role,
-            tokenExpire: expire, issueTs: UInt32(Date().timeIntervalSince1970) - issuedAgo)
+        cluster?.down()
+        cluster = nil
     }
 }
 
@@ -49,7 +38,7 @@ struct TestClient {
 
     /// Makes an engine (on `loop` if given) and joins `channel` as `uid`.
     static func join(
-        _ channel: String, uid: UInt32, role: ClientRole, loop: EngineLoop? = nil, camera: Bool = false,
+        _ channel: String, uid: UInt32, role: ShowroomKit.ClientRole, loop: EngineLoop? = nil, camera: Bool = false,
         microphone: Bool = false, fps: Int = 15, gop: Duration = .seconds(2), bitrateKbps: Int = 200,
         width: Int = 160, height: Int = 120, videoFrom: UInt32? = nil, videoSink: (any RemoteVideoSink)? = nil,
         audioSink: (any RemoteAudioSink)? = nil, tokenRole: RTCRole? = nil
@@ -67,7 +56,7 @@ struct TestClient {
         if let videoFrom, let audioSink {
             try await engine.setupRemoteAudio(uid: videoFrom, connection: connection, sink: audioSink)
         }
-        let token = try SharedCluster.token(channel: channel, uid: uid, role: tokenRole ?? (role == .broadcaster ? .publisher : .subscriber))
+        let token = try TestApp.token(channel: channel, uid: uid, role: tokenRole ?? (role == .broadcaster ? .publisher : .subscriber))
         let joined = try await engine.joinChannel(
             token: token, channel: channel, uid: uid, options: role == .broadcaster ? .broadcaster : .audience)
         return TestClient(engine: engine, log: log, connection: joined)

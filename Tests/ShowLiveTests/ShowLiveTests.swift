@@ -1,9 +1,9 @@
 import Edge
 import Foundation
-import LocalCluster
 import MediaCodecs
 import ShowroomAuth
 import ShowroomKit
+import ShowroomTesting
 import ShowroomWire
 import XCTest
 import ZeroMQ
@@ -116,7 +116,7 @@ final class ShowLiveTests: XCTestCase {
         let host = try await TestClient.join(channel, uid: 1, role: .broadcaster)
         let sink = CountingVideoSink()
         let watcher = try await TestClient.join(channel, uid: 3, role: .audience, videoFrom: 2, videoSink: sink)
-        let token = try SharedCluster.token(channel: channel, uid: 2, role: .subscriber)
+        let token = try TestApp.token(channel: channel, uid: 2, role: .subscriber)
         // Placement is asked as a client does, with the token it joins with.
         let edge = try await host.engine.placement.edge(
             for: channel, avoiding: nil, joiningAs: PlacementCredentials(uid: 2, token: token))
@@ -153,13 +153,13 @@ final class ShowLiveTests: XCTestCase {
                 return error.code
             }
         }
-        let forged = try SharedCluster.token(channel: "live-tokens", uid: 5, certificate: "0123456789abcdef0123456789abcdef")
-        let expired = try SharedCluster.token(channel: "live-tokens", uid: 5, expire: 60, issuedAgo: 600)
-        let otherChannel = try SharedCluster.token(channel: "elsewhere", uid: 5)
-        let otherUID = try SharedCluster.token(channel: "live-tokens", uid: 6)
+        let forged = try TestApp.token(channel: "live-tokens", uid: 5, certificate: "0123456789abcdef0123456789abcdef")
+        let expired = try TestApp.token(channel: "live-tokens", uid: 5, expire: 60, issuedAgo: 600)
+        let otherChannel = try TestApp.token(channel: "elsewhere", uid: 5)
+        let otherUID = try TestApp.token(channel: "live-tokens", uid: 6)
         let now = UInt32(Date().timeIntervalSince1970)
         let noJoin = try RTCTokenBuilder.buildToken(
-            appID: DemoApp.appID, appCertificate: DemoApp.appCertificate, channelName: "live-tokens", uid: 5, tokenExpire: 600,
+            appID: TestApp.appID, appCertificate: TestApp.certificate, channelName: "live-tokens", uid: 5, tokenExpire: 600,
             joinChannelPrivilegeExpire: 1, publishAudioPrivilegeExpire: 600, publishVideoPrivilegeExpire: 600,
             publishDataStreamPrivilegeExpire: 600, issueTs: now - 10)
         let codes: [WireErrorCode?] = [
@@ -168,7 +168,7 @@ final class ShowLiveTests: XCTestCase {
         ]
         XCTAssertEqual(codes, [.tokenMalformed, .tokenBadSignature, .tokenExpired, .tokenChannelMismatch, .tokenUidMismatch, .tokenMissingPrivilege])
         // A good token still gets in: the refusals left nothing behind.
-        let good = await code(try SharedCluster.token(channel: "live-tokens", uid: 5, role: .subscriber))
+        let good = await code(try TestApp.token(channel: "live-tokens", uid: 5, role: .subscriber))
         XCTAssertNil(good)
         await engine.shutdown()
     }
@@ -205,7 +205,7 @@ final class ShowLiveTests: XCTestCase {
             channel, uid: 1, role: .broadcaster, camera: true, fps: 30, bitrateKbps: 1500, width: 320, height: 240)
         let steady = DecodingVideoSink()
         let other = try await TestClient.join(channel, uid: 2, role: .audience, videoFrom: 1, videoSink: steady)
-        let token = try SharedCluster.token(channel: channel, uid: 9, role: .subscriber)
+        let token = try TestApp.token(channel: channel, uid: 9, role: .subscriber)
         let edge = try await host.engine.placement.edge(
             for: channel, avoiding: nil, joiningAs: PlacementCredentials(uid: 9, token: token))
         // A bare client with small buffers, so that not reading backs up to the edge quickly.
@@ -265,7 +265,7 @@ final class ShowLiveTests: XCTestCase {
         let watcher = try await TestClient.join(channel, uid: 2, role: .audience)
         let hostProcess = try ManagedProcess("showroomctl", [
             "client", "--seed", SharedCluster.seed, "--channel", channel, "--uid", "1", "--role", "broadcaster",
-            "--app-id", DemoApp.appID, "--app-cert", DemoApp.appCertificate,
+            "--app-id", TestApp.appID, "--app-cert", TestApp.certificate,
         ])
         defer { hostProcess.kill(signal: SIGKILL) }
         _ = try hostProcess.waitForLine(timeout: .seconds(20)) { $0.hasPrefix("joined ") }

@@ -1,5 +1,5 @@
 import Edge
-import ShowroomKit
+@testable import ShowroomKit  // the options a join sends
 import XCTest
 
 final class ChannelMediaOptionsTests: XCTestCase {
@@ -23,7 +23,7 @@ final class ChannelMediaOptionsTests: XCTestCase {
     func testUpdateCarriesOnlyTheFieldsSet() {
         // Applied to current options, unset fields stay.
         let current = MediaOptions(publishAudio: false, publishVideo: true, autoSubscribeVideo: false)
-        XCTAssertEqual(current.applying(ChannelMediaOptions(publishAudio: true)),
+        XCTAssertEqual(current.applying(ChannelMediaOptions(publishAudio: true).edgeUpdate),
                        MediaOptions(publishAudio: true, publishVideo: true, autoSubscribeVideo: false))
     }
 

@@ -1,3 +1,4 @@
+import Routing
 import ShowroomKit
 import ShowroomWire
 import XCTest

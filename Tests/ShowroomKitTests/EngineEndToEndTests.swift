@@ -1,6 +1,7 @@
 import Edge
 import MediaCodecs
 import ShowroomKit
+import ShowroomTesting
 import ShowroomWire
 import Synchronization
 import XCTest
@@ -27,7 +28,7 @@ final class EngineEndToEndTests: XCTestCase {
             XCTAssertEqual(hostConnection, ChannelConnection(channel: "show", uid: 1))
             _ = try await hostEvents.first("host joined") { if case .joined(hostConnection, _) = $0 { true } else { nil } }
 
-            var viewers: [(engine: ShowroomEngine, events: EventRecorder, video: DecodingVideoSink, audio: DecodingAudioSink, connection: ChannelConnection)] = []
+            var viewers: [(engine: ShowroomEngine, events: EventLog, video: DecodingVideoSink, audio: DecodingAudioSink, connection: ChannelConnection)] = []
             for uid in UInt32(101)...103 {
                 let (engine, events) = try await stage.engine()
                 let connection = ChannelConnection(channel: "show", uid: uid)

@@ -2,6 +2,7 @@ import Edge
 import EdgeServer
 import Logging
 import ShowroomKit
+import ShowroomTesting
 import ShowroomWire
 import Synchronization
 import XCTest
@@ -34,7 +35,7 @@ final class FailoverPlacement: ChannelPlacement {
 final class RejoinTests: XCTestCase {
     private struct Viewer {
         let engine: ShowroomEngine
-        let events: EventRecorder
+        let events: EventLog
         let video: DecodingVideoSink
         let audio: CountingAudioSink
         let connection: ChannelConnection
@@ -60,18 +61,18 @@ final class RejoinTests: XCTestCase {
     }
 
     private func engine(_ placement: FailoverPlacement, camera: (any VideoSource)? = nil, microphone: (any AudioSource)? = nil,
-                        requestTimeout: Duration = .seconds(1), rejoinWindow: Duration = .seconds(30)) async throws -> (ShowroomEngine, EventRecorder) {
+                        requestTimeout: Duration = .seconds(1), rejoinWindow: Duration = .seconds(30)) async throws -> (ShowroomEngine, EventLog) {
         let engine = try await ShowroomEngine(
             configuration: EngineConfiguration(entry: .edge(placement.edges[0].endpoint), requestTimeout: requestTimeout, rejoinWindow: rejoinWindow),
             placement: placement)
         engines.append(engine)
         if let camera { await engine.setLocalVideoSource(camera) }
         if let microphone { await engine.setLocalAudioSource(microphone) }
-        return (engine, EventRecorder(engine))
+        return (engine, EventLog(engine))
     }
 
     /// A host broadcasting on edge A and `count` viewers decoding it.
-    private func startShow(_ placement: FailoverPlacement, viewers count: Int) async throws -> (ShowroomEngine, EventRecorder, [Viewer]) {
+    private func startShow(_ placement: FailoverPlacement, viewers count: Int) async throws -> (ShowroomEngine, EventLog, [Viewer]) {
         let (host, hostEvents) = try await engine(
             placement, camera: TestPatternCamera(width: 160, height: 120, framesPerSecond: 15), microphone: ToneMicrophone())
         try await host.joinChannel(token: TestApp.token(channel: "show", uid: 1), channel: "show", uid: 1, options: .broadcaster)
@@ -96,7 +97,7 @@ final class RejoinTests: XCTestCase {
 
     /// Every engine reports reconnecting (edge lost), then connected (rejoined) with the rejoin
     /// event, in that order; returns the rejoin times.
-    private func assertRejoined(_ recorders: [EventRecorder], _ connections: [ChannelConnection]) async throws -> [Duration] {
+    private func assertRejoined(_ recorders: [EventLog], _ connections: [ChannelConnection]) async throws -> [Duration] {
         var elapsed: [Duration] = []
         for (events, connection) in zip(recorders, connections) {
             let rejoinTime = try await events.first("rejoined \(connection)") {
@@ -128,7 +129,7 @@ final class RejoinTests: XCTestCase {
         for time in rejoinTimes { XCTAssertLessThan(time, .seconds(2), "rejoin took \(time)") }
         let audioAtRejoin = viewers[1].audio.statistics.frames
         for (index, viewer) in viewers.enumerated() {
-            try await eventually(within: .seconds(5), "viewer \(viewer.connection.uid) decodes again on edge B") {
+            try await eventually("viewer \(viewer.connection.uid) decodes again on edge B", timeout: .seconds(5)) {
                 viewer.video.statistics.countedFrames >= before[index] + 10
             }
             // The first decoded frame after the move is reported again.

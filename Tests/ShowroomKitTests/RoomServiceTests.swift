@@ -1,4 +1,5 @@
-import ShowroomKit
+@testable import ShowroomKit  // Room and ChatMessage from the fake coordinators' messages
+import ShowroomTesting
 import ShowroomWire
 import Synchronization
 import XCTest
@@ -263,10 +264,10 @@ final class RoomServiceTests: XCTestCase {
 
         let seen = collected.withLock { $0 }
         XCTAssertEqual(seen, [
-            .userCountChanged(Self.room("r1", audience: 1, version: 2)),
-            .messageAdded(notice(.messageAdded, version: 3, sequence: 1).message),
-            .userCountChanged(Self.room("r1", audience: 2, version: 4)),
-            .roomDestroyed(Self.room("r1", version: 5)),
+            .userCountChanged(Room(Self.room("r1", audience: 1, version: 2))),
+            .messageAdded(ChatMessage(notice(.messageAdded, version: 3, sequence: 1).message)),
+            .userCountChanged(Room(Self.room("r1", audience: 2, version: 4))),
+            .roomDestroyed(Room(Self.room("r1", version: 5))),
         ])
         await rooms.shutdown()
         let otherCount = await otherReader.value

@@ -151,21 +151,6 @@ fileprivate final class Recorder: Sendable {
     }
 }
 
-/// Polls `condition` every 10 ms until it holds; fails the test after `timeout`.
-func waitUntil(
-    _ description: String, timeout: Duration = .seconds(10), file: StaticString = #filePath, line: UInt = #line,
-    _ condition: () async -> Bool
-) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while !(await condition()) {
-        guard ContinuousClock.now < deadline else {
-            XCTFail("timed out after \(timeout) waiting until \(description)", file: file, line: line)
-            throw CancellationError()
-        }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-}
-
 /// Channel events as the coordinator numbers them.
 func channelEvent(channel: String, sequence: UInt64, uid: UInt32 = 42) -> RoomChannelEvent {
     var event = RoomChannelEvent()

@@ -1,4 +1,5 @@
 import Logging
+import ShowroomTesting
 import ShowroomWire
 import Webhooks
 import XCTest
@@ -68,7 +69,7 @@ final class WebhookDispatcherTests: XCTestCase {
         let event = channelEvent(channel: "room-1", sequence: 1)
         dispatcher.enqueue(event)
         unsignedDispatcher.enqueue(event)
-        try await waitUntil("both receivers got the event") { signed.posts.count == 1 && unsigned.posts.count == 1 }
+        try await eventually("both receivers got the event") { signed.posts.count == 1 && unsigned.posts.count == 1 }
 
         let post = try XCTUnwrap(signed.posts.first)
         XCTAssertEqual(post.body, ChannelEventJSON.encode(event))
@@ -87,7 +88,7 @@ final class WebhookDispatcherTests: XCTestCase {
         let dispatcher = try makeDispatcher(urls: [receiver.url])
         let channels = ["room-1", "room-2", "room-3"]
         enqueue(dispatcher, channels: channels, count: 20)
-        try await waitUntil("60 events delivered") { await dispatcher.statistics().total.delivered == 60 }
+        try await eventually("60 events delivered") { await dispatcher.statistics().total.delivered == 60 }
 
         XCTAssertEqual(receiver.posts.count, 60, "each event once")
         let sequences = acceptedSequences(receiver)
@@ -105,7 +106,7 @@ final class WebhookDispatcherTests: XCTestCase {
         let dispatcher = try makeDispatcher(urls: [receiver.url])
         let channels = ["room-1", "room-2", "room-3"]
         enqueue(dispatcher, channels: channels, count: 10)
-        try await waitUntil("30 events delivered") { await dispatcher.statistics().total.delivered == 30 }
+        try await eventually("30 events delivered") { await dispatcher.statistics().total.delivered == 30 }
 
         let sequences = acceptedSequences(receiver)
         for channel in channels { XCTAssertEqual(sequences[channel], Array(1...10), channel) }
@@ -132,14 +133,14 @@ final class WebhookDispatcherTests: XCTestCase {
         let url = "http://127.0.0.1:\(port)/events"
         let dispatcher = try makeDispatcher(urls: [url])
         enqueue(dispatcher, channels: ["room-1"], count: 5)
-        try await waitUntil("connection attempts failed and were retried") {
+        try await eventually("connection attempts failed and were retried") {
             await dispatcher.statistics().total.retried >= 3
         }
         let delivered = await dispatcher.statistics().total.delivered
         XCTAssertEqual(delivered, 0)
 
         let receiver = try await startReceiver(port: port)
-        try await waitUntil("the late receiver got all 5 events") { await dispatcher.statistics().total.delivered == 5 }
+        try await eventually("the late receiver got all 5 events") { await dispatcher.statistics().total.delivered == 5 }
         XCTAssertEqual(acceptedSequences(receiver)["room-1"], [1, 2, 3, 4, 5])
     }
 
@@ -149,7 +150,7 @@ final class WebhookDispatcherTests: XCTestCase {
         let dispatcher = try makeDispatcher(urls: [failing.url, working.url])
         let channels = ["room-1", "room-2"]
         enqueue(dispatcher, channels: channels, count: 10)
-        try await waitUntil("the working URL got everything") {
+        try await eventually("the working URL got everything") {
             await dispatcher.statistics().perURL[working.url]?.delivered == 20
         }
 
@@ -170,10 +171,10 @@ final class WebhookDispatcherTests: XCTestCase {
         let working = try await startReceiver()
         let dispatcher = try makeDispatcher(urls: [hanging.url, working.url])
         enqueue(dispatcher, channels: ["room-1", "room-2"], count: 10)
-        try await waitUntil("the working URL got everything") {
+        try await eventually("the working URL got everything") {
             await dispatcher.statistics().perURL[working.url]?.delivered == 20
         }
-        try await waitUntil("each channel's first post hangs") { hanging.waitingAtGate == 2 }
+        try await eventually("each channel's first post hangs") { hanging.waitingAtGate == 2 }
         let statistics = await dispatcher.statistics()
         XCTAssertEqual(statistics.perURL[hanging.url]?.queued, 20)
     }
@@ -182,14 +183,14 @@ final class WebhookDispatcherTests: XCTestCase {
         let receiver = try await startReceiver(gated: true)
         let dispatcher = try makeDispatcher(urls: [receiver.url], queueLimit: 3)
         dispatcher.enqueue(channelEvent(channel: "room-1", sequence: 1))
-        try await waitUntil("the first event is being posted") { receiver.waitingAtGate == 1 }
+        try await eventually("the first event is being posted") { receiver.waitingAtGate == 1 }
         for sequence in 2...10 { dispatcher.enqueue(channelEvent(channel: "room-1", sequence: UInt64(sequence))) }
         var statistics = await dispatcher.statistics()
         XCTAssertEqual(statistics.total.dropped, 6)
         XCTAssertEqual(statistics.total.queued, 4)
 
         receiver.openGate()
-        try await waitUntil("the kept events were delivered") { await dispatcher.statistics().total.delivered == 4 }
+        try await eventually("the kept events were delivered") { await dispatcher.statistics().total.delivered == 4 }
         XCTAssertEqual(acceptedSequences(receiver)["room-1"], [1, 8, 9, 10])
         statistics = await dispatcher.statistics()
         XCTAssertEqual(statistics.total.queued, 0)
@@ -200,7 +201,7 @@ final class WebhookDispatcherTests: XCTestCase {
         let receiver = try await startReceiver { number in number <= 3 ? 500 : 200 }
         let dispatcher = try makeDispatcher(urls: [receiver.url], maxAttempts: 3)
         enqueue(dispatcher, channels: ["room-1"], count: 2)
-        try await waitUntil("the second event was delivered") { await dispatcher.statistics().total.delivered == 1 }
+        try await eventually("the second event was delivered") { await dispatcher.statistics().total.delivered == 1 }
         XCTAssertEqual(receiver.posts.map { $0.event?.sequence }, [1, 1, 1, 2])
         let statistics = await dispatcher.statistics()
         XCTAssertEqual(statistics.total.givenUp, 1)
@@ -225,7 +226,7 @@ final class WebhookDispatcherTests: XCTestCase {
         let failing = try await startReceiver { _ in 503 }
         let dispatcher = try makeDispatcher(urls: [failing.url])
         enqueue(dispatcher, channels: ["room-1"], count: 3)
-        try await waitUntil("the receiver refused a post") { failing.posts.count >= 1 }
+        try await eventually("the receiver refused a post") { failing.posts.count >= 1 }
         let started = ContinuousClock.now
         await dispatcher.shutdown(grace: .milliseconds(200))
         let took = ContinuousClock.now - started

@@ -1,6 +1,7 @@
 import FuzzDriver
 import FuzzSupport
 import Rooms
+import Routing
 import ShowroomWire
 import SwiftProtobuf
 
@@ -96,10 +97,10 @@ struct FuzzCoordinator {
     }
 
     mutating func place(_ request: RoomPlaceChannelRequest) throws(ShowroomError) {
-        let load = placements.channelsPerEdge
-        let alive = edges.map { (id: $0, load: load[$0] ?? 0) }
         let avoiding = request.unreachableEdge.isEmpty ? nil : request.unreachableEdge
-        let (placement, _) = try placements.place(channel: request.channel, alive: alive, avoiding: avoiding, nowMs: nowMs)
+        let (placement, _) = try placements.place(
+            channel: request.channel, edges: OwnerRing(.edge, memberIDs: edges), loads: placements.channelsPerEdge,
+            avoiding: avoiding, nowMs: nowMs)
         expect(edges.contains(placement.edgeID), "a channel is placed on an alive edge, not \(placement.edgeID)")
         expect(placement.edgeID != avoiding, "a channel is not placed on the edge its client could not reach")
         expect(placements.placements[request.channel] == placement, "the table holds the placement answered")

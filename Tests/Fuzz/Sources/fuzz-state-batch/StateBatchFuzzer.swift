@@ -1,6 +1,7 @@
 import FuzzDriver
 import FuzzSupport
 import Rooms
+import Routing
 import ShowroomWire
 import SwiftProtobuf
 

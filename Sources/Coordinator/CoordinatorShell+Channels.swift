@@ -1,0 +1,304 @@
+import Foundation
+import Membership
+import NodeRuntime
+import Rooms
+import Routing
+import ShowroomAuth
+import ShowroomWire
+import SwiftProtobuf
+
+extension CoordinatorShell {
+    // MARK: - Placement
+
+    /// Which edge hosts a channel: asked of the channel's owner coordinator, which keeps the answer
+    /// while that edge lives. Only for the holder of a token that lets it join the channel, or a
+    /// signed admin request: a placement is state every coordinator keeps.
+    func placeChannel(_ request: WireEnvelope, _ respond: Node.Responder) {
+        guard let body = answering(respond, { () throws -> RoomPlaceChannelRequest in
+            let body = try request.decodeBody(RoomPlaceChannelRequest.self)
+            try Names.validateChannel(body.channel)
+            try authorizePlacement(body, nowMs: nowMs)
+            return body
+        }) else { return }
+        atChannelOwner(request, channel: body.channel, respond) { [self] in place(body, respond) }
+    }
+
+    /// Serves `request` at the owner coordinator of `channel`: passes it on (once) when that is
+    /// another member, and serves it here with `locally` when this member owns the channel or the
+    /// owner is unreachable (placement is sticky per edge, so both answers agree while the edge
+    /// lives).
+    private func atChannelOwner(_ request: WireEnvelope, channel: String, _ respond: Node.Responder,
+                                locally: @escaping () -> Void) {
+        let owner = ownership.owner(of: channel)
+        guard !request.forwarded, owner != selfID, let endpoint = clusterEndpoint(of: owner) else {
+            locally()
+            return
+        }
+        node.forward(request, to: endpoint, timeout: Self.peerTimeout) { result in
+            switch result {
+            case .success(let answer): respond(.relayed(answer))
+            case .failure: locally()
+            }
+        }
+    }
+
+    /// Checks that a placement request may place: an admin signature over
+    /// "place|<channel>|0|<issued_at_ms>", or a token with the join privilege for the channel and uid.
+    private func authorizePlacement(_ body: RoomPlaceChannelRequest, nowMs: Int64) throws(ShowroomError) {
+        if body.hasAdmin {
+            try verifyAdmin(body.admin, action: "place", target: body.channel, uid: 0, nowMs: nowMs)
+            return
+        }
+        guard let appID = configuration.appID, let certificate = configuration.appCertificate else {
+            throw .unavailable(
+                "coordinator \(selfID) has no app id and certificate configured, so it cannot check the tokens placements need; set appID and appCertificate")
+        }
+        guard !body.token.isEmpty else {
+            throw ShowroomError(.tokenMalformed,
+                "placing channel '\(body.channel)' needs the token the client joins with (uid and token), or an admin signature")
+        }
+        let unixNow = UInt32(clamping: nowMs / 1000)
+        do {
+            _ = try TokenVerifier(appID: appID, appCertificate: certificate)
+                .verify(body.token, channel: body.channel, uid: body.uid, now: unixNow)
+        } catch {
+            throw error.showroomError
+        }
+    }
+
+    private func place(_ body: RoomPlaceChannelRequest, _ respond: Node.Responder) {
+        let current = placements.placements[body.channel]
+        if !body.unreachableEdge.isEmpty, current?.edgeID == body.unreachableEdge,
+           let endpoint = clusterEndpoint(of: body.unreachableEdge) {
+            // A client could not reach the channel's edge: if this coordinator cannot either, the
+            // channel moves now rather than when the membership declares the edge dead.
+            node.send(.nodeInfo, body: WireNodeInfoRequest(), to: endpoint, timeout: Self.probeTimeout) { [self] result in
+                let reachable: Bool
+                if case .success(let answer) = result, answer.failure == nil { reachable = true } else { reachable = false }
+                finishPlacement(body, avoiding: reachable ? nil : body.unreachableEdge, respond)
+            }
+            return
+        }
+        finishPlacement(body, avoiding: nil, respond)
+    }
+
+    private func finishPlacement(_ body: RoomPlaceChannelRequest, avoiding: String?, _ respond: Node.Responder) {
+        let edges = alive(.edge).filter { !$0.metadata.clientEndpoint.isEmpty }
+        do {
+            let loads = Dictionary(edges.map { ($0.nodeID, $0.metadata.load.channels) }) { first, _ in first }
+            let (placement, changed) = try placements.place(
+                channel: body.channel, edges: OwnerRing(.edge, of: edges), loads: loads, avoiding: avoiding,
+                hosting: hosts(of: body.channel), nowMs: nowMs)
+            guard let edge = edges.first(where: { $0.id.rawValue == placement.edgeID }) else {
+                throw ShowroomError(.noEdgeAvailable, "edge \(placement.edgeID) is not alive; retry in a moment")
+            }
+            var answer = RoomPlaceChannelResponse()
+            answer.edgeID = placement.edgeID
+            answer.clientEndpoint = edge.metadata.clientEndpoint
+            answer.clientCurvePublicKey = edge.metadata.clientCurvePublicKey
+            guard changed else {
+                respond(.success(answer))
+                return
+            }
+            logger.info("channel placed", metadata: ["channel": "\(body.channel)", "edge": "\(placement.edgeID)"])
+            record(placement) { respond(.success(answer)) }
+        } catch let error as ShowroomError {
+            respond(.failure(error))
+        } catch {
+            respond(.failure(.internal("\(error)")))
+        }
+    }
+
+    /// Persists a placement change (a placement, or a tombstone for a removal) and hands it to the
+    /// other coordinators; `done` runs once they answered.
+    func record(_ placement: RoomChannelPlacement, then done: (() -> Void)? = nil) {
+        if placement.edgeID.isEmpty {
+            storage.write { try $0.delete(placementsOf: [placement.channel]) }
+        } else {
+            storage.write { try $0.save(placements: [placement]) }
+        }
+        var batch = RoomStateBatch()
+        batch.placements = [placement]
+        replicateClusterWide(batch, then: done)
+    }
+
+    /// `CHANNEL_CLAIM`: an edge is asked to join a channel it does not host. Granted (the channel
+    /// placed there) unless the channel is hosted by or placed on another alive edge, which the
+    /// answer names. Decided by the channel's owner coordinator, so two edges claiming at once
+    /// get one answer.
+    func claimChannel(_ request: WireEnvelope, _ respond: Node.Responder) {
+        guard let body = answering(respond, { () throws -> RoomClaimChannelRequest in
+            let body = try request.decodeBody(RoomClaimChannelRequest.self)
+            try Names.validateChannel(body.channel)
+            guard !body.edgeID.isEmpty, body.edgeID.utf8.count <= 64 else {
+                throw ShowroomError.invalidArgument("a channel claim names the claiming edge's node id (1–64 bytes)")
+            }
+            return body
+        }) else { return }
+        atChannelOwner(request, channel: body.channel, respond) { [self] in decideClaim(body, respond) }
+    }
+
+    private func decideClaim(_ body: RoomClaimChannelRequest, _ respond: Node.Responder) {
+        let edges = alive(.edge).filter { !$0.metadata.clientEndpoint.isEmpty }
+        do {
+            let decision = try placements.claim(
+                channel: body.channel, edge: body.edgeID, alive: Set(edges.map(\.id.rawValue)),
+                hosting: hosts(of: body.channel), nowMs: nowMs)
+            var answer = RoomClaimChannelResponse()
+            let placement: RoomChannelPlacement
+            let changed: Bool
+            switch decision {
+            case .granted(let granted, let isNew):
+                (placement, changed) = (granted, isNew)
+                answer.granted = true
+                answer.edgeID = granted.edgeID
+            case .elsewhere(let other, let isNew):
+                (placement, changed) = (other, isNew)
+                guard let edge = edges.first(where: { $0.id.rawValue == other.edgeID }) else {
+                    throw ShowroomError.unavailable("channel \(body.channel) is placed on edge \(other.edgeID), which is not reachable now; retry in a moment")
+                }
+                answer.edgeID = other.edgeID
+                answer.clientEndpoint = edge.metadata.clientEndpoint
+                answer.clientCurvePublicKey = edge.metadata.clientCurvePublicKey
+            }
+            guard changed else {
+                respond(.success(answer))
+                return
+            }
+            logger.info("channel placed by a claim", metadata: [
+                "channel": "\(body.channel)", "edge": "\(placement.edgeID)", "claimed by": "\(body.edgeID)",
+            ])
+            record(placement) { respond(.success(answer)) }
+        } catch let error as ShowroomError {
+            respond(.failure(error))
+        } catch {
+            respond(.failure(.internal("\(error)")))
+        }
+    }
+
+    /// The alive edges that report hosting `channel`.
+    func hosts(of channel: String) -> [String] {
+        channelHosts[channel].map { Array($0).sorted() } ?? []
+    }
+
+    /// Takes an edge's latest channel list (or its absence: the edge is gone).
+    func setChannels(of edge: String, _ channels: [RoomChannelStatus]?) {
+        for old in edgeChannels[edge] ?? [] {
+            channelHosts[old.name]?.remove(edge)
+            if channelHosts[old.name]?.isEmpty == true { channelHosts[old.name] = nil }
+        }
+        edgeChannels[edge] = channels
+        for channel in channels ?? [] { channelHosts[channel.name, default: []].insert(edge) }
+    }
+
+    /// Drops the placements of this coordinator's channels that no edge reported for the
+    /// placement expiry: requests that never led to a join leave nothing behind.
+    func expirePlacements(nowMs: Int64) {
+        let removed = placements.expire(nowMs: nowMs, owned: { [ownership] in ownership.owns($0) })
+        guard !removed.isEmpty else { return }
+        logger.info("unused channel placements expired", metadata: ["channels": "\(removed.count)"])
+        let channels = removed.map(\.channel)
+        storage.write { try $0.delete(placementsOf: channels) }
+        var batch = RoomStateBatch()
+        batch.placements = removed
+        replicateClusterWide(batch)
+    }
+
+    // MARK: - Edge reports and channel events
+
+    /// An edge's report: activities to number, publish and post (their order kept), and its channels.
+    func edgeReport(_ request: WireEnvelope, _ respond: Node.Responder) {
+        guard let report = answering(respond, { try request.decodeBody(RoomEdgeChannelReport.self) }) else { return }
+        if report.hasChannels_p {
+            setChannels(of: report.edgeID, report.channels)
+            placements.reported(channels: report.channels.map(\.name), nowMs: nowMs)
+        }
+        guard !report.activities.isEmpty else {
+            respond(.success(RoomEdgeChannelReportResponse()))
+            return
+        }
+        let now = nowMs
+        // An activity sent again (its first answer was lost) is numbered once: skip what was.
+        var fresh: [RoomChannelActivity] = []
+        var events: [RoomChannelEvent] = []
+        for activity in report.activities {
+            guard let event = sequencer.number(activity, edge: report.edgeID, nowMs: now) else { continue }
+            fresh.append(activity)
+            events.append(event)
+        }
+        guard !events.isEmpty else {
+            respond(.success(RoomEdgeChannelReportResponse()))
+            return
+        }
+        let sequences = Set(events.map(\.channel)).map { sequencer.sequence(of: $0) }
+        storage.write { try $0.save(sequences: sequences) }
+        // Owner presence keeps rooms open while their owner is in the channel.
+        let presence = registry.ownerPresence(after: fresh, nowMs: now)
+        apply(presence, replicate: true)
+        // The successors learn the numbers before anyone sees the events, so a successor taking over
+        // never reuses a number.
+        var remaining = sequences.count
+        for sequence in sequences {
+            var batch = RoomStateBatch()
+            batch.sequences = [sequence]
+            let batches = Dictionary(uniqueKeysWithValues: ownership.replicas(of: sequence.channel).map { ($0, batch) })
+            replicate(batches, key: sequence.channel) { [self] in
+                remaining -= 1
+                guard remaining == 0 else { return }
+                for event in events {
+                    publisher.publish(topic: "channel/\(event.channel)", kind: .channelEvent, body: event)
+                    webhooks?.enqueue(event)
+                }
+                respond(.success(RoomEdgeChannelReportResponse()))
+            }
+        }
+    }
+
+    /// Every channel the edges reported, with its room if this coordinator holds it.
+    func listChannels() -> RoomListChannelsResponse {
+        var answer = RoomListChannelsResponse()
+        answer.coordinator = selfID
+        answer.channels = RoomChannelStatus.naming(edgeChannels.values.flatMap { $0 }, after: registry.rooms.values)
+            .sorted { $0.name != $1.name ? $0.name < $1.name : $0.edge < $1.edge }
+        return answer
+    }
+
+    // MARK: - Kick and ban
+
+    /// Bans a uid from a channel and has every alive edge enforce it now.
+    func kick(_ request: WireEnvelope, _ respond: Node.Responder) {
+        let now = nowMs
+        guard let ban = answering(respond, { () throws -> RoomBan in
+            let body = try request.decodeBody(RoomKickRequest.self)
+            let fresh = try BanList.ban(for: body, nowMs: now)
+            try verifyAdmin(body.admin, action: "kick", target: body.channel, uid: body.uid, nowMs: now)
+            return bans.add(fresh)
+        }) else { return }
+        storage.write { try $0.save(bans: [ban]) }
+        var batch = RoomStateBatch()
+        batch.bans = [ban]
+        replicateClusterWide(batch)
+        var enforce = RoomEdgeBansRequest()
+        enforce.bans = [ban]
+        let edges = alive(.edge)
+        var remaining = edges.count
+        var confirmed: UInt32 = 0
+        let finish = {
+            var answer = RoomKickResponse()
+            answer.ban = ban
+            answer.edges = confirmed
+            respond(.success(answer))
+        }
+        guard remaining > 0 else {
+            finish()
+            return
+        }
+        for edge in edges {
+            node.send(.edgeBans, body: enforce, to: edge.metadata.clusterEndpoint, timeout: Self.peerTimeout) { result in
+                if case .success(let answer) = result, answer.failure == nil { confirmed += 1 }
+                remaining -= 1
+                if remaining == 0 { finish() }
+            }
+        }
+    }
+}

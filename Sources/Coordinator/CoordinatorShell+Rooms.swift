@@ -1,0 +1,193 @@
+import Foundation
+import NodeRuntime
+import Rooms
+import ShowroomAuth
+import ShowroomWire
+import SwiftProtobuf
+
+extension CoordinatorShell {
+    /// Serves a room request here when this coordinator owns the room (or the request was
+    /// forwarded already), else passes it to the owner and relays its answer.
+    func routeRoomRequest(_ request: WireEnvelope, _ respond: Node.Responder) {
+        var request = request
+        let roomID: String
+        do {
+            roomID = try self.roomID(of: &request)
+        } catch {
+            respond(.failure(error))
+            return
+        }
+        let owner = ownership.owner(of: roomID)
+        if request.forwarded || owner == selfID {
+            serveRoomRequest(request, respond)
+            return
+        }
+        guard let endpoint = clusterEndpoint(of: owner) else {
+            serveRoomRequest(request, respond)
+            return
+        }
+        node.forward(request, to: endpoint, timeout: Self.peerTimeout) { [self] result in
+            switch result {
+            case .success(let answer):
+                respond(.relayed(answer))
+            case .failure(let error):
+                // Reads can be answered from the replica; writes wait for the membership to settle.
+                if request.kind == .roomGet || request.kind == .roomChatHistory {
+                    serveRoomRequest(request, respond)
+                } else {
+                    respond(.failure(.unavailable(
+                        "the coordinator owning room \(roomID) (\(owner)) did not answer (\(error.message)); retry in a moment")))
+                }
+            }
+        }
+    }
+
+    /// The room a request is about; a create without an id gets one here, so that it can be routed.
+    private func roomID(of request: inout WireEnvelope) throws(ShowroomError) -> String {
+        switch request.kind {
+        case .roomCreate:
+            var body = try request.decodeBody(RoomCreateRoomRequest.self)
+            if body.roomID.isEmpty {
+                body.roomID = RoomRegistry.newRoomID(using: &random)
+                do {
+                    request.body = try body.serializedData()
+                } catch {
+                    throw .internal("cannot re-encode a create request: \(error)")
+                }
+            }
+            return body.roomID
+        case .roomGet: return try request.decodeBody(RoomGetRoomRequest.self).roomID
+        case .roomJoin: return try request.decodeBody(RoomJoinRoomRequest.self).roomID
+        case .roomLeave: return try request.decodeBody(RoomLeaveRoomRequest.self).roomID
+        case .roomClose: return try request.decodeBody(RoomCloseRoomRequest.self).roomID
+        case .roomChatSend: return try request.decodeBody(RoomSendChatRequest.self).roomID
+        case .roomChatHistory: return try request.decodeBody(RoomChatHistoryRequest.self).roomID
+        default: throw .unknownKind("\(request.kind) is not a room request")
+        }
+    }
+
+    /// Applies a room request to the registry; writes answer once the successor has the change.
+    private func serveRoomRequest(_ request: WireEnvelope, _ respond: Node.Responder) {
+        let now = nowMs
+        do {
+            switch request.kind {
+            case .roomGet:
+                var answer = RoomGetRoomResponse()
+                answer.room = try registry.get(try request.decodeBody(RoomGetRoomRequest.self))
+                respond(.success(answer))
+            case .roomChatHistory:
+                respond(.success(try registry.history(try request.decodeBody(RoomChatHistoryRequest.self))))
+            case .roomCreate:
+                let change = try registry.create(try request.decodeBody(RoomCreateRoomRequest.self), nowMs: now, using: &random)
+                write(change, answer: RoomCreateRoomResponse.with { $0.room = change.room }, respond)
+            case .roomJoin:
+                let change = try registry.join(try request.decodeBody(RoomJoinRoomRequest.self), nowMs: now)
+                write(change, answer: RoomJoinRoomResponse.with { $0.room = change.room }, respond)
+            case .roomLeave:
+                let change = try registry.leave(try request.decodeBody(RoomLeaveRoomRequest.self), nowMs: now)
+                write(change, answer: RoomLeaveRoomResponse.with { $0.room = change.room }, respond)
+            case .roomClose:
+                let body = try request.decodeBody(RoomCloseRoomRequest.self)
+                var byAdmin = false
+                if body.hasAdmin {
+                    try verifyAdmin(body.admin, action: "close-room", target: body.roomID, uid: 0, nowMs: now)
+                    byAdmin = true
+                }
+                let change = try registry.close(body, byAdmin: byAdmin, nowMs: now)
+                write(change, answer: RoomCloseRoomResponse.with { $0.room = change.room }, respond)
+            case .roomChatSend:
+                let change = try registry.sendChat(try request.decodeBody(RoomSendChatRequest.self), nowMs: now)
+                var answer = RoomSendChatResponse()
+                if let message = change.message { answer.message = message }
+                write(change, answer: answer, respond)
+            default:
+                respond(.failure(.unknownKind("\(request.kind) is not a room request")))
+            }
+        } catch {
+            respond(.failure(error))
+        }
+    }
+
+    /// Persists, publishes and replicates `change`, then answers.
+    private func write(_ change: RoomChange, answer: some SwiftProtobuf.Message, _ respond: Node.Responder) {
+        apply([change], replicate: true, then: { respond(.success(answer)) })
+    }
+
+    /// Checks an admin request's signature against the app certificate.
+    func verifyAdmin(_ signature: RoomAdminSignature, action: String, target: String, uid: UInt32,
+                     nowMs: Int64) throws(ShowroomError) {
+        guard let certificate = configuration.appCertificate else {
+            throw ShowroomError(.adminUnauthorized,
+                                "coordinator \(selfID) has no app certificate configured, so it accepts no admin request; set appCertificate")
+        }
+        try AdminSigner.verify(signature, action: action, target: target, uid: uid, nowMs: nowMs, appCertificate: certificate)
+    }
+
+    // MARK: - Listing (scatter-gather: every coordinator lists the rooms it owns)
+
+    /// Lists open rooms newest first across all coordinators: each lists its own (asked for one
+    /// more than a page, to know whether more follow), this one merges.
+    func listRooms(_ request: WireEnvelope, _ respond: Node.Responder) {
+        guard let body = answering(respond, { () throws -> RoomListRoomsRequest in
+            let body = try request.decodeBody(RoomListRoomsRequest.self)
+            _ = try RoomRegistry.pageSize(of: body)
+            return body
+        }) else { return }
+        let ownership = ownership
+        var asked = body
+        asked.pageSize = UInt32(((try? RoomRegistry.pageSize(of: body)) ?? RoomRegistry.defaultPageSize) + 1)
+        if request.forwarded {
+            // A coordinator gathering a page asks for one room more than its client did.
+            if let page = answering(respond, {
+                try registry.list(body, maxPageSize: RoomRegistry.maxPageSize + 1) { ownership.owns($0.roomID) }
+            }) {
+                respond(.success(page))
+            }
+            return
+        }
+        guard let local = answering(respond, { try registry.list(asked, maxPageSize: RoomRegistry.maxPageSize + 1) { ownership.owns($0.roomID) } })
+        else { return }
+        var pages = [local]
+        let others = otherCoordinators
+        var remaining = others.count
+        var failure: ShowroomError?
+        let finish = {
+            if let failure {
+                respond(.failure(.unavailable("listing rooms needs every coordinator: \(failure.message); retry in a moment")))
+                return
+            }
+            do throws(ShowroomError) {
+                respond(.success(try RoomRegistry.mergePages(pages, for: body)))
+            } catch {
+                respond(.failure(error))
+            }
+        }
+        guard remaining > 0 else {
+            finish()
+            return
+        }
+        var ask = request
+        ask.body = (try? asked.serializedData()) ?? request.body
+        for other in others {
+            guard let endpoint = clusterEndpoint(of: other) else {
+                remaining -= 1
+                if remaining == 0 { finish() }
+                continue
+            }
+            node.forward(ask, to: endpoint, timeout: Self.peerTimeout) { result in
+                switch result {
+                case .success(let answer):
+                    if let error = answer.failure {
+                        failure = error
+                    } else if let list = try? answer.decodeBody(RoomListRoomsResponse.self) {
+                        pages.append(list)
+                    }
+                case .failure(let error):
+                    failure = error
+                }
+                remaining -= 1
+                if remaining == 0 { finish() }
+            }
+        }
+    }
+}

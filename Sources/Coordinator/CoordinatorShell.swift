@@ -1,0 +1,338 @@
+import Logging
+import Membership
+import NodeRuntime
+import ReplicatedOwnership
+import Rooms
+import RoomStore
+import Routing
+import ShowroomAuth
+import ShowroomWire
+import SwiftProtobuf
+import Webhooks
+
+/// The coordinator's shell, confined to the node's loop: the pure state machines (registry,
+/// placements, event numbering, bans) and the replicated-ownership bookkeeping, with the duties
+/// around them — routing each request to the coordinator that owns its room or channel, persisting
+/// (on the store's own thread), replicating, publishing notices and events.
+///
+/// Ownership (``Replication``): a room (by id) or a channel's event numbers (by name) belong to
+/// the first alive coordinator in rendezvous order; the second is its successor and holds a
+/// replica of every write before the write is answered. Placements and bans are held by every
+/// coordinator. When the alive coordinators change, every coordinator hands each key's new
+/// holders what it holds (``RoomStateBatch``; higher versions win), which is also how a restarted
+/// coordinator catches up after reloading its database.
+final class CoordinatorShell {
+    let node: any NodeServices
+    let configuration: NodeConfiguration
+    let storage: StoreWriter
+    let publisher: any EventSink
+    let webhooks: WebhookDispatcher?
+    let logger: Logger
+    var registry: RoomRegistry
+    var placements: PlacementTable
+    var sequencer = ChannelEventSequencer()
+    var bans = BanList()
+    /// Who holds rooms and channel event numbers: owner and successor.
+    var ownership: Replication
+    /// Who holds the cluster-wide tables (placements, bans, and event numbers for newcomers).
+    var clusterWide: Replication
+    /// The latest channel list each edge reported, by edge id.
+    var edgeChannels: [String: [RoomChannelStatus]] = [:]
+    /// The edges reporting each channel, by channel name (from ``edgeChannels``).
+    var channelHosts: [String: Set<String>] = [:]
+    var random = SystemRandomNumberGenerator()
+    /// Callbacks of writes waiting for their replicas, by write id.
+    private var waitingWrites: [Holding: [UInt64: () -> Void]] = [:]
+
+    /// How long a forwarded request or a replication may take.
+    static let peerTimeout = Duration.seconds(2)
+    /// How long the reachability probe of an edge a client reported unreachable may take.
+    static let probeTimeout = Duration.milliseconds(400)
+    /// The key under which the cluster-wide tables are handed over.
+    static let clusterTablesKey = "cluster-tables"
+
+    init(node: any NodeServices, configuration: NodeConfiguration, storage: StoreWriter, publisher: any EventSink,
+         webhooks: WebhookDispatcher?, logger: Logger) throws(ShowroomError) {
+        self.node = node
+        self.configuration = configuration
+        self.storage = storage
+        self.publisher = publisher
+        self.webhooks = webhooks
+        self.logger = logger
+        var settings = RoomSettings()
+        settings.roomExpiryMs = Int64(configuration.roomExpirySeconds) * 1000
+        settings.ownerGraceMs = Int64(configuration.ownerGraceSeconds) * 1000
+        registry = RoomRegistry(settings: settings)
+        placements = PlacementTable(expiryMs: Int64(configuration.placementExpirySeconds) * 1000)
+        ownership = Replication(selfID: configuration.nodeID, role: .coordinator, scope: .ownerAndSuccessor)
+        clusterWide = Replication(selfID: configuration.nodeID, role: .coordinator, scope: .everyMember)
+        let stored = try storage.store.load()
+        _ = registry.merge(rooms: stored.rooms, messages: stored.messages)
+        // Loaded placements stand for one expiry from now, time for their edges to report.
+        _ = placements.merge(stored.placements, nowMs: node.clock.nowMs())
+        _ = sequencer.merge(stored.sequences)
+        _ = bans.merge(stored.bans)
+        logger.info("coordinator state loaded", metadata: [
+            "rooms": "\(stored.rooms.count)", "messages": "\(stored.messages.count)", "bans": "\(stored.bans.count)",
+        ])
+    }
+
+    /// Registers the request handlers and timers on the node.
+    func install() {
+        for kind: WireMessageKind in [.roomCreate, .roomGet, .roomJoin, .roomLeave, .roomClose, .roomChatSend,
+                                      .roomChatHistory] {
+            node.serve(kind) { [self] request, respond in routeRoomRequest(request, respond) }
+        }
+        node.serve(.roomList) { [self] request, respond in listRooms(request, respond) }
+        node.serve(.channelPlace) { [self] request, respond in placeChannel(request, respond) }
+        node.serve(.channelClaim) { [self] request, respond in claimChannel(request, respond) }
+        node.serve(.kick) { [self] request, respond in kick(request, respond) }
+        node.serve(.edgeChannelReport) { [self] request, respond in edgeReport(request, respond) }
+        node.serve(.channelList) { [self] _, respond in respond(.success(listChannels())) }
+        node.serve(.banList) { [self] _, respond in
+            var answer = RoomBanListResponse()
+            answer.bans = bans.active(nowMs: nowMs)
+            respond(.success(answer))
+        }
+        node.serve(.coordinatorState) { [self] request, respond in
+            do throws(ShowroomError) {
+                try receiveState(try request.decodeBody(RoomStateBatch.self))
+                respond(.success(RoomStateBatchResponse()))
+            } catch {
+                respond(.failure(error))
+            }
+        }
+        node.onMembershipChange { [self] in membershipChanged() }
+        node.scheduleRepeating(every: .seconds(1)) { [self] in tick() }
+        membershipChanged()
+    }
+
+    var nowMs: Int64 { node.clock.nowMs() }
+    var selfID: String { configuration.nodeID }
+
+    // MARK: - Membership
+
+    /// Alive members of `role`, with their metadata, sorted by id.
+    func alive(_ role: NodeRole) -> [Member] {
+        node.alive(role)
+    }
+
+    /// The other alive coordinators.
+    var otherCoordinators: [String] { ownership.others }
+
+    /// Owner first, then successor, for `key`.
+    func holders(of key: String) -> [String] { ownership.holders(of: key) }
+
+    func clusterEndpoint(of id: String) -> String? { node.clusterEndpoint(of: id) }
+
+    private func membershipChanged() {
+        let coordinators = OwnerRing(.coordinator, of: node.membersOnLoop).members
+        let aliveEdges = Set(alive(.edge).map(\.id.rawValue))
+        // Channels on edges that are gone: forgotten, so the next placement request places them again.
+        let evicted = placements.evict(keepingOnly: aliveEdges)
+        if !evicted.isEmpty {
+            let channels = evicted.map(\.channel)
+            storage.write { try $0.delete(placementsOf: channels) }
+            logger.info("edges gone: channels to place again", metadata: ["channels": "\(evicted.count)"])
+        }
+        for edge in edgeChannels.keys where !aliveEdges.contains(edge) { setChannels(of: edge, nil) }
+        let rooms = ownership.membersChanged(to: coordinators, holding: Array(registry.rooms.keys))
+        let tables = clusterWide.membersChanged(to: coordinators, holding: [Self.clusterTablesKey])
+        acknowledge(rooms.acknowledged, in: .owned)
+        acknowledge(tables.acknowledged, in: .clusterWide)
+        handOver(rooms: rooms.send, tables: tables.send.keys)
+        // Rooms this coordinator holds no longer (a member it stood in for is back) are dropped once
+        // handed over: a stale copy must not tick, expire or be served as if it were current.
+        if !rooms.released.isEmpty {
+            let released = rooms.released
+            registry.forget(released)
+            storage.write { try $0.delete(roomIDs: released) }
+        }
+    }
+
+    // MARK: - Timers
+
+    private func tick() {
+        let now = nowMs
+        // Every holder ticks its copy alike (same rules, same clock within a skew); only the owner
+        // publishes the resulting notices.
+        let changes = registry.tick(nowMs: now)
+        apply(changes, replicate: true, publish: { [ownership] in ownership.owns($0.room.roomID) })
+        let expired = bans.purge(nowMs: now)
+        if !expired.isEmpty { storage.write { try $0.delete(bans: expired) } }
+        expirePlacements(nowMs: now)
+    }
+
+    // MARK: - Writes: persist, publish, replicate
+
+    /// Persists `changes`, publishes their notices (where `publish` says so) and sends them to each
+    /// room's other holder; `done` runs once every holder answered (or left).
+    func apply(_ changes: [RoomChange], replicate: Bool, publish: (RoomChange) -> Bool = { _ in true },
+               then done: (() -> Void)? = nil) {
+        guard !changes.isEmpty else {
+            done?()
+            return
+        }
+        storage.write { try $0.persist(changes) }
+        for change in changes where publish(change) {
+            guard let kind = change.notice else { continue }
+            var notice = RoomRoomNotice()
+            notice.roomID = change.room.roomID
+            notice.kind = kind
+            notice.room = change.room
+            if let message = change.message { notice.message = message }
+            notice.atMs = nowMs
+            publisher.publish(topic: "room/\(change.room.roomID)", kind: .roomNotice, body: notice)
+        }
+        guard replicate else {
+            done?()
+            return
+        }
+        var batches: [String: RoomStateBatch] = [:]
+        for change in changes where !change.purged {
+            for holder in ownership.replicas(of: change.room.roomID) {
+                batches[holder, default: RoomStateBatch()].rooms.append(change.room)
+                if let message = change.message { batches[holder, default: RoomStateBatch()].messages.append(message) }
+            }
+        }
+        self.replicate(batches, key: changes[0].room.roomID, then: done)
+    }
+
+    /// Sends `batches` (the replicas of one write of `key`, plus those of other rooms the write
+    /// changed) and runs `done` once each holder of `key` answered, failed or left: the write is
+    /// acknowledged through ``Replication``.
+    func replicate(_ batches: [String: RoomStateBatch], key: String, then done: (() -> Void)? = nil) {
+        replicate(batches, key: key, in: .owned, then: done)
+    }
+
+    /// Sends `batch` (placements, bans) to every other alive coordinator; `done` runs once each
+    /// answered, failed or left.
+    func replicateClusterWide(_ batch: RoomStateBatch, then done: (() -> Void)? = nil) {
+        let batches = Dictionary(uniqueKeysWithValues: clusterWide.others.map { ($0, batch) })
+        replicate(batches, key: Self.clusterTablesKey, in: .clusterWide, then: done)
+    }
+
+    /// Which ``Replication`` a write goes through.
+    enum Holding { case owned, clusterWide }
+
+    private func replicate(_ batches: [String: RoomStateBatch], key: String, in holding: Holding,
+                           then done: (() -> Void)?) {
+        let write = holding == .owned ? ownership.beginWrite(key: key) : clusterWide.beginWrite(key: key)
+        let asked = Set(write.replicas)
+        if let done {
+            if asked.isEmpty { done() } else { waitingWrites[holding, default: [:]][write.id] = done }
+        }
+        for (holder, batch) in batches.sorted(by: { $0.key < $1.key }) {
+            send(batch, to: holder) { [self] held in
+                if asked.contains(holder) { answered(write.id, in: holding, by: holder, held: held) }
+            }
+        }
+        // A replica the write had nothing for (a purge) holds nothing new: it has answered.
+        for replica in asked where batches[replica] == nil { answered(write.id, in: holding, by: replica, held: true) }
+    }
+
+    private func answered(_ write: UInt64, in holding: Holding, by member: String, held: Bool) {
+        let done = holding == .owned ? ownership.replicaAnswered(write: write, by: member, held: held)
+            : clusterWide.replicaAnswered(write: write, by: member, held: held)
+        if let done { acknowledge([done], in: holding) }
+    }
+
+    private func acknowledge(_ writes: [Replication.Acknowledged], in holding: Holding) {
+        for write in writes { waitingWrites[holding]?.removeValue(forKey: write.write)?() }
+    }
+
+    /// Sends one batch to coordinator `holder`; `done` learns whether it holds it now.
+    func send(_ batch: RoomStateBatch, to holder: String, done: @escaping (Bool) -> Void) {
+        var batch = batch
+        batch.from = selfID
+        guard let endpoint = clusterEndpoint(of: holder) else {
+            done(false)
+            return
+        }
+        node.send(.coordinatorState, body: batch, to: endpoint, timeout: Self.peerTimeout) { [logger] result in
+            switch result {
+            case .failure(let error):
+                logger.warning("replication to \(holder) failed", metadata: ["error": "\(error)"])
+                done(false)
+            case .success(let answer):
+                if let failure = answer.failure {
+                    logger.warning("replication to \(holder) refused", metadata: ["error": "\(failure)"])
+                }
+                done(answer.failure == nil)
+            }
+        }
+    }
+
+    /// Runs `read` (decoding and checking a request); a failure is answered at once — its
+    /// ``ShowroomError``, anything else as internal — and `nil` returned.
+    func answering<T>(_ respond: Node.Responder, _ read: () throws -> T) -> T? {
+        do {
+            return try read()
+        } catch let error as ShowroomError {
+            respond(.failure(error))
+        } catch {
+            respond(.failure(.internal("\(error)")))
+        }
+        return nil
+    }
+
+    /// A batch from another coordinator: replication or catch-up.
+    private func receiveState(_ batch: RoomStateBatch) throws(ShowroomError) {
+        let changes = registry.merge(rooms: batch.rooms, messages: batch.messages)
+        apply(changes, replicate: false, publish: { _ in false })
+        let placed = placements.merge(batch.placements, nowMs: nowMs)
+        let (removed, kept) = (placed.filter(\.edgeID.isEmpty), placed.filter { !$0.edgeID.isEmpty })
+        if !kept.isEmpty { storage.write { try $0.save(placements: kept) } }
+        if !removed.isEmpty {
+            let channels = removed.map(\.channel)
+            storage.write { try $0.delete(placementsOf: channels) }
+        }
+        let numbered = sequencer.merge(batch.sequences)
+        if !numbered.isEmpty { storage.write { try $0.save(sequences: numbered) } }
+        let banned = bans.merge(batch.bans)
+        if !banned.isEmpty { storage.write { try $0.save(bans: banned) } }
+    }
+
+    /// Hands every coordinator the rooms (with their chat) it now holds and did not before, and the
+    /// cluster-wide tables (placements, sequences, bans) to those that newly hold them.
+    private func handOver(rooms: [String: [String]], tables: some Sequence<String>) {
+        var batches: [String: RoomStateBatch] = [:]
+        for (holder, roomIDs) in rooms {
+            for roomID in roomIDs {
+                guard let room = registry.room(roomID) else { continue }
+                batches[holder, default: RoomStateBatch()].rooms.append(room)
+                batches[holder, default: RoomStateBatch()].messages.append(contentsOf: registry.messages(in: roomID))
+            }
+        }
+        for newcomer in tables {
+            batches[newcomer, default: RoomStateBatch()].placements = Array(placements.placements.values)
+            batches[newcomer, default: RoomStateBatch()].sequences = sequencer.sequences
+            batches[newcomer, default: RoomStateBatch()].bans = bans.active(nowMs: nowMs)
+        }
+        // Large holdings go in slices so no message nears the size limit.
+        var sliced: [(String, RoomStateBatch)] = []
+        for (holder, batch) in batches.sorted(by: { $0.key < $1.key }) {
+            if batch.rooms.count <= 200 && batch.messages.count <= 2000 {
+                sliced.append((holder, batch))
+                continue
+            }
+            var head = batch
+            head.rooms = []
+            head.messages = []
+            sliced.append((holder, head))
+            for start in stride(from: 0, to: batch.rooms.count, by: 200) {
+                var slice = RoomStateBatch()
+                slice.rooms = Array(batch.rooms[start..<min(start + 200, batch.rooms.count)])
+                let ids = Set(slice.rooms.map(\.roomID))
+                slice.messages = batch.messages.filter { ids.contains($0.roomID) }
+                sliced.append((holder, slice))
+            }
+        }
+        for (holder, batch) in sliced { send(batch, to: holder) { _ in } }
+        if !sliced.isEmpty {
+            logger.info("coordinators changed: handing over state", metadata: [
+                "coordinators": "\(ownership.ring.members)", "batches": "\(sliced.count)",
+            ])
+        }
+    }
+}

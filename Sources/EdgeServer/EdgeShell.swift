@@ -1,0 +1,477 @@
+import DequeModule
+import Edge
+import Foundation
+import Logging
+import NodeRuntime
+import ShowroomAuth
+import ShowroomWire
+import ZeroMQ
+
+/// The edge's loop-confined shell around ``ChannelPlane``: the client ROUTER, the receive path,
+/// the fan-out sends, the control messages waiting for a congested client, and the plane's timers.
+///
+/// Wire layout on the ROUTER: `[routing id][envelope]` for requests and events, and
+/// `[routing id][envelope: MEDIA_FRAME + MediaHeader][payload]` for media. A frame is forwarded by
+/// sending its envelope and payload frames by reference (`zmq_msg_copy`) behind each subscriber's
+/// routing id: the payload is never read and never copied.
+final class EdgeShell {
+    let socket: Socket
+    let endpoint: String
+    private(set) var plane: ChannelPlane<Multipart>
+    private let verifier: TokenVerifier
+    private let logger: Logger
+    private let origin = ContinuousClock.now
+    private let maxQueuedControlMessages: Int
+    private let metrics = EdgeMetrics()
+    /// The receive buffer. Swapped for a fresh one when a video frame is handed to the plane, whose
+    /// GOP cache may keep it.
+    private var incoming = Multipart(capacity: 4)
+    /// Replies and events for clients at their high-water mark, oldest first.
+    private var pendingControl: [SessionID: Deque<[UInt8]>] = [:]
+    /// Refuses new joins once set (the edge is shutting down).
+    private(set) var draining = false
+    /// Told the hosted channel and connection counts when they change.
+    var reportLoad: (_ channels: Int, _ connections: Int) -> Void = { _, _ in }
+    private var reportedLoad = (channels: -1, connections: -1)
+    /// Where channel activities and summaries for the room-coordinators go, once the node is up.
+    var coordinatorReports: CoordinatorReports? {
+        didSet { lastSummary = nil }
+    }
+    /// Activities not yet handed to ``coordinatorReports``, oldest first, bounded like the
+    /// node side's queue.
+    private var activities: [RoomChannelActivity] = []
+    private let maxHeldActivities = 50_000
+    /// Dropping was logged; once per overflow, not per activity.
+    private var loggedOverflow = false
+    /// The channels changed since the last summary.
+    private var channelsChanged = false
+    private var lastSummary: Duration?
+    /// Joins waiting for their channel's owner coordinator (``holdForClaim(_:from:requestID:)``).
+    var claims = ChannelClaims()
+    /// Largest message read from a client (``EdgeLimits/maxMessageBytes``).
+    private let maxMessageBytes: Int
+    /// Closes connections that open no session in time.
+    private let reaper: UnopenedConnectionReaper
+
+    init(configuration: EdgeServerConfiguration, loop: EventLoop, logger: Logger) throws {
+        self.logger = logger
+        verifier = TokenVerifier(appID: configuration.appID, appCertificate: configuration.appCertificate)
+        plane = ChannelPlane(settings: configuration.settings)
+        maxQueuedControlMessages = configuration.maxQueuedControlMessages
+        socket = try Socket(.router, context: loop.context)
+        // Unknown peers are reported (a vanished client is dropped at once), not silently skipped.
+        try socket.set(.routerMandatory, 1)
+        try socket.setHighWaterMarks(send: configuration.clientHighWaterMark, receive: configuration.clientReceiveHighWaterMark)
+        try socket.set(.sendBuffer, configuration.clientSendBufferBytes)
+        // Up to maxMessageBytes a message is answered (TOO_LARGE beyond it); a frame far beyond
+        // (4 times) closes the connection unread, so a peer cannot make the edge buffer more.
+        maxMessageBytes = configuration.settings.limits.maxMessageBytes
+        try socket.setMaxMessageSize(Int64(configuration.settings.limits.connectionCloseBytes))
+        try socket.set(.handshakeInterval, Int32(clamping: configuration.unopenedConnectionTimeout.milliseconds))
+        // ZMTP heartbeats notice a dead TCP connection; the plane's own timeout covers silent clients.
+        try socket.setHeartbeat(intervalMs: 1000, timeoutMs: 5000, ttlMs: 10000)
+        // Before binding, so that every connection is seen.
+        reaper = try UnopenedConnectionReaper(
+            watching: socket, loop: loop, timeout: configuration.unopenedConnectionTimeout,
+            maxCount: configuration.maxUnopenedConnections, logger: logger)
+        if let key = configuration.clientCurveKey { try socket.makeCurveServer(key, zapDomain: "client") }
+        let bound = try socket.bind(configuration.clientBind)
+        endpoint = NodeConfiguration.advertised(bound, host: configuration.advertiseHost)
+        loop.register(socket) { [unowned self] _, _ in self.drain() }
+        loop.scheduleRepeating(every: configuration.tickInterval) { [unowned self] in self.tick() }
+    }
+
+    var now: Duration { origin.duration(to: .now) }
+
+    // MARK: - Receiving
+
+    /// Handles the waiting messages, at most 512 per wake-up so timers get their turn.
+    private func drain() {
+        for _ in 0..<512 {
+            do {
+                guard try socket.receive(into: incoming) else { return }
+            } catch {
+                logger.warning("receive failed", metadata: ["error": "\(error)"])
+                return
+            }
+            handleIncoming()
+        }
+    }
+
+    private func handleIncoming() {
+        guard incoming.count >= 2 else { return }  // a bare routing id: nothing to answer
+        guard let session = incoming.withBytes(of: 0, { SessionID(routingID: $0) }) else {
+            // Only a client that set a long ZMQ_ROUTING_ID gets here; tell it why, once per message.
+            sendRaw(incoming.bytes(of: 0), WireEnvelope(responseTo: WireEnvelope(), error: .invalidArgument(
+                "client routing ids longer than 7 bytes are not accepted; do not set ZMQ_ROUTING_ID")))
+            return
+        }
+        let size = messageBytes()
+        if size > maxMessageBytes {
+            refuseOversize(size, from: session)
+            return
+        }
+        let envelope: WireEnvelope
+        do {
+            envelope = try incoming.withBytes(of: 1) { (bytes) throws(ShowroomError) in
+                try WireEnvelope.decode(frame: bytes)
+            }
+        } catch {
+            perform([.send(.error(error, channel: "", track: nil), to: session)])
+            return
+        }
+        if envelope.isResponse { return }
+        if envelope.protocolVersion > WireEnvelope.currentProtocolVersion {
+            refuse(envelope, from: session, .unsupportedVersion(
+                "protocol version \(envelope.protocolVersion) is newer than this edge's \(WireEnvelope.currentProtocolVersion); upgrade the edge"))
+            return
+        }
+        if envelope.kind == .mediaFrame {
+            handleFrame(envelope, from: session)
+            return
+        }
+        guard incoming.count == 2 else {
+            refuse(envelope, from: session, .malformed(
+                "a \(envelope.kind) message is one frame, [envelope], with no attachments; got \(incoming.count - 1) frames"))
+            return
+        }
+        let request: EdgeRequest
+        do {
+            request = try EdgeCodec.request(from: envelope)
+        } catch {
+            refuse(envelope, from: session, error)
+            return
+        }
+        if draining, case .join = request {
+            refuse(envelope, from: session, .unavailable("this edge is shutting down; join the channel again through the cluster"))
+            return
+        }
+        if case .openSession = request { reaper.sessionOpened(onDescriptor: incoming.sourceDescriptor(of: 1)) }
+        if holdForClaim(request, from: session, requestID: envelope.requestID) { return }
+        handOver(request, from: session, requestID: envelope.requestID)
+    }
+
+    /// Hands a request to the plane (tokens verified on the way) and carries out what it says.
+    func handOver(_ request: EdgeRequest, from session: SessionID, requestID: UInt64) {
+        let now = self.now
+        perform(plane.handle(request, from: session, requestID: requestID, now: now) { token, channel, uid in
+            verify(token, channel: channel, uid: uid, now: now)
+        })
+    }
+
+    /// The media path: read the header, hand the frame to the plane, send what it says.
+    private func handleFrame(_ envelope: WireEnvelope, from session: SessionID) {
+        guard incoming.count == 3 else {
+            refuseFrame(.malformed("a media frame is two frames, [envelope][payload]; got \(incoming.count - 1) frames"), from: session)
+            return
+        }
+        let header: WireMediaHeader
+        let info: MediaFrameInfo
+        do {
+            header = try envelope.decodeBody(WireMediaHeader.self)
+        } catch {
+            refuseFrame(error, from: session)
+            return
+        }
+        do {
+            info = try EdgeCodec.checkedFrameInfo(header: header, payloadSize: incoming.size(of: 2))
+        } catch {
+            refuseFrame(error, channel: header.channel, track: EdgeCodec.trackKind(header.track), from: session)
+            return
+        }
+        let frame = incoming
+        if info.kind == .video { incoming = Multipart(capacity: 4) }
+        let socket = self.socket
+        let directives = plane.forward(frame, info: info, from: session, now: now) { subscriber, frame in
+            Self.deliver(frame, to: subscriber, on: socket)
+        }
+        if !directives.isEmpty { perform(directives) }
+    }
+
+    /// Sends a media frame (envelope and payload, by reference) to one subscriber.
+    @inline(__always)
+    private static func deliver(_ frame: Multipart, to session: SessionID, on socket: Socket) -> DeliveryOutcome {
+        session.withRoutingID { id in
+            do {
+                switch try socket.send(to: id, frame, from: 1) {
+                case .sent: return .sent
+                case .wouldBlock: return .wouldBlock
+                case .hostUnreachable: return .unreachable
+                }
+            } catch {
+                return .unreachable
+            }
+        }
+    }
+
+    /// Refuses a media frame that never reached the plane, reported as the plane reports its own
+    /// refusals (at most once a second per code and channel).
+    private func refuseFrame(_ error: ShowroomError, channel: String = "", track: TrackKind? = nil, from session: SessionID) {
+        let directives = plane.refuseFrame(error, channel: channel, track: track, from: session, now: now)
+        if !directives.isEmpty { perform(directives) }
+    }
+
+    /// The size of the received message without its routing id.
+    private func messageBytes() -> Int {
+        var total = 0
+        for index in 1..<incoming.count { total += incoming.size(of: index) }
+        return total
+    }
+
+    /// Answers a message over ``EdgeLimits/maxMessageBytes`` without decoding it: a failed reply
+    /// to its request id, or an error event (rate-limited for media frames); it is then dropped.
+    private func refuseOversize(_ size: Int, from session: SessionID) {
+        let error = ShowroomError.tooLarge(
+            "the message is \(size) bytes; this edge reads at most \(maxMessageBytes) bytes per message "
+                + "(max_message_bytes in the session's limits); media payloads are at most max_frame_bytes")
+        let head = incoming.withBytes(of: 1) { EdgeCodec.peekEnvelope($0) }
+        if head.isResponse { return }
+        if head.kind == .mediaFrame {
+            refuseFrame(error, from: session)
+        } else {
+            refuse(head, from: session, error)
+        }
+    }
+
+    /// Answers a request that never reached the plane: a failed reply, or an error event for a
+    /// one-way message.
+    private func refuse(_ envelope: WireEnvelope, from session: SessionID, _ error: ShowroomError) {
+        guard envelope.requestID != 0 else {
+            perform([.send(.error(error, channel: "", track: nil), to: session)])
+            return
+        }
+        if let kind = EdgeCodec.requestKind(of: envelope.kind) {
+            perform([.reply(EdgeReply(requestID: envelope.requestID, kind: kind, result: .failure(error)), to: session)])
+        } else {
+            sendControl(WireEnvelope(responseTo: envelope, error: error), to: session)
+        }
+    }
+
+    // MARK: - Tokens
+
+    /// Verifies an AccessToken2 token against the app and places its expiries on the plane's clock.
+    func verify(_ token: String, channel: String, uid: UInt32, now: Duration) -> Result<ChannelGrant, ShowroomError> {
+        let unixNow = UInt32(clamping: Int64(Date().timeIntervalSince1970))
+        do {
+            let grant = try verifier.verify(token, channel: channel, uid: uid, now: unixNow)
+            var expiries: [Privilege: UInt32] = [:]
+            for privilege in RTCPrivilege.allCases {
+                if let expiry = grant.expiresAt(privilege) { expiries[Self.privilege(privilege)] = expiry }
+            }
+            return .success(ChannelGrant(
+                channel: grant.isWildcardChannel ? "" : grant.channel, uid: grant.isWildcardUid ? 0 : grant.uid,
+                tokenExpiresAt: grant.tokenExpiresAt, privilegeExpiries: expiries, unixNow: unixNow, now: now))
+        } catch {
+            return .failure(error.showroomError)
+        }
+    }
+
+    private static func privilege(_ privilege: RTCPrivilege) -> Privilege {
+        switch privilege {
+        case .joinChannel: .join
+        case .publishAudioStream: .publishAudio
+        case .publishVideoStream: .publishVideo
+        case .publishDataStream: .publishData
+        }
+    }
+
+    // MARK: - Carrying out directives
+
+    /// Carries out the plane's directives in order; what they lead to (cache flushes, unreachable
+    /// clients) is carried out after them.
+    func perform(_ directives: [EdgeDirective]) {
+        var work = directives
+        var index = 0
+        while index < work.count {
+            let directive = work[index]
+            index += 1
+            switch directive {
+            case .reply(let reply, let session):
+                work += control(to: session) { () throws(ShowroomError) in try EdgeCodec.envelope(reply: reply) }
+            case .send(let event, let session):
+                work += control(to: session) { () throws(ShowroomError) in try EdgeCodec.envelope(event: event) }
+            case .sendCachedFrames(let track, let session):
+                let socket = self.socket
+                work += plane.sendCachedFrames(track, to: session, now: now) { subscriber, frame in
+                    Self.deliver(frame, to: subscriber, on: socket)
+                }
+            case .requestKeyframe(let track, let publisher):
+                work += control(to: publisher) { () throws(ShowroomError) in try EdgeCodec.keyframeRequest(for: track) }
+            case .closeSession(let session):
+                pendingControl[session] = nil
+            case .log(let entry):
+                logger.log(level: Self.level(entry.level), "\(entry.message)")
+            case .report(let activity):
+                hold(activity)
+            }
+        }
+    }
+
+    /// Encodes and sends one control message; a client found gone is dropped from the plane.
+    ///
+    /// - Returns: What dropping it leads to (nothing if it was sent or queued).
+    private func control(to session: SessionID, _ encode: () throws(ShowroomError) -> WireEnvelope) -> [EdgeDirective] {
+        do {
+            if sendControl(try encode(), to: session) { return [] }
+            return plane.sessionUnreachable(session, now: now)
+        } catch {
+            logger.error("cannot encode a message for session \(session)", metadata: ["error": "\(error)"])
+            return []
+        }
+    }
+
+    /// Sends a reply or event to a client, behind those already waiting for it.
+    ///
+    /// - Returns: false if the client is gone (unknown to the socket, or too far behind).
+    @discardableResult
+    private func sendControl(_ envelope: WireEnvelope, to session: SessionID) -> Bool {
+        let bytes: [UInt8]
+        do {
+            bytes = try envelope.serializedBytes()
+        } catch {
+            logger.error("cannot serialize \(envelope.kind)", metadata: ["error": "\(error)"])
+            return true
+        }
+        if var queue = pendingControl.removeValue(forKey: session) {
+            guard queue.count < maxQueuedControlMessages else { return false }
+            queue.append(bytes)
+            pendingControl[session] = queue
+            return true
+        }
+        switch sendNow(bytes, to: session) {
+        case .sent: return true
+        case .wouldBlock:
+            pendingControl[session] = [bytes]
+            return true
+        case .unreachable: return false
+        }
+    }
+
+    private func sendNow(_ bytes: [UInt8], to session: SessionID) -> DeliveryOutcome {
+        do {
+            switch try socket.send(frames: [session.routingID, bytes]) {
+            case .sent: return .sent
+            case .wouldBlock: return .wouldBlock
+            case .hostUnreachable: return .unreachable
+            }
+        } catch {
+            return .unreachable
+        }
+    }
+
+    /// A reply to a peer the plane does not know (no usable session id).
+    private func sendRaw(_ routingID: [UInt8], _ envelope: WireEnvelope) {
+        guard let bytes = try? envelope.serializedBytes() as [UInt8] else { return }
+        _ = try? socket.send(frames: [routingID, bytes])
+    }
+
+    /// Sends what waits for clients that were at their high-water mark, as far as they take it.
+    private func flushPendingControl() {
+        guard !pendingControl.isEmpty else { return }
+        var gone: [SessionID] = []
+        for session in Array(pendingControl.keys) {
+            guard var queue = pendingControl.removeValue(forKey: session) else { continue }
+            while let first = queue.first {
+                let outcome = sendNow(first, to: session)
+                if outcome == .sent {
+                    queue.removeFirst()
+                    continue
+                }
+                if outcome == .unreachable { gone.append(session) }
+                break
+            }
+            if !queue.isEmpty, !gone.contains(session) { pendingControl[session] = queue }
+        }
+        for session in gone {
+            perform(plane.sessionUnreachable(session, now: now))
+        }
+    }
+
+    // MARK: - Timers and lifecycle
+
+    private func tick() {
+        perform(plane.tick(now: now))
+        expireClaims()
+        reaper.tick()
+        flushPendingControl()
+        handOverReports()
+        let load = (channels: plane.channelCount, connections: plane.connectionCount)
+        metrics.update(plane.statistics, sessions: plane.sessionCount, channels: load.channels, connections: load.connections)
+        if load != reportedLoad {
+            reportedLoad = load
+            reportLoad(load.channels, load.connections)
+        }
+    }
+
+    /// Refuses new joins and closes every session, telling its client to go elsewhere.
+    func beginDraining(nodeID: String) {
+        draining = true
+        perform(plane.closeAllSessions(
+            reason: .unavailable("edge \(nodeID) is shutting down; join the channel again through the cluster"), now: now))
+        flushPendingControl()
+        handOverReports()
+    }
+
+    // MARK: - Room-coordinators
+
+    /// Keeps an activity for the coordinators, its time moved to the wall clock.
+    private func hold(_ activity: ChannelActivity) {
+        let age = now - activity.at
+        activities.append(EdgeCodec.wire(activity, atMs: Self.unixNowMs() - Int64(age.milliseconds)))
+        channelsChanged = true
+        if activities.count > maxHeldActivities {
+            let excess = activities.count - maxHeldActivities
+            activities.removeFirst(excess)
+            metrics.activitiesDropped.increment(by: Int64(excess))
+            if !loggedOverflow {
+                loggedOverflow = true
+                logger.warning("no link to the room-coordinators; dropping the oldest channel activities beyond \(maxHeldActivities)")
+            }
+        }
+    }
+
+    /// Hands the activities to the node side, and the channel summary every second or soon after
+    /// a change.
+    private func handOverReports() {
+        guard let reports = coordinatorReports else { return }
+        if !activities.isEmpty {
+            reports.activities(activities)
+            activities.removeAll(keepingCapacity: true)
+            loggedOverflow = false
+        }
+        let now = self.now
+        let age = lastSummary.map { now - $0 }
+        if age == nil || age! >= .seconds(1) || (channelsChanged && age! >= .milliseconds(100)) {
+            lastSummary = now
+            channelsChanged = false
+            reports.summary(plane.channelSummaries)
+        }
+    }
+
+    /// Enforces bans from a room-coordinator.
+    ///
+    /// - Returns: How many connections were closed.
+    /// - Throws: ``ShowroomError`` `INVALID_ARGUMENT` for a malformed ban (nothing is applied).
+    func applyBans(_ bans: [RoomBan]) throws(ShowroomError) -> Int {
+        let now = self.now
+        let checked = try EdgeCodec.bans(bans, now: now, unixNowMs: Self.unixNowMs())
+        let (closed, directives) = plane.applyBans(checked, now: now)
+        perform(directives)
+        flushPendingControl()
+        handOverReports()
+        return closed
+    }
+
+    static func unixNowMs() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded())
+    }
+
+    private static func level(_ level: EdgeLogEntry.Level) -> Logger.Level {
+        switch level {
+        case .debug: .debug
+        case .info: .info
+        case .notice: .notice
+        case .warning: .warning
+        }
+    }
+}

@@ -1,0 +1,141 @@
+import Routing
+
+/// One record of a ``ReplicatedStore``: a value with the version and writer that order it.
+public struct ReplicatedEntry<Value: Sendable & Equatable>: Sendable, Equatable {
+    /// The key the record is stored and routed under.
+    public var key: String
+    /// The value; nil for a deletion, kept (as a tombstone) so a late replica cannot revive it.
+    public var value: Value?
+    /// Grows with every write of the key.
+    public var version: UInt64
+    /// The member that wrote this version: breaks ties between two writers of one version (two
+    /// members that both believed they owned the key while the membership settled).
+    public var writer: String
+
+    /// Creates an entry.
+    public init(key: String, value: Value?, version: UInt64, writer: String) {
+        self.key = key
+        self.value = value
+        self.version = version
+        self.writer = writer
+    }
+
+    /// Whether this entry replaces `other` of the same key: the higher version wins, then the
+    /// greater writer id, so every member keeps the same one whatever order they arrive in.
+    public func supersedes(_ other: ReplicatedEntry) -> Bool {
+        version != other.version ? version > other.version : writer > other.writer
+    }
+}
+
+/// Where a ``ReplicatedStore`` keeps its records across restarts: SQLite for rooms, memory for
+/// what only needs to outlive one process (calls, presence).
+public protocol ReplicaPersistence<Value> {
+    associatedtype Value: Sendable & Equatable
+    /// Every stored entry, at start-up.
+    func load() throws -> [ReplicatedEntry<Value>]
+    /// Stores `entries`, replacing those of the same keys.
+    func save(_ entries: [ReplicatedEntry<Value>]) throws
+    /// Forgets the entries of `keys`.
+    func delete(keys: [String]) throws
+}
+
+/// Keeps entries in memory: for data that only needs to outlive one process.
+public final class MemoryPersistence<Value: Sendable & Equatable>: ReplicaPersistence {
+    private(set) var entries: [String: ReplicatedEntry<Value>] = [:]
+
+    /// An empty memory.
+    public init() {}
+
+    public func load() throws -> [ReplicatedEntry<Value>] { Array(entries.values) }
+    public func save(_ entries: [ReplicatedEntry<Value>]) throws {
+        for entry in entries { self.entries[entry.key] = entry }
+    }
+    public func delete(keys: [String]) throws {
+        for key in keys { entries[key] = nil }
+    }
+}
+
+/// A keyed store replicated to each key's owner and successor among the alive members of a role,
+/// as a pure value type: writes return what to send to whom, answers and membership changes
+/// return what may be acknowledged and handed over. The shell carries the messages and persists
+/// what ``Effects/persist`` names.
+public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
+    /// What the shell must do after a call.
+    public struct Effects: Sendable, Equatable {
+        /// Entries to persist (new or replaced).
+        public var persist: [ReplicatedEntry<Value>] = []
+        /// Entries to send, by member.
+        public var send: [String: [ReplicatedEntry<Value>]] = [:]
+        /// Writes that may be answered now.
+        public var acknowledged: [Replication.Acknowledged] = []
+        /// Keys to delete from persistence (no longer held here).
+        public var forget: [String] = []
+    }
+
+    /// Who holds which key.
+    public private(set) var replication: Replication
+    /// The entries held here (owned or replicated), tombstones included.
+    public private(set) var entries: [String: ReplicatedEntry<Value>] = [:]
+
+    /// A store for member `selfID` of `role` (owner and successor per key by default).
+    public init(selfID: String, role: NodeRole, scope: Replication.Scope = .ownerAndSuccessor,
+                members: some Sequence<String> = []) {
+        replication = Replication(selfID: selfID, role: role, scope: scope, members: members)
+    }
+
+    /// The live value of `key`, if any.
+    public subscript(key: String) -> Value? { entries[key]?.value }
+
+    /// Writes `value` (nil deletes) under `key` here, as its owner: the write is stored, and the
+    /// effects name the replicas to send it to. Answer the client once ``Effects/acknowledged``
+    /// (here or from ``replicaAnswered(write:by:held:)``) names the returned write id.
+    public mutating func write(_ value: Value?, for key: String) -> (write: UInt64, effects: Effects) {
+        let version = (entries[key]?.version ?? 0) &+ 1
+        let entry = ReplicatedEntry(key: key, value: value, version: version, writer: replication.selfID)
+        entries[key] = entry
+        let ticket = replication.beginWrite(key: key)
+        var effects = Effects(persist: [entry])
+        for replica in ticket.replicas { effects.send[replica] = [entry] }
+        if ticket.replicas.isEmpty {
+            effects.acknowledged = [Replication.Acknowledged(write: ticket.id, key: key, fullyReplicated: true)]
+        }
+        return (ticket.id, effects)
+    }
+
+    /// A replica answered a write.
+    public mutating func replicaAnswered(write: UInt64, by member: String, held: Bool) -> Effects {
+        var effects = Effects()
+        if let done = replication.replicaAnswered(write: write, by: member, held: held) { effects.acknowledged = [done] }
+        return effects
+    }
+
+    /// Entries from another member (a replica of a write, or a hand-over): each is kept when it
+    /// supersedes what is held. Returns what to persist.
+    public mutating func receive(_ incoming: [ReplicatedEntry<Value>]) -> Effects {
+        var effects = Effects()
+        for entry in incoming {
+            if let held = entries[entry.key], !entry.supersedes(held) { continue }
+            entries[entry.key] = entry
+            effects.persist.append(entry)
+        }
+        return effects
+    }
+
+    /// Entries loaded from persistence at start-up (kept when they supersede what is held).
+    public mutating func load(_ stored: [ReplicatedEntry<Value>]) {
+        _ = receive(stored)
+    }
+
+    /// The alive members changed: hand each key's new holders what is held of it, forget keys held
+    /// no longer, acknowledge writes whose replicas left.
+    public mutating func membersChanged(to members: some Sequence<String>) -> Effects {
+        let handOver = replication.membersChanged(to: members, holding: entries.keys)
+        var effects = Effects(acknowledged: handOver.acknowledged)
+        for (member, keys) in handOver.send {
+            effects.send[member] = keys.sorted().compactMap { entries[$0] }
+        }
+        for key in handOver.released { entries[key] = nil }
+        effects.forget = handOver.released.sorted()
+        return effects
+    }
+}

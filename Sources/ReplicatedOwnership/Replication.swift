@@ -1,0 +1,188 @@
+import Routing
+
+/// Who holds which key among the alive members of one role, and which writes still wait for their
+/// replicas: the bookkeeping of replicated ownership as a pure value type.
+///
+/// A key (a room id, a channel name, a uid) is owned by the first alive member in rendezvous
+/// order; with ``Scope/ownerAndSuccessor`` the second holds a replica, with ``Scope/everyMember``
+/// every member does (cluster-wide tables such as placements and bans). The owner makes a write,
+/// sends it to the other holders and acknowledges it once each of them has answered
+/// (``beginWrite(key:)``, ``replicaAnswered(write:by:held:)``): a client told "done" can lose the
+/// owner without losing the write. When the members change, every member hands each key's new
+/// holders what it holds of that key (``membersChanged(to:holding:)``); receivers keep the higher
+/// version. A restarted member reloads what it persisted and is handed the rest when the others
+/// see it join again, which is also how it catches up on writes it missed.
+///
+/// The records themselves live in the caller's state machines (rooms, placements …) or in a
+/// ``ReplicatedStore``; this type never sees them, so every kind of record shares one set of rules.
+public struct Replication: Sendable, Equatable {
+    /// How many members hold each key.
+    public enum Scope: Sendable, Equatable {
+        /// The owner and its successor (rooms, channel event numbers, calls, presence).
+        case ownerAndSuccessor
+        /// Every alive member of the role (placements, bans).
+        case everyMember
+    }
+
+    /// A write waiting for its replicas.
+    public struct PendingWrite: Sendable, Equatable {
+        /// The key written.
+        public var key: String
+        /// The replicas that have not answered yet.
+        public var waitingFor: Set<String>
+        /// Whether every replica that answered holds the write (false once one refused or failed).
+        public var fullyReplicated: Bool
+    }
+
+    /// A write that may be acknowledged now.
+    public struct Acknowledged: Sendable, Equatable {
+        /// The write's id (from ``WriteTicket/id``).
+        public var write: UInt64
+        /// The key written.
+        public var key: String
+        /// Every replica holds it; false when one failed or left before answering (the write is
+        /// then held by fewer members than the scope asks for, until the next hand-over).
+        public var fullyReplicated: Bool
+
+        /// An acknowledgement of write `write` of `key`.
+        public init(write: UInt64, key: String, fullyReplicated: Bool) {
+            self.write = write
+            self.key = key
+            self.fullyReplicated = fullyReplicated
+        }
+    }
+
+    /// What a write must do before it is acknowledged.
+    public struct WriteTicket: Sendable, Equatable {
+        /// Names the write in ``Replication/replicaAnswered(write:by:held:)``.
+        public var id: UInt64
+        /// The members to send the write to; empty: acknowledge at once (no replica alive).
+        public var replicas: [String]
+    }
+
+    /// What a change of members asks of this member.
+    public struct HandOver: Sendable, Equatable {
+        /// For each member, the keys it holds now and did not hold before: send it what this
+        /// member holds of them.
+        public var send: [String: [String]]
+        /// Keys this member held and holds no longer (its copy may be dropped once handed over).
+        public var released: [String]
+        /// Writes whose remaining replicas left: acknowledge them now.
+        public var acknowledged: [Acknowledged]
+    }
+
+    /// This member's id.
+    public let selfID: String
+    /// How many members hold a key.
+    public let scope: Scope
+    /// The alive members of the role, this one included.
+    public private(set) var ring: OwnerRing
+    private var pending: [UInt64: PendingWrite] = [:]
+    private var nextWrite: UInt64 = 1
+
+    /// Bookkeeping for member `selfID` of `role`, whose alive members are `members`.
+    public init(selfID: String, role: NodeRole, scope: Scope, members: some Sequence<String> = []) {
+        self.selfID = selfID
+        self.scope = scope
+        ring = OwnerRing(role, memberIDs: Set(members).union([selfID]))
+    }
+
+    // MARK: - Who holds what
+
+    /// The holders of `key`, owner first.
+    public func holders(of key: String) -> [String] {
+        Self.holders(of: key, in: ring, scope: scope)
+    }
+
+    /// The owner of `key` (this member when it is alone).
+    public func owner(of key: String) -> String {
+        ring.owner(of: key) ?? selfID
+    }
+
+    /// Whether this member owns `key`.
+    public func owns(_ key: String) -> Bool { owner(of: key) == selfID }
+
+    /// Whether this member holds `key` (as owner or replica).
+    public func holds(_ key: String) -> Bool { holders(of: key).contains(selfID) }
+
+    /// The other members holding `key`.
+    public func replicas(of key: String) -> [String] { holders(of: key).filter { $0 != selfID } }
+
+    /// The other alive members.
+    public var others: [String] { ring.members.filter { $0 != selfID } }
+
+    /// Writes waiting for replicas, by id.
+    public var pendingWrites: [UInt64: PendingWrite] { pending }
+
+    private static func holders(of key: String, in ring: OwnerRing, scope: Scope) -> [String] {
+        switch scope {
+        case .ownerAndSuccessor: ring.holders(of: key, count: 2)
+        case .everyMember: ring.holders(of: key, count: ring.members.count)
+        }
+    }
+
+    // MARK: - Writes
+
+    /// Starts a write of `key` made here: the ticket names the replicas to send it to. With no
+    /// replica the write is acknowledged at once (nothing is kept pending).
+    public mutating func beginWrite(key: String) -> WriteTicket {
+        let id = nextWrite
+        nextWrite &+= 1
+        let replicas = replicas(of: key)
+        if !replicas.isEmpty {
+            pending[id] = PendingWrite(key: key, waitingFor: Set(replicas), fullyReplicated: true)
+        }
+        return WriteTicket(id: id, replicas: replicas)
+    }
+
+    /// A replica's answer to a write (`held`: it stored it; false: it refused, failed or timed
+    /// out). Returns the acknowledgement once the last replica answered, else nil. Answers for
+    /// unknown writes (acknowledged already) are ignored.
+    public mutating func replicaAnswered(write id: UInt64, by member: String, held: Bool) -> Acknowledged? {
+        guard var write = pending[id], write.waitingFor.remove(member) != nil else { return nil }
+        if !held { write.fullyReplicated = false }
+        guard write.waitingFor.isEmpty else {
+            pending[id] = write
+            return nil
+        }
+        pending[id] = nil
+        return Acknowledged(write: id, key: write.key, fullyReplicated: write.fullyReplicated)
+    }
+
+    // MARK: - Membership
+
+    /// The alive members changed to `members` (this member is always counted in). `holding` is
+    /// every key this member holds records of. Returns what to hand to whom, which keys this member
+    /// no longer holds, and the writes no longer waiting for anyone.
+    public mutating func membersChanged(to members: some Sequence<String>, holding keys: some Sequence<String>) -> HandOver {
+        let old = ring
+        ring = OwnerRing(ring.role, memberIDs: Set(members).union([selfID]))
+        var handOver = HandOver(send: [:], released: [], acknowledged: [])
+        guard ring != old else { return handOver }
+        for key in keys {
+            let before = Set(Self.holders(of: key, in: old, scope: scope))
+            let now = Self.holders(of: key, in: ring, scope: scope)
+            // New holders include members that just came back: they may have missed writes while
+            // they were away, even of keys they held before they left.
+            for member in now where member != selfID && !before.contains(member) {
+                handOver.send[member, default: []].append(key)
+            }
+            if before.contains(selfID), !now.contains(selfID) { handOver.released.append(key) }
+        }
+        let alive = Set(ring.members)
+        for (id, var write) in pending {
+            let gone = write.waitingFor.subtracting(alive)
+            guard !gone.isEmpty else { continue }
+            write.waitingFor.subtract(gone)
+            write.fullyReplicated = false
+            if write.waitingFor.isEmpty {
+                pending[id] = nil
+                handOver.acknowledged.append(Acknowledged(write: id, key: write.key, fullyReplicated: false))
+            } else {
+                pending[id] = write
+            }
+        }
+        handOver.acknowledged.sort { $0.write < $1.write }
+        return handOver
+    }
+}

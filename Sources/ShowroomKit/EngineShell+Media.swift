@@ -1,0 +1,180 @@
+internal import EdgeProtocol
+internal import MediaCodecs
+internal import ShowroomWire
+internal import ZeroMQ
+
+// Local media: capture, encode once, send to every connection that publishes.
+
+extension EngineShell {
+    /// Starts or stops the capture timers to match what the connections publish. Called after
+    /// anything that changes it (join, leave, role, options, mutes, sources).
+    func refreshPublishing() {
+        let records = connections.values
+        let wantsVideo = !isShutDown && videoSource != nil && records.contains { $0.sends(.video) }
+        let wantsAudio = !isShutDown && audioSource != nil && records.contains { $0.sends(.audio) }
+        if wantsVideo, videoTimer == nil, let source = videoSource {
+            keyframeWanted = true  // the first frame anyone sees must decode
+            let interval = Duration.seconds(1) / source.framesPerSecond
+            videoTimer = loop.scheduleRepeating(every: interval) { [weak self] in self?.captureVideo() }
+        } else if !wantsVideo, let timer = videoTimer {
+            loop.cancelTimer(timer)
+            videoTimer = nil
+        }
+        if wantsAudio, audioTimer == nil {
+            let interval = Duration.milliseconds(AudioFormat.frameDurationMilliseconds)
+            audioTimer = loop.scheduleRepeating(every: interval) { [weak self] in self?.captureAudio() }
+        } else if !wantsAudio, let timer = audioTimer {
+            loop.cancelTimer(timer)
+            audioTimer = nil
+        }
+    }
+
+    /// Replaces the camera; the encoder is rebuilt for the new size.
+    func setVideoSource(_ source: (any VideoSource)?) {
+        if source != nil { externalEncodedVideo = false }
+        videoSource = source
+        videoEncoder = nil
+        if let timer = videoTimer {
+            loop.cancelTimer(timer)
+            videoTimer = nil
+        }
+        refreshPublishing()
+    }
+
+    /// Switches video between the camera and frames the app encodes itself.
+    func setExternalEncodedVideo(_ enabled: Bool) {
+        externalEncodedVideo = enabled
+        if enabled { setVideoSource(nil) }
+    }
+
+    /// Sends an app-encoded frame to every connection that publishes video.
+    ///
+    /// - Returns: The connections it went to.
+    func pushEncodedVideo(_ frame: ExternalEncodedVideoFrame) throws(ShowroomError) -> Int {
+        guard externalEncodedVideo else {
+            throw .invalidArgument("pushing encoded video needs setExternalEncodedVideoSource(true) first")
+        }
+        guard !frame.data.isEmpty else { throw .invalidArgument("an encoded video frame needs data; got 0 bytes") }
+        guard frame.width > 0, frame.height > 0, frame.width <= 8192, frame.height <= 8192 else {
+            throw .invalidArgument("an encoded video frame needs a size of 1–8192 pixels a side; got \(frame.width)×\(frame.height)")
+        }
+        for record in connections.values where record.sends(.video) {
+            if let limit = sessions[record.edgeEndpoint]?.limits?.maxFrameBytes, frame.data.count > limit {
+                throw .tooLarge("an encoded video frame of \(frame.data.count) bytes is over the edge's limit of \(limit) bytes")
+            }
+        }
+        let sent = sendVideo(frame.data, keyframe: frame.isKeyframe, width: frame.width, height: frame.height,
+                             captured: frame.captureTimeMicroseconds ?? MediaClock.nowMicroseconds())
+        if frame.isKeyframe { keyframeWanted = false }
+        return sent
+    }
+
+    /// A subscriber needs a keyframe: the encoder makes the next frame one, or the app is told.
+    func wantKeyframe() {
+        keyframeWanted = true
+        if externalEncodedVideo { emit(.keyframeRequested) }
+    }
+
+    /// Replaces the microphone.
+    func setAudioSource(_ source: (any AudioSource)?) {
+        audioSource = source
+        refreshPublishing()
+    }
+
+    private func captureVideo() {
+        guard let source = videoSource else { return }
+        let captured = MediaClock.nowMicroseconds()
+        let picture = source.nextFrame()
+        let encoder: VideoEncoder
+        if let existing = videoEncoder, existing.configuration.width == picture.width, existing.configuration.height == picture.height {
+            encoder = existing
+        } else {
+            let media = configuration.media
+            let fps = source.framesPerSecond
+            let gop = max(1, Int((media.keyframeInterval.seconds * Double(fps)).rounded()))
+            guard let created = try? VideoEncoder(configuration: .init(
+                codec: .vp8, width: picture.width, height: picture.height, framesPerSecond: fps,
+                targetBitrateKbps: media.videoBitrateKbps, keyframeInterval: gop))
+            else {
+                emit(.error(nil, .invalidArgument("cannot encode \(picture.width)×\(picture.height) video; check the video source")))
+                setVideoSource(nil)
+                return
+            }
+            encoder = created
+            videoEncoder = created
+            keyframeWanted = true
+        }
+        let forceKeyframe = keyframeWanted
+        keyframeWanted = false
+        guard let packets = try? encoder.encode(picture, forceKeyframe: forceKeyframe) else { return }
+        for packet in packets {
+            sendVideo(packet.data, keyframe: packet.isKeyframe, width: picture.width, height: picture.height, captured: captured)
+        }
+    }
+
+    /// Sends one encoded video frame to every connection that publishes video.
+    ///
+    /// - Returns: The connections it went to.
+    @discardableResult
+    private func sendVideo(_ data: [UInt8], keyframe: Bool, width: Int, height: Int, captured: UInt64) -> Int {
+        var sent = 0
+        for record in connections.values where record.sends(.video) {
+            record.videoSequence &+= 1
+            var header = Self.header(for: record, track: .video, sequence: record.videoSequence, captured: captured)
+            header.keyframe = keyframe
+            header.width = UInt32(width)
+            header.height = UInt32(height)
+            header.payloadSize = UInt32(data.count)
+            if send(header, data, for: record) {
+                statistics.videoFramesSent += 1
+                if keyframe { statistics.keyframesSent += 1 }
+                sent += 1
+            }
+        }
+        return sent
+    }
+
+    /// The header fields every frame of a track on a connection carries.
+    private static func header(for record: ConnectionRecord, track: WireTrackKind, sequence: UInt32, captured: UInt64) -> WireMediaHeader {
+        var header = WireMediaHeader()
+        header.channel = record.connection.channel
+        header.publisherUid = record.connection.uid
+        header.track = track
+        header.codec = track == .audio ? .opus : .vp8
+        header.sequence = sequence
+        header.captureTimeUs = captured
+        return header
+    }
+
+    private func captureAudio() {
+        guard let source = audioSource else { return }
+        let captured = MediaClock.nowMicroseconds()
+        let pcm = source.nextFrame()
+        if audioEncoder == nil {
+            audioEncoder = try? OpusEncoder(channels: 1, application: .voip, bitrate: configuration.media.audioBitrate)
+        }
+        guard let encoder = audioEncoder, let packet = try? encoder.encode(pcm) else { return }
+        let level = UInt32(AudioLevel(pcm: pcm).level)
+        for record in connections.values where record.sends(.audio) {
+            record.audioSequence &+= 1
+            var header = Self.header(for: record, track: .audio, sequence: record.audioSequence, captured: captured)
+            header.audioLevel = level
+            header.payloadSize = UInt32(packet.count)
+            if send(header, packet, for: record) { statistics.audioFramesSent += 1 }
+        }
+    }
+
+    /// Sends one frame on the connection's session; a full queue drops it (live media).
+    private func send(_ header: WireMediaHeader, _ payload: [UInt8], for record: ConnectionRecord) -> Bool {
+        guard let session = sessions[record.edgeEndpoint], session.phase == .open else { return false }
+        var header = header
+        // Stamped last, after encoding: receivers measure publish -> receive from here.
+        header.sendTimeUs = MediaClock.nowMicroseconds()
+        guard let envelope = try? WireEnvelope(request: .mediaFrame, id: 0, body: header) else { return false }
+        guard session.sendMedia(envelope, payload: payload) else {
+            statistics.framesDroppedOnSend += 1
+            return false
+        }
+        return true
+    }
+}

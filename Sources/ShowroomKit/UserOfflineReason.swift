@@ -1,0 +1,19 @@
+/// Why a broadcaster went offline (``EngineEvent/userOffline(_:uid:reason:)``).
+public enum UserOfflineReason: Sendable, Hashable, CustomStringConvertible {
+    /// It left the channel or closed its session.
+    case quit
+    /// It vanished: its edge stopped hearing from it, its token ran out, or the same uid joined
+    /// from another session.
+    case dropped
+    /// It switched to audience and is now invisible.
+    case becameAudience
+
+    /// `quit`, `dropped` or `became audience`.
+    public var description: String {
+        switch self {
+        case .quit: "quit"
+        case .dropped: "dropped"
+        case .becameAudience: "became audience"
+        }
+    }
+}

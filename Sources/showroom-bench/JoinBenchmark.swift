@@ -1,0 +1,136 @@
+import ArgumentParser
+import Edge
+import Foundation
+import ShowroomKit
+import ShowroomWire
+
+/// `showroom-bench join`: instant open. A host is live; audience clients join one after
+/// another, each a fresh engine (placement, session, join), and the time from the join call to
+/// the first decoded video frame is measured. With the edge's GOP cache it does not depend on
+/// where in the GOP the join lands.
+struct JoinBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "join",
+        abstract: "Join → first decoded video frame, for audience members joining a live host.")
+
+    @Option(name: .customLong("seed"), help: "A cluster member (repeatable).")
+    var seeds: [String] = []
+
+    @Option(help: "Audience members joining one after another.")
+    var audiences = 50
+
+    @Option(name: .customLong("gop-ms"), help: "The host's keyframe interval in milliseconds.")
+    var gopMs = 2000
+
+    @Option(help: "The host's frames per second.")
+    var fps = 30
+
+    @Option(name: .customLong("bitrate-kbps"), help: "The host's video bitrate in kbit/s.")
+    var bitrateKbps = 500
+
+    @Flag(help: "Print one JSON object.")
+    var json = false
+
+    @OptionGroup var app: AppCredentials
+
+    func validate() throws {
+        guard !seeds.isEmpty else { throw ValidationError("give at least one --seed") }
+        guard (1...2000).contains(audiences) else { throw ValidationError("--audiences must be 1–2000") }
+        guard (100...20_000).contains(gopMs) else { throw ValidationError("--gop-ms must be 100–20000") }
+        guard (1...60).contains(fps) else { throw ValidationError("--fps must be 1–60") }
+    }
+
+    func run() async throws {
+        let channel = "bench-join-\(UInt32.random(in: 0 ... .max))"
+        let hostUID: UInt32 = 1
+        let clientSeeds = try await ClientSeeds.resolve(seeds)
+        var configuration = EngineConfiguration(entry: .seeds(clientSeeds))
+        configuration.media = LocalMediaConfiguration(videoBitrateKbps: bitrateKbps, keyframeInterval: .milliseconds(gopMs))
+        let host = try await ShowroomEngine(configuration: configuration)
+        await host.setLocalVideoSource(TestPatternCamera(width: 320, height: 240, framesPerSecond: fps))
+        await host.setLocalAudioSource(ToneMicrophone())
+        try await host.joinChannel(
+            token: try app.token(channel: channel, uid: hostUID, role: .publisher), channel: channel, uid: hostUID,
+            options: .broadcaster)
+        let audienceLoop = try EngineLoop(name: "bench-audience")
+        progress("host live in \(channel); \(audiences) audience members join one after another", json: json)
+
+        // The first join warms the path up (placement cache, the edge's channel state); not counted.
+        var times: [Double] = []
+        var failures = 0
+        var failureReasons: [String: Int] = [:]
+        for i in 0...audiences {
+            // Spread the joins over the GOP, so some land just after a keyframe and some just before.
+            try await Task.sleep(for: .milliseconds(Int.random(in: 0...max(1, gopMs / 10))))
+            let result = await firstFrame(channel: channel, hostUID: hostUID, uid: 1000 + UInt32(i), seeds: clientSeeds, loop: audienceLoop)
+            guard i > 0 else { continue }
+            switch result {
+            case .success(let elapsed): times.append(elapsed)
+            case .failure(let error):
+                failures += 1
+                failureReasons["E\(error.code.rawValue)", default: 0] += 1
+            }
+        }
+        try? await host.leaveChannel()
+        await host.shutdown()
+        await audienceLoop.shutdown()
+
+        let latency = LatencyHistogram(milliseconds: times)
+        if json {
+            try printJSON([
+                "benchmark": "join", "audiences": audiences, "gop_ms": gopMs, "fps": fps,
+                "first_frame_ms_p50": rounded(latency.percentileMs(0.5)), "first_frame_ms_p95": rounded(latency.percentileMs(0.95)),
+                "first_frame_ms_p99": rounded(latency.percentileMs(0.99)), "first_frame_ms_max": rounded(latency.maxMs),
+                "failures": failures, "failure_codes": failureReasons,
+            ])
+        } else {
+            print("join → first decoded video frame, \(times.count) audience members, GOP \(gopMs) ms at \(fps) fps")
+            print(String(format: "  p50 %6.1f ms   p95 %6.1f ms   p99 %6.1f ms   max %6.1f ms",
+                         latency.percentileMs(0.5), latency.percentileMs(0.95), latency.percentileMs(0.99), latency.maxMs))
+            print("  failures \(failures)\(failureReasons.isEmpty ? "" : " \(failureReasons)")")
+        }
+    }
+
+    /// One audience member: a new engine joins, waits for the host's first decoded frame (at most
+    /// 5 s), leaves and shuts down. Returns the join → first frame time in milliseconds.
+    private func firstFrame(channel: String, hostUID: UInt32, uid: UInt32, seeds clientSeeds: [String], loop: EngineLoop) async -> Result<Double, ShowroomError> {
+        let engine: ShowroomEngine
+        do {
+            engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(clientSeeds)), loop: loop)
+        } catch {
+            return .failure(error)
+        }
+        let waiter = Task { () -> Duration? in
+            for await event in engine.events {
+                if case .firstRemoteVideoFrameDecoded(_, hostUID, _, _, let elapsed) = event { return elapsed }
+            }
+            return nil  // the stream ended, or the wait was cancelled at its deadline
+        }
+        let deadline = Task {
+            try await Task.sleep(for: .seconds(5))
+            waiter.cancel()
+        }
+        let result: Result<Double, ShowroomError>
+        do throws(ShowroomError) {
+            let connection = ChannelConnection(channel: channel, uid: uid)
+            try await engine.setupRemoteVideo(uid: hostUID, connection: connection, sink: DecodingVideoSink(readFrameCounters: false))
+            let token: String
+            do { token = try app.token(channel: channel, uid: uid, role: .subscriber) } catch {
+                throw ShowroomError.internal("cannot mint a token: \(error)")
+            }
+            try await engine.joinChannel(token: token, channel: channel, uid: uid, options: .audience)
+            if let elapsed = await waiter.value {
+                result = .success(elapsed.seconds * 1000)
+            } else {
+                result = .failure(.deadlineExceeded("no decoded frame within 5 s of joining"))
+            }
+            try? await engine.leaveChannel()
+        } catch {
+            result = .failure(error)
+        }
+        deadline.cancel()
+        waiter.cancel()
+        await engine.shutdown()
+        return result
+    }
+}

@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// `showroom-bench`: the benchmarks. Each prints its figures, as text or as one JSON object.
+@main
+struct ShowroomBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "showroom-bench",
+        abstract: "Measure a Showroom cluster, or the pieces it is made of, and print the figures.",
+        subcommands: [JoinBenchmark.self, FanoutBenchmark.self, ZMQFanoutBenchmark.self, MembershipBenchmark.self,
+                      RoomsBenchmark.self, FailoverBenchmark.self])
+}

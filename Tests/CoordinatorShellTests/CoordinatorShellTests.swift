@@ -1,0 +1,292 @@
+import Rooms
+import Routing
+import ShowroomTesting
+import ShowroomWire
+import XCTest
+@testable import Coordinator
+
+/// The coordinator's request handling, on an in-process network with a clock moved by hand:
+/// routing to a room's owner, replication before an answer, listing, hand-over when an owner dies,
+/// catch-up after a restart, expiry, placement, kick and edge reports. No process is started.
+final class CoordinatorShellTests: XCTestCase {
+    let ids = ["coord-a", "coord-b", "coord-c"]
+
+    /// A room id whose owner and successor are `owner` and `successor`.
+    func roomID(ownedBy owner: String, successor: String, among members: [String]) -> String {
+        let ring = OwnerRing(.coordinator, memberIDs: members)
+        for n in 0..<10_000 {
+            let id = "room-\(n)"
+            if ring.holders(of: id, count: 2) == [owner, successor] { return id }
+        }
+        preconditionFailure("no room id with owner \(owner) and successor \(successor)")
+    }
+
+    func testRequestsAtAnyCoordinatorAreServedByTheRoomsOwnerAndHeldByItsSuccessor() throws {
+        let cluster = try CoordinatorHarness(coordinators: ids)
+        let room = try cluster.create(at: "coord-a")
+        let holders = cluster.holders(of: room.roomID)
+        XCTAssertEqual(holders.count, 2)
+        let other = ids.first { !holders.contains($0) }!
+        for id in ids { XCTAssertEqual(try cluster.get(room.roomID, at: id).name, "Friday show", "get at \(id)") }
+
+        XCTAssertEqual(try cluster.join(room.roomID, uid: 7, at: other).audienceCount, 1)
+        XCTAssertEqual(try cluster.join(room.roomID, uid: 8, at: holders[1]).audienceCount, 2)
+        XCTAssertEqual(try cluster.leave(room.roomID, uid: 7, at: holders[0]).audienceUids, [8])
+        let message = try cluster.chat(room.roomID, uid: 8, text: "hello", at: other)
+        XCTAssertEqual(message.sequence, 1)
+        XCTAssertEqual(try cluster.history(room.roomID, at: holders[1]).map(\.text), ["hello"])
+
+        // Owner and successor hold the same version; the third coordinator holds nothing.
+        let atOwner = try XCTUnwrap(cluster.room(room.roomID, at: holders[0]))
+        XCTAssertEqual(cluster.room(room.roomID, at: holders[1]), atOwner)
+        XCTAssertNil(cluster.room(room.roomID, at: other))
+        // Only the owner publishes the notices.
+        XCTAssertFalse(cluster.sinks[holders[0]]!.roomNotices.isEmpty)
+        XCTAssertTrue(cluster.sinks[holders[1]]!.roomNotices.isEmpty)
+        XCTAssertTrue(cluster.sinks[other]!.roomNotices.isEmpty)
+
+        // Only the owner may close it, and then it stays closed everywhere.
+        XCTAssertThrowsError(try cluster.close(room.roomID, uid: 99, at: other)) { error in
+            XCTAssertEqual((error as? ShowroomError)?.code, .notRoomOwner)
+        }
+        XCTAssertEqual(try cluster.close(room.roomID, uid: 42, at: other).state, .closed)
+        XCTAssertEqual(cluster.room(room.roomID, at: holders[1])?.state, .closed)
+    }
+
+    func testBadRequestsGetTheirErrorAndChangeNothing() throws {
+        let cluster = try CoordinatorHarness(coordinators: ids)
+        XCTAssertThrowsError(try cluster.get("no-such-room", at: "coord-b")) { error in
+            XCTAssertEqual((error as? ShowroomError)?.code, .roomNotFound)
+        }
+        XCTAssertThrowsError(try cluster.create(at: "coord-a", name: String(repeating: "x", count: 10_000))) { error in
+            XCTAssertEqual((error as? ShowroomError)?.code, .invalidArgument)
+        }
+        // A body that is not the kind's message.
+        var garbage = try WireEnvelope(request: .roomJoin, id: 1, body: RoomGetRoomRequest())
+        garbage.body = Data([0xFF, 0xFF, 0xFF])
+        let answer = try cluster.node("coord-c").request(garbage)
+        XCTAssertEqual(answer.failure?.code, .malformedMessage)
+        XCTAssertFalse(answer.failure?.message.isEmpty ?? true)
+        XCTAssertEqual(try cluster.list(at: "coord-a").rooms.count, 0)
+    }
+
+    func testAWriteIsAnsweredOnlyOnceTheSuccessorHoldsIt() throws {
+        let cluster = try CoordinatorHarness(coordinators: ids)
+        let roomID = roomID(ownedBy: "coord-a", successor: "coord-b", among: ids)
+        cluster.network.hold("coord-b")
+        var answer: Result<WireEnvelope, ShowroomError>?
+        try cluster.node("coord-a").begin(.roomCreate, RoomCreateRoomRequest.with {
+            $0.roomID = roomID
+            $0.name = "held"
+            $0.ownerUid = 1
+        }) { answer = $0 }
+        cluster.network.run()
+        XCTAssertNil(answer, "answered before the successor held the room")
+        XCTAssertNotNil(cluster.room(roomID, at: "coord-a"))
+        XCTAssertNil(cluster.room(roomID, at: "coord-b"))
+        XCTAssertEqual(cluster.network.heldCount(for: "coord-b"), 1)
+
+        cluster.network.release("coord-b")
+        let envelope = try XCTUnwrap(answer).get()
+        XCTAssertNil(envelope.failure)
+        XCTAssertEqual(try envelope.decodeBody(RoomCreateRoomResponse.self).room.roomID, roomID)
+        XCTAssertEqual(cluster.room(roomID, at: "coord-b")?.name, "held")
+    }
+
+    func testAWriteWhoseSuccessorDiesIsAnsweredWhenTheMembershipSaysSo() throws {
+        let cluster = try CoordinatorHarness(coordinators: ids)
+        let roomID = roomID(ownedBy: "coord-a", successor: "coord-b", among: ids)
+        cluster.network.hold("coord-b")
+        var answer: Result<WireEnvelope, ShowroomError>?
+        try cluster.node("coord-a").begin(.roomCreate, RoomCreateRoomRequest.with {
+            $0.roomID = roomID
+            $0.name = "orphan"
+            $0.ownerUid = 1
+        }) { answer = $0 }
+        cluster.network.run()
+        XCTAssertNil(answer)
+        cluster.network.dropHeld("coord-b")
+        cluster.kill("coord-b")
+        XCTAssertNil(try XCTUnwrap(answer).get().failure)
+        // The new successor got the room in the hand-over.
+        XCTAssertEqual(cluster.room(roomID, at: "coord-c")?.name, "orphan")
+    }
+
+    func testWhenTheOwnerDiesItsSuccessorServesTheRoomAtOnce() throws {
+        let cluster = try CoordinatorHarness(coordinators: ids)
+        let roomID = roomID(ownedBy: "coord-a", successor: "coord-b", among: ids)
+        _ = try cluster.create(at: "coord-c", roomID: roomID)
+        _ = try cluster.join(roomID, uid: 5, at: "coord-c")
+        _ = try cluster.chat(roomID, uid: 5, text: "before", at: "coord-b")
+
+        cluster.kill("coord-a")
+        XCTAssertEqual(cluster.holders(of: roomID), ["coord-b", "coord-c"])
+        // The old successor owns it now and has handed it to its new successor.
+        XCTAssertEqual(cluster.room(roomID, at: "coord-c")?.audienceUids, [5])
+        XCTAssertEqual(try cluster.history(roomID, at: "coord-c").map(\.text), ["before"])
+        XCTAssertEqual(try cluster.join(roomID, uid: 6, at: "coord-c").audienceCount, 2)
+        XCTAssertEqual(try cluster.chat(roomID, uid: 6, text: "after", at: "coord-b").sequence, 2)
+        XCTAssertFalse(cluster.sinks["coord-b"]!.roomNotices.isEmpty, "the new owner publishes")
+    }
+
+    func testARestartedCoordinatorReloadsItsDatabaseAndCatchesUp() throws {
+        let cluster = try CoordinatorHarness(coordinators: ids)
+        let roomID = roomID(ownedBy: "coord-a", successor: "coord-b", among: ids)
+        _ = try cluster.create(at: "coord-a", roomID: roomID)
+        _ = try cluster.join(roomID, uid: 1, at: "coord-a")
+
+        cluster.kill("coord-a")
+        _ = try cluster.join(roomID, uid: 2, at: "coord-b")
+        _ = try cluster.chat(roomID, uid: 2, text: "while a was away", at: "coord-c")
+        let latest = try XCTUnwrap(cluster.room(roomID, at: "coord-b"))
+
+        try cluster.start("coord-a")
+        // It owns the room again, with what was written while it was away.
+        XCTAssertEqual(cluster.holders(of: roomID), ["coord-a", "coord-b"])
+        XCTAssertEqual(cluster.room(roomID, at: "coord-a")?.version, latest.version)
+        XCTAssertEqual(cluster.room(roomID, at: "coord-a")?.audienceUids, [1, 2])
+        XCTAssertEqual(try cluster.history(roomID, at: "coord-a").map(\.text), ["while a was away"])
+        XCTAssertEqual(try cluster.join(roomID, uid: 3, at: "coord-c").audienceCount, 3)
+        // coord-c held it only while coord-a was away.
+        XCTAssertNil(cluster.room(roomID, at: "coord-c"))
+    }
+
+    func testTheListingIsNewestFirstAcrossEveryCoordinatorInPages() throws {
+        let cluster = try CoordinatorHarness(coordinators: ids)
+        var created: [String] = []
+        for n in 0..<7 {
+            created.append(try cluster.create(at: ids[n % 3], name: "show \(n)").roomID)
+            cluster.network.advance(by: .seconds(1))
+        }
+        var seen: [String] = []
+        var token = ""
+        repeat {
+            let page = try cluster.list(at: "coord-b", pageSize: 3, pageToken: token)
+            XCTAssertLessThanOrEqual(page.rooms.count, 3)
+            XCTAssertEqual(page.total, 7)
+            seen += page.rooms.map(\.roomID)
+            token = page.nextPageToken
+        } while !token.isEmpty
+        XCTAssertEqual(seen, created.reversed())
+        XCTAssertThrowsError(try cluster.list(at: "coord-a", pageSize: 10_000)) { error in
+            XCTAssertEqual((error as? ShowroomError)?.code, .invalidArgument)
+        }
+    }
+
+    func testARoomExpiresOnTheClockAndOnlyItsOwnerAnnouncesIt() throws {
+        let cluster = try CoordinatorHarness(coordinators: [])
+        cluster.settings = (roomExpirySeconds: 60, ownerGraceSeconds: 600)
+        for id in ids { try cluster.start(id) }
+        let room = try cluster.create(at: "coord-a")
+        let owner = cluster.holders(of: room.roomID)[0]
+        cluster.network.advance(by: .seconds(59))
+        XCTAssertEqual(try cluster.get(room.roomID, at: "coord-c").state, .open)
+        cluster.network.advance(by: .seconds(2))
+        let closed = try cluster.get(room.roomID, at: "coord-c")
+        XCTAssertEqual(closed.state, .closed)
+        XCTAssertEqual(closed.closeReason, .expired)
+        for id in ids {
+            let expired = cluster.sinks[id]!.roomNotices.filter { $0.kind == .roomExpired }
+            XCTAssertEqual(expired.count, id == owner ? 1 : 0, "expiry notices at \(id)")
+        }
+    }
+
+    func testPlacementIsStickyAndMovesOffAnEdgeNobodyCanReach() throws {
+        let cluster = try CoordinatorHarness(coordinators: ids, edges: ["edge-1", "edge-2"])
+        let first = try cluster.place("show-1", at: "coord-a")
+        XCTAssertTrue(["edge-1", "edge-2"].contains(first.edgeID))
+        for id in ids { XCTAssertEqual(try cluster.place("show-1", at: id).edgeID, first.edgeID) }
+        // Every coordinator holds the placement.
+        for id in ids { XCTAssertEqual(cluster.shells[id]!.placements.placements["show-1"]?.edgeID, first.edgeID) }
+
+        // A client reports the edge unreachable while it still answers: the channel stays.
+        XCTAssertEqual(try cluster.place("show-1", at: "coord-b", unreachableEdge: first.edgeID).edgeID, first.edgeID)
+        // The edge stops answering (not yet declared dead): the next report moves the channel.
+        cluster.network.kill(first.edgeID)
+        let moved = try cluster.place("show-1", at: "coord-b", unreachableEdge: first.edgeID)
+        XCTAssertNotEqual(moved.edgeID, first.edgeID)
+        for id in ids { XCTAssertEqual(cluster.shells[id]!.placements.placements["show-1"]?.edgeID, moved.edgeID) }
+    }
+
+    func testPlacementNeedsAValidToken() throws {
+        let cluster = try CoordinatorHarness(coordinators: ids, edges: ["edge-1"])
+        XCTAssertThrowsError(try cluster.node("coord-a").ask(.channelPlace, RoomPlaceChannelRequest.with {
+            $0.channel = "show-1"
+            $0.uid = 7
+        }, as: RoomPlaceChannelResponse.self)) { error in
+            XCTAssertEqual((error as? ShowroomError)?.code, .tokenMalformed)
+        }
+        XCTAssertThrowsError(try cluster.node("coord-a").ask(.channelPlace, RoomPlaceChannelRequest.with {
+            $0.channel = "show-1"
+            $0.uid = 7
+            $0.token = (try? TestApp.token(channel: "other", uid: 7)) ?? ""
+        }, as: RoomPlaceChannelResponse.self)) { error in
+            XCTAssertEqual((error as? ShowroomError)?.code, .tokenChannelMismatch)
+        }
+        for id in ids { XCTAssertTrue(cluster.shells[id]!.placements.placements.isEmpty) }
+    }
+
+    func testAKickBansEverywhereAndEveryEdgeIsTold() throws {
+        let cluster = try CoordinatorHarness(coordinators: ids, edges: ["edge-1", "edge-2"])
+        let answer = try cluster.kick("show-1", uid: 9, banSeconds: 60, at: "coord-c")
+        XCTAssertEqual(answer.edges, 2)
+        XCTAssertEqual(cluster.edgeBans["edge-1"]?.map(\.uid), [9])
+        XCTAssertEqual(cluster.edgeBans["edge-2"]?.map(\.uid), [9])
+        for id in ids {
+            XCTAssertEqual(cluster.shells[id]!.bans.active(nowMs: cluster.network.now).map(\.uid), [9], "bans at \(id)")
+        }
+        // The ban lapses on the clock.
+        cluster.network.advance(by: .seconds(61))
+        for id in ids { XCTAssertTrue(cluster.shells[id]!.bans.active(nowMs: cluster.network.now).isEmpty) }
+
+        // A kick signed with another certificate is refused and bans nobody.
+        XCTAssertThrowsError(try cluster.kick("show-1", uid: 10, banSeconds: 60, at: "coord-a",
+                                              certificate: "00000000000000000000000000000000")) { error in
+            XCTAssertEqual((error as? ShowroomError)?.code, .adminUnauthorized)
+        }
+        XCTAssertEqual(cluster.edgeBans["edge-1"]?.map(\.uid), [9])
+    }
+
+    func testEdgeActivitiesAreNumberedOnceAndPublishedOnlyAfterTheSuccessorHoldsTheNumbers() throws {
+        let cluster = try CoordinatorHarness(coordinators: ids, edges: ["edge-1"])
+        let channel = "show-7"
+        let holders = cluster.holders(of: channel)
+        let now = cluster.network.now
+        let joined = [
+            activity(.channelCreated, channel: channel, uid: 1, number: 1, atMs: now),
+            activity(.broadcasterJoined, channel: channel, uid: 1, number: 2, atMs: now),
+        ]
+        // The report reaches a coordinator that does not own the channel's numbers, while the
+        // successor is held: nothing is published yet.
+        cluster.network.hold(holders[1])
+        var answered = false
+        try cluster.node(holders[0]).begin(.edgeChannelReport, RoomEdgeChannelReport.with {
+            $0.edgeID = "edge-1"
+            $0.activities = joined
+        }) { _ in answered = true }
+        cluster.network.run()
+        XCTAssertFalse(answered)
+        XCTAssertTrue(cluster.sinks[holders[0]]!.channelEvents.isEmpty)
+        cluster.network.release(holders[1])
+        XCTAssertTrue(answered)
+        XCTAssertEqual(cluster.sinks[holders[0]]!.channelEvents.map(\.sequence), [1, 2])
+        XCTAssertEqual(cluster.sinks[holders[0]]!.channelEvents.map(\.type), [.channelCreated, .broadcasterJoined])
+        XCTAssertEqual(cluster.shells[holders[1]]!.sequencer.sequence(of: channel).lastSequence, 2)
+
+        // The same report again (its answer was lost) numbers nothing new; a new activity is 3.
+        try cluster.report(from: "edge-1", to: holders[0], joined)
+        try cluster.report(from: "edge-1", to: holders[0], [
+            activity(.audienceJoined, channel: channel, uid: 5, number: 3, atMs: now),
+        ])
+        XCTAssertEqual(cluster.sinks[holders[0]]!.channelEvents.map(\.sequence), [1, 2, 3])
+
+        // The owner dies: its successor goes on from the replicated number.
+        cluster.kill(holders[0])
+        let next = cluster.holders(of: channel)[0]
+        XCTAssertEqual(next, holders[1])
+        try cluster.report(from: "edge-1", to: next, [
+            activity(.audienceLeft, channel: channel, uid: 5, number: 4, atMs: now),
+        ])
+        XCTAssertEqual(cluster.sinks[next]!.channelEvents.map(\.sequence), [4])
+    }
+}

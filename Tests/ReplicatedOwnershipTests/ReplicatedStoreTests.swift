@@ -1,0 +1,223 @@
+import ReplicatedOwnership
+import Routing
+import XCTest
+
+/// A few stores that pass their effects to each other by hand: messages are delivered only when a
+/// test says so, so each step of the protocol can be looked at.
+private struct Members {
+    var stores: [String: ReplicatedStore<String>]
+    var memories: [String: MemoryPersistence<String>]
+    /// Messages sent and not yet delivered: (from, to, entries, write id).
+    var inFlight: [(from: String, to: String, entries: [ReplicatedEntry<String>], write: UInt64?)] = []
+    var acknowledged: [String: [Replication.Acknowledged]] = [:]
+
+    init(_ ids: [String]) {
+        stores = Dictionary(uniqueKeysWithValues: ids.map { ($0, ReplicatedStore<String>(selfID: $0, role: .coordinator, members: ids)) })
+        memories = Dictionary(uniqueKeysWithValues: ids.map { ($0, MemoryPersistence<String>()) })
+    }
+
+    mutating func carry(_ effects: ReplicatedStore<String>.Effects, from member: String, write: UInt64? = nil) {
+        try! memories[member]!.save(effects.persist)
+        try! memories[member]!.delete(keys: effects.forget)
+        acknowledged[member, default: []] += effects.acknowledged
+        for (to, entries) in effects.send.sorted(by: { $0.key < $1.key }) {
+            inFlight.append((member, to, entries, write))
+        }
+    }
+
+    mutating func write(_ value: String?, _ key: String, at member: String) -> UInt64 {
+        let (id, effects) = stores[member]!.write(value, for: key)
+        carry(effects, from: member, write: id)
+        return id
+    }
+
+    /// Delivers every message in flight (and those they cause); a message to a member that is not
+    /// running is answered as failed.
+    mutating func deliverAll() {
+        while !inFlight.isEmpty {
+            let message = inFlight.removeFirst()
+            guard stores[message.to] != nil else {
+                if let write = message.write, stores[message.from] != nil {
+                    carry(stores[message.from]!.replicaAnswered(write: write, by: message.to, held: false), from: message.from)
+                }
+                continue
+            }
+            carry(stores[message.to]!.receive(message.entries), from: message.to)
+            if let write = message.write, stores[message.from] != nil {
+                carry(stores[message.from]!.replicaAnswered(write: write, by: message.to, held: true), from: message.from)
+            }
+        }
+    }
+
+    mutating func membersChanged(to alive: [String]) {
+        for id in alive.sorted() where stores[id] != nil {
+            carry(stores[id]!.membersChanged(to: alive), from: id)
+        }
+    }
+
+    func holders(of key: String) -> [String] { stores.values.first!.replication.holders(of: key) }
+}
+
+final class ReplicatedStoreTests: XCTestCase {
+    private let ids = ["c1", "c2", "c3", "c4"]
+
+    func testOwnerAndSuccessorAreTheFirstTwoInRendezvousOrderWhateverTheInputOrder() {
+        let a = Replication(selfID: "c1", role: .coordinator, scope: .ownerAndSuccessor, members: ids)
+        let b = Replication(selfID: "c3", role: .coordinator, scope: .ownerAndSuccessor, members: ids.reversed())
+        for key in (0..<50).map({ "room-\($0)" }) {
+            let expected = Array(RendezvousHashing.ranked(key: key, among: ids).prefix(2))
+            XCTAssertEqual(a.holders(of: key), expected)
+            XCTAssertEqual(b.holders(of: key), expected)
+            XCTAssertEqual(a.owner(of: key), expected[0])
+            XCTAssertEqual(a.owns(key), expected[0] == "c1")
+            XCTAssertEqual(a.holds(key), expected.contains("c1"))
+        }
+        let everyone = Replication(selfID: "c2", role: .coordinator, scope: .everyMember, members: ids)
+        XCTAssertEqual(Set(everyone.holders(of: "bans")), Set(ids))
+        XCTAssertEqual(Set(everyone.replicas(of: "bans")), ["c1", "c3", "c4"])
+    }
+
+    func testAMemberAloneOwnsEverythingAndAcknowledgesAtOnce() {
+        var store = ReplicatedStore<String>(selfID: "solo", role: .coordinator)
+        let (id, effects) = store.write("v", for: "k")
+        XCTAssertEqual(effects.acknowledged, [.init(write: id, key: "k", fullyReplicated: true)])
+        XCTAssertTrue(effects.send.isEmpty)
+        XCTAssertEqual(store["k"], "v")
+    }
+
+    func testAWriteIsAcknowledgedOnlyAfterTheReplicaHoldsIt() throws {
+        var members = Members(ids)
+        let key = "room-7"
+        let holders = members.holders(of: key)
+        let (owner, successor) = (holders[0], holders[1])
+        let id = members.write("live", key, at: owner)
+        XCTAssertEqual(members.acknowledged[owner, default: []], [], "nothing acknowledged before the replica answered")
+        XCTAssertEqual(members.inFlight.map(\.to), [successor], "the write goes to the successor only")
+        XCTAssertNil(members.stores[successor]![key])
+        members.deliverAll()
+        XCTAssertEqual(members.stores[successor]![key], "live")
+        XCTAssertEqual(try members.memories[successor]!.load().map(\.value), ["live"], "the replica persisted it")
+        XCTAssertEqual(members.acknowledged[owner], [.init(write: id, key: key, fullyReplicated: true)])
+        for other in ids where !holders.contains(other) { XCTAssertNil(members.stores[other]![key]) }
+    }
+
+    func testAReplicaThatFailsOrLeavesIsNotedAndTheWriteStillAcknowledged() {
+        var members = Members(ids)
+        let key = "room-9"
+        let holders = members.holders(of: key)
+        let id = members.write("a", key, at: holders[0])
+        XCTAssertNil(members.stores[holders[0]]!.replicaAnswered(write: id, by: "stranger", held: true).acknowledged.first,
+                     "an answer from a member that was not asked is ignored")
+        members.stores[holders[1]] = nil  // the successor dies before the message arrives
+        members.deliverAll()
+        XCTAssertEqual(members.acknowledged[holders[0]], [.init(write: id, key: key, fullyReplicated: false)])
+
+        // A write whose replica leaves the membership before answering is acknowledged on the change.
+        var again = Members(ids)
+        let second = again.write("b", key, at: holders[0])
+        again.inFlight.removeAll()  // lost with the member
+        again.stores[holders[1]] = nil
+        again.membersChanged(to: ids.filter { $0 != holders[1] })
+        XCTAssertEqual(again.acknowledged[holders[0]]?.first, .init(write: second, key: key, fullyReplicated: false))
+    }
+
+    func testHandOverWhenMembersComeAndGo() {
+        var members = Members(ids)
+        let keys = (0..<40).map { "room-\($0)" }
+        for key in keys { _ = members.write("v-\(key)", key, at: members.holders(of: key)[0]) }
+        members.deliverAll()
+        // c5 joins: the keys it now holds reach it from their current holders.
+        members.stores["c5"] = ReplicatedStore<String>(selfID: "c5", role: .coordinator, members: ids + ["c5"])
+        members.memories["c5"] = MemoryPersistence<String>()
+        members.membersChanged(to: ids + ["c5"])
+        members.deliverAll()
+        for key in keys {
+            let holders = members.holders(of: key)
+            for holder in holders { XCTAssertEqual(members.stores[holder]![key], "v-\(key)", "\(holder) holds \(key)") }
+            for other in members.stores.keys where !holders.contains(other) {
+                XCTAssertNil(members.stores[other]![key], "\(other) released \(key)")
+            }
+        }
+        XCTAssertTrue(keys.contains { members.holders(of: $0).contains("c5") }, "the newcomer holds some keys")
+        // c1 dies: every key it held keeps two holders with the value.
+        members.stores["c1"] = nil
+        let alive = ["c2", "c3", "c4", "c5"]
+        members.membersChanged(to: alive)
+        members.deliverAll()
+        for key in keys {
+            let holders = members.stores["c2"]!.replication.holders(of: key)
+            XCTAssertFalse(holders.contains("c1"))
+            for holder in holders { XCTAssertEqual(members.stores[holder]![key], "v-\(key)", "\(holder) holds \(key) after c1 died") }
+        }
+    }
+
+    func testARestartedOwnerCatchesUpOnWritesItMissed() throws {
+        var members = Members(ids)
+        let key = "room-3"
+        let holders = members.holders(of: key)
+        let (owner, successor) = (holders[0], holders[1])
+        _ = members.write("before", key, at: owner)
+        members.deliverAll()
+        // The owner dies; its successor takes the key over and writes twice more.
+        let persisted = members.memories[owner]!
+        members.stores[owner] = nil
+        let rest = ids.filter { $0 != owner }
+        members.membersChanged(to: rest)
+        members.deliverAll()
+        XCTAssertTrue(members.stores[successor]!.replication.owns(key))
+        _ = members.write("during-1", key, at: successor)
+        _ = members.write("during-2", key, at: successor)
+        members.deliverAll()
+        // It restarts from its own persisted copy, stale by two writes, and is handed the rest.
+        var restarted = ReplicatedStore<String>(selfID: owner, role: .coordinator, members: ids)
+        restarted.load(try persisted.load())
+        XCTAssertEqual(restarted[key], "before")
+        members.stores[owner] = restarted
+        members.membersChanged(to: ids)
+        members.deliverAll()
+        XCTAssertEqual(members.stores[owner]![key], "during-2")
+        XCTAssertEqual(members.stores[owner]!.entries[key]?.version, 3)
+        // Owning it again, its next write continues the versions.
+        _ = members.write("after", key, at: owner)
+        members.deliverAll()
+        XCTAssertEqual(members.stores[successor]![key], "after")
+        XCTAssertEqual(members.stores[successor]!.entries[key]?.version, 4)
+    }
+
+    func testTwoWritersRacingOnOneKeyConvergeOnOneValue() {
+        // While the membership settles two members may both believe they own a key.
+        var a = ReplicatedStore<String>(selfID: "c1", role: .coordinator, members: ["c1"])
+        var b = ReplicatedStore<String>(selfID: "c2", role: .coordinator, members: ["c2"])
+        let (_, fromA) = a.write("from-c1", for: "k")
+        let (_, fromB) = b.write("from-c2", for: "k")
+        XCTAssertTrue(fromA.send.isEmpty && fromB.send.isEmpty)
+        // They meet: each hands the other what it holds, in either order.
+        let handA = a.membersChanged(to: ["c1", "c2"])
+        let handB = b.membersChanged(to: ["c1", "c2"])
+        _ = b.receive(handA.send["c2"] ?? [])
+        _ = a.receive(handB.send["c1"] ?? [])
+        XCTAssertEqual(a["k"], b["k"])
+        XCTAssertEqual(a["k"], "from-c2", "equal versions: the greater writer id wins on both")
+        // A higher version beats a greater writer.
+        let (_, later) = a.write("c1-again", for: "k")
+        _ = b.receive(later.send["c2"] ?? [])
+        XCTAssertEqual(b["k"], "c1-again")
+        // A stale copy arriving late changes nothing.
+        XCTAssertTrue(b.receive([ReplicatedEntry(key: "k", value: "stale", version: 1, writer: "c9")]).persist.isEmpty)
+        XCTAssertEqual(b["k"], "c1-again")
+    }
+
+    func testADeletionIsATombstoneAStaleReplicaCannotRevive() {
+        var members = Members(ids)
+        let key = "call-1"
+        let owner = members.holders(of: key)[0]
+        _ = members.write("ringing", key, at: owner)
+        members.deliverAll()
+        _ = members.write(nil, key, at: owner)
+        members.deliverAll()
+        let successor = members.holders(of: key)[1]
+        XCTAssertNil(members.stores[successor]![key])
+        _ = members.stores[successor]!.receive([ReplicatedEntry(key: key, value: "ringing", version: 1, writer: owner)])
+        XCTAssertNil(members.stores[successor]![key])
+    }
+}
