@@ -130,7 +130,8 @@ extension CoordinatorShell {
     func listRooms(_ request: WireEnvelope, _ respond: Node.Responder) {
         guard let body = answering(respond, { () throws -> RoomListRoomsRequest in
             let body = try request.decodeBody(RoomListRoomsRequest.self)
-            _ = try RoomRegistry.pageSize(of: body)
+            // A coordinator gathering a page asks the others for one room more than its client did.
+            _ = try RoomRegistry.pageSize(of: body, max: RoomRegistry.maxPageSize + (request.forwarded ? 1 : 0))
             return body
         }) else { return }
         let ownership = ownership

@@ -58,11 +58,11 @@ final class CoordinatorHarness {
         configuration.ownerGraceSeconds = settings.ownerGraceSeconds
         let store = try stores[id] ?? RoomStore.inMemory()
         stores[id] = store
-        let storage = StoreWriter(store: store, logger: Logger(label: "test.\(id).store"))
+        let storage = StoreWriter(store: store, logger: LogCapture.logger(label: "\(id).store"))
         let sink = RecordingSink()
         sinks[id] = sink
         let shell = try CoordinatorShell(node: node, configuration: configuration, storage: storage, publisher: sink,
-                                         webhooks: nil, logger: Logger(label: "test.\(id)"))
+                                         webhooks: nil, logger: LogCapture.logger(label: id))
         shells[id] = shell
         shell.install()
         if announce { network.membershipChanged() }

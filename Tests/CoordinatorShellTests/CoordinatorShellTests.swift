@@ -168,6 +168,8 @@ final class CoordinatorShellTests: XCTestCase {
             token = page.nextPageToken
         } while !token.isEmpty
         XCTAssertEqual(seen, created.reversed())
+        // The largest page a client may ask for (the gatherer asks the others for one more).
+        XCTAssertEqual(try cluster.list(at: "coord-c", pageSize: 100).rooms.map(\.roomID), created.reversed())
         XCTAssertThrowsError(try cluster.list(at: "coord-a", pageSize: 10_000)) { error in
             XCTAssertEqual((error as? ShowroomError)?.code, .invalidArgument)
         }
