@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "Edge", targets: ["Edge"]),
         .library(name: "Rooms", targets: ["Rooms"]),
         .library(name: "Routing", targets: ["Routing"]),
+        .library(name: "Calls", targets: ["Calls"]),
         .executable(name: "showroom-edge", targets: ["showroom-edge"]),
         .executable(name: "showroom-coordinator", targets: ["showroom-coordinator"]),
         .executable(name: "showroom-callsignal", targets: ["showroom-callsignal"]),
@@ -66,6 +67,9 @@ let package = Package(
         // Replicated ownership: keyed state held by each key's owner and successor among the alive
         // members of a role, with hand-over and catch-up, as pure value types.
         .target(name: "ReplicatedOwnership", dependencies: ["Routing"]),
+        // 1v1 calls as the call-signal role holds them: CallAPI's states, reasons and events, and
+        // the book of calls as a pure state machine.
+        .target(name: "Calls"),
         // AccessToken2 ("007...") tokens: build, parse, verify; compatible with Agora's token builders.
         .target(
             name: "ShowroomAuth",
@@ -253,6 +257,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "RoomsTests", dependencies: ["Rooms", "RoomStore", "ShowroomWire", "ShowroomAuth", "Routing"]),
+        .testTarget(name: "CallsTests", dependencies: ["Calls"]),
         .testTarget(name: "RoutingTests", dependencies: ["Routing", "ShowroomWire"]),
         .testTarget(name: "ReplicatedOwnershipTests", dependencies: ["ReplicatedOwnership", "Routing"]),
         .testTarget(

@@ -1,0 +1,303 @@
+/// The calls one call-signal node owns, as a pure state machine: requests and observations go in
+/// with the time, directives (notices to each party, kicks, seals, events) come out. The shell
+/// carries the notices, mints the ids, channels and tokens, and moves the clock.
+///
+/// The rules are CallAPI's, made server-side:
+/// - a callee who is offline is refused at once; a callee in a call makes the caller's call end
+///   busy (17) in the same answer, atomically, since one book decides;
+/// - one timer per call (``CallSettings/callingTimeoutMs``) covers calling and connecting and ends
+///   both sides once (caller 14, callee 18);
+/// - every request is decided against the one record: cancel against accept, a second accept,
+///   hang-up against timeout end in exactly one terminal state, the same for both sides; a request
+///   that comes too late is refused with what happened;
+/// - a call repeated by its caller while it rings is the same call, and nothing regresses a call
+///   that is connecting or connected;
+/// - connected means accepted and each side decoded the other's first frame (or accepted, when the
+///   caller turned first-frame waiting off);
+/// - a party that leaves the call's channel or loses signaling makes the other side see
+///   `remoteLeft` (108) at once; back within ``CallSettings/leaveGraceMs`` it goes on, else the call
+///   ends for both and the leaver is kicked from the channel.
+///
+/// A call is held by one book: the owner of its callee. (Which node owns what, and how a call
+/// whose parties have different owners is decided, is the shell's business; see the
+/// ReplicatedOwnership module's two-key protocol.)
+public struct CallBook: Sendable {
+    /// The settings every call gets unless it names its own timeout.
+    public var settings: CallSettings
+    /// Every call held, active or recently ended, by id.
+    public private(set) var calls: [String: Call] = [:]
+    /// The active call of each party.
+    public private(set) var activeCall: [UInt32: String] = [:]
+
+    /// An empty book.
+    public init(settings: CallSettings = CallSettings()) {
+        self.settings = settings
+    }
+
+    /// The active call `uid` is in, if any.
+    public func call(of uid: UInt32) -> Call? { activeCall[uid].flatMap { calls[$0] } }
+
+    // MARK: - Requests
+
+    /// `caller` calls `callee`. The shell gives the new call's `id` and private `channel` (fresh and
+    /// random) and whether the callee is logged in. Returns the call (an existing one when the
+    /// caller repeats a call that still rings) and what to do.
+    public mutating func call(
+        id: String, channel: String, from caller: UInt32, to callee: UInt32, type: CallType,
+        extensionInfo: [String: String] = [:], timeoutMs: Int64? = nil, waitsForFirstFrame: Bool = true,
+        calleeOnline: Bool, nowMs: Int64
+    ) throws(CallRefusal) -> (call: Call, directives: [CallDirective]) {
+        guard caller != 0, callee != 0 else { throw CallRefusal(.invalidArgument, "uid 0 cannot call or be called") }
+        guard caller != callee else { throw CallRefusal(.invalidArgument, "uid \(caller) cannot call itself") }
+        try CallSettings.validate(extensionInfo)
+        let timeout = timeoutMs ?? settings.callingTimeoutMs
+        guard timeout > 0, timeout <= CallSettings.maxCallingTimeoutMs else {
+            throw CallRefusal(.invalidArgument,
+                              "the calling timeout must be 1 – \(CallSettings.maxCallingTimeoutMs) ms, not \(timeout)")
+        }
+        if let current = self.call(of: caller) {
+            // The same call again (a resent message): the call that rings, unchanged.
+            if current.caller == caller, current.callee == callee, current.phase == .ringing {
+                return (current, [])
+            }
+            throw CallRefusal(.callerInCall,
+                              "uid \(caller) is in call \(current.id) with uid \(current.other(than: caller)); hang it up first")
+        }
+        guard calleeOnline else {
+            throw CallRefusal(.calleeOffline, "uid \(callee) is not logged in to signaling; try again when it is online")
+        }
+        guard calls[id] == nil else { throw CallRefusal(.invalidArgument, "call id \(id) is taken") }
+        var call = Call(id: id, caller: caller, callee: callee, type: type, channel: channel,
+                        extensionInfo: extensionInfo, waitsForFirstFrame: waitsForFirstFrame,
+                        startedAtMs: nowMs, phase: .ringing)
+        if let busy = self.call(of: callee) {
+            // Busy: the call ends in the same answer; the callee hears nothing of it.
+            call.deadlineMs = nil
+            var directives: [CallDirective] = []
+            end(&call, .init(reason: .busy, by: callee, message: "uid \(callee) is in call \(busy.id)"), nowMs: nowMs,
+                notices: [(caller, .prepared, .remoteCallBusy, .remoteCallBusy)], into: &directives)
+            calls[id] = call
+            return (call, directives)
+        }
+        call.deadlineMs = nowMs + timeout
+        activeCall[caller] = id
+        activeCall[callee] = id
+        var directives: [CallDirective] = []
+        notify(&call, [(caller, .calling, .none, .remoteUserRecvCall), (callee, .calling, .none, .none)], into: &directives)
+        calls[id] = call
+        return (call, directives)
+    }
+
+    /// The callee accepts. Accepting again is harmless (nothing changes).
+    public mutating func accept(_ id: String, by uid: UInt32, nowMs: Int64) throws(CallRefusal) -> [CallDirective] {
+        var call = try existing(id, party: uid)
+        guard uid == call.callee else { throw CallRefusal(.notYourCall, "only the callee (uid \(call.callee)) accepts call \(id)") }
+        switch call.phase {
+        case .ended: throw Self.endedRefusal(call)
+        case .connecting, .connected: return []
+        case .ringing: break
+        }
+        call.phase = .connecting
+        call.acceptedAtMs = nowMs
+        var directives: [CallDirective] = []
+        notify(&call, [(call.callee, .connecting, .localAccepted, .localAccepted),
+                       (call.caller, .connecting, .remoteAccepted, .remoteAccepted)], into: &directives)
+        connectIfReady(&call, nowMs: nowMs, into: &directives)
+        calls[id] = call
+        return directives
+    }
+
+    /// The caller cancels a call that rings.
+    public mutating func cancel(_ id: String, by uid: UInt32, nowMs: Int64) throws(CallRefusal) -> [CallDirective] {
+        var call = try existing(id, party: uid)
+        guard uid == call.caller else { throw CallRefusal(.notYourCall, "only the caller (uid \(call.caller)) cancels call \(id)") }
+        switch call.phase {
+        case .ended: throw Self.endedRefusal(call)
+        case .connecting, .connected:
+            throw CallRefusal(.stateMismatch, "call \(id) was accepted already; hang it up instead")
+        case .ringing: break
+        }
+        var directives: [CallDirective] = []
+        end(&call, .init(reason: .cancelled, by: uid, message: ""), nowMs: nowMs,
+            notices: [(call.caller, .prepared, .localCancelled, .localCancelled),
+                      (call.callee, .prepared, .remoteCancelled, .remoteCancelled)], into: &directives)
+        calls[id] = call
+        return directives
+    }
+
+    /// The callee rejects a call that rings, saying why.
+    public mutating func reject(_ id: String, by uid: UInt32, reason: String = "",
+                                nowMs: Int64) throws(CallRefusal) -> [CallDirective] {
+        var call = try existing(id, party: uid)
+        guard uid == call.callee else { throw CallRefusal(.notYourCall, "only the callee (uid \(call.callee)) rejects call \(id)") }
+        try CallSettings.validate(reason: reason)
+        switch call.phase {
+        case .ended: throw Self.endedRefusal(call)
+        case .connecting, .connected:
+            throw CallRefusal(.stateMismatch, "call \(id) was accepted already; hang it up instead")
+        case .ringing: break
+        }
+        var directives: [CallDirective] = []
+        end(&call, .init(reason: .rejected, by: uid, message: reason), nowMs: nowMs,
+            notices: [(call.callee, .prepared, .localRejected, .localRejected),
+                      (call.caller, .prepared, .remoteRejected, .remoteRejected)], into: &directives)
+        calls[id] = call
+        return directives
+    }
+
+    /// A party hangs up, saying why. While the call rings this is the caller's cancel or the
+    /// callee's reject (CallAPI's hang-up works in every state).
+    public mutating func hangup(_ id: String, by uid: UInt32, reason: String = "",
+                                nowMs: Int64) throws(CallRefusal) -> [CallDirective] {
+        var call = try existing(id, party: uid)
+        try CallSettings.validate(reason: reason)
+        switch call.phase {
+        case .ended: throw Self.endedRefusal(call)
+        case .ringing:
+            return uid == call.caller ? try cancel(id, by: uid, nowMs: nowMs) : try reject(id, by: uid, reason: reason, nowMs: nowMs)
+        case .connecting, .connected: break
+        }
+        var directives: [CallDirective] = []
+        end(&call, .init(reason: .hungUp, by: uid, message: reason), nowMs: nowMs,
+            notices: [(uid, .prepared, .localHangup, .localHangup),
+                      (call.other(than: uid), .prepared, .remoteHangup, .remoteHangup)], into: &directives)
+        calls[id] = call
+        return directives
+    }
+
+    // MARK: - Observations
+
+    /// `uid` decoded the other party's first frame (its client says so).
+    public mutating func firstFrameDecoded(_ id: String, by uid: UInt32, nowMs: Int64) throws(CallRefusal) -> [CallDirective] {
+        var call = try existing(id, party: uid)
+        guard call.isActive, !call.firstFrames.contains(uid) else { return [] }
+        call.firstFrames.insert(uid)
+        var directives: [CallDirective] = []
+        connectIfReady(&call, nowMs: nowMs, into: &directives)
+        calls[id] = call
+        return directives
+    }
+
+    /// `uid` joined the call's channel (an edge's report), or came back to signaling: the other
+    /// side sees `remoteJoined`, and a pending grace ends.
+    public mutating func partyJoined(_ id: String, uid: UInt32, nowMs: Int64) -> [CallDirective] {
+        guard var call = calls[id], call.isActive, call.isParty(uid) else { return [] }
+        call.absentSince[uid] = nil
+        var directives: [CallDirective] = []
+        notifyEvent(&call, to: call.other(than: uid), .remoteJoined, into: &directives)
+        calls[id] = call
+        return directives
+    }
+
+    /// `uid` left the call's channel (an edge's report) or lost signaling: the other side sees
+    /// `remoteLeft` at once, and the grace period starts (once: a second report keeps the first
+    /// time).
+    public mutating func partyLeft(_ id: String, uid: UInt32, nowMs: Int64) -> [CallDirective] {
+        guard var call = calls[id], call.isActive, call.isParty(uid), call.absentSince[uid] == nil else { return [] }
+        call.absentSince[uid] = nowMs
+        var directives: [CallDirective] = []
+        notifyEvent(&call, to: call.other(than: uid), .remoteLeft, into: &directives)
+        calls[id] = call
+        return directives
+    }
+
+    /// Ends what the clock ends: calls not connected within their timeout, parties away longer than
+    /// the grace, calls longer than the maximum; forgets ended calls after ``CallSettings/retainEndedMs``.
+    public mutating func tick(nowMs: Int64) -> [CallDirective] {
+        var directives: [CallDirective] = []
+        for id in calls.keys.sorted() {
+            guard var call = calls[id] else { continue }
+            if !call.isActive {
+                if let ended = call.endedAtMs, nowMs - ended >= settings.retainEndedMs { calls[id] = nil }
+                continue
+            }
+            if let deadline = call.deadlineMs, nowMs >= deadline {
+                end(&call, .init(reason: .timedOut, by: nil, message: ""), nowMs: nowMs,
+                    notices: [(call.caller, .prepared, .callingTimeout, .callingTimeout),
+                              (call.callee, .prepared, .remoteCallingTimeout, .remoteCallingTimeout)], into: &directives)
+            } else if let (leaver, since) = call.absentSince.min(by: { $0.value < $1.value }),
+                      nowMs - since >= settings.leaveGraceMs {
+                let other = call.other(than: leaver)
+                end(&call, .init(reason: .partyLeft, by: leaver, message: "uid \(leaver) left the call"), nowMs: nowMs,
+                    notices: [(other, .prepared, .remoteHangup, .remoteHangup), (leaver, .prepared, .localHangup, .localLeft)],
+                    into: &directives)
+                directives.append(.kick(channel: call.channel, uid: leaver))
+            } else if let connected = call.connectedAtMs, nowMs - connected >= settings.maxCallMs {
+                end(&call, .init(reason: .tooLong, by: nil, message: "the call reached its maximum length"), nowMs: nowMs,
+                    notices: [(call.caller, .prepared, .remoteHangup, .remoteHangup),
+                              (call.callee, .prepared, .remoteHangup, .remoteHangup)], into: &directives)
+            }
+            calls[id] = call
+        }
+        return directives
+    }
+
+    // MARK: - Helpers
+
+    private func existing(_ id: String, party uid: UInt32) throws(CallRefusal) -> Call {
+        guard let call = calls[id] else {
+            throw CallRefusal(.unknownCall, "no call \(id): it never existed or ended over \(settings.retainEndedMs / 1000) s ago")
+        }
+        guard call.isParty(uid) else { throw CallRefusal(.notYourCall, "uid \(uid) is not a party of call \(id)") }
+        return call
+    }
+
+    private static func endedRefusal(_ call: Call) -> CallRefusal {
+        let how = call.end.map { end in
+            "\(end.reason.rawValue)" + (end.by.map { " by uid \($0)" } ?? "")
+        } ?? "ended"
+        return CallRefusal(.callEnded, "call \(call.id) is over (\(how))")
+    }
+
+    private mutating func connectIfReady(_ call: inout Call, nowMs: Int64, into directives: inout [CallDirective]) {
+        guard call.phase == .connecting else { return }
+        let ready = !call.waitsForFirstFrame || call.firstFrames.isSuperset(of: [call.caller, call.callee])
+        guard ready else { return }
+        call.phase = .connected
+        call.connectedAtMs = nowMs
+        call.deadlineMs = nil
+        let reason: CallStateReason = call.waitsForFirstFrame ? .recvRemoteFirstFrame : .none
+        let event: CallEvent = call.waitsForFirstFrame ? .recvRemoteFirstFrame : .none
+        notify(&call, [(call.caller, .connected, reason, event), (call.callee, .connected, reason, event)], into: &directives)
+        directives.append(.connected(call))
+    }
+
+    private mutating func end(_ call: inout Call, _ end: Call.End, nowMs: Int64,
+                              notices: [(UInt32, CallState, CallStateReason, CallEvent)],
+                              into directives: inout [CallDirective]) {
+        call.phase = .ended
+        call.end = end
+        call.endedAtMs = nowMs
+        call.deadlineMs = nil
+        for party in [call.caller, call.callee] where activeCall[party] == call.id { activeCall[party] = nil }
+        notify(&call, notices, into: &directives)
+        directives.append(.seal(channel: call.channel))
+        directives.append(.ended(call))
+    }
+
+    private func notify(_ call: inout Call, _ notices: [(UInt32, CallState, CallStateReason, CallEvent)],
+                        into directives: inout [CallDirective]) {
+        for (uid, state, reason, event) in notices {
+            call.sequence &+= 1
+            directives.append(.notify(CallNotice(callID: call.id, sequence: call.sequence, to: uid, state: state,
+                                                 reason: reason, event: event, call: call)))
+        }
+    }
+
+    /// An event without a state change: the party's state as the call's phase gives it.
+    private func notifyEvent(_ call: inout Call, to uid: UInt32, _ event: CallEvent, into directives: inout [CallDirective]) {
+        notify(&call, [(uid, call.state, .none, event)], into: &directives)
+    }
+}
+
+extension Call {
+    /// Each party's state in the call's current phase.
+    public var state: CallState {
+        switch phase {
+        case .ringing: .calling
+        case .connecting: .connecting
+        case .connected: .connected
+        case .ended: .prepared
+        }
+    }
+}
