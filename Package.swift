@@ -178,11 +178,20 @@ let package = Package(
         ),
         .executableTarget(name: "showroom-coordinator", dependencies: ["NodeRuntime", "Coordinator"]),
         .executableTarget(name: "showroom-callsignal", dependencies: ["NodeRuntime"]),
+        // What the operator's tools share: app credentials from flags, environment or a run
+        // directory, the operator's cluster keys, blocking work off the cooperative pool.
+        .target(
+            name: "OperatorTools",
+            dependencies: [
+                "NodeRuntime", "ShowroomAuth",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .executableTarget(
             name: "showroomctl",
             dependencies: [
                 "NodeRuntime", "ZeroMQ", "ShowroomWire", "MediaCodecs", "CZeroMQ", "ShowroomAuth",
-                "ShowroomKit", "Edge", "AdminEndpoint", "Webhooks", "Rooms", "Routing",
+                "ShowroomKit", "Edge", "AdminEndpoint", "Webhooks", "Rooms", "Routing", "OperatorTools",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -191,7 +200,7 @@ let package = Package(
             name: "showroom-bench",
             dependencies: [
                 "ShowroomTesting", "NodeRuntime", "ZeroMQ", "CZeroMQ", "ShowroomWire", "MediaCodecs", "ShowroomAuth",
-                "ShowroomKit", "Edge", "AdminEndpoint", "Routing",
+                "ShowroomKit", "Edge", "AdminEndpoint", "Routing", "OperatorTools",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]

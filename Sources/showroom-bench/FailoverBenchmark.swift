@@ -1,3 +1,4 @@
+import OperatorTools
 import ArgumentParser
 import Foundation
 import NodeRuntime
@@ -34,6 +35,7 @@ struct FailoverBenchmark: AsyncParsableCommand {
 
     func validate() throws {
         guard !seeds.isEmpty else { throw ValidationError("give at least one --seed") }
+        _ = try app.resolved()  // a missing credential stops the benchmark before it starts anything
         guard (1...500).contains(audiences) else { throw ValidationError("--audiences must be 1–500") }
     }
 

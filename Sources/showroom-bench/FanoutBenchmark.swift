@@ -1,3 +1,4 @@
+import OperatorTools
 import ArgumentParser
 import Edge
 import Foundation
@@ -40,6 +41,7 @@ struct FanoutBenchmark: AsyncParsableCommand {
 
     func validate() throws {
         guard !seeds.isEmpty else { throw ValidationError("give at least one --seed") }
+        _ = try app.resolved()  // a missing credential stops the benchmark before it starts anything
         guard (1...2000).contains(subscribers) else { throw ValidationError("--subscribers must be 1–2000") }
         guard seconds > 0, seconds <= 600 else { throw ValidationError("--seconds must be in (0, 600]") }
     }

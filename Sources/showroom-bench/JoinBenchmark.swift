@@ -1,3 +1,4 @@
+import OperatorTools
 import ArgumentParser
 import Edge
 import Foundation
@@ -35,6 +36,7 @@ struct JoinBenchmark: AsyncParsableCommand {
 
     func validate() throws {
         guard !seeds.isEmpty else { throw ValidationError("give at least one --seed") }
+        _ = try app.resolved()  // a missing credential stops the benchmark before it starts anything
         guard (1...2000).contains(audiences) else { throw ValidationError("--audiences must be 1–2000") }
         guard (100...20_000).contains(gopMs) else { throw ValidationError("--gop-ms must be 100–20000") }
         guard (1...60).contains(fps) else { throw ValidationError("--fps must be 1–60") }

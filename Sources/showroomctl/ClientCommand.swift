@@ -1,3 +1,4 @@
+import OperatorTools
 import ArgumentParser
 import Edge
 import Foundation

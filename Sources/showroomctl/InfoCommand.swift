@@ -1,3 +1,4 @@
+import OperatorTools
 import ArgumentParser
 import Foundation
 import NodeRuntime

@@ -1,26 +1,8 @@
+import OperatorTools
 import ArgumentParser
 import Foundation
 import NodeRuntime
 import ShowroomWire
-
-/// The keys showroomctl presents on cluster endpoints of a cluster with a keyring: the `operator`
-/// key pair (or `SHOWROOM_KEY_ID`'s) of the keyring directory named by `SHOWROOM_KEYRING`.
-/// `deploy/cluster.sh` sets both for the commands it runs. Unset: plain links (a cluster without
-/// a keyring, or a client endpoint).
-enum OperatorKeys {
-    /// The credentials, or nil without `SHOWROOM_KEYRING`; exits with a clear message when the
-    /// keyring named there cannot be read.
-    static let credentials: ClusterCredentials? = {
-        let environment = ProcessInfo.processInfo.environment
-        guard let directory = environment["SHOWROOM_KEYRING"], !directory.isEmpty else { return nil }
-        do {
-            return try ClusterCredentials.load(keyringDirectory: directory, id: environment["SHOWROOM_KEY_ID"] ?? "operator")
-        } catch {
-            FileHandle.standardError.write(Data("showroomctl: SHOWROOM_KEYRING: \(error)\n".utf8))
-            exit(2)
-        }
-    }()
-}
 
 /// `showroomctl keys ...`: the cluster's CURVE keyring.
 struct KeysCommand: ParsableCommand {

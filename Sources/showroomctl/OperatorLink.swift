@@ -1,3 +1,4 @@
+import OperatorTools
 import Foundation
 import NodeRuntime
 import Routing
@@ -96,9 +97,3 @@ final class OperatorLink {
     }
 }
 
-/// Runs blocking socket work on a thread of its own, off Swift's cooperative pool.
-func onThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try work() }) }.start()
-    }
-}
