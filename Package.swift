@@ -265,9 +265,9 @@ let package = Package(
                 "ShowroomKit", "ShowroomTesting", "Edge", "ShowroomAuth", "ShowroomWire", "MediaCodecs", "ZeroMQ",
             ]
         ),
-        .testTarget(name: "RoomsTests", dependencies: ["Rooms", "RoomStore", "ShowroomWire", "ShowroomAuth", "Routing"]),
+        .testTarget(name: "RoomsTests", dependencies: ["Rooms", "RoomStore", "ShowroomWire", "ShowroomAuth", "Routing", "ShowroomTesting"]),
         .testTarget(name: "CallsTests", dependencies: ["Calls"]),
-        .testTarget(name: "RoutingTests", dependencies: ["Routing", "ShowroomWire"]),
+        .testTarget(name: "RoutingTests", dependencies: ["Routing", "ShowroomWire", "ShowroomTesting"]),
         .testTarget(name: "ReplicatedOwnershipTests", dependencies: ["ReplicatedOwnership", "Routing"]),
         .testTarget(
             name: "WebhooksTests",

@@ -47,4 +47,21 @@ public func assertFails<T>(_ code: WireErrorCode, _ what: String, file: StaticSt
         XCTFail("\(what): expected \(code), got \(error)", file: file, line: line)
     }
 }
+
+/// Runs `body`, which must throw a ShowroomError with `code` and a message a person can act on;
+/// returns the error for further checks.
+@discardableResult
+public func assertThrows<T>(
+    _ code: WireErrorCode, _ body: () throws(ShowroomError) -> T, file: StaticString = #filePath, line: UInt = #line
+) -> ShowroomError? {
+    do {
+        let value = try body()
+        XCTFail("expected \(code), got \(value)", file: file, line: line)
+        return nil
+    } catch {
+        XCTAssertEqual(error.code, code, "\(error)", file: file, line: line)
+        XCTAssertFalse(error.message.isEmpty, "an error needs a message a person can act on", file: file, line: line)
+        return error
+    }
+}
 #endif

@@ -1,5 +1,6 @@
 import ShowroomAuth
 import ShowroomWire
+import ShowroomTesting
 import XCTest
 
 final class AdminSignerTests: XCTestCase {

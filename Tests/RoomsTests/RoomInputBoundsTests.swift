@@ -1,5 +1,6 @@
 import Rooms
 import ShowroomWire
+import ShowroomTesting
 import XCTest
 
 /// Every field a client sends a room is bounded by the shared rules in ``Names``: the happy value

@@ -1,5 +1,6 @@
 import Rooms
 import ShowroomWire
+import ShowroomTesting
 import XCTest
 
 final class RoomRegistryTests: XCTestCase {

@@ -4,6 +4,7 @@ import RoomStore
 import Rooms
 import Routing
 import ShowroomWire
+import ShowroomTesting
 import XCTest
 
 final class RoomStoreTests: XCTestCase {

@@ -1,5 +1,6 @@
 import Rooms
 import ShowroomWire
+import ShowroomTesting
 import XCTest
 
 /// A deterministic generator (SplitMix64) for room ids in tests.
@@ -14,22 +15,6 @@ struct SeededGenerator: RandomNumberGenerator {
         z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
         z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
         return z ^ (z >> 31)
-    }
-}
-
-/// Runs `body`, which must throw a ShowroomError with `code`; returns the error for further checks.
-@discardableResult
-func assertThrows<T>(
-    _ code: WireErrorCode, _ body: () throws(ShowroomError) -> T, file: StaticString = #filePath, line: UInt = #line
-) -> ShowroomError? {
-    do {
-        let value = try body()
-        XCTFail("expected \(code), got \(value)", file: file, line: line)
-        return nil
-    } catch {
-        XCTAssertEqual(error.code, code, "\(error)", file: file, line: line)
-        XCTAssertFalse(error.message.isEmpty, "an error needs a message a person can act on", file: file, line: line)
-        return error
     }
 }
 

@@ -1,5 +1,6 @@
 import Routing
 import ShowroomWire
+import ShowroomTesting
 import XCTest
 
 final class PlacementTableTests: XCTestCase {
