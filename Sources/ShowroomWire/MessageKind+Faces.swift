@@ -1,6 +1,6 @@
 extension WireMessageKind {
     /// Whether clients may send this kind to a member's client endpoint: the edge session kinds,
-    /// room requests, placement, signed kicks, node info and the (client) cluster status. The
+    /// room requests, placement, signed kicks, signaling and call requests, node info and the (client) cluster status. The
     /// others — gossip, replication, edge reports, bans, claims, the channel list — are internal:
     /// only authenticated members send them, on cluster endpoints. Unknown kinds count as internal.
     public var isClientKind: Bool {
@@ -13,6 +13,9 @@ extension WireMessageKind {
             return true
         case .roomCreate, .roomList, .roomGet, .roomJoin, .roomLeave, .roomClose, .roomChatSend, .roomChatHistory,
              .channelPlace, .kick:
+            return true
+        case .callLogin, .callLogout, .callRenewToken, .callPoll, .callPresence, .callDial, .callCancel, .callAccept,
+             .callReject, .callHangup, .callFirstFrame:
             return true
         default:
             return false

@@ -193,6 +193,14 @@ extension WireErrorCode {
         case .noEdgeAvailable: return "no edge available"
         case .adminUnauthorized: return "admin request unauthorized"
         case .noCoordinator: return "no coordinator"
+        case .notLoggedIn: return "not logged in"
+        case .calleeOffline: return "callee offline"
+        case .callerInCall: return "caller in a call"
+        case .unknownCall: return "unknown call"
+        case .notYourCall: return "not your call"
+        case .callStateMismatch: return "call state mismatch"
+        case .callEnded: return "call ended"
+        case .noCallSignal: return "no call-signal node"
         case .UNRECOGNIZED: return "unrecognized error"
         @unknown default:
             // Split the generated camelCase case name into lowercase words.

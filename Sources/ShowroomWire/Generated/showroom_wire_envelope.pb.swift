@@ -229,6 +229,33 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
   /// Request (edge -> coordinator): ClaimChannelRequest; response: ClaimChannelResponse.
   case channelClaim // = 318
 
+  /// Call-signal: bodies in showroom/call/signal.proto (package showroom.call). Requests are served
+  /// by any call-signal node (passed on to the owner of the uid or call).
+  /// Request: LoginRequest; response: LoginResponse.
+  case callLogin // = 401
+
+  /// Request: LogoutRequest; response: LogoutResponse.
+  case callLogout // = 402
+
+  /// Request: RenewTokenRequest; response: RenewTokenResponse.
+  case callRenewToken // = 403
+
+  /// Request: PollRequest; response: PollResponse (held until notices wait or max_wait_ms passed).
+  case callPoll // = 404
+
+  /// Request: PresenceRequest; response: PresenceResponse.
+  case callPresence // = 405
+
+  /// Request: DialRequest; response: DialResponse.
+  case callDial // = 406
+
+  /// Requests: CallActionRequest; responses: CallActionResponse.
+  case callCancel // = 407
+  case callAccept // = 408
+  case callReject // = 409
+  case callHangup // = 410
+  case callFirstFrame // = 411
+
   /// Request: showroom.admin.ClusterStatusRequest; response: showroom.admin.ClusterStatus (the
   /// answering member's view of the cluster).
   case clusterStatus // = 500
@@ -288,6 +315,17 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
     case 316: self = .banList
     case 317: self = .coordinatorState
     case 318: self = .channelClaim
+    case 401: self = .callLogin
+    case 402: self = .callLogout
+    case 403: self = .callRenewToken
+    case 404: self = .callPoll
+    case 405: self = .callPresence
+    case 406: self = .callDial
+    case 407: self = .callCancel
+    case 408: self = .callAccept
+    case 409: self = .callReject
+    case 410: self = .callHangup
+    case 411: self = .callFirstFrame
     case 500: self = .clusterStatus
     default: self = .UNRECOGNIZED(rawValue)
     }
@@ -343,6 +381,17 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
     case .banList: return 316
     case .coordinatorState: return 317
     case .channelClaim: return 318
+    case .callLogin: return 401
+    case .callLogout: return 402
+    case .callRenewToken: return 403
+    case .callPoll: return 404
+    case .callPresence: return 405
+    case .callDial: return 406
+    case .callCancel: return 407
+    case .callAccept: return 408
+    case .callReject: return 409
+    case .callHangup: return 410
+    case .callFirstFrame: return 411
     case .clusterStatus: return 500
     case .UNRECOGNIZED(let i): return i
     }
@@ -398,6 +447,17 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
     .banList,
     .coordinatorState,
     .channelClaim,
+    .callLogin,
+    .callLogout,
+    .callRenewToken,
+    .callPoll,
+    .callPresence,
+    .callDial,
+    .callCancel,
+    .callAccept,
+    .callReject,
+    .callHangup,
+    .callFirstFrame,
     .clusterStatus,
   ]
 
@@ -541,7 +601,7 @@ nonisolated extension WireProtocolVersion: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension WireMessageKind: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0MESSAGE_KIND_UNSPECIFIED\0\u{1}MESSAGE_KIND_NODE_INFO\0\u{2}c\u{1}MESSAGE_KIND_GOSSIP\0\u{2}d\u{1}MESSAGE_KIND_MEDIA_FRAME\0\u{1}MESSAGE_KIND_EDGE_OPEN_SESSION\0\u{1}MESSAGE_KIND_EDGE_CLOSE_SESSION\0\u{1}MESSAGE_KIND_EDGE_HEARTBEAT\0\u{1}MESSAGE_KIND_JOIN_CHANNEL\0\u{1}MESSAGE_KIND_LEAVE_CHANNEL\0\u{1}MESSAGE_KIND_UPDATE_CHANNEL_OPTIONS\0\u{1}MESSAGE_KIND_SET_CLIENT_ROLE\0\u{1}MESSAGE_KIND_RENEW_CHANNEL_TOKEN\0\u{1}MESSAGE_KIND_SUBSCRIBE_TRACK\0\u{1}MESSAGE_KIND_UNSUBSCRIBE_TRACK\0\u{1}MESSAGE_KIND_MUTE_REMOTE_TRACK\0\u{1}MESSAGE_KIND_ENABLE_VOLUME_INDICATION\0\u{1}MESSAGE_KIND_SEND_STREAM_MESSAGE\0\u{1}MESSAGE_KIND_CHANNEL_USER_JOINED\0\u{1}MESSAGE_KIND_CHANNEL_USER_OFFLINE\0\u{1}MESSAGE_KIND_REMOTE_TRACK_PUBLISHED\0\u{1}MESSAGE_KIND_REMOTE_TRACK_UNPUBLISHED\0\u{1}MESSAGE_KIND_REMOTE_VIDEO_STATE_CHANGED\0\u{1}MESSAGE_KIND_VOLUME_INDICATION\0\u{1}MESSAGE_KIND_STREAM_MESSAGE\0\u{1}MESSAGE_KIND_CHANNEL_TOKEN_WILL_EXPIRE\0\u{1}MESSAGE_KIND_CHANNEL_PRIVILEGE_EXPIRED\0\u{1}MESSAGE_KIND_KEYFRAME_REQUEST\0\u{1}MESSAGE_KIND_CHANNEL_CONNECTION_CLOSED\0\u{1}MESSAGE_KIND_EDGE_SESSION_CLOSED\0\u{1}MESSAGE_KIND_EDGE_ERROR\0\u{2}K\u{1}MESSAGE_KIND_ROOM_CREATE\0\u{1}MESSAGE_KIND_ROOM_LIST\0\u{1}MESSAGE_KIND_ROOM_GET\0\u{1}MESSAGE_KIND_ROOM_JOIN\0\u{1}MESSAGE_KIND_ROOM_LEAVE\0\u{1}MESSAGE_KIND_ROOM_CLOSE\0\u{1}MESSAGE_KIND_ROOM_CHAT_SEND\0\u{1}MESSAGE_KIND_ROOM_CHAT_HISTORY\0\u{1}MESSAGE_KIND_ROOM_NOTICE\0\u{1}MESSAGE_KIND_CHANNEL_PLACE\0\u{1}MESSAGE_KIND_CHANNEL_LIST\0\u{1}MESSAGE_KIND_EDGE_CHANNEL_REPORT\0\u{1}MESSAGE_KIND_CHANNEL_EVENT\0\u{1}MESSAGE_KIND_KICK\0\u{1}MESSAGE_KIND_EDGE_BANS\0\u{1}MESSAGE_KIND_BAN_LIST\0\u{1}MESSAGE_KIND_COORDINATOR_STATE\0\u{1}MESSAGE_KIND_CHANNEL_CLAIM\0\u{2}v\u{2}MESSAGE_KIND_CLUSTER_STATUS\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0MESSAGE_KIND_UNSPECIFIED\0\u{1}MESSAGE_KIND_NODE_INFO\0\u{2}c\u{1}MESSAGE_KIND_GOSSIP\0\u{2}d\u{1}MESSAGE_KIND_MEDIA_FRAME\0\u{1}MESSAGE_KIND_EDGE_OPEN_SESSION\0\u{1}MESSAGE_KIND_EDGE_CLOSE_SESSION\0\u{1}MESSAGE_KIND_EDGE_HEARTBEAT\0\u{1}MESSAGE_KIND_JOIN_CHANNEL\0\u{1}MESSAGE_KIND_LEAVE_CHANNEL\0\u{1}MESSAGE_KIND_UPDATE_CHANNEL_OPTIONS\0\u{1}MESSAGE_KIND_SET_CLIENT_ROLE\0\u{1}MESSAGE_KIND_RENEW_CHANNEL_TOKEN\0\u{1}MESSAGE_KIND_SUBSCRIBE_TRACK\0\u{1}MESSAGE_KIND_UNSUBSCRIBE_TRACK\0\u{1}MESSAGE_KIND_MUTE_REMOTE_TRACK\0\u{1}MESSAGE_KIND_ENABLE_VOLUME_INDICATION\0\u{1}MESSAGE_KIND_SEND_STREAM_MESSAGE\0\u{1}MESSAGE_KIND_CHANNEL_USER_JOINED\0\u{1}MESSAGE_KIND_CHANNEL_USER_OFFLINE\0\u{1}MESSAGE_KIND_REMOTE_TRACK_PUBLISHED\0\u{1}MESSAGE_KIND_REMOTE_TRACK_UNPUBLISHED\0\u{1}MESSAGE_KIND_REMOTE_VIDEO_STATE_CHANGED\0\u{1}MESSAGE_KIND_VOLUME_INDICATION\0\u{1}MESSAGE_KIND_STREAM_MESSAGE\0\u{1}MESSAGE_KIND_CHANNEL_TOKEN_WILL_EXPIRE\0\u{1}MESSAGE_KIND_CHANNEL_PRIVILEGE_EXPIRED\0\u{1}MESSAGE_KIND_KEYFRAME_REQUEST\0\u{1}MESSAGE_KIND_CHANNEL_CONNECTION_CLOSED\0\u{1}MESSAGE_KIND_EDGE_SESSION_CLOSED\0\u{1}MESSAGE_KIND_EDGE_ERROR\0\u{2}K\u{1}MESSAGE_KIND_ROOM_CREATE\0\u{1}MESSAGE_KIND_ROOM_LIST\0\u{1}MESSAGE_KIND_ROOM_GET\0\u{1}MESSAGE_KIND_ROOM_JOIN\0\u{1}MESSAGE_KIND_ROOM_LEAVE\0\u{1}MESSAGE_KIND_ROOM_CLOSE\0\u{1}MESSAGE_KIND_ROOM_CHAT_SEND\0\u{1}MESSAGE_KIND_ROOM_CHAT_HISTORY\0\u{1}MESSAGE_KIND_ROOM_NOTICE\0\u{1}MESSAGE_KIND_CHANNEL_PLACE\0\u{1}MESSAGE_KIND_CHANNEL_LIST\0\u{1}MESSAGE_KIND_EDGE_CHANNEL_REPORT\0\u{1}MESSAGE_KIND_CHANNEL_EVENT\0\u{1}MESSAGE_KIND_KICK\0\u{1}MESSAGE_KIND_EDGE_BANS\0\u{1}MESSAGE_KIND_BAN_LIST\0\u{1}MESSAGE_KIND_COORDINATOR_STATE\0\u{1}MESSAGE_KIND_CHANNEL_CLAIM\0\u{2}S\u{1}MESSAGE_KIND_CALL_LOGIN\0\u{1}MESSAGE_KIND_CALL_LOGOUT\0\u{1}MESSAGE_KIND_CALL_RENEW_TOKEN\0\u{1}MESSAGE_KIND_CALL_POLL\0\u{1}MESSAGE_KIND_CALL_PRESENCE\0\u{1}MESSAGE_KIND_CALL_DIAL\0\u{1}MESSAGE_KIND_CALL_CANCEL\0\u{1}MESSAGE_KIND_CALL_ACCEPT\0\u{1}MESSAGE_KIND_CALL_REJECT\0\u{1}MESSAGE_KIND_CALL_HANGUP\0\u{1}MESSAGE_KIND_CALL_FIRST_FRAME\0\u{2}Y\u{1}MESSAGE_KIND_CLUSTER_STATUS\0")
 }
 
 nonisolated extension WireNodeRole: SwiftProtobuf._ProtoNameProviding {

@@ -168,6 +168,31 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
 
   /// No room-coordinator is alive in the cluster.
   case noCoordinator // = 4007
+
+  /// The session id names no session (never logged in, logged out, timed out or replaced by a
+  /// newer login of the same uid): log in again.
+  case notLoggedIn // = 5000
+
+  /// The callee is not logged in to signaling; nothing rang.
+  case calleeOffline // = 5001
+
+  /// The caller is in another call; hang it up first.
+  case callerInCall // = 5002
+
+  /// No such call (never made, or ended over a minute ago).
+  case unknownCall // = 5003
+
+  /// The requester is not the party this request is for (someone else's call, a caller accepting).
+  case notYourCall // = 5004
+
+  /// The call is not where the request needs it (cancel after accept): CallAPI's stateMismatch.
+  case callStateMismatch // = 5005
+
+  /// The call ended already; the message says how.
+  case callEnded // = 5006
+
+  /// No call-signal node is alive in the cluster.
+  case noCallSignal // = 5007
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -219,6 +244,14 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 4005: self = .noEdgeAvailable
     case 4006: self = .adminUnauthorized
     case 4007: self = .noCoordinator
+    case 5000: self = .notLoggedIn
+    case 5001: self = .calleeOffline
+    case 5002: self = .callerInCall
+    case 5003: self = .unknownCall
+    case 5004: self = .notYourCall
+    case 5005: self = .callStateMismatch
+    case 5006: self = .callEnded
+    case 5007: self = .noCallSignal
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -268,6 +301,14 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .noEdgeAvailable: return 4005
     case .adminUnauthorized: return 4006
     case .noCoordinator: return 4007
+    case .notLoggedIn: return 5000
+    case .calleeOffline: return 5001
+    case .callerInCall: return 5002
+    case .unknownCall: return 5003
+    case .notYourCall: return 5004
+    case .callStateMismatch: return 5005
+    case .callEnded: return 5006
+    case .noCallSignal: return 5007
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -317,6 +358,14 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     .noEdgeAvailable,
     .adminUnauthorized,
     .noCoordinator,
+    .notLoggedIn,
+    .calleeOffline,
+    .callerInCall,
+    .unknownCall,
+    .notYourCall,
+    .callStateMismatch,
+    .callEnded,
+    .noCallSignal,
   ]
 
 }
@@ -374,7 +423,7 @@ public nonisolated struct WireRedirect: Sendable {
 fileprivate nonisolated let _protobuf_package = "showroom.wire"
 
 nonisolated extension WireErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{2}h\u{f}ERROR_CODE_MALFORMED_MESSAGE\0\u{1}ERROR_CODE_UNKNOWN_KIND\0\u{1}ERROR_CODE_DEADLINE_EXCEEDED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_INVALID_ARGUMENT\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{2}a\u{f}ERROR_CODE_TOKEN_MALFORMED\0\u{1}ERROR_CODE_TOKEN_BAD_SIGNATURE\0\u{1}ERROR_CODE_TOKEN_WRONG_APP_ID\0\u{1}ERROR_CODE_TOKEN_EXPIRED\0\u{1}ERROR_CODE_TOKEN_CHANNEL_MISMATCH\0\u{1}ERROR_CODE_TOKEN_UID_MISMATCH\0\u{1}ERROR_CODE_TOKEN_MISSING_PRIVILEGE\0\u{2}a\u{f}ERROR_CODE_NOT_JOINED\0\u{1}ERROR_CODE_ROLE_FORBIDS_PUBLISH\0\u{1}ERROR_CODE_PRIVILEGE_EXPIRED\0\u{1}ERROR_CODE_TRACK_NOT_PUBLISHED\0\u{1}ERROR_CODE_FRAME_TOO_LARGE\0\u{1}ERROR_CODE_TOO_MANY_CHANNELS\0\u{1}ERROR_CODE_CHANNEL_FULL\0\u{1}ERROR_CODE_TOO_MANY_PUBLISHERS\0\u{1}ERROR_CODE_UNKNOWN_TRACK\0\u{1}ERROR_CODE_STREAM_MESSAGE_TOO_LARGE\0\u{1}ERROR_CODE_STREAM_MESSAGE_RATE_LIMITED\0\u{1}ERROR_CODE_ALREADY_JOINED\0\u{1}ERROR_CODE_NO_SESSION\0\u{1}ERROR_CODE_UID_REPLACED\0\u{1}ERROR_CODE_SESSION_TIMED_OUT\0\u{1}ERROR_CODE_SESSION_REPLACED\0\u{1}ERROR_CODE_BANNED\0\u{1}ERROR_CODE_CHANNEL_ELSEWHERE\0\u{2}W\u{f}ERROR_CODE_ROOM_NOT_FOUND\0\u{1}ERROR_CODE_NOT_ROOM_OWNER\0\u{1}ERROR_CODE_CHAT_MESSAGE_TOO_LARGE\0\u{1}ERROR_CODE_ROOM_CLOSED\0\u{1}ERROR_CODE_ROOM_EXISTS\0\u{1}ERROR_CODE_NO_EDGE_AVAILABLE\0\u{1}ERROR_CODE_ADMIN_UNAUTHORIZED\0\u{1}ERROR_CODE_NO_COORDINATOR\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{2}h\u{f}ERROR_CODE_MALFORMED_MESSAGE\0\u{1}ERROR_CODE_UNKNOWN_KIND\0\u{1}ERROR_CODE_DEADLINE_EXCEEDED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_INVALID_ARGUMENT\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{2}a\u{f}ERROR_CODE_TOKEN_MALFORMED\0\u{1}ERROR_CODE_TOKEN_BAD_SIGNATURE\0\u{1}ERROR_CODE_TOKEN_WRONG_APP_ID\0\u{1}ERROR_CODE_TOKEN_EXPIRED\0\u{1}ERROR_CODE_TOKEN_CHANNEL_MISMATCH\0\u{1}ERROR_CODE_TOKEN_UID_MISMATCH\0\u{1}ERROR_CODE_TOKEN_MISSING_PRIVILEGE\0\u{2}a\u{f}ERROR_CODE_NOT_JOINED\0\u{1}ERROR_CODE_ROLE_FORBIDS_PUBLISH\0\u{1}ERROR_CODE_PRIVILEGE_EXPIRED\0\u{1}ERROR_CODE_TRACK_NOT_PUBLISHED\0\u{1}ERROR_CODE_FRAME_TOO_LARGE\0\u{1}ERROR_CODE_TOO_MANY_CHANNELS\0\u{1}ERROR_CODE_CHANNEL_FULL\0\u{1}ERROR_CODE_TOO_MANY_PUBLISHERS\0\u{1}ERROR_CODE_UNKNOWN_TRACK\0\u{1}ERROR_CODE_STREAM_MESSAGE_TOO_LARGE\0\u{1}ERROR_CODE_STREAM_MESSAGE_RATE_LIMITED\0\u{1}ERROR_CODE_ALREADY_JOINED\0\u{1}ERROR_CODE_NO_SESSION\0\u{1}ERROR_CODE_UID_REPLACED\0\u{1}ERROR_CODE_SESSION_TIMED_OUT\0\u{1}ERROR_CODE_SESSION_REPLACED\0\u{1}ERROR_CODE_BANNED\0\u{1}ERROR_CODE_CHANNEL_ELSEWHERE\0\u{2}W\u{f}ERROR_CODE_ROOM_NOT_FOUND\0\u{1}ERROR_CODE_NOT_ROOM_OWNER\0\u{1}ERROR_CODE_CHAT_MESSAGE_TOO_LARGE\0\u{1}ERROR_CODE_ROOM_CLOSED\0\u{1}ERROR_CODE_ROOM_EXISTS\0\u{1}ERROR_CODE_NO_EDGE_AVAILABLE\0\u{1}ERROR_CODE_ADMIN_UNAUTHORIZED\0\u{1}ERROR_CODE_NO_COORDINATOR\0\u{2}a\u{f}ERROR_CODE_NOT_LOGGED_IN\0\u{1}ERROR_CODE_CALLEE_OFFLINE\0\u{1}ERROR_CODE_CALLER_IN_CALL\0\u{1}ERROR_CODE_UNKNOWN_CALL\0\u{1}ERROR_CODE_NOT_YOUR_CALL\0\u{1}ERROR_CODE_CALL_STATE_MISMATCH\0\u{1}ERROR_CODE_CALL_ENDED\0\u{1}ERROR_CODE_NO_CALL_SIGNAL\0")
 }
 
 nonisolated extension WireError: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {

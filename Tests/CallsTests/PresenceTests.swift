@@ -1,0 +1,47 @@
+import Calls
+import XCTest
+
+final class PresenceTests: XCTestCase {
+    let t0: Int64 = 5_000_000
+
+    func testLoginLogoutAndANewerLoginReplacesTheOlder() {
+        var presence = Presence()
+        XCTAssertTrue(presence.login(uid: 7, session: "s1", tokenExpiresAtMs: t0 + 3_600_000, nowMs: t0).isEmpty)
+        XCTAssertTrue(presence.isOnline(7))
+        let replaced = presence.login(uid: 7, session: "s2", tokenExpiresAtMs: t0 + 3_600_000, nowMs: t0 + 1)
+        XCTAssertEqual(replaced.count, 1)
+        guard case .ended(let old, .replaced) = replaced.first else { return XCTFail("\(replaced)") }
+        XCTAssertEqual(old.id, "s1")
+        XCTAssertNil(presence.session("s1", nowMs: t0 + 2))
+        XCTAssertEqual(presence.session("s2", nowMs: t0 + 2)?.uid, 7)
+        XCTAssertEqual(presence.logout("s2").count, 1)
+        XCTAssertFalse(presence.isOnline(7))
+        XCTAssertTrue(presence.logout("s2").isEmpty, "logged out once")
+    }
+
+    func testASilentSessionTimesOutAndAHeardOneStays() {
+        var presence = Presence(heartbeatTimeoutMs: 10_000)
+        _ = presence.login(uid: 1, session: "a", tokenExpiresAtMs: t0 + 3_600_000, nowMs: t0)
+        _ = presence.login(uid: 2, session: "b", tokenExpiresAtMs: t0 + 3_600_000, nowMs: t0)
+        _ = presence.session("b", nowMs: t0 + 9_000)
+        let ended = presence.tick(nowMs: t0 + 10_000)
+        XCTAssertEqual(ended.count, 1)
+        guard case .ended(let session, .timedOut) = ended.first else { return XCTFail("\(ended)") }
+        XCTAssertEqual(session.uid, 1)
+        XCTAssertTrue(presence.isOnline(2))
+    }
+
+    func testTheTokenIsWarnedOnce30SecondsAheadThenEndsTheSessionUnlessRenewed() {
+        var presence = Presence(heartbeatTimeoutMs: 1_000_000)
+        _ = presence.login(uid: 1, session: "a", tokenExpiresAtMs: t0 + 60_000, nowMs: t0)
+        XCTAssertTrue(presence.tick(nowMs: t0 + 29_999).isEmpty)
+        XCTAssertEqual(presence.tick(nowMs: t0 + 30_000).count, 1)
+        XCTAssertTrue(presence.tick(nowMs: t0 + 31_000).isEmpty, "warned once")
+        presence.renew("a", tokenExpiresAtMs: t0 + 120_000, nowMs: t0 + 40_000)
+        XCTAssertTrue(presence.tick(nowMs: t0 + 60_000).isEmpty, "renewed in time")
+        XCTAssertEqual(presence.tick(nowMs: t0 + 90_000).count, 1, "warned again for the new token")
+        let ended = presence.tick(nowMs: t0 + 120_000)
+        guard case .ended(_, .tokenExpired) = ended.first else { return XCTFail("\(ended)") }
+        XCTAssertFalse(presence.isOnline(1))
+    }
+}
