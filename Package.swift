@@ -177,7 +177,16 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "showroom-coordinator", dependencies: ["NodeRuntime", "Coordinator"]),
-        .executableTarget(name: "showroom-callsignal", dependencies: ["NodeRuntime"]),
+        // The call-signal process's shell: signaling sessions, calls and the routing between nodes.
+        .target(
+            name: "CallSignal",
+            dependencies: [
+                "NodeRuntime", "Calls", "ShowroomAuth", "ShowroomWire", "Routing", "Membership",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ]
+        ),
+        .executableTarget(name: "showroom-callsignal", dependencies: ["NodeRuntime", "CallSignal"]),
         // What the operator's tools share: app credentials from flags, environment or a run
         // directory, the operator's cluster keys, blocking work off the cooperative pool.
         .target(
@@ -267,6 +276,15 @@ let package = Package(
         ),
         .testTarget(name: "RoomsTests", dependencies: ["Rooms", "RoomStore", "ShowroomWire", "ShowroomAuth", "Routing", "ShowroomTesting"]),
         .testTarget(name: "CallsTests", dependencies: ["Calls"]),
+        // The call-signal shell on an in-process network with a clock moved by hand.
+        .testTarget(
+            name: "CallSignalTests",
+            dependencies: [
+                "CallSignal", "Calls", "NodeRuntime", "ShowroomTesting", "ShowroomWire", "ShowroomAuth", "Routing",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ]
+        ),
         .testTarget(name: "RoutingTests", dependencies: ["Routing", "ShowroomWire", "ShowroomTesting"]),
         .testTarget(name: "ReplicatedOwnershipTests", dependencies: ["ReplicatedOwnership", "Routing"]),
         .testTarget(

@@ -40,12 +40,13 @@ public struct CallBook: Sendable {
     // MARK: - Requests
 
     /// `caller` calls `callee`. The shell gives the new call's `id` and private `channel` (fresh and
-    /// random) and whether the callee is logged in. Returns the call (an existing one when the
-    /// caller repeats a call that still rings) and what to do.
+    /// random), whether the callee is logged in, and the call it is in elsewhere (one another book
+    /// holds), if any. Returns the call (an existing one when the caller repeats a call that still
+    /// rings) and what to do.
     public mutating func call(
         id: String, channel: String, from caller: UInt32, to callee: UInt32, type: CallType,
         extensionInfo: [String: String] = [:], timeoutMs: Int64? = nil, waitsForFirstFrame: Bool = true,
-        calleeOnline: Bool, nowMs: Int64
+        calleeOnline: Bool, calleeInCallElsewhere: String? = nil, nowMs: Int64
     ) throws(CallRefusal) -> (call: Call, directives: [CallDirective]) {
         guard caller != 0, callee != 0 else { throw CallRefusal(.invalidArgument, "uid 0 cannot call or be called") }
         guard caller != callee else { throw CallRefusal(.invalidArgument, "uid \(caller) cannot call itself") }
@@ -70,11 +71,11 @@ public struct CallBook: Sendable {
         var call = Call(id: id, caller: caller, callee: callee, type: type, channel: channel,
                         extensionInfo: extensionInfo, waitsForFirstFrame: waitsForFirstFrame,
                         startedAtMs: nowMs, phase: .ringing)
-        if let busy = self.call(of: callee) {
+        if let busy = self.call(of: callee)?.id ?? calleeInCallElsewhere {
             // Busy: the call ends in the same answer; the callee hears nothing of it.
             call.deadlineMs = nil
             var directives: [CallDirective] = []
-            end(&call, .init(reason: .busy, by: callee, message: "uid \(callee) is in call \(busy.id)"), nowMs: nowMs,
+            end(&call, .init(reason: .busy, by: callee, message: "uid \(callee) is in call \(busy)"), nowMs: nowMs,
                 notices: [(caller, .prepared, .remoteCallBusy, .remoteCallBusy)], into: &directives)
             calls[id] = call
             return (call, directives)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CallSignal
 import NodeRuntime
 
 @main
@@ -10,6 +11,8 @@ struct CallSignalCommand: AsyncParsableCommand {
     @OptionGroup var options: NodeOptions
 
     func run() async throws {
-        try await NodeMain.run(role: .callsignal, options: options)
+        try await NodeMain.run(role: .callsignal, options: options) { configuration, logger in
+            CallSignalRoleService(configuration: configuration, logger: logger)
+        }
     }
 }

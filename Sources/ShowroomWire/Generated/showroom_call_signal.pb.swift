@@ -456,6 +456,102 @@ public nonisolated struct SignalNotice: @unchecked Sendable {
   fileprivate var _storage = _StorageClass.defaultInstance
 }
 
+/// CALL_RING: the caller's owner (which checked the caller's session and reserved the caller)
+/// asks the callee's owner to ring. The callee's owner holds the call.
+public nonisolated struct SignalRingRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var callID: String = String()
+
+  public var channel: String = String()
+
+  public var caller: UInt32 = 0
+
+  public var callee: UInt32 = 0
+
+  public var type: SignalCallType = .video
+
+  public var `extension`: Dictionary<String,String> = [:]
+
+  public var timeoutMs: UInt32 = 0
+
+  public var firstFrameWaitingDisabled: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct SignalRingResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The call as the caller sees it (ended with end_reason "busy" when the callee was busy).
+  public var call: SignalCallInfo {
+    get {_call ?? SignalCallInfo()}
+    set {_call = newValue}
+  }
+  /// Returns true if `call` has been explicitly set.
+  public var hasCall: Bool {self._call != nil}
+  /// Clears the value of `call`. Subsequent reads from it will return its default value.
+  public mutating func clearCall() {self._call = nil}
+
+  /// The caller's notices (calling, or prepared with remoteCallBusy).
+  public var notices: [SignalNotice] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _call: SignalCallInfo? = nil
+}
+
+/// CALL_PARTY_ACTION: a request of `uid` (its session checked by its owner) for the call's owner.
+public nonisolated struct SignalPartyAction: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The request's kind: CALL_CANCEL, CALL_ACCEPT, CALL_REJECT, CALL_HANGUP or CALL_FIRST_FRAME.
+  public var kind: UInt32 = 0
+
+  public var uid: UInt32 = 0
+
+  public var callID: String = String()
+
+  public var reason: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// CALL_DELIVER: notices for users the receiving node owns (it queues them for their sessions).
+public nonisolated struct SignalDeliverRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var notices: [SignalNotice] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct SignalDeliverResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "showroom.call"
@@ -1197,6 +1293,204 @@ nonisolated extension SignalNotice: SwiftProtobuf.Message, SwiftProtobuf._Messag
       }
       if !storagesAreEqual {return false}
     }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension SignalRingRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RingRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}call_id\0\u{1}channel\0\u{1}caller\0\u{1}callee\0\u{1}type\0\u{1}extension\0\u{3}timeout_ms\0\u{3}first_frame_waiting_disabled\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.callID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.channel) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.caller) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.callee) }()
+      case 5: try { try decoder.decodeSingularEnumField(value: &self.type) }()
+      case 6: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: &self.`extension`) }()
+      case 7: try { try decoder.decodeSingularUInt32Field(value: &self.timeoutMs) }()
+      case 8: try { try decoder.decodeSingularBoolField(value: &self.firstFrameWaitingDisabled) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.callID.isEmpty {
+      try visitor.visitSingularStringField(value: self.callID, fieldNumber: 1)
+    }
+    if !self.channel.isEmpty {
+      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 2)
+    }
+    if self.caller != 0 {
+      try visitor.visitSingularUInt32Field(value: self.caller, fieldNumber: 3)
+    }
+    if self.callee != 0 {
+      try visitor.visitSingularUInt32Field(value: self.callee, fieldNumber: 4)
+    }
+    if self.type != .video {
+      try visitor.visitSingularEnumField(value: self.type, fieldNumber: 5)
+    }
+    if !self.`extension`.isEmpty {
+      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: self.`extension`, fieldNumber: 6)
+    }
+    if self.timeoutMs != 0 {
+      try visitor.visitSingularUInt32Field(value: self.timeoutMs, fieldNumber: 7)
+    }
+    if self.firstFrameWaitingDisabled != false {
+      try visitor.visitSingularBoolField(value: self.firstFrameWaitingDisabled, fieldNumber: 8)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: SignalRingRequest, rhs: SignalRingRequest) -> Bool {
+    if lhs.callID != rhs.callID {return false}
+    if lhs.channel != rhs.channel {return false}
+    if lhs.caller != rhs.caller {return false}
+    if lhs.callee != rhs.callee {return false}
+    if lhs.type != rhs.type {return false}
+    if lhs.`extension` != rhs.`extension` {return false}
+    if lhs.timeoutMs != rhs.timeoutMs {return false}
+    if lhs.firstFrameWaitingDisabled != rhs.firstFrameWaitingDisabled {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension SignalRingResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RingResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}call\0\u{1}notices\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._call) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.notices) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._call {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if !self.notices.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.notices, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: SignalRingResponse, rhs: SignalRingResponse) -> Bool {
+    if lhs._call != rhs._call {return false}
+    if lhs.notices != rhs.notices {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension SignalPartyAction: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PartyAction"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}uid\0\u{3}call_id\0\u{1}reason\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.kind) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.callID) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.reason) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.kind != 0 {
+      try visitor.visitSingularUInt32Field(value: self.kind, fieldNumber: 1)
+    }
+    if self.uid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 2)
+    }
+    if !self.callID.isEmpty {
+      try visitor.visitSingularStringField(value: self.callID, fieldNumber: 3)
+    }
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: SignalPartyAction, rhs: SignalPartyAction) -> Bool {
+    if lhs.kind != rhs.kind {return false}
+    if lhs.uid != rhs.uid {return false}
+    if lhs.callID != rhs.callID {return false}
+    if lhs.reason != rhs.reason {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension SignalDeliverRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DeliverRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}notices\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.notices) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.notices.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.notices, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: SignalDeliverRequest, rhs: SignalDeliverRequest) -> Bool {
+    if lhs.notices != rhs.notices {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension SignalDeliverResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DeliverResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: SignalDeliverResponse, rhs: SignalDeliverResponse) -> Bool {
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

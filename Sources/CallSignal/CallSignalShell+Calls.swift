@@ -1,0 +1,247 @@
+import Calls
+import NodeRuntime
+import ShowroomAuth
+import ShowroomWire
+import SwiftProtobuf
+
+extension CallSignalShell {
+    // MARK: - Dialling (at the caller's owner)
+
+    /// Reserves the caller, asks the callee's owner to ring, answers with the call.
+    func dial(_ body: SignalDialRequest, caller: UInt32, _ respond: Node.Responder) {
+        if let current = callOf[caller] {
+            return respond(.failure(ShowroomError(.callerInCall, "uid \(caller) is in call \(current.callID); hang it up first")))
+        }
+        guard body.callee != 0, body.callee != caller else {
+            return respond(.failure(.invalidArgument("call another user: uid \(body.callee) cannot be called by uid \(caller)")))
+        }
+        let callID = "\(body.callee)-\(randomHex(12))"
+        let callOwner = owner(of: body.callee)
+        callOf[caller] = (callID, callOwner)
+        var ring = SignalRingRequest()
+        ring.callID = callID
+        ring.channel = "call-\(randomHex(16))"
+        ring.caller = caller
+        ring.callee = body.callee
+        ring.type = body.type
+        ring.extension = body.extension
+        ring.timeoutMs = body.timeoutMs
+        ring.firstFrameWaitingDisabled = body.firstFrameWaitingDisabled
+        atCallOwner(callOwner, .callRing, ring, local: { [self] () throws(ShowroomError) in try self.ring(ring) }) { [self] result in
+            switch result {
+            case .success(let answer):
+                if answer.call.endReason == Call.End.Reason.busy.rawValue, callOf[caller]?.callID == callID { callOf[caller] = nil }
+                respond(.success(SignalDialResponse.with { $0.call = answer.call }))
+            case .failure(let error):
+                if callOf[caller]?.callID == callID { callOf[caller] = nil }
+                respond(.failure(error))
+            }
+        }
+    }
+
+    /// Runs `local` when this node owns the call, else sends `body` as `kind` to `owner`;
+    /// `done` gets the answer.
+    func atCallOwner<Answer: SwiftProtobuf.Message>(
+        _ owner: String, _ kind: WireMessageKind, _ body: some SwiftProtobuf.Message,
+        local: () throws(ShowroomError) -> Answer, done: @escaping (Result<Answer, ShowroomError>) -> Void
+    ) {
+        guard owner != selfID else { return done(Result(local)) }
+        guard let endpoint = node.clusterEndpoint(of: owner) else {
+            return done(.failure(.unavailable("call-signal node \(owner) is not reachable; retry in a moment")))
+        }
+        node.send(kind, body: body, to: endpoint, timeout: Self.peerTimeout) { result in
+            done(Result { () throws(ShowroomError) -> Answer in
+                let answer = try result.get()
+                if let failure = answer.failure { throw failure }
+                return try answer.decodeBody(Answer.self)
+            })
+        }
+    }
+
+    // MARK: - At the call's owner
+
+    /// `CALL_RING`: rings the callee (owned here), or ends the call busy.
+    func ring(_ body: SignalRingRequest) throws(ShowroomError) -> SignalRingResponse {
+        guard body.caller != 0, body.callee != 0, body.channel.hasPrefix("call-"), body.callID.hasPrefix("\(body.callee)-"),
+              body.callID.utf8.count <= 64, body.channel.utf8.count <= 64 else {
+            throw .invalidArgument("a ring names its caller, callee, call id and channel")
+        }
+        let elsewhere = callOf[body.callee].map(\.callID)
+        let made: (call: Call, directives: [CallDirective])
+        do {
+            made = try book.call(
+                id: body.callID, channel: body.channel, from: body.caller, to: body.callee,
+                type: body.type == .audio ? .audio : .video, extensionInfo: body.extension,
+                timeoutMs: body.timeoutMs == 0 ? nil : Int64(body.timeoutMs), waitsForFirstFrame: !body.firstFrameWaitingDisabled,
+                calleeOnline: presence.isOnline(body.callee), calleeInCallElsewhere: elsewhere, nowMs: nowMs)
+        } catch {
+            throw ShowroomError(error)
+        }
+        process(made.directives)
+        var answer = SignalRingResponse()
+        answer.call = info(made.call, for: body.caller)
+        return answer
+    }
+
+    /// A party's request at its owner: checked there, decided by the call's owner.
+    func act(_ kind: WireMessageKind, _ body: SignalCallActionRequest, uid: UInt32, _ respond: Node.Responder) {
+        guard let dash = body.callID.firstIndex(of: "-"), let callee = UInt32(body.callID[..<dash]), body.callID.utf8.count <= 64 else {
+            return respond(.failure(ShowroomError(.unknownCall, "'\(body.callID.prefix(64))' is not a call id")))
+        }
+        var action = SignalPartyAction()
+        action.kind = UInt32(kind.rawValue)
+        action.uid = uid
+        action.callID = body.callID
+        action.reason = body.reason
+        atCallOwner(owner(of: callee), .callPartyAction, action,
+                    local: { [self] () throws(ShowroomError) in try partyAction(action) }) { result in
+            switch result {
+            case .success(let answer): respond(.success(answer))
+            case .failure(let error): respond(.failure(error))
+            }
+        }
+    }
+
+    /// `CALL_PARTY_ACTION`: applies a party's request (or its signaling coming and going) to the book.
+    func partyAction(_ action: SignalPartyAction) throws(ShowroomError) -> SignalCallActionResponse {
+        let now = nowMs
+        let id = action.callID
+        let directives: [CallDirective]
+        do {
+            switch WireMessageKind(rawValue: Int(action.kind)) {
+            case .callAccept: directives = try book.accept(id, by: action.uid, nowMs: now)
+            case .callCancel: directives = try book.cancel(id, by: action.uid, nowMs: now)
+            case .callReject: directives = try book.reject(id, by: action.uid, reason: action.reason, nowMs: now)
+            case .callHangup: directives = try book.hangup(id, by: action.uid, reason: action.reason, nowMs: now)
+            case .callFirstFrame: directives = try book.firstFrameDecoded(id, by: action.uid, nowMs: now)
+            case .callLogin: directives = book.partyJoined(id, uid: action.uid, nowMs: now)
+            case .callLogout: directives = book.partyLeft(id, uid: action.uid, nowMs: now)
+            default: throw ShowroomError.invalidArgument("party action kind \(action.kind) is not a call request")
+            }
+        } catch let refusal as CallRefusal {
+            throw ShowroomError(refusal)
+        } catch let error as ShowroomError {
+            throw error
+        } catch {
+            throw .internal("\(error)")
+        }
+        process(directives)
+        var answer = SignalCallActionResponse()
+        if let call = book.calls[id] { answer.call = info(call, for: action.uid) }
+        return answer
+    }
+
+    /// Sends a party's signaling change to its call's owner (no answer awaited).
+    func sendPartyAction(_ kind: WireMessageKind, uid: UInt32, callID: String) {
+        guard let dash = callID.firstIndex(of: "-"), let callee = UInt32(callID[..<dash]) else { return }
+        var action = SignalPartyAction()
+        action.kind = UInt32(kind.rawValue)
+        action.uid = uid
+        action.callID = callID
+        atCallOwner(owner(of: callee), .callPartyAction, action,
+                    local: { [self] () throws(ShowroomError) in try partyAction(action) }) { [logger] result in
+            if case .failure(let error) = result {
+                logger.warning("a party's signaling change did not reach its call", metadata: ["call": "\(callID)", "error": "\(error)"])
+            }
+        }
+    }
+
+    // MARK: - Directives
+
+    /// Carries out what the book decided: notices to each party's owner, kicks, events.
+    func process(_ directives: [CallDirective]) {
+        var remote: [String: [SignalNotice]] = [:]
+        for directive in directives {
+            switch directive {
+            case .notify(let notice):
+                let message = signalNotice(notice)
+                let owner = owner(of: notice.to)
+                if owner == selfID { queue(message) } else { remote[owner, default: []].append(message) }
+            case .kick(let channel, let uid):
+                kick(uid, from: channel)
+            case .seal:
+                break  // private channels are not enforced by the edges yet
+            case .connected(let call):
+                logger.info("call connected", metadata: [
+                    "call": "\(call.id)", "setup_ms": "\((call.connectedAtMs ?? call.startedAtMs) - call.startedAtMs)",
+                ])
+            case .ended(let call):
+                logger.info("call ended", metadata: [
+                    "call": "\(call.id)", "reason": "\(call.end?.reason.rawValue ?? "")", "duration_ms": "\(call.connectedDurationMs)",
+                ])
+            }
+        }
+        for (owner, notices) in remote.sorted(by: { $0.key < $1.key }) {
+            guard let endpoint = node.clusterEndpoint(of: owner) else { continue }
+            var deliver = SignalDeliverRequest()
+            deliver.notices = notices
+            node.send(.callDeliver, body: deliver, to: endpoint, timeout: Self.peerTimeout) { [logger] result in
+                if case .failure(let error) = result {
+                    logger.warning("notices not delivered", metadata: ["node": "\(owner)", "error": "\(error)"])
+                }
+            }
+        }
+    }
+
+    /// Closes `uid`'s connection to a call's channel on every edge and keeps it out for a minute.
+    func kick(_ uid: UInt32, from channel: String) {
+        var ban = RoomBan()
+        ban.channel = channel
+        ban.uid = uid
+        ban.untilMs = nowMs + 60_000
+        var request = RoomEdgeBansRequest()
+        request.bans = [ban]
+        for edge in node.alive(.edge) {
+            node.send(.edgeBans, body: request, to: edge.metadata.clusterEndpoint, timeout: Self.peerTimeout) { _ in }
+        }
+        logger.info("party kicked from its call's channel", metadata: ["uid": "\(uid)", "channel": "\(channel)"])
+    }
+
+    // MARK: - Wire forms
+
+    /// A notice as it travels, with the call's token for the party while the call is on.
+    func signalNotice(_ notice: CallNotice) -> SignalNotice {
+        var message = SignalNotice()
+        message.callID = notice.callID
+        message.sequence = notice.sequence
+        message.to = notice.to
+        message.state = UInt32(notice.state.rawValue)
+        message.reason = UInt32(notice.reason.rawValue)
+        message.event = UInt32(notice.event.rawValue)
+        message.call = info(notice.call, for: notice.to)
+        return message
+    }
+
+    /// The call as party `uid` sees it: its channel and token while the call is on.
+    func info(_ call: Call, for uid: UInt32) -> SignalCallInfo {
+        var info = SignalCallInfo()
+        info.callID = call.id
+        info.caller = call.caller
+        info.callee = call.callee
+        info.type = call.type == .audio ? .audio : .video
+        info.extension = call.extensionInfo
+        info.startedAtMs = call.startedAtMs
+        info.acceptedAtMs = call.acceptedAtMs ?? 0
+        info.connectedAtMs = call.connectedAtMs ?? 0
+        info.endedAtMs = call.endedAtMs ?? 0
+        info.nodeID = selfID
+        if let end = call.end {
+            info.endReason = end.reason.rawValue
+            info.endedBy = end.by ?? 0
+            info.endMessage = end.message
+        }
+        if call.isActive, call.isParty(uid) {
+            info.channel = call.channel
+            info.token = callToken(call, uid: uid)
+        }
+        return info
+    }
+
+    /// A token for `uid` in the call's channel only, lasting the call's longest length.
+    func callToken(_ call: Call, uid: UInt32) -> String {
+        guard let appID = configuration.appID, let certificate = configuration.appCertificate else { return "" }
+        let seconds = UInt32(clamping: (book.settings.maxCallMs + book.settings.callingTimeoutMs) / 1000)
+        return (try? RTCTokenBuilder.buildToken(appID: appID, appCertificate: certificate, channelName: call.channel,
+                                                uid: uid, role: .publisher, tokenExpire: seconds)) ?? ""
+    }
+}

@@ -1,0 +1,236 @@
+import Calls
+import NodeRuntime
+import ShowroomAuth
+import ShowroomWire
+
+extension CallSignalShell {
+    // MARK: - Login, logout, renewal
+
+    func login(_ body: SignalLoginRequest, _ respond: Node.Responder) {
+        guard let expiresAt = answering(respond, { () throws(ShowroomError) -> Int64 in
+            guard body.uid != 0 else { throw ShowroomError.invalidArgument("uid 0 cannot log in") }
+            return try verifyLogin(body.token, uid: body.uid)
+        }) else { return }
+        let sessionID = "\(body.uid)-\(randomHex(16))"
+        let now = nowMs
+        handle(presence.login(uid: body.uid, session: sessionID, tokenExpiresAtMs: expiresAt, nowMs: now))
+        mailboxes[sessionID] = Mailbox()
+        // Back within a call's grace: the call goes on.
+        if let current = callOf[body.uid] { sendPartyAction(.callLogin, uid: body.uid, callID: current.callID) }
+        var answer = SignalLoginResponse()
+        answer.sessionID = sessionID
+        answer.heartbeatTimeoutMs = UInt32(clamping: presence.heartbeatTimeoutMs)
+        answer.tokenExpiresAtMs = expiresAt
+        answer.nodeID = selfID
+        logger.info("logged in", metadata: ["uid": "\(body.uid)"])
+        respond(.success(answer))
+    }
+
+    /// The login token's expiry (ms), or the refusal.
+    func verifyLogin(_ token: String, uid: UInt32) throws(ShowroomError) -> Int64 {
+        guard let appID = configuration.appID, let certificate = configuration.appCertificate else {
+            throw .unavailable("call-signal node \(selfID) has no app id and certificate configured, so it cannot check login tokens; set appID and appCertificate")
+        }
+        do {
+            let expires = try TokenVerifier(appID: appID, appCertificate: certificate)
+                .verifyLogin(token, userID: String(uid), now: UInt32(clamping: nowMs / 1000))
+            return Int64(expires) * 1000
+        } catch {
+            throw error.showroomError
+        }
+    }
+
+    /// Serves a request of a session at its user's owner.
+    func serveSession(_ request: WireEnvelope, _ respond: Node.Responder) {
+        do throws(ShowroomError) {
+            switch request.kind {
+            case .callLogout:
+                let body = try request.decodeBody(SignalLogoutRequest.self)
+                _ = try session(body.sessionID)
+                handle(presence.logout(body.sessionID))
+                respond(.success(SignalLogoutResponse()))
+            case .callRenewToken:
+                let body = try request.decodeBody(SignalRenewTokenRequest.self)
+                let session = try session(body.sessionID)
+                let expiresAt = try verifyLogin(body.token, uid: session.uid)
+                presence.renew(session.id, tokenExpiresAtMs: expiresAt, nowMs: nowMs)
+                mailboxes[session.id]?.tokenWillExpire = false
+                respond(.success(SignalRenewTokenResponse.with { $0.tokenExpiresAtMs = expiresAt }))
+            case .callPoll:
+                let body = try request.decodeBody(SignalPollRequest.self)
+                let session = try session(body.sessionID)
+                poll(session.id, waitMs: min(body.maxWaitMs, Self.maxPollMs), respond)
+            case .callDial:
+                let body = try request.decodeBody(SignalDialRequest.self)
+                let session = try session(body.sessionID)
+                dial(body, caller: session.uid, respond)
+            default:
+                let body = try request.decodeBody(SignalCallActionRequest.self)
+                let session = try session(body.sessionID)
+                act(request.kind, body, uid: session.uid, respond)
+            }
+        } catch {
+            respond(.failure(error))
+        }
+    }
+
+    /// The session `id`, heard from now, or the refusal.
+    func session(_ id: String) throws(ShowroomError) -> Presence.Session {
+        guard let session = presence.session(id, nowMs: nowMs) else {
+            throw ShowroomError(.notLoggedIn,
+                                "no session \(id.prefix(12))…: never logged in, logged out, timed out or replaced by a newer login; log in again")
+        }
+        return session
+    }
+
+    // MARK: - Notices
+
+    /// Answers at once when notices wait (or the token will expire), else parks the poll until some
+    /// arrive or `waitMs` passes. A newer poll answers the parked one, empty.
+    func poll(_ sessionID: String, waitMs: UInt32, _ respond: Node.Responder) {
+        var mailbox = mailboxes[sessionID] ?? Mailbox()
+        if let parked = mailbox.poll { parked.respond(.success(SignalPollResponse())) }
+        mailbox.poll = nil
+        if mailbox.notices.isEmpty, !mailbox.tokenWillExpire, waitMs > 0 {
+            mailbox.poll = (respond, nowMs + Int64(waitMs))
+            mailboxes[sessionID] = mailbox
+            return
+        }
+        mailboxes[sessionID] = mailbox
+        respond(.success(takeNotices(of: sessionID)))
+    }
+
+    /// Answers the session's parked poll, if any, with what waits.
+    func wake(_ sessionID: String) {
+        guard let parked = mailboxes[sessionID]?.poll else { return }
+        mailboxes[sessionID]?.poll = nil
+        parked.respond(.success(takeNotices(of: sessionID)))
+    }
+
+    /// What waits for the session, taken out of its mailbox.
+    private func takeNotices(of sessionID: String) -> SignalPollResponse {
+        var answer = SignalPollResponse()
+        answer.notices = mailboxes[sessionID]?.notices ?? []
+        answer.tokenWillExpire = mailboxes[sessionID]?.tokenWillExpire ?? false
+        mailboxes[sessionID]?.notices = []
+        mailboxes[sessionID]?.tokenWillExpire = false
+        return answer
+    }
+
+    /// Queues a notice for the session of the user it is for (owned here), keeps what that user is
+    /// in up to date, and wakes the session's poll.
+    func queue(_ notice: SignalNotice) {
+        switch notice.state {
+        case UInt32(CallState.calling.rawValue), UInt32(CallState.connecting.rawValue), UInt32(CallState.connected.rawValue):
+            callOf[notice.to] = (notice.callID, notice.call.nodeID)
+        default:
+            if callOf[notice.to]?.callID == notice.callID { callOf[notice.to] = nil }
+        }
+        guard let sessionID = presence.sessionOf[notice.to] else { return }
+        var mailbox = mailboxes[sessionID] ?? Mailbox()
+        mailbox.notices.append(notice)
+        if mailbox.notices.count > Self.mailboxLimit { mailbox.notices.removeFirst(mailbox.notices.count - Self.mailboxLimit) }
+        mailboxes[sessionID] = mailbox
+        wake(sessionID)
+    }
+
+    // MARK: - Presence
+
+    /// Online, in a call or offline, for each uid asked (each answered by its owner).
+    func presenceQuery(_ request: WireEnvelope, _ respond: Node.Responder) {
+        guard let body = answering(respond, { () throws(ShowroomError) -> SignalPresenceRequest in
+            let body = try request.decodeBody(SignalPresenceRequest.self)
+            guard body.uids.count <= Self.maxPresenceUIDs else {
+                throw .invalidArgument("ask for at most \(Self.maxPresenceUIDs) uids at once, not \(body.uids.count)")
+            }
+            return body
+        }) else { return }
+        var byOwner: [String: [UInt32]] = [:]
+        for uid in body.uids { byOwner[request.forwarded ? selfID : owner(of: uid), default: []].append(uid) }
+        var entries: [UInt32: SignalPresenceState] = [:]
+        for uid in byOwner.removeValue(forKey: selfID) ?? [] {
+            entries[uid] = callOf[uid] != nil ? .inCall : presence.isOnline(uid) ? .online : .offline
+        }
+        var remaining = byOwner.count
+        var failure: ShowroomError?
+        let finish = {
+            if let failure {
+                respond(.failure(.unavailable("presence needs every call-signal node: \(failure.message); retry in a moment")))
+                return
+            }
+            var answer = SignalPresenceResponse()
+            answer.entries = body.uids.map { uid in SignalPresenceEntry.with { $0.uid = uid; $0.state = entries[uid] ?? .offline } }
+            respond(.success(answer))
+        }
+        guard remaining > 0 else { return finish() }
+        for (owner, uids) in byOwner {
+            var ask = request
+            ask.body = (try? SignalPresenceRequest.with { $0.uids = uids }.serializedBytes()) ?? request.body
+            guard let endpoint = node.clusterEndpoint(of: owner) else {
+                failure = .unavailable("call-signal node \(owner) is unknown")
+                remaining -= 1
+                if remaining == 0 { finish() }
+                continue
+            }
+            node.forward(ask, to: endpoint, timeout: Self.peerTimeout) { result in
+                switch result {
+                case .success(let answer):
+                    if let error = answer.failure {
+                        failure = error
+                    } else if let list = try? answer.decodeBody(SignalPresenceResponse.self) {
+                        for entry in list.entries { entries[entry.uid] = entry.state }
+                    }
+                case .failure(let error): failure = error
+                }
+                remaining -= 1
+                if remaining == 0 { finish() }
+            }
+        }
+    }
+
+    // MARK: - The clock
+
+    func tick() {
+        let now = nowMs
+        // A parked poll keeps its session alive; an expired one is answered empty.
+        for (id, mailbox) in mailboxes {
+            guard let parked = mailbox.poll else { continue }
+            _ = presence.session(id, nowMs: now)
+            if now >= parked.untilMs {
+                mailboxes[id]?.poll = nil
+                parked.respond(.success(SignalPollResponse()))
+            }
+        }
+        handle(presence.tick(nowMs: now))
+        process(book.tick(nowMs: now))
+    }
+
+    /// Carries out what the presence table decided.
+    func handle(_ directives: [Presence.Directive]) {
+        for directive in directives {
+            switch directive {
+            case .tokenWillExpire(let session):
+                mailboxes[session.id]?.tokenWillExpire = true
+                wake(session.id)
+            case .ended(let session, let why):
+                if let parked = mailboxes.removeValue(forKey: session.id)?.poll {
+                    parked.respond(.failure(ShowroomError(.notLoggedIn, "the session ended (\(why.rawValue)); log in again")))
+                }
+                logger.info("session ended", metadata: ["uid": "\(session.uid)", "why": "\(why.rawValue)"])
+                // Signaling lost in a call: the other side is told, and the grace starts.
+                if why != .replaced, let current = callOf[session.uid] {
+                    sendPartyAction(.callLogout, uid: session.uid, callID: current.callID)
+                }
+            }
+        }
+    }
+
+    func randomHex(_ bytes: Int) -> String {
+        var text = ""
+        for _ in 0..<bytes {
+            let byte = UInt8.random(in: 0...255, using: &random)
+            text += String(byte, radix: 16).count == 1 ? "0\(String(byte, radix: 16))" : String(byte, radix: 16)
+        }
+        return text
+    }
+}

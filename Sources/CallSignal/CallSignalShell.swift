@@ -1,0 +1,189 @@
+import Calls
+import Logging
+import Membership
+import NodeRuntime
+import Routing
+import ShowroomAuth
+import ShowroomWire
+import SwiftProtobuf
+
+/// The call-signal node's shell, confined to the node's loop: signaling sessions (``Presence``) of
+/// the users this node owns, the calls it owns (``CallBook``), and the routing between nodes.
+///
+/// Who owns what (``OwnerRing`` over the alive call-signal nodes):
+/// - a user (key `uid/<uid>`) is owned by one node: its session, its notices and what call it is
+///   in live there. A request reaching another node is passed on to the owner.
+/// - a call is owned by its callee's owner, which decides it against the one record; the call id
+///   starts with the callee's uid, so any node finds the owner from the id alone.
+/// - a call's notices go to each party's owner (`CALL_DELIVER` when that is another node), which
+///   queues them for the party's session until its next poll.
+/// - dialling is the two-key operation: the caller's owner reserves the caller (refusing a caller
+///   already in a call), then asks the callee's owner to ring (`CALL_RING`), which refuses an
+///   offline callee and ends the call busy for a callee in a call; a refused or failed ring drops
+///   the reservation. The reservation and the callee's record both clear on the call's terminal
+///   notice.
+///
+/// Not yet here: replication of sessions and calls to a successor (a node's death loses its
+/// sessions, whose clients log in again, and its calls); private call channels enforced by the
+/// edges (the call's tokens are bound to its channel and uid, but a wildcard token still joins).
+final class CallSignalShell {
+    let node: any NodeServices
+    let configuration: NodeConfiguration
+    let logger: Logger
+    var presence: Presence
+    var book: CallBook
+    /// The call each user this node owns is in (or reserved for while dialling), with its owner.
+    var callOf: [UInt32: (callID: String, owner: String)] = [:]
+    /// Notices waiting for each session, and its parked poll.
+    var mailboxes: [String: Mailbox] = [:]
+    var random = SystemRandomNumberGenerator()
+
+    /// A session's notices and its waiting poll.
+    struct Mailbox {
+        var notices: [SignalNotice] = []
+        var poll: (respond: Node.Responder, untilMs: Int64)?
+        var tokenWillExpire = false
+    }
+
+    /// How long a request passed to another node may take.
+    static let peerTimeout = Duration.seconds(2)
+    /// The longest a poll is held.
+    static let maxPollMs: UInt32 = 20_000
+    /// The most notices kept for a session between polls (the oldest go first).
+    static let mailboxLimit = 256
+    /// The most uids one presence request names.
+    static let maxPresenceUIDs = 100
+
+    init(node: any NodeServices, configuration: NodeConfiguration, logger: Logger,
+         settings: CallSettings = CallSettings(), heartbeatTimeoutMs: Int64 = 10_000) {
+        self.node = node
+        self.configuration = configuration
+        self.logger = logger
+        presence = Presence(heartbeatTimeoutMs: heartbeatTimeoutMs)
+        book = CallBook(settings: settings)
+    }
+
+    var selfID: String { configuration.nodeID }
+    var nowMs: Int64 { node.clock.nowMs() }
+
+    /// Registers the request handlers and the timer on the node.
+    func install() {
+        node.serve(.callLogin) { [self] request, respond in
+            guard let body = answering(respond, { try request.decodeBody(SignalLoginRequest.self) }) else { return }
+            atOwner(of: body.uid, request, respond) { [self] in login(body, respond) }
+        }
+        for kind: WireMessageKind in [.callLogout, .callRenewToken, .callPoll, .callDial, .callCancel, .callAccept,
+                                      .callReject, .callHangup, .callFirstFrame] {
+            node.serve(kind) { [self] request, respond in
+                guard let uid = answering(respond, { try Self.uid(ofSessionIn: request) }) else { return }
+                let wait = kind == .callPoll
+                    ? Duration.milliseconds(Int64(min((try? request.decodeBody(SignalPollRequest.self).maxWaitMs) ?? 0, Self.maxPollMs)))
+                    : .zero
+                atOwner(of: uid, request, respond, timeout: Self.peerTimeout + wait) { [self] in serveSession(request, respond) }
+            }
+        }
+        node.serve(.callPresence) { [self] request, respond in presenceQuery(request, respond) }
+        node.serve(.callRing) { [self] request, respond in
+            guard let body = answering(respond, { try request.decodeBody(SignalRingRequest.self) }) else { return }
+            respond(Result { () throws(ShowroomError) in try ring(body) }.outcome)
+        }
+        node.serve(.callPartyAction) { [self] request, respond in
+            guard let body = answering(respond, { try request.decodeBody(SignalPartyAction.self) }) else { return }
+            respond(Result { () throws(ShowroomError) in try partyAction(body) }.outcome)
+        }
+        node.serve(.callDeliver) { [self] request, respond in
+            guard let body = answering(respond, { try request.decodeBody(SignalDeliverRequest.self) }) else { return }
+            for notice in body.notices { queue(notice) }
+            respond(.success(SignalDeliverResponse()))
+        }
+        node.scheduleRepeating(every: .milliseconds(100)) { [self] in tick() }
+    }
+
+    // MARK: - Routing
+
+    /// The node owning `uid`.
+    func owner(of uid: UInt32) -> String {
+        node.ring(.callsignal).owner(of: "uid/\(uid)") ?? selfID
+    }
+
+    /// Serves `request` with `locally` at the owner of `uid`: here, or passed on once and its answer
+    /// relayed.
+    func atOwner(of uid: UInt32, _ request: WireEnvelope, _ respond: Node.Responder,
+                 timeout: Duration = peerTimeout, locally: @escaping () -> Void) {
+        let owner = owner(of: uid)
+        guard !request.forwarded, owner != selfID, let endpoint = node.clusterEndpoint(of: owner) else {
+            locally()
+            return
+        }
+        node.forward(request, to: endpoint, timeout: timeout) { result in
+            switch result {
+            case .success(let answer): respond(.relayed(answer))
+            case .failure(let error):
+                respond(.failure(.unavailable(
+                    "call-signal node \(owner), which owns uid \(uid), did not answer (\(error.message)); retry in a moment")))
+            }
+        }
+    }
+
+    /// The uid a session id names (`<uid>-<secret>`), read from the request's body.
+    static func uid(ofSessionIn request: WireEnvelope) throws(ShowroomError) -> UInt32 {
+        let sessionID: String
+        switch request.kind {
+        case .callLogout: sessionID = try request.decodeBody(SignalLogoutRequest.self).sessionID
+        case .callRenewToken: sessionID = try request.decodeBody(SignalRenewTokenRequest.self).sessionID
+        case .callPoll: sessionID = try request.decodeBody(SignalPollRequest.self).sessionID
+        case .callDial: sessionID = try request.decodeBody(SignalDialRequest.self).sessionID
+        default: sessionID = try request.decodeBody(SignalCallActionRequest.self).sessionID
+        }
+        guard sessionID.utf8.count <= 64, let dash = sessionID.firstIndex(of: "-"),
+              let uid = UInt32(sessionID[..<dash]), uid != 0 else {
+            throw ShowroomError(.notLoggedIn, "'\(sessionID.prefix(64))' is not a session id; log in and use the id it returns")
+        }
+        return uid
+    }
+
+    /// Runs `read`; a failure is answered at once (a ``ShowroomError`` as it is, anything else as
+    /// internal) and nil returned.
+    func answering<T>(_ respond: Node.Responder, _ read: () throws -> T) -> T? {
+        do {
+            return try read()
+        } catch let error as ShowroomError {
+            respond(.failure(error))
+        } catch {
+            respond(.failure(.internal("\(error)")))
+        }
+        return nil
+    }
+}
+
+extension Result where Failure == ShowroomError {
+    init(_ body: () throws(ShowroomError) -> Success) {
+        do { self = .success(try body()) } catch { self = .failure(error) }
+    }
+}
+
+extension Result where Success: SwiftProtobuf.Message, Failure == ShowroomError {
+    /// The answer this result makes.
+    var outcome: Node.Responder.Outcome {
+        switch self {
+        case .success(let body): .success(body)
+        case .failure(let error): .failure(error)
+        }
+    }
+}
+
+extension ShowroomError {
+    /// A call refusal as it travels.
+    init(_ refusal: CallRefusal) {
+        let code: WireErrorCode = switch refusal.code {
+        case .invalidArgument: .invalidArgument
+        case .callerInCall: .callerInCall
+        case .calleeOffline: .calleeOffline
+        case .unknownCall: .unknownCall
+        case .notYourCall: .notYourCall
+        case .stateMismatch: .callStateMismatch
+        case .callEnded: .callEnded
+        }
+        self.init(code, refusal.message)
+    }
+}

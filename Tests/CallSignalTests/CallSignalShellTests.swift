@@ -1,0 +1,338 @@
+import Calls
+import Logging
+import NodeRuntime
+import Routing
+import ShowroomAuth
+import ShowroomTesting
+import ShowroomWire
+import XCTest
+@testable import CallSignal
+
+/// Call-signal nodes on an in-process network with a clock moved by hand, and clients that speak
+/// to them as the SDK will: login, polls, dial, accept, first frames, hang-up.
+final class CallSignalHarness {
+    let network = InProcessNetwork()
+    private(set) var shells: [String: CallSignalShell] = [:]
+    /// The bans each fake edge was asked to enforce.
+    private(set) var edgeBans: [String: [RoomBan]] = [:]
+
+    init(nodes ids: [String], edges: [String] = []) {
+        for id in ids {
+            let node = network.add(id, role: .callsignal)
+            var configuration = NodeConfiguration(role: .callsignal, nodeID: id)
+            configuration.appID = TestApp.appID
+            configuration.appCertificate = TestApp.certificate
+            let shell = CallSignalShell(node: node, configuration: configuration, logger: LogCapture.logger(label: id))
+            shell.install()
+            shells[id] = shell
+        }
+        for id in edges {
+            let edge = network.add(id, role: .edge)
+            edge.serve(.edgeBans) { [unowned self] request, respond in
+                if let body = try? request.decodeBody(RoomEdgeBansRequest.self) { edgeBans[id, default: []] += body.bans }
+                respond(.success(RoomEdgeBansResponse()))
+            }
+        }
+        network.membershipChanged()
+    }
+
+    /// The node owning `uid`.
+    func owner(of uid: UInt32) -> String {
+        OwnerRing(.callsignal, memberIDs: shells.keys).owner(of: "uid/\(uid)")!
+    }
+
+    /// Two uids from `start` on with different owners.
+    func uidsWithDifferentOwners(from start: UInt32 = 1000) -> (UInt32, UInt32) {
+        var other = start + 1
+        while owner(of: other) == owner(of: start) { other += 1 }
+        return (start, other)
+    }
+
+    func node(_ id: String) -> InProcessNetwork.Node { network.nodes[id]! }
+}
+
+/// A signaling client: a session on any node, its notices, its requests.
+final class SignalClient {
+    let uid: UInt32
+    let via: InProcessNetwork.Node
+    var sessionID = ""
+    var notices: [SignalNotice] = []
+    var filter = CallNoticeFilter()
+
+    init(_ uid: UInt32, via node: InProcessNetwork.Node) {
+        self.uid = uid
+        self.via = node
+    }
+
+    func login(token: String? = nil) throws {
+        let token = try token ?? RTMTokenBuilder.buildToken(appID: TestApp.appID, appCertificate: TestApp.certificate,
+                                                            userID: "\(uid)", expire: 3600)
+        sessionID = try via.ask(.callLogin, SignalLoginRequest.with {
+            $0.uid = uid
+            $0.token = token
+        }, as: SignalLoginResponse.self).sessionID
+    }
+
+    /// Takes the notices waiting (fresh ones only, as a client would).
+    @discardableResult
+    func poll() throws -> [SignalNotice] {
+        let answer = try via.ask(.callPoll, SignalPollRequest.with { $0.sessionID = sessionID }, as: SignalPollResponse.self)
+        let fresh = answer.notices.filter { filter.take(callID: $0.callID, sequence: $0.sequence) }
+        notices += fresh
+        return fresh
+    }
+
+    func dial(_ callee: UInt32, timeoutMs: UInt32 = 0, waitFirstFrame: Bool = true) throws -> SignalCallInfo {
+        try via.ask(.callDial, SignalDialRequest.with {
+            $0.sessionID = sessionID
+            $0.callee = callee
+            $0.timeoutMs = timeoutMs
+            $0.firstFrameWaitingDisabled = !waitFirstFrame
+            $0.extension = ["gift": "rose"]
+        }, as: SignalDialResponse.self).call
+    }
+
+    @discardableResult
+    func act(_ kind: WireMessageKind, _ callID: String, reason: String = "") throws -> SignalCallInfo {
+        try via.ask(kind, SignalCallActionRequest.with {
+            $0.sessionID = sessionID
+            $0.callID = callID
+            $0.reason = reason
+        }, as: SignalCallActionResponse.self).call
+    }
+
+    /// The (state, reason, event) of the notices taken so far.
+    var told: [String] { notices.map { "\($0.state) \($0.reason) \($0.event)" } }
+}
+
+final class CallSignalShellTests: XCTestCase {
+    let ids = ["signal-a", "signal-b", "signal-c"]
+
+    func presence(_ uids: [UInt32], at node: InProcessNetwork.Node) throws -> [SignalPresenceState] {
+        try node.ask(.callPresence, SignalPresenceRequest.with { $0.uids = uids }, as: SignalPresenceResponse.self)
+            .entries.map(\.state)
+    }
+
+    func testLoginLogoutAndPresenceFromAnyNode() throws {
+        let cluster = CallSignalHarness(nodes: ids)
+        let (a, b) = cluster.uidsWithDifferentOwners()
+        let alice = SignalClient(a, via: cluster.node("signal-a"))
+        let bob = SignalClient(b, via: cluster.node("signal-c"))
+        try alice.login()
+        try bob.login()
+        XCTAssertTrue(cluster.shells[cluster.owner(of: a)]!.presence.isOnline(a), "the session lives at the owner")
+        XCTAssertEqual(try presence([a, b, 4242], at: cluster.node("signal-b")), [.online, .online, .offline])
+        _ = try alice.via.ask(.callLogout, SignalLogoutRequest.with { $0.sessionID = alice.sessionID }, as: SignalLogoutResponse.self)
+        XCTAssertEqual(try presence([a], at: cluster.node("signal-c")), [.offline])
+        XCTAssertThrowsError(try alice.poll()) { error in XCTAssertEqual((error as? ShowroomError)?.code, .notLoggedIn) }
+    }
+
+    func testBadLoginsAndForgedSessionsAreRefused() throws {
+        let cluster = CallSignalHarness(nodes: ids)
+        let eve = SignalClient(66, via: cluster.node("signal-b"))
+        let forAnother = try RTMTokenBuilder.buildToken(appID: TestApp.appID, appCertificate: TestApp.certificate,
+                                                        userID: "67", expire: 3600)
+        XCTAssertThrowsError(try eve.login(token: forAnother)) { error in
+            XCTAssertEqual((error as? ShowroomError)?.code, .tokenUidMismatch)
+        }
+        let rtc = try TestApp.token(channel: "", uid: 66)
+        XCTAssertThrowsError(try eve.login(token: rtc)) { error in
+            XCTAssertEqual((error as? ShowroomError)?.code, .tokenMissingPrivilege)
+        }
+        // A victim's uid with a made-up secret, and garbage.
+        let victim = SignalClient(67, via: cluster.node("signal-a"))
+        try victim.login()
+        for forged in ["67-00000000000000000000000000000000", "not-a-session", String(repeating: "9", count: 5000)] {
+            eve.sessionID = forged
+            XCTAssertThrowsError(try eve.dial(67)) { error in XCTAssertEqual((error as? ShowroomError)?.code, .notLoggedIn) }
+        }
+        var garbage = try WireEnvelope(request: .callDial, id: 1, body: SignalLogoutRequest())
+        garbage.body = Data([0xFF, 0x01])
+        XCTAssertEqual(try cluster.node("signal-c").request(garbage).failure?.code, .malformedMessage)
+        XCTAssertEqual(try presence([67], at: cluster.node("signal-b")), [.online], "the victim is untouched")
+    }
+
+    func testACallAcrossNodesFromRingToHangUp() throws {
+        let cluster = CallSignalHarness(nodes: ids)
+        let (v, h) = cluster.uidsWithDifferentOwners(from: 2001)
+        let viewer = SignalClient(v, via: cluster.node("signal-a"))
+        let host = SignalClient(h, via: cluster.node("signal-b"))
+        try viewer.login()
+        try host.login()
+
+        let call = try viewer.dial(h)
+        XCTAssertTrue(call.callID.hasPrefix("\(h)-"))
+        XCTAssertTrue(call.channel.hasPrefix("call-"))
+        XCTAssertEqual(call.extension, ["gift": "rose"])
+        try viewer.poll()
+        try host.poll()
+        XCTAssertEqual(viewer.told, ["2 0 99"], "caller: calling, remoteUserRecvCall")
+        XCTAssertEqual(host.told, ["2 0 0"], "callee: calling")
+        XCTAssertEqual(host.notices[0].call.caller, v)
+        XCTAssertEqual(try presence([v, h], at: cluster.node("signal-c")), [.inCall, .inCall])
+
+        // Each side's token opens the call's channel for that side only.
+        let verifier = TokenVerifier(appID: TestApp.appID, appCertificate: TestApp.certificate)
+        let now = UInt32(cluster.network.now / 1000)
+        XCTAssertNoThrow(try verifier.verify(host.notices[0].call.token, channel: call.channel, uid: h, now: now))
+        XCTAssertThrowsError(try verifier.verify(host.notices[0].call.token, channel: call.channel, uid: v, now: now))
+        XCTAssertThrowsError(try verifier.verify(host.notices[0].call.token, channel: "another", uid: h, now: now))
+
+        try host.act(.callAccept, call.callID)
+        try viewer.act(.callFirstFrame, call.callID)
+        try host.act(.callFirstFrame, call.callID)
+        try viewer.poll()
+        try host.poll()
+        XCTAssertEqual(viewer.told, ["2 0 99", "3 7 103", "4 13 113"])
+        XCTAssertEqual(host.told, ["2 0 0", "3 8 104", "4 13 113"])
+
+        try host.act(.callHangup, call.callID, reason: "bye")
+        try viewer.poll()
+        try host.poll()
+        XCTAssertEqual(host.told.last, "1 9 105")
+        XCTAssertEqual(viewer.told.last, "1 10 106")
+        XCTAssertEqual(viewer.notices.last?.call.endMessage, "bye")
+        XCTAssertEqual(viewer.notices.last?.call.channel, "", "no channel once ended")
+        XCTAssertEqual(try presence([v, h], at: cluster.node("signal-a")), [.online, .online])
+        // Sequences grew across each side's notices.
+        XCTAssertEqual(viewer.notices.map(\.sequence), viewer.notices.map(\.sequence).sorted())
+    }
+
+    func testBusyOfflineAndACallerAlreadyInACall() throws {
+        let cluster = CallSignalHarness(nodes: ids)
+        let host = SignalClient(5000, via: cluster.node("signal-a"))
+        let first = SignalClient(5001, via: cluster.node("signal-b"))
+        let second = SignalClient(5002, via: cluster.node("signal-c"))
+        for client in [host, first, second] { try client.login() }
+        let ringing = try first.dial(5000)
+        let busy = try second.dial(5000)
+        XCTAssertEqual(busy.endReason, "busy")
+        try second.poll()
+        XCTAssertEqual(second.told, ["1 17 117"], "prepared, remoteCallBusy")
+        try host.poll()
+        XCTAssertEqual(host.notices.map(\.callID), [ringing.callID], "only one call rang")
+        XCTAssertEqual(try presence([5002], at: cluster.node("signal-a")), [.online], "the busy caller is free again")
+
+        XCTAssertThrowsError(try second.dial(7777)) { error in
+            XCTAssertEqual((error as? ShowroomError)?.code, .calleeOffline)
+        }
+        XCTAssertThrowsError(try first.dial(5002)) { error in
+            XCTAssertEqual((error as? ShowroomError)?.code, .callerInCall)
+        }
+        XCTAssertThrowsError(try second.act(.callAccept, ringing.callID)) { error in
+            XCTAssertEqual((error as? ShowroomError)?.code, .notYourCall)
+        }
+        XCTAssertThrowsError(try first.act(.callAccept, ringing.callID)) { error in
+            XCTAssertEqual((error as? ShowroomError)?.code, .notYourCall, "a caller cannot accept its own call")
+        }
+    }
+
+    func testTheCallingTimeoutEndsBothSidesOnce() throws {
+        let cluster = CallSignalHarness(nodes: ids)
+        let (v, h) = cluster.uidsWithDifferentOwners(from: 3001)
+        let viewer = SignalClient(v, via: cluster.node("signal-c"))
+        let host = SignalClient(h, via: cluster.node("signal-c"))
+        try viewer.login()
+        try host.login()
+        let call = try viewer.dial(h, timeoutMs: 3_000)
+        for _ in 0..<3 {
+            cluster.network.advance(by: .seconds(1))
+            try viewer.poll()
+            try host.poll()
+        }
+        XCTAssertEqual(viewer.told.last, "1 14 3")
+        XCTAssertEqual(host.told.last, "1 18 4")
+        XCTAssertEqual(viewer.told.filter { $0.hasPrefix("1 ") }.count, 1, "ended once")
+        XCTAssertThrowsError(try host.act(.callAccept, call.callID)) { error in
+            XCTAssertEqual((error as? ShowroomError)?.code, .callEnded)
+        }
+    }
+
+    func testCancelAgainstAcceptEndsOneWay() throws {
+        let cluster = CallSignalHarness(nodes: ids)
+        let (v, h) = cluster.uidsWithDifferentOwners(from: 3101)
+        let viewer = SignalClient(v, via: cluster.node("signal-a"))
+        let host = SignalClient(h, via: cluster.node("signal-a"))
+        try viewer.login()
+        try host.login()
+        let call = try viewer.dial(h)
+        try viewer.act(.callCancel, call.callID)
+        XCTAssertThrowsError(try host.act(.callAccept, call.callID)) { error in
+            XCTAssertEqual((error as? ShowroomError)?.code, .callEnded)
+        }
+        try viewer.poll()
+        try host.poll()
+        XCTAssertEqual(viewer.told.last, "1 11 109")
+        XCTAssertEqual(host.told.last, "1 12 110")
+    }
+
+    func testAPartyThatLosesSignalingIsWaitedForThenTheCallEndsAndItIsKicked() throws {
+        let cluster = CallSignalHarness(nodes: ids, edges: ["edge-1"])
+        let (v, h) = cluster.uidsWithDifferentOwners(from: 4001)
+        let viewer = SignalClient(v, via: cluster.node("signal-b"))
+        let host = SignalClient(h, via: cluster.node("signal-a"))
+        try viewer.login()
+        try host.login()
+        let call = try viewer.dial(h, waitFirstFrame: false)
+        try host.act(.callAccept, call.callID)
+        // The viewer goes silent; the host keeps polling.
+        for _ in 0..<11 {
+            cluster.network.advance(by: .seconds(1))
+            try host.poll()
+        }
+        XCTAssertEqual(host.told.last, "4 0 108", "remoteLeft, still connected")
+        for _ in 0..<30 {
+            cluster.network.advance(by: .seconds(1))
+            try host.poll()
+        }
+        XCTAssertEqual(host.told.last, "1 10 106", "the call ended for the host")
+        XCTAssertEqual(cluster.edgeBans["edge-1"]?.map(\.uid), [v])
+        XCTAssertEqual(cluster.edgeBans["edge-1"]?.first?.channel, call.channel)
+    }
+
+    func testALoginWithinTheGraceContinuesTheCall() throws {
+        let cluster = CallSignalHarness(nodes: ids)
+        let (v, h) = cluster.uidsWithDifferentOwners(from: 4101)
+        let viewer = SignalClient(v, via: cluster.node("signal-b"))
+        let host = SignalClient(h, via: cluster.node("signal-a"))
+        try viewer.login()
+        try host.login()
+        let call = try viewer.dial(h, waitFirstFrame: false)
+        try host.act(.callAccept, call.callID)
+        for _ in 0..<11 {
+            cluster.network.advance(by: .seconds(1))
+            try host.poll()
+        }
+        try viewer.login()
+        try host.poll()
+        XCTAssertEqual(host.told.last, "4 0 107", "remoteJoined")
+        for _ in 0..<40 {
+            cluster.network.advance(by: .seconds(1))
+            try host.poll()
+            try viewer.poll()
+        }
+        XCTAssertEqual(try presence([v, h], at: cluster.node("signal-c")), [.inCall, .inCall])
+    }
+
+    func testAParkedPollIsAnsweredWhenANoticeArrives() throws {
+        let cluster = CallSignalHarness(nodes: ids)
+        let (v, h) = cluster.uidsWithDifferentOwners(from: 6001)
+        let viewer = SignalClient(v, via: cluster.node("signal-a"))
+        let host = SignalClient(h, via: cluster.node("signal-b"))
+        try host.login()
+        var answer: Result<WireEnvelope, ShowroomError>?
+        try host.via.begin(.callPoll, SignalPollRequest.with {
+            $0.sessionID = host.sessionID
+            $0.maxWaitMs = 15_000
+        }) { answer = $0 }
+        cluster.network.run()
+        XCTAssertNil(answer, "nothing to say yet")
+        cluster.network.advance(by: .seconds(12))
+        XCTAssertNil(answer, "still parked, and the session kept alive by it")
+        try viewer.login()
+        _ = try viewer.dial(h)
+        let notices = try XCTUnwrap(answer).get().decodeBody(SignalPollResponse.self).notices
+        XCTAssertEqual(notices.map(\.event), [0])
+        XCTAssertEqual(notices.first?.state, 2)
+    }
+}
