@@ -20,7 +20,7 @@ extension CallSignalShell {
         callOf[caller] = (callID, callOwner)
         var ring = SignalRingRequest()
         ring.callID = callID
-        ring.channel = "call-\(randomHex(16))"
+        ring.channel = Names.callChannelPrefix + randomHex(16)
         ring.caller = caller
         ring.callee = body.callee
         ring.type = body.type
@@ -62,7 +62,7 @@ extension CallSignalShell {
 
     /// `CALL_RING`: rings the callee (owned here), or ends the call busy.
     func ring(_ body: SignalRingRequest) throws(ShowroomError) -> SignalRingResponse {
-        guard body.caller != 0, body.callee != 0, body.channel.hasPrefix("call-"), body.callID.hasPrefix("\(body.callee)-"),
+        guard body.caller != 0, body.callee != 0, Names.isCallChannel(body.channel), body.callID.hasPrefix("\(body.callee)-"),
               body.callID.utf8.count <= 64, body.channel.utf8.count <= 64 else {
             throw .invalidArgument("a ring names its caller, callee, call id and channel")
         }
@@ -157,15 +157,14 @@ extension CallSignalShell {
                 let message = signalNotice(notice)
                 let owner = owner(of: notice.to)
                 if owner == selfID { queue(message) } else { remote[owner, default: []].append(message) }
-            case .kick(let channel, let uid):
-                kick(uid, from: channel)
-            case .seal:
-                break  // private channels are not enforced by the edges yet
+            case .kick, .seal:
+                break  // the seal at the call's end bans both parties, a leaver included
             case .connected(let call):
                 logger.info("call connected", metadata: [
                     "call": "\(call.id)", "setup_ms": "\((call.connectedAtMs ?? call.startedAtMs) - call.startedAtMs)",
                 ])
             case .ended(let call):
+                if call.end?.reason != .busy { seal(call) }
                 logger.info("call ended", metadata: [
                     "call": "\(call.id)", "reason": "\(call.end?.reason.rawValue ?? "")", "duration_ms": "\(call.connectedDurationMs)",
                 ])
@@ -183,18 +182,38 @@ extension CallSignalShell {
         }
     }
 
-    /// Closes `uid`'s connection to a call's channel on every edge and keeps it out for a minute.
-    func kick(_ uid: UInt32, from channel: String) {
-        var ban = RoomBan()
-        ban.channel = channel
-        ban.uid = uid
-        ban.untilMs = nowMs + 60_000
-        var request = RoomEdgeBansRequest()
-        request.bans = [ban]
-        for edge in node.alive(.edge) {
-            node.send(.edgeBans, body: request, to: edge.metadata.clusterEndpoint, timeout: Self.peerTimeout) { _ in }
+    /// Seals an ended call's channel: both parties are banned from it for as long as its tokens
+    /// last (nobody else holds a token that opens it), through a coordinator's signed kick, so
+    /// every edge closes their connections now and refuses them later, edges that start later
+    /// included.
+    func seal(_ call: Call) {
+        guard let certificate = configuration.appCertificate else { return }
+        let coordinators = node.ring(.coordinator)
+        guard let coordinator = coordinators.owner(of: call.channel), let endpoint = node.clusterEndpoint(of: coordinator) else {
+            logger.warning("no coordinator to seal a call's channel", metadata: ["call": "\(call.id)"])
+            return
         }
-        logger.info("party kicked from its call's channel", metadata: ["uid": "\(uid)", "channel": "\(channel)"])
+        let seconds = UInt32(clamping: min((book.settings.maxCallMs + book.settings.callingTimeoutMs) / 1000 + 60,
+                                           Int64(86_400)))
+        for party in [call.caller, call.callee] {
+            var kick = RoomKickRequest()
+            kick.channel = call.channel
+            kick.uid = party
+            kick.banSeconds = seconds
+            kick.admin = AdminSigner.sign(action: "kick", target: call.channel, uid: party, issuedAtMs: nowMs,
+                                          appCertificate: certificate)
+            node.send(.kick, body: kick, to: endpoint, timeout: Self.peerTimeout) { [logger] result in
+                let failure: ShowroomError? = switch result {
+                case .success(let answer): answer.failure
+                case .failure(let error): error
+                }
+                if let failure {
+                    logger.warning("a call's channel was not sealed for a party", metadata: [
+                        "call": "\(call.id)", "uid": "\(party)", "error": "\(failure)",
+                    ])
+                }
+            }
+        }
     }
 
     // MARK: - Wire forms

@@ -23,9 +23,12 @@ import SwiftProtobuf
 ///   the reservation. The reservation and the callee's record both clear on the call's terminal
 ///   notice.
 ///
+/// A call's channel is private: its name (`call-` and random digits) is minted here, its tokens are
+/// bound to it and to each party's uid, and edges refuse wildcard tokens for such channels. When
+/// the call ends both parties are banned from it (``seal(_:)``), so nobody can enter it again.
+///
 /// Not yet here: replication of sessions and calls to a successor (a node's death loses its
-/// sessions, whose clients log in again, and its calls); private call channels enforced by the
-/// edges (the call's tokens are bound to its channel and uid, but a wildcard token still joins).
+/// sessions, whose clients log in again, and its calls).
 final class CallSignalShell {
     let node: any NodeServices
     let configuration: NodeConfiguration

@@ -254,6 +254,10 @@ final class EdgeShell {
         let unixNow = UInt32(clamping: Int64(Date().timeIntervalSince1970))
         do {
             let grant = try verifier.verify(token, channel: channel, uid: uid, now: unixNow)
+            if Names.isCallChannel(channel), grant.isWildcardChannel || grant.isWildcardUid {
+                return .failure(ShowroomError(.channelPrivate,
+                    "'\(channel)' is a 1v1 call's private channel: only the token its call gave each party (bound to this channel and uid) joins it, not a wildcard token"))
+            }
             var expiries: [Privilege: UInt32] = [:]
             for privilege in RTCPrivilege.allCases {
                 if let expiry = grant.expiresAt(privilege) { expiries[Self.privilege(privilege)] = expiry }

@@ -25,6 +25,14 @@ public enum Names {
 
     /// The punctuation a channel name may hold besides a-z, A-Z, 0-9 and space.
     public static let channelPunctuation = "!#$%&()+-:;<=.>?@[]^_{|}~,"
+
+    /// What every 1v1 call's private channel name starts with: the call-signal role mints them
+    /// (`call-` and 32 random hex digits), and edges admit only the tokens minted for such a
+    /// channel and uid, never a wildcard one (`CHANNEL_PRIVATE`).
+    public static let callChannelPrefix = "call-"
+
+    /// Whether `name` is a 1v1 call's private channel.
+    public static func isCallChannel(_ name: String) -> Bool { name.hasPrefix(callChannelPrefix) }
     /// The channel-name rule in words, for messages.
     public static let channelRule =
         "a channel name is 1 – 64 bytes of a-z A-Z 0-9 space and \(channelPunctuation)"

@@ -185,6 +185,7 @@ extension WireErrorCode {
         case .banned: return "banned"
         case .permissionDenied: return "permission denied"
         case .channelElsewhere: return "channel placed elsewhere"
+        case .channelPrivate: return "private call channel"
         case .roomNotFound: return "room not found"
         case .notRoomOwner: return "not the room's owner"
         case .chatMessageTooLarge: return "chat message too large"

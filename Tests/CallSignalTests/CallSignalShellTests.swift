@@ -13,10 +13,10 @@ import XCTest
 final class CallSignalHarness {
     let network = InProcessNetwork()
     private(set) var shells: [String: CallSignalShell] = [:]
-    /// The bans each fake edge was asked to enforce.
-    private(set) var edgeBans: [String: [RoomBan]] = [:]
+    /// The signed kicks the fake coordinator was sent (channel, uid), in order.
+    private(set) var kicks: [(channel: String, uid: UInt32)] = []
 
-    init(nodes ids: [String], edges: [String] = []) {
+    init(nodes ids: [String]) {
         for id in ids {
             let node = network.add(id, role: .callsignal)
             var configuration = NodeConfiguration(role: .callsignal, nodeID: id)
@@ -26,11 +26,19 @@ final class CallSignalHarness {
             shell.install()
             shells[id] = shell
         }
-        for id in edges {
-            let edge = network.add(id, role: .edge)
-            edge.serve(.edgeBans) { [unowned self] request, respond in
-                if let body = try? request.decodeBody(RoomEdgeBansRequest.self) { edgeBans[id, default: []] += body.bans }
-                respond(.success(RoomEdgeBansResponse()))
+        // A coordinator that takes signed kicks, as a real one does.
+        let coordinator = network.add("coordinator-1", role: .coordinator)
+        coordinator.serve(.kick) { [unowned self] request, respond in
+            do {
+                let body = try request.decodeBody(RoomKickRequest.self)
+                try AdminSigner.verify(body.admin, action: "kick", target: body.channel, uid: body.uid,
+                                       nowMs: network.now, appCertificate: TestApp.certificate)
+                kicks.append((body.channel, body.uid))
+                respond(.success(RoomKickResponse()))
+            } catch let error as ShowroomError {
+                respond(.failure(error))
+            } catch {
+                respond(.failure(.internal("\(error)")))
             }
         }
         network.membershipChanged()
@@ -193,6 +201,8 @@ final class CallSignalShellTests: XCTestCase {
         XCTAssertEqual(viewer.told.last, "1 10 106")
         XCTAssertEqual(viewer.notices.last?.call.endMessage, "bye")
         XCTAssertEqual(viewer.notices.last?.call.channel, "", "no channel once ended")
+        XCTAssertEqual(Set(cluster.kicks.map(\.uid)), [v, h], "the channel is sealed for both")
+        XCTAssertEqual(Set(cluster.kicks.map(\.channel)), [call.channel])
         XCTAssertEqual(try presence([v, h], at: cluster.node("signal-a")), [.online, .online])
         // Sequences grew across each side's notices.
         XCTAssertEqual(viewer.notices.map(\.sequence), viewer.notices.map(\.sequence).sorted())
@@ -212,6 +222,7 @@ final class CallSignalShellTests: XCTestCase {
         try host.poll()
         XCTAssertEqual(host.notices.map(\.callID), [ringing.callID], "only one call rang")
         XCTAssertEqual(try presence([5002], at: cluster.node("signal-a")), [.online], "the busy caller is free again")
+        XCTAssertTrue(cluster.kicks.isEmpty, "a busy call never had a channel to seal")
 
         XCTAssertThrowsError(try second.dial(7777)) { error in
             XCTAssertEqual((error as? ShowroomError)?.code, .calleeOffline)
@@ -267,7 +278,7 @@ final class CallSignalShellTests: XCTestCase {
     }
 
     func testAPartyThatLosesSignalingIsWaitedForThenTheCallEndsAndItIsKicked() throws {
-        let cluster = CallSignalHarness(nodes: ids, edges: ["edge-1"])
+        let cluster = CallSignalHarness(nodes: ids)
         let (v, h) = cluster.uidsWithDifferentOwners(from: 4001)
         let viewer = SignalClient(v, via: cluster.node("signal-b"))
         let host = SignalClient(h, via: cluster.node("signal-a"))
@@ -286,8 +297,9 @@ final class CallSignalShellTests: XCTestCase {
             try host.poll()
         }
         XCTAssertEqual(host.told.last, "1 10 106", "the call ended for the host")
-        XCTAssertEqual(cluster.edgeBans["edge-1"]?.map(\.uid), [v])
-        XCTAssertEqual(cluster.edgeBans["edge-1"]?.first?.channel, call.channel)
+        // The leaver is kicked, and the channel sealed for both.
+        XCTAssertEqual(Set(cluster.kicks.map(\.uid)), [v, h])
+        XCTAssertEqual(Set(cluster.kicks.map(\.channel)), [call.channel])
     }
 
     func testALoginWithinTheGraceContinuesTheCall() throws {

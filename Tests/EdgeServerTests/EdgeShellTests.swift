@@ -54,6 +54,21 @@ final class EdgeShellTests: XCTestCase {
         XCTAssertNil(try c.join("any", uid: 7, token: TestApp.token(channel: "", uid: 0), role: .audience).failure)
     }
 
+    func testACallsPrivateChannelOpensOnlyForTheTokensBoundToItAndTheUid() throws {
+        let c = try client()
+        let channel = Names.callChannelPrefix + "0123456789abcdef0123456789abcdef"
+        func code(_ token: String, uid: UInt32 = 7) throws -> WireErrorCode? {
+            try c.join(channel, uid: uid, token: token, role: .broadcaster).failure?.code
+        }
+        // A stranger with a valid wildcard token (any channel, any uid, or both) stays out.
+        XCTAssertEqual(try code(TestApp.token(channel: "", uid: 0)), .channelPrivate)
+        XCTAssertEqual(try code(TestApp.token(channel: "", uid: 7)), .channelPrivate)
+        XCTAssertEqual(try code(TestApp.token(channel: channel, uid: 0)), .channelPrivate)
+        XCTAssertEqual(try code(TestApp.token(channel: channel, uid: 8)), .tokenUidMismatch)
+        // The party's own call token opens it.
+        XCTAssertNil(try code(TestApp.token(channel: channel, uid: 7)))
+    }
+
     func testFramesFanOutByteForByteAndAudienceCannotPublish() throws {
         let host = try client()
         XCTAssertNil(try host.join("show", uid: 1, token: TestApp.token(channel: "show", uid: 1), role: .broadcaster).failure)
