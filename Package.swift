@@ -99,7 +99,7 @@ let package = Package(
         .target(
             name: "ShowroomKit",
             dependencies: [
-                "ZeroMQ", "ShowroomWire", "EdgeProtocol", "MediaCodecs", "Routing",
+                "ZeroMQ", "ShowroomWire", "EdgeProtocol", "MediaCodecs", "Routing", "Calls",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
             // Its dependencies stay out of its public API unless a file imports one publicly.
@@ -315,6 +315,8 @@ let package = Package(
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
+        // Show → 1v1 on real processes with real media, through the SDK's CallClient.
+        .testTarget(name: "CallTests", dependencies: ["ShowroomKit", "ShowroomTesting", "ShowroomAuth", "ShowroomWire"]),
         .testTarget(name: "ClusterTests", dependencies: ["ShowroomTesting", "NodeRuntime", "ShowroomWire"]),
         .testTarget(name: "ShowroomWireTests", dependencies: ["ShowroomWire"]),
         .testTarget(

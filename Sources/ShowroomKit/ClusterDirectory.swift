@@ -3,9 +3,9 @@ internal import ShowroomWire
 import Synchronization
 internal import ZeroMQ
 
-/// A coordinator as the membership announces it.
-public struct CoordinatorAddress: Sendable, Hashable, CustomStringConvertible {
-    /// The coordinator's node id.
+/// A room coordinator or call-signal node as the membership announces it.
+public struct MemberAddress: Sendable, Hashable, CustomStringConvertible {
+    /// The member's node id.
     public var id: String
     /// Where it serves clients' requests: its client endpoint (`tcp://host:port`).
     public var endpoint: String
@@ -81,10 +81,15 @@ final class ClusterDirectory: Sendable {
     }
 
     /// The alive coordinators with a client endpoint, sorted by id.
-    static func coordinators(in status: AdminClusterStatus) -> [CoordinatorAddress] {
+    static func coordinators(in status: AdminClusterStatus) -> [MemberAddress] {
+        members(.coordinator, in: status)
+    }
+
+    /// The alive members of `role` with a client endpoint, sorted by id.
+    static func members(_ role: NodeRole, in status: AdminClusterStatus) -> [MemberAddress] {
         status.members
-            .filter { $0.isAlive(as: .coordinator) && !$0.clientEndpoint.isEmpty }
-            .map { CoordinatorAddress(id: $0.id, endpoint: $0.clientEndpoint, eventsEndpoint: $0.eventsEndpoint) }
+            .filter { $0.isAlive(as: role) && !$0.clientEndpoint.isEmpty }
+            .map { MemberAddress(id: $0.id, endpoint: $0.clientEndpoint, eventsEndpoint: $0.eventsEndpoint) }
             .sorted { $0.id < $1.id }
     }
 

@@ -15,7 +15,7 @@ public final class CoordinatorPlacement: ChannelPlacement {
     public var seeds: [String] { client.directory.seeds }
     /// Whether a cluster without an alive coordinator is placed by rendezvous hashing.
     public let fallbackToEdges: Bool
-    private let client: CoordinatorClient
+    private let client: MemberClient
 
     /// Creates a placement.
     ///
@@ -31,10 +31,10 @@ public final class CoordinatorPlacement: ChannelPlacement {
         fallbackToEdges: Bool = true
     ) {
         let directory = ClusterDirectory(seeds: seeds, loop: loop, timeout: timeout, cacheDuration: cacheDuration)
-        self.init(client: CoordinatorClient(directory: directory, timeout: timeout), fallbackToEdges: fallbackToEdges)
+        self.init(client: MemberClient(directory: directory, timeout: timeout), fallbackToEdges: fallbackToEdges)
     }
 
-    init(client: CoordinatorClient, fallbackToEdges: Bool) {
+    init(client: MemberClient, fallbackToEdges: Bool) {
         self.client = client
         self.fallbackToEdges = fallbackToEdges
     }
@@ -80,7 +80,7 @@ public final class CoordinatorPlacement: ChannelPlacement {
     }
 
     /// The alive coordinators as the cluster status shows them (cached).
-    public func aliveCoordinators() async throws(ShowroomError) -> [CoordinatorAddress] {
-        try await client.coordinators()
+    public func aliveCoordinators() async throws(ShowroomError) -> [MemberAddress] {
+        try await client.members()
     }
 }

@@ -21,7 +21,7 @@ public final class RoomService: Sendable {
 
     /// The loop the service's sockets live on.
     public let loop: EngineLoop
-    private let client: CoordinatorClient
+    private let client: MemberClient
     private let hub: LoopConfined<RoomNoticeHub>
 
     /// Creates a service; nothing is sent before the first call.
@@ -32,7 +32,7 @@ public final class RoomService: Sendable {
     ///   - timeout: How long to wait for a seed or a coordinator.
     public init(seeds: [String], loop: EngineLoop, timeout: Duration = .seconds(3)) {
         self.loop = loop
-        let client = CoordinatorClient(
+        let client = MemberClient(
             directory: ClusterDirectory(seeds: seeds, loop: loop, timeout: timeout, cacheDuration: Self.coordinatorRefreshInterval),
             timeout: timeout)
         self.client = client
@@ -40,7 +40,7 @@ public final class RoomService: Sendable {
         let context = loop.context
         hub = LoopConfined(loop: eventLoop) {
             RoomNoticeHub(loop: eventLoop, context: context) {
-                (try? await client.coordinators())?.map(\.eventsEndpoint).filter { !$0.isEmpty }
+                (try? await client.members())?.map(\.eventsEndpoint).filter { !$0.isEmpty }
             }
         }
     }

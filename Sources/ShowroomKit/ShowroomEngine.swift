@@ -28,7 +28,9 @@ public final class ShowroomEngine: Sendable {
     /// The SDK version sent to edges.
     public static let sdkVersion = "showroom-kit/0.1"
 
-    /// What happens, in order. Buffers the newest 10 000 events if nobody reads.
+    /// What happens, in order. Buffers the newest 10 000 events if nobody reads. For another
+    /// reader (a call client beside the app, say), take a stream of its own with
+    /// ``events(bufferingNewest:)``: two loops over this one would split its events.
     public let events: AsyncStream<EngineEvent>
     /// The configuration it runs with.
     public let configuration: EngineConfiguration
@@ -39,7 +41,7 @@ public final class ShowroomEngine: Sendable {
 
     private let shell: LoopBound<EngineShell>
     private let ownsLoop: Bool
-    private let eventSink: AsyncStream<EngineEvent>.Continuation
+    private let eventHub: EventHub<EngineEvent>
 
     /// Creates an engine.
     ///
@@ -63,18 +65,24 @@ public final class ShowroomEngine: Sendable {
             chosen = placement ?? FixedEdgePlacement(endpoint: endpoint)
         }
         self.placement = chosen
-        let (events, sink) = AsyncStream<EngineEvent>.makeStream(bufferingPolicy: .bufferingNewest(10_000))
-        self.events = events
-        eventSink = sink
+        let hub = EventHub<EngineEvent>()
+        eventHub = hub
+        events = hub.stream(bufferingNewest: 10_000)
         let eventLoop = engineLoop.eventLoop
         do {
             shell = try await eventLoop.submit {
-                LoopBound(EngineShell(loop: eventLoop, context: engineLoop.context, configuration: configuration, placement: chosen) { sink.yield($0) },
+                LoopBound(EngineShell(loop: eventLoop, context: engineLoop.context, configuration: configuration, placement: chosen) { hub.yield($0) },
                           loop: eventLoop)
             }
         } catch {
             throw .unavailable("the engine loop has stopped")
         }
+    }
+
+    /// A stream of its own of everything that happens from now on, in order, for a reader beside
+    /// the app's loop over ``events``; ends at ``shutdown()``, or when the reader stops.
+    public func events(bufferingNewest limit: Int = 10_000) -> AsyncStream<EngineEvent> {
+        eventHub.stream(bufferingNewest: limit)
     }
 
     // MARK: - Channels
@@ -324,7 +332,7 @@ public final class ShowroomEngine: Sendable {
         _ = try? await onShell { (shell, complete: @escaping (Result<Void, ShowroomError>) -> Void) in
             shell.shutdown { complete(.success(())) }
         }
-        eventSink.finish()
+        eventHub.finish()
         if ownsLoop { await loop.shutdown() }
     }
 

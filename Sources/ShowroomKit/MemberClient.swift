@@ -3,27 +3,41 @@ internal import ShowroomWire
 internal import SwiftProtobuf
 internal import ZeroMQ
 
-/// Requests to the cluster's room coordinators: learns the alive ones from the seeds, sends each
-/// request to one (the owner of its key first, which spares the coordinators a forward), and
-/// tries the next on `UNAVAILABLE`, `DEADLINE_EXCEEDED` or `NO_COORDINATOR`. One DEALER per
-/// coordinator, on the engine loop. Shared by ``CoordinatorPlacement`` and ``RoomService``.
-final class CoordinatorClient: Sendable {
+/// Requests to the cluster's members of one role (room coordinators, call-signal nodes): learns
+/// the alive ones from the seeds, sends each request to one (the owner of its key first, which
+/// spares the members a forward), and tries the next on `UNAVAILABLE`, `DEADLINE_EXCEEDED` or
+/// none alive. One DEALER per member, on the engine loop. Shared by ``CoordinatorPlacement``,
+/// ``RoomService`` and ``CallClient``.
+final class MemberClient: Sendable {
     let directory: ClusterDirectory
     let loop: EngineLoop
     let timeout: Duration
-    private let links: LoopConfined<CoordinatorLinks>
+    /// The role asked.
+    let role: NodeRole
+    private let links: LoopConfined<MemberLinks>
 
-    init(directory: ClusterDirectory, timeout: Duration) {
+    init(directory: ClusterDirectory, role: NodeRole = .coordinator, timeout: Duration) {
+        self.role = role
         self.directory = directory
         self.loop = directory.loop
         self.timeout = timeout
         let loop = directory.loop
-        links = LoopConfined(loop: loop.eventLoop) { CoordinatorLinks(loop: loop.eventLoop, context: loop.context) }
+        links = LoopConfined(loop: loop.eventLoop) { MemberLinks(loop: loop.eventLoop, context: loop.context) }
     }
 
-    /// The alive coordinators (from the cached cluster status).
-    func coordinators() async throws(ShowroomError) -> [CoordinatorAddress] {
-        ClusterDirectory.coordinators(in: try await directory.status())
+    /// The alive members of the role (from the cached cluster status).
+    func members() async throws(ShowroomError) -> [MemberAddress] {
+        ClusterDirectory.members(role, in: try await directory.status())
+    }
+
+    /// The refusal when the cluster has no alive member of the role.
+    private var noneAlive: ShowroomError {
+        switch role {
+        case .callsignal:
+            ShowroomError(.noCallSignal, "no alive call-signal node in the cluster (asked \(directory.seeds.joined(separator: ", "))); start one")
+        default:
+            ShowroomError(.noCoordinator, "no alive room coordinator in the cluster (asked \(directory.seeds.joined(separator: ", "))); start a coordinator")
+        }
     }
 
     /// Sends a request to the alive coordinators in turn until one answers.
@@ -40,17 +54,15 @@ final class CoordinatorClient: Sendable {
     func request<Response: SwiftProtobuf.Message>(
         _ kind: WireMessageKind, body: some SwiftProtobuf.Message & Sendable, key: String, expecting: Response.Type
     ) async throws(ShowroomError) -> Response {
-        let coordinators = try await coordinators()
-        guard !coordinators.isEmpty else {
-            throw ShowroomError(.noCoordinator, "no alive room coordinator in the cluster (asked \(directory.seeds.joined(separator: ", "))); start a coordinator")
-        }
-        let ring = OwnerRing(.coordinator, memberIDs: coordinators.map(\.id))
-        let order = ring.holders(of: key, count: ring.count).compactMap { id in coordinators.first { $0.id == id } }
-        var lastError = ShowroomError(.noCoordinator, "no coordinator answered")
-        for coordinator in order {
+        let members = try await members()
+        guard !members.isEmpty else { throw noneAlive }
+        let ring = OwnerRing(role, memberIDs: members.map(\.id))
+        let order = ring.holders(of: key, count: ring.count).compactMap { id in members.first { $0.id == id } }
+        var lastError = noneAlive
+        for member in order {
             let answer: WireEnvelope
             do throws(ShowroomError) {
-                answer = try await exchange(kind, body: body, with: coordinator)
+                answer = try await exchange(kind, body: body, with: member)
             } catch {
                 // Unreachable or silent: the membership may not know yet; ask again next time.
                 directory.invalidate()
@@ -79,10 +91,10 @@ final class CoordinatorClient: Sendable {
     /// Whether a refusal is the coordinator's state rather than the request's: another
     /// coordinator may do better.
     static func triesNext(after error: ShowroomError) -> Bool {
-        [.unavailable, .deadlineExceeded, .noCoordinator].contains(error.code)
+        [.unavailable, .deadlineExceeded, .noCoordinator, .noCallSignal].contains(error.code)
     }
 
-    private func exchange(_ kind: WireMessageKind, body: some SwiftProtobuf.Message & Sendable, with coordinator: CoordinatorAddress) async throws(ShowroomError) -> WireEnvelope {
+    private func exchange(_ kind: WireMessageKind, body: some SwiftProtobuf.Message & Sendable, with coordinator: MemberAddress) async throws(ShowroomError) -> WireEnvelope {
         let links = self.links
         let timeout = self.timeout
         return try await loop.perform { complete in
@@ -92,7 +104,7 @@ final class CoordinatorClient: Sendable {
 }
 
 /// The DEALERs to the coordinators and the requests waiting for answers; confined to the loop.
-final class CoordinatorLinks {
+final class MemberLinks {
     private struct Pending {
         let complete: (Result<WireEnvelope, ShowroomError>) -> Void
         let timer: TimerID
@@ -113,7 +125,7 @@ final class CoordinatorLinks {
     /// Sends one request; `complete` gets the answer envelope (possibly a refusal),
     /// `DEADLINE_EXCEEDED` after `timeout`, or `UNAVAILABLE` if it could not be sent.
     func send(
-        _ kind: WireMessageKind, body: some SwiftProtobuf.Message, to coordinator: CoordinatorAddress, timeout: Duration,
+        _ kind: WireMessageKind, body: some SwiftProtobuf.Message, to coordinator: MemberAddress, timeout: Duration,
         _ complete: @escaping (Result<WireEnvelope, ShowroomError>) -> Void
     ) {
         guard !isClosed else { return complete(.failure(.unavailable("the room service has shut down"))) }

@@ -1,0 +1,150 @@
+import Foundation
+import ShowroomAuth
+import ShowroomKit
+import ShowroomTesting
+import ShowroomWire
+import Synchronization
+import XCTest
+
+/// What a CallClient reported, for waits with deadlines.
+final class CallEventLog: Sendable {
+    private let events = Mutex<[CallClientEvent]>([])
+    private let task: Mutex<Task<Void, Never>?> = Mutex(nil)
+
+    init(_ client: CallClient, onEvent: @escaping @Sendable (CallClientEvent) async -> Void = { _ in }) {
+        let reader = Task { [self] in
+            for await event in client.events {
+                record(event)
+                await onEvent(event)
+            }
+        }
+        task.withLock { $0 = reader }
+    }
+
+    private func record(_ event: CallClientEvent) { events.withLock { $0.append(event) } }
+
+    var all: [CallClientEvent] { events.withLock { $0 } }
+
+    /// The (state, reason, event) numbers of the state changes so far.
+    var states: [String] {
+        all.compactMap {
+            guard case .stateChanged(let state, let reason, let event, _) = $0 else { return nil }
+            return "\(state.rawValue) \(reason.rawValue) \(event.rawValue)"
+        }
+    }
+
+    func wait(_ what: String, timeout: Duration = .seconds(15), _ match: @escaping (CallClientEvent) -> Bool) async throws {
+        do {
+            try await eventually(what, timeout: timeout) { self.all.contains(where: match) }
+        } catch {
+            throw ShowroomError.deadlineExceeded("\(what): not within \(timeout); states so far \(states)")
+        }
+    }
+
+    func stop() { task.withLock { $0?.cancel() } }
+}
+
+/// Show → 1v1 on real processes with real media: a viewer of a live room calls its host, the host
+/// pauses the live room, they connect on the call's private channel, and after the hang-up the host
+/// is live again.
+final class ShowToCallTests: XCTestCase {
+    func rtmToken(_ uid: UInt32) throws -> String {
+        try RTMTokenBuilder.buildToken(appID: TestApp.appID, appCertificate: TestApp.certificate, userID: "\(uid)", expire: 3600)
+    }
+
+    func testAViewerCallsTheHostWhoPausesTheShowAndResumesAfter() async throws {
+        let cluster = try TestCluster(coordinators: 1, callsignals: 2, edges: 1)
+        defer { cluster.down() }
+        let seeds = [try cluster.clientEndpoint(of: "coordinator-1")]
+        let host: UInt32 = 1001, viewer: UInt32 = 2001, thief: UInt32 = 6666
+        let live = "show-call-1"
+
+        // The host is live; the viewer watches, decoding the host's video.
+        let hostEngine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)))
+        await hostEngine.setLocalVideoSource(TestPatternCamera(width: 160, height: 120, framesPerSecond: 15))
+        await hostEngine.setLocalAudioSource(ToneMicrophone())
+        let liveConnection = try await hostEngine.joinChannel(
+            token: try TestApp.token(channel: live, uid: host), channel: live, uid: host, options: .broadcaster)
+        let viewerEngine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)))
+        await viewerEngine.setLocalVideoSource(TestPatternCamera(width: 160, height: 120, framesPerSecond: 15))
+        let viewerLog = EventLog(viewerEngine)
+        let liveSink = CountingVideoSink()
+        let audienceConnection = ChannelConnection(channel: live, uid: viewer)
+        try await viewerEngine.setupRemoteVideo(uid: host, connection: audienceConnection, sink: liveSink)
+        try await viewerEngine.joinChannel(token: try TestApp.token(channel: live, uid: viewer, role: .subscriber),
+                                           channel: live, uid: viewer, options: .audience)
+        try await eventually("the viewer decodes the live host") { liveSink.statistics.frames > 0 }
+
+        // Both log in to signaling; the host accepts whatever rings.
+        let hostCalls = CallClient(uid: host, engine: hostEngine, seeds: seeds, pollWait: .seconds(2))
+        let viewerCalls = CallClient(uid: viewer, engine: viewerEngine, seeds: seeds, pollWait: .seconds(2))
+        let hostLog = CallEventLog(hostCalls) { event in
+            if case .stateChanged(.calling, _, _, let info?) = event { try? await hostCalls.accept(remoteUserId: info.caller) }
+        }
+        let viewerLog2 = CallEventLog(viewerCalls)
+        defer {
+            hostLog.stop()
+            viewerLog2.stop()
+        }
+        try await hostCalls.login(token: rtmToken(host))
+        try await viewerCalls.login(token: rtmToken(viewer))
+        try hostCalls.prepareForCall(PrepareConfig(pausesConnection: liveConnection))
+        try viewerCalls.prepareForCall(PrepareConfig())
+        let online = try await viewerCalls.presence(of: [host, thief])
+        XCTAssertEqual(online, [host: .online, thief: .offline])
+
+        try await viewerCalls.call(remoteUserId: host)
+        try await viewerLog2.wait("the viewer connected") { if case .connected = $0 { true } else { false } }
+        try await hostLog.wait("the host connected") { if case .connected = $0 { true } else { false } }
+        XCTAssertEqual(viewerLog2.states.prefix(3), ["2 0 99", "3 7 103", "4 13 113"])
+        XCTAssertEqual(hostLog.states.prefix(3), ["2 0 0", "3 8 104", "4 13 113"])
+        let inCall = try await hostCalls.presence(of: [host, viewer])
+        XCTAssertEqual(inCall, [host: .inCall, viewer: .inCall])
+        let call = try XCTUnwrap(viewerCalls.currentCall)
+        XCTAssertTrue(call.channel.hasPrefix("call-"))
+        XCTAssertNotNil(viewerCalls.timeline["recvFirstFrame"])
+
+        // The show is paused: the audience hears of it as a video state change, not an offline.
+        _ = try await viewerLog.wait("the live host's video stops for the audience") {
+            if case .remoteVideoStateChanged(let connection, let uid, .stopped, _) = $0 { connection.channel == live && uid == host } else { false }
+        }
+
+        // A third user with a valid wildcard token and the channel's name stays out.
+        let thiefEngine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)))
+        defer { Task { await thiefEngine.shutdown() } }
+        await assertFails(.channelPrivate, "a wildcard token in a call's channel") {
+            try await thiefEngine.joinChannel(token: try TestApp.token(channel: "", uid: 0), channel: call.channel, uid: thief,
+                                              options: .audience)
+        }
+
+        // The viewer hangs up: both sides end, the host is live again and decoded again.
+        try await viewerCalls.hangup(remoteUserId: host, reason: "bye")
+        try await hostLog.wait("the host's call ended") { if case .disconnected = $0 { true } else { false } }
+        try await viewerLog2.wait("the viewer's call ended") { if case .disconnected = $0 { true } else { false } }
+        XCTAssertEqual(hostLog.states.last, "1 10 106")
+        XCTAssertEqual(viewerLog2.states.last, "1 9 105")
+        let before = liveSink.statistics.frames
+        try await eventually("the audience decodes the host again") { liveSink.statistics.frames > before + 5 }
+
+        // The channel is sealed: the former partner's own call token no longer opens it.
+        let rejoin = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)))
+        defer { Task { await rejoin.shutdown() } }
+        try await eventually("the sealed channel refuses its former party") {
+            do {
+                try await rejoin.joinChannel(token: try TestApp.token(channel: call.channel, uid: viewer), channel: call.channel,
+                                             uid: viewer, options: .audience)
+                try await rejoin.leaveChannel()
+                return false
+            } catch let error as ShowroomError {
+                return error.code == .banned
+            }
+        }
+
+        await hostCalls.logout()
+        await viewerCalls.logout()
+        await hostCalls.close()
+        await viewerCalls.close()
+        await hostEngine.shutdown()
+        await viewerEngine.shutdown()
+    }
+}
