@@ -7,7 +7,7 @@ extension CallSignalShell {
     // MARK: - Login, logout, renewal
 
     func login(_ body: SignalLoginRequest, _ respond: Node.Responder) {
-        guard let expiresAt = answering(respond, { () throws(ShowroomError) -> Int64 in
+        guard let expiresAt = respond.answering({ () throws(ShowroomError) -> Int64 in
             guard body.uid != 0 else { throw ShowroomError.invalidArgument("uid 0 cannot log in") }
             return try verifyLogin(body.token, uid: body.uid)
         }) else { return }
@@ -138,7 +138,7 @@ extension CallSignalShell {
 
     /// Online, in a call or offline, for each uid asked (each answered by its owner).
     func presenceQuery(_ request: WireEnvelope, _ respond: Node.Responder) {
-        guard let body = answering(respond, { () throws(ShowroomError) -> SignalPresenceRequest in
+        guard let body = respond.answering({ () throws(ShowroomError) -> SignalPresenceRequest in
             let body = try request.decodeBody(SignalPresenceRequest.self)
             guard body.uids.count <= Self.maxPresenceUIDs else {
                 throw .invalidArgument("ask for at most \(Self.maxPresenceUIDs) uids at once, not \(body.uids.count)")

@@ -72,13 +72,13 @@ final class CallSignalShell {
     /// Registers the request handlers and the timer on the node.
     func install() {
         node.serve(.callLogin) { [self] request, respond in
-            guard let body = answering(respond, { try request.decodeBody(SignalLoginRequest.self) }) else { return }
+            guard let body = respond.answering({ try request.decodeBody(SignalLoginRequest.self) }) else { return }
             atOwner(of: body.uid, request, respond) { [self] in login(body, respond) }
         }
         for kind: WireMessageKind in [.callLogout, .callRenewToken, .callPoll, .callDial, .callCancel, .callAccept,
                                       .callReject, .callHangup, .callFirstFrame] {
             node.serve(kind) { [self] request, respond in
-                guard let uid = answering(respond, { try Self.uid(ofSessionIn: request) }) else { return }
+                guard let uid = respond.answering({ try Self.uid(ofSessionIn: request) }) else { return }
                 let wait = kind == .callPoll
                     ? Duration.milliseconds(Int64(min((try? request.decodeBody(SignalPollRequest.self).maxWaitMs) ?? 0, Self.maxPollMs)))
                     : .zero
@@ -87,15 +87,15 @@ final class CallSignalShell {
         }
         node.serve(.callPresence) { [self] request, respond in presenceQuery(request, respond) }
         node.serve(.callRing) { [self] request, respond in
-            guard let body = answering(respond, { try request.decodeBody(SignalRingRequest.self) }) else { return }
+            guard let body = respond.answering({ try request.decodeBody(SignalRingRequest.self) }) else { return }
             respond(Result { () throws(ShowroomError) in try ring(body) }.outcome)
         }
         node.serve(.callPartyAction) { [self] request, respond in
-            guard let body = answering(respond, { try request.decodeBody(SignalPartyAction.self) }) else { return }
+            guard let body = respond.answering({ try request.decodeBody(SignalPartyAction.self) }) else { return }
             respond(Result { () throws(ShowroomError) in try partyAction(body) }.outcome)
         }
         node.serve(.callDeliver) { [self] request, respond in
-            guard let body = answering(respond, { try request.decodeBody(SignalDeliverRequest.self) }) else { return }
+            guard let body = respond.answering({ try request.decodeBody(SignalDeliverRequest.self) }) else { return }
             for notice in body.notices { queue(notice) }
             respond(.success(SignalDeliverResponse()))
         }
@@ -143,19 +143,6 @@ final class CallSignalShell {
             throw ShowroomError(.notLoggedIn, "'\(sessionID.prefix(64))' is not a session id; log in and use the id it returns")
         }
         return uid
-    }
-
-    /// Runs `read`; a failure is answered at once (a ``ShowroomError`` as it is, anything else as
-    /// internal) and nil returned.
-    func answering<T>(_ respond: Node.Responder, _ read: () throws -> T) -> T? {
-        do {
-            return try read()
-        } catch let error as ShowroomError {
-            respond(.failure(error))
-        } catch {
-            respond(.failure(.internal("\(error)")))
-        }
-        return nil
     }
 }
 

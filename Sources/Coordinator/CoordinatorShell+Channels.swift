@@ -14,7 +14,7 @@ extension CoordinatorShell {
     /// while that edge lives. Only for the holder of a token that lets it join the channel, or a
     /// signed admin request: a placement is state every coordinator keeps.
     func placeChannel(_ request: WireEnvelope, _ respond: Node.Responder) {
-        guard let body = answering(respond, { () throws -> RoomPlaceChannelRequest in
+        guard let body = respond.answering({ () throws -> RoomPlaceChannelRequest in
             let body = try request.decodeBody(RoomPlaceChannelRequest.self)
             try Names.validateChannel(body.channel)
             try authorizePlacement(body, nowMs: nowMs)
@@ -127,7 +127,7 @@ extension CoordinatorShell {
     /// answer names. Decided by the channel's owner coordinator, so two edges claiming at once
     /// get one answer.
     func claimChannel(_ request: WireEnvelope, _ respond: Node.Responder) {
-        guard let body = answering(respond, { () throws -> RoomClaimChannelRequest in
+        guard let body = respond.answering({ () throws -> RoomClaimChannelRequest in
             let body = try request.decodeBody(RoomClaimChannelRequest.self)
             try Names.validateChannel(body.channel)
             guard !body.edgeID.isEmpty, body.edgeID.utf8.count <= 64 else {
@@ -208,7 +208,7 @@ extension CoordinatorShell {
 
     /// An edge's report: activities to number, publish and post (their order kept), and its channels.
     func edgeReport(_ request: WireEnvelope, _ respond: Node.Responder) {
-        guard let report = answering(respond, { try request.decodeBody(RoomEdgeChannelReport.self) }) else { return }
+        guard let report = respond.answering({ try request.decodeBody(RoomEdgeChannelReport.self) }) else { return }
         if report.hasChannels_p {
             setChannels(of: report.edgeID, report.channels)
             placements.reported(channels: report.channels.map(\.name), nowMs: nowMs)
@@ -268,7 +268,7 @@ extension CoordinatorShell {
     /// Bans a uid from a channel and has every alive edge enforce it now.
     func kick(_ request: WireEnvelope, _ respond: Node.Responder) {
         let now = nowMs
-        guard let ban = answering(respond, { () throws -> RoomBan in
+        guard let ban = respond.answering({ () throws -> RoomBan in
             let body = try request.decodeBody(RoomKickRequest.self)
             let fresh = try BanList.ban(for: body, nowMs: now)
             try verifyAdmin(body.admin, action: "kick", target: body.channel, uid: body.uid, nowMs: now)

@@ -128,7 +128,7 @@ extension CoordinatorShell {
     /// Lists open rooms newest first across all coordinators: each lists its own (asked for one
     /// more than a page, to know whether more follow), this one merges.
     func listRooms(_ request: WireEnvelope, _ respond: Node.Responder) {
-        guard let body = answering(respond, { () throws -> RoomListRoomsRequest in
+        guard let body = respond.answering({ () throws -> RoomListRoomsRequest in
             let body = try request.decodeBody(RoomListRoomsRequest.self)
             // A coordinator gathering a page asks the others for one room more than its client did.
             _ = try RoomRegistry.pageSize(of: body, max: RoomRegistry.maxPageSize + (request.forwarded ? 1 : 0))
@@ -139,14 +139,14 @@ extension CoordinatorShell {
         asked.pageSize = UInt32(((try? RoomRegistry.pageSize(of: body)) ?? RoomRegistry.defaultPageSize) + 1)
         if request.forwarded {
             // A coordinator gathering a page asks for one room more than its client did.
-            if let page = answering(respond, {
+            if let page = respond.answering({
                 try registry.list(body, maxPageSize: RoomRegistry.maxPageSize + 1) { ownership.owns($0.roomID) }
             }) {
                 respond(.success(page))
             }
             return
         }
-        guard let local = answering(respond, { try registry.list(asked, maxPageSize: RoomRegistry.maxPageSize + 1) { ownership.owns($0.roomID) } })
+        guard let local = respond.answering({ try registry.list(asked, maxPageSize: RoomRegistry.maxPageSize + 1) { ownership.owns($0.roomID) } })
         else { return }
         var pages = [local]
         let others = otherCoordinators

@@ -263,19 +263,6 @@ final class CoordinatorShell {
         }
     }
 
-    /// Runs `read` (decoding and checking a request); a failure is answered at once — its
-    /// ``ShowroomError``, anything else as internal — and `nil` returned.
-    func answering<T>(_ respond: Node.Responder, _ read: () throws -> T) -> T? {
-        do {
-            return try read()
-        } catch let error as ShowroomError {
-            respond(.failure(error))
-        } catch {
-            respond(.failure(.internal("\(error)")))
-        }
-        return nil
-    }
-
     /// A batch from another coordinator: replication or catch-up.
     private func receiveState(_ batch: RoomStateBatch) throws(ShowroomError) {
         let changes = registry.merge(rooms: batch.rooms, messages: batch.messages)

@@ -54,6 +54,20 @@ public final class Node: Sendable {
         public init(_ send: @escaping (Outcome) -> Void) { self.send = send }
         /// Answers with `outcome`. Does nothing for a one-way request.
         public func callAsFunction(_ outcome: Outcome) { send(outcome) }
+
+        /// Runs `read` (decoding and checking a request): returns what it read, or answers its
+        /// failure at once — a ``ShowroomError`` as it is, anything else as internal — and
+        /// returns nil.
+        public func answering<T>(_ read: () throws -> T) -> T? {
+            do {
+                return try read()
+            } catch let error as ShowroomError {
+                send(.failure(error))
+            } catch {
+                send(.failure(.internal("\(error)")))
+            }
+            return nil
+        }
     }
 
     /// Starts the node: creates its loop and binds its cluster socket. Call ``join()`` to enter

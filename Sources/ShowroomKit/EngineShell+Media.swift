@@ -12,6 +12,11 @@ extension EngineShell {
         let records = connections.values
         let wantsVideo = !isShutDown && videoSource != nil && records.contains { $0.sends(.video) }
         let wantsAudio = !isShutDown && audioSource != nil && records.contains { $0.sends(.audio) }
+        // A connection that starts sending video mid-GOP (a host's call connection at accept)
+        // would leave its subscribers waiting for the next keyframe: ask for one now.
+        let sendingVideo = Set(records.filter { $0.sends(.video) }.map(\.connection.channel))
+        if !sendingVideo.isSubset(of: videoChannels) { keyframeWanted = true }
+        videoChannels = sendingVideo
         if wantsVideo, videoTimer == nil, let source = videoSource {
             keyframeWanted = true  // the first frame anyone sees must decode
             let interval = Duration.seconds(1) / source.framesPerSecond

@@ -49,6 +49,8 @@ final class EngineShell {
     var videoTimer: TimerID?
     var audioTimer: TimerID?
     var keyframeWanted = false
+    /// The channels whose connections send video: one that starts sending starts on a keyframe.
+    var videoChannels: Set<String> = []
     /// Video comes encoded from the app (``ShowroomEngine/pushExternalEncodedVideoFrame(_:)``), not from
     /// the camera.
     var externalEncodedVideo = false
