@@ -304,6 +304,7 @@ public final class CallClient: Sendable {
                 if answer.tokenWillExpire { sink.yield(.tokenWillExpire) }
                 for notice in answer.notices { await handle(notice) }
             } catch {
+                if Task.isCancelled { return }
                 if error.code == .notLoggedIn {
                     state.withLock { $0.sessionID = "" }
                     sink.yield(.loggedOut(error))
@@ -362,7 +363,9 @@ public final class CallClient: Sendable {
             state.withLock { $0.connection = joined }
             mark("localUserJoinChannel")
         } catch {
-            sink.yield(.error(error))
+            // Banned: the call ended while the join was on its way and its channel was sealed;
+            // the notice that says so follows.
+            if error.code != .banned { sink.yield(.error(error)) }
         }
     }
 
