@@ -209,7 +209,7 @@ let package = Package(
             name: "showroom-bench",
             dependencies: [
                 "ShowroomTesting", "NodeRuntime", "ZeroMQ", "CZeroMQ", "ShowroomWire", "MediaCodecs", "ShowroomAuth",
-                "ShowroomKit", "Edge", "AdminEndpoint", "Routing", "OperatorTools",
+                "ShowroomKit", "Edge", "AdminEndpoint", "Routing", "OperatorTools", "Membership",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]

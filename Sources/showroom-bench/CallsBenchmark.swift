@@ -1,0 +1,294 @@
+import ArgumentParser
+import Foundation
+import MediaCodecs
+import NodeRuntime
+import OperatorTools
+import Routing
+import ShowroomAuth
+import ShowroomKit
+import ShowroomWire
+import Synchronization
+import ZeroMQ
+
+/// `showroom-bench calls`: 1v1 call set-up. With media, N caller/callee pairs of SDK engines with
+/// test-pattern cameras (C pairs at a time) each make one call the way an app does (login, prepare,
+/// call; the callee accepts when it rings) and the time from `call` to connected on both sides
+/// (accepted, and each side decoded the other's first frame) is measured. With `--signal-only`,
+/// bare signaling clients on threads of their own dial, accept and hang up as fast as the
+/// call-signal nodes answer, each request sent to the uid's owner node, and set-ups per second are
+/// printed.
+struct CallsBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "calls",
+        abstract: "1v1 calls: call → connected on both sides (with media), or set-ups per second (--signal-only).")
+
+    @Option(name: .customLong("seed"), help: "A cluster member (repeatable).")
+    var seeds: [String] = []
+
+    @Option(help: "Caller/callee pairs.")
+    var pairs = 20
+
+    @Option(help: "Pairs calling at once.")
+    var concurrency = 20
+
+    @Flag(name: .customLong("signal-only"), help: "No media: dial, accept and hang up as fast as possible.")
+    var signalOnly = false
+
+    @Option(help: "With --signal-only: calls each pair makes.")
+    var rounds = 50
+
+    @Flag(help: "Print one JSON object.")
+    var json = false
+
+    @OptionGroup var app: AppCredentials
+
+    func validate() throws {
+        guard !seeds.isEmpty else { throw ValidationError("give at least one --seed") }
+        _ = try app.resolved()  // a missing credential stops the benchmark before it starts anything
+        guard (1...500).contains(pairs) else { throw ValidationError("--pairs must be 1–500") }
+        guard (1...500).contains(concurrency) else { throw ValidationError("--concurrency must be 1–500") }
+        guard (1...10_000).contains(rounds) else { throw ValidationError("--rounds must be 1–10000") }
+    }
+
+    func run() async throws {
+        if signalOnly { try await runSignalOnly() } else { try await runWithMedia() }
+    }
+
+    private static func rtmToken(_ uid: UInt32, _ credentials: LocalAppCredentials) throws -> String {
+        try RTMTokenBuilder.buildToken(appID: credentials.appID, appCertificate: credentials.appCertificate,
+                                              userID: "\(uid)", expire: 3600)
+    }
+
+    // MARK: - With media
+
+    private func runWithMedia() async throws {
+        let clientSeeds = try await ClientSeeds.resolve(seeds)
+        let credentials = try app.resolved()
+        let loops = try (0..<2).map { try EngineLoop(name: "bench-calls-\($0)") }
+        progress("\(pairs) pairs call with media, \(concurrency) at a time", json: json)
+        let base = UInt32.random(in: 100_000...1_000_000) * 10
+        var times: [Double] = []
+        var failures: [String: Int] = [:]
+        var next = 0
+        while next < pairs {
+            let batch = next..<min(pairs, next + concurrency)
+            next = batch.upperBound
+            let results = await withTaskGroup(of: Result<Double, ShowroomError>.self) { group in
+                for index in batch {
+                    let caller = base + UInt32(index) * 2, callee = caller + 1
+                    let loop = loops[index % loops.count]
+                    group.addTask { await Self.oneCall(caller: caller, callee: callee, seeds: clientSeeds, loop: loop, credentials: credentials) }
+                }
+                var results: [Result<Double, ShowroomError>] = []
+                for await result in group { results.append(result) }
+                return results
+            }
+            for result in results {
+                switch result {
+                case .success(let ms): times.append(ms)
+                case .failure(let error): failures["E\(error.code.rawValue)", default: 0] += 1
+                }
+            }
+        }
+        for loop in loops { await loop.shutdown() }
+        let latency = LatencyHistogram(milliseconds: times)
+        let failed = failures.values.reduce(0, +)
+        if json {
+            try printJSON([
+                "benchmark": "calls", "pairs": pairs, "concurrency": concurrency,
+                "connect_ms_p50": rounded(latency.percentileMs(0.5)), "connect_ms_p99": rounded(latency.percentileMs(0.99)),
+                "connect_ms_max": rounded(latency.maxMs), "failures": failed, "failure_codes": failures,
+            ])
+        } else {
+            print("call → connected on both sides (first remote frames decoded), \(times.count) calls, \(concurrency) at a time")
+            print(String(format: "  p50 %6.1f ms   p99 %6.1f ms   max %6.1f ms", latency.percentileMs(0.5),
+                         latency.percentileMs(0.99), latency.maxMs))
+            print("  failures \(failed)\(failures.isEmpty ? "" : " \(failures)")")
+        }
+    }
+
+    /// One pair: both log in, the callee accepts what rings, the caller calls; returns the time
+    /// from the call to both sides connected (at most 10 s), then hangs up and logs out.
+    private static func oneCall(caller: UInt32, callee: UInt32, seeds: [String], loop: EngineLoop,
+                                credentials: LocalAppCredentials) async -> Result<Double, ShowroomError> {
+        do {
+            let calling = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)), loop: loop)
+            let called = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)), loop: loop)
+            for engine in [calling, called] {
+                await engine.setLocalVideoSource(TestPatternCamera(width: 160, height: 120, framesPerSecond: 15))
+            }
+            let callerClient = CallClient(uid: caller, engine: calling, seeds: seeds, pollWait: .seconds(5))
+            let calleeClient = CallClient(uid: callee, engine: called, seeds: seeds, pollWait: .seconds(5))
+            defer {
+                Task {
+                    await callerClient.logout()
+                    await calleeClient.logout()
+                    await callerClient.close()
+                    await calleeClient.close()
+                    await calling.shutdown()
+                    await called.shutdown()
+                }
+            }
+            try await calleeClient.login(token: rtmToken(callee, credentials))
+            try await callerClient.login(token: rtmToken(caller, credentials))
+            try callerClient.prepareForCall(PrepareConfig())
+            try calleeClient.prepareForCall(PrepareConfig())
+            let started = ContinuousClock.now
+            let both = Task { () -> Bool in
+                async let callerConnected = Self.connected(callerClient, accepting: false)
+                async let calleeConnected = Self.connected(calleeClient, accepting: true)
+                let (a, b) = await (callerConnected, calleeConnected)
+                return a && b
+            }
+            let deadline = Task {
+                try await Task.sleep(for: .seconds(10))
+                both.cancel()
+            }
+            try await callerClient.call(remoteUserId: callee)
+            let ok = await both.value
+            let elapsed = ContinuousClock.now - started
+            deadline.cancel()
+            guard ok else { return .failure(.deadlineExceeded("not connected within 10 s")) }
+            try? await callerClient.hangup(remoteUserId: callee)
+            return .success(elapsed.seconds * 1000)
+        } catch let error as ShowroomError {
+            return .failure(error)
+        } catch {
+            return .failure(.internal("\(error)"))
+        }
+    }
+
+    /// Waits for the client's `connected` (accepting what rings when `accepting`); false when its
+    /// call ended first or the wait was cancelled.
+    private static func connected(_ client: CallClient, accepting: Bool) async -> Bool {
+        for await event in client.events {
+            switch event {
+            case .connected: return true
+            case .stateChanged(.calling, _, _, let info?) where accepting:
+                try? await client.accept(remoteUserId: info.caller)
+            case .stateChanged(.prepared, let reason, _, _) where reason != .none: return false
+            default: break
+            }
+            if Task.isCancelled { return false }
+        }
+        return false
+    }
+
+    // MARK: - Signalling only
+
+    private func runSignalOnly() async throws {
+        let status = try await clusterStatus(seeds: seeds)
+        let nodes = status.members.filter { $0.isAlive(as: .callsignal) && !$0.clientEndpoint.isEmpty }
+        guard !nodes.isEmpty else { throw ShowroomError(.noCallSignal, "the cluster has no alive call-signal node") }
+        let endpoints = Dictionary(uniqueKeysWithValues: nodes.map { ($0.id, $0.clientEndpoint) })
+        let ring = OwnerRing(.callsignal, memberIDs: nodes.map(\.id))
+        progress("\(pairs) pairs × \(rounds) calls, signaling only, \(concurrency) threads, \(nodes.count) call-signal node(s)", json: json)
+        let base = UInt32.random(in: 100_000...1_000_000) * 10
+        let credentials = try app.resolved()
+        let tokens = try (0..<pairs * 2).map { try Self.rtmToken(base + UInt32($0), credentials) }
+        let workers = min(concurrency, pairs)
+        let context = try Context(ioThreads: 1)
+        defer { context.shutdown() }
+        let started = ContinuousClock.now
+        let outcomes = try await withThrowingTaskGroup(of: (LatencyHistogram, [String: Int]).self) { group in
+            for worker in 0..<workers {
+                let mine = Array(stride(from: worker, to: pairs, by: workers))
+                let rounds = self.rounds
+                group.addTask {
+                    try await onThread {
+                        Self.signalWorker(pairs: mine, base: base, tokens: tokens, rounds: rounds, ring: ring,
+                                          endpoints: endpoints, context: context)
+                    }
+                }
+            }
+            var all: [(LatencyHistogram, [String: Int])] = []
+            for try await outcome in group { all.append(outcome) }
+            return all
+        }
+        let elapsed = ContinuousClock.now - started
+        var latency = LatencyHistogram()
+        var failures: [String: Int] = [:]
+        for (histogram, failed) in outcomes {
+            latency.merge(histogram)
+            failures.merge(failed, uniquingKeysWith: +)
+        }
+        let failed = failures.values.reduce(0, +)
+        let perSecond = Double(latency.count) / max(elapsed.seconds, 0.001)
+        if json {
+            try printJSON([
+                "benchmark": "calls", "signal_only": true, "pairs": pairs, "rounds": rounds, "concurrency": workers,
+                "callsignal_nodes": nodes.count, "setups": latency.count, "setups_per_s": rounded(perSecond),
+                "setups_per_s_per_node": rounded(perSecond / Double(nodes.count)),
+                "setup_ms_p50": rounded(latency.percentileMs(0.5), 2), "setup_ms_p99": rounded(latency.percentileMs(0.99), 2),
+                "failures": failed, "failure_codes": failures,
+            ])
+        } else {
+            print("call set-ups (dial, accept, hang up), signaling only, \(workers) threads, \(nodes.count) call-signal node(s)")
+            print(String(format: "  %.0f set-ups/s (%.0f per node)   dial→accepted p50 %.2f ms   p99 %.2f ms",
+                         perSecond, perSecond / Double(nodes.count), latency.percentileMs(0.5), latency.percentileMs(0.99)))
+            print("  failures \(failed)\(failures.isEmpty ? "" : " \(failures)")")
+        }
+    }
+
+    /// One thread: logs its pairs in, then each pair calls `rounds` times (dial, accept, hang up),
+    /// every request to the owner of the uid it is for. Records dial → accepted per call.
+    private static func signalWorker(pairs: [Int], base: UInt32, tokens: [String], rounds: Int, ring: OwnerRing,
+                                     endpoints: [String: String], context: Context) -> (LatencyHistogram, [String: Int]) {
+        var latency = LatencyHistogram()
+        var failures: [String: Int] = [:]
+        func fail(_ error: ShowroomError) { failures["E\(error.code.rawValue)", default: 0] += 1 }
+        var clients: [String: NodeClient] = [:]
+        func client(for uid: UInt32) throws(ShowroomError) -> NodeClient {
+            let owner = ring.owner(of: "uid/\(uid)") ?? ""
+            if let client = clients[owner] { return client }
+            guard let endpoint = endpoints[owner] else { throw .unavailable("no call-signal node for uid \(uid)") }
+            do {
+                let client = try NodeClient(endpoint: endpoint, context: context)
+                clients[owner] = client
+                return client
+            } catch {
+                throw .unavailable("cannot connect to \(endpoint): \(error)")
+            }
+        }
+        var sessions: [UInt32: String] = [:]
+        for pair in pairs {
+            for offset in [0, 1] {
+                let uid = base + UInt32(pair * 2 + offset)
+                do throws(ShowroomError) {
+                    sessions[uid] = try client(for: uid).request(.callLogin, body: SignalLoginRequest.with {
+                        $0.uid = uid
+                        $0.token = tokens[pair * 2 + offset]
+                    }, expecting: SignalLoginResponse.self).sessionID
+                } catch { fail(error) }
+            }
+        }
+        for _ in 0..<rounds {
+            for pair in pairs {
+                let caller = base + UInt32(pair * 2), callee = caller + 1
+                guard let callerSession = sessions[caller], let calleeSession = sessions[callee] else { continue }
+                do throws(ShowroomError) {
+                    let started = ContinuousClock.now
+                    let call = try client(for: caller).request(.callDial, body: SignalDialRequest.with {
+                        $0.sessionID = callerSession
+                        $0.callee = callee
+                    }, expecting: SignalDialResponse.self).call
+                    _ = try client(for: callee).request(.callAccept, body: SignalCallActionRequest.with {
+                        $0.sessionID = calleeSession
+                        $0.callID = call.callID
+                    }, expecting: SignalCallActionResponse.self)
+                    latency.record(microseconds: Int64((ContinuousClock.now - started).seconds * 1_000_000))
+                    _ = try client(for: caller).request(.callHangup, body: SignalCallActionRequest.with {
+                        $0.sessionID = callerSession
+                        $0.callID = call.callID
+                    }, expecting: SignalCallActionResponse.self)
+                } catch { fail(error) }
+            }
+        }
+        // The sessions poll nothing: they end by logging out.
+        for (uid, session) in sessions {
+            _ = try? client(for: uid).request(.callLogout, body: SignalLogoutRequest.with { $0.sessionID = session },
+                                              expecting: SignalLogoutResponse.self)
+        }
+        return (latency, failures)
+    }
+}
