@@ -378,7 +378,8 @@ cmd_demo() {
     [ -n "$room" ] || die "creating room $i failed"
     rooms+=("$room")
     echo "  room $room: Demo show $i, owner $((1000 + i))"
-    start_client "host-$i" --channel "$room" --uid $((1000 + i)) --role broadcaster --fps 15 --width 320 --height 240
+    start_client "host-$i" --channel "$room" --uid $((1000 + i)) --role broadcaster --fps 15 --width 320 --height 240 \
+      --accept-calls
   done
   for i in 1 2 3; do await_line "host-$i" joined >/dev/null || failed+=("host-$i did not join"); done
   for i in 1 2 3; do
@@ -404,6 +405,28 @@ cmd_demo() {
   echo
   echo "== status: members, rooms, channels =="
   cmd_status
+  echo
+  echo "== show → 1v1: a viewer of ${rooms[0]} calls host-1, who pauses the show while they talk =="
+  local call_out
+  await_line host-1 calls_accepted >/dev/null || failed+=("host-1 did not log in to signaling")
+  # shellcheck disable=SC2086
+  if call_out="$(ctl call $seeds --from 2019 --to 1001 --seconds 3 2>&1)"; then
+    sed 's/^/  caller 2019: /' <<<"$call_out"
+  else
+    sed 's/^/  caller 2019: /' <<<"$call_out"
+    failed+=("the 1v1 call from 2019 to host-1 did not connect")
+  fi
+  await_line host-1 disconnected >/dev/null || true
+  grep -E '^(state|connected|disconnected|timeline)' "$run_dir/clients/host-1.out" | sed 's/^/  host-1: /' || true
+  for v in 1 2 3; do
+    name="viewer-1-$v"
+    if await_line "$name" "video_state channel=${rooms[0]} uid=1001 state=decoding" \
+         "video_state channel=${rooms[0]} uid=1001 state=stopped" >/dev/null; then
+      echo "  $name: the show stopped during the call and decodes again"
+    else
+      failed+=("$name did not see the show pause and resume around the call")
+    fi
+  done
   echo
   echo "== failure drill: SIGKILL the edge hosting ${rooms[0]}; its clients rejoin elsewhere =="
   local victim status_json moved=() rejoined decoded

@@ -3,6 +3,7 @@ import ArgumentParser
 import Edge
 import Foundation
 import MediaCodecs
+import ShowroomAuth
 import ShowroomKit
 import ShowroomWire
 
@@ -52,6 +53,10 @@ struct ClientCommand: AsyncParsableCommand {
             help: "A broadcaster to decode from the very first frame (its sinks are set before joining, so the edge's cached GOP is decoded at once; others' are set when they are announced).")
     var hostUID: UInt32?
 
+    @Flag(name: .customLong("accept-calls"),
+          help: "Log in to signaling as this uid and accept every 1v1 call, pausing the live connection's publishing while in a call (show → 1v1).")
+    var acceptCalls = false
+
     @OptionGroup var app: AppCredentials
 
     func validate() throws {
@@ -100,6 +105,14 @@ struct ClientCommand: AsyncParsableCommand {
             await engine.shutdown()
             throw ExitCode(1)
         }
+        var calls: CallClient?
+        if acceptCalls {
+            do {
+                calls = try await answerCalls(engine: engine, seeds: seeds)
+            } catch {
+                emit("calls_failed uid=\(uid) message=\"\(error)\"")
+            }
+        }
         let rooms = room.map { _ in RoomService(seeds: seeds, loop: loop) }
         if let room, let rooms {
             do {
@@ -120,10 +133,34 @@ struct ClientCommand: AsyncParsableCommand {
             _ = try? await rooms.leaveRoom(room, uid: uid)
             await rooms.shutdown()
         }
+        if let calls {
+            await calls.logout()
+            await calls.close()
+        }
         try? await engine.leaveChannel()
         await engine.shutdown()
         await loop.shutdown()
         printer.cancel()
+    }
+
+    /// Logs in to signaling and accepts every call, the live connection paused while in one.
+    private func answerCalls(engine: ShowroomEngine, seeds: [String]) async throws -> CallClient {
+        let calls = CallClient(uid: uid, engine: engine, seeds: seeds)
+        let credentials = try app.resolved()
+        try await calls.login(token: RTMTokenBuilder.buildToken(
+            appID: credentials.appID, appCertificate: credentials.appCertificate, userID: "\(uid)", expire: 86_400))
+        try calls.prepareForCall(PrepareConfig(pausesConnection: ChannelConnection(channel: channel, uid: uid)))
+        let uid = self.uid
+        Task {
+            for await event in calls.events {
+                emit(CallEndpointOptions.line(for: event, uid: uid))
+                if case .stateChanged(.calling, _, _, let info?) = event, info.callee == uid {
+                    try? await calls.accept(remoteUserId: info.caller)
+                }
+            }
+        }
+        emit("calls_accepted uid=\(uid)")
+        return calls
     }
 
     /// One line per event worth a line; media counters are in the final `stats` line.
