@@ -114,6 +114,12 @@ extension CallSignalShell {
             case .callReject: directives = try book.reject(id, by: action.uid, reason: action.reason, nowMs: now)
             case .callHangup: directives = try book.hangup(id, by: action.uid, reason: action.reason, nowMs: now)
             case .callFirstFrame: directives = try book.firstFrameDecoded(id, by: action.uid, nowMs: now)
+            case .callToken:
+                // A fresh token (in the answer's call info) for a party of a call that goes on.
+                guard let call = book.calls[id] else { throw CallRefusal(.unknownCall, "no call \(id)") }
+                guard call.isParty(action.uid) else { throw CallRefusal(.notYourCall, "uid \(action.uid) is not a party of call \(id)") }
+                guard call.isActive else { throw CallRefusal(.callEnded, "call \(id) is over; its channel is sealed") }
+                directives = []
             case .callLogin: directives = book.partyJoined(id, uid: action.uid, nowMs: now)
             case .callLogout: directives = book.partyLeft(id, uid: action.uid, nowMs: now)
             default: throw ShowroomError.invalidArgument("party action kind \(action.kind) is not a call request")
@@ -193,8 +199,8 @@ extension CallSignalShell {
             logger.warning("no coordinator to seal a call's channel", metadata: ["call": "\(call.id)"])
             return
         }
-        let seconds = UInt32(clamping: min((book.settings.maxCallMs + book.settings.callingTimeoutMs) / 1000 + 60,
-                                           Int64(86_400)))
+        // The parties' last tokens may have been minted just before the end.
+        let seconds = callTokenSeconds + 60
         for party in [call.caller, call.callee] {
             var kick = RoomKickRequest()
             kick.channel = call.channel
@@ -256,11 +262,11 @@ extension CallSignalShell {
         return info
     }
 
-    /// A token for `uid` in the call's channel only, lasting the call's longest length.
+    /// A token for `uid` in the call's channel only, for ``callTokenSeconds``.
     func callToken(_ call: Call, uid: UInt32) -> String {
         guard let appID = configuration.appID, let certificate = configuration.appCertificate else { return "" }
-        let seconds = UInt32(clamping: (book.settings.maxCallMs + book.settings.callingTimeoutMs) / 1000)
         return (try? RTCTokenBuilder.buildToken(appID: appID, appCertificate: certificate, channelName: call.channel,
-                                                uid: uid, role: .publisher, tokenExpire: seconds)) ?? ""
+                                                uid: uid, role: .publisher, tokenExpire: callTokenSeconds,
+                                                issueTs: UInt32(clamping: nowMs / 1000))) ?? ""
     }
 }

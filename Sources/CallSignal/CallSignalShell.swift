@@ -24,8 +24,10 @@ import SwiftProtobuf
 ///   notice.
 ///
 /// A call's channel is private: its name (`call-` and random digits) is minted here, its tokens are
-/// bound to it and to each party's uid, and edges refuse wildcard tokens for such channels. When
-/// the call ends both parties are banned from it (``seal(_:)``), so nobody can enter it again.
+/// bound to it and to each party's uid and last two minutes (renewed through `CALL_TOKEN` while the
+/// call goes on), and edges refuse wildcard tokens for such channels. When the call ends both
+/// parties are banned from it for as long as their last tokens last (``seal(_:)``), so nobody can
+/// enter it again, and the bans of a busy cluster stay few.
 ///
 /// Not yet here: replication of sessions and calls to a successor (a node's death loses its
 /// sessions, whose clients log in again, and its calls).
@@ -56,9 +58,13 @@ final class CallSignalShell {
     static let mailboxLimit = 256
     /// The most uids one presence request names.
     static let maxPresenceUIDs = 100
+    /// How long a call token lasts: a party renews it (`CALL_TOKEN`) while the call goes on, so an
+    /// ended call's channel needs sealing only this long.
+    let callTokenSeconds: UInt32
 
     init(node: any NodeServices, configuration: NodeConfiguration, logger: Logger,
-         settings: CallSettings = CallSettings(), heartbeatTimeoutMs: Int64 = 10_000) {
+         settings: CallSettings = CallSettings(), heartbeatTimeoutMs: Int64 = 10_000, callTokenSeconds: UInt32 = 120) {
+        self.callTokenSeconds = callTokenSeconds
         self.node = node
         self.configuration = configuration
         self.logger = logger
@@ -76,7 +82,7 @@ final class CallSignalShell {
             atOwner(of: body.uid, request, respond) { [self] in login(body, respond) }
         }
         for kind: WireMessageKind in [.callLogout, .callRenewToken, .callPoll, .callDial, .callCancel, .callAccept,
-                                      .callReject, .callHangup, .callFirstFrame] {
+                                      .callReject, .callHangup, .callFirstFrame, .callToken] {
             node.serve(kind) { [self] request, respond in
                 guard let uid = respond.answering({ try Self.uid(ofSessionIn: request) }) else { return }
                 let wait = kind == .callPoll

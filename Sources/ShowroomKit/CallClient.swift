@@ -402,6 +402,10 @@ public final class CallClient: Sendable {
     private func watchEngine() async {
         for await event in engine.events(bufferingNewest: 1_000) {
             if Task.isCancelled { return }
+            if case .tokenWillExpire(let connection, _) = event {
+                await renewCallToken(connection)
+                continue
+            }
             let first: (connection: ChannelConnection, uid: UInt32)?
             switch event {
             case .firstRemoteVideoFrameDecoded(let connection, let uid, _, _, _): first = (connection, uid)
@@ -424,6 +428,26 @@ public final class CallClient: Sendable {
             request.sessionID = sessionID
             request.callID = callID
             _ = try? await client.request(.callFirstFrame, body: request, key: key, expecting: SignalCallActionResponse.self)
+        }
+    }
+
+    /// Call tokens last two minutes: when the edge says the call connection's will expire, a fresh
+    /// one comes from the call-signal node while the call goes on.
+    private func renewCallToken(_ connection: ChannelConnection) async {
+        let ask = state.withLock { state -> (String, String)? in
+            guard let call = state.call, call.channel == connection.channel else { return nil }
+            return (state.sessionID, call.callID)
+        }
+        guard let (sessionID, callID) = ask else { return }
+        var request = SignalCallActionRequest()
+        request.sessionID = sessionID
+        request.callID = callID
+        do throws(ShowroomError) {
+            let answer = try await client.request(.callToken, body: request, key: key, expecting: SignalCallActionResponse.self)
+            state.withLock { $0.token = answer.call.token }
+            try await engine.renewToken(answer.call.token, connection: connection)
+        } catch {
+            if error.code != .callEnded { sink.yield(.error(error)) }
         }
     }
 

@@ -15,7 +15,7 @@ extension WireMessageKind {
              .channelPlace, .kick:
             return true
         case .callLogin, .callLogout, .callRenewToken, .callPoll, .callPresence, .callDial, .callCancel, .callAccept,
-             .callReject, .callHangup, .callFirstFrame:
+             .callReject, .callHangup, .callFirstFrame, .callToken:
             return true
         default:
             return false

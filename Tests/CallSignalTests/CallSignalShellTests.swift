@@ -208,6 +208,37 @@ final class CallSignalShellTests: XCTestCase {
         XCTAssertEqual(viewer.notices.map(\.sequence), viewer.notices.map(\.sequence).sorted())
     }
 
+    func testCallTokensAreShortAndRenewedOnlyForThePartiesOfACallThatGoesOn() throws {
+        let cluster = CallSignalHarness(nodes: ids)
+        let (v, h) = cluster.uidsWithDifferentOwners(from: 7001)
+        let viewer = SignalClient(v, via: cluster.node("signal-a"))
+        let host = SignalClient(h, via: cluster.node("signal-b"))
+        let stranger = SignalClient(7999, via: cluster.node("signal-c"))
+        for client in [viewer, host, stranger] { try client.login() }
+        let call = try viewer.dial(h, waitFirstFrame: false)
+        try host.act(.callAccept, call.callID)
+        let verifier = TokenVerifier(appID: TestApp.appID, appCertificate: TestApp.certificate)
+        let issued = UInt32(cluster.network.now / 1000)
+        XCTAssertEqual(try verifier.verify(call.token, channel: call.channel, uid: v, now: issued).tokenExpiresAt, issued + 120)
+        // A minute and a half on, a fresh one lasts two minutes from then.
+        for _ in 0..<18 {
+            cluster.network.advance(by: .seconds(5))
+            try viewer.poll()
+            try host.poll()
+            try stranger.poll()
+        }
+        let renewed = try viewer.act(.callToken, call.callID)
+        let now = UInt32(cluster.network.now / 1000)
+        XCTAssertEqual(try verifier.verify(renewed.token, channel: call.channel, uid: v, now: now).tokenExpiresAt, now + 120)
+        XCTAssertThrowsError(try stranger.act(.callToken, call.callID)) { error in
+            XCTAssertEqual((error as? ShowroomError)?.code, .notYourCall)
+        }
+        try host.act(.callHangup, call.callID)
+        XCTAssertThrowsError(try viewer.act(.callToken, call.callID)) { error in
+            XCTAssertEqual((error as? ShowroomError)?.code, .callEnded)
+        }
+    }
+
     func testBusyOfflineAndACallerAlreadyInACall() throws {
         let cluster = CallSignalHarness(nodes: ids)
         let host = SignalClient(5000, via: cluster.node("signal-a"))

@@ -318,7 +318,8 @@ public nonisolated struct SignalDialResponse: Sendable {
   fileprivate var _call: SignalCallInfo? = nil
 }
 
-/// Bodies of CALL_CANCEL, CALL_ACCEPT, CALL_REJECT, CALL_HANGUP and CALL_FIRST_FRAME requests.
+/// Bodies of CALL_CANCEL, CALL_ACCEPT, CALL_REJECT, CALL_HANGUP, CALL_FIRST_FRAME and CALL_TOKEN
+/// requests.
 public nonisolated struct SignalCallActionRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -372,7 +373,8 @@ public nonisolated struct SignalCallInfo: Sendable {
   public var type: SignalCallType = .video
 
   /// The call's private channel, and a token for the party told (join and publish in that channel
-  /// only, expiring with the call's maximum length). Empty once the call ended.
+  /// only, for two minutes: renew it with CALL_TOKEN while the call goes on). Empty once the call
+  /// ended.
   public var channel: String = String()
 
   public var token: String = String()
@@ -515,7 +517,8 @@ public nonisolated struct SignalPartyAction: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// The request's kind: CALL_CANCEL, CALL_ACCEPT, CALL_REJECT, CALL_HANGUP or CALL_FIRST_FRAME.
+  /// The request's kind: CALL_CANCEL, CALL_ACCEPT, CALL_REJECT, CALL_HANGUP, CALL_FIRST_FRAME or
+  /// CALL_TOKEN; CALL_LOGIN and CALL_LOGOUT for a party's signaling coming back or lost.
   public var kind: UInt32 = 0
 
   public var uid: UInt32 = 0
