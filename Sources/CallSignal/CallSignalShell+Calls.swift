@@ -20,7 +20,7 @@ extension CallSignalShell {
         callOf[caller] = (callID, callOwner)
         var ring = SignalRingRequest()
         ring.callID = callID
-        ring.channel = Names.callChannelPrefix + randomHex(16)
+        ring.channel = Names.callChannel(callee: body.callee, random: randomHex(16))
         ring.caller = caller
         ring.callee = body.callee
         ring.type = body.type
@@ -62,7 +62,8 @@ extension CallSignalShell {
 
     /// `CALL_RING`: rings the callee (owned here), or ends the call busy.
     func ring(_ body: SignalRingRequest) throws(ShowroomError) -> SignalRingResponse {
-        guard body.caller != 0, body.callee != 0, Names.isCallChannel(body.channel), body.callID.hasPrefix("\(body.callee)-"),
+        guard body.caller != 0, body.callee != 0, Names.callee(ofCallChannel: body.channel) == body.callee,
+              body.callID.hasPrefix("\(body.callee)-"),
               body.callID.utf8.count <= 64, body.channel.utf8.count <= 64 else {
             throw .invalidArgument("a ring names its caller, callee, call id and channel")
         }
@@ -135,6 +136,18 @@ extension CallSignalShell {
         var answer = SignalCallActionResponse()
         if let call = book.calls[id] { answer.call = info(call, for: action.uid) }
         return answer
+    }
+
+    /// `CALL_CHANNEL_ACTIVITY`: parties joining and leaving the channels of the calls held here,
+    /// as the edges saw them: the other side hears `remoteJoined` / `remoteLeft`, and a leave starts
+    /// the grace after which the call ends.
+    func channelActivities(_ body: SignalChannelActivities) {
+        let now = nowMs
+        for activity in body.activities.prefix(1_000) {
+            guard let id = book.callOnChannel[activity.channel] else { continue }
+            process(activity.joined ? book.partyJoined(id, uid: activity.uid, nowMs: now)
+                                    : book.partyLeft(id, uid: activity.uid, nowMs: now))
+        }
     }
 
     /// Sends a party's signaling change to its call's owner (no answer awaited).

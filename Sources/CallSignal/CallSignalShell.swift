@@ -100,6 +100,11 @@ final class CallSignalShell {
             guard let body = respond.answering({ try request.decodeBody(SignalPartyAction.self) }) else { return }
             respond(Result { () throws(ShowroomError) in try partyAction(body) }.outcome)
         }
+        node.serve(.callChannelActivity) { [self] request, respond in
+            guard let body = respond.answering({ try request.decodeBody(SignalChannelActivities.self) }) else { return }
+            channelActivities(body)
+            respond(.success(SignalChannelActivitiesResponse()))
+        }
         node.serve(.callDeliver) { [self] request, respond in
             guard let body = respond.answering({ try request.decodeBody(SignalDeliverRequest.self) }) else { return }
             for notice in body.notices { queue(notice) }

@@ -28,6 +28,8 @@ public struct CallBook: Sendable {
     public private(set) var calls: [String: Call] = [:]
     /// The active call of each party.
     public private(set) var activeCall: [UInt32: String] = [:]
+    /// The call on each channel, while the call is held.
+    public private(set) var callOnChannel: [String: String] = [:]
 
     /// An empty book.
     public init(settings: CallSettings = CallSettings()) {
@@ -83,6 +85,7 @@ public struct CallBook: Sendable {
         call.deadlineMs = nowMs + timeout
         activeCall[caller] = id
         activeCall[callee] = id
+        callOnChannel[channel] = id
         var directives: [CallDirective] = []
         notify(&call, [(caller, .calling, .none, .remoteUserRecvCall), (callee, .calling, .none, .none)], into: &directives)
         calls[id] = call
@@ -209,7 +212,10 @@ public struct CallBook: Sendable {
         for id in calls.keys.sorted() {
             guard var call = calls[id] else { continue }
             if !call.isActive {
-                if let ended = call.endedAtMs, nowMs - ended >= settings.retainEndedMs { calls[id] = nil }
+                if let ended = call.endedAtMs, nowMs - ended >= settings.retainEndedMs {
+                    calls[id] = nil
+                    if callOnChannel[call.channel] == id { callOnChannel[call.channel] = nil }
+                }
                 continue
             }
             if let deadline = call.deadlineMs, nowMs >= deadline {

@@ -230,6 +230,7 @@ extension CoordinatorShell {
             respond(.success(RoomEdgeChannelReportResponse()))
             return
         }
+        passOnCallChannelActivities(fresh)
         let sequences = Set(events.map(\.channel)).map { sequencer.sequence(of: $0) }
         storage.write { try $0.save(sequences: sequences) }
         // Owner presence keeps rooms open while their owner is in the channel.
@@ -250,6 +251,35 @@ extension CoordinatorShell {
                     webhooks?.enqueue(event)
                 }
                 respond(.success(RoomEdgeChannelReportResponse()))
+            }
+        }
+    }
+
+    /// Parties joining and leaving 1v1 call channels go on to the call's owner call-signal node
+    /// (the owner of the callee the channel's name carries), which watches the call's media.
+    func passOnCallChannelActivities(_ activities: [RoomChannelActivity]) {
+        let ring = node.ring(.callsignal)
+        var byOwner: [String: SignalChannelActivities] = [:]
+        for activity in activities {
+            let joined: Bool
+            switch activity.type {
+            case .broadcasterJoined, .audienceJoined: joined = true
+            case .broadcasterLeft, .audienceLeft: joined = false
+            default: continue
+            }
+            guard let callee = Names.callee(ofCallChannel: activity.channel), let owner = ring.owner(of: "uid/\(callee)") else { continue }
+            byOwner[owner, default: SignalChannelActivities()].activities.append(SignalChannelActivity.with {
+                $0.channel = activity.channel
+                $0.uid = activity.uid
+                $0.joined = joined
+            })
+        }
+        for (owner, batch) in byOwner.sorted(by: { $0.key < $1.key }) {
+            guard let endpoint = clusterEndpoint(of: owner) else { continue }
+            node.send(.callChannelActivity, body: batch, to: endpoint, timeout: Self.peerTimeout) { [logger] result in
+                if case .failure(let error) = result {
+                    logger.warning("call channel activities not passed on", metadata: ["node": "\(owner)", "error": "\(error)"])
+                }
             }
         }
     }

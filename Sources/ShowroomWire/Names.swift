@@ -27,12 +27,24 @@ public enum Names {
     public static let channelPunctuation = "!#$%&()+-:;<=.>?@[]^_{|}~,"
 
     /// What every 1v1 call's private channel name starts with: the call-signal role mints them
-    /// (`call-` and 32 random hex digits), and edges admit only the tokens minted for such a
-    /// channel and uid, never a wildcard one (`CHANNEL_PRIVATE`).
+    /// (`call-<callee uid>-` and 32 random hex digits), and edges admit only the tokens minted for
+    /// such a channel and uid, never a wildcard one (`CHANNEL_PRIVATE`).
     public static let callChannelPrefix = "call-"
 
     /// Whether `name` is a 1v1 call's private channel.
     public static func isCallChannel(_ name: String) -> Bool { name.hasPrefix(callChannelPrefix) }
+
+    /// A call channel's name for a call to `callee`: `call-<callee>-<random>`, so that whoever sees
+    /// the channel (a coordinator with its edges' reports) finds the call's owner.
+    public static func callChannel(callee: UInt32, random: String) -> String { "\(callChannelPrefix)\(callee)-\(random)" }
+
+    /// The callee a call channel's name carries, or nil for another channel.
+    public static func callee(ofCallChannel name: String) -> UInt32? {
+        guard isCallChannel(name) else { return nil }
+        let rest = name.dropFirst(callChannelPrefix.count)
+        guard let dash = rest.firstIndex(of: "-") else { return nil }
+        return UInt32(rest[..<dash])
+    }
     /// The channel-name rule in words, for messages.
     public static let channelRule =
         "a channel name is 1 – 64 bytes of a-z A-Z 0-9 space and \(channelPunctuation)"

@@ -333,6 +333,48 @@ final class CallSignalShellTests: XCTestCase {
         XCTAssertEqual(Set(cluster.kicks.map(\.channel)), [call.channel])
     }
 
+    func testWhatTheEdgesSawOfTheCallChannelReachesTheOtherSide() throws {
+        let cluster = CallSignalHarness(nodes: ids)
+        let (v, h) = cluster.uidsWithDifferentOwners(from: 4201)
+        let viewer = SignalClient(v, via: cluster.node("signal-b"))
+        let host = SignalClient(h, via: cluster.node("signal-a"))
+        try viewer.login()
+        try host.login()
+        let call = try viewer.dial(h, waitFirstFrame: false)
+        try host.act(.callAccept, call.callID)
+        XCTAssertEqual(Names.callee(ofCallChannel: call.channel), h, "the channel names its callee")
+        // As a coordinator passes on its edges' reports: to the owner of the callee.
+        func report(_ uid: UInt32, joined: Bool, channel: String? = nil) throws {
+            _ = try cluster.node(cluster.owner(of: h)).ask(.callChannelActivity, SignalChannelActivities.with {
+                $0.activities = [SignalChannelActivity.with {
+                    $0.channel = channel ?? call.channel
+                    $0.uid = uid
+                    $0.joined = joined
+                }]
+            }, as: SignalChannelActivitiesResponse.self)
+        }
+        try report(v, joined: false)
+        try host.poll()
+        XCTAssertEqual(host.told.last, "4 0 108", "remoteLeft")
+        try report(v, joined: true)
+        try host.poll()
+        XCTAssertEqual(host.told.last, "4 0 107", "remoteJoined")
+        // Reports of other channels, or of strangers, change nothing.
+        try report(v, joined: false, channel: "call-\(h)-unknown")
+        try report(31337, joined: false)
+        try host.poll()
+        XCTAssertEqual(host.told.last, "4 0 107")
+        // A leave not followed by a join ends the call after the grace.
+        try report(v, joined: false)
+        for _ in 0..<32 {
+            cluster.network.advance(by: .seconds(1))
+            try host.poll()
+            try viewer.poll()
+        }
+        XCTAssertEqual(host.told.last, "1 10 106")
+        XCTAssertEqual(viewer.told.last, "1 9 112", "the leaver: localHangup, localLeft")
+    }
+
     func testALoginWithinTheGraceContinuesTheCall() throws {
         let cluster = CallSignalHarness(nodes: ids)
         let (v, h) = cluster.uidsWithDifferentOwners(from: 4101)

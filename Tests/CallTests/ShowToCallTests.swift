@@ -96,8 +96,13 @@ final class ShowToCallTests: XCTestCase {
         try await viewerCalls.call(remoteUserId: host)
         try await viewerLog2.wait("the viewer connected") { if case .connected = $0 { true } else { false } }
         try await hostLog.wait("the host connected") { if case .connected = $0 { true } else { false } }
-        XCTAssertEqual(viewerLog2.states.prefix(3), ["2 0 99", "3 7 103", "4 13 113"])
-        XCTAssertEqual(hostLog.states.prefix(3), ["2 0 0", "3 8 104", "4 13 113"])
+        // The state changes in CallAPI's order; each side also hears the other join the call's
+        // channel (remoteJoined 107, an event without a change), whenever that happens.
+        XCTAssertEqual(viewerLog2.states.filter { !$0.hasSuffix(" 0 107") }.prefix(3), ["2 0 99", "3 7 103", "4 13 113"])
+        XCTAssertEqual(hostLog.states.filter { !$0.hasSuffix(" 0 107") }.prefix(3), ["2 0 0", "3 8 104", "4 13 113"])
+        try await viewerLog2.wait("the viewer hears the host join the call's channel") {
+            if case .stateChanged(_, .none, .remoteJoined, _) = $0 { true } else { false }
+        }
         let inCall = try await hostCalls.presence(of: [host, viewer])
         XCTAssertEqual(inCall, [host: .inCall, viewer: .inCall])
         let call = try XCTUnwrap(viewerCalls.currentCall)
@@ -115,6 +120,15 @@ final class ShowToCallTests: XCTestCase {
         await assertFails(.channelPrivate, "a wildcard token in a call's channel") {
             try await thiefEngine.joinChannel(token: try TestApp.token(channel: "", uid: 0), channel: call.channel, uid: thief,
                                               options: .audience)
+        }
+
+        // The viewer's media leaves the call's channel (its signaling stays): the edge's report
+        // reaches the call, and the host hears remoteLeft (108) while the call goes on.
+        let viewerConnections = await viewerEngine.connections()
+        let callConnection = try XCTUnwrap(viewerConnections.first { $0.channel == call.channel })
+        try await viewerEngine.leaveChannelEx(callConnection)
+        try await hostLog.wait("the host hears the viewer left the call's channel") {
+            if case .stateChanged(.connected, .none, .remoteLeft, _) = $0 { true } else { false }
         }
 
         // The viewer hangs up: both sides end, the host is live again and decoded again.

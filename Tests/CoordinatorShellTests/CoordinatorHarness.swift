@@ -39,6 +39,18 @@ final class CoordinatorHarness {
     private var stores: [String: RoomStore] = [:]
     /// The bans each fake edge was asked to enforce.
     private(set) var edgeBans: [String: [RoomBan]] = [:]
+    /// The call channel activities each fake call-signal node was passed.
+    private(set) var callActivities: [String: [SignalChannelActivity]] = [:]
+
+    /// A fake call-signal node: records the call channel activities passed on to it.
+    func addCallSignal(_ id: String) {
+        let node = network.add(id, role: .callsignal)
+        node.serve(.callChannelActivity) { [unowned self] request, respond in
+            if let body = try? request.decodeBody(SignalChannelActivities.self) { callActivities[id, default: []] += body.activities }
+            respond(.success(SignalChannelActivitiesResponse()))
+        }
+        network.membershipChanged()
+    }
     var settings: (roomExpirySeconds: Int, ownerGraceSeconds: Int) = (20 * 60, 5 * 60)
 
     /// Starts coordinators `ids` (and tells every node about them).

@@ -249,6 +249,28 @@ final class CoordinatorShellTests: XCTestCase {
         XCTAssertEqual(cluster.edgeBans["edge-1"]?.map(\.uid), [9])
     }
 
+    func testJoinsAndLeavesOfACallChannelGoOnToTheCallsOwner() throws {
+        let cluster = try CoordinatorHarness(coordinators: ids, edges: ["edge-1"])
+        for id in ["signal-1", "signal-2", "signal-3"] { cluster.addCallSignal(id) }
+        let callee: UInt32 = 1001
+        let channel = Names.callChannel(callee: callee, random: "0123456789abcdef")
+        let owner = OwnerRing(.callsignal, memberIDs: ["signal-1", "signal-2", "signal-3"]).owner(of: "uid/\(callee)")!
+        let coordinator = cluster.holders(of: channel)[0]
+        let now = cluster.network.now
+        try cluster.report(from: "edge-1", to: coordinator, [
+            activity(.channelCreated, channel: channel, uid: 2001, number: 1, atMs: now),
+            activity(.broadcasterJoined, channel: channel, uid: 2001, number: 2, atMs: now),
+            activity(.broadcasterLeft, channel: channel, uid: 2001, number: 3, atMs: now),
+            activity(.broadcasterJoined, channel: "show-1", uid: 7, number: 4, atMs: now),
+        ])
+        XCTAssertEqual(cluster.callActivities[owner]?.map(\.joined), [true, false])
+        XCTAssertEqual(cluster.callActivities[owner]?.map(\.uid), [2001, 2001])
+        XCTAssertEqual(cluster.callActivities.count, 1, "only the call's owner hears of it")
+        // Sent again after a lost answer: passed on once.
+        try cluster.report(from: "edge-1", to: coordinator, [activity(.broadcasterLeft, channel: channel, uid: 2001, number: 3, atMs: now)])
+        XCTAssertEqual(cluster.callActivities[owner]?.count, 2)
+    }
+
     func testEdgeActivitiesAreNumberedOnceAndPublishedOnlyAfterTheSuccessorHoldsTheNumbers() throws {
         let cluster = try CoordinatorHarness(coordinators: ids, edges: ["edge-1"])
         let channel = "show-7"
