@@ -183,6 +183,7 @@ let package = Package(
             dependencies: [
                 "NodeRuntime", "Calls", "ShowroomAuth", "ShowroomWire", "Routing", "Membership",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),

@@ -1,4 +1,5 @@
 import Calls
+import Metrics
 import NodeRuntime
 import ShowroomAuth
 import ShowroomWire
@@ -78,6 +79,7 @@ extension CallSignalShell {
         } catch {
             throw ShowroomError(error)
         }
+        CallMetrics.rung.increment()
         process(made.directives)
         var answer = SignalRingResponse()
         answer.call = info(made.call, for: body.caller)
@@ -179,10 +181,13 @@ extension CallSignalShell {
             case .kick, .seal:
                 break  // the seal at the call's end bans both parties, a leaver included
             case .connected(let call):
+                CallMetrics.connected.increment()
+                CallMetrics.setup.recordMilliseconds((call.connectedAtMs ?? call.startedAtMs) - call.startedAtMs)
                 logger.info("call connected", metadata: [
                     "call": "\(call.id)", "setup_ms": "\((call.connectedAtMs ?? call.startedAtMs) - call.startedAtMs)",
                 ])
             case .ended(let call):
+                Counter(label: "callsignal.calls_ended", dimensions: [("reason", call.end?.reason.rawValue ?? "")]).increment()
                 if call.end?.reason != .busy { seal(call) }
                 logger.info("call ended", metadata: [
                     "call": "\(call.id)", "reason": "\(call.end?.reason.rawValue ?? "")", "duration_ms": "\(call.connectedDurationMs)",
@@ -282,4 +287,14 @@ extension CallSignalShell {
                                                 uid: uid, role: .publisher, tokenExpire: callTokenSeconds,
                                                 issueTs: UInt32(clamping: nowMs / 1000))) ?? ""
     }
+}
+
+/// The call-signal node's counters and the set-up time histogram (Prometheus on the admin port).
+enum CallMetrics {
+    /// Calls rung (busy ones included).
+    static let rung = Counter(label: "callsignal.calls_rung")
+    /// Calls that connected.
+    static let connected = Counter(label: "callsignal.calls_connected")
+    /// From the call to connected on both sides.
+    static let setup = Metrics.Timer(label: "callsignal.call_setup")
 }

@@ -105,6 +105,24 @@ final class CallSignalShell {
             channelActivities(body)
             respond(.success(SignalChannelActivitiesResponse()))
         }
+        node.serve(.callList) { [self] _, respond in
+            var answer = SignalCallListResponse()
+            answer.nodeID = selfID
+            answer.calls = book.calls.values.sorted { $0.startedAtMs < $1.startedAtMs }.map { call in
+                SignalCallStatus.with {
+                    $0.callID = call.id
+                    $0.caller = call.caller
+                    $0.callee = call.callee
+                    $0.type = call.type == .audio ? .audio : .video
+                    $0.phase = call.phase.rawValue
+                    $0.channel = call.channel
+                    $0.nodeID = selfID
+                    $0.startedAtMs = call.startedAtMs
+                    $0.endReason = call.end?.reason.rawValue ?? ""
+                }
+            }
+            respond(.success(answer))
+        }
         node.serve(.callDeliver) { [self] request, respond in
             guard let body = respond.answering({ try request.decodeBody(SignalDeliverRequest.self) }) else { return }
             for notice in body.notices { queue(notice) }

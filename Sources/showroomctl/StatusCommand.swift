@@ -40,7 +40,8 @@ struct StatusCommand: ParsableCommand {
             let rendered: String
             do {
                 let status = try fetch(from: clients)
-                let rooms = roomsAndChannels(status, context: context)
+                var rooms = roomsAndChannels(status, context: context)
+                rooms.calls = calls(status, context: context)
                 rendered = json ? try StatusView.json(status, rooms) : StatusView.table(status, rooms)
             } catch {
                 guard watch else {
@@ -75,6 +76,17 @@ struct StatusCommand: ParsableCommand {
         return StatusView.Rooms()
     }
 
+    /// The calls every alive call-signal node owns (a node that does not answer is left out).
+    private func calls(_ status: AdminClusterStatus, context: Context) -> [SignalCallStatus] {
+        status.members.filter { $0.isAlive(as: .callsignal) && !$0.clusterEndpoint.isEmpty }.flatMap { member -> [SignalCallStatus] in
+            guard let client = try? NodeClient(endpoint: member.clusterEndpoint, context: context, credentials: OperatorKeys.credentials),
+                  let list = try? client.request(.callList, body: SignalCallListRequest(), expecting: SignalCallListResponse.self,
+                                                 timeout: .milliseconds(Int(timeout * 1000)))
+            else { return [] }
+            return list.calls
+        }
+    }
+
     private func fetch(from clients: [NodeClient]) throws -> AdminClusterStatus {
         var lastError: Error?
         for client in clients {
@@ -106,6 +118,8 @@ enum StatusView {
         var channels: [RoomChannelStatus] = []
         var rooms: [RoomRoom] = []
         var roomTotal = 0
+        /// The calls the call-signal nodes hold (ended ones for a minute).
+        var calls: [SignalCallStatus] = []
     }
 
     /// Whether a member's load is only what it last said before it stopped being alive: a suspect,
@@ -138,10 +152,20 @@ enum StatusView {
                  "room_id": c.roomID, "room_name": c.roomName]
             },
             "rooms": extra.rooms.map { RoomView.object($0) },
-            "interactions": [Any](), "calls": [Any](),
+            "interactions": [Any](),
+            "calls": extra.calls.map { c -> [String: Any] in
+                ["call_id": c.callID, "caller": c.caller, "callee": c.callee, "type": c.type == .audio ? "audio" : "video",
+                 "state": c.phase, "channel": c.channel, "edge": edge(of: c.channel, in: extra.channels), "node": c.nodeID,
+                 "age_ms": max(0, Int64(Date().timeIntervalSince1970 * 1000) - c.startedAtMs), "end_reason": c.endReason]
+            },
         ]
         let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The edge hosting `channel`, if an edge reported it.
+    static func edge(of channel: String, in channels: [RoomChannelStatus]) -> String {
+        channels.first { $0.name == channel }?.edge ?? ""
     }
 
     /// The human table. The incarnation is left out: it rises with every load change, which reads
@@ -181,6 +205,18 @@ enum StatusView {
             // The two counts differ by design: a host is a channel connection but not its room's audience.
             text.append("CONNECTIONS: everyone connected to the channel on its edge, hosts included"
                 + (extra.rooms.isEmpty ? "" : "; a room's AUDIENCE: the users who joined the room"))
+        }
+        if !extra.calls.isEmpty {
+            text.append("")
+            text.append("calls: \(extra.calls.filter { $0.phase != "ended" }.count) going on, \(extra.calls.filter { $0.phase == "ended" }.count) ended in the last minute")
+            var callRows = [["CALL", "CALLER", "CALLEE", "STATE", "CHANNEL", "EDGE", "NODE", "AGE"]]
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            for c in extra.calls {
+                callRows.append([c.callID, "\(c.caller)", "\(c.callee)", c.phase + (c.endReason.isEmpty ? "" : " (\(c.endReason))"),
+                                 c.channel, edge(of: c.channel, in: extra.channels).isEmpty ? "-" : edge(of: c.channel, in: extra.channels),
+                                 c.nodeID, String(format: "%.1f s", Double(max(0, now - c.startedAtMs)) / 1000)])
+            }
+            text += layout(callRows)
         }
         return text.joined(separator: "\n")
     }

@@ -108,6 +108,17 @@ final class ShowToCallTests: XCTestCase {
         let call = try XCTUnwrap(viewerCalls.currentCall)
         XCTAssertTrue(call.channel.hasPrefix("call-"))
         XCTAssertNotNil(viewerCalls.timeline["recvFirstFrame"])
+        // The status view lists the call with its state, channel, edge and owning node.
+        // (The edge comes from the edges' channel reports, which follow the join by a moment.)
+        nonisolated(unsafe) var listed: [String: Any] = [:]
+        try await eventually("the status view lists the call on its edge") {
+            let document = try JSONSerialization.jsonObject(with: Data(try cluster.status(json: true).utf8)) as? [String: Any]
+            listed = (document?["calls"] as? [[String: Any]])?.first { $0["call_id"] as? String == call.callID } ?? [:]
+            return listed["edge"] as? String == "edge-1"
+        }
+        XCTAssertEqual(listed["state"] as? String, "connected")
+        XCTAssertEqual(listed["channel"] as? String, call.channel)
+        XCTAssertTrue((listed["node"] as? String)?.hasPrefix("callsignal-") ?? false)
 
         // The show is paused: the audience hears of it as a video state change, not an offline.
         _ = try await viewerLog.wait("the live host's video stops for the audience") {

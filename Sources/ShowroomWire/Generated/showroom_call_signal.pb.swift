@@ -596,6 +596,60 @@ public nonisolated struct SignalChannelActivitiesResponse: Sendable {
   public init() {}
 }
 
+/// CALL_LIST (operator tools, cluster endpoints): the calls a node owns, for the status view.
+public nonisolated struct SignalCallListRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct SignalCallListResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var nodeID: String = String()
+
+  public var calls: [SignalCallStatus] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct SignalCallStatus: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var callID: String = String()
+
+  public var caller: UInt32 = 0
+
+  public var callee: UInt32 = 0
+
+  public var type: SignalCallType = .video
+
+  /// ringing, connecting, connected or ended.
+  public var phase: String = String()
+
+  public var channel: String = String()
+
+  public var nodeID: String = String()
+
+  public var startedAtMs: Int64 = 0
+
+  public var endReason: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "showroom.call"
@@ -1624,6 +1678,130 @@ nonisolated extension SignalChannelActivitiesResponse: SwiftProtobuf.Message, Sw
   }
 
   public static func ==(lhs: SignalChannelActivitiesResponse, rhs: SignalChannelActivitiesResponse) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension SignalCallListRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CallListRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: SignalCallListRequest, rhs: SignalCallListRequest) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension SignalCallListResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CallListResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}node_id\0\u{1}calls\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.nodeID) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.calls) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.nodeID.isEmpty {
+      try visitor.visitSingularStringField(value: self.nodeID, fieldNumber: 1)
+    }
+    if !self.calls.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.calls, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: SignalCallListResponse, rhs: SignalCallListResponse) -> Bool {
+    if lhs.nodeID != rhs.nodeID {return false}
+    if lhs.calls != rhs.calls {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension SignalCallStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CallStatus"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}call_id\0\u{1}caller\0\u{1}callee\0\u{1}type\0\u{1}phase\0\u{1}channel\0\u{3}node_id\0\u{3}started_at_ms\0\u{3}end_reason\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.callID) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.caller) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.callee) }()
+      case 4: try { try decoder.decodeSingularEnumField(value: &self.type) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.phase) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.channel) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.nodeID) }()
+      case 8: try { try decoder.decodeSingularInt64Field(value: &self.startedAtMs) }()
+      case 9: try { try decoder.decodeSingularStringField(value: &self.endReason) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.callID.isEmpty {
+      try visitor.visitSingularStringField(value: self.callID, fieldNumber: 1)
+    }
+    if self.caller != 0 {
+      try visitor.visitSingularUInt32Field(value: self.caller, fieldNumber: 2)
+    }
+    if self.callee != 0 {
+      try visitor.visitSingularUInt32Field(value: self.callee, fieldNumber: 3)
+    }
+    if self.type != .video {
+      try visitor.visitSingularEnumField(value: self.type, fieldNumber: 4)
+    }
+    if !self.phase.isEmpty {
+      try visitor.visitSingularStringField(value: self.phase, fieldNumber: 5)
+    }
+    if !self.channel.isEmpty {
+      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 6)
+    }
+    if !self.nodeID.isEmpty {
+      try visitor.visitSingularStringField(value: self.nodeID, fieldNumber: 7)
+    }
+    if self.startedAtMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.startedAtMs, fieldNumber: 8)
+    }
+    if !self.endReason.isEmpty {
+      try visitor.visitSingularStringField(value: self.endReason, fieldNumber: 9)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: SignalCallStatus, rhs: SignalCallStatus) -> Bool {
+    if lhs.callID != rhs.callID {return false}
+    if lhs.caller != rhs.caller {return false}
+    if lhs.callee != rhs.callee {return false}
+    if lhs.type != rhs.type {return false}
+    if lhs.phase != rhs.phase {return false}
+    if lhs.channel != rhs.channel {return false}
+    if lhs.nodeID != rhs.nodeID {return false}
+    if lhs.startedAtMs != rhs.startedAtMs {return false}
+    if lhs.endReason != rhs.endReason {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
