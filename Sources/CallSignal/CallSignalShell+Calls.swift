@@ -1,4 +1,5 @@
 import Calls
+import Membership
 import Metrics
 import NodeRuntime
 import ShowroomAuth
@@ -149,6 +150,30 @@ extension CallSignalShell {
             guard let id = book.callOnChannel[activity.channel] else { continue }
             process(activity.joined ? book.partyJoined(id, uid: activity.uid, nowMs: now)
                                     : book.partyLeft(id, uid: activity.uid, nowMs: now))
+        }
+    }
+
+    /// A call-signal node died with the calls it owned: their parties owned here are freed and told
+    /// their call failed (state failed, reason messageFailed), with a sequence above any the lost
+    /// node could have sent, so no client stays stuck in calling, connecting or connected.
+    func releaseCallsOfLostNodes() {
+        // Dead or departed, not merely suspect: a suspicion is often refuted within a second.
+        let gone = Set(node.membersOnLoop.filter { $0.state == .dead || $0.state == .left }.map(\.nodeID)).subtracting([selfID])
+        for (uid, entry) in callOf.sorted(by: { $0.key < $1.key }) where gone.contains(entry.owner) {
+            callOf[uid] = nil
+            var notice = SignalNotice()
+            notice.callID = entry.callID
+            notice.sequence = 1 << 62
+            notice.to = uid
+            notice.state = UInt32(CallState.failed.rawValue)
+            notice.reason = UInt32(CallStateReason.messageFailed.rawValue)
+            notice.event = UInt32(CallEvent.none.rawValue)
+            notice.call.callID = entry.callID
+            notice.call.nodeID = entry.owner
+            notice.call.endReason = "callSignalLost"
+            notice.call.endMessage = "call-signal node \(entry.owner), which held the call, is gone"
+            logger.warning("a call's node is gone: its party here is freed", metadata: ["call": "\(entry.callID)", "uid": "\(uid)"])
+            queue(notice)
         }
     }
 

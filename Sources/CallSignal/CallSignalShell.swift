@@ -29,8 +29,9 @@ import SwiftProtobuf
 /// parties are banned from it for as long as their last tokens last (``seal(_:)``), so nobody can
 /// enter it again, and the bans of a busy cluster stay few.
 ///
-/// Not yet here: replication of sessions and calls to a successor (a node's death loses its
-/// sessions, whose clients log in again, and its calls).
+/// Not yet here: replication of sessions and calls to a successor. A node's death loses its
+/// sessions (the SDK logs in again at the users' new owner) and its calls: the parties other nodes
+/// own are told their call failed (``releaseCallsOfLostNodes()``), so nobody stays stuck in one.
 final class CallSignalShell {
     let node: any NodeServices
     let configuration: NodeConfiguration
@@ -128,6 +129,7 @@ final class CallSignalShell {
             for notice in body.notices { queue(notice) }
             respond(.success(SignalDeliverResponse()))
         }
+        node.onMembershipChange { [self] in releaseCallsOfLostNodes() }
         node.scheduleRepeating(every: .milliseconds(100)) { [self] in tick() }
     }
 

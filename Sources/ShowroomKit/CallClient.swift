@@ -47,8 +47,12 @@ public enum CallClientEvent: Sendable, Equatable {
     case error(ShowroomError)
     /// The signaling login token expires within 30 s: ``CallClient/renewToken(_:)``.
     case tokenWillExpire
-    /// The signaling session ended (logged out, timed out, replaced by another login).
+    /// The signaling session ended (logged out, timed out, replaced by another login) and could
+    /// not be opened again.
     case loggedOut(ShowroomError?)
+    /// Logged in to signaling at a call-signal node: after ``CallClient/login(token:)``, and again
+    /// by itself when the session was lost (its node died, it timed out while the app slept).
+    case loggedIn(nodeID: String)
 }
 
 /// What ``CallClient/prepareForCall(_:)`` sets (CallAPI's `PrepareConfig`; the channel comes from
@@ -110,6 +114,7 @@ public final class CallClient: Sendable {
 
     private struct LocalState: ~Copyable {
         var sessionID = ""
+        var loginToken = ""
         var config = PrepareConfig()
         var callState: CallState = .idle
         var call: CallInfo?
@@ -151,13 +156,11 @@ public final class CallClient: Sendable {
 
     /// Logs in to signaling with an RTM token and starts receiving notices.
     public func login(token: String) async throws(ShowroomError) {
-        var request = SignalLoginRequest()
-        request.uid = uid
-        request.token = token
-        let answer = try await client.request(.callLogin, body: request, key: key, expecting: SignalLoginResponse.self)
+        let answer = try await openSession(token: token)
         // The session first: the loops read it as they start.
         state.withLock {
             $0.sessionID = answer.sessionID
+            $0.loginToken = token
             $0.polling?.cancel()
             $0.watching?.cancel()
             if $0.callState == .idle { $0.callState = .prepared }
@@ -176,6 +179,45 @@ public final class CallClient: Sendable {
         }
     }
 
+    private func openSession(token: String) async throws(ShowroomError) -> SignalLoginResponse {
+        var request = SignalLoginRequest()
+        request.uid = uid
+        request.token = token
+        let answer = try await client.request(.callLogin, body: request, key: key, expecting: SignalLoginResponse.self)
+        sink.yield(.loggedIn(nodeID: answer.nodeID))
+        return answer
+    }
+
+    /// The session was lost: log in again with the same token (a few tries, the cluster may still
+    /// be settling on the user's new owner). Returns whether it worked.
+    private func reopenSession() async -> Bool {
+        let token = state.withLock { $0.loginToken }
+        guard !token.isEmpty else { return false }
+        for attempt in 0..<5 {
+            if Task.isCancelled { return false }
+            if let answer = try? await openSession(token: token) {
+                state.withLock { $0.sessionID = answer.sessionID }
+                return true
+            }
+            try? await Task.sleep(for: .milliseconds(200 * (attempt + 1)))
+        }
+        return false
+    }
+
+    /// The session was lost and opened again: a call it was in is gone with it (its node forgot
+    /// the session), so the call fails here too rather than staying stuck.
+    private func callLostWithSession() async {
+        let lost = state.withLock { state -> (CallInfo, CallState)? in
+            guard let call = state.call, [.calling, .connecting, .connected].contains(state.callState) else { return nil }
+            let before = state.callState
+            state.callState = .failed
+            return (call, before)
+        }
+        guard let (call, before) = lost else { return }
+        sink.yield(.stateChanged(state: .failed, reason: .messageFailed, event: .none, info: call))
+        await leaveCall(call, wasConnected: before == .connected)
+    }
+
     /// Logs out; a call in progress is hung up first.
     public func logout() async {
         if let call = currentCall, callState != .prepared, callState != .idle {
@@ -186,6 +228,7 @@ public final class CallClient: Sendable {
             state.watching?.cancel()
             state.polling = nil
             state.watching = nil
+            state.loginToken = ""
             defer { state.sessionID = "" }
             return state.sessionID
         }
@@ -201,6 +244,7 @@ public final class CallClient: Sendable {
         request.sessionID = state.withLock { $0.sessionID }
         request.token = token
         _ = try await client.request(.callRenewToken, body: request, key: key, expecting: SignalRenewTokenResponse.self)
+        state.withLock { $0.loginToken = token }
     }
 
     /// Who of `uids` is online, in a call or offline.
@@ -306,6 +350,10 @@ public final class CallClient: Sendable {
             } catch {
                 if Task.isCancelled { return }
                 if error.code == .notLoggedIn {
+                    if await reopenSession() {
+                        await callLostWithSession()
+                        continue
+                    }
                     state.withLock { $0.sessionID = "" }
                     sink.yield(.loggedOut(error))
                     return
@@ -325,6 +373,14 @@ public final class CallClient: Sendable {
             guard state.filter.take(callID: notice.callID, sequence: notice.sequence) else { return nil }
             // A notice of an older call than the current one is history.
             if let current = state.call, current.callID != notice.callID, newState != .calling { return nil }
+            if state.call?.callID != notice.callID {
+                // A new call: its own first frame to report, and (called) its own timeline.
+                state.firstFrameSent = false
+                if info.callee == uid {
+                    state.timeline = [:]
+                    state.startedAt = .now
+                }
+            }
             let before = state.callState
             state.callState = newState
             state.call = info

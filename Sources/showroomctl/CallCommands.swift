@@ -57,6 +57,8 @@ struct CallEndpointOptions: ParsableArguments {
             "call_error uid=\(uid) code=E\(error.code.rawValue) message=\"\(error.message)\""
         case .tokenWillExpire:
             "token_will_expire uid=\(uid)"
+        case .loggedIn(let node):
+            "signaling uid=\(uid) node=\(node)"
         case .loggedOut(let error):
             "logged_out uid=\(uid)" + (error.map { " code=E\($0.code.rawValue)" } ?? "")
         }

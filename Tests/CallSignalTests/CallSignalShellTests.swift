@@ -399,6 +399,26 @@ final class CallSignalShellTests: XCTestCase {
         XCTAssertEqual(try presence([v, h], at: cluster.node("signal-c")), [.inCall, .inCall])
     }
 
+    func testWhenTheNodeHoldingACallDiesItsOtherPartyIsFreed() throws {
+        let cluster = CallSignalHarness(nodes: ids)
+        let (v, h) = cluster.uidsWithDifferentOwners(from: 8001)
+        let viewer = SignalClient(v, via: cluster.node(cluster.owner(of: v)))
+        let host = SignalClient(h, via: cluster.node(cluster.owner(of: h)))
+        try viewer.login()
+        try host.login()
+        let call = try viewer.dial(h, waitFirstFrame: false)
+        try host.act(.callAccept, call.callID)
+        try viewer.poll()
+        XCTAssertEqual(viewer.told.last, "4 0 0", "connected")
+        // The callee's node holds the call; it dies.
+        cluster.network.kill(cluster.owner(of: h))
+        cluster.network.membershipChanged()
+        try viewer.poll()
+        XCTAssertEqual(viewer.told.last, "10 4 0", "failed, messageFailed")
+        XCTAssertEqual(viewer.notices.last?.call.endReason, "callSignalLost")
+        XCTAssertEqual(try presence([v], at: viewer.via), [.online], "free to call again")
+    }
+
     func testAParkedPollIsAnsweredWhenANoticeArrives() throws {
         let cluster = CallSignalHarness(nodes: ids)
         let (v, h) = cluster.uidsWithDifferentOwners(from: 6001)

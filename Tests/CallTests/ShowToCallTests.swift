@@ -1,4 +1,5 @@
 import Foundation
+import Routing
 import ShowroomAuth
 import ShowroomKit
 import ShowroomTesting
@@ -171,5 +172,68 @@ final class ShowToCallTests: XCTestCase {
         await viewerCalls.close()
         await hostEngine.shutdown()
         await viewerEngine.shutdown()
+    }
+
+    func testWhenTheCallSignalNodeHoldingACallDiesNobodyStaysStuckAndItsUsersLogInAgain() async throws {
+        let cluster = try TestCluster(coordinators: 1, callsignals: 2, edges: 1)
+        defer { cluster.down() }
+        let seeds = [try cluster.clientEndpoint(of: "coordinator-1")]
+        // The caller owned by callsignal-1, the callee (and so the call) by callsignal-2.
+        let ring = OwnerRing(.callsignal, memberIDs: ["callsignal-1", "callsignal-2"])
+        let caller = (3000...3999).map(UInt32.init).first { ring.owner(of: "uid/\($0)") == "callsignal-1" }!
+        let callee = (4000...4999).map(UInt32.init).first { ring.owner(of: "uid/\($0)") == "callsignal-2" }!
+        var engines: [ShowroomEngine] = []
+        var clients: [CallClient] = []
+        for uid in [caller, callee] {
+            let engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)))
+            await engine.setLocalVideoSource(TestPatternCamera(width: 160, height: 120, framesPerSecond: 15))
+            engines.append(engine)
+            clients.append(CallClient(uid: uid, engine: engine, seeds: seeds, pollWait: .seconds(1)))
+        }
+        let calleeClient = clients[1]
+        let callerLog = CallEventLog(clients[0])
+        let calleeLog = CallEventLog(calleeClient) { event in
+            if case .stateChanged(.calling, _, _, let info?) = event { try? await calleeClient.accept(remoteUserId: info.caller) }
+        }
+        defer {
+            callerLog.stop()
+            calleeLog.stop()
+        }
+        try await clients[0].login(token: rtmToken(caller))
+        try await clients[1].login(token: rtmToken(callee))
+        try await clients[0].call(remoteUserId: callee)
+        try await callerLog.wait("the caller connected") { if case .connected = $0 { true } else { false } }
+        try await calleeLog.wait("the callee connected") { if case .connected = $0 { true } else { false } }
+
+        try cluster.kill("callsignal-2")
+        // The caller's node frees it once the membership declares the call's node dead.
+        try await callerLog.wait("the caller's call failed") {
+            if case .stateChanged(.failed, .messageFailed, _, _) = $0 { true } else { false }
+        }
+        // The callee's session died with its node: it logs in again at the other node by itself,
+        // and its lost call fails locally.
+        try await calleeLog.wait("the callee logged in again elsewhere") {
+            if case .loggedIn("callsignal-1") = $0 { true } else { false }
+        }
+        try await calleeLog.wait("the callee's call failed") {
+            if case .stateChanged(.failed, .messageFailed, _, _) = $0 { true } else { false }
+        }
+        let presence = try await clients[0].presence(of: [caller, callee])
+        XCTAssertEqual(presence, [caller: .online, callee: .online], "both free to call again")
+        // And they can.
+        try await clients[0].call(remoteUserId: callee)
+        do {
+            try await eventually("a new call connects") {
+                callerLog.all.filter { if case .connected = $0 { true } else { false } }.count == 2
+            }
+        } catch {
+            XCTFail("no second call: caller \(callerLog.states), callee \(calleeLog.states), caller events \(callerLog.all.count)")
+            throw error
+        }
+        for client in clients {
+            await client.logout()
+            await client.close()
+        }
+        for engine in engines { await engine.shutdown() }
     }
 }
