@@ -151,39 +151,21 @@ extension CallSignalShell {
         for uid in byOwner.removeValue(forKey: selfID) ?? [] {
             entries[uid] = callOf[uid] != nil ? .inCall : presence.isOnline(uid) ? .online : .offline
         }
-        var remaining = byOwner.count
-        var failure: ShowroomError?
-        let finish = {
-            if let failure {
-                respond(.failure(.unavailable("presence needs every call-signal node: \(failure.message); retry in a moment")))
-                return
-            }
-            var answer = SignalPresenceResponse()
-            answer.entries = body.uids.map { uid in SignalPresenceEntry.with { $0.uid = uid; $0.state = entries[uid] ?? .offline } }
-            respond(.success(answer))
-        }
-        guard remaining > 0 else { return finish() }
-        for (owner, uids) in byOwner {
+        let asks = byOwner.sorted { $0.key < $1.key }.map { owner, uids -> (member: String, request: WireEnvelope) in
             var ask = request
             ask.body = (try? SignalPresenceRequest.with { $0.uids = uids }.serializedBytes()) ?? request.body
-            guard let endpoint = node.clusterEndpoint(of: owner) else {
-                failure = .unavailable("call-signal node \(owner) is unknown")
-                remaining -= 1
-                if remaining == 0 { finish() }
-                continue
-            }
-            node.forward(ask, to: endpoint, timeout: Self.peerTimeout) { result in
-                switch result {
-                case .success(let answer):
-                    if let error = answer.failure {
-                        failure = error
-                    } else if let list = try? answer.decodeBody(SignalPresenceResponse.self) {
-                        for entry in list.entries { entries[entry.uid] = entry.state }
-                    }
-                case .failure(let error): failure = error
+            return (owner, ask)
+        }
+        node.forwardAll(asks, timeout: Self.peerTimeout) { result in
+            do throws(ShowroomError) {
+                for answer in try result.get() {
+                    for entry in try answer.decodeBody(SignalPresenceResponse.self).entries { entries[entry.uid] = entry.state }
                 }
-                remaining -= 1
-                if remaining == 0 { finish() }
+                var answer = SignalPresenceResponse()
+                answer.entries = body.uids.map { uid in SignalPresenceEntry.with { $0.uid = uid; $0.state = entries[uid] ?? .offline } }
+                respond(.success(answer))
+            } catch {
+                respond(.failure(.unavailable("presence needs every call-signal node: \(error.message); retry in a moment")))
             }
         }
     }

@@ -148,46 +148,15 @@ extension CoordinatorShell {
         }
         guard let local = respond.answering({ try registry.list(asked, maxPageSize: RoomRegistry.maxPageSize + 1) { ownership.owns($0.roomID) } })
         else { return }
-        var pages = [local]
-        let others = otherCoordinators
-        var remaining = others.count
-        var failure: ShowroomError?
-        let finish = {
-            if let failure {
-                respond(.failure(.unavailable("listing rooms needs every coordinator: \(failure.message); retry in a moment")))
-                return
-            }
-            do throws(ShowroomError) {
-                respond(.success(try RoomRegistry.mergePages(pages, for: body)))
-            } catch {
-                respond(.failure(error))
-            }
-        }
-        guard remaining > 0 else {
-            finish()
-            return
-        }
         var ask = request
         ask.body = (try? asked.serializedData()) ?? request.body
-        for other in others {
-            guard let endpoint = clusterEndpoint(of: other) else {
-                remaining -= 1
-                if remaining == 0 { finish() }
-                continue
-            }
-            node.forward(ask, to: endpoint, timeout: Self.peerTimeout) { result in
-                switch result {
-                case .success(let answer):
-                    if let error = answer.failure {
-                        failure = error
-                    } else if let list = try? answer.decodeBody(RoomListRoomsResponse.self) {
-                        pages.append(list)
-                    }
-                case .failure(let error):
-                    failure = error
-                }
-                remaining -= 1
-                if remaining == 0 { finish() }
+        node.forwardAll(otherCoordinators.map { ($0, ask) }, timeout: Self.peerTimeout) { result in
+            do throws(ShowroomError) {
+                let pages = try result.get().map { answer throws(ShowroomError) in try answer.decodeBody(RoomListRoomsResponse.self) }
+                respond(.success(try RoomRegistry.mergePages([local] + pages, for: body)))
+            } catch {
+                respond(.failure(error.code == .invalidArgument ? error
+                    : .unavailable("listing rooms needs every coordinator: \(error.message); retry in a moment")))
             }
         }
     }

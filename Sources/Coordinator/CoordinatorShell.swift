@@ -154,10 +154,11 @@ final class CoordinatorShell {
 
     private func tick() {
         let now = nowMs
-        // Every holder ticks its copy alike (same rules, same clock within a skew); only the owner
-        // publishes the resulting notices.
-        let changes = registry.tick(nowMs: now)
-        apply(changes, replicate: true, publish: { [ownership] in ownership.owns($0.room.roomID) })
+        // Only the owner closes a room (and publishes why), then replicates the closed room: a
+        // successor closing its copy first would replicate it to the owner, which would then never
+        // announce it. Every holder purges its closed copies.
+        let changes = registry.tick(nowMs: now) { [ownership] in ownership.owns($0) }
+        apply(changes, replicate: true)
         let expired = bans.purge(nowMs: now)
         if !expired.isEmpty { storage.write { try $0.delete(bans: expired) } }
         expirePlacements(nowMs: now)

@@ -55,6 +55,27 @@ public final class Node: Sendable {
         /// Answers with `outcome`. Does nothing for a one-way request.
         public func callAsFunction(_ outcome: Outcome) { send(outcome) }
 
+        /// The response envelope `outcome` makes for `request`, sent by `senderNode`.
+        public static func response(to request: WireEnvelope, _ outcome: Outcome, senderNode: String) -> WireEnvelope {
+            switch outcome {
+            case .success(let body):
+                do throws(ShowroomError) {
+                    return try WireEnvelope(responseTo: request, body: body, senderNode: senderNode)
+                } catch {
+                    return WireEnvelope(responseTo: request, error: .internal(
+                        "cannot encode the answer to \(request.kind): \(error.message)"), senderNode: senderNode)
+                }
+            case .failure(let error):
+                return WireEnvelope(responseTo: request, error: error, senderNode: senderNode)
+            case .relayed(let answer):
+                var relayed = answer
+                relayed.requestID = request.requestID
+                relayed.kind = request.kind
+                relayed.isResponse = true
+                return relayed
+            }
+        }
+
         /// Runs `read` (decoding and checking a request): returns what it read, or answers its
         /// failure at once — a ``ShowroomError`` as it is, anything else as internal — and
         /// returns nil.

@@ -36,6 +36,34 @@ extension NodeServices {
     public func clusterEndpoint(of id: String) -> String? {
         membersOnLoop.first { $0.id.rawValue == id }?.metadata.clusterEndpoint
     }
+
+    /// Scatter-gather: passes each request on to its member (marked forwarded) and calls `done`
+    /// once, with every answer in the order given, or with the first failure — a member unknown,
+    /// silent or answering with an error. With no request, `done` runs at once.
+    public func forwardAll(_ requests: [(member: String, request: WireEnvelope)], timeout: Duration,
+                           done: @escaping (Result<[WireEnvelope], ShowroomError>) -> Void) {
+        var answers = [WireEnvelope?](repeating: nil, count: requests.count)
+        var remaining = requests.count
+        var failure: ShowroomError?
+        guard remaining > 0 else { return done(.success([])) }
+        let answered = { (index: Int, result: Result<WireEnvelope, ShowroomError>) in
+            switch result {
+            case .success(let answer):
+                if let error = answer.failure { failure = failure ?? error } else { answers[index] = answer }
+            case .failure(let error): failure = failure ?? error
+            }
+            remaining -= 1
+            guard remaining == 0 else { return }
+            if let failure { done(.failure(failure)) } else { done(.success(answers.compactMap { $0 })) }
+        }
+        for (index, (member, request)) in requests.enumerated() {
+            guard let endpoint = clusterEndpoint(of: member) else {
+                answered(index, .failure(.unavailable("member \(member) is not known here")))
+                continue
+            }
+            forward(request, to: endpoint, timeout: timeout) { answered(index, $0) }
+        }
+    }
 }
 
 extension Node: NodeServices {

@@ -114,24 +114,7 @@ final class RequestDispatcher {
             let oneWay = request.requestID == 0
             handler(request, frames, Node.Responder { [weak self] outcome in
                 guard let self, !oneWay else { return }
-                let response: WireEnvelope
-                switch outcome {
-                case .success(let body):
-                    do {
-                        response = try WireEnvelope(responseTo: request, body: body, senderNode: self.nodeID)
-                    } catch {
-                        response = WireEnvelope(responseTo: request, error: .internal("cannot encode the answer to \(request.kind): \(error)"), senderNode: self.nodeID)
-                    }
-                case .failure(let error):
-                    response = WireEnvelope(responseTo: request, error: error, senderNode: self.nodeID)
-                case .relayed(let answer):
-                    var relayed = answer
-                    relayed.requestID = request.requestID
-                    relayed.kind = request.kind
-                    relayed.isResponse = true
-                    response = relayed
-                }
-                reply(response)
+                reply(Node.Responder.response(to: request, outcome, senderNode: self.nodeID))
             })
             return
         }

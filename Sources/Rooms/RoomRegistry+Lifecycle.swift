@@ -48,13 +48,17 @@ extension RoomRegistry {
     /// When both deadlines have passed (the coordinator was not ticking), the one that passed
     /// first names the reason.
     ///
+    /// - Parameter closes: Which rooms this holder closes: the owner's alone, so that the closing
+    ///   (and its notice) happens once, at the owner, and reaches the other holders as a replica;
+    ///   every holder purges its closed copies.
     /// - Returns: The changes, in room id order; a purge is a change with `purged` set and no notice.
-    public mutating func tick(nowMs: Int64) -> [RoomChange] {
+    public mutating func tick(nowMs: Int64, closes: (String) -> Bool = { _ in true }) -> [RoomChange] {
         var changes: [RoomChange] = []
         for roomID in rooms.keys.sorted() {
             guard var room = rooms[roomID] else { continue }
             switch room.state {
             case .open:
+                guard closes(roomID) else { continue }
                 let expired = nowMs >= room.expiresAtMs
                 let ownerGoneAt = room.ownerOfflineSinceMs == 0 ? nil : room.ownerOfflineSinceMs + settings.ownerGraceMs
                 let ownerGone = ownerGoneAt.map { nowMs >= $0 } ?? false

@@ -281,23 +281,7 @@ public final class InProcessNetwork {
         handler(request, NodeRuntime.Node.Responder { outcome in
             precondition(!answered, "\(request.kind) answered twice by \(node.nodeID)")
             answered = true
-            let response: WireEnvelope
-            switch outcome {
-            case .success(let body):
-                do throws(ShowroomError) {
-                    response = try WireEnvelope(responseTo: request, body: body, senderNode: node.nodeID)
-                } catch {
-                    response = WireEnvelope(responseTo: request, error: error, senderNode: node.nodeID)
-                }
-            case .failure(let error):
-                response = WireEnvelope(responseTo: request, error: error, senderNode: node.nodeID)
-            case .relayed(let answer):
-                var relayed = answer
-                relayed.requestID = request.requestID
-                relayed.kind = request.kind
-                relayed.isResponse = true
-                response = relayed
-            }
+            let response = NodeRuntime.Node.Responder.response(to: request, outcome, senderNode: node.nodeID)
             completion(.success(response))
         })
     }
