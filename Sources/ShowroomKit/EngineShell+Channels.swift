@@ -197,6 +197,21 @@ extension EngineShell {
         let channel = try sinkChannel(connection)
         videoSinks[channel, default: [:]][uid] = sink.map { ($0, ContinuousClock.now) }
         connections[channel]?.firstFrameReported.remove(uid)
+        // A sink set after the track's frames began gets them from its last keyframe at once: the
+        // first decoded frame is timed from the join, when they arrived, not from the sink's set-up.
+        let kept = pendingVideo[channel]?.take(uid) ?? []
+        guard let sink, let record = connections[channel], !kept.isEmpty else { return }
+        let now = ContinuousClock.now
+        for frame in kept {
+            frame.payload.withUnsafeBytes { payload in
+                deliver(RemoteMediaFrame(
+                    connection: record.connection, uid: frame.uid, sequence: frame.sequence,
+                    captureTimeMicroseconds: frame.captureTimeMicroseconds, sendTimeMicroseconds: frame.sendTimeMicroseconds,
+                    receiveTimeMicroseconds: frame.receiveTimeMicroseconds, isKeyframe: frame.isKeyframe,
+                    width: frame.width, height: frame.height, audioLevel: 0, payload: payload),
+                    to: sink, record: record, since: record.joinStarted, now: now)
+            }
+        }
     }
 
     func setAudioSink(_ sink: (any RemoteAudioSink)?, uid: UInt32, _ connection: ChannelConnection?) throws(ShowroomError) {

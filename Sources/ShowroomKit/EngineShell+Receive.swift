@@ -79,20 +79,27 @@ extension EngineShell {
             switch header.track {
             case .video:
                 statistics.videoFramesReceived += 1
-                guard let entry = videoSinks[header.channel]?[header.publisherUid] else { return }
-                if case .decoded(let width, let height) = entry.sink.consume(frame),
-                   record.firstFrameReported.insert(header.publisherUid).inserted {
-                    let since = max(record.joinStarted, entry.since)
-                    emit(.firstRemoteVideoFrameDecoded(
-                        record.connection, uid: header.publisherUid, width: width, height: height,
-                        elapsedSinceJoin: since.duration(to: now)))
+                guard let entry = videoSinks[header.channel]?[header.publisherUid] else {
+                    // No sink yet: keep the GOP for the one the app will set.
+                    pendingVideo[header.channel, default: PendingVideo()].keep(frame)
+                    return
                 }
+                deliver(frame, to: entry.sink, record: record, since: max(record.joinStarted, entry.since), now: now)
             case .audio:
                 statistics.audioFramesReceived += 1
                 audioSinks[header.channel]?[header.publisherUid]?.consume(frame)
             default:
                 statistics.framesDiscarded += 1
             }
+        }
+    }
+
+    /// Hands a frame to its sink and reports the first one it decodes, timed from `since`.
+    func deliver(_ frame: RemoteMediaFrame, to sink: any RemoteVideoSink, record: ConnectionRecord,
+                 since: ContinuousClock.Instant, now: ContinuousClock.Instant) {
+        if case .decoded(let width, let height) = sink.consume(frame), record.firstFrameReported.insert(frame.uid).inserted {
+            emit(.firstRemoteVideoFrameDecoded(record.connection, uid: frame.uid, width: width, height: height,
+                                               elapsedSinceJoin: since.duration(to: now)))
         }
     }
 
@@ -111,13 +118,17 @@ extension EngineShell {
         case .userOffline(let channel, let uid, let reason):
             guard let record = connections[channel] else { return }
             record.firstFrameReported.remove(uid)
+            pendingVideo[channel]?.forget(uid)
             emit(.userOffline(record.connection, uid: uid, reason: UserOfflineReason(reason)))
         case .remoteTrackPublished(let track):
             guard let record = connections[track.channel] else { return }
             emit(.remoteTrackPublished(record.connection, uid: track.uid, track: TrackKind(track.kind)))
         case .remoteTrackUnpublished(let track):
             guard let record = connections[track.channel] else { return }
-            if track.kind == .video { record.firstFrameReported.remove(track.uid) }
+            if track.kind == .video {
+                record.firstFrameReported.remove(track.uid)
+                pendingVideo[track.channel]?.forget(track.uid)
+            }
             emit(.remoteTrackUnpublished(record.connection, uid: track.uid, track: TrackKind(track.kind)))
         case .remoteVideoStateChanged(let track, let state, let reason):
             guard let record = connections[track.channel] else { return }

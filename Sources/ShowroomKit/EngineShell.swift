@@ -35,6 +35,8 @@ final class EngineShell {
     var volumeIndication: VolumeIndicationConfig?
     /// Remote video sinks by channel and uid; set before or after joining, dropped on leaving.
     var videoSinks: [String: [UInt32: (sink: any RemoteVideoSink, since: ContinuousClock.Instant)]] = [:]
+    /// Remote video frames since the last keyframe of tracks without a sink yet, by channel.
+    var pendingVideo: [String: PendingVideo] = [:]
     /// Remote audio sinks by channel and uid.
     var audioSinks: [String: [UInt32: any RemoteAudioSink]] = [:]
     var statistics = EngineStatistics()
@@ -278,6 +280,7 @@ final class EngineShell {
     func forget(_ channel: String) {
         if primaryChannel == channel { primaryChannel = nil }
         videoSinks[channel] = nil
+        pendingVideo[channel] = nil
         audioSinks[channel] = nil
     }
 

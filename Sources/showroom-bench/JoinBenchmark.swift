@@ -29,6 +29,9 @@ struct JoinBenchmark: AsyncParsableCommand {
     @Option(name: .customLong("bitrate-kbps"), help: "The host's video bitrate in kbit/s.")
     var bitrateKbps = 500
 
+    @Option(help: "When each audience member sets its video sink: before-join (before joining), after-joined (when userJoined names the host, the seeds' order), or both (each order in turn).")
+    var sink = "both"
+
     @Flag(help: "Print one JSON object.")
     var json = false
 
@@ -40,6 +43,9 @@ struct JoinBenchmark: AsyncParsableCommand {
         guard (1...2000).contains(audiences) else { throw ValidationError("--audiences must be 1–2000") }
         guard (100...20_000).contains(gopMs) else { throw ValidationError("--gop-ms must be 100–20000") }
         guard (1...60).contains(fps) else { throw ValidationError("--fps must be 1–60") }
+        guard ["before-join", "after-joined", "both"].contains(sink) else {
+            throw ValidationError("--sink is before-join, after-joined or both")
+        }
     }
 
     func run() async throws {
@@ -58,53 +64,69 @@ struct JoinBenchmark: AsyncParsableCommand {
         progress("host live in \(channel); \(audiences) audience members join one after another", json: json)
 
         // The first join warms the path up (placement cache, the edge's channel state); not counted.
-        var times: [Double] = []
-        var failures = 0
-        var failureReasons: [String: Int] = [:]
-        for i in 0...audiences {
-            // Spread the joins over the GOP, so some land just after a keyframe and some just before.
-            try await Task.sleep(for: .milliseconds(Int.random(in: 0...max(1, gopMs / 10))))
-            let result = await firstFrame(channel: channel, hostUID: hostUID, uid: 1000 + UInt32(i), seeds: clientSeeds, loop: audienceLoop)
-            guard i > 0 else { continue }
-            switch result {
-            case .success(let elapsed): times.append(elapsed)
-            case .failure(let error):
-                failures += 1
-                failureReasons["E\(error.code.rawValue)", default: 0] += 1
+        let orders = sink == "both" ? ["before-join", "after-joined"] : [sink]
+        var figures: [String: Any] = ["benchmark": "join", "audiences": audiences, "gop_ms": gopMs, "fps": fps]
+        for order in orders {
+            var times: [Double] = []
+            var failures = 0
+            var failureReasons: [String: Int] = [:]
+            for i in 0...audiences {
+                // Spread the joins over the GOP, so some land just after a keyframe and some just before.
+                try await Task.sleep(for: .milliseconds(Int.random(in: 0...max(1, gopMs / 10))))
+                let uid = 1000 + UInt32(i) + (order == "after-joined" ? 5000 : 0)
+                let result = await firstFrame(channel: channel, hostUID: hostUID, uid: uid, seeds: clientSeeds, loop: audienceLoop,
+                                              sinkAfterJoined: order == "after-joined")
+                guard i > 0 else { continue }
+                switch result {
+                case .success(let elapsed): times.append(elapsed)
+                case .failure(let error):
+                    failures += 1
+                    failureReasons["E\(error.code.rawValue)", default: 0] += 1
+                }
+            }
+            let latency = LatencyHistogram(milliseconds: times)
+            let key = order == "after-joined" ? "after_joined_" : ""
+            figures["\(key)first_frame_ms_p50"] = rounded(latency.percentileMs(0.5))
+            figures["\(key)first_frame_ms_p95"] = rounded(latency.percentileMs(0.95))
+            figures["\(key)first_frame_ms_p99"] = rounded(latency.percentileMs(0.99))
+            figures["\(key)first_frame_ms_max"] = rounded(latency.maxMs)
+            figures["\(key)failures"] = failures
+            figures["\(key)failure_codes"] = failureReasons
+            if !json {
+                print("join → first decoded video frame, \(times.count) audience members, GOP \(gopMs) ms at \(fps) fps, sink set \(order == "after-joined" ? "after userJoined (the seeds' order)" : "before joining")")
+                print(String(format: "  p50 %6.1f ms   p95 %6.1f ms   p99 %6.1f ms   max %6.1f ms",
+                             latency.percentileMs(0.5), latency.percentileMs(0.95), latency.percentileMs(0.99), latency.maxMs))
+                print("  failures \(failures)\(failureReasons.isEmpty ? "" : " \(failureReasons)")")
             }
         }
         try? await host.leaveChannel()
         await host.shutdown()
         await audienceLoop.shutdown()
-
-        let latency = LatencyHistogram(milliseconds: times)
-        if json {
-            try printJSON([
-                "benchmark": "join", "audiences": audiences, "gop_ms": gopMs, "fps": fps,
-                "first_frame_ms_p50": rounded(latency.percentileMs(0.5)), "first_frame_ms_p95": rounded(latency.percentileMs(0.95)),
-                "first_frame_ms_p99": rounded(latency.percentileMs(0.99)), "first_frame_ms_max": rounded(latency.maxMs),
-                "failures": failures, "failure_codes": failureReasons,
-            ])
-        } else {
-            print("join → first decoded video frame, \(times.count) audience members, GOP \(gopMs) ms at \(fps) fps")
-            print(String(format: "  p50 %6.1f ms   p95 %6.1f ms   p99 %6.1f ms   max %6.1f ms",
-                         latency.percentileMs(0.5), latency.percentileMs(0.95), latency.percentileMs(0.99), latency.maxMs))
-            print("  failures \(failures)\(failureReasons.isEmpty ? "" : " \(failureReasons)")")
-        }
+        if json { try printJSON(figures) }
     }
 
     /// One audience member: a new engine joins, waits for the host's first decoded frame (at most
     /// 5 s), leaves and shuts down. Returns the join → first frame time in milliseconds.
-    private func firstFrame(channel: String, hostUID: UInt32, uid: UInt32, seeds clientSeeds: [String], loop: EngineLoop) async -> Result<Double, ShowroomError> {
+    private func firstFrame(channel: String, hostUID: UInt32, uid: UInt32, seeds clientSeeds: [String], loop: EngineLoop,
+                            sinkAfterJoined: Bool) async -> Result<Double, ShowroomError> {
         let engine: ShowroomEngine
         do {
             engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(clientSeeds)), loop: loop)
         } catch {
             return .failure(error)
         }
+        let connection = ChannelConnection(channel: channel, uid: uid)
+        let started = ContinuousClock.now
         let waiter = Task { () -> Duration? in
             for await event in engine.events {
-                if case .firstRemoteVideoFrameDecoded(_, hostUID, _, _, let elapsed) = event { return elapsed }
+                switch event {
+                case .userJoined(_, hostUID) where sinkAfterJoined:
+                    // As the seeds' apps do: the view is set up when the host is announced.
+                    try? await engine.setupRemoteVideo(uid: hostUID, connection: connection, sink: DecodingVideoSink(readFrameCounters: false))
+                case .firstRemoteVideoFrameDecoded(_, hostUID, _, _, _):
+                    return ContinuousClock.now - started  // from the join call, whichever the order
+                default: break
+                }
             }
             return nil  // the stream ended, or the wait was cancelled at its deadline
         }
@@ -114,8 +136,9 @@ struct JoinBenchmark: AsyncParsableCommand {
         }
         let result: Result<Double, ShowroomError>
         do throws(ShowroomError) {
-            let connection = ChannelConnection(channel: channel, uid: uid)
-            try await engine.setupRemoteVideo(uid: hostUID, connection: connection, sink: DecodingVideoSink(readFrameCounters: false))
+            if !sinkAfterJoined {
+                try await engine.setupRemoteVideo(uid: hostUID, connection: connection, sink: DecodingVideoSink(readFrameCounters: false))
+            }
             let token: String
             do { token = try app.token(channel: channel, uid: uid, role: .subscriber) } catch {
                 throw ShowroomError.internal("cannot mint a token: \(error)")

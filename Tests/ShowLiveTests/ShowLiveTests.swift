@@ -112,6 +112,33 @@ final class ShowLiveTests: XCTestCase {
         await host.stop()
     }
 
+    func testASinkSetAfterUserJoinedDecodesTheCachedGOPWithoutWaitingForTheNextKeyframe() async throws {
+        // The seeds' order of calls: join, then setupRemoteVideo when userJoined arrives.
+        let channel = "live-late-sink"
+        let host = try await TestClient.join(channel, uid: 1, role: .broadcaster, camera: true, gop: .seconds(3))
+        let first = await host.engine.statistics().keyframesSent
+        try await eventually("a keyframe") { await host.engine.statistics().keyframesSent > first }
+        let keyframe = await host.engine.statistics()
+        try await eventually("5 frames after the keyframe") {
+            await host.engine.statistics().videoFramesSent >= keyframe.videoFramesSent + 5
+        }
+        let viewer = try await TestClient.join(channel, uid: 2, role: .audience)
+        _ = try await viewer.log.wait("the host announced") { if case .userJoined(_, 1) = $0 { true } else { false } }
+        // The edge's cached GOP has arrived by now, before any sink was set.
+        try await eventually("the cached frames arrived") { await viewer.engine.statistics().videoFramesReceived >= 6 }
+        let sink = DecodingVideoSink()
+        try await viewer.engine.setupRemoteVideo(uid: 1, connection: viewer.connection, sink: sink)
+        let event = try await viewer.log.wait("first frame") { if case .firstRemoteVideoFrameDecoded = $0 { true } else { false } }
+        let keyframesAtFirstFrame = await host.engine.statistics().keyframesSent
+        guard case .firstRemoteVideoFrameDecoded(_, _, _, _, let elapsed) = event else { return XCTFail() }
+        print("join → first decoded frame with the sink set after userJoined: \(elapsed)")
+        XCTAssertEqual(keyframesAtFirstFrame, keyframe.keyframesSent, "decoded from the kept GOP, before the publisher's next keyframe")
+        XCTAssertEqual(sink.statistics.decodeErrors, 0)
+        XCTAssertGreaterThanOrEqual(sink.statistics.framesDecoded, 6, "the keyframe and the deltas since, at once")
+        await viewer.stop()
+        await host.stop()
+    }
+
     func testAnAudienceMembersFramesAreRefusedAndReachNobody() async throws {
         let channel = "live-intruder"
         let host = try await TestClient.join(channel, uid: 1, role: .broadcaster)
