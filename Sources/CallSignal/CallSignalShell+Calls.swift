@@ -17,6 +17,11 @@ extension CallSignalShell {
         guard body.callee != 0, body.callee != caller else {
             return respond(.failure(.invalidArgument("call another user: uid \(body.callee) cannot be called by uid \(caller)")))
         }
+        guard dials.admit(caller, nowMs: nowMs) else {
+            let wait = max(0, (dials.nextAllowedMs(caller, nowMs: nowMs) ?? nowMs) - nowMs)
+            return respond(.failure(ShowroomError(.callRateLimited,
+                "uid \(caller) started \(dials.limit) calls within \(dials.windowMs / 1000) s; call again in \(wait) ms")))
+        }
         let callID = "\(body.callee)-\(randomHex(12))"
         let callOwner = owner(of: body.callee)
         callOf[caller] = (callID, callOwner)

@@ -185,6 +185,7 @@ extension CallSignalShell {
         }
         handle(presence.tick(nowMs: now))
         process(book.tick(nowMs: now))
+        dials.purge(nowMs: now)
     }
 
     /// Carries out what the presence table decided.

@@ -38,6 +38,8 @@ final class CallSignalShell {
     let logger: Logger
     var presence: Presence
     var book: CallBook
+    /// How often each user this node owns may start calls.
+    var dials = DialRateLimit()
     /// The call each user this node owns is in (or reserved for while dialling), with its owner.
     var callOf: [UInt32: (callID: String, owner: String)] = [:]
     /// Notices waiting for each session, and its parked poll.

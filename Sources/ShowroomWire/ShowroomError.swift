@@ -202,6 +202,7 @@ extension WireErrorCode {
         case .callStateMismatch: return "call state mismatch"
         case .callEnded: return "call ended"
         case .noCallSignal: return "no call-signal node"
+        case .callRateLimited: return "calls too frequent"
         case .UNRECOGNIZED: return "unrecognized error"
         @unknown default:
             // Split the generated camelCase case name into lowercase words.

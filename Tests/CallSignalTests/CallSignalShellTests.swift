@@ -269,6 +269,31 @@ final class CallSignalShellTests: XCTestCase {
         }
     }
 
+    func testACallerDiallingInALoopIsSlowedDownAndNobodyElseIs() throws {
+        let cluster = CallSignalHarness(nodes: ids)
+        let host = SignalClient(9000, via: cluster.node("signal-a"))
+        let spammer = SignalClient(9001, via: cluster.node("signal-b"))
+        let fan = SignalClient(9002, via: cluster.node("signal-c"))
+        for client in [host, spammer, fan] { try client.login() }
+        for _ in 0..<10 {
+            let call = try spammer.dial(9000)
+            try spammer.act(.callCancel, call.callID)
+        }
+        XCTAssertThrowsError(try spammer.dial(9000)) { error in
+            XCTAssertEqual((error as? ShowroomError)?.code, .callRateLimited)
+            XCTAssertTrue((error as? ShowroomError)?.message.contains("call again in") ?? false)
+        }
+        XCTAssertNoThrow(try fan.dial(9000), "another caller is not held back")
+        cluster.network.advance(by: .seconds(5))
+        for client in [host, spammer, fan] { try client.poll() }
+        cluster.network.advance(by: .seconds(5))
+        try spammer.poll()
+        try fan.poll()
+        try host.poll()
+        // The window has passed: it may call again (and finds the host busy with the fan).
+        XCTAssertEqual(try spammer.dial(9000).endReason, "busy")
+    }
+
     func testTheCallingTimeoutEndsBothSidesOnce() throws {
         let cluster = CallSignalHarness(nodes: ids)
         let (v, h) = cluster.uidsWithDifferentOwners(from: 3001)

@@ -45,3 +45,17 @@ final class PresenceTests: XCTestCase {
         XCTAssertFalse(presence.isOnline(1))
     }
 }
+
+final class DialRateLimitTests: XCTestCase {
+    func testAUserMayDialTenTimesInTenSecondsAndThenWaits() {
+        var limit = DialRateLimit(limit: 10, windowMs: 10_000)
+        let t0: Int64 = 1_000
+        for n in 0..<10 { XCTAssertTrue(limit.admit(7, nowMs: t0 + Int64(n) * 100), "dial \(n)") }
+        XCTAssertFalse(limit.admit(7, nowMs: t0 + 1_000))
+        XCTAssertEqual(limit.nextAllowedMs(7, nowMs: t0 + 1_000), t0 + 10_000)
+        XCTAssertTrue(limit.admit(8, nowMs: t0 + 1_000), "another user is not limited by it")
+        XCTAssertTrue(limit.admit(7, nowMs: t0 + 10_000), "the oldest dial left the window")
+        limit.purge(nowMs: t0 + 30_000)
+        XCTAssertEqual(limit.trackedUsers, 0)
+    }
+}
