@@ -40,6 +40,7 @@ public enum NodeMain {
                 throw ExitCode(2)
             }
         }
+        ParentWatch.start(logger: logger)
         let service = NodeService(configuration: configuration, logger: logger, roleService: added)
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],

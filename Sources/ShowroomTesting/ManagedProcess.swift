@@ -1,4 +1,5 @@
 import Foundation
+import NodeRuntime
 import Subprocess
 import Synchronization
 import ZeroMQ
@@ -40,8 +41,10 @@ public final class ManagedProcess: Sendable {
         let exit = ExitStatus()
         let started = StartResult()
         var inherited = Environment.inherit
-        if !environment.isEmpty {
-            inherited = inherited.updating(Dictionary(uniqueKeysWithValues: environment.compactMap { key, value in
+        // Server processes stop by themselves if this process dies without stopping them.
+        let given = environment.merging([ParentWatch.variable: "\(getpid())"]) { mine, _ in mine }
+        if !given.isEmpty {
+            inherited = inherited.updating(Dictionary(uniqueKeysWithValues: given.compactMap { key, value in
                 Environment.Key(rawValue: key).map { ($0, Optional(value)) }
             }))
         }
