@@ -208,8 +208,8 @@ extension CallSignalShell {
                 let message = signalNotice(notice)
                 let owner = owner(of: notice.to)
                 if owner == selfID { queue(message) } else { remote[owner, default: []].append(message) }
-            case .kick, .seal:
-                break  // the seal at the call's end bans both parties, a leaver included
+            case .seal(let channel, let parties):
+                seal(channel, parties: parties)
             case .connected(let call):
                 CallMetrics.connected.increment()
                 CallMetrics.setup.recordMilliseconds((call.connectedAtMs ?? call.startedAtMs) - call.startedAtMs)
@@ -218,7 +218,6 @@ extension CallSignalShell {
                 ])
             case .ended(let call):
                 Counter(label: "callsignal.calls_ended", dimensions: [("reason", call.end?.reason.rawValue ?? "")]).increment()
-                if call.end?.reason != .busy { seal(call) }
                 logger.info("call ended", metadata: [
                     "call": "\(call.id)", "reason": "\(call.end?.reason.rawValue ?? "")", "duration_ms": "\(call.connectedDurationMs)",
                 ])
@@ -240,21 +239,21 @@ extension CallSignalShell {
     /// last (nobody else holds a token that opens it), through a coordinator's signed kick, so
     /// every edge closes their connections now and refuses them later, edges that start later
     /// included.
-    func seal(_ call: Call) {
+    func seal(_ channel: String, parties: [UInt32]) {
         guard let certificate = configuration.appCertificate else { return }
         let coordinators = node.ring(.coordinator)
-        guard let coordinator = coordinators.owner(of: call.channel), let endpoint = node.clusterEndpoint(of: coordinator) else {
-            logger.warning("no coordinator to seal a call's channel", metadata: ["call": "\(call.id)"])
+        guard let coordinator = coordinators.owner(of: channel), let endpoint = node.clusterEndpoint(of: coordinator) else {
+            logger.warning("no coordinator to seal a call's channel", metadata: ["channel": "\(channel)"])
             return
         }
         // The parties' last tokens may have been minted just before the end.
         let seconds = callTokenSeconds + 60
-        for party in [call.caller, call.callee] {
+        for party in parties {
             var kick = RoomKickRequest()
-            kick.channel = call.channel
+            kick.channel = channel
             kick.uid = party
             kick.banSeconds = seconds
-            kick.admin = AdminSigner.sign(action: "kick", target: call.channel, uid: party, issuedAtMs: nowMs,
+            kick.admin = AdminSigner.sign(action: "kick", target: channel, uid: party, issuedAtMs: nowMs,
                                           appCertificate: certificate)
             node.send(.kick, body: kick, to: endpoint, timeout: Self.peerTimeout) { [logger] result in
                 let failure: ShowroomError? = switch result {
@@ -263,7 +262,7 @@ extension CallSignalShell {
                 }
                 if let failure {
                     logger.warning("a call's channel was not sealed for a party", metadata: [
-                        "call": "\(call.id)", "uid": "\(party)", "error": "\(failure)",
+                        "channel": "\(channel)", "uid": "\(party)", "error": "\(failure)",
                     ])
                 }
             }

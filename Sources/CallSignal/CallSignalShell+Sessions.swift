@@ -208,11 +208,15 @@ extension CallSignalShell {
         }
     }
 
+    /// `bytes` random bytes as lowercase hex digits (session secrets, call ids, channel names).
     func randomHex(_ bytes: Int) -> String {
+        let digits = Array("0123456789abcdef")
         var text = ""
+        text.reserveCapacity(bytes * 2)
         for _ in 0..<bytes {
-            let byte = UInt8.random(in: 0...255, using: &random)
-            text += String(byte, radix: 16).count == 1 ? "0\(String(byte, radix: 16))" : String(byte, radix: 16)
+            let byte = Int(UInt8.random(in: 0...255, using: &random))
+            text.append(digits[byte >> 4])
+            text.append(digits[byte & 15])
         }
         return text
     }

@@ -26,7 +26,7 @@ import SwiftProtobuf
 /// A call's channel is private: its name (`call-` and random digits) is minted here, its tokens are
 /// bound to it and to each party's uid and last two minutes (renewed through `CALL_TOKEN` while the
 /// call goes on), and edges refuse wildcard tokens for such channels. When the call ends both
-/// parties are banned from it for as long as their last tokens last (``seal(_:)``), so nobody can
+/// parties are banned from it for as long as their last tokens last (``seal(_:parties:)``), so nobody can
 /// enter it again, and the bans of a busy cluster stay few.
 ///
 /// Not yet here: replication of sessions and calls to a successor. A node's death loses its

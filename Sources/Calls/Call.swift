@@ -123,10 +123,10 @@ public struct CallNotice: Sendable, Equatable {
 public enum CallDirective: Sendable, Equatable {
     /// Tell a party.
     case notify(CallNotice)
-    /// Close a party's connection to the call's channel (it left and did not come back).
-    case kick(channel: String, uid: UInt32)
-    /// Admit nobody to the channel any more.
-    case seal(channel: String)
+    /// Admit nobody to the channel any more: `parties` (a leaver among them) are shut out of it;
+    /// nobody else ever held a token for it. Not for a call that ended busy, whose channel was
+    /// never handed out.
+    case seal(channel: String, parties: [UInt32])
     /// Both sides decode each other (for events and metrics: set-up time).
     case connected(Call)
     /// The call is over (for events, webhooks and metrics: duration, who ended it, why).

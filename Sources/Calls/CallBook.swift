@@ -16,7 +16,7 @@
 ///   caller turned first-frame waiting off);
 /// - a party that leaves the call's channel or loses signaling makes the other side see
 ///   `remoteLeft` (108) at once; back within ``CallSettings/leaveGraceMs`` it goes on, else the call
-///   ends for both and the leaver is kicked from the channel.
+///   ends for both, and the channel is sealed against both, the leaver included.
 ///
 /// A call is held by one book: the owner of its callee. (Which node owns what, and how a call
 /// whose parties have different owners is decided, is the shell's business; see the
@@ -75,7 +75,6 @@ public struct CallBook: Sendable {
                         startedAtMs: nowMs, phase: .ringing)
         if let busy = self.call(of: callee)?.id ?? calleeInCallElsewhere {
             // Busy: the call ends in the same answer; the callee hears nothing of it.
-            call.deadlineMs = nil
             var directives: [CallDirective] = []
             end(&call, .init(reason: .busy, by: callee, message: "uid \(callee) is in call \(busy)"), nowMs: nowMs,
                 notices: [(caller, .prepared, .remoteCallBusy, .remoteCallBusy)], into: &directives)
@@ -228,7 +227,6 @@ public struct CallBook: Sendable {
                 end(&call, .init(reason: .partyLeft, by: leaver, message: "uid \(leaver) left the call"), nowMs: nowMs,
                     notices: [(other, .prepared, .remoteHangup, .remoteHangup), (leaver, .prepared, .localHangup, .localLeft)],
                     into: &directives)
-                directives.append(.kick(channel: call.channel, uid: leaver))
             } else if let connected = call.connectedAtMs, nowMs - connected >= settings.maxCallMs {
                 end(&call, .init(reason: .tooLong, by: nil, message: "the call reached its maximum length"), nowMs: nowMs,
                     notices: [(call.caller, .prepared, .remoteHangup, .remoteHangup),
@@ -278,7 +276,7 @@ public struct CallBook: Sendable {
         call.deadlineMs = nil
         for party in [call.caller, call.callee] where activeCall[party] == call.id { activeCall[party] = nil }
         notify(&call, notices, into: &directives)
-        directives.append(.seal(channel: call.channel))
+        if end.reason != .busy { directives.append(.seal(channel: call.channel, parties: [call.caller, call.callee])) }
         directives.append(.ended(call))
     }
 

@@ -66,4 +66,9 @@ public struct LocalAppCredentials: Sendable, Equatable {
         try RTCTokenBuilder.buildToken(
             appID: appID, appCertificate: appCertificate, channelName: channel, uid: uid, role: role, tokenExpire: expire)
     }
+
+    /// A signaling login token (RTM service) for `uid`, valid for `expire` seconds.
+    public func loginToken(uid: UInt32, expire: UInt32 = 3600) throws -> String {
+        try RTMTokenBuilder.buildToken(appID: appID, appCertificate: appCertificate, userID: "\(uid)", expire: expire)
+    }
 }

@@ -167,9 +167,8 @@ public final class InProcessNetwork {
     var members: [Member] {
         order.compactMap { id in
             guard let node = nodes[id] else { return nil }
-            var metadata = MemberMetadata(role: node.role.rawValue, clusterEndpoint: node.clusterEndpoint,
+            let metadata = MemberMetadata(role: node.role.rawValue, clusterEndpoint: node.clusterEndpoint,
                                           clientEndpoint: "inproc://\(id)/client")
-            metadata.load = MemberLoad()
             return Member(id: MemberID(id), metadata: metadata, state: dead.contains(id) ? .dead : .alive,
                           incarnation: 1, lastHeard: nil, stateChangedAt: .zero)
         }

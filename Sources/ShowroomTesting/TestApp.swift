@@ -20,4 +20,9 @@ public enum TestApp {
             appID: appID, appCertificate: certificate, channelName: channel, uid: uid, role: role,
             tokenExpire: expire, issueTs: UInt32(Date().timeIntervalSince1970) - issuedAgo)
     }
+
+    /// A signaling login token (RTM service) for `uid`; `userID` names another user to log in as.
+    public static func loginToken(uid: UInt32, userID: String? = nil) throws -> String {
+        try RTMTokenBuilder.buildToken(appID: appID, appCertificate: certificate, userID: userID ?? "\(uid)", expire: 3600)
+    }
 }

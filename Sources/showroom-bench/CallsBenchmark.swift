@@ -56,11 +56,6 @@ struct CallsBenchmark: AsyncParsableCommand {
         if signalOnly { try await runSignalOnly() } else { try await runWithMedia() }
     }
 
-    private static func rtmToken(_ uid: UInt32, _ credentials: LocalAppCredentials) throws -> String {
-        try RTMTokenBuilder.buildToken(appID: credentials.appID, appCertificate: credentials.appCertificate,
-                                              userID: "\(uid)", expire: 3600)
-    }
-
     // MARK: - With media
 
     private func runWithMedia() async throws {
@@ -113,26 +108,22 @@ struct CallsBenchmark: AsyncParsableCommand {
     /// from the call to both sides connected (at most 10 s), then hangs up and logs out.
     private static func oneCall(caller: UInt32, callee: UInt32, seeds: [String], loop: EngineLoop,
                                 credentials: LocalAppCredentials) async -> Result<Double, ShowroomError> {
+        let calling: ShowroomEngine, called: ShowroomEngine
         do {
-            let calling = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)), loop: loop)
-            let called = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)), loop: loop)
-            for engine in [calling, called] {
-                await engine.setLocalVideoSource(TestPatternCamera(width: 160, height: 120, framesPerSecond: 15))
-            }
-            let callerClient = CallClient(uid: caller, engine: calling, seeds: seeds, pollWait: .seconds(5))
-            let calleeClient = CallClient(uid: callee, engine: called, seeds: seeds, pollWait: .seconds(5))
-            defer {
-                Task {
-                    await callerClient.logout()
-                    await calleeClient.logout()
-                    await callerClient.close()
-                    await calleeClient.close()
-                    await calling.shutdown()
-                    await called.shutdown()
-                }
-            }
-            try await calleeClient.login(token: rtmToken(callee, credentials))
-            try await callerClient.login(token: rtmToken(caller, credentials))
+            calling = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)), loop: loop)
+            called = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)), loop: loop)
+        } catch {
+            return .failure(error)
+        }
+        for engine in [calling, called] {
+            await engine.setLocalVideoSource(TestPatternCamera(width: 160, height: 120, framesPerSecond: 15))
+        }
+        let callerClient = CallClient(uid: caller, engine: calling, seeds: seeds, pollWait: .seconds(5))
+        let calleeClient = CallClient(uid: callee, engine: called, seeds: seeds, pollWait: .seconds(5))
+        let result: Result<Double, ShowroomError>
+        do {
+            try await calleeClient.login(token: credentials.loginToken(uid: callee))
+            try await callerClient.login(token: credentials.loginToken(uid: caller))
             try callerClient.prepareForCall(PrepareConfig())
             try calleeClient.prepareForCall(PrepareConfig())
             let started = ContinuousClock.now
@@ -150,14 +141,25 @@ struct CallsBenchmark: AsyncParsableCommand {
             let ok = await both.value
             let elapsed = ContinuousClock.now - started
             deadline.cancel()
-            guard ok else { return .failure(.deadlineExceeded("not connected within 10 s")) }
-            try? await callerClient.hangup(remoteUserId: callee)
-            return .success(elapsed.seconds * 1000)
+            if ok {
+                try? await callerClient.hangup(remoteUserId: callee)
+                result = .success(elapsed.seconds * 1000)
+            } else {
+                result = .failure(.deadlineExceeded("not connected within 10 s"))
+            }
         } catch let error as ShowroomError {
-            return .failure(error)
+            result = .failure(error)
         } catch {
-            return .failure(.internal("\(error)"))
+            result = .failure(.internal("\(error)"))
         }
+        // Everything this pair started is stopped before the next batch starts.
+        for client in [callerClient, calleeClient] {
+            await client.logout()
+            await client.close()
+        }
+        await calling.shutdown()
+        await called.shutdown()
+        return result
     }
 
     /// Waits for the client's `connected` (accepting what rings when `accepting`); false when its
@@ -187,7 +189,7 @@ struct CallsBenchmark: AsyncParsableCommand {
         progress("\(pairs) pairs × \(rounds) calls, signaling only, \(concurrency) threads, \(nodes.count) call-signal node(s)", json: json)
         let base = UInt32.random(in: 100_000...1_000_000) * 10
         let credentials = try app.resolved()
-        let tokens = try (0..<pairs * 2).map { try Self.rtmToken(base + UInt32($0), credentials) }
+        let tokens = try (0..<pairs * 2).map { try credentials.loginToken(uid: base + UInt32($0)) }
         let workers = min(concurrency, pairs)
         let context = try Context(ioThreads: 1)
         defer { context.shutdown() }

@@ -29,9 +29,7 @@ struct CallEndpointOptions: ParsableArguments {
         await engine.setLocalVideoSource(TestPatternCamera(width: 320, height: 240, framesPerSecond: 15))
         await engine.setLocalAudioSource(ToneMicrophone())
         let calls = CallClient(uid: uid, engine: engine, seeds: seeds)
-        let credentials = try app.resolved()
-        let token = try RTMTokenBuilder.buildToken(appID: credentials.appID, appCertificate: credentials.appCertificate,
-                                                   userID: "\(uid)", expire: 3600)
+        let token = try app.resolved().loginToken(uid: uid)
         do {
             try await calls.login(token: token)
         } catch {
@@ -191,12 +189,19 @@ struct PresenceCommand: AsyncParsableCommand {
         let seeds = try await ClientSeeds.resolve(self.seeds)
         let engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)))
         let calls = CallClient(uid: 1, engine: engine, seeds: seeds)
-        defer { Task { await engine.shutdown() } }
-        let states = try await calls.presence(of: uids)
+        let states: [UInt32: PresenceState]
+        do {
+            states = try await calls.presence(of: uids)
+        } catch {
+            await calls.close()
+            await engine.shutdown()
+            throw error
+        }
         for uid in uids {
             let state = states[uid] ?? .offline
             print("presence uid=\(uid) state=\(state == .inCall ? "in_call" : state == .online ? "online" : "offline")")
         }
         await calls.close()
+        await engine.shutdown()
     }
 }

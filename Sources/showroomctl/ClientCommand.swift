@@ -146,9 +146,7 @@ struct ClientCommand: AsyncParsableCommand {
     /// Logs in to signaling and accepts every call, the live connection paused while in one.
     private func answerCalls(engine: ShowroomEngine, seeds: [String]) async throws -> CallClient {
         let calls = CallClient(uid: uid, engine: engine, seeds: seeds)
-        let credentials = try app.resolved()
-        try await calls.login(token: RTMTokenBuilder.buildToken(
-            appID: credentials.appID, appCertificate: credentials.appCertificate, userID: "\(uid)", expire: 86_400))
+        try await calls.login(token: app.resolved().loginToken(uid: uid, expire: 86_400))
         try calls.prepareForCall(PrepareConfig(pausesConnection: ChannelConnection(channel: channel, uid: uid)))
         let uid = self.uid
         Task {

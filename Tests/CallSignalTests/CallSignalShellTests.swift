@@ -73,8 +73,7 @@ final class SignalClient {
     }
 
     func login(token: String? = nil) throws {
-        let token = try token ?? RTMTokenBuilder.buildToken(appID: TestApp.appID, appCertificate: TestApp.certificate,
-                                                            userID: "\(uid)", expire: 3600)
+        let token = try token ?? TestApp.loginToken(uid: uid)
         sessionID = try via.ask(.callLogin, SignalLoginRequest.with {
             $0.uid = uid
             $0.token = token
@@ -138,8 +137,7 @@ final class CallSignalShellTests: XCTestCase {
     func testBadLoginsAndForgedSessionsAreRefused() throws {
         let cluster = CallSignalHarness(nodes: ids)
         let eve = SignalClient(66, via: cluster.node("signal-b"))
-        let forAnother = try RTMTokenBuilder.buildToken(appID: TestApp.appID, appCertificate: TestApp.certificate,
-                                                        userID: "67", expire: 3600)
+        let forAnother = try TestApp.loginToken(uid: 66, userID: "67")
         XCTAssertThrowsError(try eve.login(token: forAnother)) { error in
             XCTAssertEqual((error as? ShowroomError)?.code, .tokenUidMismatch)
         }
