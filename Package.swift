@@ -181,7 +181,7 @@ let package = Package(
         .target(
             name: "CallSignal",
             dependencies: [
-                "NodeRuntime", "Calls", "ShowroomAuth", "ShowroomWire", "Routing", "Membership",
+                "NodeRuntime", "Calls", "ShowroomAuth", "ShowroomWire", "Routing", "Membership", "ReplicatedOwnership",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),

@@ -25,6 +25,7 @@ extension CallSignalShell {
         let callID = "\(body.callee)-\(randomHex(12))"
         let callOwner = owner(of: body.callee)
         callOf[caller] = (callID, callOwner)
+        touch(caller)
         var ring = SignalRingRequest()
         ring.callID = callID
         ring.channel = Names.callChannel(callee: body.callee, random: randomHex(16))
@@ -37,10 +38,16 @@ extension CallSignalShell {
         atCallOwner(callOwner, .callRing, ring, local: { [self] () throws(ShowroomError) in try self.ring(ring) }) { [self] result in
             switch result {
             case .success(let answer):
-                if answer.call.endReason == Call.End.Reason.busy.rawValue, callOf[caller]?.callID == callID { callOf[caller] = nil }
+                if answer.call.endReason == Call.End.Reason.busy.rawValue, callOf[caller]?.callID == callID {
+                    callOf[caller] = nil
+                    touch(caller)
+                }
                 respond(.success(SignalDialResponse.with { $0.call = answer.call }))
             case .failure(let error):
-                if callOf[caller]?.callID == callID { callOf[caller] = nil }
+                if callOf[caller]?.callID == callID {
+                    callOf[caller] = nil
+                    touch(caller)
+                }
                 respond(.failure(error))
             }
         }
@@ -115,6 +122,8 @@ extension CallSignalShell {
     func partyAction(_ action: SignalPartyAction) throws(ShowroomError) -> SignalCallActionResponse {
         let now = nowMs
         let id = action.callID
+        adoptOnDemand(id)
+        touch(callID: id)
         let directives: [CallDirective]
         do {
             switch WireMessageKind(rawValue: Int(action.kind)) {
@@ -153,33 +162,22 @@ extension CallSignalShell {
         let now = nowMs
         for activity in body.activities.prefix(1_000) {
             guard let id = book.callOnChannel[activity.channel] else { continue }
+            touch(callID: id)
             process(activity.joined ? book.partyJoined(id, uid: activity.uid, nowMs: now)
                                     : book.partyLeft(id, uid: activity.uid, nowMs: now))
         }
     }
 
-    /// A call-signal node died with the calls it owned: their parties owned here are freed and told
-    /// their call failed (state failed, reason messageFailed), with a sequence above any the lost
-    /// node could have sent, so no client stays stuck in calling, connecting or connected.
-    func releaseCallsOfLostNodes() {
-        // Dead or departed, not merely suspect: a suspicion is often refuted within a second.
-        let gone = Set(node.membersOnLoop.filter { $0.state == .dead || $0.state == .left }.map(\.nodeID)).subtracting([selfID])
-        for (uid, entry) in callOf.sorted(by: { $0.key < $1.key }) where gone.contains(entry.owner) {
-            callOf[uid] = nil
-            var notice = SignalNotice()
-            notice.callID = entry.callID
-            notice.sequence = 1 << 62
-            notice.to = uid
-            notice.state = UInt32(CallState.failed.rawValue)
-            notice.reason = UInt32(CallStateReason.messageFailed.rawValue)
-            notice.event = UInt32(CallEvent.none.rawValue)
-            notice.call.callID = entry.callID
-            notice.call.nodeID = entry.owner
-            notice.call.endReason = "callSignalLost"
-            notice.call.endMessage = "call-signal node \(entry.owner), which held the call, is gone"
-            logger.warning("a call's node is gone: its party here is freed", metadata: ["call": "\(entry.callID)", "uid": "\(uid)"])
-            queue(notice)
-        }
+    /// A request for a call this node does not hold, whose record it holds as the replica of a
+    /// node that is no longer alive: the call is taken over now (this node's view of the members
+    /// may not have caught up with the requester's).
+    func adoptOnDemand(_ id: String) {
+        guard book.calls[id] == nil, let callee = Self.callee(ofCallID: id),
+              let entry = records.entries[UserRecord.key(of: callee)], let record = entry.value,
+              record.ownedCall?.id == id,
+              !node.membersOnLoop.contains(where: { $0.nodeID == entry.writer && $0.state == .alive }) || entry.writer == selfID
+        else { return }
+        adopt(record)
     }
 
     /// Sends a party's signaling change to its call's owner (no answer awaited).
@@ -202,27 +200,34 @@ extension CallSignalShell {
     /// Carries out what the book decided: notices to each party's owner, kicks, events.
     func process(_ directives: [CallDirective]) {
         var remote: [String: [SignalNotice]] = [:]
+        var events: [SignalCallNotification] = []
         for directive in directives {
             switch directive {
             case .notify(let notice):
+                touch(notice.call.callee)
                 let message = signalNotice(notice)
                 let owner = owner(of: notice.to)
                 if owner == selfID { queue(message) } else { remote[owner, default: []].append(message) }
             case .seal(let channel, let parties):
                 seal(channel, parties: parties)
+            case .started(let call):
+                events.append(notification(201, call))
             case .connected(let call):
+                events.append(notification(202, call))
                 CallMetrics.connected.increment()
                 CallMetrics.setup.recordMilliseconds((call.connectedAtMs ?? call.startedAtMs) - call.startedAtMs)
                 logger.info("call connected", metadata: [
                     "call": "\(call.id)", "setup_ms": "\((call.connectedAtMs ?? call.startedAtMs) - call.startedAtMs)",
                 ])
             case .ended(let call):
+                events.append(notification(203, call))
                 Counter(label: "callsignal.calls_ended", dimensions: [("reason", call.end?.reason.rawValue ?? "")]).increment()
                 logger.info("call ended", metadata: [
                     "call": "\(call.id)", "reason": "\(call.end?.reason.rawValue ?? "")", "duration_ms": "\(call.connectedDurationMs)",
                 ])
             }
         }
+        report(events)
         for (owner, notices) in remote.sorted(by: { $0.key < $1.key }) {
             guard let endpoint = node.clusterEndpoint(of: owner) else { continue }
             var deliver = SignalDeliverRequest()
@@ -230,6 +235,47 @@ extension CallSignalShell {
             node.send(.callDeliver, body: deliver, to: endpoint, timeout: Self.peerTimeout) { [logger] result in
                 if case .failure(let error) = result {
                     logger.warning("notices not delivered", metadata: ["node": "\(owner)", "error": "\(error)"])
+                }
+            }
+        }
+    }
+
+    /// A call event for business servers: `type` 201 started, 202 connected, 203 ended.
+    func notification(_ type: UInt32, _ call: Call) -> SignalCallNotification {
+        var event = SignalCallNotification()
+        event.noticeID = "\(call.id)-\(type)"
+        event.eventType = type
+        event.notifyMs = nowMs
+        event.callID = call.id
+        event.caller = call.caller
+        event.callee = call.callee
+        event.type = call.type == .audio ? .audio : .video
+        event.channel = call.channel
+        event.startedAtMs = call.startedAtMs
+        event.connectedAtMs = call.connectedAtMs ?? 0
+        event.endedAtMs = call.endedAtMs ?? 0
+        event.durationMs = call.connectedDurationMs
+        event.endReason = call.end?.reason.rawValue ?? ""
+        event.endedBy = call.end?.by ?? 0
+        event.nodeID = selfID
+        return event
+    }
+
+    /// Sends call events to the coordinator owning each call's channel, which publishes them on its
+    /// events endpoint and posts them to the webhooks.
+    func report(_ events: [SignalCallNotification]) {
+        guard !events.isEmpty else { return }
+        let coordinators = node.ring(.coordinator)
+        var byCoordinator: [String: SignalCallEventReport] = [:]
+        for event in events {
+            guard let coordinator = coordinators.owner(of: event.channel) else { continue }
+            byCoordinator[coordinator, default: SignalCallEventReport()].events.append(event)
+        }
+        for (coordinator, report) in byCoordinator.sorted(by: { $0.key < $1.key }) {
+            guard let endpoint = node.clusterEndpoint(of: coordinator) else { continue }
+            node.send(.callEvent, body: report, to: endpoint, timeout: Self.peerTimeout) { [logger] result in
+                if let failure = result.refusal {
+                    logger.warning("call events not published", metadata: ["coordinator": "\(coordinator)", "error": "\(failure)"])
                 }
             }
         }
@@ -256,11 +302,7 @@ extension CallSignalShell {
             kick.admin = AdminSigner.sign(action: "kick", target: channel, uid: party, issuedAtMs: nowMs,
                                           appCertificate: certificate)
             node.send(.kick, body: kick, to: endpoint, timeout: Self.peerTimeout) { [logger] result in
-                let failure: ShowroomError? = switch result {
-                case .success(let answer): answer.failure
-                case .failure(let error): error
-                }
-                if let failure {
+                if let failure = result.refusal {
                     logger.warning("a call's channel was not sealed for a party", metadata: [
                         "channel": "\(channel)", "uid": "\(party)", "error": "\(failure)",
                     ])

@@ -14,6 +14,7 @@ extension CallSignalShell {
         let sessionID = "\(body.uid)-\(randomHex(16))"
         let now = nowMs
         handle(presence.login(uid: body.uid, session: sessionID, tokenExpiresAtMs: expiresAt, nowMs: now))
+        touch(body.uid)
         mailboxes[sessionID] = Mailbox()
         // Back within a call's grace: the call goes on.
         if let current = callOf[body.uid] { sendPartyAction(.callLogin, uid: body.uid, callID: current.callID) }
@@ -54,6 +55,7 @@ extension CallSignalShell {
                 let session = try session(body.sessionID)
                 let expiresAt = try verifyLogin(body.token, uid: session.uid)
                 presence.renew(session.id, tokenExpiresAtMs: expiresAt, nowMs: nowMs)
+                touch(session.uid)
                 mailboxes[session.id]?.tokenWillExpire = false
                 respond(.success(SignalRenewTokenResponse.with { $0.tokenExpiresAtMs = expiresAt }))
             case .callPoll:
@@ -88,10 +90,13 @@ extension CallSignalShell {
     /// Answers at once when notices wait (or the token will expire), else parks the poll until some
     /// arrive or `waitMs` passes. A newer poll answers the parked one, empty.
     func poll(_ sessionID: String, waitMs: UInt32, _ respond: Node.Responder) {
+        // The first poll of a session taken over from another node is answered at once: the
+        // client learns where its session is now.
+        let firstHere = mailboxes[sessionID] == nil
         var mailbox = mailboxes[sessionID] ?? Mailbox()
-        if let parked = mailbox.poll { parked.respond(.success(SignalPollResponse())) }
+        if let parked = mailbox.poll { parked.respond(.success(SignalPollResponse.with { $0.nodeID = selfID })) }
         mailbox.poll = nil
-        if mailbox.notices.isEmpty, !mailbox.tokenWillExpire, waitMs > 0 {
+        if mailbox.notices.isEmpty, !mailbox.tokenWillExpire, waitMs > 0, !firstHere {
             mailbox.poll = (respond, nowMs + Int64(waitMs))
             mailboxes[sessionID] = mailbox
             return
@@ -110,6 +115,7 @@ extension CallSignalShell {
     /// What waits for the session, taken out of its mailbox.
     private func takeNotices(of sessionID: String) -> SignalPollResponse {
         var answer = SignalPollResponse()
+        answer.nodeID = selfID
         answer.notices = mailboxes[sessionID]?.notices ?? []
         answer.tokenWillExpire = mailboxes[sessionID]?.tokenWillExpire ?? false
         mailboxes[sessionID]?.notices = []
@@ -120,6 +126,7 @@ extension CallSignalShell {
     /// Queues a notice for the session of the user it is for (owned here), keeps what that user is
     /// in up to date, and wakes the session's poll.
     func queue(_ notice: SignalNotice) {
+        touch(notice.to)
         switch notice.state {
         case UInt32(CallState.calling.rawValue), UInt32(CallState.connecting.rawValue), UInt32(CallState.connected.rawValue):
             callOf[notice.to] = (notice.callID, notice.call.nodeID)
@@ -180,12 +187,17 @@ extension CallSignalShell {
             _ = presence.session(id, nowMs: now)
             if now >= parked.untilMs {
                 mailboxes[id]?.poll = nil
-                parked.respond(.success(SignalPollResponse()))
+                parked.respond(.success(SignalPollResponse.with { $0.nodeID = selfID }))
             }
         }
         handle(presence.tick(nowMs: now))
         process(book.tick(nowMs: now))
         dials.purge(nowMs: now)
+        if now - lastVerifyMs >= 1_000 {
+            lastVerifyMs = now
+            verifyCallsOfLostNodes()
+            dropOldTombstones()
+        }
     }
 
     /// Carries out what the presence table decided.
@@ -196,6 +208,7 @@ extension CallSignalShell {
                 mailboxes[session.id]?.tokenWillExpire = true
                 wake(session.id)
             case .ended(let session, let why):
+                touch(session.uid)
                 if let parked = mailboxes.removeValue(forKey: session.id)?.poll {
                     parked.respond(.failure(ShowroomError(.notLoggedIn, "the session ended (\(why.rawValue)); log in again")))
                 }

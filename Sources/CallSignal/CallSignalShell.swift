@@ -2,6 +2,7 @@ import Calls
 import Logging
 import Membership
 import NodeRuntime
+import ReplicatedOwnership
 import Routing
 import ShowroomAuth
 import ShowroomWire
@@ -29,9 +30,11 @@ import SwiftProtobuf
 /// parties are banned from it for as long as their last tokens last (``seal(_:parties:)``), so nobody can
 /// enter it again, and the bans of a busy cluster stay few.
 ///
-/// Not yet here: replication of sessions and calls to a successor. A node's death loses its
-/// sessions (the SDK logs in again at the users' new owner) and its calls: the parties other nodes
-/// own are told their call failed (``releaseCallsOfLostNodes()``), so nobody stays stuck in one.
+/// Users are replicated to their successor (``UserRecord``, see `CallSignalShell+Replication`): when
+/// a node dies, its successor goes on with its users' sessions (they stay logged in; their polls
+/// simply reach the new owner) and with the calls it owned (timers, hang-up, sequence numbers). A
+/// call that was not replicated yet is lost: its parties are told it failed
+/// (``verifyCallsOfLostNodes()``), so nobody stays stuck in one.
 final class CallSignalShell {
     let node: any NodeServices
     let configuration: NodeConfiguration
@@ -45,6 +48,14 @@ final class CallSignalShell {
     /// Notices waiting for each session, and its parked poll.
     var mailboxes: [String: Mailbox] = [:]
     var random = SystemRandomNumberGenerator()
+    /// The records of the users this node owns or holds a replica of.
+    var records: ReplicatedStore<UserRecord>
+    /// Users whose record may have changed since the last flush.
+    var dirty: Set<UInt32> = []
+    /// When each deleted record was deleted (its tombstone is dropped after a while).
+    var tombstones: [String: Int64] = [:]
+    /// When the calls of lost nodes were last checked.
+    var lastVerifyMs: Int64 = 0
 
     /// A session's notices and its waiting poll.
     struct Mailbox {
@@ -53,6 +64,11 @@ final class CallSignalShell {
         var tokenWillExpire = false
     }
 
+    /// How often changed records are sent to the successors: a node that dies loses at most this
+    /// much of its latest changes (its successor's timers still end what they touch).
+    static let flushInterval = Duration.milliseconds(5)
+    /// How long a deleted record's tombstone is kept.
+    static let tombstoneLifetimeMs: Int64 = 60_000
     /// How long a request passed to another node may take.
     static let peerTimeout = Duration.seconds(2)
     /// The longest a poll is held.
@@ -73,6 +89,7 @@ final class CallSignalShell {
         self.logger = logger
         presence = Presence(heartbeatTimeoutMs: heartbeatTimeoutMs)
         book = CallBook(settings: settings)
+        records = ReplicatedStore(selfID: configuration.nodeID, role: .callsignal)
     }
 
     var selfID: String { configuration.nodeID }
@@ -131,8 +148,17 @@ final class CallSignalShell {
             for notice in body.notices { queue(notice) }
             respond(.success(SignalDeliverResponse()))
         }
-        node.onMembershipChange { [self] in releaseCallsOfLostNodes() }
+        node.serve(.callReplica) { [self] request, respond in
+            guard let body = respond.answering({ try request.decodeBody(SignalReplicaBatch.self) }) else { return }
+            respond(Result { () throws(ShowroomError) in
+                try receiveReplicas(body)
+                return SignalReplicaBatchResponse()
+            }.outcome)
+        }
+        node.onMembershipChange { [self] in membersChanged() }
         node.scheduleRepeating(every: .milliseconds(100)) { [self] in tick() }
+        node.scheduleRepeating(every: Self.flushInterval) { [self] in replicateChanges() }
+        membersChanged()
     }
 
     // MARK: - Routing
@@ -150,6 +176,11 @@ final class CallSignalShell {
         guard !request.forwarded, owner != selfID, let endpoint = node.clusterEndpoint(of: owner) else {
             locally()
             return
+        }
+        // An owner whose connection broke is most likely dead: the client retries in a moment,
+        // by when the membership has moved the user to its successor (this node or another).
+        guard !node.connectionBroken(to: endpoint) else {
+            return respond(.failure(.unavailable("call-signal node \(owner), which owns uid \(uid), is unreachable; retry in a moment")))
         }
         node.forward(request, to: endpoint, timeout: timeout) { result in
             switch result {
@@ -191,6 +222,16 @@ extension Result where Success: SwiftProtobuf.Message, Failure == ShowroomError 
         switch self {
         case .success(let body): .success(body)
         case .failure(let error): .failure(error)
+        }
+    }
+}
+
+extension Result where Success == WireEnvelope, Failure == ShowroomError {
+    /// The error of a request to another member: its transport failure or the refusal it answered.
+    var refusal: ShowroomError? {
+        switch self {
+        case .success(let answer): answer.failure
+        case .failure(let error): error
         }
     }
 }

@@ -127,6 +127,8 @@ public enum CallDirective: Sendable, Equatable {
     /// nobody else ever held a token for it. Not for a call that ended busy, whose channel was
     /// never handed out.
     case seal(channel: String, parties: [UInt32])
+    /// A call started ringing (for events and webhooks).
+    case started(Call)
     /// Both sides decode each other (for events and metrics: set-up time).
     case connected(Call)
     /// The call is over (for events, webhooks and metrics: duration, who ended it, why).

@@ -87,6 +87,7 @@ public struct CallBook: Sendable {
         callOnChannel[channel] = id
         var directives: [CallDirective] = []
         notify(&call, [(caller, .calling, .none, .remoteUserRecvCall), (callee, .calling, .none, .none)], into: &directives)
+        directives.append(.started(call))
         calls[id] = call
         return (call, directives)
     }
@@ -235,6 +236,37 @@ public struct CallBook: Sendable {
             calls[id] = call
         }
         return directives
+    }
+
+    // MARK: - Ownership moving
+
+    /// How far an adopted call's sequence numbers jump: past any notice its former owner may have
+    /// sent after its last replicated write, so the parties never drop the new owner's notices as
+    /// stale.
+    public static let adoptedSequenceGap: UInt64 = 1_000
+
+    /// Takes over an active call from its former owner's replica (this node owns it now): its
+    /// timers (calling timeout, grace, maximum length) go on from the replicated times. A call
+    /// held already, or one whose parties are in another call here, is left as it is. Returns
+    /// whether it was adopted.
+    @discardableResult
+    public mutating func adopt(_ call: Call) -> Bool {
+        guard call.isActive, calls[call.id] == nil,
+              activeCall[call.caller] == nil, activeCall[call.callee] == nil else { return false }
+        var call = call
+        call.sequence &+= Self.adoptedSequenceGap
+        calls[call.id] = call
+        activeCall[call.caller] = call.id
+        activeCall[call.callee] = call.id
+        callOnChannel[call.channel] = call.id
+        return true
+    }
+
+    /// Forgets a call another node owns now (it was handed over): no notice, no seal.
+    public mutating func release(_ id: String) {
+        guard let call = calls.removeValue(forKey: id) else { return }
+        for party in [call.caller, call.callee] where activeCall[party] == id { activeCall[party] = nil }
+        if callOnChannel[call.channel] == id { callOnChannel[call.channel] = nil }
     }
 
     // MARK: - Helpers

@@ -24,7 +24,8 @@ public struct CallSettings: Sendable, Equatable {
     /// Settings with the defaults.
     public init() {}
 
-    static func validate(_ extensionInfo: [String: String]) throws(CallRefusal) {
+    /// Refuses an extension with too many entries or bytes.
+    public static func validate(_ extensionInfo: [String: String]) throws(CallRefusal) {
         guard extensionInfo.count <= maxExtensionEntries else {
             throw CallRefusal(.invalidArgument,
                               "a call carries at most \(maxExtensionEntries) extension entries, not \(extensionInfo.count)")
@@ -35,7 +36,8 @@ public struct CallSettings: Sendable, Equatable {
         }
     }
 
-    static func validate(reason: String) throws(CallRefusal) {
+    /// Refuses a reject or hang-up reason that is too long.
+    public static func validate(reason: String) throws(CallRefusal) {
         guard reason.utf8.count <= maxReasonBytes else {
             throw CallRefusal(.invalidArgument, "a reason holds at most \(maxReasonBytes) bytes, not \(reason.utf8.count)")
         }

@@ -110,6 +110,29 @@ public struct Presence: Sendable {
         return directives
     }
 
+    /// Takes over a session from its user's former owner (a replica): it stays logged in, heard
+    /// from now. A newer session of the same user held here wins.
+    public mutating func adopt(_ state: UserRecord.SessionState, uid: UInt32, nowMs: Int64) {
+        if let current = sessionOf[uid], let held = sessions[current], held.loggedInAtMs >= state.loggedInAtMs { return }
+        if let old = sessionOf[uid] { sessions[old] = nil }
+        sessions[state.id] = Session(id: state.id, uid: uid, loggedInAtMs: state.loggedInAtMs,
+                                     tokenExpiresAtMs: state.tokenExpiresAtMs, lastHeardMs: nowMs)
+        sessionOf[uid] = state.id
+    }
+
+    /// Forgets the session of `uid`, now owned by another node: no directive (the user is not
+    /// offline, only held elsewhere).
+    public mutating func release(_ uid: UInt32) {
+        guard let id = sessionOf[uid] else { return }
+        _ = remove(id)
+    }
+
+    /// The session of `uid` as a replica keeps it.
+    public func state(of uid: UInt32) -> UserRecord.SessionState? {
+        guard let id = sessionOf[uid], let session = sessions[id] else { return nil }
+        return UserRecord.SessionState(id: id, loggedInAtMs: session.loggedInAtMs, tokenExpiresAtMs: session.tokenExpiresAtMs)
+    }
+
     private mutating func remove(_ id: String) -> Session? {
         guard let session = sessions.removeValue(forKey: id) else { return nil }
         if sessionOf[session.uid] == id { sessionOf[session.uid] = nil }

@@ -6,6 +6,7 @@ import Routing
 import ShowroomAuth
 import ShowroomWire
 import SwiftProtobuf
+import Webhooks
 
 extension CoordinatorShell {
     // MARK: - Placement
@@ -252,6 +253,31 @@ extension CoordinatorShell {
                 }
                 respond(.success(RoomEdgeChannelReportResponse()))
             }
+        }
+    }
+
+    /// The most call events one report carries.
+    static let maxCallEventsPerReport = 1_000
+
+    /// Call events from a call-signal node: published on the events endpoint (topic
+    /// `call/<call id>`) and posted to the webhooks. A report is checked whole before anything of
+    /// it goes out.
+    func publishCallEvents(_ report: SignalCallEventReport) throws(ShowroomError) {
+        guard report.events.count <= Self.maxCallEventsPerReport else {
+            throw .invalidArgument("a call event report carries at most \(Self.maxCallEventsPerReport) events, not \(report.events.count)")
+        }
+        for event in report.events {
+            guard (201...203).contains(event.eventType), event.caller != 0, event.callee != 0,
+                  event.callID.hasPrefix("\(event.callee)-"), event.callID.utf8.count <= 64,
+                  Names.callee(ofCallChannel: event.channel) == event.callee, event.channel.utf8.count <= 64,
+                  event.noticeID == "\(event.callID)-\(event.eventType)",
+                  event.endReason.utf8.count <= 32, event.nodeID.utf8.count <= 128 else {
+                throw .invalidArgument("call event '\(event.noticeID.prefix(80))' is malformed (type, parties, call id, channel)")
+            }
+        }
+        for event in report.events {
+            publisher.publish(topic: "call/\(event.callID)", kind: .callEvent, body: event)
+            webhooks?.enqueue(WebhookEvent(event))
         }
     }
 

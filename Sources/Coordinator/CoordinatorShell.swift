@@ -88,6 +88,14 @@ final class CoordinatorShell {
         node.serve(.channelClaim) { [self] request, respond in claimChannel(request, respond) }
         node.serve(.kick) { [self] request, respond in kick(request, respond) }
         node.serve(.edgeChannelReport) { [self] request, respond in edgeReport(request, respond) }
+        node.serve(.callEvent) { [self] request, respond in
+            do throws(ShowroomError) {
+                try publishCallEvents(try request.decodeBody(SignalCallEventReport.self))
+                respond(.success(SignalCallEventReportResponse()))
+            } catch {
+                respond(.failure(error))
+            }
+        }
         node.serve(.channelList) { [self] _, respond in respond(.success(listChannels())) }
         node.serve(.banList) { [self] _, respond in
             var answer = RoomBanListResponse()

@@ -166,6 +166,10 @@ public final class Node: Sendable {
         core.value.links.request(passed, to: endpoint, timeout: timeout, completion: completion)
     }
 
+    /// Whether the connection to the member at `endpoint` broke and is not up again (loop
+    /// thread only).
+    public func connectionBroken(to endpoint: String) -> Bool { core.value.links.isBroken(endpoint) }
+
     /// Sends a request to the member at `endpoint` and calls `completion` on the loop with its
     /// answer envelope (which may carry an error). Loop thread only.
     public func send(_ kind: WireMessageKind, body: some SwiftProtobuf.Message, to endpoint: String,

@@ -29,6 +29,9 @@ public protocol NodeServices: AnyObject {
     func onMembershipChange(_ observer: @escaping () -> Void)
     /// Runs `action` every `interval`.
     func scheduleRepeating(every interval: Duration, _ action: @escaping () -> Void)
+    /// Whether this node's connection to the member at `endpoint` broke and is not up again: the
+    /// member most likely died, before the membership could say so.
+    func connectionBroken(to endpoint: String) -> Bool
 }
 
 extension NodeServices {

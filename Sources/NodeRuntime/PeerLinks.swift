@@ -35,8 +35,14 @@ final class PeerLinks {
     /// CURVE keys for links to cluster endpoints; nil: plain links.
     private let credentials: ClusterCredentials?
     private var sockets: [String: Socket] = [:]
-    /// Each link's handshake-failure monitor (CURVE links only).
+    /// Each link's monitor: broken connections, and refused handshakes on CURVE links.
     private var monitors: [String: SocketMonitor] = [:]
+    /// Links whose connection broke and is not up again (the peer most likely died; the
+    /// membership will say so in a moment).
+    private var down: Set<String> = []
+
+    /// Whether the connection to `endpoint` broke and is not up again.
+    func isBroken(_ endpoint: String) -> Bool { down.contains(endpoint) }
     /// How long a link whose handshake was refused rests before it is made anew: libzmq gives up
     /// on such a connection for good (a member whose key the peer learns later, a peer that
     /// restarted with another keyring).
@@ -107,6 +113,7 @@ final class PeerLinks {
 
     /// Closes the link to `endpoint` (a member that is gone); its requests in flight fail now.
     func close(_ endpoint: String) {
+        down.remove(endpoint)
         guard let socket = sockets.removeValue(forKey: endpoint) else { return }
         if let monitor = monitors.removeValue(forKey: endpoint) {
             loop.unregister(monitor.socket)
@@ -114,10 +121,15 @@ final class PeerLinks {
         }
         loop.unregister(socket)
         socket.close()
-        for (id, request) in pending where request.endpoint == endpoint {
+        failPending(to: endpoint, "the link to \(endpoint) was closed: the member left or died")
+    }
+
+    /// Fails the requests waiting for an answer from `endpoint`.
+    private func failPending(to endpoint: String, _ why: String) {
+        for (id, request) in pending.sorted(by: { $0.key < $1.key }) where request.endpoint == endpoint {
             pending[id] = nil
             loop.cancelTimer(request.timer)
-            request.completion(.failure(.unavailable("the link to \(endpoint) was closed: the member left or died")))
+            request.completion(.failure(.unavailable(why)))
         }
     }
 
@@ -173,17 +185,35 @@ final class PeerLinks {
         try socket.set(.reconnectInterval, 100)
         try socket.set(.reconnectIntervalMax, 1000)
         try socket.setHeartbeat(intervalMs: 1000, timeoutMs: 5000, ttlMs: 10000)
-        if let credentials {
-            try credentials.apply(to: socket)
-            let monitor = try SocketMonitor(watching: socket, events: .handshakeFailed, context: loop.context)
-            loop.register(monitor.socket) { [weak self, weak monitor] _, _ in
-                guard let self, let monitor, (try? monitor.nextEvent()) != nil else { return }
-                while (try? monitor.nextEvent()) != nil {}
+        if let credentials { try credentials.apply(to: socket) }
+        // A killed peer's TCP connection closes at once: the requests waiting for it fail then
+        // (the caller tries elsewhere) rather than at their timeout.
+        let events: SocketMonitorEvents = credentials == nil
+            ? [.disconnected, .connected] : [.disconnected, .handshakeSucceeded, .handshakeFailed]
+        let monitor = try SocketMonitor(watching: socket, events: events, context: loop.context)
+        loop.register(monitor.socket) { [weak self, weak monitor] _, _ in
+            guard let self, let monitor else { return }
+            var refused = false
+            var broke = false
+            while let event = try? monitor.nextEvent() {
+                switch event.event {
+                case .disconnected:
+                    broke = true
+                    self.down.insert(endpoint)
+                case .connected, .handshakeSucceeded:
+                    self.down.remove(endpoint)
+                default:
+                    refused = true
+                }
+            }
+            // On the next turn: the completions may close this very link (and its monitor).
+            if broke { _ = self.loop.scheduleTimer(after: .zero) { [weak self] in self?.failPending(to: endpoint, "the connection to \(endpoint) broke") } }
+            if refused {
                 self.logger.info("handshake with \(endpoint) refused; the link is made anew in \(Self.refusedLinkRest)")
                 _ = self.loop.scheduleTimer(after: Self.refusedLinkRest) { [weak self] in self?.close(endpoint) }
             }
-            monitors[endpoint] = monitor
         }
+        monitors[endpoint] = monitor
         try socket.connect(endpoint)
         loop.register(socket) { [weak self] socket, _ in self?.drainAnswers(socket) }
         sockets[endpoint] = socket

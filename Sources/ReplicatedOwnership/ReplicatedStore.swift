@@ -126,6 +126,13 @@ public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
         _ = receive(stored)
     }
 
+    /// Drops the tombstone of `key` (a deletion old enough that no late copy of the record can
+    /// still be on its way), so a store of short-lived records does not grow without end. A live
+    /// value is kept.
+    public mutating func dropTombstone(_ key: String) {
+        if let entry = entries[key], entry.value == nil { entries[key] = nil }
+    }
+
     /// The alive members changed: hand each key's new holders what is held of it, forget keys held
     /// no longer, acknowledge writes whose replicas left.
     public mutating func membersChanged(to members: some Sequence<String>) -> Effects {

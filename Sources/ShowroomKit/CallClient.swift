@@ -53,6 +53,9 @@ public enum CallClientEvent: Sendable, Equatable {
     /// Logged in to signaling at a call-signal node: after ``CallClient/login(token:)``, and again
     /// by itself when the session was lost (its node died, it timed out while the app slept).
     case loggedIn(nodeID: String)
+    /// The session goes on at another call-signal node: the node that held it died (or the
+    /// cluster grew) and the user's new owner took it over, calls included. Nothing to do.
+    case signalingMoved(nodeID: String)
 }
 
 /// What ``CallClient/prepareForCall(_:)`` sets (CallAPI's `PrepareConfig`; the channel comes from
@@ -114,6 +117,8 @@ public final class CallClient: Sendable {
 
     private struct LocalState: ~Copyable {
         var sessionID = ""
+        /// The node holding the session, as the last answer named it.
+        var nodeID = ""
         var loginToken = ""
         var config = PrepareConfig()
         var callState: CallState = .idle
@@ -160,6 +165,7 @@ public final class CallClient: Sendable {
         // The session first: the loops read it as they start.
         state.withLock {
             $0.sessionID = answer.sessionID
+            $0.nodeID = answer.nodeID
             $0.loginToken = token
             $0.polling?.cancel()
             $0.watching?.cancel()
@@ -196,7 +202,10 @@ public final class CallClient: Sendable {
         for attempt in 0..<5 {
             if Task.isCancelled { return false }
             if let answer = try? await openSession(token: token) {
-                state.withLock { $0.sessionID = answer.sessionID }
+                state.withLock {
+                    $0.sessionID = answer.sessionID
+                    $0.nodeID = answer.nodeID
+                }
                 return true
             }
             try? await Task.sleep(for: .milliseconds(200 * (attempt + 1)))
@@ -337,6 +346,9 @@ public final class CallClient: Sendable {
     // MARK: - Notices
 
     private func pollLoop() async {
+        // Set after a poll failed: notices queued at a node that died may be lost, so the call
+        // in progress is looked up once polls work again.
+        var interrupted = false
         while !Task.isCancelled {
             let sessionID = state.withLock { $0.sessionID }
             guard !sessionID.isEmpty else { return }
@@ -345,8 +357,18 @@ public final class CallClient: Sendable {
             request.maxWaitMs = UInt32(clamping: pollWait.milliseconds)
             do throws(ShowroomError) {
                 let answer = try await pollClient.request(.callPoll, body: request, key: key, expecting: SignalPollResponse.self)
+                let moved = state.withLock { state -> Bool in
+                    guard !answer.nodeID.isEmpty, answer.nodeID != state.nodeID else { return false }
+                    state.nodeID = answer.nodeID
+                    return true
+                }
+                if moved { sink.yield(.signalingMoved(nodeID: answer.nodeID)) }
                 if answer.tokenWillExpire { sink.yield(.tokenWillExpire) }
                 for notice in answer.notices { await handle(notice) }
+                if interrupted {
+                    interrupted = false
+                    await resynchronizeCall()
+                }
             } catch {
                 if Task.isCancelled { return }
                 if error.code == .notLoggedIn {
@@ -358,9 +380,30 @@ public final class CallClient: Sendable {
                     sink.yield(.loggedOut(error))
                     return
                 }
+                interrupted = true
                 // The node may be gone: the next poll goes to the user's new owner.
                 try? await Task.sleep(for: .milliseconds(200))
             }
+        }
+    }
+
+    /// After polls were interrupted: asks the call's owner about the call in progress. One it no
+    /// longer holds (it ended while its notices were lost with a node) fails here too.
+    private func resynchronizeCall() async {
+        let (sessionID, callID, active) = state.withLock {
+            ($0.sessionID, $0.call?.callID ?? "", [.calling, .connecting, .connected].contains($0.callState))
+        }
+        guard active, !callID.isEmpty else { return }
+        var request = SignalCallActionRequest()
+        request.sessionID = sessionID
+        request.callID = callID
+        do throws(ShowroomError) {
+            let answer = try await client.request(.callToken, body: request, key: key, expecting: SignalCallActionResponse.self)
+            if !answer.call.token.isEmpty { state.withLock { $0.token = answer.call.token } }
+        } catch {
+            guard [.unknownCall, .callEnded, .notYourCall].contains(error.code),
+                  state.withLock({ $0.call?.callID == callID }) else { return }
+            await callLostWithSession()
         }
     }
 

@@ -108,11 +108,19 @@ final class MemberLinks {
     private struct Pending {
         let complete: (Result<WireEnvelope, ShowroomError>) -> Void
         let timer: TimerID
+        let endpoint: String
     }
 
     private let loop: EventLoop
     private let context: Context
     private var sockets: [String: Socket] = [:]
+    /// A monitor per socket: a member that is killed closes its TCP connection at once, and the
+    /// requests waiting for it fail then (and go to the next member) instead of at their timeout.
+    private var monitors: [String: SocketMonitor] = [:]
+    /// Members whose connection broke and is not up again: requests to them fail at once (and go
+    /// to the next member) instead of waiting out their timeout for a member that is most likely
+    /// dead.
+    private var down: Set<String> = []
     private var pending: [UInt64: Pending] = [:]
     private var nextRequestID: UInt64 = 1
     private var isClosed = false
@@ -129,6 +137,10 @@ final class MemberLinks {
         _ complete: @escaping (Result<WireEnvelope, ShowroomError>) -> Void
     ) {
         guard !isClosed else { return complete(.failure(.unavailable("the room service has shut down"))) }
+        guard !down.contains(coordinator.endpoint) else {
+            _ = loop.scheduleTimer(after: .zero) { complete(.failure(.unavailable("the connection to \(coordinator) is broken (it may have died)"))) }
+            return
+        }
         let id = nextRequestID
         nextRequestID += 1
         do throws(ShowroomError) {
@@ -148,12 +160,17 @@ final class MemberLinks {
             request.complete(.failure(.deadlineExceeded(
                 "no answer to \(kind) from coordinator \(coordinator) within \(timeout)")))
         }
-        pending[id] = Pending(complete: complete, timer: timer)
+        pending[id] = Pending(complete: complete, timer: timer, endpoint: coordinator.endpoint)
     }
 
     /// Closes every socket and fails what waits.
     func close() {
         isClosed = true
+        for monitor in monitors.values {
+            loop.unregister(monitor.socket)
+            monitor.stop()
+        }
+        monitors = [:]
         for socket in sockets.values {
             loop.unregister(socket)
             socket.close()
@@ -179,7 +196,38 @@ final class MemberLinks {
         }
         sockets[endpoint] = socket
         loop.register(socket) { [weak self] socket, _ in self?.receive(on: socket) }
+        if let monitor = try? SocketMonitor(watching: socket, events: [.disconnected, .connected], context: context) {
+            monitors[endpoint] = monitor
+            loop.register(monitor.socket) { [weak self] _, _ in self?.connectionBroke(endpoint) }
+        }
         return socket
+    }
+
+    /// Notes the connection to the member at `endpoint` going down or up; fails the requests
+    /// waiting for it when it broke.
+    private func connectionBroke(_ endpoint: String) {
+        guard let monitor = monitors[endpoint] else { return }
+        var broke = false
+        while let event = try? monitor.nextEvent() {
+            if event.event == .disconnected {
+                broke = true
+                down.insert(endpoint)
+            } else if event.event == .connected {
+                down.remove(endpoint)
+            }
+        }
+        guard broke else { return }
+        // On the next turn: the completions may start requests on this very link.
+        _ = loop.scheduleTimer(after: .zero) { [weak self] in self?.failPending(to: endpoint) }
+    }
+
+    private func failPending(to endpoint: String) {
+        let lost = pending.filter { $0.value.endpoint == endpoint }.sorted { $0.key < $1.key }
+        for (id, request) in lost {
+            pending[id] = nil
+            loop.cancelTimer(request.timer)
+            request.complete(.failure(.unavailable("the connection to the member at \(endpoint) broke")))
+        }
     }
 
     private func receive(on socket: Socket) {

@@ -63,6 +63,11 @@ public final class InProcessNetwork {
             membershipObservers.append(observer)
         }
 
+        public func connectionBroken(to endpoint: String) -> Bool {
+            guard let id = network.nodes.first(where: { $0.value.clusterEndpoint == endpoint })?.key else { return true }
+            return !network.isAlive(id)
+        }
+
         public func scheduleRepeating(every interval: Duration, _ action: @escaping () -> Void) {
             timers.append((interval, network.now + Int64(interval.milliseconds), action))
         }

@@ -14,8 +14,10 @@ import Webhooks
 public final class WebhookReceiver: Sendable {
     /// One post as received.
     public struct Post: Sendable {
-        /// The event, nil when the body did not decode.
+        /// The channel event, nil when the body is not one.
         public var event: RoomChannelEvent?
+        /// The body as posted.
+        public var body: [UInt8]
         /// Whether the signature header matched the body under the secret.
         public var signatureValid: Bool
         /// The status it was answered with.
@@ -56,7 +58,7 @@ public final class WebhookReceiver: Sendable {
             let signature = HTTPField.Name(WebhookSignature.header).flatMap { request.headers[$0] } ?? ""
             let status = recorded.posts.withLock { posts in
                 let status = answer(posts.count + 1)
-                posts.append(Post(event: try? ChannelEventJSON.decode(body),
+                posts.append(Post(event: try? ChannelEventJSON.decode(body), body: body,
                                   signatureValid: WebhookSignature.verify(body: body, secret: secret, signature: signature),
                                   status: status))
                 return status
@@ -96,6 +98,18 @@ public final class WebhookReceiver: Sendable {
         var seen = Set<String>()
         return posts.filter { (200..<300).contains($0.status) }.compactMap(\.event)
             .filter { $0.channel == channel && seen.insert($0.noticeID).inserted }
+    }
+
+    /// The call events of call `callID` accepted (2xx), de-duplicated by notice id, in the order
+    /// first accepted: each as its JSON object.
+    public func callEvents(callID: String) -> [[String: Any]] {
+        var seen = Set<String>()
+        return posts.filter { (200..<300).contains($0.status) }.compactMap { post in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(post.body)) as? [String: Any],
+                  let payload = object["payload"] as? [String: Any], payload["callId"] as? String == callID,
+                  let notice = object["noticeId"] as? String, seen.insert(notice).inserted else { return nil }
+            return object
+        }
     }
 
     /// Posts about `channel` answered with an error.

@@ -121,7 +121,7 @@ public enum ChannelEventJSON {
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// Appends `text` as a JSON string literal made of printable ASCII only.
-    private static func appendString(_ text: String, to out: inout [UInt8]) {
+    static func appendString(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         for scalar in text.unicodeScalars {
             switch scalar {

@@ -56,6 +56,12 @@ public final class WebhookDispatcher: Sendable {
     /// enqueued in sequence order (they are posted in the order enqueued). After
     /// ``shutdown(grace:)`` began, events are refused (counted as dropped).
     public func enqueue(_ event: RoomChannelEvent) {
+        enqueue(WebhookEvent(event))
+    }
+
+    /// Queues a prepared event (a call event) for every URL, in order with the others of its
+    /// order key. Never blocks; any thread.
+    public func enqueue(_ event: WebhookEvent) {
         for endpoint in endpoints { endpoint.enqueue(event) }
     }
 

@@ -45,8 +45,8 @@ final class WebhookEndpoint: Sendable {
     }
 
     /// Queues `event` behind its channel's earlier events.
-    func enqueue(_ event: RoomChannelEvent) {
-        enum Outcome { case queued, refused, dropped(RoomChannelEvent, report: Int?) }
+    func enqueue(_ event: WebhookEvent) {
+        enum Outcome { case queued, refused, dropped(WebhookEvent, report: Int?) }
         let outcome = state.withLock { state -> Outcome in
             guard !state.closing else {
                 state.refused += 1
@@ -152,8 +152,8 @@ final class WebhookEndpoint: Sendable {
     }
 
     /// POSTs `event`; returns nil when the receiver answered 2xx, else what went wrong.
-    private func post(_ event: RoomChannelEvent) async -> String? {
-        let body = ChannelEventJSON.encode(event)
+    private func post(_ event: WebhookEvent) async -> String? {
+        let body = event.body
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")

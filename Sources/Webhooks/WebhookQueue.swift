@@ -33,7 +33,7 @@ struct WebhookQueue {
     /// ``failed(channel:now:jitter:)``.
     struct Post: Sendable {
         var channel: String
-        var event: RoomChannelEvent
+        var event: WebhookEvent
         /// 1 for the first attempt.
         var attempt: Int
     }
@@ -43,18 +43,18 @@ struct WebhookQueue {
         /// The event is posted again once `delay` has passed.
         case retry(after: Duration, failedAttempts: Int)
         /// The event ran out of attempts; the channel's next event goes.
-        case givenUp(RoomChannelEvent, attempts: Int)
+        case givenUp(WebhookEvent, attempts: Int)
     }
 
     /// A waiting event with its place in the URL's arrival order.
     private struct Waiting {
         var arrival: UInt64
-        var event: RoomChannelEvent
+        var event: WebhookEvent
     }
 
     /// The event of a channel that is being delivered: posted now, or waiting for its retry.
     private struct Current {
-        var event: RoomChannelEvent
+        var event: WebhookEvent
         var attempts: Int
         var retryAt: Instant?
     }
@@ -94,8 +94,8 @@ struct WebhookQueue {
     ///
     /// - Returns: the event dropped to respect the queue limit (the oldest waiting one of any
     ///   channel, possibly `event` itself when nothing else waits), or nil.
-    mutating func enqueue(_ event: RoomChannelEvent) -> RoomChannelEvent? {
-        let channel = event.channel
+    mutating func enqueue(_ event: WebhookEvent) -> WebhookEvent? {
+        let channel = event.orderKey
         let arrival = nextArrival
         nextArrival += 1
         var queue = channels[channel, default: ChannelQueue()]
@@ -186,7 +186,7 @@ struct WebhookQueue {
     }
 
     /// Removes the oldest waiting event of any channel.
-    private mutating func dropOldest() -> RoomChannelEvent? {
+    private mutating func dropOldest() -> WebhookEvent? {
         while let entry = arrivals.popFirst() {
             let channel = entry.channel
             guard var queue = channels[channel], let first = queue.waiting.first, first.arrival == entry.arrival else {

@@ -57,6 +57,8 @@ struct CallEndpointOptions: ParsableArguments {
             "token_will_expire uid=\(uid)"
         case .loggedIn(let node):
             "signaling uid=\(uid) node=\(node)"
+        case .signalingMoved(let node):
+            "signaling uid=\(uid) node=\(node) moved=true"
         case .loggedOut(let error):
             "logged_out uid=\(uid)" + (error.map { " code=E\($0.code.rawValue)" } ?? "")
         }

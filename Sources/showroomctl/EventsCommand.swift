@@ -4,12 +4,12 @@ import ShowroomWire
 import Webhooks
 import ZeroMQ
 
-/// `showroomctl events --seed ADDR --follow`: the channel events business servers receive, as
-/// JSON lines (the webhook body), from every coordinator's events endpoint.
+/// `showroomctl events --seed ADDR --follow`: the channel and call events business servers
+/// receive, as JSON lines (the webhook bodies), from every coordinator's events endpoint.
 struct EventsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "events",
-        abstract: "Print channel events (101-112) as JSON lines, as the webhooks carry them.")
+        abstract: "Print channel events (101-112) and call events (201-203) as JSON lines, as the webhooks carry them.")
 
     @Option(name: .customLong("seed"), help: "A member's cluster endpoint (repeatable).")
     var seeds: [String] = []
@@ -20,8 +20,10 @@ struct EventsCommand: ParsableCommand {
     @Option(help: "Without --follow: how long to listen.")
     var seconds = 5.0
 
-    @Option(help: "Only this channel's events.")
+    @Option(help: "Only this channel's events (no call events).")
     var channel: String?
+    @Flag(help: "Only call events (started 201, connected 202, ended 203).")
+    var calls = false
 
     @Option(help: "Stop after this many events.")
     var count: Int?
@@ -30,7 +32,8 @@ struct EventsCommand: ParsableCommand {
         try runCommand("events") {
             let link = try OperatorLink(seeds: seeds)
             let socket = try Socket(.sub, context: link.context)
-            try socket.subscribe(Array((channel.map { "channel/\($0)" } ?? "channel/").utf8))
+            if !calls { try socket.subscribe(Array((channel.map { "channel/\($0)" } ?? "channel/").utf8)) }
+            if channel == nil { try socket.subscribe(Array("call/".utf8)) }
             var connected = Set<String>()
             func connectNew() {
                 guard let status = try? link.clusterStatus() else { return }
@@ -53,13 +56,19 @@ struct EventsCommand: ParsableCommand {
                 }
                 guard try socket.poll(.readable, timeout: .milliseconds(200)).contains(.readable),
                       let frames = try socket.receiveFrames(), frames.count == 2,
-                      let envelope = try? WireEnvelope.decode(frame: Data(frames[1])),
-                      envelope.kind == .channelEvent,
-                      let event = try? envelope.decodeBody(RoomChannelEvent.self)
+                      let envelope = try? WireEnvelope.decode(frame: Data(frames[1]))
                 else { continue }
-                guard seen.insert(event.noticeID).inserted else { continue }
+                let line: WebhookEvent
+                if envelope.kind == .channelEvent, let event = try? envelope.decodeBody(RoomChannelEvent.self) {
+                    line = WebhookEvent(event)
+                } else if envelope.kind == .callEvent, let event = try? envelope.decodeBody(SignalCallNotification.self) {
+                    line = WebhookEvent(event)
+                } else {
+                    continue
+                }
+                guard seen.insert(line.noticeID).inserted else { continue }
                 // One unbuffered line per event, so a pipe sees each as it happens.
-                FileHandle.standardOutput.write(Data(ChannelEventJSON.encode(event) + [UInt8(ascii: "\n")]))
+                FileHandle.standardOutput.write(Data(line.body + [UInt8(ascii: "\n")]))
                 printed += 1
                 if let count, printed >= count { return }
             }

@@ -17,15 +17,7 @@ final class CallSignalHarness {
     private(set) var kicks: [(channel: String, uid: UInt32)] = []
 
     init(nodes ids: [String]) {
-        for id in ids {
-            let node = network.add(id, role: .callsignal)
-            var configuration = NodeConfiguration(role: .callsignal, nodeID: id)
-            configuration.appID = TestApp.appID
-            configuration.appCertificate = TestApp.certificate
-            let shell = CallSignalShell(node: node, configuration: configuration, logger: LogCapture.logger(label: id))
-            shell.install()
-            shells[id] = shell
-        }
+        for id in ids { start(id) }
         // A coordinator that takes signed kicks, as a real one does.
         let coordinator = network.add("coordinator-1", role: .coordinator)
         coordinator.serve(.kick) { [unowned self] request, respond in
@@ -44,10 +36,25 @@ final class CallSignalHarness {
         network.membershipChanged()
     }
 
-    /// The node owning `uid`.
-    func owner(of uid: UInt32) -> String {
-        OwnerRing(.callsignal, memberIDs: shells.keys).owner(of: "uid/\(uid)")!
+    /// Starts a call-signal node `id` (call ``InProcessNetwork/membershipChanged()`` to tell the
+    /// others).
+    func start(_ id: String) {
+        let node = network.add(id, role: .callsignal)
+        var configuration = NodeConfiguration(role: .callsignal, nodeID: id)
+        configuration.appID = TestApp.appID
+        configuration.appCertificate = TestApp.certificate
+        let shell = CallSignalShell(node: node, configuration: configuration, logger: LogCapture.logger(label: id))
+        shell.install()
+        shells[id] = shell
     }
+
+    /// The alive node owning `uid`.
+    func owner(of uid: UInt32) -> String {
+        OwnerRing(.callsignal, memberIDs: shells.keys.filter { network.isAlive($0) }).owner(of: "uid/\(uid)")!
+    }
+
+    /// Lets the nodes send their changed records to the successors (one flush).
+    func flush() { network.advance(by: CallSignalShell.flushInterval) }
 
     /// Two uids from `start` on with different owners.
     func uidsWithDifferentOwners(from start: UInt32 = 1000) -> (UInt32, UInt32) {
@@ -62,7 +69,8 @@ final class CallSignalHarness {
 /// A signaling client: a session on any node, its notices, its requests.
 final class SignalClient {
     let uid: UInt32
-    let via: InProcessNetwork.Node
+    /// The node the client talks to (any node: requests reach the user's owner).
+    var via: InProcessNetwork.Node
     var sessionID = ""
     var notices: [SignalNotice] = []
     var filter = CallNoticeFilter()
@@ -422,7 +430,7 @@ final class CallSignalShellTests: XCTestCase {
         XCTAssertEqual(try presence([v, h], at: cluster.node("signal-c")), [.inCall, .inCall])
     }
 
-    func testWhenTheNodeHoldingACallDiesItsOtherPartyIsFreed() throws {
+    func testWhenTheNodeHoldingAConnectedCallDiesItsSuccessorGoesOnWithIt() throws {
         let cluster = CallSignalHarness(nodes: ids)
         let (v, h) = cluster.uidsWithDifferentOwners(from: 8001)
         let viewer = SignalClient(v, via: cluster.node(cluster.owner(of: v)))
@@ -432,14 +440,133 @@ final class CallSignalShellTests: XCTestCase {
         let call = try viewer.dial(h, waitFirstFrame: false)
         try host.act(.callAccept, call.callID)
         try viewer.poll()
+        try host.poll()
         XCTAssertEqual(viewer.told.last, "4 0 0", "connected")
-        // The callee's node holds the call; it dies.
+        cluster.flush()
+        // The callee's node holds the call and the callee's session; it dies.
+        let lost = cluster.owner(of: h)
+        cluster.network.kill(lost)
+        cluster.network.membershipChanged()
+        XCTAssertNotEqual(cluster.owner(of: h), lost)
+        // The callee's client goes on with the same session at another node.
+        host.via = cluster.node(cluster.owner(of: v))
+        try host.poll()
+        try viewer.poll()
+        XCTAssertEqual(viewer.told.last, "4 0 0", "still connected: nothing failed")
+        XCTAssertEqual(try presence([v, h], at: host.via), [.inCall, .inCall])
+        // The call's timers and hang-up go on at the successor, and its channel is sealed there.
+        try host.act(.callHangup, call.callID, reason: "bye")
+        try viewer.poll()
+        try host.poll()
+        XCTAssertEqual(viewer.told.last, "1 10 106", "prepared, remoteHangup")
+        XCTAssertEqual(host.told.last, "1 9 105", "prepared, localHangup")
+        XCTAssertGreaterThan(viewer.notices.last!.sequence, CallBook.adoptedSequenceGap, "numbered past the lost node's notices")
+        XCTAssertEqual(Set(cluster.kicks.filter { $0.channel == call.channel }.map(\.uid)), [v, h])
+        XCTAssertEqual(try presence([v, h], at: host.via), [.online, .online])
+    }
+
+    func testARingingCallWhoseNodeDiedTimesOutOnceAtTheSuccessor() throws {
+        let cluster = CallSignalHarness(nodes: ids)
+        let (v, h) = cluster.uidsWithDifferentOwners(from: 8101)
+        let viewer = SignalClient(v, via: cluster.node(cluster.owner(of: v)))
+        let host = SignalClient(h, via: cluster.node(cluster.owner(of: h)))
+        try viewer.login()
+        try host.login()
+        _ = try viewer.dial(h, timeoutMs: 5_000)
+        cluster.flush()
+        cluster.network.kill(cluster.owner(of: h))
+        cluster.network.membershipChanged()
+        host.via = viewer.via
+        for _ in 0..<8 {
+            cluster.network.advance(by: .seconds(1))
+            try viewer.poll()
+            try host.poll()
+        }
+        XCTAssertEqual(viewer.told.filter { $0.hasPrefix("1 ") }, ["1 14 3"], "callingTimeout, once")
+        XCTAssertEqual(host.told.filter { $0.hasPrefix("1 ") }, ["1 18 4"], "remoteCallingTimeout, once")
+    }
+
+    func testACallNotReplicatedBeforeItsNodeDiedFailsForTheOtherParty() throws {
+        let cluster = CallSignalHarness(nodes: ids)
+        let (v, h) = cluster.uidsWithDifferentOwners(from: 8201)
+        let viewer = SignalClient(v, via: cluster.node(cluster.owner(of: v)))
+        let host = SignalClient(h, via: cluster.node(cluster.owner(of: h)))
+        try viewer.login()
+        try host.login()
+        cluster.flush()
+        let call = try viewer.dial(h, waitFirstFrame: false)
+        try host.act(.callAccept, call.callID)
+        try viewer.poll()
+        XCTAssertEqual(viewer.told.last, "4 0 0", "connected")
+        // Dies within the flush interval: the call never reached the successor.
         cluster.network.kill(cluster.owner(of: h))
         cluster.network.membershipChanged()
         try viewer.poll()
         XCTAssertEqual(viewer.told.last, "10 4 0", "failed, messageFailed")
         XCTAssertEqual(viewer.notices.last?.call.endReason, "callSignalLost")
         XCTAssertEqual(try presence([v], at: viewer.via), [.online], "free to call again")
+    }
+
+    func testANewNodeTakesOverItsUsersAndTheirCallsFromTheFormerOwners() throws {
+        let cluster = CallSignalHarness(nodes: ["signal-a"])
+        // Users the newcomer will own.
+        let ring = OwnerRing(.callsignal, memberIDs: ["signal-a", "signal-new"])
+        let owned = (9001...9999).map(UInt32.init).filter { ring.owner(of: "uid/\($0)") == "signal-new" }
+        let viewer = SignalClient(owned[0], via: cluster.node("signal-a"))
+        let host = SignalClient(owned[1], via: cluster.node("signal-a"))
+        try viewer.login()
+        try host.login()
+        let call = try viewer.dial(host.uid, waitFirstFrame: false)
+        try host.act(.callAccept, call.callID)
+        cluster.start("signal-new")
+        cluster.network.membershipChanged()
+        XCTAssertNil(cluster.shells["signal-a"]!.book.call(of: host.uid), "the former owner gave the call up")
+        XCTAssertEqual(cluster.shells["signal-new"]!.book.call(of: host.uid)?.id, call.callID, "the newcomer holds it")
+        try viewer.poll()
+        try host.act(.callHangup, call.callID)
+        try viewer.poll()
+        XCTAssertEqual(viewer.told.last, "1 10 106", "hung up through the new owner")
+    }
+
+    func testAMalformedReplicaIsRefusedAndChangesNothing() throws {
+        let cluster = CallSignalHarness(nodes: ids)
+        let node = cluster.node("signal-a")
+        var call = SignalCallRecord()
+        call.callID = "7001-abc"
+        call.caller = 7002
+        call.callee = 7001
+        call.channel = "call-7001-abc"
+        call.phase = "connected"
+        func replica(_ change: (inout SignalUserRecord) -> Void) -> SignalReplicaBatch {
+            var record = SignalUserRecord()
+            record.uid = 7001
+            record.version = 1
+            record.writer = "signal-b"
+            record.ownedCall = call
+            change(&record)
+            return SignalReplicaBatch.with { $0.records = [record] }
+        }
+        let hostile: [SignalReplicaBatch] = [
+            replica { $0.uid = 0 },
+            replica { $0.writer = "" },
+            replica { $0.ownedCall.callee = 7003 },
+            replica { $0.ownedCall.channel = "room-1" },
+            replica { $0.ownedCall.phase = "ended" },
+            replica { $0.ownedCall.firstFrames = [42] },
+            replica { $0.ownedCall.extension = Dictionary(uniqueKeysWithValues: (0..<100).map { ("k\($0)", "v") }) },
+            replica { $0.session.sessionID = "7002-forged" },
+            SignalReplicaBatch.with { $0.records = Array(repeating: replica { _ in }.records[0], count: 2_001) },
+        ]
+        for batch in hostile {
+            XCTAssertThrowsError(try node.ask(.callReplica, batch, as: SignalReplicaBatchResponse.self)) { error in
+                XCTAssertEqual((error as? ShowroomError)?.code, .invalidArgument)
+            }
+        }
+        XCTAssertTrue(cluster.shells["signal-a"]!.records.entries.isEmpty, "nothing kept")
+        XCTAssertTrue(cluster.shells["signal-a"]!.book.calls.isEmpty, "nothing adopted")
+        // The well-formed one is kept.
+        _ = try node.ask(.callReplica, replica { _ in }, as: SignalReplicaBatchResponse.self)
+        XCTAssertNotNil(cluster.shells["signal-a"]!.records[UserRecord.key(of: 7001)])
     }
 
     func testAParkedPollIsAnsweredWhenANoticeArrives() throws {

@@ -170,21 +170,109 @@ final class ShowToCallTests: XCTestCase {
         await rejoin.shutdown()
     }
 
-    func testWhenTheCallSignalNodeHoldingACallDiesNobodyStaysStuckAndItsUsersLogInAgain() async throws {
+    func testWhenTheCallSignalNodeHoldingCallsDiesItsSuccessorGoesOnWithThem() async throws {
         let cluster = try TestCluster(coordinators: 1, callsignals: 2, edges: 1)
         defer { cluster.down() }
         let seeds = [try cluster.clientEndpoint(of: "coordinator-1")]
-        // The caller owned by callsignal-1, the callee (and so the call) by callsignal-2.
+        // Callers owned by callsignal-1; callees (and so their calls, and their sessions) by
+        // callsignal-2, which dies.
         let ring = OwnerRing(.callsignal, memberIDs: ["callsignal-1", "callsignal-2"])
-        let caller = (3000...3999).map(UInt32.init).first { ring.owner(of: "uid/\($0)") == "callsignal-1" }!
-        let callee = (4000...4999).map(UInt32.init).first { ring.owner(of: "uid/\($0)") == "callsignal-2" }!
+        let callers = (3000...3999).map(UInt32.init).filter { ring.owner(of: "uid/\($0)") == "callsignal-1" }.prefix(2)
+        let callees = (4000...4999).map(UInt32.init).filter { ring.owner(of: "uid/\($0)") == "callsignal-2" }.prefix(2)
+        let uids = Array(callers) + Array(callees)  // a, c calling b, d
+        var engines: [ShowroomEngine] = []
+        var clients: [CallClient] = []
+        // When each frame of the connected call's video reached the first caller.
+        let arrivals = Mutex<[ContinuousClock.Instant]>([])
+        let decoder = DecodingVideoSink()
+        for uid in uids {
+            let engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)))
+            await engine.setLocalVideoSource(TestPatternCamera(width: 160, height: 120, framesPerSecond: 15))
+            engines.append(engine)
+            let client = CallClient(uid: uid, engine: engine, seeds: seeds, pollWait: .seconds(10))
+            if uid == uids[0] {
+                try client.prepareForCall(PrepareConfig(remoteVideoSink: ClosureVideoSink { frame in
+                    arrivals.withLock { if $0.count < 10_000 { $0.append(.now) } }
+                    return decoder.consume(frame)
+                }))
+            }
+            clients.append(client)
+        }
+        let calleeB = clients[2]
+        let logs = clients.enumerated().map { index, client in
+            CallEventLog(client) { event in
+                // b accepts at once; d lets its call ring.
+                if index == 2, case .stateChanged(.calling, _, _, let info?) = event { try? await calleeB.accept(remoteUserId: info.caller) }
+            }
+        }
+        defer { for log in logs { log.stop() } }
+        for (uid, client) in zip(uids, clients) { try await client.login(token: TestApp.loginToken(uid: uid)) }
+        try await clients[0].call(remoteUserId: uids[2])
+        try await clients[1].call(remoteUserId: uids[3])
+        for index in [0, 2] {
+            try await logs[index].wait("call a-b connected for \(uids[index])") { if case .connected = $0 { true } else { false } }
+        }
+        try await logs[3].wait("call c-d rings at d") { if case .stateChanged(.calling, _, _, _) = $0 { true } else { false } }
+        try await eventually("a decodes b") { arrivals.withLock { $0.count } >= 5 }
+
+        let killedAt = ContinuousClock.now
+        try cluster.kill("callsignal-2")
+        // b and d keep their sessions: their polls reach callsignal-1, which took them over.
+        for index in [2, 3] {
+            try await logs[index].wait("uid \(uids[index]) signals through callsignal-1", timeout: .seconds(3)) {
+                if case .signalingMoved("callsignal-1") = $0 { true } else { false }
+            }
+        }
+        // The ringing call goes on: d accepts it through the successor, and it connects.
+        let ringing = try XCTUnwrap(clients[3].currentCall)
+        try await clients[3].accept(remoteUserId: ringing.caller)
+        for index in [1, 3] {
+            try await logs[index].wait("call c-d connected after the failover for \(uids[index])") {
+                if case .connected = $0 { true } else { false }
+            }
+        }
+        // The connected call's media never stopped, and it can still be hung up.
+        try await eventually("a keeps decoding b") {
+            arrivals.withLock { $0.last.map { $0 - killedAt > .seconds(2) } ?? false }
+        }
+        let gaps = arrivals.withLock { times in zip(times.dropFirst(), times).map { $0 - $1 } }
+        XCTAssertLessThan(gaps.max() ?? .zero, .seconds(1), "the call's media went on while its signaling moved")
+        try await clients[2].hangup(remoteUserId: uids[0])
+        for index in [0, 2] {
+            try await logs[index].wait("call a-b ended by b for \(uids[index])") {
+                if case .disconnected(_, let by, _) = $0 { by == uids[2] } else { false }
+            }
+        }
+        try await clients[1].hangup(remoteUserId: uids[3])
+        try await logs[3].wait("call c-d ended by c") { if case .disconnected = $0 { true } else { false } }
+        // Nobody failed, nobody logged in again: the sessions and calls moved.
+        for log in logs {
+            XCTAssertFalse(log.states.contains { $0.hasPrefix("10 ") }, "no failed state: \(log.states)")
+            XCTAssertEqual(log.all.filter { if case .loggedIn = $0 { true } else { false } }.count, 1)
+        }
+        let presence = try await clients[0].presence(of: uids)
+        XCTAssertEqual(presence, Dictionary(uniqueKeysWithValues: uids.map { ($0, .online) }))
+        for client in clients {
+            await client.logout()
+            await client.close()
+        }
+        for engine in engines { await engine.shutdown() }
+    }
+
+    func testACallsStartConnectAndEndReachTheWebhooksSigned() async throws {
+        let receiver = try await WebhookReceiver.start(secret: "call-events-secret")
+        let cluster = try TestCluster(coordinators: 1, callsignals: 1, edges: 1, webhookURLs: [receiver.url],
+                                      webhookSecret: "call-events-secret")
+        defer { cluster.down() }
+        let seeds = [try cluster.clientEndpoint(of: "coordinator-1")]
+        let caller: UInt32 = 2101, callee: UInt32 = 1101
         var engines: [ShowroomEngine] = []
         var clients: [CallClient] = []
         for uid in [caller, callee] {
             let engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)))
             await engine.setLocalVideoSource(TestPatternCamera(width: 160, height: 120, framesPerSecond: 15))
             engines.append(engine)
-            clients.append(CallClient(uid: uid, engine: engine, seeds: seeds, pollWait: .seconds(1)))
+            clients.append(CallClient(uid: uid, engine: engine, seeds: seeds))
         }
         let calleeClient = clients[1]
         let callerLog = CallEventLog(clients[0])
@@ -198,42 +286,27 @@ final class ShowToCallTests: XCTestCase {
         try await clients[0].login(token: TestApp.loginToken(uid: caller))
         try await clients[1].login(token: TestApp.loginToken(uid: callee))
         try await clients[0].call(remoteUserId: callee)
-        try await callerLog.wait("the caller connected") { if case .connected = $0 { true } else { false } }
-        try await calleeLog.wait("the callee connected") { if case .connected = $0 { true } else { false } }
+        try await callerLog.wait("connected") { if case .connected = $0 { true } else { false } }
+        let callID = try XCTUnwrap(clients[0].currentCall?.callID)
+        try await clients[1].hangup(remoteUserId: caller, reason: "show time")
+        try await callerLog.wait("ended") { if case .disconnected = $0 { true } else { false } }
 
-        try cluster.kill("callsignal-2")
-        // The caller's node frees it once the membership declares the call's node dead.
-        try await callerLog.wait("the caller's call failed") {
-            if case .stateChanged(.failed, .messageFailed, _, _) = $0 { true } else { false }
-        }
-        // The callee's session died with its node: it logs in again at the other node by itself,
-        // and its lost call fails locally.
-        try await calleeLog.wait("the callee logged in again elsewhere") {
-            if case .loggedIn("callsignal-1") = $0 { true } else { false }
-        }
-        try await calleeLog.wait("the callee's call failed") {
-            if case .stateChanged(.failed, .messageFailed, _, _) = $0 { true } else { false }
-        }
-        // Every member sees the node gone before the next call (the SDKs' views follow the members').
-        try cluster.awaitConverged()
-        let presence = try await clients[0].presence(of: [caller, callee])
-        XCTAssertEqual(presence, [caller: .online, callee: .online], "both free to call again")
-        // And they can.
-        try await clients[0].call(remoteUserId: callee)
-        do {
-            // Generous: an SDK may still try the dead node once (a 3 s request timeout) per request
-            // until its cached view of the cluster refreshes.
-            try await eventually("a new call connects", timeout: .seconds(40)) {
-                callerLog.all.filter { if case .connected = $0 { true } else { false } }.count == 2
-            }
-        } catch {
-            XCTFail("no second call: caller \(callerLog.states), callee \(calleeLog.states), caller events \(callerLog.all.count)")
-            throw error
-        }
+        try await eventually("the call's three events reached the webhook") { receiver.callEvents(callID: callID).count == 3 }
+        let events = receiver.callEvents(callID: callID)
+        XCTAssertEqual(events.compactMap { $0["eventType"] as? Int }, [201, 202, 203])
+        XCTAssertTrue(receiver.allSignaturesValid)
+        let ended = try XCTUnwrap(events.last?["payload"] as? [String: Any])
+        XCTAssertEqual(ended["caller"] as? Int, Int(caller))
+        XCTAssertEqual(ended["endReason"] as? String, "hungUp")
+        XCTAssertEqual(ended["endedBy"] as? Int, Int(callee))
+        XCTAssertGreaterThan(ended["durationMs"] as? Int ?? 0, 0)
+        XCTAssertTrue((ended["channelName"] as? String ?? "").hasPrefix("call-\(callee)-"), "the call's private channel")
+
         for client in clients {
             await client.logout()
             await client.close()
         }
         for engine in engines { await engine.shutdown() }
+        await receiver.stop()
     }
 }

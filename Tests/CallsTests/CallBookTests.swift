@@ -294,4 +294,37 @@ final class CallBookTests: XCTestCase {
         for n in 0..<(CallNoticeFilter.remembered + 1) { _ = filter.take(callID: "x\(n)", sequence: 1) }
         XCTAssertTrue(filter.take(callID: "c1", sequence: 1))
     }
+
+    func testAnAdoptedCallKeepsItsTimersAndNumbersPastItsFormerOwner() throws {
+        var owner = CallBook()
+        _ = try ring(&owner, at: t0)
+        let call = try XCTUnwrap(owner.call(of: host))
+        var successor = CallBook()
+        XCTAssertTrue(successor.adopt(call))
+        XCTAssertFalse(successor.adopt(call), "held already")
+        XCTAssertEqual(successor.call(of: viewer)?.id, "c1")
+        XCTAssertEqual(successor.callOnChannel["call-c1"], "c1")
+        // The calling timeout runs from the original start, and numbers jump past the old owner's.
+        XCTAssertTrue(successor.tick(nowMs: t0 + 14_999).isEmpty)
+        let ended = successor.tick(nowMs: t0 + 15_000)
+        assertTold(viewer, ended, [(.prepared, .callingTimeout, .callingTimeout)])
+        let sequences = ended.compactMap { if case .notify(let notice) = $0 { notice.sequence } else { nil } }
+        XCTAssertTrue(sequences.allSatisfy { $0 > call.sequence + CallBook.adoptedSequenceGap })
+        // An ended call is not adopted, nor one whose party is in another call here.
+        var fresh = CallBook()
+        XCTAssertFalse(fresh.adopt(try XCTUnwrap(successor.calls["c1"])))
+        var busy = CallBook()
+        _ = try ring(&busy, id: "c2", from: 3001, to: host)
+        XCTAssertFalse(busy.adopt(call))
+    }
+
+    func testAReleasedCallIsForgottenWithoutANotice() throws {
+        var book = CallBook()
+        _ = try ring(&book)
+        book.release("c1")
+        XCTAssertNil(book.call(of: viewer))
+        XCTAssertNil(book.call(of: host))
+        XCTAssertNil(book.callOnChannel["call-c1"])
+        XCTAssertTrue(book.tick(nowMs: t0 + 60_000).isEmpty)
+    }
 }

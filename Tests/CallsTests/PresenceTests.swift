@@ -58,4 +58,19 @@ final class DialRateLimitTests: XCTestCase {
         limit.purge(nowMs: t0 + 30_000)
         XCTAssertEqual(limit.trackedUsers, 0)
     }
+
+    func testAnAdoptedSessionStaysLoggedInAndTheNewerLoginWins() {
+        var presence = Presence(heartbeatTimeoutMs: 10_000)
+        let state = UserRecord.SessionState(id: "7-old", loggedInAtMs: 1_000, tokenExpiresAtMs: 900_000)
+        presence.adopt(state, uid: 7, nowMs: 50_000)
+        XCTAssertTrue(presence.isOnline(7))
+        XCTAssertEqual(presence.state(of: 7), state)
+        XCTAssertTrue(presence.tick(nowMs: 59_999).isEmpty, "heard from at adoption")
+        _ = presence.login(uid: 7, session: "7-new", tokenExpiresAtMs: 900_000, nowMs: 55_000)
+        presence.adopt(state, uid: 7, nowMs: 56_000)
+        XCTAssertEqual(presence.sessionOf[7], "7-new", "an older replica does not replace a newer login")
+        presence.release(7)
+        XCTAssertFalse(presence.isOnline(7))
+        XCTAssertTrue(presence.tick(nowMs: 100_000).isEmpty, "released, not ended: no directive")
+    }
 }

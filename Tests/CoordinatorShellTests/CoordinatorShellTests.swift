@@ -313,4 +313,43 @@ final class CoordinatorShellTests: XCTestCase {
         ])
         XCTAssertEqual(cluster.sinks[next]!.channelEvents.map(\.sequence), [4])
     }
+
+    func testCallEventsArePublishedUnderTheCallAndMalformedReportsChangeNothing() throws {
+        let cluster = try CoordinatorHarness(coordinators: ["coord-a"])
+        var event = SignalCallNotification()
+        event.callID = "1001-ab12"
+        event.noticeID = "1001-ab12-203"
+        event.eventType = 203
+        event.caller = 2001
+        event.callee = 1001
+        event.channel = "call-1001-cd34"
+        event.endReason = "hungUp"
+        event.durationMs = 5_000
+        let node = cluster.node("coord-a")
+        _ = try node.ask(.callEvent, SignalCallEventReport.with { $0.events = [event] }, as: SignalCallEventReportResponse.self)
+        let published = cluster.sinks["coord-a"]!.published.filter { $0.kind == .callEvent }
+        XCTAssertEqual(published.map(\.topic), ["call/1001-ab12"])
+        XCTAssertEqual(try SignalCallNotification(serializedBytes: published[0].body), event)
+
+        func malformed(_ change: (inout SignalCallNotification) -> Void) -> SignalCallEventReport {
+            var bad = event
+            change(&bad)
+            return SignalCallEventReport.with { $0.events = [event, bad] }
+        }
+        let hostile: [SignalCallEventReport] = [
+            malformed { $0.eventType = 101 },
+            malformed { $0.callee = 0 },
+            malformed { $0.channel = "room-1" },
+            malformed { $0.callID = "9999-ab12" },
+            malformed { $0.noticeID = "forged" },
+            malformed { $0.endReason = String(repeating: "x", count: 100) },
+            SignalCallEventReport.with { $0.events = Array(repeating: event, count: 1_001) },
+        ]
+        for report in hostile {
+            XCTAssertThrowsError(try node.ask(.callEvent, report, as: SignalCallEventReportResponse.self)) { error in
+                XCTAssertEqual((error as? ShowroomError)?.code, .invalidArgument)
+            }
+        }
+        XCTAssertEqual(cluster.sinks["coord-a"]!.published.filter { $0.kind == .callEvent }.count, 1, "nothing of a bad report went out")
+    }
 }

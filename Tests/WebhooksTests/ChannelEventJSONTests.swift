@@ -72,4 +72,26 @@ final class ChannelEventJSONTests: XCTestCase {
             }
         }
     }
+
+    func testACallEventsJSONHasItsKeysInOrderAndIsASCII() {
+        var event = SignalCallNotification()
+        event.noticeID = "1001-ab-203"
+        event.eventType = 203
+        event.notifyMs = 1_767_000_000_123
+        event.callID = "1001-ab"
+        event.caller = 2001
+        event.callee = 1001
+        event.type = .audio
+        event.channel = "call-1001-cd"
+        event.startedAtMs = 1_767_000_000_000
+        event.connectedAtMs = 1_767_000_000_090
+        event.endedAtMs = 1_767_000_060_000
+        event.durationMs = 59_910
+        event.endReason = "hungUp"
+        event.endedBy = 2001
+        event.nodeID = "callsignal-\u{e9}"
+        let text = String(decoding: CallEventJSON.encode(event), as: UTF8.self)
+        XCTAssertEqual(text, #"{"noticeId":"1001-ab-203","eventType":203,"notifyMs":1767000000123,"payload":{"callId":"1001-ab","caller":2001,"callee":1001,"type":"audio","channelName":"call-1001-cd","startedAtMs":1767000000000,"connectedAtMs":1767000000090,"endedAtMs":1767000060000,"durationMs":59910,"endReason":"hungUp","endedBy":2001,"node":"callsignal-\u00e9"}}"#)
+        XCTAssertEqual(WebhookEvent(event).orderKey, "call-1001-cd", "a call's events go in order")
+    }
 }

@@ -74,7 +74,7 @@ final class WebhookQueueTests: XCTestCase {
         }
         XCTAssertEqual(
             queue.failed(channel: "a", now: now, jitter: 0),
-            .givenUp(channelEvent(channel: "a", sequence: 1), attempts: 3))
+            .givenUp(WebhookEvent(channelEvent(channel: "a", sequence: 1)), attempts: 3))
         XCTAssertEqual(notices(queue.takePosts(now: now)), ["a-2"])
         XCTAssertEqual(queue.counts.givenUp, 1)
         XCTAssertEqual(queue.counts.retried, 2)
@@ -149,4 +149,9 @@ final class WebhookQueueTests: XCTestCase {
         XCTAssertEqual(backoff.delay(afterAttempt: 1, jitter: -1), .milliseconds(160))
         XCTAssertEqual(backoff.delay(afterAttempt: 1_000, jitter: 5), .seconds(12), "jitter is clamped to ±20%")
     }
+}
+
+extension WebhookQueue {
+    /// Queues a channel event as the dispatcher does.
+    mutating func enqueue(_ event: RoomChannelEvent) -> WebhookEvent? { enqueue(WebhookEvent(event)) }
 }

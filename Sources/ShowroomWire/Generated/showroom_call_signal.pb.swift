@@ -226,6 +226,10 @@ public nonisolated struct SignalPollResponse: Sendable {
   /// The login token expires within 30 s: renew it (CallAPI's tokenPrivilegeWillExpire).
   public var tokenWillExpire: Bool = false
 
+  /// The node holding the session (it changes when the session's node died and its successor
+  /// took the session over).
+  public var nodeID: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -596,6 +600,220 @@ public nonisolated struct SignalChannelActivitiesResponse: Sendable {
   public init() {}
 }
 
+/// CALL_REPLICA: users' records, replicated from their owner to its successor (and handed to new
+/// holders when the members change). A successor that becomes a user's owner goes on from them:
+/// the session stays logged in, the call it owns keeps its timers and sequence numbers.
+public nonisolated struct SignalReplicaBatch: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var records: [SignalUserRecord] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct SignalReplicaBatchResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One user's record: what its owner holds of it. `deleted` marks a record removed (the user
+/// logged out and is in no call), so a late copy cannot bring it back.
+public nonisolated struct SignalUserRecord: @unchecked Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var uid: UInt32 {
+    get {_storage._uid}
+    set {_uniqueStorage()._uid = newValue}
+  }
+
+  public var version: UInt64 {
+    get {_storage._version}
+    set {_uniqueStorage()._version = newValue}
+  }
+
+  public var writer: String {
+    get {_storage._writer}
+    set {_uniqueStorage()._writer = newValue}
+  }
+
+  public var deleted: Bool {
+    get {_storage._deleted}
+    set {_uniqueStorage()._deleted = newValue}
+  }
+
+  public var session: SignalSessionRecord {
+    get {_storage._session ?? SignalSessionRecord()}
+    set {_uniqueStorage()._session = newValue}
+  }
+  /// Returns true if `session` has been explicitly set.
+  public var hasSession: Bool {_storage._session != nil}
+  /// Clears the value of `session`. Subsequent reads from it will return its default value.
+  public mutating func clearSession() {_uniqueStorage()._session = nil}
+
+  /// The call the user is in (or dialling), and the node that held it when it was written.
+  public var inCallID: String {
+    get {_storage._inCallID}
+    set {_uniqueStorage()._inCallID = newValue}
+  }
+
+  public var inCallOwner: String {
+    get {_storage._inCallOwner}
+    set {_uniqueStorage()._inCallOwner = newValue}
+  }
+
+  /// The active call the user is the callee of (its owner holds it).
+  public var ownedCall: SignalCallRecord {
+    get {_storage._ownedCall ?? SignalCallRecord()}
+    set {_uniqueStorage()._ownedCall = newValue}
+  }
+  /// Returns true if `ownedCall` has been explicitly set.
+  public var hasOwnedCall: Bool {_storage._ownedCall != nil}
+  /// Clears the value of `ownedCall`. Subsequent reads from it will return its default value.
+  public mutating func clearOwnedCall() {_uniqueStorage()._ownedCall = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+public nonisolated struct SignalSessionRecord: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var sessionID: String = String()
+
+  public var loggedInAtMs: Int64 = 0
+
+  public var tokenExpiresAtMs: Int64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// A call as its owner holds it (times in ms since the Unix epoch, 0 for none).
+public nonisolated struct SignalCallRecord: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var callID: String = String()
+
+  public var caller: UInt32 = 0
+
+  public var callee: UInt32 = 0
+
+  public var type: SignalCallType = .video
+
+  public var channel: String = String()
+
+  public var `extension`: Dictionary<String,String> = [:]
+
+  public var waitsForFirstFrame: Bool = false
+
+  public var startedAtMs: Int64 = 0
+
+  public var phase: String = String()
+
+  public var sequence: UInt64 = 0
+
+  public var deadlineMs: Int64 = 0
+
+  public var acceptedAtMs: Int64 = 0
+
+  public var connectedAtMs: Int64 = 0
+
+  public var firstFrames: [UInt32] = []
+
+  public var absentSince: Dictionary<UInt32,Int64> = [:]
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// CALL_EVENT: what happened to calls, for business servers (events stream and webhooks).
+public nonisolated struct SignalCallEventReport: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var events: [SignalCallNotification] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct SignalCallEventReportResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// A call started ringing (201), connected (202) or ended (203). `notice_id` is
+/// `<call id>-<event type>`: receivers deduplicate by it.
+public nonisolated struct SignalCallNotification: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var noticeID: String = String()
+
+  public var eventType: UInt32 = 0
+
+  /// When the call-signal node saw it (ms since the Unix epoch).
+  public var notifyMs: Int64 = 0
+
+  public var callID: String = String()
+
+  public var caller: UInt32 = 0
+
+  public var callee: UInt32 = 0
+
+  public var type: SignalCallType = .video
+
+  public var channel: String = String()
+
+  public var startedAtMs: Int64 = 0
+
+  public var connectedAtMs: Int64 = 0
+
+  public var endedAtMs: Int64 = 0
+
+  /// How long it was connected (ended events).
+  public var durationMs: Int64 = 0
+
+  /// cancelled, rejected, hungUp, timedOut, busy, partyLeft, tooLong (ended events).
+  public var endReason: String = String()
+
+  public var endedBy: UInt32 = 0
+
+  public var nodeID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 /// CALL_LIST (operator tools, cluster endpoints): the calls a node owns, for the status view.
 public nonisolated struct SignalCallListRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -893,7 +1111,7 @@ nonisolated extension SignalPollRequest: SwiftProtobuf.Message, SwiftProtobuf._M
 
 nonisolated extension SignalPollResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".PollResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}notices\0\u{3}token_will_expire\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}notices\0\u{3}token_will_expire\0\u{3}node_id\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -903,6 +1121,7 @@ nonisolated extension SignalPollResponse: SwiftProtobuf.Message, SwiftProtobuf._
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.notices) }()
       case 2: try { try decoder.decodeSingularBoolField(value: &self.tokenWillExpire) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.nodeID) }()
       default: break
       }
     }
@@ -915,12 +1134,16 @@ nonisolated extension SignalPollResponse: SwiftProtobuf.Message, SwiftProtobuf._
     if self.tokenWillExpire != false {
       try visitor.visitSingularBoolField(value: self.tokenWillExpire, fieldNumber: 2)
     }
+    if !self.nodeID.isEmpty {
+      try visitor.visitSingularStringField(value: self.nodeID, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: SignalPollResponse, rhs: SignalPollResponse) -> Bool {
     if lhs.notices != rhs.notices {return false}
     if lhs.tokenWillExpire != rhs.tokenWillExpire {return false}
+    if lhs.nodeID != rhs.nodeID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1678,6 +1901,463 @@ nonisolated extension SignalChannelActivitiesResponse: SwiftProtobuf.Message, Sw
   }
 
   public static func ==(lhs: SignalChannelActivitiesResponse, rhs: SignalChannelActivitiesResponse) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension SignalReplicaBatch: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReplicaBatch"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}records\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.records) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.records.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.records, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: SignalReplicaBatch, rhs: SignalReplicaBatch) -> Bool {
+    if lhs.records != rhs.records {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension SignalReplicaBatchResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReplicaBatchResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: SignalReplicaBatchResponse, rhs: SignalReplicaBatchResponse) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension SignalUserRecord: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".UserRecord"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uid\0\u{1}version\0\u{1}writer\0\u{1}deleted\0\u{1}session\0\u{3}in_call_id\0\u{3}in_call_owner\0\u{3}owned_call\0")
+
+  fileprivate class _StorageClass {
+    var _uid: UInt32 = 0
+    var _version: UInt64 = 0
+    var _writer: String = String()
+    var _deleted: Bool = false
+    var _session: SignalSessionRecord? = nil
+    var _inCallID: String = String()
+    var _inCallOwner: String = String()
+    var _ownedCall: SignalCallRecord? = nil
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _uid = source._uid
+      _version = source._version
+      _writer = source._writer
+      _deleted = source._deleted
+      _session = source._session
+      _inCallID = source._inCallID
+      _inCallOwner = source._inCallOwner
+      _ownedCall = source._ownedCall
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularUInt32Field(value: &_storage._uid) }()
+        case 2: try { try decoder.decodeSingularUInt64Field(value: &_storage._version) }()
+        case 3: try { try decoder.decodeSingularStringField(value: &_storage._writer) }()
+        case 4: try { try decoder.decodeSingularBoolField(value: &_storage._deleted) }()
+        case 5: try { try decoder.decodeSingularMessageField(value: &_storage._session) }()
+        case 6: try { try decoder.decodeSingularStringField(value: &_storage._inCallID) }()
+        case 7: try { try decoder.decodeSingularStringField(value: &_storage._inCallOwner) }()
+        case 8: try { try decoder.decodeSingularMessageField(value: &_storage._ownedCall) }()
+        default: break
+        }
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if _storage._uid != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._uid, fieldNumber: 1)
+      }
+      if _storage._version != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._version, fieldNumber: 2)
+      }
+      if !_storage._writer.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._writer, fieldNumber: 3)
+      }
+      if _storage._deleted != false {
+        try visitor.visitSingularBoolField(value: _storage._deleted, fieldNumber: 4)
+      }
+      try { if let v = _storage._session {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+      } }()
+      if !_storage._inCallID.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._inCallID, fieldNumber: 6)
+      }
+      if !_storage._inCallOwner.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._inCallOwner, fieldNumber: 7)
+      }
+      try { if let v = _storage._ownedCall {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
+      } }()
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: SignalUserRecord, rhs: SignalUserRecord) -> Bool {
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._uid != rhs_storage._uid {return false}
+        if _storage._version != rhs_storage._version {return false}
+        if _storage._writer != rhs_storage._writer {return false}
+        if _storage._deleted != rhs_storage._deleted {return false}
+        if _storage._session != rhs_storage._session {return false}
+        if _storage._inCallID != rhs_storage._inCallID {return false}
+        if _storage._inCallOwner != rhs_storage._inCallOwner {return false}
+        if _storage._ownedCall != rhs_storage._ownedCall {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension SignalSessionRecord: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SessionRecord"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}logged_in_at_ms\0\u{3}token_expires_at_ms\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.sessionID) }()
+      case 2: try { try decoder.decodeSingularInt64Field(value: &self.loggedInAtMs) }()
+      case 3: try { try decoder.decodeSingularInt64Field(value: &self.tokenExpiresAtMs) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.sessionID.isEmpty {
+      try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 1)
+    }
+    if self.loggedInAtMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.loggedInAtMs, fieldNumber: 2)
+    }
+    if self.tokenExpiresAtMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.tokenExpiresAtMs, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: SignalSessionRecord, rhs: SignalSessionRecord) -> Bool {
+    if lhs.sessionID != rhs.sessionID {return false}
+    if lhs.loggedInAtMs != rhs.loggedInAtMs {return false}
+    if lhs.tokenExpiresAtMs != rhs.tokenExpiresAtMs {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension SignalCallRecord: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CallRecord"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}call_id\0\u{1}caller\0\u{1}callee\0\u{1}type\0\u{1}channel\0\u{1}extension\0\u{3}waits_for_first_frame\0\u{3}started_at_ms\0\u{1}phase\0\u{1}sequence\0\u{3}deadline_ms\0\u{3}accepted_at_ms\0\u{3}connected_at_ms\0\u{3}first_frames\0\u{3}absent_since\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.callID) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.caller) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.callee) }()
+      case 4: try { try decoder.decodeSingularEnumField(value: &self.type) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.channel) }()
+      case 6: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: &self.`extension`) }()
+      case 7: try { try decoder.decodeSingularBoolField(value: &self.waitsForFirstFrame) }()
+      case 8: try { try decoder.decodeSingularInt64Field(value: &self.startedAtMs) }()
+      case 9: try { try decoder.decodeSingularStringField(value: &self.phase) }()
+      case 10: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
+      case 11: try { try decoder.decodeSingularInt64Field(value: &self.deadlineMs) }()
+      case 12: try { try decoder.decodeSingularInt64Field(value: &self.acceptedAtMs) }()
+      case 13: try { try decoder.decodeSingularInt64Field(value: &self.connectedAtMs) }()
+      case 14: try { try decoder.decodeRepeatedUInt32Field(value: &self.firstFrames) }()
+      case 15: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufUInt32,SwiftProtobuf.ProtobufInt64>.self, value: &self.absentSince) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.callID.isEmpty {
+      try visitor.visitSingularStringField(value: self.callID, fieldNumber: 1)
+    }
+    if self.caller != 0 {
+      try visitor.visitSingularUInt32Field(value: self.caller, fieldNumber: 2)
+    }
+    if self.callee != 0 {
+      try visitor.visitSingularUInt32Field(value: self.callee, fieldNumber: 3)
+    }
+    if self.type != .video {
+      try visitor.visitSingularEnumField(value: self.type, fieldNumber: 4)
+    }
+    if !self.channel.isEmpty {
+      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 5)
+    }
+    if !self.`extension`.isEmpty {
+      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: self.`extension`, fieldNumber: 6)
+    }
+    if self.waitsForFirstFrame != false {
+      try visitor.visitSingularBoolField(value: self.waitsForFirstFrame, fieldNumber: 7)
+    }
+    if self.startedAtMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.startedAtMs, fieldNumber: 8)
+    }
+    if !self.phase.isEmpty {
+      try visitor.visitSingularStringField(value: self.phase, fieldNumber: 9)
+    }
+    if self.sequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 10)
+    }
+    if self.deadlineMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.deadlineMs, fieldNumber: 11)
+    }
+    if self.acceptedAtMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.acceptedAtMs, fieldNumber: 12)
+    }
+    if self.connectedAtMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.connectedAtMs, fieldNumber: 13)
+    }
+    if !self.firstFrames.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.firstFrames, fieldNumber: 14)
+    }
+    if !self.absentSince.isEmpty {
+      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufUInt32,SwiftProtobuf.ProtobufInt64>.self, value: self.absentSince, fieldNumber: 15)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: SignalCallRecord, rhs: SignalCallRecord) -> Bool {
+    if lhs.callID != rhs.callID {return false}
+    if lhs.caller != rhs.caller {return false}
+    if lhs.callee != rhs.callee {return false}
+    if lhs.type != rhs.type {return false}
+    if lhs.channel != rhs.channel {return false}
+    if lhs.`extension` != rhs.`extension` {return false}
+    if lhs.waitsForFirstFrame != rhs.waitsForFirstFrame {return false}
+    if lhs.startedAtMs != rhs.startedAtMs {return false}
+    if lhs.phase != rhs.phase {return false}
+    if lhs.sequence != rhs.sequence {return false}
+    if lhs.deadlineMs != rhs.deadlineMs {return false}
+    if lhs.acceptedAtMs != rhs.acceptedAtMs {return false}
+    if lhs.connectedAtMs != rhs.connectedAtMs {return false}
+    if lhs.firstFrames != rhs.firstFrames {return false}
+    if lhs.absentSince != rhs.absentSince {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension SignalCallEventReport: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CallEventReport"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}events\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.events) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.events.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.events, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: SignalCallEventReport, rhs: SignalCallEventReport) -> Bool {
+    if lhs.events != rhs.events {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension SignalCallEventReportResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CallEventReportResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: SignalCallEventReportResponse, rhs: SignalCallEventReportResponse) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension SignalCallNotification: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CallNotification"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}notice_id\0\u{3}event_type\0\u{3}notify_ms\0\u{3}call_id\0\u{1}caller\0\u{1}callee\0\u{1}type\0\u{1}channel\0\u{3}started_at_ms\0\u{3}connected_at_ms\0\u{3}ended_at_ms\0\u{3}duration_ms\0\u{3}end_reason\0\u{3}ended_by\0\u{3}node_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.noticeID) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.eventType) }()
+      case 3: try { try decoder.decodeSingularInt64Field(value: &self.notifyMs) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.callID) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.caller) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.callee) }()
+      case 7: try { try decoder.decodeSingularEnumField(value: &self.type) }()
+      case 8: try { try decoder.decodeSingularStringField(value: &self.channel) }()
+      case 9: try { try decoder.decodeSingularInt64Field(value: &self.startedAtMs) }()
+      case 10: try { try decoder.decodeSingularInt64Field(value: &self.connectedAtMs) }()
+      case 11: try { try decoder.decodeSingularInt64Field(value: &self.endedAtMs) }()
+      case 12: try { try decoder.decodeSingularInt64Field(value: &self.durationMs) }()
+      case 13: try { try decoder.decodeSingularStringField(value: &self.endReason) }()
+      case 14: try { try decoder.decodeSingularUInt32Field(value: &self.endedBy) }()
+      case 15: try { try decoder.decodeSingularStringField(value: &self.nodeID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.noticeID.isEmpty {
+      try visitor.visitSingularStringField(value: self.noticeID, fieldNumber: 1)
+    }
+    if self.eventType != 0 {
+      try visitor.visitSingularUInt32Field(value: self.eventType, fieldNumber: 2)
+    }
+    if self.notifyMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.notifyMs, fieldNumber: 3)
+    }
+    if !self.callID.isEmpty {
+      try visitor.visitSingularStringField(value: self.callID, fieldNumber: 4)
+    }
+    if self.caller != 0 {
+      try visitor.visitSingularUInt32Field(value: self.caller, fieldNumber: 5)
+    }
+    if self.callee != 0 {
+      try visitor.visitSingularUInt32Field(value: self.callee, fieldNumber: 6)
+    }
+    if self.type != .video {
+      try visitor.visitSingularEnumField(value: self.type, fieldNumber: 7)
+    }
+    if !self.channel.isEmpty {
+      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 8)
+    }
+    if self.startedAtMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.startedAtMs, fieldNumber: 9)
+    }
+    if self.connectedAtMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.connectedAtMs, fieldNumber: 10)
+    }
+    if self.endedAtMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.endedAtMs, fieldNumber: 11)
+    }
+    if self.durationMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.durationMs, fieldNumber: 12)
+    }
+    if !self.endReason.isEmpty {
+      try visitor.visitSingularStringField(value: self.endReason, fieldNumber: 13)
+    }
+    if self.endedBy != 0 {
+      try visitor.visitSingularUInt32Field(value: self.endedBy, fieldNumber: 14)
+    }
+    if !self.nodeID.isEmpty {
+      try visitor.visitSingularStringField(value: self.nodeID, fieldNumber: 15)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: SignalCallNotification, rhs: SignalCallNotification) -> Bool {
+    if lhs.noticeID != rhs.noticeID {return false}
+    if lhs.eventType != rhs.eventType {return false}
+    if lhs.notifyMs != rhs.notifyMs {return false}
+    if lhs.callID != rhs.callID {return false}
+    if lhs.caller != rhs.caller {return false}
+    if lhs.callee != rhs.callee {return false}
+    if lhs.type != rhs.type {return false}
+    if lhs.channel != rhs.channel {return false}
+    if lhs.startedAtMs != rhs.startedAtMs {return false}
+    if lhs.connectedAtMs != rhs.connectedAtMs {return false}
+    if lhs.endedAtMs != rhs.endedAtMs {return false}
+    if lhs.durationMs != rhs.durationMs {return false}
+    if lhs.endReason != rhs.endReason {return false}
+    if lhs.endedBy != rhs.endedBy {return false}
+    if lhs.nodeID != rhs.nodeID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,0 +1,107 @@
+import Calls
+import ReplicatedOwnership
+import ShowroomWire
+
+/// The most records one replica batch carries (a hand-over goes in slices of this size).
+let maxRecordsPerBatch = 2_000
+
+extension SignalUserRecord {
+    /// A stored record as it travels.
+    init(_ entry: ReplicatedEntry<UserRecord>) {
+        self.init()
+        uid = UserRecord.uid(ofKey: entry.key) ?? 0
+        version = entry.version
+        writer = entry.writer
+        guard let record = entry.value else {
+            deleted = true
+            return
+        }
+        if let state = record.session {
+            session = SignalSessionRecord.with {
+                $0.sessionID = state.id
+                $0.loggedInAtMs = state.loggedInAtMs
+                $0.tokenExpiresAtMs = state.tokenExpiresAtMs
+            }
+        }
+        if let inCall = record.inCall {
+            inCallID = inCall.callID
+            inCallOwner = inCall.owner
+        }
+        if let call = record.ownedCall { ownedCall = SignalCallRecord(call) }
+    }
+
+    /// The record a peer sent, checked: a replica is only as good as its fields, and a malformed
+    /// one must not trap or poison the book.
+    func entry() throws(ShowroomError) -> ReplicatedEntry<UserRecord> {
+        guard uid != 0 else { throw .invalidArgument("a user record names uid 0") }
+        guard !writer.isEmpty, writer.utf8.count <= 128 else { throw .invalidArgument("a user record's writer must be a node id") }
+        let key = UserRecord.key(of: uid)
+        guard !deleted else { return ReplicatedEntry(key: key, value: nil, version: version, writer: writer) }
+        var record = UserRecord(uid: uid)
+        if hasSession {
+            guard session.sessionID.hasPrefix("\(uid)-"), session.sessionID.utf8.count <= 64 else {
+                throw .invalidArgument("uid \(uid)'s record names session '\(session.sessionID.prefix(64))'")
+            }
+            record.session = UserRecord.SessionState(id: session.sessionID, loggedInAtMs: session.loggedInAtMs,
+                                                     tokenExpiresAtMs: session.tokenExpiresAtMs)
+        }
+        if !inCallID.isEmpty {
+            guard inCallID.utf8.count <= 64, inCallOwner.utf8.count <= 128 else {
+                throw .invalidArgument("uid \(uid)'s record names an oversize call")
+            }
+            record.inCall = UserRecord.InCall(callID: inCallID, owner: inCallOwner)
+        }
+        if hasOwnedCall {
+            let call = try ownedCall.call()
+            guard call.callee == uid else { throw .invalidArgument("uid \(uid)'s record holds a call to uid \(call.callee)") }
+            record.ownedCall = call
+        }
+        return ReplicatedEntry(key: key, value: record, version: version, writer: writer)
+    }
+}
+
+extension SignalCallRecord {
+    /// A call as it travels to a replica.
+    init(_ call: Call) {
+        self.init()
+        callID = call.id
+        caller = call.caller
+        callee = call.callee
+        type = call.type == .audio ? .audio : .video
+        channel = call.channel
+        `extension` = call.extensionInfo
+        waitsForFirstFrame = call.waitsForFirstFrame
+        startedAtMs = call.startedAtMs
+        phase = call.phase.rawValue
+        sequence = call.sequence
+        deadlineMs = call.deadlineMs ?? 0
+        acceptedAtMs = call.acceptedAtMs ?? 0
+        connectedAtMs = call.connectedAtMs ?? 0
+        firstFrames = call.firstFrames.sorted()
+        absentSince = call.absentSince
+    }
+
+    /// The call, checked like a ring: parties, id, channel, extension.
+    func call() throws(ShowroomError) -> Call {
+        guard caller != 0, callee != 0, caller != callee, callID.hasPrefix("\(callee)-"), callID.utf8.count <= 64,
+              channel.utf8.count <= 64, Names.callee(ofCallChannel: channel) == callee,
+              let phase = Call.Phase(rawValue: phase), phase != .ended else {
+            throw .invalidArgument("a replicated call must name its parties, id, private channel and an active phase")
+        }
+        let parties: Set<UInt32> = [caller, callee]
+        guard Set(firstFrames).isSubset(of: parties), Set(absentSince.keys).isSubset(of: parties) else {
+            throw .invalidArgument("call \(callID)'s record names someone other than its parties")
+        }
+        do {
+            try CallSettings.validate(`extension`)
+        } catch {
+            throw ShowroomError(error)
+        }
+        return Call(restoring: callID, caller: caller, callee: callee, type: type == .audio ? .audio : .video,
+                    channel: channel, extensionInfo: `extension`, waitsForFirstFrame: waitsForFirstFrame,
+                    startedAtMs: startedAtMs, phase: phase, sequence: sequence,
+                    deadlineMs: deadlineMs == 0 ? nil : deadlineMs, acceptedAtMs: acceptedAtMs == 0 ? nil : acceptedAtMs,
+                    connectedAtMs: connectedAtMs == 0 ? nil : connectedAtMs, firstFrames: Set(firstFrames),
+                    absentSince: absentSince)
+    }
+}
