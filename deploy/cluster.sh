@@ -409,11 +409,19 @@ cmd_demo() {
   echo "== show → 1v1: a viewer of ${rooms[0]} calls host-1, who pauses the show while they talk =="
   local call_out
   await_line host-1 calls_accepted >/dev/null || failed+=("host-1 did not log in to signaling")
+  local call_file="$run_dir/clients/caller-2019.out" call_pid
   # shellcheck disable=SC2086
-  if call_out="$(ctl call $seeds --from 2019 --to 1001 --seconds 3 2>&1)"; then
-    sed 's/^/  caller 2019: /' <<<"$call_out"
+  ctl call $seeds --from 2019 --to 1001 --seconds 3 >"$call_file" 2>&1 &
+  call_pid=$!
+  # While they talk, the status view shows the call and host-1's room in it.
+  if await_line host-1 "connected" >/dev/null; then
+    echo "  -- status during the call --"
+    cmd_status | grep -E -A4 '^(calls|rooms)' | sed 's/^/  /' || true
+  fi
+  if wait "$call_pid"; then
+    sed 's/^/  caller 2019: /' "$call_file"
   else
-    sed 's/^/  caller 2019: /' <<<"$call_out"
+    sed 's/^/  caller 2019: /' "$call_file"
     failed+=("the 1v1 call from 2019 to host-1 did not connect")
   fi
   await_line host-1 disconnected >/dev/null || true

@@ -17,6 +17,9 @@ extension CallSignalShell {
         guard body.callee != 0, body.callee != caller else {
             return respond(.failure(.invalidArgument("call another user: uid \(body.callee) cannot be called by uid \(caller)")))
         }
+        if !body.liveRoomID.isEmpty {
+            do { try Names.validateRoomID(body.liveRoomID, field: "live_room_id") } catch { return respond(.failure(error)) }
+        }
         guard dials.admit(caller, nowMs: nowMs) else {
             let wait = max(0, (dials.nextAllowedMs(caller, nowMs: nowMs) ?? nowMs) - nowMs)
             return respond(.failure(ShowroomError(.callRateLimited,
@@ -35,6 +38,7 @@ extension CallSignalShell {
         ring.extension = body.extension
         ring.timeoutMs = body.timeoutMs
         ring.firstFrameWaitingDisabled = body.firstFrameWaitingDisabled
+        ring.liveRoomID = body.liveRoomID
         atCallOwner(callOwner, .callRing, ring, local: { [self] () throws(ShowroomError) in try self.ring(ring) }) { [self] result in
             switch result {
             case .success(let answer):
@@ -81,6 +85,7 @@ extension CallSignalShell {
               body.callID.utf8.count <= 64, body.channel.utf8.count <= 64 else {
             throw .invalidArgument("a ring names its caller, callee, call id and channel")
         }
+        if !body.liveRoomID.isEmpty { try Names.validateRoomID(body.liveRoomID, field: "live_room_id") }
         let elsewhere = callOf[body.callee].map(\.callID)
         let made: (call: Call, directives: [CallDirective])
         do {
@@ -88,7 +93,7 @@ extension CallSignalShell {
                 id: body.callID, channel: body.channel, from: body.caller, to: body.callee,
                 type: body.type == .audio ? .audio : .video, extensionInfo: body.extension,
                 timeoutMs: body.timeoutMs == 0 ? nil : Int64(body.timeoutMs), waitsForFirstFrame: !body.firstFrameWaitingDisabled,
-                calleeOnline: presence.isOnline(body.callee), calleeInCallElsewhere: elsewhere, nowMs: nowMs)
+                callerLiveRoom: body.liveRoomID, calleeOnline: presence.isOnline(body.callee), calleeInCallElsewhere: elsewhere, nowMs: nowMs)
         } catch {
             throw ShowroomError(error)
         }
@@ -104,11 +109,15 @@ extension CallSignalShell {
         guard let dash = body.callID.firstIndex(of: "-"), let callee = UInt32(body.callID[..<dash]), body.callID.utf8.count <= 64 else {
             return respond(.failure(ShowroomError(.unknownCall, "'\(body.callID.prefix(64))' is not a call id")))
         }
+        if !body.liveRoomID.isEmpty {
+            do { try Names.validateRoomID(body.liveRoomID, field: "live_room_id") } catch { return respond(.failure(error)) }
+        }
         var action = SignalPartyAction()
         action.kind = UInt32(kind.rawValue)
         action.uid = uid
         action.callID = body.callID
         action.reason = body.reason
+        action.liveRoomID = body.liveRoomID
         atCallOwner(owner(of: callee), .callPartyAction, action,
                     local: { [self] () throws(ShowroomError) in try partyAction(action) }) { result in
             switch result {
@@ -127,7 +136,9 @@ extension CallSignalShell {
         let directives: [CallDirective]
         do {
             switch WireMessageKind(rawValue: Int(action.kind)) {
-            case .callAccept: directives = try book.accept(id, by: action.uid, nowMs: now)
+            case .callAccept:
+                if !action.liveRoomID.isEmpty { try Names.validateRoomID(action.liveRoomID, field: "live_room_id") }
+                directives = try book.accept(id, by: action.uid, liveRoom: action.liveRoomID, nowMs: now)
             case .callCancel: directives = try book.cancel(id, by: action.uid, nowMs: now)
             case .callReject: directives = try book.reject(id, by: action.uid, reason: action.reason, nowMs: now)
             case .callHangup: directives = try book.hangup(id, by: action.uid, reason: action.reason, nowMs: now)
@@ -212,6 +223,8 @@ extension CallSignalShell {
                 seal(channel, parties: parties)
             case .started(let call):
                 events.append(notification(201, call))
+            case .interaction(let roomID, let owner, let callID, let inCall):
+                showInRoom(roomID, owner: owner, callID: callID, inCall: inCall)
             case .connected(let call):
                 events.append(notification(202, call))
                 CallMetrics.connected.increment()
@@ -278,6 +291,46 @@ extension CallSignalShell {
                     logger.warning("call events not published", metadata: ["coordinator": "\(coordinator)", "error": "\(failure)"])
                 }
             }
+        }
+    }
+
+    /// Tells a live room's owner coordinator that its owner entered (or left) a call, so the room
+    /// and its audience show it. A coordinator that does not answer is asked again every second
+    /// (``tick()``) for a while; a refusal, such as a room that closed meanwhile, is final.
+    func showInRoom(_ roomID: String, owner: UInt32, callID: String, inCall: Bool, attempt: Int = 1) {
+        var request = RoomSetInteractionRequest()
+        request.roomID = roomID
+        request.ownerUid = owner
+        request.kind = inCall ? .call : .idle
+        request.id = callID
+        let retry = { [self] (error: ShowroomError) in
+            guard attempt < Self.roomUpdateAttempts else {
+                return logger.warning("a live room's call status was not updated", metadata: [
+                    "room": "\(roomID)", "call": "\(callID)", "error": "\(error)",
+                ])
+            }
+            roomUpdates.append(RoomUpdate(request: request, attempt: attempt + 1, dueMs: nowMs + 1_000))
+        }
+        guard let coordinator = node.ring(.coordinator).owner(of: roomID), let endpoint = node.clusterEndpoint(of: coordinator) else {
+            return retry(ShowroomError(.noCoordinator, "no coordinator is alive"))
+        }
+        node.send(.roomInteraction, body: request, to: endpoint, timeout: Self.peerTimeout) { [logger] result in
+            guard let refusal = result.refusal else { return }
+            if [.unavailable, .deadlineExceeded, .noCoordinator].contains(refusal.code) { return retry(refusal) }
+            logger.info("a live room did not take its owner's call status", metadata: [
+                "room": "\(roomID)", "call": "\(callID)", "refusal": "\(refusal)",
+            ])
+        }
+    }
+
+    /// Sends the room updates whose retry is due.
+    func retryRoomUpdates() {
+        let now = nowMs
+        let due = roomUpdates.filter { $0.dueMs <= now }
+        roomUpdates.removeAll { $0.dueMs <= now }
+        for update in due {
+            showInRoom(update.request.roomID, owner: update.request.ownerUid, callID: update.request.id,
+                       inCall: update.request.kind == .call, attempt: update.attempt)
         }
     }
 

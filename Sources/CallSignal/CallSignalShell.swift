@@ -56,6 +56,18 @@ final class CallSignalShell {
     var tombstones: [String: Int64] = [:]
     /// When the calls of lost nodes were last checked.
     var lastVerifyMs: Int64 = 0
+    /// Live rooms' call statuses to send again (their coordinator did not answer).
+    var roomUpdates: [RoomUpdate] = []
+
+    /// A live room's call status waiting for another try.
+    struct RoomUpdate {
+        var request: RoomSetInteractionRequest
+        var attempt: Int
+        var dueMs: Int64
+    }
+
+    /// How many times a live room's call status is sent before it is given up.
+    static let roomUpdateAttempts = 30
 
     /// A session's notices and its waiting poll.
     struct Mailbox {

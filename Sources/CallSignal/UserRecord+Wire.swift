@@ -79,6 +79,7 @@ extension SignalCallRecord {
         connectedAtMs = call.connectedAtMs ?? 0
         firstFrames = call.firstFrames.sorted()
         absentSince = call.absentSince
+        liveRooms = call.liveRooms
     }
 
     /// The call, checked like a ring: parties, id, channel, extension.
@@ -89,9 +90,11 @@ extension SignalCallRecord {
             throw .invalidArgument("a replicated call must name its parties, id, private channel and an active phase")
         }
         let parties: Set<UInt32> = [caller, callee]
-        guard Set(firstFrames).isSubset(of: parties), Set(absentSince.keys).isSubset(of: parties) else {
+        guard Set(firstFrames).isSubset(of: parties), Set(absentSince.keys).isSubset(of: parties),
+              Set(liveRooms.keys).isSubset(of: parties) else {
             throw .invalidArgument("call \(callID)'s record names someone other than its parties")
         }
+        for room in liveRooms.values { try Names.validateRoomID(room, field: "live_rooms") }
         do {
             try CallSettings.validate(`extension`)
         } catch {
@@ -102,6 +105,6 @@ extension SignalCallRecord {
                     startedAtMs: startedAtMs, phase: phase, sequence: sequence,
                     deadlineMs: deadlineMs == 0 ? nil : deadlineMs, acceptedAtMs: acceptedAtMs == 0 ? nil : acceptedAtMs,
                     connectedAtMs: connectedAtMs == 0 ? nil : connectedAtMs, firstFrames: Set(firstFrames),
-                    absentSince: absentSince)
+                    absentSince: absentSince, liveRooms: liveRooms)
     }
 }

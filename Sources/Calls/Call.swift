@@ -84,6 +84,8 @@ public struct Call: Sendable, Equatable {
     public internal(set) var firstFrames: Set<UInt32> = []
     /// The parties away from the call (left its channel or lost signaling), since when.
     public internal(set) var absentSince: [UInt32: Int64] = [:]
+    /// The live room each party hosts, if any: from connecting to the end the room shows the call.
+    public internal(set) var liveRooms: [UInt32: String] = [:]
 
     /// Whether `uid` is one of the two parties.
     public func isParty(_ uid: UInt32) -> Bool { uid == caller || uid == callee }
@@ -129,6 +131,9 @@ public enum CallDirective: Sendable, Equatable {
     case seal(channel: String, parties: [UInt32])
     /// A call started ringing (for events and webhooks).
     case started(Call)
+    /// A party's live room enters the call (`inCall`: the call is connecting) or leaves it (the
+    /// call ended): its owner coordinator shows it to the room's audience.
+    case interaction(roomID: String, owner: UInt32, callID: String, inCall: Bool)
     /// Both sides decode each other (for events and metrics: set-up time).
     case connected(Call)
     /// The call is over (for events, webhooks and metrics: duration, who ended it, why).

@@ -48,7 +48,7 @@ public struct CallBook: Sendable {
     public mutating func call(
         id: String, channel: String, from caller: UInt32, to callee: UInt32, type: CallType,
         extensionInfo: [String: String] = [:], timeoutMs: Int64? = nil, waitsForFirstFrame: Bool = true,
-        calleeOnline: Bool, calleeInCallElsewhere: String? = nil, nowMs: Int64
+        callerLiveRoom: String? = nil, calleeOnline: Bool, calleeInCallElsewhere: String? = nil, nowMs: Int64
     ) throws(CallRefusal) -> (call: Call, directives: [CallDirective]) {
         guard caller != 0, callee != 0 else { throw CallRefusal(.invalidArgument, "uid 0 cannot call or be called") }
         guard caller != callee else { throw CallRefusal(.invalidArgument, "uid \(caller) cannot call itself") }
@@ -82,6 +82,7 @@ public struct CallBook: Sendable {
             return (call, directives)
         }
         call.deadlineMs = nowMs + timeout
+        if let room = callerLiveRoom, !room.isEmpty { call.liveRooms[caller] = room }
         activeCall[caller] = id
         activeCall[callee] = id
         callOnChannel[channel] = id
@@ -92,8 +93,10 @@ public struct CallBook: Sendable {
         return (call, directives)
     }
 
-    /// The callee accepts. Accepting again is harmless (nothing changes).
-    public mutating func accept(_ id: String, by uid: UInt32, nowMs: Int64) throws(CallRefusal) -> [CallDirective] {
+    /// The callee accepts, naming the live room it hosts, if any (it shows the call from now to
+    /// the end, as does the caller's). Accepting again is harmless (nothing changes).
+    public mutating func accept(_ id: String, by uid: UInt32, liveRoom: String? = nil,
+                                nowMs: Int64) throws(CallRefusal) -> [CallDirective] {
         var call = try existing(id, party: uid)
         guard uid == call.callee else { throw CallRefusal(.notYourCall, "only the callee (uid \(call.callee)) accepts call \(id)") }
         switch call.phase {
@@ -103,7 +106,11 @@ public struct CallBook: Sendable {
         }
         call.phase = .connecting
         call.acceptedAtMs = nowMs
+        if let room = liveRoom, !room.isEmpty { call.liveRooms[uid] = room }
         var directives: [CallDirective] = []
+        for (party, room) in call.liveRooms.sorted(by: { $0.key < $1.key }) {
+            directives.append(.interaction(roomID: room, owner: party, callID: id, inCall: true))
+        }
         notify(&call, [(call.callee, .connecting, .localAccepted, .localAccepted),
                        (call.caller, .connecting, .remoteAccepted, .remoteAccepted)], into: &directives)
         connectIfReady(&call, nowMs: nowMs, into: &directives)
@@ -308,6 +315,11 @@ public struct CallBook: Sendable {
         call.deadlineMs = nil
         for party in [call.caller, call.callee] where activeCall[party] == call.id { activeCall[party] = nil }
         notify(&call, notices, into: &directives)
+        if call.acceptedAtMs != nil {
+            for (party, room) in call.liveRooms.sorted(by: { $0.key < $1.key }) {
+                directives.append(.interaction(roomID: room, owner: party, callID: call.id, inCall: false))
+            }
+        }
         if end.reason != .busy { directives.append(.seal(channel: call.channel, parties: [call.caller, call.callee])) }
         directives.append(.ended(call))
     }

@@ -69,7 +69,7 @@ extension Call {
     public init(restoring id: String, caller: UInt32, callee: UInt32, type: CallType, channel: String,
                 extensionInfo: [String: String], waitsForFirstFrame: Bool, startedAtMs: Int64, phase: Phase,
                 sequence: UInt64, deadlineMs: Int64?, acceptedAtMs: Int64?, connectedAtMs: Int64?,
-                firstFrames: Set<UInt32>, absentSince: [UInt32: Int64]) {
+                firstFrames: Set<UInt32>, absentSince: [UInt32: Int64], liveRooms: [UInt32: String] = [:]) {
         self.init(id: id, caller: caller, callee: callee, type: type, channel: channel, extensionInfo: extensionInfo,
                   waitsForFirstFrame: waitsForFirstFrame, startedAtMs: startedAtMs, phase: phase)
         self.sequence = sequence
@@ -78,5 +78,6 @@ extension Call {
         self.connectedAtMs = connectedAtMs
         self.firstFrames = firstFrames
         self.absentSince = absentSince
+        self.liveRooms = liveRooms
     }
 }

@@ -62,6 +62,7 @@ extension CoordinatorShell {
         case .roomClose: return try request.decodeBody(RoomCloseRoomRequest.self).roomID
         case .roomChatSend: return try request.decodeBody(RoomSendChatRequest.self).roomID
         case .roomChatHistory: return try request.decodeBody(RoomChatHistoryRequest.self).roomID
+        case .roomInteraction: return try request.decodeBody(RoomSetInteractionRequest.self).roomID
         default: throw .unknownKind("\(request.kind) is not a room request")
         }
     }
@@ -100,6 +101,14 @@ extension CoordinatorShell {
                 var answer = RoomSendChatResponse()
                 if let message = change.message { answer.message = message }
                 write(change, answer: answer, respond)
+            case .roomInteraction:
+                let body = try request.decodeBody(RoomSetInteractionRequest.self)
+                guard let change = try registry.setInteraction(body, nowMs: now) else {
+                    // Nothing changed (a repeat, or a late clear of another call).
+                    respond(.success(RoomSetInteractionResponse.with { $0.room = registry.room(body.roomID) ?? RoomRoom() }))
+                    return
+                }
+                write(change, answer: RoomSetInteractionResponse.with { $0.room = change.room }, respond)
             default:
                 respond(.failure(.unknownKind("\(request.kind) is not a room request")))
             }

@@ -80,7 +80,7 @@ final class CoordinatorShell {
     /// Registers the request handlers and timers on the node.
     func install() {
         for kind: WireMessageKind in [.roomCreate, .roomGet, .roomJoin, .roomLeave, .roomClose, .roomChatSend,
-                                      .roomChatHistory] {
+                                      .roomChatHistory, .roomInteraction] {
             node.serve(kind) { [self] request, respond in routeRoomRequest(request, respond) }
         }
         node.serve(.roomList) { [self] request, respond in listRooms(request, respond) }

@@ -69,19 +69,27 @@ public struct PrepareConfig: Sendable {
     public var firstFrameWaitingDisabled = false
     /// Where the remote party's video goes; a decoding sink if nil.
     public var remoteVideoSink: (any RemoteVideoSink)?
+    /// The live room this side hosts, whose audience sees "in a 1v1 call" while a call is on
+    /// (from connecting to the end); nil: the room of ``pausesConnection``'s channel (a room's
+    /// channel is its id unless set at creation), if any.
+    public var liveRoomID: String?
     /// The live-room connection a host stops publishing on while in a call and resumes after
     /// (show → 1v1); nil for none.
     public var pausesConnection: ChannelConnection?
 
     public init(callTimeout: Duration = .seconds(15), userExtension: [String: String] = [:],
                 firstFrameWaitingDisabled: Bool = false, remoteVideoSink: (any RemoteVideoSink)? = nil,
-                pausesConnection: ChannelConnection? = nil) {
+                pausesConnection: ChannelConnection? = nil, liveRoomID: String? = nil) {
+        self.liveRoomID = liveRoomID
         self.callTimeout = callTimeout
         self.userExtension = userExtension
         self.firstFrameWaitingDisabled = firstFrameWaitingDisabled
         self.remoteVideoSink = remoteVideoSink
         self.pausesConnection = pausesConnection
     }
+
+    /// The live room a call shows in: ``liveRoomID``, else the paused connection's channel.
+    var liveRoom: String { liveRoomID ?? pausesConnection?.channel ?? "" }
 }
 
 /// CallAPI on a Showroom cluster: signaling login (the RTM part), then call, cancel, accept,
@@ -296,6 +304,7 @@ public final class CallClient: Sendable {
         request.extension = config.userExtension.merging(callExtension) { $1 }
         request.timeoutMs = UInt32(clamping: config.callTimeout.milliseconds)
         request.firstFrameWaitingDisabled = config.firstFrameWaitingDisabled
+        request.liveRoomID = config.liveRoom
         state.withLock {
             $0.startedAt = .now
             $0.timeline = [:]
@@ -315,7 +324,7 @@ public final class CallClient: Sendable {
     /// Accepts the call from `remoteUserId`.
     public func accept(remoteUserId: UInt32) async throws(ShowroomError) {
         mark("acceptCall")
-        try await act(.callAccept)
+        try await act(.callAccept, liveRoom: state.withLock { $0.config.liveRoom })
     }
 
     /// Rejects the call from `remoteUserId`, saying why.
@@ -328,13 +337,14 @@ public final class CallClient: Sendable {
         try await act(.callHangup, reason: reason)
     }
 
-    private func act(_ kind: WireMessageKind, reason: String = "") async throws(ShowroomError) {
+    private func act(_ kind: WireMessageKind, reason: String = "", liveRoom: String = "") async throws(ShowroomError) {
         let (sessionID, callID) = state.withLock { ($0.sessionID, $0.call?.callID ?? "") }
         guard !callID.isEmpty else { throw ShowroomError(.unknownCall, "there is no call to \(kind)") }
         var request = SignalCallActionRequest()
         request.sessionID = sessionID
         request.callID = callID
         request.reason = reason
+        request.liveRoomID = liveRoom
         do throws(ShowroomError) {
             _ = try await client.request(kind, body: request, key: key, expecting: SignalCallActionResponse.self)
         } catch {

@@ -15,7 +15,8 @@ extension EngineShell {
         // A connection that starts sending video mid-GOP (a host's call connection at accept)
         // would leave its subscribers waiting for the next keyframe: ask for one now.
         let sendingVideo = Set(records.filter { $0.sends(.video) }.map(\.connection.channel))
-        if !sendingVideo.isSubset(of: videoChannels) { keyframeWanted = true }
+        let startsSending = !sendingVideo.isSubset(of: videoChannels)
+        if startsSending { keyframeWanted = true }
         videoChannels = sendingVideo
         if wantsVideo, videoTimer == nil, let source = videoSource {
             keyframeWanted = true  // the first frame anyone sees must decode
@@ -25,6 +26,9 @@ extension EngineShell {
             loop.cancelTimer(timer)
             videoTimer = nil
         }
+        // That first frame goes now, not a frame interval later (up to 67 ms at 15 fps): it is on
+        // the path of a join's and a call's first decoded frame.
+        if wantsVideo, startsSending { _ = loop.scheduleTimer(after: .zero) { [weak self] in self?.captureVideo() } }
         if wantsAudio, audioTimer == nil {
             let interval = Duration.milliseconds(AudioFormat.frameDurationMilliseconds)
             audioTimer = loop.scheduleRepeating(every: interval) { [weak self] in self?.captureAudio() }

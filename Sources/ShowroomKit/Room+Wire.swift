@@ -25,6 +25,7 @@ extension Room {
         version = wire.version
         updatedAtMs = wire.updatedAtMs
         lastChatSequence = wire.lastChatSequence
+        interaction = wire.interaction.kind == .call ? .call(id: wire.interaction.id, sinceMs: wire.interaction.sinceMs) : .idle
     }
 }
 

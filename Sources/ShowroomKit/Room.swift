@@ -21,6 +21,15 @@ public struct Room: Sendable, Hashable {
         case adminClosed
     }
 
+    /// What the room's host is doing with others.
+    public enum Interaction: Sendable, Hashable {
+        /// Live on its own.
+        case idle
+        /// In a 1v1 call (its live stream is paused until the call ends): the call's id, and
+        /// since when (ms since the Unix epoch).
+        case call(id: String, sinceMs: Int64)
+    }
+
     /// The room id.
     public var roomID: String
     /// What the room is called.
@@ -56,6 +65,8 @@ public struct Room: Sendable, Hashable {
     public var updatedAtMs: Int64
     /// The sequence number of its last chat message; 0 for none.
     public var lastChatSequence: UInt64
+    /// What the host is doing with others (a 1v1 call shows here while it lasts).
+    public var interaction: Interaction = .idle
 
     /// Creates a room value (the coordinators make rooms; this is for tests and app models).
     ///

@@ -11,12 +11,14 @@ public enum RoomEvent: Sendable, Hashable {
     /// The room was closed (by its owner, an administrator, or because the owner stayed away);
     /// the last event of the stream.
     case roomDestroyed(Room)
+    /// The host entered or left a 1v1 call (``Room/interaction``); the room after the change.
+    case interactionChanged(Room)
 
     /// True for the events after which a room has no more.
     public var endsRoom: Bool {
         switch self {
         case .roomExpired, .roomDestroyed: true
-        case .userCountChanged, .messageAdded: false
+        case .userCountChanged, .messageAdded, .interactionChanged: false
         }
     }
 
@@ -27,6 +29,7 @@ public enum RoomEvent: Sendable, Hashable {
         case .messageAdded: self = .messageAdded(ChatMessage(notice.message))
         case .roomExpired: self = .roomExpired(Room(notice.room))
         case .roomDestroyed: self = .roomDestroyed(Room(notice.room))
+        case .interactionChanged: self = .interactionChanged(Room(notice.room))
         default: return nil
         }
     }

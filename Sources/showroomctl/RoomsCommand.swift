@@ -191,8 +191,13 @@ enum RoomView {
             "roomId": room.roomID, "name": room.name, "ownerUid": room.ownerUid, "ownerName": room.ownerName,
             "ownerAvatar": room.ownerAvatar, "createdAtMs": room.createdAtMs, "audienceCount": room.audienceCount,
             "channel": room.channel, "expiresAtMs": room.expiresAtMs, "state": state(room),
-            "closeReason": closeReason(room), "version": room.version,
+            "closeReason": closeReason(room), "version": room.version, "interaction": interaction(room),
         ]
+    }
+
+    /// `idle`, or `call <call id>` while the host is in a 1v1 call.
+    static func interaction(_ room: RoomRoom) -> String {
+        room.interaction.kind == .call ? "call \(room.interaction.id)" : "idle"
     }
 
     static func json(_ room: RoomRoom) -> String {
@@ -201,7 +206,7 @@ enum RoomView {
     }
 
     static func line(_ room: RoomRoom) -> String {
-        "\(room.roomID)  \(room.name)  owner=\(room.ownerUid)  audience=\(room.audienceCount)  channel=\(room.channel)  \(state(room))\(room.state == .closed ? " (\(closeReason(room)))" : "")"
+        "\(room.roomID)  \(room.name)  owner=\(room.ownerUid)  audience=\(room.audienceCount)  channel=\(room.channel)  \(interaction(room))  \(state(room))\(room.state == .closed ? " (\(closeReason(room)))" : "")"
     }
 
     static func state(_ room: RoomRoom) -> String { room.state == .closed ? "closed" : "open" }

@@ -187,9 +187,10 @@ enum StatusView {
         if !extra.rooms.isEmpty || extra.roomTotal > 0 {
             text.append("")
             text.append("rooms: \(extra.roomTotal) open")
-            var roomRows = [["ROOM", "NAME", "OWNER", "AUDIENCE", "CHANNEL"]]
+            var roomRows = [["ROOM", "NAME", "OWNER", "AUDIENCE", "CHANNEL", "INTERACTION"]]
             for room in extra.rooms {
-                roomRows.append([room.roomID, room.name, "\(room.ownerUid)", "\(room.audienceCount)", room.channel])
+                roomRows.append([room.roomID, room.name, "\(room.ownerUid)", "\(room.audienceCount)", room.channel,
+                                 RoomView.interaction(room)])
             }
             text += layout(roomRows)
         }

@@ -15,6 +15,8 @@ final class CallSignalHarness {
     private(set) var shells: [String: CallSignalShell] = [:]
     /// The signed kicks the fake coordinator was sent (channel, uid), in order.
     private(set) var kicks: [(channel: String, uid: UInt32)] = []
+    /// The live rooms' call statuses the fake coordinator took ("room uid kind id"), in order.
+    private(set) var roomStatuses: [String] = []
 
     init(nodes ids: [String]) {
         for id in ids { start(id) }
@@ -32,6 +34,13 @@ final class CallSignalHarness {
             } catch {
                 respond(.failure(.internal("\(error)")))
             }
+        }
+        coordinator.serve(.roomInteraction) { [unowned self] request, respond in
+            guard let body = try? request.decodeBody(RoomSetInteractionRequest.self) else {
+                return respond(.failure(.malformed("not a SetInteractionRequest")))
+            }
+            roomStatuses.append("\(body.roomID) \(body.ownerUid) \(body.kind == .call ? "call" : "idle") \(body.id)")
+            respond(.success(RoomSetInteractionResponse()))
         }
         network.membershipChanged()
     }
@@ -64,6 +73,17 @@ final class CallSignalHarness {
     }
 
     func node(_ id: String) -> InProcessNetwork.Node { network.nodes[id]! }
+
+    /// A viewer and a host with different owners, from uid `start` on, logged in through the
+    /// nodes given (nil: each through its owner).
+    func loggedInPair(from start: UInt32, viewerVia: String?, hostVia: String?) throws -> (SignalClient, SignalClient) {
+        let (v, h) = uidsWithDifferentOwners(from: start)
+        let viewer = SignalClient(v, via: node(viewerVia ?? owner(of: v)))
+        let host = SignalClient(h, via: node(hostVia ?? owner(of: h)))
+        try viewer.login()
+        try host.login()
+        return (viewer, host)
+    }
 }
 
 /// A signaling client: a session on any node, its notices, its requests.
@@ -168,11 +188,8 @@ final class CallSignalShellTests: XCTestCase {
 
     func testACallAcrossNodesFromRingToHangUp() throws {
         let cluster = CallSignalHarness(nodes: ids)
-        let (v, h) = cluster.uidsWithDifferentOwners(from: 2001)
-        let viewer = SignalClient(v, via: cluster.node("signal-a"))
-        let host = SignalClient(h, via: cluster.node("signal-b"))
-        try viewer.login()
-        try host.login()
+        let (viewer, host) = try cluster.loggedInPair(from: 2001, viewerVia: "signal-a", hostVia: "signal-b")
+        let (v, h) = (viewer.uid, host.uid)
 
         let call = try viewer.dial(h)
         XCTAssertTrue(call.callID.hasPrefix("\(h)-"))
@@ -302,11 +319,8 @@ final class CallSignalShellTests: XCTestCase {
 
     func testTheCallingTimeoutEndsBothSidesOnce() throws {
         let cluster = CallSignalHarness(nodes: ids)
-        let (v, h) = cluster.uidsWithDifferentOwners(from: 3001)
-        let viewer = SignalClient(v, via: cluster.node("signal-c"))
-        let host = SignalClient(h, via: cluster.node("signal-c"))
-        try viewer.login()
-        try host.login()
+        let (viewer, host) = try cluster.loggedInPair(from: 3001, viewerVia: "signal-c", hostVia: "signal-c")
+        let h = host.uid
         let call = try viewer.dial(h, timeoutMs: 3_000)
         for _ in 0..<3 {
             cluster.network.advance(by: .seconds(1))
@@ -323,11 +337,8 @@ final class CallSignalShellTests: XCTestCase {
 
     func testCancelAgainstAcceptEndsOneWay() throws {
         let cluster = CallSignalHarness(nodes: ids)
-        let (v, h) = cluster.uidsWithDifferentOwners(from: 3101)
-        let viewer = SignalClient(v, via: cluster.node("signal-a"))
-        let host = SignalClient(h, via: cluster.node("signal-a"))
-        try viewer.login()
-        try host.login()
+        let (viewer, host) = try cluster.loggedInPair(from: 3101, viewerVia: "signal-a", hostVia: "signal-a")
+        let h = host.uid
         let call = try viewer.dial(h)
         try viewer.act(.callCancel, call.callID)
         XCTAssertThrowsError(try host.act(.callAccept, call.callID)) { error in
@@ -341,11 +352,8 @@ final class CallSignalShellTests: XCTestCase {
 
     func testAPartyThatLosesSignalingIsWaitedForThenTheCallEndsAndItIsKicked() throws {
         let cluster = CallSignalHarness(nodes: ids)
-        let (v, h) = cluster.uidsWithDifferentOwners(from: 4001)
-        let viewer = SignalClient(v, via: cluster.node("signal-b"))
-        let host = SignalClient(h, via: cluster.node("signal-a"))
-        try viewer.login()
-        try host.login()
+        let (viewer, host) = try cluster.loggedInPair(from: 4001, viewerVia: "signal-b", hostVia: "signal-a")
+        let (v, h) = (viewer.uid, host.uid)
         let call = try viewer.dial(h, waitFirstFrame: false)
         try host.act(.callAccept, call.callID)
         // The viewer goes silent; the host keeps polling.
@@ -366,11 +374,8 @@ final class CallSignalShellTests: XCTestCase {
 
     func testWhatTheEdgesSawOfTheCallChannelReachesTheOtherSide() throws {
         let cluster = CallSignalHarness(nodes: ids)
-        let (v, h) = cluster.uidsWithDifferentOwners(from: 4201)
-        let viewer = SignalClient(v, via: cluster.node("signal-b"))
-        let host = SignalClient(h, via: cluster.node("signal-a"))
-        try viewer.login()
-        try host.login()
+        let (viewer, host) = try cluster.loggedInPair(from: 4201, viewerVia: "signal-b", hostVia: "signal-a")
+        let (v, h) = (viewer.uid, host.uid)
         let call = try viewer.dial(h, waitFirstFrame: false)
         try host.act(.callAccept, call.callID)
         XCTAssertEqual(Names.callee(ofCallChannel: call.channel), h, "the channel names its callee")
@@ -408,11 +413,8 @@ final class CallSignalShellTests: XCTestCase {
 
     func testALoginWithinTheGraceContinuesTheCall() throws {
         let cluster = CallSignalHarness(nodes: ids)
-        let (v, h) = cluster.uidsWithDifferentOwners(from: 4101)
-        let viewer = SignalClient(v, via: cluster.node("signal-b"))
-        let host = SignalClient(h, via: cluster.node("signal-a"))
-        try viewer.login()
-        try host.login()
+        let (viewer, host) = try cluster.loggedInPair(from: 4101, viewerVia: "signal-b", hostVia: "signal-a")
+        let (v, h) = (viewer.uid, host.uid)
         let call = try viewer.dial(h, waitFirstFrame: false)
         try host.act(.callAccept, call.callID)
         for _ in 0..<11 {
@@ -432,11 +434,8 @@ final class CallSignalShellTests: XCTestCase {
 
     func testWhenTheNodeHoldingAConnectedCallDiesItsSuccessorGoesOnWithIt() throws {
         let cluster = CallSignalHarness(nodes: ids)
-        let (v, h) = cluster.uidsWithDifferentOwners(from: 8001)
-        let viewer = SignalClient(v, via: cluster.node(cluster.owner(of: v)))
-        let host = SignalClient(h, via: cluster.node(cluster.owner(of: h)))
-        try viewer.login()
-        try host.login()
+        let (viewer, host) = try cluster.loggedInPair(from: 8001, viewerVia: nil, hostVia: nil)
+        let (v, h) = (viewer.uid, host.uid)
         let call = try viewer.dial(h, waitFirstFrame: false)
         try host.act(.callAccept, call.callID)
         try viewer.poll()
@@ -467,11 +466,8 @@ final class CallSignalShellTests: XCTestCase {
 
     func testARingingCallWhoseNodeDiedTimesOutOnceAtTheSuccessor() throws {
         let cluster = CallSignalHarness(nodes: ids)
-        let (v, h) = cluster.uidsWithDifferentOwners(from: 8101)
-        let viewer = SignalClient(v, via: cluster.node(cluster.owner(of: v)))
-        let host = SignalClient(h, via: cluster.node(cluster.owner(of: h)))
-        try viewer.login()
-        try host.login()
+        let (viewer, host) = try cluster.loggedInPair(from: 8101, viewerVia: nil, hostVia: nil)
+        let h = host.uid
         _ = try viewer.dial(h, timeoutMs: 5_000)
         cluster.flush()
         cluster.network.kill(cluster.owner(of: h))
@@ -488,11 +484,8 @@ final class CallSignalShellTests: XCTestCase {
 
     func testACallNotReplicatedBeforeItsNodeDiedFailsForTheOtherParty() throws {
         let cluster = CallSignalHarness(nodes: ids)
-        let (v, h) = cluster.uidsWithDifferentOwners(from: 8201)
-        let viewer = SignalClient(v, via: cluster.node(cluster.owner(of: v)))
-        let host = SignalClient(h, via: cluster.node(cluster.owner(of: h)))
-        try viewer.login()
-        try host.login()
+        let (viewer, host) = try cluster.loggedInPair(from: 8201, viewerVia: nil, hostVia: nil)
+        let (v, h) = (viewer.uid, host.uid)
         cluster.flush()
         let call = try viewer.dial(h, waitFirstFrame: false)
         try host.act(.callAccept, call.callID)
@@ -567,6 +560,34 @@ final class CallSignalShellTests: XCTestCase {
         // The well-formed one is kept.
         _ = try node.ask(.callReplica, replica { _ in }, as: SignalReplicaBatchResponse.self)
         XCTAssertNotNil(cluster.shells["signal-a"]!.records[UserRecord.key(of: 7001)])
+    }
+
+    func testTheHostsLiveRoomShowsTheCallEvenWhenItsCoordinatorWasAwayAWhile() throws {
+        let cluster = CallSignalHarness(nodes: ids)
+        let (viewer, host) = try cluster.loggedInPair(from: 8301, viewerVia: "signal-a", hostVia: "signal-b")
+        let h = host.uid
+        let call = try viewer.dial(h, waitFirstFrame: false)
+        _ = try host.via.ask(.callAccept, SignalCallActionRequest.with {
+            $0.sessionID = host.sessionID
+            $0.callID = call.callID
+            $0.liveRoomID = "show-\(h)"
+        }, as: SignalCallActionResponse.self)
+        XCTAssertEqual(cluster.roomStatuses, ["show-\(h) \(h) call \(call.callID)"])
+        // The coordinator is away when the call ends: the status is sent again until it answers.
+        cluster.network.hold("coordinator-1")
+        try viewer.act(.callHangup, call.callID)
+        cluster.network.dropHeld("coordinator-1")
+        XCTAssertEqual(cluster.roomStatuses.count, 1)
+        cluster.network.advance(by: .seconds(2))
+        XCTAssertEqual(cluster.roomStatuses.last, "show-\(h) \(h) idle \(call.callID)")
+        // A bad live room id is refused at once.
+        XCTAssertThrowsError(try viewer.via.ask(.callDial, SignalDialRequest.with {
+            $0.sessionID = viewer.sessionID
+            $0.callee = h
+            $0.liveRoomID = String(repeating: "x", count: 200)
+        }, as: SignalDialResponse.self)) { error in
+            XCTAssertEqual((error as? ShowroomError)?.code, .invalidArgument)
+        }
     }
 
     func testAParkedPollIsAnsweredWhenANoticeArrives() throws {

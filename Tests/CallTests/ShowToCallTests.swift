@@ -72,6 +72,15 @@ final class ShowToCallTests: XCTestCase {
                                            channel: live, uid: viewer, options: .audience)
         try await eventually("the viewer decodes the live host") { liveSink.statistics.frames > 0 }
 
+        // The show is a room; its audience follows the room's events.
+        let rooms = RoomService(seeds: seeds, loop: viewerEngine.loop)
+        _ = try await rooms.createRoom(name: "show", ownerUid: host, roomID: live)
+        let roomEvents = Mutex<[RoomEvent]>([])
+        let roomReader = Task {
+            for await event in rooms.events(for: live) { roomEvents.withLock { $0.append(event) } }
+        }
+        defer { roomReader.cancel() }
+
         // Both log in to signaling; the host accepts whatever rings.
         let hostCalls = CallClient(uid: host, engine: hostEngine, seeds: seeds, pollWait: .seconds(2))
         let viewerCalls = CallClient(uid: viewer, engine: viewerEngine, seeds: seeds, pollWait: .seconds(2))
@@ -117,6 +126,14 @@ final class ShowToCallTests: XCTestCase {
         XCTAssertEqual(listed["channel"] as? String, call.channel)
         XCTAssertTrue((listed["node"] as? String)?.hasPrefix("callsignal-") ?? false)
 
+        // The room shows its host in the call, to whoever reads it and to its audience's events.
+        try await eventually("the room shows its host in the call") {
+            if case .call(call.callID, _) = try await rooms.room(live).interaction { true } else { false }
+        }
+        try await eventually("the room's audience heard it") {
+            roomEvents.withLock { $0.contains { if case .interactionChanged(let room) = $0, case .call = room.interaction { true } else { false } } }
+        }
+
         // The show is paused: the audience hears of it as a video state change, not an offline.
         _ = try await viewerLog.wait("the live host's video stops for the audience") {
             if case .remoteVideoStateChanged(let connection, let uid, .stopped, _) = $0 { connection.channel == live && uid == host } else { false }
@@ -146,6 +163,11 @@ final class ShowToCallTests: XCTestCase {
         XCTAssertEqual(viewerLog2.states.last, "1 9 105")
         let before = liveSink.statistics.frames
         try await eventually("the audience decodes the host again") { liveSink.statistics.frames > before + 5 }
+        try await eventually("the room shows its host live on its own again") { try await rooms.room(live).interaction == .idle }
+        try await eventually("the room's audience heard that too") {
+            roomEvents.withLock { $0.last.map { if case .interactionChanged(let room) = $0 { room.interaction == .idle } else { false } } ?? false }
+        }
+        await rooms.shutdown()
 
         // The channel is sealed: the former partner's own call token no longer opens it.
         let rejoin = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)))

@@ -327,4 +327,25 @@ final class CallBookTests: XCTestCase {
         XCTAssertNil(book.callOnChannel["call-c1"])
         XCTAssertTrue(book.tick(nowMs: t0 + 60_000).isEmpty)
     }
+
+    func testTheHostsLiveRoomShowsTheCallFromAcceptToTheEndOnly() throws {
+        func rooms(_ directives: [CallDirective]) -> [String] {
+            directives.compactMap {
+                guard case .interaction(let room, let owner, _, let inCall) = $0 else { return nil }
+                return "\(room) \(owner) \(inCall)"
+            }
+        }
+        var book = CallBook()
+        let rung = try book.call(id: "c1", channel: "call-c1", from: viewer, to: host, type: .video, callerLiveRoom: "viewer-room",
+                                 calleeOnline: true, nowMs: t0).directives
+        XCTAssertEqual(rooms(rung), [], "nothing shows while it rings")
+        let accepted = try book.accept("c1", by: host, liveRoom: "host-room", nowMs: t0 + 100)
+        XCTAssertEqual(rooms(accepted), ["host-room \(host) true", "viewer-room \(viewer) true"])
+        let ended = try book.hangup("c1", by: viewer, nowMs: t0 + 5_000)
+        XCTAssertEqual(rooms(ended), ["host-room \(host) false", "viewer-room \(viewer) false"])
+        // A call rejected while it rang never showed, so nothing clears.
+        _ = try book.call(id: "c2", channel: "call-c2", from: viewer, to: host, type: .video, callerLiveRoom: "viewer-room",
+                          calleeOnline: true, nowMs: t0 + 6_000)
+        XCTAssertEqual(rooms(try book.reject("c2", by: host, nowMs: t0 + 6_100)), [])
+    }
 }

@@ -67,11 +67,10 @@ final class EdgeFailoverTests: XCTestCase {
             let now = try await request(.channelPlace, place, to: seed, expecting: RoomPlaceChannelResponse.self)
             XCTAssertNotEqual(now.edgeID, victim, "\(channel) placed again")
         }
-        // Channels on the other edges never stopped.
-        for channel in channels where !moved.contains(channel) {
-            for times in pictures[channel]! {
-                XCTAssertNotNil(times.first(after: after))
-            }
+        // Channels on the other edges never stopped: each viewer's next picture comes within a
+        // frame or two (the victim's audience may have recovered faster than that).
+        try await eventually("the other channels' audiences decode on", timeout: .seconds(1)) {
+            channels.filter { !moved.contains($0) }.allSatisfy { channel in pictures[channel]!.allSatisfy { $0.first(after: after) != nil } }
         }
         for engine in engines { await engine.shutdown() }
         await loop.shutdown()

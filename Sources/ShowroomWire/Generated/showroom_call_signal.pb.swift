@@ -296,6 +296,9 @@ public nonisolated struct SignalDialRequest: Sendable {
   /// Connected at accept instead of at both sides' first frames (CallAPI's firstFrameWaittingDisabled).
   public var firstFrameWaitingDisabled: Bool = false
 
+  /// The caller's live room, if it hosts one: while the call is on, the room shows it.
+  public var liveRoomID: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -335,6 +338,9 @@ public nonisolated struct SignalCallActionRequest: Sendable {
 
   /// A reject's or hang-up's reason (at most 256 bytes).
   public var reason: String = String()
+
+  /// CALL_ACCEPT: the callee's live room, if it hosts one: while the call is on, the room shows it.
+  public var liveRoomID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -485,6 +491,8 @@ public nonisolated struct SignalRingRequest: Sendable {
 
   public var firstFrameWaitingDisabled: Bool = false
 
+  public var liveRoomID: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -530,6 +538,8 @@ public nonisolated struct SignalPartyAction: Sendable {
   public var callID: String = String()
 
   public var reason: String = String()
+
+  public var liveRoomID: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -740,6 +750,9 @@ public nonisolated struct SignalCallRecord: Sendable {
   public var firstFrames: [UInt32] = []
 
   public var absentSince: Dictionary<UInt32,Int64> = [:]
+
+  /// Each party's live room, when it hosts one.
+  public var liveRooms: Dictionary<UInt32,String> = [:]
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1246,7 +1259,7 @@ nonisolated extension SignalPresenceEntry: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension SignalDialRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".DialRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}callee\0\u{1}type\0\u{1}extension\0\u{3}timeout_ms\0\u{3}first_frame_waiting_disabled\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}callee\0\u{1}type\0\u{1}extension\0\u{3}timeout_ms\0\u{3}first_frame_waiting_disabled\0\u{3}live_room_id\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1260,6 +1273,7 @@ nonisolated extension SignalDialRequest: SwiftProtobuf.Message, SwiftProtobuf._M
       case 4: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: &self.`extension`) }()
       case 5: try { try decoder.decodeSingularUInt32Field(value: &self.timeoutMs) }()
       case 6: try { try decoder.decodeSingularBoolField(value: &self.firstFrameWaitingDisabled) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.liveRoomID) }()
       default: break
       }
     }
@@ -1284,6 +1298,9 @@ nonisolated extension SignalDialRequest: SwiftProtobuf.Message, SwiftProtobuf._M
     if self.firstFrameWaitingDisabled != false {
       try visitor.visitSingularBoolField(value: self.firstFrameWaitingDisabled, fieldNumber: 6)
     }
+    if !self.liveRoomID.isEmpty {
+      try visitor.visitSingularStringField(value: self.liveRoomID, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1294,6 +1311,7 @@ nonisolated extension SignalDialRequest: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.`extension` != rhs.`extension` {return false}
     if lhs.timeoutMs != rhs.timeoutMs {return false}
     if lhs.firstFrameWaitingDisabled != rhs.firstFrameWaitingDisabled {return false}
+    if lhs.liveRoomID != rhs.liveRoomID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1335,7 +1353,7 @@ nonisolated extension SignalDialResponse: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension SignalCallActionRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CallActionRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}call_id\0\u{1}reason\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}call_id\0\u{1}reason\0\u{3}live_room_id\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1346,6 +1364,7 @@ nonisolated extension SignalCallActionRequest: SwiftProtobuf.Message, SwiftProto
       case 1: try { try decoder.decodeSingularStringField(value: &self.sessionID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.callID) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.reason) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.liveRoomID) }()
       default: break
       }
     }
@@ -1361,6 +1380,9 @@ nonisolated extension SignalCallActionRequest: SwiftProtobuf.Message, SwiftProto
     if !self.reason.isEmpty {
       try visitor.visitSingularStringField(value: self.reason, fieldNumber: 3)
     }
+    if !self.liveRoomID.isEmpty {
+      try visitor.visitSingularStringField(value: self.liveRoomID, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1368,6 +1390,7 @@ nonisolated extension SignalCallActionRequest: SwiftProtobuf.Message, SwiftProto
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.callID != rhs.callID {return false}
     if lhs.reason != rhs.reason {return false}
+    if lhs.liveRoomID != rhs.liveRoomID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1621,7 +1644,7 @@ nonisolated extension SignalNotice: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
 nonisolated extension SignalRingRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".RingRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}call_id\0\u{1}channel\0\u{1}caller\0\u{1}callee\0\u{1}type\0\u{1}extension\0\u{3}timeout_ms\0\u{3}first_frame_waiting_disabled\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}call_id\0\u{1}channel\0\u{1}caller\0\u{1}callee\0\u{1}type\0\u{1}extension\0\u{3}timeout_ms\0\u{3}first_frame_waiting_disabled\0\u{3}live_room_id\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1637,6 +1660,7 @@ nonisolated extension SignalRingRequest: SwiftProtobuf.Message, SwiftProtobuf._M
       case 6: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: &self.`extension`) }()
       case 7: try { try decoder.decodeSingularUInt32Field(value: &self.timeoutMs) }()
       case 8: try { try decoder.decodeSingularBoolField(value: &self.firstFrameWaitingDisabled) }()
+      case 9: try { try decoder.decodeSingularStringField(value: &self.liveRoomID) }()
       default: break
       }
     }
@@ -1667,6 +1691,9 @@ nonisolated extension SignalRingRequest: SwiftProtobuf.Message, SwiftProtobuf._M
     if self.firstFrameWaitingDisabled != false {
       try visitor.visitSingularBoolField(value: self.firstFrameWaitingDisabled, fieldNumber: 8)
     }
+    if !self.liveRoomID.isEmpty {
+      try visitor.visitSingularStringField(value: self.liveRoomID, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1679,6 +1706,7 @@ nonisolated extension SignalRingRequest: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.`extension` != rhs.`extension` {return false}
     if lhs.timeoutMs != rhs.timeoutMs {return false}
     if lhs.firstFrameWaitingDisabled != rhs.firstFrameWaitingDisabled {return false}
+    if lhs.liveRoomID != rhs.liveRoomID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1725,7 +1753,7 @@ nonisolated extension SignalRingResponse: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension SignalPartyAction: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".PartyAction"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}uid\0\u{3}call_id\0\u{1}reason\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}uid\0\u{3}call_id\0\u{1}reason\0\u{3}live_room_id\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1737,6 +1765,7 @@ nonisolated extension SignalPartyAction: SwiftProtobuf.Message, SwiftProtobuf._M
       case 2: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.callID) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.reason) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.liveRoomID) }()
       default: break
       }
     }
@@ -1755,6 +1784,9 @@ nonisolated extension SignalPartyAction: SwiftProtobuf.Message, SwiftProtobuf._M
     if !self.reason.isEmpty {
       try visitor.visitSingularStringField(value: self.reason, fieldNumber: 4)
     }
+    if !self.liveRoomID.isEmpty {
+      try visitor.visitSingularStringField(value: self.liveRoomID, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1763,6 +1795,7 @@ nonisolated extension SignalPartyAction: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.uid != rhs.uid {return false}
     if lhs.callID != rhs.callID {return false}
     if lhs.reason != rhs.reason {return false}
+    if lhs.liveRoomID != rhs.liveRoomID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2116,7 +2149,7 @@ nonisolated extension SignalSessionRecord: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension SignalCallRecord: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CallRecord"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}call_id\0\u{1}caller\0\u{1}callee\0\u{1}type\0\u{1}channel\0\u{1}extension\0\u{3}waits_for_first_frame\0\u{3}started_at_ms\0\u{1}phase\0\u{1}sequence\0\u{3}deadline_ms\0\u{3}accepted_at_ms\0\u{3}connected_at_ms\0\u{3}first_frames\0\u{3}absent_since\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}call_id\0\u{1}caller\0\u{1}callee\0\u{1}type\0\u{1}channel\0\u{1}extension\0\u{3}waits_for_first_frame\0\u{3}started_at_ms\0\u{1}phase\0\u{1}sequence\0\u{3}deadline_ms\0\u{3}accepted_at_ms\0\u{3}connected_at_ms\0\u{3}first_frames\0\u{3}absent_since\0\u{3}live_rooms\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2139,6 +2172,7 @@ nonisolated extension SignalCallRecord: SwiftProtobuf.Message, SwiftProtobuf._Me
       case 13: try { try decoder.decodeSingularInt64Field(value: &self.connectedAtMs) }()
       case 14: try { try decoder.decodeRepeatedUInt32Field(value: &self.firstFrames) }()
       case 15: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufUInt32,SwiftProtobuf.ProtobufInt64>.self, value: &self.absentSince) }()
+      case 16: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufUInt32,SwiftProtobuf.ProtobufString>.self, value: &self.liveRooms) }()
       default: break
       }
     }
@@ -2190,6 +2224,9 @@ nonisolated extension SignalCallRecord: SwiftProtobuf.Message, SwiftProtobuf._Me
     if !self.absentSince.isEmpty {
       try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufUInt32,SwiftProtobuf.ProtobufInt64>.self, value: self.absentSince, fieldNumber: 15)
     }
+    if !self.liveRooms.isEmpty {
+      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufUInt32,SwiftProtobuf.ProtobufString>.self, value: self.liveRooms, fieldNumber: 16)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2209,6 +2246,7 @@ nonisolated extension SignalCallRecord: SwiftProtobuf.Message, SwiftProtobuf._Me
     if lhs.connectedAtMs != rhs.connectedAtMs {return false}
     if lhs.firstFrames != rhs.firstFrames {return false}
     if lhs.absentSince != rhs.absentSince {return false}
+    if lhs.liveRooms != rhs.liveRooms {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -127,6 +127,42 @@ public nonisolated enum RoomRoomCloseReason: SwiftProtobuf.Enum, Swift.CaseItera
 
 }
 
+public nonisolated enum RoomRoomInteractionKind: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case idle // = 0
+
+  /// The owner is in a 1v1 call (its live connection stops publishing until the call ends).
+  case call // = 1
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .idle
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .idle
+    case 1: self = .call
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .idle: return 0
+    case .call: return 1
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [RoomRoomInteractionKind] = [
+    .idle,
+    .call,
+  ]
+
+}
+
 public nonisolated enum RoomRoomNoticeKind: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
   case unspecified // = 0
@@ -134,6 +170,9 @@ public nonisolated enum RoomRoomNoticeKind: SwiftProtobuf.Enum, Swift.CaseIterab
   case messageAdded // = 2
   case roomExpired // = 3
   case roomDestroyed // = 4
+
+  /// The room's interaction changed (the owner entered or left a 1v1 call).
+  case interactionChanged // = 5
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -147,6 +186,7 @@ public nonisolated enum RoomRoomNoticeKind: SwiftProtobuf.Enum, Swift.CaseIterab
     case 2: self = .messageAdded
     case 3: self = .roomExpired
     case 4: self = .roomDestroyed
+    case 5: self = .interactionChanged
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -158,6 +198,7 @@ public nonisolated enum RoomRoomNoticeKind: SwiftProtobuf.Enum, Swift.CaseIterab
     case .messageAdded: return 2
     case .roomExpired: return 3
     case .roomDestroyed: return 4
+    case .interactionChanged: return 5
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -169,6 +210,7 @@ public nonisolated enum RoomRoomNoticeKind: SwiftProtobuf.Enum, Swift.CaseIterab
     .messageAdded,
     .roomExpired,
     .roomDestroyed,
+    .interactionChanged,
   ]
 
 }
@@ -400,11 +442,80 @@ public nonisolated struct RoomRoom: @unchecked Sendable {
     set {_uniqueStorage()._lastChatSequence = newValue}
   }
 
+  /// What the room's owner is doing with others (idle when unset).
+  public var interaction: RoomRoomInteraction {
+    get {_storage._interaction ?? RoomRoomInteraction()}
+    set {_uniqueStorage()._interaction = newValue}
+  }
+  /// Returns true if `interaction` has been explicitly set.
+  public var hasInteraction: Bool {_storage._interaction != nil}
+  /// Clears the value of `interaction`. Subsequent reads from it will return its default value.
+  public mutating func clearInteraction() {_uniqueStorage()._interaction = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+public nonisolated struct RoomRoomInteraction: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var kind: RoomRoomInteractionKind = .idle
+
+  /// The call id (for a call).
+  public var id: String = String()
+
+  public var sinceMs: Int64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// ROOM_INTERACTION (internal, call-signal -> the room's owner coordinator): the room's owner
+/// entered a 1v1 call (kind CALL, its id) or left it (kind IDLE, the same id: a stale clear of
+/// another interaction changes nothing). Refused unless `owner_uid` owns the open room.
+public nonisolated struct RoomSetInteractionRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var roomID: String = String()
+
+  public var ownerUid: UInt32 = 0
+
+  public var kind: RoomRoomInteractionKind = .idle
+
+  public var id: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct RoomSetInteractionResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var room: RoomRoom {
+    get {_room ?? RoomRoom()}
+    set {_room = newValue}
+  }
+  /// Returns true if `room` has been explicitly set.
+  public var hasRoom: Bool {self._room != nil}
+  /// Clears the value of `room`. Subsequent reads from it will return its default value.
+  public mutating func clearRoom() {self._room = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _room: RoomRoom? = nil
 }
 
 public nonisolated struct RoomChatMessage: Sendable {
@@ -1258,8 +1369,12 @@ nonisolated extension RoomRoomCloseReason: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ROOM_CLOSE_REASON_UNSPECIFIED\0\u{1}ROOM_CLOSE_REASON_OWNER_CLOSED\0\u{1}ROOM_CLOSE_REASON_EXPIRED\0\u{1}ROOM_CLOSE_REASON_OWNER_OFFLINE\0\u{1}ROOM_CLOSE_REASON_ADMIN_CLOSED\0")
 }
 
+nonisolated extension RoomRoomInteractionKind: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ROOM_INTERACTION_KIND_IDLE\0\u{1}ROOM_INTERACTION_KIND_CALL\0")
+}
+
 nonisolated extension RoomRoomNoticeKind: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ROOM_NOTICE_KIND_UNSPECIFIED\0\u{1}ROOM_NOTICE_KIND_USER_COUNT_CHANGED\0\u{1}ROOM_NOTICE_KIND_MESSAGE_ADDED\0\u{1}ROOM_NOTICE_KIND_ROOM_EXPIRED\0\u{1}ROOM_NOTICE_KIND_ROOM_DESTROYED\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ROOM_NOTICE_KIND_UNSPECIFIED\0\u{1}ROOM_NOTICE_KIND_USER_COUNT_CHANGED\0\u{1}ROOM_NOTICE_KIND_MESSAGE_ADDED\0\u{1}ROOM_NOTICE_KIND_ROOM_EXPIRED\0\u{1}ROOM_NOTICE_KIND_ROOM_DESTROYED\0\u{1}ROOM_NOTICE_KIND_INTERACTION_CHANGED\0")
 }
 
 nonisolated extension RoomChannelEventType: SwiftProtobuf._ProtoNameProviding {
@@ -1272,7 +1387,7 @@ nonisolated extension RoomChannelLeaveReason: SwiftProtobuf._ProtoNameProviding 
 
 nonisolated extension RoomRoom: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Room"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}room_id\0\u{1}name\0\u{3}owner_uid\0\u{3}owner_name\0\u{3}owner_avatar\0\u{3}created_at_ms\0\u{3}audience_count\0\u{1}channel\0\u{3}expires_at_ms\0\u{1}state\0\u{3}close_reason\0\u{3}closed_at_ms\0\u{3}owner_offline_since_ms\0\u{1}version\0\u{3}updated_at_ms\0\u{3}audience_uids\0\u{3}last_chat_sequence\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}room_id\0\u{1}name\0\u{3}owner_uid\0\u{3}owner_name\0\u{3}owner_avatar\0\u{3}created_at_ms\0\u{3}audience_count\0\u{1}channel\0\u{3}expires_at_ms\0\u{1}state\0\u{3}close_reason\0\u{3}closed_at_ms\0\u{3}owner_offline_since_ms\0\u{1}version\0\u{3}updated_at_ms\0\u{3}audience_uids\0\u{3}last_chat_sequence\0\u{1}interaction\0")
 
   fileprivate class _StorageClass {
     var _roomID: String = String()
@@ -1292,6 +1407,7 @@ nonisolated extension RoomRoom: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
     var _updatedAtMs: Int64 = 0
     var _audienceUids: [UInt32] = []
     var _lastChatSequence: UInt64 = 0
+    var _interaction: RoomRoomInteraction? = nil
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -1319,6 +1435,7 @@ nonisolated extension RoomRoom: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
       _updatedAtMs = source._updatedAtMs
       _audienceUids = source._audienceUids
       _lastChatSequence = source._lastChatSequence
+      _interaction = source._interaction
     }
   }
 
@@ -1354,6 +1471,7 @@ nonisolated extension RoomRoom: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
         case 15: try { try decoder.decodeSingularInt64Field(value: &_storage._updatedAtMs) }()
         case 16: try { try decoder.decodeRepeatedUInt32Field(value: &_storage._audienceUids) }()
         case 17: try { try decoder.decodeSingularUInt64Field(value: &_storage._lastChatSequence) }()
+        case 18: try { try decoder.decodeSingularMessageField(value: &_storage._interaction) }()
         default: break
         }
       }
@@ -1362,6 +1480,10 @@ nonisolated extension RoomRoom: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
       if !_storage._roomID.isEmpty {
         try visitor.visitSingularStringField(value: _storage._roomID, fieldNumber: 1)
       }
@@ -1413,6 +1535,9 @@ nonisolated extension RoomRoom: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
       if _storage._lastChatSequence != 0 {
         try visitor.visitSingularUInt64Field(value: _storage._lastChatSequence, fieldNumber: 17)
       }
+      try { if let v = _storage._interaction {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 18)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -1439,10 +1564,130 @@ nonisolated extension RoomRoom: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
         if _storage._updatedAtMs != rhs_storage._updatedAtMs {return false}
         if _storage._audienceUids != rhs_storage._audienceUids {return false}
         if _storage._lastChatSequence != rhs_storage._lastChatSequence {return false}
+        if _storage._interaction != rhs_storage._interaction {return false}
         return true
       }
       if !storagesAreEqual {return false}
     }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomRoomInteraction: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RoomInteraction"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}id\0\u{3}since_ms\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.kind) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.id) }()
+      case 3: try { try decoder.decodeSingularInt64Field(value: &self.sinceMs) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.kind != .idle {
+      try visitor.visitSingularEnumField(value: self.kind, fieldNumber: 1)
+    }
+    if !self.id.isEmpty {
+      try visitor.visitSingularStringField(value: self.id, fieldNumber: 2)
+    }
+    if self.sinceMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.sinceMs, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomRoomInteraction, rhs: RoomRoomInteraction) -> Bool {
+    if lhs.kind != rhs.kind {return false}
+    if lhs.id != rhs.id {return false}
+    if lhs.sinceMs != rhs.sinceMs {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomSetInteractionRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SetInteractionRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}room_id\0\u{3}owner_uid\0\u{1}kind\0\u{1}id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.roomID) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.ownerUid) }()
+      case 3: try { try decoder.decodeSingularEnumField(value: &self.kind) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.id) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.roomID.isEmpty {
+      try visitor.visitSingularStringField(value: self.roomID, fieldNumber: 1)
+    }
+    if self.ownerUid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.ownerUid, fieldNumber: 2)
+    }
+    if self.kind != .idle {
+      try visitor.visitSingularEnumField(value: self.kind, fieldNumber: 3)
+    }
+    if !self.id.isEmpty {
+      try visitor.visitSingularStringField(value: self.id, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomSetInteractionRequest, rhs: RoomSetInteractionRequest) -> Bool {
+    if lhs.roomID != rhs.roomID {return false}
+    if lhs.ownerUid != rhs.ownerUid {return false}
+    if lhs.kind != rhs.kind {return false}
+    if lhs.id != rhs.id {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomSetInteractionResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SetInteractionResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}room\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._room) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._room {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomSetInteractionResponse, rhs: RoomSetInteractionResponse) -> Bool {
+    if lhs._room != rhs._room {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
