@@ -70,12 +70,22 @@ struct CallsBenchmark: AsyncParsableCommand {
         while next < pairs {
             let batch = next..<min(pairs, next + concurrency)
             next = batch.upperBound
-            let results = await withTaskGroup(of: Result<Double, ShowroomError>.self) { group in
+            // As apps do: users log in when their app starts, long before anyone calls. The
+            // batch's calls then start together, so setting up does not count as calling.
+            let ready = await withTaskGroup(of: Result<Pair, ShowroomError>.self) { group in
                 for index in batch {
-                    let caller = base + UInt32(index) * 2, callee = caller + 1
+                    let caller = base + UInt32(index) * 2
                     let loop = loops[index % loops.count]
-                    group.addTask { await Self.oneCall(caller: caller, callee: callee, seeds: clientSeeds, loop: loop, credentials: credentials) }
+                    group.addTask { await Pair.start(caller: caller, callee: caller + 1, seeds: clientSeeds, loop: loop, credentials: credentials) }
                 }
+                var pairs: [Result<Pair, ShowroomError>] = []
+                for await pair in group { pairs.append(pair) }
+                return pairs
+            }
+            let pairs = ready.compactMap { try? $0.get() }
+            for case .failure(let error) in ready { failures["E\(error.code.rawValue)", default: 0] += 1 }
+            let results = await withTaskGroup(of: Result<Double, ShowroomError>.self) { group in
+                for pair in pairs { group.addTask { await pair.call() } }
                 var results: [Result<Double, ShowroomError>] = []
                 for await result in group { results.append(result) }
                 return results
@@ -86,6 +96,8 @@ struct CallsBenchmark: AsyncParsableCommand {
                 case .failure(let error): failures["E\(error.code.rawValue)", default: 0] += 1
                 }
             }
+            // Everything the batch started is stopped before the next batch starts.
+            for pair in pairs { await pair.stop() }
         }
         for loop in loops { await loop.shutdown() }
         let latency = LatencyHistogram(milliseconds: times)
@@ -104,32 +116,53 @@ struct CallsBenchmark: AsyncParsableCommand {
         }
     }
 
-    /// One pair: both log in, the callee accepts what rings, the caller calls; returns the time
-    /// from the call to both sides connected (at most 10 s), then hangs up and logs out.
-    private static func oneCall(caller: UInt32, callee: UInt32, seeds: [String], loop: EngineLoop,
-                                credentials: LocalAppCredentials) async -> Result<Double, ShowroomError> {
+    /// A caller and a callee, each with its engine (a 160×120 camera at 15 fps), logged in to
+    /// signaling; the callee accepts what rings.
+    private struct Pair: Sendable {
+        let caller: UInt32, callee: UInt32
         let calling: ShowroomEngine, called: ShowroomEngine
-        do {
-            calling = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)), loop: loop)
-            called = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)), loop: loop)
-        } catch {
-            return .failure(error)
+        let callerClient: CallClient, calleeClient: CallClient
+
+        static func start(caller: UInt32, callee: UInt32, seeds: [String], loop: EngineLoop,
+                          credentials: LocalAppCredentials) async -> Result<Pair, ShowroomError> {
+            do throws(ShowroomError) {
+                let calling = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)), loop: loop)
+                let called = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)), loop: loop)
+                for engine in [calling, called] {
+                    await engine.setLocalVideoSource(TestPatternCamera(width: 160, height: 120, framesPerSecond: 15))
+                }
+                let pair = Pair(caller: caller, callee: callee, calling: calling, called: called,
+                                callerClient: CallClient(uid: caller, engine: calling, seeds: seeds, pollWait: .seconds(5)),
+                                calleeClient: CallClient(uid: callee, engine: called, seeds: seeds, pollWait: .seconds(5)))
+                do throws(ShowroomError) {
+                    let tokens: (caller: String, callee: String)
+                    do {
+                        tokens = (try credentials.loginToken(uid: caller), try credentials.loginToken(uid: callee))
+                    } catch {
+                        throw ShowroomError.internal("cannot make login tokens: \(error)")
+                    }
+                    try await pair.calleeClient.login(token: tokens.callee)
+                    try await pair.callerClient.login(token: tokens.caller)
+                    try pair.callerClient.prepareForCall(PrepareConfig())
+                    try pair.calleeClient.prepareForCall(PrepareConfig())
+                } catch {
+                    await pair.stop()
+                    throw error
+                }
+                return .success(pair)
+            } catch {
+                return .failure(error)
+            }
         }
-        for engine in [calling, called] {
-            await engine.setLocalVideoSource(TestPatternCamera(width: 160, height: 120, framesPerSecond: 15))
-        }
-        let callerClient = CallClient(uid: caller, engine: calling, seeds: seeds, pollWait: .seconds(5))
-        let calleeClient = CallClient(uid: callee, engine: called, seeds: seeds, pollWait: .seconds(5))
-        let result: Result<Double, ShowroomError>
-        do {
-            try await calleeClient.login(token: credentials.loginToken(uid: callee))
-            try await callerClient.login(token: credentials.loginToken(uid: caller))
-            try callerClient.prepareForCall(PrepareConfig())
-            try calleeClient.prepareForCall(PrepareConfig())
+
+        /// Calls; returns the time from the call to both sides connected (at most 10 s), then
+        /// hangs up.
+        func call() async -> Result<Double, ShowroomError> {
             let started = ContinuousClock.now
+            let (callerClient, calleeClient) = (self.callerClient, self.calleeClient)
             let both = Task { () -> Bool in
-                async let callerConnected = Self.connected(callerClient, accepting: false)
-                async let calleeConnected = Self.connected(calleeClient, accepting: true)
+                async let callerConnected = CallsBenchmark.connected(callerClient, accepting: false)
+                async let calleeConnected = CallsBenchmark.connected(calleeClient, accepting: true)
                 let (a, b) = await (callerConnected, calleeConnected)
                 return a && b
             }
@@ -137,34 +170,34 @@ struct CallsBenchmark: AsyncParsableCommand {
                 try await Task.sleep(for: .seconds(10))
                 both.cancel()
             }
-            try await callerClient.call(remoteUserId: callee)
+            defer { deadline.cancel() }
+            do throws(ShowroomError) {
+                try await callerClient.call(remoteUserId: callee)
+            } catch {
+                both.cancel()
+                return .failure(error)
+            }
             let ok = await both.value
             let elapsed = ContinuousClock.now - started
-            deadline.cancel()
-            if ok {
-                try? await callerClient.hangup(remoteUserId: callee)
-                result = .success(elapsed.seconds * 1000)
-            } else {
-                result = .failure(.deadlineExceeded("not connected within 10 s"))
+            guard ok else { return .failure(.deadlineExceeded("not connected within 10 s")) }
+            try? await callerClient.hangup(remoteUserId: callee)
+            return .success(elapsed.seconds * 1000)
+        }
+
+        /// Logs both out and shuts their engines down.
+        func stop() async {
+            for client in [callerClient, calleeClient] {
+                await client.logout()
+                await client.close()
             }
-        } catch let error as ShowroomError {
-            result = .failure(error)
-        } catch {
-            result = .failure(.internal("\(error)"))
+            await calling.shutdown()
+            await called.shutdown()
         }
-        // Everything this pair started is stopped before the next batch starts.
-        for client in [callerClient, calleeClient] {
-            await client.logout()
-            await client.close()
-        }
-        await calling.shutdown()
-        await called.shutdown()
-        return result
     }
 
     /// Waits for the client's `connected` (accepting what rings when `accepting`); false when its
     /// call ended first or the wait was cancelled.
-    private static func connected(_ client: CallClient, accepting: Bool) async -> Bool {
+    fileprivate static func connected(_ client: CallClient, accepting: Bool) async -> Bool {
         for await event in client.events {
             switch event {
             case .connected: return true
