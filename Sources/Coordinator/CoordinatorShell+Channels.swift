@@ -72,7 +72,9 @@ extension CoordinatorShell {
         if !body.unreachableEdge.isEmpty, current?.edgeID == body.unreachableEdge,
            let endpoint = clusterEndpoint(of: body.unreachableEdge) {
             // A client could not reach the channel's edge: if this coordinator cannot either, the
-            // channel moves now rather than when the membership declares the edge dead.
+            // channel moves now rather than when the membership declares the edge dead. A link
+            // whose connection broke (the edge's process died) needs no probe.
+            if node.connectionBroken(to: endpoint) { return finishPlacement(body, avoiding: body.unreachableEdge, respond) }
             node.send(.nodeInfo, body: WireNodeInfoRequest(), to: endpoint, timeout: Self.probeTimeout) { [self] result in
                 let reachable: Bool
                 if case .success(let answer) = result, answer.failure == nil { reachable = true } else { reachable = false }
