@@ -30,6 +30,19 @@ enum SharedCluster {
     }
 }
 
+/// A test case on the shared cluster: started before its first test, stopped after its last.
+class SharedClusterTestCase: XCTestCase {
+    override class func setUp() {
+        super.setUp()
+        do { try SharedCluster.start() } catch { XCTFail("cluster did not start: \(error)") }
+    }
+
+    override class func tearDown() {
+        SharedCluster.stop()
+        super.tearDown()
+    }
+}
+
 /// A client of the shared cluster: an engine, its event log, and the connection it joined.
 struct TestClient {
     let engine: ShowroomEngine

@@ -11,17 +11,7 @@ import ZeroMQ
 /// Show live against real processes: a coordinator and two edges started through
 /// `deploy/cluster.sh`, clients through the SDK (and a bare DEALER where a test needs a client
 /// that misbehaves), real Opus and VP8 from libopus and libvpx.
-final class ShowLiveTests: XCTestCase {
-    override class func setUp() {
-        super.setUp()
-        do { try SharedCluster.start() } catch { XCTFail("cluster did not start: \(error)") }
-    }
-
-    override class func tearDown() {
-        SharedCluster.stop()
-        super.tearDown()
-    }
-
+final class ShowLiveTests: SharedClusterTestCase {
     // MARK: - Media
 
     func testTwentyAudienceMembersReceiveEveryFrameInOrderAndDecodeIt() async throws {

@@ -1,0 +1,62 @@
+import ShowroomAuth
+import ShowroomKit
+import ShowroomTesting
+import Synchronization
+import XCTest
+
+/// The video loader on real processes: a viewer swiping through live rooms decodes each room's
+/// host on every swipe while holding at most three channels, and leaves nothing behind.
+final class VideoLoaderTests: SharedClusterTestCase {
+    func testAViewerSwipingThroughLiveRoomsDecodesEachHostOnEverySwipe() async throws {
+        let rooms = try (0..<6).map { n in
+            AnchorInfo(channel: "swipe-\(n)", uid: 500 + UInt32(n),
+                       token: try TestApp.token(channel: "swipe-\(n)", uid: 77, role: .subscriber))
+        }
+        var hosts: [TestClient] = []
+        for room in rooms {
+            hosts.append(try await TestClient.join(room.channel, uid: room.uid, role: .broadcaster, camera: true))
+        }
+        let viewer = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds([SharedCluster.seed])))
+        let loader = VideoLoader(engine: viewer, localUID: 77)
+        let reports = Mutex<[VideoLoaderEvent]>([])
+        let reader = Task { for await event in loader.events { reports.withLock { $0.append(event) } } }
+        defer { reader.cancel() }
+
+        // Down the feed and back up: every room on screen is decoded, through prejoined neighbours.
+        let path = Array(0..<6) + Array((0..<5).reversed())
+        var held: [Int] = []
+        for (step, index) in path.enumerated() {
+            loader.swipe(to: index, in: rooms)
+            await loader.settle()
+            held.append(loader.heldChannels.count)
+            XCTAssertEqual(loader.state(of: rooms[index].channel), .joinedWithAudioVideo)
+            try await eventually("swipe \(step): room \(index)'s host decoded") {
+                reports.withLock { events in
+                    events.filter { if case .firstFrame(rooms[index].channel, rooms[index].uid, _) = $0 { true } else { false } }.count
+                        >= path.prefix(step + 1).filter { $0 == index }.count
+                }
+            }
+        }
+        XCTAssertLessThanOrEqual(held.max() ?? 0, 3, "channels held per swipe: \(held)")
+        XCTAssertEqual(reports.withLock { $0.filter { if case .error = $0 { true } else { false } } }, [])
+        let connections = await viewer.connections()
+        XCTAssertEqual(Set(connections.map(\.channel)), Set(loader.heldChannels))
+
+        // A card touched in the list raises a room the feed holds only prejoined; its tag's end
+        // lowers it again without leaving the feed's hold.
+        loader.switchAnchorState(.joinedWithVideo, anchor: rooms[1], tag: "card")
+        await loader.settle()
+        XCTAssertEqual(loader.state(of: rooms[1].channel), .joinedWithVideo)
+        loader.switchAnchorState(.idle, anchor: rooms[1], tag: "card")
+        await loader.settle()
+        XCTAssertEqual(loader.state(of: rooms[1].channel), .prejoined)
+
+        loader.cleanCache()
+        await loader.settle()
+        XCTAssertEqual(loader.heldChannels, [])
+        let left = await viewer.connections()
+        XCTAssertEqual(left, [], "no connection leaked")
+        await viewer.shutdown()
+        for host in hosts { await host.stop() }
+    }
+}

@@ -1,0 +1,65 @@
+import ShowroomKit
+import XCTest
+
+/// The video loader's states as plain values: counted holds per tag, and the swipe window.
+final class VideoLoaderStateTests: XCTestCase {
+    let me: UInt32 = 9
+    func room(_ n: Int) -> AnchorInfo { AnchorInfo(channel: "room-\(n)", uid: UInt32(100 + n), token: "t\(n)") }
+
+    func testTheHighestStateAnyTagAsksForHoldsAndTheChannelIsLeftAtZero() {
+        var book = AnchorBook(localUID: me)
+        let show = room(1)
+        XCTAssertEqual(book.set(.prejoined, for: show, tag: "feed"), [.join(show)])
+        XCTAssertEqual(book.set(.joinedWithVideo, for: show, tag: "card"), [.video(channel: "room-1", uid: 101, on: true)])
+        XCTAssertEqual(book.set(.joinedWithAudioVideo, for: show, tag: "feed"), [.audio(channel: "room-1", uid: 101, on: true)])
+        XCTAssertEqual(book.state(of: "room-1"), .joinedWithAudioVideo)
+        // Lowered by the tag that asked most: down to what the other tag holds.
+        XCTAssertEqual(book.set(.prejoined, for: show, tag: "feed"), [.audio(channel: "room-1", uid: 101, on: false)])
+        XCTAssertEqual(book.set(.idle, for: show, tag: "card"), [.video(channel: "room-1", uid: 101, on: false)])
+        XCTAssertEqual(book.state(of: "room-1"), .prejoined)
+        XCTAssertEqual(book.set(.idle, for: show, tag: "feed"), [.leave(channel: "room-1")])
+        XCTAssertEqual(book.heldChannels, [])
+        XCTAssertEqual(book.set(.idle, for: show, tag: "feed"), [], "idle again: nothing to do")
+    }
+
+    func testAJumpFromIdleJoinsAndSubscribesAtOnceAndOwnRoomIsSkipped() {
+        var book = AnchorBook(localUID: me)
+        XCTAssertEqual(book.set(.joinedWithAudioVideo, for: room(2), tag: "t"), [
+            .join(room(2)), .video(channel: "room-2", uid: 102, on: true), .audio(channel: "room-2", uid: 102, on: true),
+        ])
+        XCTAssertEqual(book.set(.joinedWithVideo, for: AnchorInfo(channel: "mine", uid: me, token: ""), tag: "t"), [])
+        XCTAssertEqual(book.set(.prejoined, for: room(3), tag: "t"), [.join(room(3))])
+        XCTAssertEqual(book.clean(), [.leave(channel: "room-2"), .leave(channel: "room-3")])
+        XCTAssertEqual(book.heldChannels, [])
+    }
+
+    func testTheSwipeWindowHoldsThreeRoomsAndMovesWithTheIndex() {
+        let rooms = (0..<10).map(room)
+        var window = SwipeWindow()
+        var book = AnchorBook(localUID: me)
+        func go(_ index: Int, settled: Bool = true) -> [String] {
+            window.focus(on: index, of: rooms, settled: settled).flatMap { book.set($0.state, for: $0.anchor, tag: "swipe") }
+                .map { "\($0)" }
+        }
+        _ = go(0)
+        XCTAssertEqual(book.heldChannels, ["room-0", "room-1"], "the first room has no room above")
+        XCTAssertEqual(book.state(of: "room-0"), .joinedWithAudioVideo)
+        XCTAssertEqual(book.state(of: "room-1"), .prejoined)
+        // Swiping up: the next room was prejoined, so showing it is a subscription, not a join.
+        let steps = go(1, settled: false)
+        XCTAssertFalse(steps.contains { $0.hasPrefix("join") && $0.contains("room-1") }, "\(steps)")
+        XCTAssertEqual(book.state(of: "room-1"), .joinedWithVideo, "seen before the scroll ends, heard after")
+        XCTAssertEqual(book.state(of: "room-0"), .prejoined)
+        XCTAssertEqual(book.state(of: "room-2"), .prejoined)
+        _ = go(1)
+        XCTAssertEqual(book.state(of: "room-1"), .joinedWithAudioVideo)
+        for index in 2..<10 {
+            _ = go(index)
+            XCTAssertLessThanOrEqual(book.heldChannels.count, 3)
+        }
+        XCTAssertEqual(book.heldChannels, ["room-8", "room-9"])
+        // A window of 2 on each side holds 5.
+        var wide = SwipeWindow(prejoinCount: 2)
+        XCTAssertEqual(wide.focus(on: 5, of: rooms, settled: true).count, 5)
+    }
+}
