@@ -277,61 +277,21 @@ extension CallSignalShell {
     /// Sends call events to the coordinator owning each call's channel, which publishes them on its
     /// events endpoint and posts them to the webhooks.
     func report(_ events: [SignalCallNotification]) {
-        guard !events.isEmpty else { return }
-        let coordinators = node.ring(.coordinator)
-        var byCoordinator: [String: SignalCallEventReport] = [:]
-        for event in events {
-            guard let coordinator = coordinators.owner(of: event.channel) else { continue }
-            byCoordinator[coordinator, default: SignalCallEventReport()].events.append(event)
-        }
-        for (coordinator, report) in byCoordinator.sorted(by: { $0.key < $1.key }) {
-            guard let endpoint = node.clusterEndpoint(of: coordinator) else { continue }
-            node.send(.callEvent, body: report, to: endpoint, timeout: Self.peerTimeout) { [logger] result in
-                if let failure = result.refusal {
-                    logger.warning("call events not published", metadata: ["coordinator": "\(coordinator)", "error": "\(failure)"])
-                }
-            }
+        for (channel, events) in Dictionary(grouping: events, by: \.channel).sorted(by: { $0.key < $1.key }) {
+            let report = SignalCallEventReport.with { $0.events = events }
+            deliver(.callEvent, key: channel, what: "call events of \(channel)") { report }
         }
     }
 
     /// Tells a live room's owner coordinator that its owner entered (or left) a call, so the room
-    /// and its audience show it. A coordinator that does not answer is asked again every second
-    /// (``tick()``) for a while; a refusal, such as a room that closed meanwhile, is final.
-    func showInRoom(_ roomID: String, owner: UInt32, callID: String, inCall: Bool, attempt: Int = 1) {
+    /// and its audience show it.
+    func showInRoom(_ roomID: String, owner: UInt32, callID: String, inCall: Bool) {
         var request = RoomSetInteractionRequest()
         request.roomID = roomID
         request.ownerUid = owner
         request.kind = inCall ? .call : .idle
         request.id = callID
-        let retry = { [self] (error: ShowroomError) in
-            guard attempt < Self.roomUpdateAttempts else {
-                return logger.warning("a live room's call status was not updated", metadata: [
-                    "room": "\(roomID)", "call": "\(callID)", "error": "\(error)",
-                ])
-            }
-            roomUpdates.append(RoomUpdate(request: request, attempt: attempt + 1, dueMs: nowMs + 1_000))
-        }
-        guard let coordinator = node.ring(.coordinator).owner(of: roomID), let endpoint = node.clusterEndpoint(of: coordinator) else {
-            return retry(ShowroomError(.noCoordinator, "no coordinator is alive"))
-        }
-        node.send(.roomInteraction, body: request, to: endpoint, timeout: Self.peerTimeout) { [logger] result in
-            guard let refusal = result.refusal else { return }
-            if [.unavailable, .deadlineExceeded, .noCoordinator].contains(refusal.code) { return retry(refusal) }
-            logger.info("a live room did not take its owner's call status", metadata: [
-                "room": "\(roomID)", "call": "\(callID)", "refusal": "\(refusal)",
-            ])
-        }
-    }
-
-    /// Sends the room updates whose retry is due.
-    func retryRoomUpdates() {
-        let now = nowMs
-        let due = roomUpdates.filter { $0.dueMs <= now }
-        roomUpdates.removeAll { $0.dueMs <= now }
-        for update in due {
-            showInRoom(update.request.roomID, owner: update.request.ownerUid, callID: update.request.id,
-                       inCall: update.request.kind == .call, attempt: update.attempt)
-        }
+        deliver(.roomInteraction, key: roomID, what: "room \(roomID)'s call status") { request }
     }
 
     /// Seals an ended call's channel: both parties are banned from it for as long as its tokens
@@ -340,27 +300,50 @@ extension CallSignalShell {
     /// included.
     func seal(_ channel: String, parties: [UInt32]) {
         guard let certificate = configuration.appCertificate else { return }
-        let coordinators = node.ring(.coordinator)
-        guard let coordinator = coordinators.owner(of: channel), let endpoint = node.clusterEndpoint(of: coordinator) else {
-            logger.warning("no coordinator to seal a call's channel", metadata: ["channel": "\(channel)"])
-            return
-        }
         // The parties' last tokens may have been minted just before the end.
         let seconds = callTokenSeconds + 60
         for party in parties {
-            var kick = RoomKickRequest()
-            kick.channel = channel
-            kick.uid = party
-            kick.banSeconds = seconds
-            kick.admin = AdminSigner.sign(action: "kick", target: channel, uid: party, issuedAtMs: nowMs,
-                                          appCertificate: certificate)
-            node.send(.kick, body: kick, to: endpoint, timeout: Self.peerTimeout) { [logger] result in
-                if let failure = result.refusal {
-                    logger.warning("a call's channel was not sealed for a party", metadata: [
-                        "channel": "\(channel)", "uid": "\(party)", "error": "\(failure)",
-                    ])
-                }
+            deliver(.kick, key: channel, what: "the seal of \(channel) for uid \(party)") { [self] in
+                var kick = RoomKickRequest()
+                kick.channel = channel
+                kick.uid = party
+                kick.banSeconds = seconds
+                // Signed when sent: a retry carries a fresh signature.
+                kick.admin = AdminSigner.sign(action: "kick", target: channel, uid: party, issuedAtMs: nowMs,
+                                              appCertificate: certificate)
+                return kick
             }
+        }
+    }
+
+    /// Sends a message to the coordinator owning `key` until one answers: while none is alive or
+    /// the owner does not answer, it goes again every second (``retryDeliveries()``) for
+    /// ``deliveryAttempts`` tries. A refusal is final (a room that closed meanwhile).
+    func deliver(_ kind: WireMessageKind, key: String, what: String, attempt: Int = 1,
+                 body: @escaping () -> any SwiftProtobuf.Message) {
+        let retry = { [self] (error: ShowroomError) in
+            guard attempt < Self.deliveryAttempts else {
+                return logger.warning("given up: \(what)", metadata: ["error": "\(error)", "attempts": "\(attempt)"])
+            }
+            deliveries.append(Delivery(kind: kind, key: key, what: what, attempt: attempt + 1, dueMs: nowMs + 1_000, body: body))
+        }
+        guard let coordinator = node.ring(.coordinator).owner(of: key), let endpoint = node.clusterEndpoint(of: coordinator) else {
+            return retry(ShowroomError(.noCoordinator, "no coordinator is alive"))
+        }
+        node.send(kind, body: body(), to: endpoint, timeout: Self.peerTimeout) { [logger] result in
+            guard let refusal = result.refusal else { return }
+            if [.unavailable, .deadlineExceeded, .noCoordinator].contains(refusal.code) { return retry(refusal) }
+            logger.info("refused: \(what)", metadata: ["refusal": "\(refusal)"])
+        }
+    }
+
+    /// Sends again the deliveries whose retry is due.
+    func retryDeliveries() {
+        let now = nowMs
+        let due = deliveries.filter { $0.dueMs <= now }
+        deliveries.removeAll { $0.dueMs <= now }
+        for delivery in due {
+            deliver(delivery.kind, key: delivery.key, what: delivery.what, attempt: delivery.attempt, body: delivery.body)
         }
     }
 

@@ -56,18 +56,21 @@ final class CallSignalShell {
     var tombstones: [String: Int64] = [:]
     /// When the calls of lost nodes were last checked.
     var lastVerifyMs: Int64 = 0
-    /// Live rooms' call statuses to send again (their coordinator did not answer).
-    var roomUpdates: [RoomUpdate] = []
+    /// Messages for coordinators to send again (no coordinator answered them yet).
+    var deliveries: [Delivery] = []
 
-    /// A live room's call status waiting for another try.
-    struct RoomUpdate {
-        var request: RoomSetInteractionRequest
+    /// A message for a coordinator waiting for another try.
+    struct Delivery {
+        var kind: WireMessageKind
+        var key: String
+        var what: String
         var attempt: Int
         var dueMs: Int64
+        var body: () -> any SwiftProtobuf.Message
     }
 
-    /// How many times a live room's call status is sent before it is given up.
-    static let roomUpdateAttempts = 30
+    /// How many times a message for a coordinator is sent before it is given up (about 30 s).
+    static let deliveryAttempts = 30
 
     /// A session's notices and its waiting poll.
     struct Mailbox {

@@ -37,6 +37,9 @@ final class EdgeSession {
     var heartbeatTimer: TimerID?
     var lastHeard = ContinuousClock.now
     var isInterrupted = false
+    /// Counts the times the session was left without channels: a warm-session timer closes it
+    /// only if no channel came and went since it was set.
+    var idleGeneration: UInt64 = 0
     var limits: EdgeLimits?
     /// Channels whose connections live in this session.
     var channels: Set<String> = []

@@ -36,6 +36,9 @@ public struct EngineConfiguration: Sendable {
     /// How long the engine keeps trying to rejoin a connection whose edge failed before it
     /// reports it failed; zero turns automatic rejoin off (the connections fail at once).
     public var rejoinWindow: Duration
+    /// How long an edge session stays open after its last channel left (warm): the next room on
+    /// the same edge then costs no handshake. Zero closes it at once.
+    public var sessionIdleTime: Duration = .seconds(10)
 
     /// Creates a configuration.
     ///

@@ -95,3 +95,20 @@ public enum EngineEvent: Sendable, Hashable {
     /// second per kind: e.g. `ROLE_FORBIDS_PUBLISH` (E3001) for an audience member's frames.
     case error(ChannelConnection?, ShowroomError)
 }
+
+extension EngineEvent {
+    /// The connection the event is about, if it is about one.
+    public var connection: ChannelConnection? {
+        switch self {
+        case .joined(let connection, _), .userJoined(let connection, _), .userOffline(let connection, _, _),
+             .remoteTrackPublished(let connection, _, _), .remoteTrackUnpublished(let connection, _, _),
+             .firstRemoteVideoFrameDecoded(let connection, _, _, _, _), .remoteVideoStateChanged(let connection, _, _, _),
+             .volumeIndication(let connection, _), .streamMessage(let connection, _, _, _, _),
+             .tokenWillExpire(let connection, _), .privilegeExpired(let connection, _), .connectionClosed(let connection, _),
+             .rejoinedChannel(let connection, _), .connectionStateChanged(let connection, _, _):
+            connection
+        case .error(let connection, _): connection
+        case .keyframeRequested: nil
+        }
+    }
+}

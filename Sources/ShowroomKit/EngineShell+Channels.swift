@@ -101,7 +101,7 @@ extension EngineShell {
         request(.leave(channel: channel), on: session) { [weak self, weak session] result in
             if let self, let session {
                 session.channels.remove(channel)
-                self.releaseIfUnused(session)
+                self.keepWarm(session)
             }
             // Not joined any more is what leaving wanted.
             if case .failure(let error) = result, error.code != .notJoined { return complete(.failure(error)) }

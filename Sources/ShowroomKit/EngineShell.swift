@@ -160,6 +160,7 @@ final class EngineShell {
             return
         }
         sessions[edge.endpoint] = session
+        statistics.sessionsOpened += 1
         session.openWaiters.append { result in ready(result.map { session }) }
         loop.register(session.socket) { [weak self, weak session] _, _ in
             guard let self, let session else { return }
@@ -258,6 +259,20 @@ final class EngineShell {
             }
         }
         session.channels = []
+    }
+
+    /// A session whose last channel was left stays open (warm) for
+    /// ``EngineConfiguration/sessionIdleTime``, so the next room on its edge costs no handshake,
+    /// then closes if no channel came meanwhile.
+    func keepWarm(_ session: EdgeSession) {
+        guard configuration.sessionIdleTime > .zero, !isShutDown else { return releaseIfUnused(session) }
+        guard session.channels.isEmpty, session.phase == .open else { return }
+        session.idleGeneration &+= 1
+        let generation = session.idleGeneration
+        _ = loop.scheduleTimer(after: configuration.sessionIdleTime) { [weak self, weak session] in
+            guard let self, let session, session.idleGeneration == generation else { return }
+            self.releaseIfUnused(session)
+        }
     }
 
     /// Closes a session that holds no connection any more: `EDGE_CLOSE_SESSION`, then the socket

@@ -85,6 +85,16 @@ public final class ShowroomEngine: Sendable {
         eventHub.stream(bufferingNewest: limit)
     }
 
+    /// A stream of its own of what happens to one connection from now on (its channel's users,
+    /// tracks, frames and states), in order: a view per connection (a call's, a PK peer's room)
+    /// reads only its own. Matches the channel (and the uid, unless the connection's is 0).
+    public func events(for connection: ChannelConnection, bufferingNewest limit: Int = 10_000) -> AsyncStream<EngineEvent> {
+        eventHub.stream(bufferingNewest: limit) { event in
+            guard let about = event.connection else { return false }
+            return about.channel == connection.channel && (connection.uid == 0 || about.uid == connection.uid)
+        }
+    }
+
     // MARK: - Channels
 
     /// Joins a channel and makes it the primary connection, used by the calls that name no

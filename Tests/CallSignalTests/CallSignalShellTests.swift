@@ -562,10 +562,10 @@ final class CallSignalShellTests: XCTestCase {
         XCTAssertNotNil(cluster.shells["signal-a"]!.records[UserRecord.key(of: 7001)])
     }
 
-    func testTheHostsLiveRoomShowsTheCallEvenWhenItsCoordinatorWasAwayAWhile() throws {
+    func testTheHostsLiveRoomAndTheSealReachACoordinatorThatWasAwayAWhile() throws {
         let cluster = CallSignalHarness(nodes: ids)
         let (viewer, host) = try cluster.loggedInPair(from: 8301, viewerVia: "signal-a", hostVia: "signal-b")
-        let h = host.uid
+        let (v, h) = (viewer.uid, host.uid)
         let call = try viewer.dial(h, waitFirstFrame: false)
         _ = try host.via.ask(.callAccept, SignalCallActionRequest.with {
             $0.sessionID = host.sessionID
@@ -580,6 +580,7 @@ final class CallSignalShellTests: XCTestCase {
         XCTAssertEqual(cluster.roomStatuses.count, 1)
         cluster.network.advance(by: .seconds(2))
         XCTAssertEqual(cluster.roomStatuses.last, "show-\(h) \(h) idle \(call.callID)")
+        XCTAssertEqual(Set(cluster.kicks.filter { $0.channel == call.channel }.map(\.uid)), [v, h], "the seal went again too")
         // A bad live room id is refused at once.
         XCTAssertThrowsError(try viewer.via.ask(.callDial, SignalDialRequest.with {
             $0.sessionID = viewer.sessionID

@@ -59,4 +59,41 @@ final class VideoLoaderTests: SharedClusterTestCase {
         await viewer.shutdown()
         for host in hosts { await host.stop() }
     }
+
+    func testAnEdgeSessionStaysWarmAfterTheLastRoomLeftAndTheNextRoomReusesIt() async throws {
+        let host = try await TestClient.join("warm-1", uid: 601, role: .broadcaster, camera: true)
+        var configuration = EngineConfiguration(entry: .seeds([SharedCluster.seed]))
+        configuration.sessionIdleTime = .seconds(30)
+        let viewer = try await ShowroomEngine(configuration: configuration)
+        let everything = EventLog(viewer)
+        let connection = ChannelConnection(channel: "warm-1", uid: 602)
+        // What this connection saw, and only that.
+        let seen = Mutex<[EngineEvent]>([])
+        let reader = Task { for await event in viewer.events(for: connection) { seen.withLock { $0.append(event) } } }
+        defer { reader.cancel() }
+        // The same channel twice, its only channel: the second join finds the first one's session
+        // still open (warm) and opens none.
+        var opened: [Int] = []
+        for round in 1...2 {
+            try await viewer.setupRemoteVideo(uid: 601, connection: connection, sink: DecodingVideoSink())
+            _ = try await viewer.joinChannelEx(token: try TestApp.token(channel: "warm-1", uid: 602, role: .subscriber),
+                                               connection: connection, options: .audience)
+            try await eventually("round \(round): the host decoded") {
+                seen.withLock { $0.filter { if case .firstRemoteVideoFrameDecoded = $0 { true } else { false } }.count } >= round
+            }
+            try await viewer.leaveChannelEx(connection)
+            opened.append(await viewer.statistics().sessionsOpened)
+        }
+        XCTAssertEqual(opened, [1, 1], "one session, kept warm between the rooms")
+        // Another connection's events reach the engine's readers, not this connection's.
+        let other = ChannelConnection(channel: "warm-2", uid: 602)
+        _ = try await viewer.joinChannelEx(token: try TestApp.token(channel: "warm-2", uid: 602, role: .subscriber),
+                                           connection: other, options: .audience)
+        _ = try await everything.wait("the other connection joined") { if case .joined(other, _) = $0 { true } else { false } }
+        XCTAssertFalse(seen.withLock { $0.contains { $0.connection == other } }, "no event of another connection")
+        XCTAssertTrue(seen.withLock { $0.contains { if case .joined(connection, _) = $0 { true } else { false } } })
+        try await viewer.leaveChannelEx(other)
+        await viewer.shutdown()
+        await host.stop()
+    }
 }
