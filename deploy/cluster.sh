@@ -416,7 +416,7 @@ cmd_demo() {
   # While they talk, the status view shows the call and host-1's room in it.
   if await_line host-1 "connected" >/dev/null; then
     echo "  -- status during the call --"
-    cmd_status | grep -E -A4 '^(calls|rooms)' | sed 's/^/  /' || true
+    cmd_status | grep -E -A4 '^(calls|rooms):' | sed 's/^/  /' || true
   fi
   if wait "$call_pid"; then
     sed 's/^/  caller 2019: /' "$call_file"

@@ -444,6 +444,8 @@ public final class CallClient: Sendable {
         guard let accepted else { return }
         if event == .remoteUserRecvCall { mark("remoteUserRecvCall") }
         sink.yield(.stateChanged(state: newState, reason: reason, event: event, info: info))
+        // An event without a change of state (remoteJoined, remoteLeft …) starts nothing again.
+        guard newState != accepted.before else { return }
         switch newState {
         case .calling:
             await joinCall(info, publish: info.caller == uid, config: accepted.config)

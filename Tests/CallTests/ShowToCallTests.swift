@@ -160,6 +160,10 @@ final class ShowToCallTests: XCTestCase {
         try await hostLog.wait("the host's call ended") { if case .disconnected = $0 { true } else { false } }
         try await viewerLog2.wait("the viewer's call ended") { if case .disconnected = $0 { true } else { false } }
         XCTAssertEqual(hostLog.states.last, "1 10 106")
+        for log in [hostLog, viewerLog2] {
+            XCTAssertEqual(log.all.filter { if case .connected = $0 { true } else { false } }.count, 1,
+                           "connected once, whatever events followed")
+        }
         XCTAssertEqual(viewerLog2.states.last, "1 9 105")
         let before = liveSink.statistics.frames
         try await eventually("the audience decodes the host again") { liveSink.statistics.frames > before + 5 }
