@@ -135,12 +135,34 @@ public final class ShowroomEngine: Sendable {
         // The edge's rule, checked here so a bad name fails at once with the same E1007.
         try Names.validateChannel(connection.channel)
         let started = ContinuousClock.now
+        let shell = self.shell
+        // A preloaded channel's edge is known already (a stale one answers CHANNEL_ELSEWHERE and
+        // the join follows the redirect; an unreachable one is forgotten and the cluster asked).
+        let preloaded = try await loop.perform { complete in complete(.success(shell.value.preloadedEdge(of: connection.channel))) }
+        if let preloaded {
+            do throws(ShowroomError) {
+                return try await loop.perform { complete in
+                    shell.value.join(token: token, connection: connection, options: options, edge: preloaded, primary: primary,
+                                     started: started, complete)
+                }
+            } catch where [.unavailable, .deadlineExceeded].contains(error.code) {
+                try await loop.perform { complete in complete(.success(shell.value.preloaded[connection.channel] = nil)) }
+            }
+        }
         let edge = try await placement.edge(
             for: connection.channel, avoiding: nil, joiningAs: PlacementCredentials(uid: connection.uid, token: token))
-        let shell = self.shell
         return try await loop.perform { complete in
             shell.value.join(token: token, connection: connection, options: options, edge: edge, primary: primary, started: started, complete)
         }
+    }
+
+    /// Gets a channel ready to join (`preloadChannel`): its edge is asked for now and remembered
+    /// for a while, and a session to that edge is opened (or kept) warm, so a later join costs
+    /// neither the placement nor the handshake. Nothing is joined, subscribed or counted.
+    public func preloadChannel(token: String, channel: String, uid: UInt32) async throws(ShowroomError) {
+        try Names.validateChannel(channel)
+        let edge = try await placement.edge(for: channel, avoiding: nil, joiningAs: PlacementCredentials(uid: uid, token: token))
+        try await onShell { shell, complete in shell.preload(channel, on: edge, complete) }
     }
 
     /// Leaves the primary channel (`leaveChannel`).

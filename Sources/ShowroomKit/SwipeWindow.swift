@@ -15,7 +15,7 @@ public struct SwipeWindow: Sendable, Equatable {
 
     /// The viewer is at `index` of `rooms` (`settled`: the scroll ended, so the room is heard as
     /// well as seen). Returns each room whose state changes, with its new state (idle: it left the
-    /// window), rooms leaving the window first.
+    /// window): the room on screen first, the rooms leaving the window last.
     public mutating func focus(on index: Int, of rooms: [AnchorInfo], settled: Bool) -> [(anchor: AnchorInfo, state: AnchorState)] {
         var wanted: [String: (AnchorInfo, AnchorState)] = [:]
         if rooms.indices.contains(index) {
@@ -27,13 +27,16 @@ public struct SwipeWindow: Sendable, Equatable {
                 if state > (wanted[room.channel]?.1 ?? .idle) { wanted[room.channel] = (room, state) }
             }
         }
+        // The room on screen first (its video is what the viewer waits for), then the rooms
+        // prejoined around it, and the rooms that left the window last.
         var changes: [(anchor: AnchorInfo, state: AnchorState)] = []
+        for (channel, (anchor, state)) in wanted.sorted(by: { ($0.value.1, $1.key) > ($1.value.1, $0.key) })
+            where states[channel] != state {
+            changes.append((anchor, state))
+        }
         let known = Dictionary(rooms.map { ($0.channel, $0) }) { first, _ in first }
         for channel in states.keys.sorted() where wanted[channel] == nil {
             if let anchor = known[channel] ?? anchors[channel] { changes.append((anchor, .idle)) }
-        }
-        for (channel, (anchor, state)) in wanted.sorted(by: { $0.key < $1.key }) where states[channel] != state {
-            changes.append((anchor, state))
         }
         states = wanted.mapValues(\.1)
         anchors = wanted.mapValues(\.0)

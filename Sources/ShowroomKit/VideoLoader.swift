@@ -40,6 +40,8 @@ public final class VideoLoader: Sendable {
         var window: SwipeWindow
         /// When each channel's video was asked for, until its first frame.
         var videoAskedAt: [String: ContinuousClock.Instant] = [:]
+        /// When each channel was last preloaded (asked again only once its preload grew stale).
+        var preloadedAt: [String: ContinuousClock.Instant] = [:]
         /// Engine steps queued and not yet done.
         var queued = 0
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
@@ -102,14 +104,50 @@ public final class VideoLoader: Sendable {
     }
 
     /// A swipe feed is at `index` of `rooms`: that room shows (and is heard once `settled`), one
-    /// room on each side is prejoined, the feed's other rooms are left (tag `swipe`).
+    /// room on each side is prejoined, the feed's other rooms are left (tag `swipe`); the rooms
+    /// around (up to 20) are preloaded.
     public func swipe(to index: Int, in rooms: [AnchorInfo], settled: Bool = true) {
         apply { state in
             state.window.focus(on: index, of: rooms, settled: settled).flatMap { change in
                 state.book.set(change.state, for: change.anchor, tag: Self.swipeTag)
             }
         }
+        let around = rooms.indices.filter { abs($0 - index) <= Self.maxPreloads / 2 }.map { rooms[$0] }
+        preloadChannels(Array(around.prefix(Self.maxPreloads)))
     }
+
+    /// Gets rooms ready to open (VideoLoaderAPI's `preloadChannels`, at most 20): each channel's
+    /// edge is asked for and a session to it opened ahead, so opening the room later costs
+    /// neither. Nothing is joined. Rooms preloaded in the last 20 s are skipped.
+    public func preloadChannels(_ anchors: [AnchorInfo]) {
+        let now = ContinuousClock.now
+        let fresh = state.withLock { state -> [AnchorInfo] in
+            state.preloadedAt = state.preloadedAt.filter { now - $0.value < Self.preloadKept }
+            let fresh = anchors.prefix(Self.maxPreloads).filter {
+                $0.uid != state.book.localUID && state.preloadedAt[$0.channel] == nil && state.book.state(of: $0.channel) == .idle
+            }
+            for anchor in fresh { state.preloadedAt[anchor.channel] = now }
+            if !fresh.isEmpty { state.queued += 1 }  // settle() waits for the preloads too
+            return Array(fresh)
+        }
+        guard !fresh.isEmpty else { return }
+        let (engine, uid, sink) = (self.engine, self.localUID, self.sink)
+        Task { [weak self] in
+            for anchor in fresh {
+                do throws(ShowroomError) {
+                    try await engine.preloadChannel(token: anchor.token, channel: anchor.channel, uid: uid)
+                } catch {
+                    sink.yield(.error(channel: anchor.channel, error))
+                }
+            }
+            self?.stepDone()
+        }
+    }
+
+    /// The most rooms preloaded at once.
+    public static let maxPreloads = 20
+    /// How long a room counts as preloaded.
+    static let preloadKept = Duration.seconds(20)
 
     /// Leaves every room of every tag (VideoLoaderAPI's `cleanCache`).
     public func cleanCache() {

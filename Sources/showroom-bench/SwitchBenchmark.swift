@@ -9,12 +9,14 @@ import Synchronization
 /// first decoded video frame is measured:
 /// - `cold`: the app leaves the room and joins the next (the seeds' order without a loader: the
 ///   view is set up when the host is announced);
+/// - `preload`: a ``VideoLoader`` feed that only preloads the rooms around (their edges known and
+///   sessions open), so a swipe is a join without placement or handshake;
 /// - `prejoin`: a ``VideoLoader`` feed (the room on screen plus one prejoined on each side), so a
 ///   swipe is a subscription on a channel joined already.
 struct SwitchBenchmark: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "switch",
-        abstract: "Swipe → first decoded video frame of the next live room, cold or through the video loader's prejoin.")
+        abstract: "Swipe → first decoded video frame of the next live room: cold, preloaded or prejoined by the video loader.")
 
     @Option(name: .customLong("seed"), help: "A cluster member (repeatable).")
     var seeds: [String] = []
@@ -28,7 +30,7 @@ struct SwitchBenchmark: AsyncParsableCommand {
     @Option(help: "Swipes per viewer.")
     var swipes = 20
 
-    @Option(help: "cold (leave, join the next room) or prejoin (the video loader's feed).")
+    @Option(help: "cold (leave, join the next room), preload (the video loader's feed without prejoin: rooms around preloaded, the next one joined on the swipe) or prejoin (the feed: one room on each side prejoined).")
     var mode = "prejoin"
 
     @Flag(help: "Print one JSON object.")
@@ -42,7 +44,7 @@ struct SwitchBenchmark: AsyncParsableCommand {
         guard (2...200).contains(rooms) else { throw ValidationError("--rooms must be 2–200") }
         guard (1...100).contains(viewers) else { throw ValidationError("--viewers must be 1–100") }
         guard (1...1000).contains(swipes) else { throw ValidationError("--swipes must be 1–1000") }
-        guard ["cold", "prejoin"].contains(mode) else { throw ValidationError("--mode is cold or prejoin") }
+        guard ["cold", "preload", "prejoin"].contains(mode) else { throw ValidationError("--mode is cold, preload or prejoin") }
     }
 
     func run() async throws {
@@ -74,7 +76,8 @@ struct SwitchBenchmark: AsyncParsableCommand {
                 group.addTask {
                     mode == "cold"
                         ? await Self.coldViewer(uid: uid, rooms: tokens, start: start, swipes: swipes, seeds: clientSeeds, loop: loop)
-                        : await Self.prejoinViewer(uid: uid, rooms: tokens, start: start, swipes: swipes, seeds: clientSeeds, loop: loop)
+                        : await Self.loaderViewer(uid: uid, rooms: tokens, start: start, swipes: swipes, seeds: clientSeeds, loop: loop,
+                                                  prejoinCount: mode == "prejoin" ? 1 : 0)
                 }
             }
             var all: [(times: [Double], failures: Int, held: Int)] = []
@@ -104,14 +107,16 @@ struct SwitchBenchmark: AsyncParsableCommand {
         }
     }
 
-    /// A viewer on a video loader feed: each swipe moves the feed; the time to the room's first
-    /// frame report is measured.
-    private static func prejoinViewer(uid: UInt32, rooms: [AnchorInfo], start: Int, swipes: Int, seeds: [String],
-                                      loop: EngineLoop) async -> (times: [Double], failures: Int, held: Int) {
+    /// A viewer on a video loader feed (with `prejoinCount` rooms prejoined on each side; 0: only
+    /// preloaded): each swipe moves the feed; the time to the room's first frame report is
+    /// measured.
+    private static func loaderViewer(uid: UInt32, rooms: [AnchorInfo], start: Int, swipes: Int, seeds: [String],
+                                     loop: EngineLoop, prejoinCount: Int) async -> (times: [Double], failures: Int, held: Int) {
         guard let engine = try? await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)), loop: loop) else {
             return ([], swipes, 0)
         }
-        let loader = VideoLoader(engine: engine, localUID: uid, videoSink: { _ in DecodingVideoSink(readFrameCounters: false) })
+        let loader = VideoLoader(engine: engine, localUID: uid, prejoinCount: prejoinCount,
+                                 videoSink: { _ in DecodingVideoSink(readFrameCounters: false) })
         let reports = AsyncStream<VideoLoaderEvent>.makeStream(bufferingPolicy: .bufferingNewest(100))
         let forward = Task { for await event in loader.events { reports.continuation.yield(event) } }
         var iterator = reports.stream.makeAsyncIterator()

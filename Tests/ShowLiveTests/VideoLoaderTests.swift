@@ -96,4 +96,36 @@ final class VideoLoaderTests: SharedClusterTestCase {
         await viewer.shutdown()
         await host.stop()
     }
+
+    func testAPreloadedRoomOpensWithoutANewSession() async throws {
+        let host = try await TestClient.join("preload-1", uid: 701, role: .broadcaster, camera: true)
+        let viewer = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds([SharedCluster.seed])))
+        let loader = VideoLoader(engine: viewer, localUID: 702)
+        let reports = Mutex<[VideoLoaderEvent]>([])
+        let reader = Task { for await event in loader.events { reports.withLock { $0.append(event) } } }
+        defer { reader.cancel() }
+        let room = AnchorInfo(channel: "preload-1", uid: 701, token: try TestApp.token(channel: "preload-1", uid: 702, role: .subscriber))
+        loader.preloadChannels([room])
+        await loader.settle()
+        XCTAssertEqual(loader.heldChannels, [], "nothing joined")
+        let none = await viewer.connections()
+        XCTAssertEqual(none, [])
+        let opened = await viewer.statistics().sessionsOpened
+        XCTAssertEqual(opened, 1, "the room's edge session opened ahead")
+        loader.switchAnchorState(.joinedWithVideo, anchor: room, tag: "card")
+        try await eventually("the preloaded room's host decoded") {
+            reports.withLock { $0.contains { if case .firstFrame("preload-1", 701, _) = $0 { true } else { false } } }
+        }
+        let after = await viewer.statistics().sessionsOpened
+        XCTAssertEqual(after, 1, "the join used the session opened by the preload")
+        XCTAssertEqual(reports.withLock { $0.filter { if case .error = $0 { true } else { false } } }, [])
+        // A bad token fails the preload with the placement's refusal, reported.
+        loader.preloadChannels([AnchorInfo(channel: "preload-2", uid: 703, token: "not a token")])
+        await loader.settle()
+        XCTAssertTrue(reports.withLock { $0.contains { if case .error("preload-2", _) = $0 { true } else { false } } })
+        loader.cleanCache()
+        await loader.settle()
+        await viewer.shutdown()
+        await host.stop()
+    }
 }

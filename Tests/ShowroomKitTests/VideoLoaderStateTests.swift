@@ -58,6 +58,11 @@ final class VideoLoaderStateTests: XCTestCase {
             XCTAssertLessThanOrEqual(book.heldChannels.count, 3)
         }
         XCTAssertEqual(book.heldChannels, ["room-8", "room-9"])
+        // The room on screen comes first, the rooms leaving last.
+        var ordered = SwipeWindow()
+        _ = ordered.focus(on: 4, of: rooms, settled: true)
+        let moved = ordered.focus(on: 5, of: rooms, settled: true).map { "\($0.anchor.channel) \($0.state)" }
+        XCTAssertEqual(moved, ["room-5 joinedWithAudioVideo", "room-4 prejoined", "room-6 prejoined", "room-3 idle"])
         // A window of 2 on each side holds 5.
         var wide = SwipeWindow(prejoinCount: 2)
         XCTAssertEqual(wide.focus(on: 5, of: rooms, settled: true).count, 5)
