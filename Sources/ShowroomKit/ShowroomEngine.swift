@@ -1,3 +1,4 @@
+import Synchronization
 internal import EdgeProtocol
 internal import ShowroomWire
 internal import ZeroMQ
@@ -42,6 +43,12 @@ public final class ShowroomEngine: Sendable {
     private let shell: LoopBound<EngineShell>
     private let ownsLoop: Bool
     private let eventHub: EventHub<EngineEvent>
+    private let viewState = ViewState()
+
+    /// The view, shared with the shell's event path.
+    private final class ViewState: Sendable {
+        let view = Mutex(EngineView())
+    }
 
     /// Creates an engine.
     ///
@@ -68,10 +75,15 @@ public final class ShowroomEngine: Sendable {
         let hub = EventHub<EngineEvent>()
         eventHub = hub
         events = hub.stream(bufferingNewest: 10_000)
+        let view = viewState
         let eventLoop = engineLoop.eventLoop
         do {
             shell = try await eventLoop.submit {
-                LoopBound(EngineShell(loop: eventLoop, context: engineLoop.context, configuration: configuration, placement: chosen) { hub.yield($0) },
+                LoopBound(EngineShell(loop: eventLoop, context: engineLoop.context, configuration: configuration, placement: chosen) { event in
+                    // The view first: a reader woken by the event reads a view that has it.
+                    view.view.withLock { $0.apply(event) }
+                    hub.yield(event)
+                },
                           loop: eventLoop)
             }
         } catch {
@@ -84,6 +96,10 @@ public final class ShowroomEngine: Sendable {
     public func events(bufferingNewest limit: Int = 10_000) -> AsyncStream<EngineEvent> {
         eventHub.stream(bufferingNewest: limit)
     }
+
+    /// The connections now, with their remote users and tracks, readable at any moment from any
+    /// thread (kept from the engine's events, in their order).
+    public var view: EngineView { viewState.view.withLock { $0 } }
 
     /// A stream of its own of what happens to one connection from now on (its channel's users,
     /// tracks, frames and states), in order: a view per connection (a call's, a PK peer's room)

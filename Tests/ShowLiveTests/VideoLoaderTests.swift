@@ -81,7 +81,10 @@ final class VideoLoaderTests: SharedClusterTestCase {
             try await eventually("round \(round): the host decoded") {
                 seen.withLock { $0.filter { if case .firstRemoteVideoFrameDecoded = $0 { true } else { false } }.count } >= round
             }
+            // Read at once, no await: the host and its tracks as the events told them.
+            XCTAssertEqual(viewer.view.connections["warm-1"]?.remoteUsers[601]?.contains(.video), true)
             try await viewer.leaveChannelEx(connection)
+            XCTAssertNil(viewer.view.connections["warm-1"])
             opened.append(await viewer.statistics().sessionsOpened)
         }
         XCTAssertEqual(opened, [1, 1], "one session, kept warm between the rooms")

@@ -67,4 +67,25 @@ final class VideoLoaderStateTests: XCTestCase {
         var wide = SwipeWindow(prejoinCount: 2)
         XCTAssertEqual(wide.focus(on: 5, of: rooms, settled: true).count, 5)
     }
+
+    func testTheEngineViewFollowsTheEvents() {
+        var view = EngineView()
+        let show = ChannelConnection(channel: "room-1", uid: 9)
+        view.apply(.connectionStateChanged(show, state: .connecting, reason: .joining))
+        view.apply(.joined(show, elapsed: .milliseconds(3)))
+        view.apply(.connectionStateChanged(show, state: .connected, reason: .joinSucceeded))
+        view.apply(.userJoined(show, uid: 101))
+        view.apply(.remoteTrackPublished(show, uid: 101, track: .video))
+        view.apply(.remoteTrackPublished(show, uid: 101, track: .audio))
+        view.apply(.userJoined(ChannelConnection(channel: "elsewhere", uid: 9), uid: 5))
+        XCTAssertEqual(view.connections["room-1"]?.state, .connected)
+        XCTAssertEqual(view.connections["room-1"]?.remoteUsers, [101: [.video, .audio]])
+        XCTAssertNil(view.connections["elsewhere"], "no connection, no users")
+        view.apply(.remoteTrackUnpublished(show, uid: 101, track: .video))
+        XCTAssertEqual(view.connections["room-1"]?.remoteUsers[101], [.audio])
+        view.apply(.userOffline(show, uid: 101, reason: .quit))
+        XCTAssertEqual(view.connections["room-1"]?.remoteUsers, [:])
+        view.apply(.connectionStateChanged(show, state: .disconnected, reason: .left))
+        XCTAssertEqual(view.connections, [:])
+    }
 }
