@@ -62,6 +62,7 @@ extension CallSignalShell {
 
     /// Sends `records` to member `member` in slices; `done` learns whether it holds them all.
     func send(_ records: [SignalUserRecord], to member: String, done: @escaping (Bool) -> Void = { _ in }) {
+        guard !records.isEmpty else { return done(true) }
         guard let endpoint = node.clusterEndpoint(of: member) else { return done(false) }
         var remaining = (records.count + maxRecordsPerBatch - 1) / maxRecordsPerBatch
         var held = true
