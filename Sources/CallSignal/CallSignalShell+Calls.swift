@@ -27,7 +27,7 @@ extension CallSignalShell {
         }
         let callID = "\(body.callee)-\(randomHex(12))"
         let callOwner = owner(of: body.callee)
-        callOf[caller] = (callID, callOwner)
+        callOf[caller] = UserRecord.InCall(callID: callID, owner: callOwner)
         touch(caller)
         var ring = SignalRingRequest()
         ring.callID = callID
@@ -91,7 +91,7 @@ extension CallSignalShell {
         do {
             made = try book.call(
                 id: body.callID, channel: body.channel, from: body.caller, to: body.callee,
-                type: body.type == .audio ? .audio : .video, extensionInfo: body.extension,
+                type: CallType(body.type), extensionInfo: body.extension,
                 timeoutMs: body.timeoutMs == 0 ? nil : Int64(body.timeoutMs), waitsForFirstFrame: !body.firstFrameWaitingDisabled,
                 callerLiveRoom: body.liveRoomID, calleeOnline: presence.isOnline(body.callee), calleeInCallElsewhere: elsewhere, nowMs: nowMs)
         } catch {
@@ -262,7 +262,7 @@ extension CallSignalShell {
         event.callID = call.id
         event.caller = call.caller
         event.callee = call.callee
-        event.type = call.type == .audio ? .audio : .video
+        event.type = SignalCallType(call.type)
         event.channel = call.channel
         event.startedAtMs = call.startedAtMs
         event.connectedAtMs = call.connectedAtMs ?? 0
@@ -368,7 +368,7 @@ extension CallSignalShell {
         info.callID = call.id
         info.caller = call.caller
         info.callee = call.callee
-        info.type = call.type == .audio ? .audio : .video
+        info.type = SignalCallType(call.type)
         info.extension = call.extensionInfo
         info.startedAtMs = call.startedAtMs
         info.acceptedAtMs = call.acceptedAtMs ?? 0

@@ -29,7 +29,7 @@ extension CallSignalShell {
     /// What this node holds of `uid` now, nil for nothing.
     func currentRecord(of uid: UInt32) -> UserRecord? {
         var record = UserRecord(uid: uid, session: presence.state(of: uid))
-        if let entry = callOf[uid] { record.inCall = UserRecord.InCall(callID: entry.callID, owner: entry.owner) }
+        record.inCall = callOf[uid]
         if let call = book.call(of: uid), call.callee == uid { record.ownedCall = call }
         return record.isEmpty ? nil : record
     }
@@ -129,7 +129,7 @@ extension CallSignalShell {
     /// Takes over a user from its record (this node owns it now): what is held here already wins.
     func adopt(_ record: UserRecord) {
         if let session = record.session { presence.adopt(session, uid: record.uid, nowMs: nowMs) }
-        if callOf[record.uid] == nil, let inCall = record.inCall { callOf[record.uid] = (inCall.callID, inCall.owner) }
+        if callOf[record.uid] == nil { callOf[record.uid] = record.inCall }
         if let call = record.ownedCall, book.adopt(call) {
             logger.info("took over a call from its former owner", metadata: [
                 "call": "\(call.id)", "phase": "\(call.phase.rawValue)",
@@ -172,13 +172,12 @@ extension CallSignalShell {
                 case .failure: break  // asked again on the next check
                 }
                 touch(uid)
-                replicateChanges()
             }
         }
     }
 
     /// The call of `uid` is lost with its node: the party is freed and told it failed.
-    func callLost(uid: UInt32, _ entry: (callID: String, owner: String)) {
+    func callLost(uid: UInt32, _ entry: UserRecord.InCall) {
         callOf[uid] = nil
         touch(uid)
         var notice = SignalNotice()

@@ -129,7 +129,7 @@ extension CallSignalShell {
         touch(notice.to)
         switch notice.state {
         case UInt32(CallState.calling.rawValue), UInt32(CallState.connecting.rawValue), UInt32(CallState.connected.rawValue):
-            callOf[notice.to] = (notice.callID, notice.call.nodeID)
+            callOf[notice.to] = UserRecord.InCall(callID: notice.callID, owner: notice.call.nodeID)
         default:
             if callOf[notice.to]?.callID == notice.callID { callOf[notice.to] = nil }
         }

@@ -44,7 +44,7 @@ final class CallSignalShell {
     /// How often each user this node owns may start calls.
     var dials = DialRateLimit()
     /// The call each user this node owns is in (or reserved for while dialling), with its owner.
-    var callOf: [UInt32: (callID: String, owner: String)] = [:]
+    var callOf: [UInt32: UserRecord.InCall] = [:]
     /// Notices waiting for each session, and its parked poll.
     var mailboxes: [String: Mailbox] = [:]
     var random = SystemRandomNumberGenerator()
@@ -148,7 +148,7 @@ final class CallSignalShell {
                     $0.callID = call.id
                     $0.caller = call.caller
                     $0.callee = call.callee
-                    $0.type = call.type == .audio ? .audio : .video
+                    $0.type = SignalCallType(call.type)
                     $0.phase = call.phase.rawValue
                     $0.channel = call.channel
                     $0.nodeID = selfID

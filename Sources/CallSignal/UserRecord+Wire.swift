@@ -2,6 +2,16 @@ import Calls
 import ReplicatedOwnership
 import ShowroomWire
 
+extension SignalCallType {
+    /// A call's type as it travels.
+    init(_ type: CallType) { self = type == .audio ? .audio : .video }
+}
+
+extension CallType {
+    /// A call's type from the wire (anything but audio is video).
+    init(_ type: SignalCallType) { self = type == .audio ? .audio : .video }
+}
+
 /// The most records one replica batch carries (a hand-over goes in slices of this size).
 let maxRecordsPerBatch = 2_000
 
@@ -67,7 +77,7 @@ extension SignalCallRecord {
         callID = call.id
         caller = call.caller
         callee = call.callee
-        type = call.type == .audio ? .audio : .video
+        type = SignalCallType(call.type)
         channel = call.channel
         `extension` = call.extensionInfo
         waitsForFirstFrame = call.waitsForFirstFrame
@@ -100,7 +110,7 @@ extension SignalCallRecord {
         } catch {
             throw ShowroomError(error)
         }
-        return Call(restoring: callID, caller: caller, callee: callee, type: type == .audio ? .audio : .video,
+        return Call(restoring: callID, caller: caller, callee: callee, type: CallType(type),
                     channel: channel, extensionInfo: `extension`, waitsForFirstFrame: waitsForFirstFrame,
                     startedAtMs: startedAtMs, phase: phase, sequence: sequence,
                     deadlineMs: deadlineMs == 0 ? nil : deadlineMs, acceptedAtMs: acceptedAtMs == 0 ? nil : acceptedAtMs,

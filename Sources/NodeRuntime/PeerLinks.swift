@@ -193,19 +193,9 @@ final class PeerLinks {
         let monitor = try SocketMonitor(watching: socket, events: events, context: loop.context)
         loop.register(monitor.socket) { [weak self, weak monitor] _, _ in
             guard let self, let monitor else { return }
-            var refused = false
-            var broke = false
-            while let event = try? monitor.nextEvent() {
-                switch event.event {
-                case .disconnected:
-                    broke = true
-                    self.down.insert(endpoint)
-                case .connected, .handshakeSucceeded:
-                    self.down.remove(endpoint)
-                default:
-                    refused = true
-                }
-            }
+            let (seen, up) = monitor.drain()
+            if let up { if up { self.down.remove(endpoint) } else { self.down.insert(endpoint) } }
+            let broke = seen.contains(.disconnected), refused = !seen.isDisjoint(with: .handshakeFailed)
             // On the next turn: the completions may close this very link (and its monitor).
             if broke { _ = self.loop.scheduleTimer(after: .zero) { [weak self] in self?.failPending(to: endpoint, "the connection to \(endpoint) broke") } }
             if refused {

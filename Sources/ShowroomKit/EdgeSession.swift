@@ -74,11 +74,7 @@ final class EdgeSession {
 
     /// True when the monitor reported the connection to the edge broken. Drains the monitor.
     func connectionBroke() -> Bool {
-        var broke = false
-        while let event = try? monitor.nextEvent() {
-            if event.event == .disconnected { broke = true }
-        }
-        return broke
+        monitor.drain().seen.contains(.disconnected)
     }
 
     /// Sends one envelope.

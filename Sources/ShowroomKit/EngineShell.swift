@@ -40,9 +40,6 @@ final class EngineShell {
     /// Remote audio sinks by channel and uid.
     var audioSinks: [String: [UInt32: any RemoteAudioSink]] = [:]
     var statistics = EngineStatistics()
-    /// Channels preloaded (``ShowroomEngine/preloadChannel(token:channel:uid:)``): the edge their
-    /// placement named, until when it is used without asking again.
-    var preloaded: [String: (edge: EdgeAddress, untilMs: ContinuousClock.Instant)] = [:]
     var isShutDown = false
     var nextRejoinAttempt: UInt64 = 1
 
@@ -264,38 +261,19 @@ final class EngineShell {
         session.channels = []
     }
 
-    /// Remembers a preloaded channel's edge and opens (or keeps) a session to it, warm until a
-    /// join uses it. At most ``maxPreloaded`` channels are remembered (the oldest go first).
-    func preload(_ channel: String, on edge: EdgeAddress, _ complete: @escaping Completion<Void>) {
-        let now = ContinuousClock.now
-        preloaded = preloaded.filter { $0.value.untilMs > now }
-        if preloaded[channel] == nil, preloaded.count >= Self.maxPreloaded,
-           let oldest = preloaded.min(by: { $0.value.untilMs < $1.value.untilMs })?.key {
-            preloaded[oldest] = nil
-        }
-        preloaded[channel] = (edge, now + Self.preloadLifetime)
+    /// Opens (or keeps) a session to `edge` ahead of a join (a preloaded channel's edge), warm
+    /// until a join uses it.
+    func warmSession(to edge: EdgeAddress, _ complete: @escaping Completion<Void>) {
         withOpenSession(to: edge) { [weak self] result in
             switch result {
             case .success(let session):
                 self?.keepWarm(session)
                 complete(.success(()))
             case .failure(let error):
-                self?.preloaded[channel] = nil
                 complete(.failure(error))
             }
         }
     }
-
-    /// The edge a preloaded channel was placed on, while it is fresh.
-    func preloadedEdge(of channel: String) -> EdgeAddress? {
-        guard let entry = preloaded[channel], entry.untilMs > .now else { return nil }
-        return entry.edge
-    }
-
-    /// The most channels preloaded at once (VideoLoaderAPI preloads up to 20).
-    static let maxPreloaded = 20
-    /// How long a preloaded placement is used without asking again.
-    static let preloadLifetime = Duration.seconds(30)
 
     /// A session whose last channel was left stays open (warm) for
     /// ``EngineConfiguration/sessionIdleTime``, so the next room on its edge costs no handshake,

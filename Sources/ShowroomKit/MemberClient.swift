@@ -207,16 +207,9 @@ final class MemberLinks {
     /// waiting for it when it broke.
     private func connectionBroke(_ endpoint: String) {
         guard let monitor = monitors[endpoint] else { return }
-        var broke = false
-        while let event = try? monitor.nextEvent() {
-            if event.event == .disconnected {
-                broke = true
-                down.insert(endpoint)
-            } else if event.event == .connected {
-                down.remove(endpoint)
-            }
-        }
-        guard broke else { return }
+        let (seen, up) = monitor.drain()
+        if let up { if up { down.remove(endpoint) } else { down.insert(endpoint) } }
+        guard seen.contains(.disconnected) else { return }
         // On the next turn: the completions may start requests on this very link.
         _ = loop.scheduleTimer(after: .zero) { [weak self] in self?.failPending(to: endpoint) }
     }

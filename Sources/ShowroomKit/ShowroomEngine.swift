@@ -45,6 +45,35 @@ public final class ShowroomEngine: Sendable {
     private let eventHub: EventHub<EngineEvent>
     private let viewState = ViewState()
 
+    private let preloads = Preloads()
+
+    /// The edges of preloaded channels (``preloadChannel(token:channel:uid:)``), each used for
+    /// ``lifetime`` without asking the cluster again; at most ``limit`` (the oldest go first).
+    private final class Preloads: Sendable {
+        private let edges = Mutex<[String: (edge: EdgeAddress, until: ContinuousClock.Instant)]>([:])
+        /// VideoLoaderAPI preloads up to 20 channels.
+        static let limit = 20
+        static let lifetime = Duration.seconds(30)
+
+        func remember(_ channel: String, on edge: EdgeAddress) {
+            let now = ContinuousClock.now
+            edges.withLock { edges in
+                edges = edges.filter { $0.value.until > now }
+                if edges[channel] == nil, edges.count >= Self.limit,
+                   let oldest = edges.min(by: { $0.value.until < $1.value.until })?.key {
+                    edges[oldest] = nil
+                }
+                edges[channel] = (edge, now + Self.lifetime)
+            }
+        }
+
+        func edge(of channel: String) -> EdgeAddress? {
+            edges.withLock { edges in edges[channel].flatMap { $0.until > .now ? $0.edge : nil } }
+        }
+
+        func forget(_ channel: String) { _ = edges.withLock { $0.removeValue(forKey: channel) } }
+    }
+
     /// The view, shared with the shell's event path.
     private final class ViewState: Sendable {
         let view = Mutex(EngineView())
@@ -154,15 +183,14 @@ public final class ShowroomEngine: Sendable {
         let shell = self.shell
         // A preloaded channel's edge is known already (a stale one answers CHANNEL_ELSEWHERE and
         // the join follows the redirect; an unreachable one is forgotten and the cluster asked).
-        let preloaded = try await loop.perform { complete in complete(.success(shell.value.preloadedEdge(of: connection.channel))) }
-        if let preloaded {
+        if let preloaded = preloads.edge(of: connection.channel) {
             do throws(ShowroomError) {
                 return try await loop.perform { complete in
                     shell.value.join(token: token, connection: connection, options: options, edge: preloaded, primary: primary,
                                      started: started, complete)
                 }
             } catch where [.unavailable, .deadlineExceeded].contains(error.code) {
-                try await loop.perform { complete in complete(.success(shell.value.preloaded[connection.channel] = nil)) }
+                preloads.forget(connection.channel)
             }
         }
         let edge = try await placement.edge(
@@ -178,7 +206,13 @@ public final class ShowroomEngine: Sendable {
     public func preloadChannel(token: String, channel: String, uid: UInt32) async throws(ShowroomError) {
         try Names.validateChannel(channel)
         let edge = try await placement.edge(for: channel, avoiding: nil, joiningAs: PlacementCredentials(uid: uid, token: token))
-        try await onShell { shell, complete in shell.preload(channel, on: edge, complete) }
+        preloads.remember(channel, on: edge)
+        do throws(ShowroomError) {
+            try await onShell { shell, complete in shell.warmSession(to: edge, complete) }
+        } catch {
+            preloads.forget(channel)
+            throw error
+        }
     }
 
     /// Leaves the primary channel (`leaveChannel`).

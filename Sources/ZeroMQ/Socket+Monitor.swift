@@ -96,6 +96,20 @@ public final class SocketMonitor {
         return nil
     }
 
+    /// Every event waiting, drained: the kinds seen, and whether the connection is up after them
+    /// (`false` after a disconnect, `true` after a connect or a successful handshake, `nil` when
+    /// neither came). Never blocks.
+    public func drain() -> (seen: SocketMonitorEvents, up: Bool?) {
+        var seen: SocketMonitorEvents = []
+        var up: Bool?
+        while let event = try? nextEvent() {
+            seen.formUnion(event.event)
+            if event.event == .disconnected { up = false }
+            if event.event == .connected || event.event == .handshakeSucceeded { up = true }
+        }
+        return (seen, up)
+    }
+
     /// Stops monitoring and closes the PAIR socket; call before closing the monitored socket.
     /// Safe to call twice.
     public func stop() {

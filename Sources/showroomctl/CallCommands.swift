@@ -90,12 +90,14 @@ struct CallCommand: AsyncParsableCommand {
     func run() async throws {
         let (engine, calls) = try await options.start(uid: from)
         let connected = AsyncStream<Bool>.makeStream()
+        let ended = AsyncStream<Void>.makeStream()
         let from = self.from
         let printer = Task {
             for await event in calls.events {
                 emit(CallEndpointOptions.line(for: event, uid: from))
                 switch event {
                 case .connected: connected.continuation.yield(true)
+                case .disconnected: ended.continuation.yield()
                 case .stateChanged(.prepared, let reason, _, _) where reason != .none: connected.continuation.yield(false)
                 default: break
                 }
@@ -113,7 +115,14 @@ struct CallCommand: AsyncParsableCommand {
         if ok {
             try await Task.sleep(for: .milliseconds(Int(options.seconds * 1000)))
             try? await calls.hangup(remoteUserId: to, reason: "done")
-            try await Task.sleep(for: .milliseconds(300))
+            // The hang-up's own notice (disconnected) is printed before the timeline; 3 s at most.
+            let waiter = Task { var iterator = ended.stream.makeAsyncIterator(); _ = await iterator.next() }
+            let deadline = Task {
+                try await Task.sleep(for: .seconds(3))
+                waiter.cancel()
+            }
+            await waiter.value
+            deadline.cancel()
         }
         emit(CallEndpointOptions.timeline(calls))
         await calls.logout()
