@@ -190,6 +190,7 @@ final class CoordinatorShell {
             notice.kind = kind
             notice.room = change.room
             if let message = change.message { notice.message = message }
+            if let event = change.event { notice.event = event }
             notice.atMs = nowMs
             publisher.publish(topic: "room/\(change.room.roomID)", kind: .roomNotice, body: notice)
         }

@@ -9,6 +9,8 @@ public struct RoomChange: Sendable, Equatable {
     public var message: RoomChatMessage?
     /// The notice to publish, if the change is one the room's users hear about.
     public var notice: RoomRoomNoticeKind?
+    /// For an INTERACTION_EVENT notice: what happened.
+    public var event: RoomRoomInteractionEvent?
     /// The room is gone for good: delete it and its messages from the store.
     public var purged: Bool
     /// Chat messages of this room trimmed by ``RoomSettings/chatHistoryKept``: delete them from
@@ -18,8 +20,9 @@ public struct RoomChange: Sendable, Equatable {
     /// Creates a change.
     public init(
         room: RoomRoom, message: RoomChatMessage? = nil, notice: RoomRoomNoticeKind? = nil,
-        purged: Bool = false, droppedMessageSequences: [UInt64] = []
+        purged: Bool = false, droppedMessageSequences: [UInt64] = [], event: RoomRoomInteractionEvent? = nil
     ) {
+        self.event = event
         self.room = room
         self.message = message
         self.notice = notice

@@ -20,6 +20,8 @@ extension RoomRegistry {
         switch request.kind {
         case .call:
             guard room.interaction.kind != .call || room.interaction.id != request.id else { return nil }
+            // A PK or co-hosting keeps the room's stage; the call shows once it ends.
+            guard room.interaction.kind == .idle || room.interaction.kind == .call else { return nil }
             room.interaction = RoomRoomInteraction.with {
                 $0.kind = .call
                 $0.id = request.id
@@ -28,6 +30,8 @@ extension RoomRegistry {
         case .idle:
             guard room.interaction.kind != .idle, room.interaction.id == request.id else { return nil }
             room.interaction = RoomRoomInteraction()
+        case .pk, .cohost:
+            throw .invalidArgument("PK and co-hosting start through their own requests, not this one")
         case .UNRECOGNIZED(let kind):
             throw .invalidArgument("interaction kind \(kind) is not one of idle (0), call (1)")
         }

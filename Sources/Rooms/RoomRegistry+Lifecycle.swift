@@ -70,6 +70,7 @@ extension RoomRegistry {
                 } else {
                     continue
                 }
+                endInteractions(ofClosing: &room)
                 room.state = .closed
                 room.closeReason = reason
                 room.closedAtMs = nowMs

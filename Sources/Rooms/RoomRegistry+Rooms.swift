@@ -48,6 +48,9 @@ extension RoomRegistry {
         }
         let channel = request.channel.isEmpty ? roomID : request.channel
         try Names.validateChannel(channel)
+        guard request.seats <= Self.maxSeats else {
+            throw .invalidArgument("seats is \(request.seats); a room has 1 – \(Self.maxSeats) co-host seats (0 means 1)")
+        }
 
         var room = RoomRoom()
         room.roomID = roomID
@@ -62,6 +65,7 @@ extension RoomRegistry {
         room.ownerOfflineSinceMs = nowMs
         room.version = 1
         room.updatedAtMs = nowMs
+        room.seats = max(1, request.seats)
         put(room)
         return RoomChange(room: room)
     }
@@ -147,6 +151,7 @@ extension RoomRegistry {
                 "only room \(room.roomID)'s owner (uid \(room.ownerUid)) or an administrator may close it, not uid \(request.uid)")
         }
         guard room.state == .open else { throw closedError(room) }
+        endInteractions(ofClosing: &room)
         room.state = .closed
         room.closeReason = byAdmin ? .adminClosed : .ownerClosed
         room.closedAtMs = nowMs

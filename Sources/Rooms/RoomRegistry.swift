@@ -16,6 +16,8 @@ public struct RoomRegistry: Sendable {
     private var chat: [String: [RoomChatMessage]] = [:]
     /// Room ids by channel, for owner presence (a room's channel never changes).
     private var roomIDsByChannel: [String: Set<String>] = [:]
+    /// Updates for other rooms' owners made by closing rooms, until the shell takes them.
+    var peerOutbox: [RoomPeerUpdateRequest] = []
 
     /// Creates an empty registry.
     ///

@@ -11,6 +11,15 @@ public struct RoomSettings: Sendable, Equatable {
     public var chatHistoryKept: Int
     /// Closed rooms still answer GET (and chat history) this long, then are purged. Default 10 minutes.
     public var closedRoomRetentionMs: Int64
+    /// A PK invitation, or a co-host invitation, expires this long after it was made. Default 15 s.
+    public var invitationExpiryMs: Int64
+    /// A co-host application expires this long after it was made. Default 60 s.
+    public var applicationExpiryMs: Int64
+    /// A PK start (the two-key intent) is dropped and aborted this long after it began unless the
+    /// other room committed. Default 5 s.
+    public var pkIntentExpiryMs: Int64
+    /// A room waits this long for a random PK match. Default 30 s.
+    public var matchWaitMs: Int64
 
     /// Creates settings; every value has the documented default.
     public init(
@@ -18,8 +27,16 @@ public struct RoomSettings: Sendable, Equatable {
         ownerGraceMs: Int64 = 5 * 60_000,
         maxChatBytes: Int = 1024,
         chatHistoryKept: Int = 200,
-        closedRoomRetentionMs: Int64 = 10 * 60_000
+        closedRoomRetentionMs: Int64 = 10 * 60_000,
+        invitationExpiryMs: Int64 = 15_000,
+        applicationExpiryMs: Int64 = 60_000,
+        pkIntentExpiryMs: Int64 = 5_000,
+        matchWaitMs: Int64 = 30_000
     ) {
+        self.invitationExpiryMs = invitationExpiryMs
+        self.applicationExpiryMs = applicationExpiryMs
+        self.pkIntentExpiryMs = pkIntentExpiryMs
+        self.matchWaitMs = matchWaitMs
         self.roomExpiryMs = roomExpiryMs
         self.ownerGraceMs = ownerGraceMs
         self.maxChatBytes = maxChatBytes

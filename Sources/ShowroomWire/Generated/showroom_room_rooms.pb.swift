@@ -133,6 +133,12 @@ public nonisolated enum RoomRoomInteractionKind: SwiftProtobuf.Enum, Swift.CaseI
 
   /// The owner is in a 1v1 call (its live connection stops publishing until the call ends).
   case call // = 1
+
+  /// The owner battles another room's owner: each room's audience sees both hosts.
+  case pk // = 2
+
+  /// Audience members share the stage with the owner (one per seat).
+  case cohost // = 3
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -143,6 +149,8 @@ public nonisolated enum RoomRoomInteractionKind: SwiftProtobuf.Enum, Swift.CaseI
     switch rawValue {
     case 0: self = .idle
     case 1: self = .call
+    case 2: self = .pk
+    case 3: self = .cohost
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -151,6 +159,8 @@ public nonisolated enum RoomRoomInteractionKind: SwiftProtobuf.Enum, Swift.CaseI
     switch self {
     case .idle: return 0
     case .call: return 1
+    case .pk: return 2
+    case .cohost: return 3
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -159,6 +169,160 @@ public nonisolated enum RoomRoomInteractionKind: SwiftProtobuf.Enum, Swift.CaseI
   public static let allCases: [RoomRoomInteractionKind] = [
     .idle,
     .call,
+    .pk,
+    .cohost,
+  ]
+
+}
+
+/// How a PK's audiences see the peer host.
+public nonisolated enum RoomPkMediaMode: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+
+  /// The peer host's stream is forwarded into this room's channel by the edges (no extra
+  /// connection for anyone).
+  case forward // = 0
+
+  /// Hosts and audiences subscribe to the peer room's channel themselves (the SDK's room layer
+  /// does it).
+  case subscribe // = 1
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .forward
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .forward
+    case 1: self = .subscribe
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .forward: return 0
+    case .subscribe: return 1
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [RoomPkMediaMode] = [
+    .forward,
+    .subscribe,
+  ]
+
+}
+
+public nonisolated enum RoomRoomRequestKind: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+
+  /// From one room's owner to another's (held by both rooms).
+  case pkInvitation // = 1
+
+  /// An audience member asks the owner for a seat.
+  case cohostApplication // = 2
+
+  /// The owner asks an audience member up.
+  case cohostInvitation // = 3
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .pkInvitation
+    case 2: self = .cohostApplication
+    case 3: self = .cohostInvitation
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .pkInvitation: return 1
+    case .cohostApplication: return 2
+    case .cohostInvitation: return 3
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [RoomRoomRequestKind] = [
+    .unspecified,
+    .pkInvitation,
+    .cohostApplication,
+    .cohostInvitation,
+  ]
+
+}
+
+/// ROOM_PEER_UPDATE (internal, coordinator -> the owner of another room): one step of a PK across
+/// two rooms. Every op is idempotent per id.
+public nonisolated enum RoomPeerOp: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+
+  /// Hold this invitation (the peer's owner checked its own side).
+  case offer // = 1
+
+  /// The invitation is gone (rejected, cancelled, expired, superseded): drop it.
+  case withdraw // = 2
+
+  /// Two-key step 2: start the PK on this room if it is open, idle and holds the invitation (or is
+  /// waiting for a match); answer `committed`.
+  case commit // = 3
+
+  /// Two-key step 3 on no: end the PK on this room if it committed.
+  case abort // = 4
+
+  /// The PK ended on the peer's side: end it here with `reason`.
+  case end // = 5
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .offer
+    case 2: self = .withdraw
+    case 3: self = .commit
+    case 4: self = .abort
+    case 5: self = .end
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .offer: return 1
+    case .withdraw: return 2
+    case .commit: return 3
+    case .abort: return 4
+    case .end: return 5
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [RoomPeerOp] = [
+    .unspecified,
+    .offer,
+    .withdraw,
+    .commit,
+    .abort,
+    .end,
   ]
 
 }
@@ -173,6 +337,9 @@ public nonisolated enum RoomRoomNoticeKind: SwiftProtobuf.Enum, Swift.CaseIterab
 
   /// The room's interaction changed (the owner entered or left a 1v1 call).
   case interactionChanged // = 5
+
+  /// A PK or co-host event (RoomNotice.event); the room after it is in RoomNotice.room.
+  case interactionEvent // = 6
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -187,6 +354,7 @@ public nonisolated enum RoomRoomNoticeKind: SwiftProtobuf.Enum, Swift.CaseIterab
     case 3: self = .roomExpired
     case 4: self = .roomDestroyed
     case 5: self = .interactionChanged
+    case 6: self = .interactionEvent
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -199,6 +367,7 @@ public nonisolated enum RoomRoomNoticeKind: SwiftProtobuf.Enum, Swift.CaseIterab
     case .roomExpired: return 3
     case .roomDestroyed: return 4
     case .interactionChanged: return 5
+    case .interactionEvent: return 6
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -211,6 +380,179 @@ public nonisolated enum RoomRoomNoticeKind: SwiftProtobuf.Enum, Swift.CaseIterab
     .roomExpired,
     .roomDestroyed,
     .interactionChanged,
+    .interactionEvent,
+  ]
+
+}
+
+public nonisolated enum RoomInteractionEventType: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+  case pkInvited // = 1
+  case pkAccepted // = 2
+  case pkRejected // = 3
+  case pkCancelled // = 4
+  case pkExpired // = 5
+  case pkStarted // = 6
+  case pkEnded // = 7
+  case pkMatchWaiting // = 8
+  case pkMatchExpired // = 9
+  case pkMatchCancelled // = 10
+  case cohostApplied // = 20
+  case cohostApplyCancelled // = 21
+  case cohostInvited // = 22
+  case cohostInviteCancelled // = 23
+  case cohostAccepted // = 24
+  case cohostRejected // = 25
+  case cohostExpired // = 26
+  case cohostStarted // = 27
+  case cohostStopped // = 28
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .pkInvited
+    case 2: self = .pkAccepted
+    case 3: self = .pkRejected
+    case 4: self = .pkCancelled
+    case 5: self = .pkExpired
+    case 6: self = .pkStarted
+    case 7: self = .pkEnded
+    case 8: self = .pkMatchWaiting
+    case 9: self = .pkMatchExpired
+    case 10: self = .pkMatchCancelled
+    case 20: self = .cohostApplied
+    case 21: self = .cohostApplyCancelled
+    case 22: self = .cohostInvited
+    case 23: self = .cohostInviteCancelled
+    case 24: self = .cohostAccepted
+    case 25: self = .cohostRejected
+    case 26: self = .cohostExpired
+    case 27: self = .cohostStarted
+    case 28: self = .cohostStopped
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .pkInvited: return 1
+    case .pkAccepted: return 2
+    case .pkRejected: return 3
+    case .pkCancelled: return 4
+    case .pkExpired: return 5
+    case .pkStarted: return 6
+    case .pkEnded: return 7
+    case .pkMatchWaiting: return 8
+    case .pkMatchExpired: return 9
+    case .pkMatchCancelled: return 10
+    case .cohostApplied: return 20
+    case .cohostApplyCancelled: return 21
+    case .cohostInvited: return 22
+    case .cohostInviteCancelled: return 23
+    case .cohostAccepted: return 24
+    case .cohostRejected: return 25
+    case .cohostExpired: return 26
+    case .cohostStarted: return 27
+    case .cohostStopped: return 28
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [RoomInteractionEventType] = [
+    .unspecified,
+    .pkInvited,
+    .pkAccepted,
+    .pkRejected,
+    .pkCancelled,
+    .pkExpired,
+    .pkStarted,
+    .pkEnded,
+    .pkMatchWaiting,
+    .pkMatchExpired,
+    .pkMatchCancelled,
+    .cohostApplied,
+    .cohostApplyCancelled,
+    .cohostInvited,
+    .cohostInviteCancelled,
+    .cohostAccepted,
+    .cohostRejected,
+    .cohostExpired,
+    .cohostStarted,
+    .cohostStopped,
+  ]
+
+}
+
+/// Why a PK or a co-hosting ended, or a request went away.
+public nonisolated enum RoomInteractionEndReason: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+
+  /// A user stopped it (RoomInteractionEvent.by_uid says who).
+  case stopped // = 1
+
+  /// The PK's duration ran out.
+  case durationEnded // = 2
+
+  /// This room, or the peer's, closed (the owner closed it, it expired, or its owner stayed away
+  /// past the grace period).
+  case roomClosed // = 3
+  case peerRoomClosed // = 4
+
+  /// The co-host left the room.
+  case leftRoom // = 5
+
+  /// Another request of the room was accepted, or the room started something else.
+  case superseded // = 6
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .stopped
+    case 2: self = .durationEnded
+    case 3: self = .roomClosed
+    case 4: self = .peerRoomClosed
+    case 5: self = .leftRoom
+    case 6: self = .superseded
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .stopped: return 1
+    case .durationEnded: return 2
+    case .roomClosed: return 3
+    case .peerRoomClosed: return 4
+    case .leftRoom: return 5
+    case .superseded: return 6
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [RoomInteractionEndReason] = [
+    .unspecified,
+    .stopped,
+    .durationEnded,
+    .roomClosed,
+    .peerRoomClosed,
+    .leftRoom,
+    .superseded,
   ]
 
 }
@@ -442,7 +784,7 @@ public nonisolated struct RoomRoom: @unchecked Sendable {
     set {_uniqueStorage()._lastChatSequence = newValue}
   }
 
-  /// What the room's owner is doing with others (idle when unset).
+  /// What the room's owner is doing with others (idle when unset): one interaction per room.
   public var interaction: RoomRoomInteraction {
     get {_storage._interaction ?? RoomRoomInteraction()}
     set {_uniqueStorage()._interaction = newValue}
@@ -452,11 +794,72 @@ public nonisolated struct RoomRoom: @unchecked Sendable {
   /// Clears the value of `interaction`. Subsequent reads from it will return its default value.
   public mutating func clearInteraction() {_uniqueStorage()._interaction = nil}
 
+  /// Open PK invitations (sent and received), co-host applications and invitations, oldest first.
+  public var pending: [RoomRoomPendingRequest] {
+    get {_storage._pending}
+    set {_uniqueStorage()._pending = newValue}
+  }
+
+  /// A PK this room's coordinator is starting with another room (the two-key protocol's intent):
+  /// the room counts as busy until it commits or is dropped.
+  public var pkIntent: RoomRoomInteraction {
+    get {_storage._pkIntent ?? RoomRoomInteraction()}
+    set {_uniqueStorage()._pkIntent = newValue}
+  }
+  /// Returns true if `pkIntent` has been explicitly set.
+  public var hasPkIntent: Bool {_storage._pkIntent != nil}
+  /// Clears the value of `pkIntent`. Subsequent reads from it will return its default value.
+  public mutating func clearPkIntent() {_uniqueStorage()._pkIntent = nil}
+
+  /// When the intent is dropped unless committed.
+  public var pkIntentExpiresAtMs: Int64 {
+    get {_storage._pkIntentExpiresAtMs}
+    set {_uniqueStorage()._pkIntentExpiresAtMs = newValue}
+  }
+
+  /// Waiting for a random PK match until this time (0 = not waiting).
+  public var matchWaitingUntilMs: Int64 {
+    get {_storage._matchWaitingUntilMs}
+    set {_uniqueStorage()._matchWaitingUntilMs = newValue}
+  }
+
+  /// The PK duration asked for with the match, in seconds (0 = until stopped).
+  public var matchDurationS: UInt32 {
+    get {_storage._matchDurationS}
+    set {_uniqueStorage()._matchDurationS = newValue}
+  }
+
+  /// Co-host seats the room has (1 – 8; 0 means 1).
+  public var seats: UInt32 {
+    get {_storage._seats}
+    set {_uniqueStorage()._seats = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+/// A co-host's seat.
+public nonisolated struct RoomCoHostSeat: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var uid: UInt32 = 0
+
+  public var userName: String = String()
+
+  /// Names this co-hosting: a stop names it, so a late stop never ends a later co-host.
+  public var id: String = String()
+
+  public var sinceMs: Int64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 public nonisolated struct RoomRoomInteraction: Sendable {
@@ -466,10 +869,66 @@ public nonisolated struct RoomRoomInteraction: Sendable {
 
   public var kind: RoomRoomInteractionKind = .idle
 
-  /// The call id (for a call).
+  /// The call id (CALL) or the PK id (PK; the same in both rooms). Empty for COHOST (see seats).
   public var id: String = String()
 
   public var sinceMs: Int64 = 0
+
+  /// PK: the other room, its owner and its channel.
+  public var peerRoomID: String = String()
+
+  public var peerUid: UInt32 = 0
+
+  public var peerChannel: String = String()
+
+  /// PK: when it ends by its duration, by the server's clock (0 = when stopped).
+  public var endsAtMs: Int64 = 0
+
+  public var mediaMode: RoomPkMediaMode = .forward
+
+  /// COHOST: the seats taken.
+  public var seats: [RoomCoHostSeat] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// An open request: answered, cancelled or expired, it leaves `pending`.
+public nonisolated struct RoomRoomPendingRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Unique; answers name it.
+  public var id: String = String()
+
+  public var kind: RoomRoomRequestKind = .unspecified
+
+  public var fromRoomID: String = String()
+
+  public var fromUid: UInt32 = 0
+
+  public var fromChannel: String = String()
+
+  public var toRoomID: String = String()
+
+  public var toUid: UInt32 = 0
+
+  public var toChannel: String = String()
+
+  /// The asking user's display name.
+  public var userName: String = String()
+
+  public var createdAtMs: Int64 = 0
+
+  /// The server ends it at this time (both sides hear PK_EXPIRED / COHOST_EXPIRED).
+  public var expiresAtMs: Int64 = 0
+
+  /// PK: the duration asked for, in seconds (0 = until stopped), and the media mode.
+  public var durationS: UInt32 = 0
+
+  public var mediaMode: RoomPkMediaMode = .forward
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -510,6 +969,306 @@ public nonisolated struct RoomSetInteractionResponse: Sendable {
   public var hasRoom: Bool {self._room != nil}
   /// Clears the value of `room`. Subsequent reads from it will return its default value.
   public mutating func clearRoom() {self._room = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _room: RoomRoom? = nil
+}
+
+/// ROOM_PK_INVITE: the owner of `room_id` invites the owner of `peer_room_id`. Both rooms must be
+/// open and idle; a room has one outgoing invitation at a time. If the peer invited this room
+/// already, this accepts that invitation instead (one PK, never two).
+public nonisolated struct RoomPkInviteRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var roomID: String = String()
+
+  public var uid: UInt32 = 0
+
+  public var token: String = String()
+
+  public var peerRoomID: String = String()
+
+  /// 0 = until stopped; at most 3600.
+  public var durationS: UInt32 = 0
+
+  public var mediaMode: RoomPkMediaMode = .forward
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// ROOM_PK_ANSWER: the invited owner accepts or rejects; the inviting owner cancels (cancel set).
+public nonisolated struct RoomPkAnswerRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var roomID: String = String()
+
+  public var uid: UInt32 = 0
+
+  public var token: String = String()
+
+  public var invitationID: String = String()
+
+  public var accept: Bool = false
+
+  public var cancel: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// ROOM_PK_STOP: either owner ends the PK it names.
+public nonisolated struct RoomPkStopRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var roomID: String = String()
+
+  public var uid: UInt32 = 0
+
+  public var token: String = String()
+
+  public var pkID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// ROOM_PK_MATCH: the owner asks to be paired with another waiting room (or stops waiting).
+public nonisolated struct RoomPkMatchRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var roomID: String = String()
+
+  public var uid: UInt32 = 0
+
+  public var token: String = String()
+
+  public var cancel: Bool = false
+
+  public var durationS: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// ROOM_COHOST_APPLY: an audience member asks for a seat (or withdraws, cancel set).
+public nonisolated struct RoomCoHostApplyRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var roomID: String = String()
+
+  public var uid: UInt32 = 0
+
+  public var token: String = String()
+
+  public var userName: String = String()
+
+  public var cancel: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// ROOM_COHOST_INVITE: the owner invites an audience member up (or withdraws, cancel set with the
+/// invitation's id).
+public nonisolated struct RoomCoHostInviteRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var roomID: String = String()
+
+  public var uid: UInt32 = 0
+
+  public var token: String = String()
+
+  public var inviteeUid: UInt32 = 0
+
+  public var cancel: Bool = false
+
+  public var invitationID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// ROOM_COHOST_ANSWER: the owner answers an application, or the invited user an invitation.
+public nonisolated struct RoomCoHostAnswerRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var roomID: String = String()
+
+  public var uid: UInt32 = 0
+
+  public var token: String = String()
+
+  public var requestID: String = String()
+
+  public var accept: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// ROOM_COHOST_STOP: the co-host or the owner ends the seat it names.
+public nonisolated struct RoomCoHostStopRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var roomID: String = String()
+
+  public var uid: UInt32 = 0
+
+  public var token: String = String()
+
+  public var seatID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// The answer to every PK and co-host request.
+public nonisolated struct RoomInteractionResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var room: RoomRoom {
+    get {_room ?? RoomRoom()}
+    set {_room = newValue}
+  }
+  /// Returns true if `room` has been explicitly set.
+  public var hasRoom: Bool {self._room != nil}
+  /// Clears the value of `room`. Subsequent reads from it will return its default value.
+  public mutating func clearRoom() {self._room = nil}
+
+  /// The request made (invite, apply), when one was.
+  public var request: RoomRoomPendingRequest {
+    get {_request ?? RoomRoomPendingRequest()}
+    set {_request = newValue}
+  }
+  /// Returns true if `request` has been explicitly set.
+  public var hasRequest: Bool {self._request != nil}
+  /// Clears the value of `request`. Subsequent reads from it will return its default value.
+  public mutating func clearRequest() {self._request = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _room: RoomRoom? = nil
+  fileprivate var _request: RoomRoomPendingRequest? = nil
+}
+
+public nonisolated struct RoomPeerUpdateRequest: @unchecked Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var op: RoomPeerOp {
+    get {_storage._op}
+    set {_uniqueStorage()._op = newValue}
+  }
+
+  /// The room this update is for (routed to its owner).
+  public var roomID: String {
+    get {_storage._roomID}
+    set {_uniqueStorage()._roomID = newValue}
+  }
+
+  public var request: RoomRoomPendingRequest {
+    get {_storage._request ?? RoomRoomPendingRequest()}
+    set {_uniqueStorage()._request = newValue}
+  }
+  /// Returns true if `request` has been explicitly set.
+  public var hasRequest: Bool {_storage._request != nil}
+  /// Clears the value of `request`. Subsequent reads from it will return its default value.
+  public mutating func clearRequest() {_uniqueStorage()._request = nil}
+
+  /// COMMIT: the PK as this room holds it; ABORT / END: its id.
+  public var interaction: RoomRoomInteraction {
+    get {_storage._interaction ?? RoomRoomInteraction()}
+    set {_uniqueStorage()._interaction = newValue}
+  }
+  /// Returns true if `interaction` has been explicitly set.
+  public var hasInteraction: Bool {_storage._interaction != nil}
+  /// Clears the value of `interaction`. Subsequent reads from it will return its default value.
+  public mutating func clearInteraction() {_uniqueStorage()._interaction = nil}
+
+  public var event: RoomInteractionEventType {
+    get {_storage._event}
+    set {_uniqueStorage()._event = newValue}
+  }
+
+  public var reason: RoomInteractionEndReason {
+    get {_storage._reason}
+    set {_uniqueStorage()._reason = newValue}
+  }
+
+  public var byUid: UInt32 {
+    get {_storage._byUid}
+    set {_uniqueStorage()._byUid = newValue}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
+}
+
+public nonisolated struct RoomPeerUpdateResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// COMMIT: whether this room started the PK.
+  public var committed: Bool = false
+
+  /// Why not, when it did not.
+  public var refusal: String = String()
+
+  /// OFFER: the room invited has an invitation out to the inviting room (both invited each other):
+  /// the room with the lower id starts the PK with its own invitation.
+  public var glare: Bool = false
+
+  /// OFFER: the room invited, as it is (its owner and channel).
+  public var room: RoomRoom {
+    get {_room ?? RoomRoom()}
+    set {_room = newValue}
+  }
+  /// Returns true if `room` has been explicitly set.
+  public var hasRoom: Bool {self._room != nil}
+  /// Clears the value of `room`. Subsequent reads from it will return its default value.
+  public mutating func clearRoom() {self._room = nil}
+
+  /// COMMIT refused: the error code a client asking for the PK gets (ROOM_BUSY, ROOM_CLOSED,
+  /// INTERACTION_NOT_FOUND as numbered in showroom/wire/error.proto).
+  public var refusalCode: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -578,6 +1337,9 @@ public nonisolated struct RoomCreateRoomRequest: Sendable {
 
   /// Empty: the room id.
   public var channel: String = String()
+
+  /// Co-host seats: 0 means 1; at most 8.
+  public var seats: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -867,6 +1629,67 @@ public nonisolated struct RoomChatHistoryResponse: Sendable {
   public init() {}
 }
 
+/// What happened, for RoomNotice.event.
+public nonisolated struct RoomRoomInteractionEvent: @unchecked Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var type: RoomInteractionEventType {
+    get {_storage._type}
+    set {_uniqueStorage()._type = newValue}
+  }
+
+  /// The request's id, the PK's id, or the co-host seat's id.
+  public var id: String {
+    get {_storage._id}
+    set {_uniqueStorage()._id = newValue}
+  }
+
+  /// The request concerned (invited, accepted, rejected, cancelled, expired, applied …).
+  public var request: RoomRoomPendingRequest {
+    get {_storage._request ?? RoomRoomPendingRequest()}
+    set {_uniqueStorage()._request = newValue}
+  }
+  /// Returns true if `request` has been explicitly set.
+  public var hasRequest: Bool {_storage._request != nil}
+  /// Clears the value of `request`. Subsequent reads from it will return its default value.
+  public mutating func clearRequest() {_uniqueStorage()._request = nil}
+
+  /// The interaction (started, ended, stopped).
+  public var interaction: RoomRoomInteraction {
+    get {_storage._interaction ?? RoomRoomInteraction()}
+    set {_uniqueStorage()._interaction = newValue}
+  }
+  /// Returns true if `interaction` has been explicitly set.
+  public var hasInteraction: Bool {_storage._interaction != nil}
+  /// Clears the value of `interaction`. Subsequent reads from it will return its default value.
+  public mutating func clearInteraction() {_uniqueStorage()._interaction = nil}
+
+  public var reason: RoomInteractionEndReason {
+    get {_storage._reason}
+    set {_uniqueStorage()._reason = newValue}
+  }
+
+  /// Who did it (0: the server).
+  public var byUid: UInt32 {
+    get {_storage._byUid}
+    set {_uniqueStorage()._byUid = newValue}
+  }
+
+  /// The co-host concerned (COHOST_STARTED / COHOST_STOPPED).
+  public var uid: UInt32 {
+    get {_storage._uid}
+    set {_uniqueStorage()._uid = newValue}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
+}
+
 /// A ROOM_NOTICE, published under "room/<room id>".
 public nonisolated struct RoomRoomNotice: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -899,12 +1722,23 @@ public nonisolated struct RoomRoomNotice: Sendable {
 
   public var atMs: Int64 = 0
 
+  /// INTERACTION_EVENT: what happened. The room's version orders the notices of one room.
+  public var event: RoomRoomInteractionEvent {
+    get {_event ?? RoomRoomInteractionEvent()}
+    set {_event = newValue}
+  }
+  /// Returns true if `event` has been explicitly set.
+  public var hasEvent: Bool {self._event != nil}
+  /// Clears the value of `event`. Subsequent reads from it will return its default value.
+  public mutating func clearEvent() {self._event = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
   fileprivate var _room: RoomRoom? = nil
   fileprivate var _message: RoomChatMessage? = nil
+  fileprivate var _event: RoomRoomInteractionEvent? = nil
 }
 
 /// Body of a CHANNEL_PLACE request: which edge hosts the channel (placing it if nobody does).
@@ -1270,6 +2104,68 @@ public nonisolated struct RoomBanListResponse: Sendable {
   public init() {}
 }
 
+/// The uids that may publish in a room's channel: its owner, its co-hosts, and during a forwarded
+/// PK the peer host. Edges refuse publishing to anybody else there (NOT_ON_STAGE) and stop
+/// forwarding a uid dropped from it at once.
+public nonisolated struct RoomStage: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channel: String = String()
+
+  public var roomID: String = String()
+
+  public var uids: [UInt32] = []
+
+  /// The room's version when this was made; an edge keeps the higher one per channel.
+  public var version: UInt64 = 0
+
+  /// The room closed: the channel keeps the token rules again.
+  public var removed: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Body of an EDGE_STAGE request, coordinator -> every edge: enforce these stages now and on later
+/// publishes. Also the answer to a STAGE_LIST request (an edge starting asks every coordinator for
+/// the stages of the rooms it owns).
+public nonisolated struct RoomEdgeStageRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var stages: [RoomStage] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct RoomEdgeStageResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var connectionsDemoted: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct RoomStageListRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 /// A channel's placement: sticky while its edge lives.
 public nonisolated struct RoomChannelPlacement: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -1370,11 +2266,31 @@ nonisolated extension RoomRoomCloseReason: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension RoomRoomInteractionKind: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ROOM_INTERACTION_KIND_IDLE\0\u{1}ROOM_INTERACTION_KIND_CALL\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ROOM_INTERACTION_KIND_IDLE\0\u{1}ROOM_INTERACTION_KIND_CALL\0\u{1}ROOM_INTERACTION_KIND_PK\0\u{1}ROOM_INTERACTION_KIND_COHOST\0")
+}
+
+nonisolated extension RoomPkMediaMode: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PK_MEDIA_MODE_FORWARD\0\u{1}PK_MEDIA_MODE_SUBSCRIBE\0")
+}
+
+nonisolated extension RoomRoomRequestKind: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ROOM_REQUEST_KIND_UNSPECIFIED\0\u{1}ROOM_REQUEST_KIND_PK_INVITATION\0\u{1}ROOM_REQUEST_KIND_COHOST_APPLICATION\0\u{1}ROOM_REQUEST_KIND_COHOST_INVITATION\0")
+}
+
+nonisolated extension RoomPeerOp: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PEER_OP_UNSPECIFIED\0\u{1}PEER_OP_OFFER\0\u{1}PEER_OP_WITHDRAW\0\u{1}PEER_OP_COMMIT\0\u{1}PEER_OP_ABORT\0\u{1}PEER_OP_END\0")
 }
 
 nonisolated extension RoomRoomNoticeKind: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ROOM_NOTICE_KIND_UNSPECIFIED\0\u{1}ROOM_NOTICE_KIND_USER_COUNT_CHANGED\0\u{1}ROOM_NOTICE_KIND_MESSAGE_ADDED\0\u{1}ROOM_NOTICE_KIND_ROOM_EXPIRED\0\u{1}ROOM_NOTICE_KIND_ROOM_DESTROYED\0\u{1}ROOM_NOTICE_KIND_INTERACTION_CHANGED\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ROOM_NOTICE_KIND_UNSPECIFIED\0\u{1}ROOM_NOTICE_KIND_USER_COUNT_CHANGED\0\u{1}ROOM_NOTICE_KIND_MESSAGE_ADDED\0\u{1}ROOM_NOTICE_KIND_ROOM_EXPIRED\0\u{1}ROOM_NOTICE_KIND_ROOM_DESTROYED\0\u{1}ROOM_NOTICE_KIND_INTERACTION_CHANGED\0\u{1}ROOM_NOTICE_KIND_INTERACTION_EVENT\0")
+}
+
+nonisolated extension RoomInteractionEventType: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0INTERACTION_EVENT_TYPE_UNSPECIFIED\0\u{1}INTERACTION_EVENT_TYPE_PK_INVITED\0\u{1}INTERACTION_EVENT_TYPE_PK_ACCEPTED\0\u{1}INTERACTION_EVENT_TYPE_PK_REJECTED\0\u{1}INTERACTION_EVENT_TYPE_PK_CANCELLED\0\u{1}INTERACTION_EVENT_TYPE_PK_EXPIRED\0\u{1}INTERACTION_EVENT_TYPE_PK_STARTED\0\u{1}INTERACTION_EVENT_TYPE_PK_ENDED\0\u{1}INTERACTION_EVENT_TYPE_PK_MATCH_WAITING\0\u{1}INTERACTION_EVENT_TYPE_PK_MATCH_EXPIRED\0\u{1}INTERACTION_EVENT_TYPE_PK_MATCH_CANCELLED\0\u{2}\u{a}INTERACTION_EVENT_TYPE_COHOST_APPLIED\0\u{1}INTERACTION_EVENT_TYPE_COHOST_APPLY_CANCELLED\0\u{1}INTERACTION_EVENT_TYPE_COHOST_INVITED\0\u{1}INTERACTION_EVENT_TYPE_COHOST_INVITE_CANCELLED\0\u{1}INTERACTION_EVENT_TYPE_COHOST_ACCEPTED\0\u{1}INTERACTION_EVENT_TYPE_COHOST_REJECTED\0\u{1}INTERACTION_EVENT_TYPE_COHOST_EXPIRED\0\u{1}INTERACTION_EVENT_TYPE_COHOST_STARTED\0\u{1}INTERACTION_EVENT_TYPE_COHOST_STOPPED\0")
+}
+
+nonisolated extension RoomInteractionEndReason: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0INTERACTION_END_REASON_UNSPECIFIED\0\u{1}INTERACTION_END_REASON_STOPPED\0\u{1}INTERACTION_END_REASON_DURATION_ENDED\0\u{1}INTERACTION_END_REASON_ROOM_CLOSED\0\u{1}INTERACTION_END_REASON_PEER_ROOM_CLOSED\0\u{1}INTERACTION_END_REASON_LEFT_ROOM\0\u{1}INTERACTION_END_REASON_SUPERSEDED\0")
 }
 
 nonisolated extension RoomChannelEventType: SwiftProtobuf._ProtoNameProviding {
@@ -1387,7 +2303,7 @@ nonisolated extension RoomChannelLeaveReason: SwiftProtobuf._ProtoNameProviding 
 
 nonisolated extension RoomRoom: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Room"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}room_id\0\u{1}name\0\u{3}owner_uid\0\u{3}owner_name\0\u{3}owner_avatar\0\u{3}created_at_ms\0\u{3}audience_count\0\u{1}channel\0\u{3}expires_at_ms\0\u{1}state\0\u{3}close_reason\0\u{3}closed_at_ms\0\u{3}owner_offline_since_ms\0\u{1}version\0\u{3}updated_at_ms\0\u{3}audience_uids\0\u{3}last_chat_sequence\0\u{1}interaction\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}room_id\0\u{1}name\0\u{3}owner_uid\0\u{3}owner_name\0\u{3}owner_avatar\0\u{3}created_at_ms\0\u{3}audience_count\0\u{1}channel\0\u{3}expires_at_ms\0\u{1}state\0\u{3}close_reason\0\u{3}closed_at_ms\0\u{3}owner_offline_since_ms\0\u{1}version\0\u{3}updated_at_ms\0\u{3}audience_uids\0\u{3}last_chat_sequence\0\u{1}interaction\0\u{1}pending\0\u{3}pk_intent\0\u{3}pk_intent_expires_at_ms\0\u{3}match_waiting_until_ms\0\u{3}match_duration_s\0\u{1}seats\0")
 
   fileprivate class _StorageClass {
     var _roomID: String = String()
@@ -1408,6 +2324,12 @@ nonisolated extension RoomRoom: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
     var _audienceUids: [UInt32] = []
     var _lastChatSequence: UInt64 = 0
     var _interaction: RoomRoomInteraction? = nil
+    var _pending: [RoomRoomPendingRequest] = []
+    var _pkIntent: RoomRoomInteraction? = nil
+    var _pkIntentExpiresAtMs: Int64 = 0
+    var _matchWaitingUntilMs: Int64 = 0
+    var _matchDurationS: UInt32 = 0
+    var _seats: UInt32 = 0
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -1436,6 +2358,12 @@ nonisolated extension RoomRoom: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
       _audienceUids = source._audienceUids
       _lastChatSequence = source._lastChatSequence
       _interaction = source._interaction
+      _pending = source._pending
+      _pkIntent = source._pkIntent
+      _pkIntentExpiresAtMs = source._pkIntentExpiresAtMs
+      _matchWaitingUntilMs = source._matchWaitingUntilMs
+      _matchDurationS = source._matchDurationS
+      _seats = source._seats
     }
   }
 
@@ -1472,6 +2400,12 @@ nonisolated extension RoomRoom: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
         case 16: try { try decoder.decodeRepeatedUInt32Field(value: &_storage._audienceUids) }()
         case 17: try { try decoder.decodeSingularUInt64Field(value: &_storage._lastChatSequence) }()
         case 18: try { try decoder.decodeSingularMessageField(value: &_storage._interaction) }()
+        case 19: try { try decoder.decodeRepeatedMessageField(value: &_storage._pending) }()
+        case 20: try { try decoder.decodeSingularMessageField(value: &_storage._pkIntent) }()
+        case 21: try { try decoder.decodeSingularInt64Field(value: &_storage._pkIntentExpiresAtMs) }()
+        case 22: try { try decoder.decodeSingularInt64Field(value: &_storage._matchWaitingUntilMs) }()
+        case 23: try { try decoder.decodeSingularUInt32Field(value: &_storage._matchDurationS) }()
+        case 24: try { try decoder.decodeSingularUInt32Field(value: &_storage._seats) }()
         default: break
         }
       }
@@ -1538,6 +2472,24 @@ nonisolated extension RoomRoom: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
       try { if let v = _storage._interaction {
         try visitor.visitSingularMessageField(value: v, fieldNumber: 18)
       } }()
+      if !_storage._pending.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._pending, fieldNumber: 19)
+      }
+      try { if let v = _storage._pkIntent {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
+      } }()
+      if _storage._pkIntentExpiresAtMs != 0 {
+        try visitor.visitSingularInt64Field(value: _storage._pkIntentExpiresAtMs, fieldNumber: 21)
+      }
+      if _storage._matchWaitingUntilMs != 0 {
+        try visitor.visitSingularInt64Field(value: _storage._matchWaitingUntilMs, fieldNumber: 22)
+      }
+      if _storage._matchDurationS != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._matchDurationS, fieldNumber: 23)
+      }
+      if _storage._seats != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._seats, fieldNumber: 24)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -1565,6 +2517,12 @@ nonisolated extension RoomRoom: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
         if _storage._audienceUids != rhs_storage._audienceUids {return false}
         if _storage._lastChatSequence != rhs_storage._lastChatSequence {return false}
         if _storage._interaction != rhs_storage._interaction {return false}
+        if _storage._pending != rhs_storage._pending {return false}
+        if _storage._pkIntent != rhs_storage._pkIntent {return false}
+        if _storage._pkIntentExpiresAtMs != rhs_storage._pkIntentExpiresAtMs {return false}
+        if _storage._matchWaitingUntilMs != rhs_storage._matchWaitingUntilMs {return false}
+        if _storage._matchDurationS != rhs_storage._matchDurationS {return false}
+        if _storage._seats != rhs_storage._seats {return false}
         return true
       }
       if !storagesAreEqual {return false}
@@ -1574,9 +2532,54 @@ nonisolated extension RoomRoom: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
   }
 }
 
+nonisolated extension RoomCoHostSeat: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CoHostSeat"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uid\0\u{3}user_name\0\u{1}id\0\u{3}since_ms\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.userName) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.id) }()
+      case 4: try { try decoder.decodeSingularInt64Field(value: &self.sinceMs) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.uid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 1)
+    }
+    if !self.userName.isEmpty {
+      try visitor.visitSingularStringField(value: self.userName, fieldNumber: 2)
+    }
+    if !self.id.isEmpty {
+      try visitor.visitSingularStringField(value: self.id, fieldNumber: 3)
+    }
+    if self.sinceMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.sinceMs, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomCoHostSeat, rhs: RoomCoHostSeat) -> Bool {
+    if lhs.uid != rhs.uid {return false}
+    if lhs.userName != rhs.userName {return false}
+    if lhs.id != rhs.id {return false}
+    if lhs.sinceMs != rhs.sinceMs {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension RoomRoomInteraction: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".RoomInteraction"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}id\0\u{3}since_ms\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}id\0\u{3}since_ms\0\u{3}peer_room_id\0\u{3}peer_uid\0\u{3}peer_channel\0\u{3}ends_at_ms\0\u{3}media_mode\0\u{1}seats\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1587,6 +2590,12 @@ nonisolated extension RoomRoomInteraction: SwiftProtobuf.Message, SwiftProtobuf.
       case 1: try { try decoder.decodeSingularEnumField(value: &self.kind) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.id) }()
       case 3: try { try decoder.decodeSingularInt64Field(value: &self.sinceMs) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.peerRoomID) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.peerUid) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.peerChannel) }()
+      case 7: try { try decoder.decodeSingularInt64Field(value: &self.endsAtMs) }()
+      case 8: try { try decoder.decodeSingularEnumField(value: &self.mediaMode) }()
+      case 9: try { try decoder.decodeRepeatedMessageField(value: &self.seats) }()
       default: break
       }
     }
@@ -1602,6 +2611,24 @@ nonisolated extension RoomRoomInteraction: SwiftProtobuf.Message, SwiftProtobuf.
     if self.sinceMs != 0 {
       try visitor.visitSingularInt64Field(value: self.sinceMs, fieldNumber: 3)
     }
+    if !self.peerRoomID.isEmpty {
+      try visitor.visitSingularStringField(value: self.peerRoomID, fieldNumber: 4)
+    }
+    if self.peerUid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.peerUid, fieldNumber: 5)
+    }
+    if !self.peerChannel.isEmpty {
+      try visitor.visitSingularStringField(value: self.peerChannel, fieldNumber: 6)
+    }
+    if self.endsAtMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.endsAtMs, fieldNumber: 7)
+    }
+    if self.mediaMode != .forward {
+      try visitor.visitSingularEnumField(value: self.mediaMode, fieldNumber: 8)
+    }
+    if !self.seats.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.seats, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1609,6 +2636,102 @@ nonisolated extension RoomRoomInteraction: SwiftProtobuf.Message, SwiftProtobuf.
     if lhs.kind != rhs.kind {return false}
     if lhs.id != rhs.id {return false}
     if lhs.sinceMs != rhs.sinceMs {return false}
+    if lhs.peerRoomID != rhs.peerRoomID {return false}
+    if lhs.peerUid != rhs.peerUid {return false}
+    if lhs.peerChannel != rhs.peerChannel {return false}
+    if lhs.endsAtMs != rhs.endsAtMs {return false}
+    if lhs.mediaMode != rhs.mediaMode {return false}
+    if lhs.seats != rhs.seats {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomRoomPendingRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RoomPendingRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}kind\0\u{3}from_room_id\0\u{3}from_uid\0\u{3}from_channel\0\u{3}to_room_id\0\u{3}to_uid\0\u{3}to_channel\0\u{3}user_name\0\u{3}created_at_ms\0\u{3}expires_at_ms\0\u{3}duration_s\0\u{3}media_mode\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.id) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.kind) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.fromRoomID) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.fromUid) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.fromChannel) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.toRoomID) }()
+      case 7: try { try decoder.decodeSingularUInt32Field(value: &self.toUid) }()
+      case 8: try { try decoder.decodeSingularStringField(value: &self.toChannel) }()
+      case 9: try { try decoder.decodeSingularStringField(value: &self.userName) }()
+      case 10: try { try decoder.decodeSingularInt64Field(value: &self.createdAtMs) }()
+      case 11: try { try decoder.decodeSingularInt64Field(value: &self.expiresAtMs) }()
+      case 12: try { try decoder.decodeSingularUInt32Field(value: &self.durationS) }()
+      case 13: try { try decoder.decodeSingularEnumField(value: &self.mediaMode) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.id.isEmpty {
+      try visitor.visitSingularStringField(value: self.id, fieldNumber: 1)
+    }
+    if self.kind != .unspecified {
+      try visitor.visitSingularEnumField(value: self.kind, fieldNumber: 2)
+    }
+    if !self.fromRoomID.isEmpty {
+      try visitor.visitSingularStringField(value: self.fromRoomID, fieldNumber: 3)
+    }
+    if self.fromUid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.fromUid, fieldNumber: 4)
+    }
+    if !self.fromChannel.isEmpty {
+      try visitor.visitSingularStringField(value: self.fromChannel, fieldNumber: 5)
+    }
+    if !self.toRoomID.isEmpty {
+      try visitor.visitSingularStringField(value: self.toRoomID, fieldNumber: 6)
+    }
+    if self.toUid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.toUid, fieldNumber: 7)
+    }
+    if !self.toChannel.isEmpty {
+      try visitor.visitSingularStringField(value: self.toChannel, fieldNumber: 8)
+    }
+    if !self.userName.isEmpty {
+      try visitor.visitSingularStringField(value: self.userName, fieldNumber: 9)
+    }
+    if self.createdAtMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.createdAtMs, fieldNumber: 10)
+    }
+    if self.expiresAtMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.expiresAtMs, fieldNumber: 11)
+    }
+    if self.durationS != 0 {
+      try visitor.visitSingularUInt32Field(value: self.durationS, fieldNumber: 12)
+    }
+    if self.mediaMode != .forward {
+      try visitor.visitSingularEnumField(value: self.mediaMode, fieldNumber: 13)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomRoomPendingRequest, rhs: RoomRoomPendingRequest) -> Bool {
+    if lhs.id != rhs.id {return false}
+    if lhs.kind != rhs.kind {return false}
+    if lhs.fromRoomID != rhs.fromRoomID {return false}
+    if lhs.fromUid != rhs.fromUid {return false}
+    if lhs.fromChannel != rhs.fromChannel {return false}
+    if lhs.toRoomID != rhs.toRoomID {return false}
+    if lhs.toUid != rhs.toUid {return false}
+    if lhs.toChannel != rhs.toChannel {return false}
+    if lhs.userName != rhs.userName {return false}
+    if lhs.createdAtMs != rhs.createdAtMs {return false}
+    if lhs.expiresAtMs != rhs.expiresAtMs {return false}
+    if lhs.durationS != rhs.durationS {return false}
+    if lhs.mediaMode != rhs.mediaMode {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1688,6 +2811,616 @@ nonisolated extension RoomSetInteractionResponse: SwiftProtobuf.Message, SwiftPr
 
   public static func ==(lhs: RoomSetInteractionResponse, rhs: RoomSetInteractionResponse) -> Bool {
     if lhs._room != rhs._room {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomPkInviteRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PkInviteRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}room_id\0\u{1}uid\0\u{1}token\0\u{3}peer_room_id\0\u{3}duration_s\0\u{3}media_mode\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.roomID) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.token) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.peerRoomID) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.durationS) }()
+      case 6: try { try decoder.decodeSingularEnumField(value: &self.mediaMode) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.roomID.isEmpty {
+      try visitor.visitSingularStringField(value: self.roomID, fieldNumber: 1)
+    }
+    if self.uid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 2)
+    }
+    if !self.token.isEmpty {
+      try visitor.visitSingularStringField(value: self.token, fieldNumber: 3)
+    }
+    if !self.peerRoomID.isEmpty {
+      try visitor.visitSingularStringField(value: self.peerRoomID, fieldNumber: 4)
+    }
+    if self.durationS != 0 {
+      try visitor.visitSingularUInt32Field(value: self.durationS, fieldNumber: 5)
+    }
+    if self.mediaMode != .forward {
+      try visitor.visitSingularEnumField(value: self.mediaMode, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomPkInviteRequest, rhs: RoomPkInviteRequest) -> Bool {
+    if lhs.roomID != rhs.roomID {return false}
+    if lhs.uid != rhs.uid {return false}
+    if lhs.token != rhs.token {return false}
+    if lhs.peerRoomID != rhs.peerRoomID {return false}
+    if lhs.durationS != rhs.durationS {return false}
+    if lhs.mediaMode != rhs.mediaMode {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomPkAnswerRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PkAnswerRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}room_id\0\u{1}uid\0\u{1}token\0\u{3}invitation_id\0\u{1}accept\0\u{1}cancel\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.roomID) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.token) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.invitationID) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.accept) }()
+      case 6: try { try decoder.decodeSingularBoolField(value: &self.cancel) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.roomID.isEmpty {
+      try visitor.visitSingularStringField(value: self.roomID, fieldNumber: 1)
+    }
+    if self.uid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 2)
+    }
+    if !self.token.isEmpty {
+      try visitor.visitSingularStringField(value: self.token, fieldNumber: 3)
+    }
+    if !self.invitationID.isEmpty {
+      try visitor.visitSingularStringField(value: self.invitationID, fieldNumber: 4)
+    }
+    if self.accept != false {
+      try visitor.visitSingularBoolField(value: self.accept, fieldNumber: 5)
+    }
+    if self.cancel != false {
+      try visitor.visitSingularBoolField(value: self.cancel, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomPkAnswerRequest, rhs: RoomPkAnswerRequest) -> Bool {
+    if lhs.roomID != rhs.roomID {return false}
+    if lhs.uid != rhs.uid {return false}
+    if lhs.token != rhs.token {return false}
+    if lhs.invitationID != rhs.invitationID {return false}
+    if lhs.accept != rhs.accept {return false}
+    if lhs.cancel != rhs.cancel {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomPkStopRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PkStopRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}room_id\0\u{1}uid\0\u{1}token\0\u{3}pk_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.roomID) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.token) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.pkID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.roomID.isEmpty {
+      try visitor.visitSingularStringField(value: self.roomID, fieldNumber: 1)
+    }
+    if self.uid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 2)
+    }
+    if !self.token.isEmpty {
+      try visitor.visitSingularStringField(value: self.token, fieldNumber: 3)
+    }
+    if !self.pkID.isEmpty {
+      try visitor.visitSingularStringField(value: self.pkID, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomPkStopRequest, rhs: RoomPkStopRequest) -> Bool {
+    if lhs.roomID != rhs.roomID {return false}
+    if lhs.uid != rhs.uid {return false}
+    if lhs.token != rhs.token {return false}
+    if lhs.pkID != rhs.pkID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomPkMatchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PkMatchRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}room_id\0\u{1}uid\0\u{1}token\0\u{1}cancel\0\u{3}duration_s\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.roomID) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.token) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.cancel) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.durationS) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.roomID.isEmpty {
+      try visitor.visitSingularStringField(value: self.roomID, fieldNumber: 1)
+    }
+    if self.uid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 2)
+    }
+    if !self.token.isEmpty {
+      try visitor.visitSingularStringField(value: self.token, fieldNumber: 3)
+    }
+    if self.cancel != false {
+      try visitor.visitSingularBoolField(value: self.cancel, fieldNumber: 4)
+    }
+    if self.durationS != 0 {
+      try visitor.visitSingularUInt32Field(value: self.durationS, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomPkMatchRequest, rhs: RoomPkMatchRequest) -> Bool {
+    if lhs.roomID != rhs.roomID {return false}
+    if lhs.uid != rhs.uid {return false}
+    if lhs.token != rhs.token {return false}
+    if lhs.cancel != rhs.cancel {return false}
+    if lhs.durationS != rhs.durationS {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomCoHostApplyRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CoHostApplyRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}room_id\0\u{1}uid\0\u{1}token\0\u{3}user_name\0\u{1}cancel\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.roomID) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.token) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.userName) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.cancel) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.roomID.isEmpty {
+      try visitor.visitSingularStringField(value: self.roomID, fieldNumber: 1)
+    }
+    if self.uid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 2)
+    }
+    if !self.token.isEmpty {
+      try visitor.visitSingularStringField(value: self.token, fieldNumber: 3)
+    }
+    if !self.userName.isEmpty {
+      try visitor.visitSingularStringField(value: self.userName, fieldNumber: 4)
+    }
+    if self.cancel != false {
+      try visitor.visitSingularBoolField(value: self.cancel, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomCoHostApplyRequest, rhs: RoomCoHostApplyRequest) -> Bool {
+    if lhs.roomID != rhs.roomID {return false}
+    if lhs.uid != rhs.uid {return false}
+    if lhs.token != rhs.token {return false}
+    if lhs.userName != rhs.userName {return false}
+    if lhs.cancel != rhs.cancel {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomCoHostInviteRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CoHostInviteRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}room_id\0\u{1}uid\0\u{1}token\0\u{3}invitee_uid\0\u{1}cancel\0\u{3}invitation_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.roomID) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.token) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.inviteeUid) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.cancel) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.invitationID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.roomID.isEmpty {
+      try visitor.visitSingularStringField(value: self.roomID, fieldNumber: 1)
+    }
+    if self.uid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 2)
+    }
+    if !self.token.isEmpty {
+      try visitor.visitSingularStringField(value: self.token, fieldNumber: 3)
+    }
+    if self.inviteeUid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.inviteeUid, fieldNumber: 4)
+    }
+    if self.cancel != false {
+      try visitor.visitSingularBoolField(value: self.cancel, fieldNumber: 5)
+    }
+    if !self.invitationID.isEmpty {
+      try visitor.visitSingularStringField(value: self.invitationID, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomCoHostInviteRequest, rhs: RoomCoHostInviteRequest) -> Bool {
+    if lhs.roomID != rhs.roomID {return false}
+    if lhs.uid != rhs.uid {return false}
+    if lhs.token != rhs.token {return false}
+    if lhs.inviteeUid != rhs.inviteeUid {return false}
+    if lhs.cancel != rhs.cancel {return false}
+    if lhs.invitationID != rhs.invitationID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomCoHostAnswerRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CoHostAnswerRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}room_id\0\u{1}uid\0\u{1}token\0\u{3}request_id\0\u{1}accept\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.roomID) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.token) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.requestID) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.accept) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.roomID.isEmpty {
+      try visitor.visitSingularStringField(value: self.roomID, fieldNumber: 1)
+    }
+    if self.uid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 2)
+    }
+    if !self.token.isEmpty {
+      try visitor.visitSingularStringField(value: self.token, fieldNumber: 3)
+    }
+    if !self.requestID.isEmpty {
+      try visitor.visitSingularStringField(value: self.requestID, fieldNumber: 4)
+    }
+    if self.accept != false {
+      try visitor.visitSingularBoolField(value: self.accept, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomCoHostAnswerRequest, rhs: RoomCoHostAnswerRequest) -> Bool {
+    if lhs.roomID != rhs.roomID {return false}
+    if lhs.uid != rhs.uid {return false}
+    if lhs.token != rhs.token {return false}
+    if lhs.requestID != rhs.requestID {return false}
+    if lhs.accept != rhs.accept {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomCoHostStopRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CoHostStopRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}room_id\0\u{1}uid\0\u{1}token\0\u{3}seat_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.roomID) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.token) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.seatID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.roomID.isEmpty {
+      try visitor.visitSingularStringField(value: self.roomID, fieldNumber: 1)
+    }
+    if self.uid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 2)
+    }
+    if !self.token.isEmpty {
+      try visitor.visitSingularStringField(value: self.token, fieldNumber: 3)
+    }
+    if !self.seatID.isEmpty {
+      try visitor.visitSingularStringField(value: self.seatID, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomCoHostStopRequest, rhs: RoomCoHostStopRequest) -> Bool {
+    if lhs.roomID != rhs.roomID {return false}
+    if lhs.uid != rhs.uid {return false}
+    if lhs.token != rhs.token {return false}
+    if lhs.seatID != rhs.seatID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomInteractionResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".InteractionResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}room\0\u{1}request\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._room) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._request) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._room {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    try { if let v = self._request {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomInteractionResponse, rhs: RoomInteractionResponse) -> Bool {
+    if lhs._room != rhs._room {return false}
+    if lhs._request != rhs._request {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomPeerUpdateRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PeerUpdateRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}op\0\u{3}room_id\0\u{1}request\0\u{1}interaction\0\u{1}event\0\u{1}reason\0\u{3}by_uid\0")
+
+  fileprivate class _StorageClass {
+    var _op: RoomPeerOp = .unspecified
+    var _roomID: String = String()
+    var _request: RoomRoomPendingRequest? = nil
+    var _interaction: RoomRoomInteraction? = nil
+    var _event: RoomInteractionEventType = .unspecified
+    var _reason: RoomInteractionEndReason = .unspecified
+    var _byUid: UInt32 = 0
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _op = source._op
+      _roomID = source._roomID
+      _request = source._request
+      _interaction = source._interaction
+      _event = source._event
+      _reason = source._reason
+      _byUid = source._byUid
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularEnumField(value: &_storage._op) }()
+        case 2: try { try decoder.decodeSingularStringField(value: &_storage._roomID) }()
+        case 3: try { try decoder.decodeSingularMessageField(value: &_storage._request) }()
+        case 4: try { try decoder.decodeSingularMessageField(value: &_storage._interaction) }()
+        case 5: try { try decoder.decodeSingularEnumField(value: &_storage._event) }()
+        case 6: try { try decoder.decodeSingularEnumField(value: &_storage._reason) }()
+        case 7: try { try decoder.decodeSingularUInt32Field(value: &_storage._byUid) }()
+        default: break
+        }
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if _storage._op != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._op, fieldNumber: 1)
+      }
+      if !_storage._roomID.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._roomID, fieldNumber: 2)
+      }
+      try { if let v = _storage._request {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+      } }()
+      try { if let v = _storage._interaction {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+      } }()
+      if _storage._event != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._event, fieldNumber: 5)
+      }
+      if _storage._reason != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._reason, fieldNumber: 6)
+      }
+      if _storage._byUid != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._byUid, fieldNumber: 7)
+      }
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomPeerUpdateRequest, rhs: RoomPeerUpdateRequest) -> Bool {
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._op != rhs_storage._op {return false}
+        if _storage._roomID != rhs_storage._roomID {return false}
+        if _storage._request != rhs_storage._request {return false}
+        if _storage._interaction != rhs_storage._interaction {return false}
+        if _storage._event != rhs_storage._event {return false}
+        if _storage._reason != rhs_storage._reason {return false}
+        if _storage._byUid != rhs_storage._byUid {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomPeerUpdateResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PeerUpdateResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}committed\0\u{1}refusal\0\u{1}glare\0\u{1}room\0\u{3}refusal_code\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBoolField(value: &self.committed) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.refusal) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.glare) }()
+      case 4: try { try decoder.decodeSingularMessageField(value: &self._room) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.refusalCode) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.committed != false {
+      try visitor.visitSingularBoolField(value: self.committed, fieldNumber: 1)
+    }
+    if !self.refusal.isEmpty {
+      try visitor.visitSingularStringField(value: self.refusal, fieldNumber: 2)
+    }
+    if self.glare != false {
+      try visitor.visitSingularBoolField(value: self.glare, fieldNumber: 3)
+    }
+    try { if let v = self._room {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+    } }()
+    if self.refusalCode != 0 {
+      try visitor.visitSingularUInt32Field(value: self.refusalCode, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomPeerUpdateResponse, rhs: RoomPeerUpdateResponse) -> Bool {
+    if lhs.committed != rhs.committed {return false}
+    if lhs.refusal != rhs.refusal {return false}
+    if lhs.glare != rhs.glare {return false}
+    if lhs._room != rhs._room {return false}
+    if lhs.refusalCode != rhs.refusalCode {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1785,7 +3518,7 @@ nonisolated extension RoomAdminSignature: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension RoomCreateRoomRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CreateRoomRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}room_id\0\u{1}name\0\u{3}owner_uid\0\u{3}owner_name\0\u{3}owner_avatar\0\u{1}channel\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}room_id\0\u{1}name\0\u{3}owner_uid\0\u{3}owner_name\0\u{3}owner_avatar\0\u{1}channel\0\u{1}seats\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1799,6 +3532,7 @@ nonisolated extension RoomCreateRoomRequest: SwiftProtobuf.Message, SwiftProtobu
       case 4: try { try decoder.decodeSingularStringField(value: &self.ownerName) }()
       case 5: try { try decoder.decodeSingularStringField(value: &self.ownerAvatar) }()
       case 6: try { try decoder.decodeSingularStringField(value: &self.channel) }()
+      case 7: try { try decoder.decodeSingularUInt32Field(value: &self.seats) }()
       default: break
       }
     }
@@ -1823,6 +3557,9 @@ nonisolated extension RoomCreateRoomRequest: SwiftProtobuf.Message, SwiftProtobu
     if !self.channel.isEmpty {
       try visitor.visitSingularStringField(value: self.channel, fieldNumber: 6)
     }
+    if self.seats != 0 {
+      try visitor.visitSingularUInt32Field(value: self.seats, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1833,6 +3570,7 @@ nonisolated extension RoomCreateRoomRequest: SwiftProtobuf.Message, SwiftProtobu
     if lhs.ownerName != rhs.ownerName {return false}
     if lhs.ownerAvatar != rhs.ownerAvatar {return false}
     if lhs.channel != rhs.channel {return false}
+    if lhs.seats != rhs.seats {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2381,9 +4119,121 @@ nonisolated extension RoomChatHistoryResponse: SwiftProtobuf.Message, SwiftProto
   }
 }
 
+nonisolated extension RoomRoomInteractionEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RoomInteractionEvent"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}type\0\u{1}id\0\u{1}request\0\u{1}interaction\0\u{1}reason\0\u{3}by_uid\0\u{1}uid\0")
+
+  fileprivate class _StorageClass {
+    var _type: RoomInteractionEventType = .unspecified
+    var _id: String = String()
+    var _request: RoomRoomPendingRequest? = nil
+    var _interaction: RoomRoomInteraction? = nil
+    var _reason: RoomInteractionEndReason = .unspecified
+    var _byUid: UInt32 = 0
+    var _uid: UInt32 = 0
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _type = source._type
+      _id = source._id
+      _request = source._request
+      _interaction = source._interaction
+      _reason = source._reason
+      _byUid = source._byUid
+      _uid = source._uid
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularEnumField(value: &_storage._type) }()
+        case 2: try { try decoder.decodeSingularStringField(value: &_storage._id) }()
+        case 3: try { try decoder.decodeSingularMessageField(value: &_storage._request) }()
+        case 4: try { try decoder.decodeSingularMessageField(value: &_storage._interaction) }()
+        case 5: try { try decoder.decodeSingularEnumField(value: &_storage._reason) }()
+        case 6: try { try decoder.decodeSingularUInt32Field(value: &_storage._byUid) }()
+        case 7: try { try decoder.decodeSingularUInt32Field(value: &_storage._uid) }()
+        default: break
+        }
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if _storage._type != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._type, fieldNumber: 1)
+      }
+      if !_storage._id.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._id, fieldNumber: 2)
+      }
+      try { if let v = _storage._request {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+      } }()
+      try { if let v = _storage._interaction {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+      } }()
+      if _storage._reason != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._reason, fieldNumber: 5)
+      }
+      if _storage._byUid != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._byUid, fieldNumber: 6)
+      }
+      if _storage._uid != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._uid, fieldNumber: 7)
+      }
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomRoomInteractionEvent, rhs: RoomRoomInteractionEvent) -> Bool {
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._type != rhs_storage._type {return false}
+        if _storage._id != rhs_storage._id {return false}
+        if _storage._request != rhs_storage._request {return false}
+        if _storage._interaction != rhs_storage._interaction {return false}
+        if _storage._reason != rhs_storage._reason {return false}
+        if _storage._byUid != rhs_storage._byUid {return false}
+        if _storage._uid != rhs_storage._uid {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension RoomRoomNotice: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".RoomNotice"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}room_id\0\u{1}kind\0\u{1}room\0\u{1}message\0\u{3}at_ms\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}room_id\0\u{1}kind\0\u{1}room\0\u{1}message\0\u{3}at_ms\0\u{1}event\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2396,6 +4246,7 @@ nonisolated extension RoomRoomNotice: SwiftProtobuf.Message, SwiftProtobuf._Mess
       case 3: try { try decoder.decodeSingularMessageField(value: &self._room) }()
       case 4: try { try decoder.decodeSingularMessageField(value: &self._message) }()
       case 5: try { try decoder.decodeSingularInt64Field(value: &self.atMs) }()
+      case 6: try { try decoder.decodeSingularMessageField(value: &self._event) }()
       default: break
       }
     }
@@ -2421,6 +4272,9 @@ nonisolated extension RoomRoomNotice: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if self.atMs != 0 {
       try visitor.visitSingularInt64Field(value: self.atMs, fieldNumber: 5)
     }
+    try { if let v = self._event {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -2430,6 +4284,7 @@ nonisolated extension RoomRoomNotice: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs._room != rhs._room {return false}
     if lhs._message != rhs._message {return false}
     if lhs.atMs != rhs.atMs {return false}
+    if lhs._event != rhs._event {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3154,6 +5009,135 @@ nonisolated extension RoomBanListResponse: SwiftProtobuf.Message, SwiftProtobuf.
 
   public static func ==(lhs: RoomBanListResponse, rhs: RoomBanListResponse) -> Bool {
     if lhs.bans != rhs.bans {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomStage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Stage"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{3}room_id\0\u{1}uids\0\u{1}version\0\u{1}removed\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.channel) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.roomID) }()
+      case 3: try { try decoder.decodeRepeatedUInt32Field(value: &self.uids) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.version) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.removed) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.channel.isEmpty {
+      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 1)
+    }
+    if !self.roomID.isEmpty {
+      try visitor.visitSingularStringField(value: self.roomID, fieldNumber: 2)
+    }
+    if !self.uids.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.uids, fieldNumber: 3)
+    }
+    if self.version != 0 {
+      try visitor.visitSingularUInt64Field(value: self.version, fieldNumber: 4)
+    }
+    if self.removed != false {
+      try visitor.visitSingularBoolField(value: self.removed, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomStage, rhs: RoomStage) -> Bool {
+    if lhs.channel != rhs.channel {return false}
+    if lhs.roomID != rhs.roomID {return false}
+    if lhs.uids != rhs.uids {return false}
+    if lhs.version != rhs.version {return false}
+    if lhs.removed != rhs.removed {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomEdgeStageRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".EdgeStageRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}stages\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.stages) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.stages.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.stages, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomEdgeStageRequest, rhs: RoomEdgeStageRequest) -> Bool {
+    if lhs.stages != rhs.stages {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomEdgeStageResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".EdgeStageResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}connections_demoted\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.connectionsDemoted) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.connectionsDemoted != 0 {
+      try visitor.visitSingularUInt32Field(value: self.connectionsDemoted, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomEdgeStageResponse, rhs: RoomEdgeStageResponse) -> Bool {
+    if lhs.connectionsDemoted != rhs.connectionsDemoted {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomStageListRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".StageListRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomStageListRequest, rhs: RoomStageListRequest) -> Bool {
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

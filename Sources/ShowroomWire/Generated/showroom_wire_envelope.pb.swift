@@ -294,6 +294,41 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
   /// left a 1v1 call. Request: showroom.room.SetInteractionRequest; response: SetInteractionResponse.
   case roomInteraction // = 427
 
+  /// PK and co-host (showroom/room/rooms.proto), client requests served by the room's owner
+  /// coordinator; the response body is InteractionResponse.
+  /// Request: PkInviteRequest.
+  case roomPkInvite // = 330
+
+  /// Request: PkAnswerRequest.
+  case roomPkAnswer // = 331
+
+  /// Request: PkStopRequest.
+  case roomPkStop // = 332
+
+  /// Request: PkMatchRequest.
+  case roomPkMatch // = 333
+
+  /// Request: CoHostApplyRequest.
+  case roomCohostApply // = 334
+
+  /// Request: CoHostInviteRequest.
+  case roomCohostInvite // = 335
+
+  /// Request: CoHostAnswerRequest.
+  case roomCohostAnswer // = 336
+
+  /// Request: CoHostStopRequest.
+  case roomCohostStop // = 337
+
+  /// Internal, coordinator -> coordinator: request PeerUpdateRequest, response PeerUpdateResponse.
+  case roomPeerUpdate // = 338
+
+  /// Internal, coordinator -> edge: request EdgeStageRequest, response EdgeStageResponse.
+  case edgeStage // = 319
+
+  /// Internal, edge -> coordinator: request StageListRequest, response EdgeStageRequest.
+  case stageList // = 320
+
   /// Request: showroom.admin.ClusterStatusRequest; response: showroom.admin.ClusterStatus (the
   /// answering member's view of the cluster).
   case clusterStatus // = 500
@@ -353,6 +388,17 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
     case 316: self = .banList
     case 317: self = .coordinatorState
     case 318: self = .channelClaim
+    case 319: self = .edgeStage
+    case 320: self = .stageList
+    case 330: self = .roomPkInvite
+    case 331: self = .roomPkAnswer
+    case 332: self = .roomPkStop
+    case 333: self = .roomPkMatch
+    case 334: self = .roomCohostApply
+    case 335: self = .roomCohostInvite
+    case 336: self = .roomCohostAnswer
+    case 337: self = .roomCohostStop
+    case 338: self = .roomPeerUpdate
     case 401: self = .callLogin
     case 402: self = .callLogout
     case 403: self = .callRenewToken
@@ -428,6 +474,17 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
     case .banList: return 316
     case .coordinatorState: return 317
     case .channelClaim: return 318
+    case .edgeStage: return 319
+    case .stageList: return 320
+    case .roomPkInvite: return 330
+    case .roomPkAnswer: return 331
+    case .roomPkStop: return 332
+    case .roomPkMatch: return 333
+    case .roomCohostApply: return 334
+    case .roomCohostInvite: return 335
+    case .roomCohostAnswer: return 336
+    case .roomCohostStop: return 337
+    case .roomPeerUpdate: return 338
     case .callLogin: return 401
     case .callLogout: return 402
     case .callRenewToken: return 403
@@ -523,6 +580,17 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
     .callReplica,
     .callEvent,
     .roomInteraction,
+    .roomPkInvite,
+    .roomPkAnswer,
+    .roomPkStop,
+    .roomPkMatch,
+    .roomCohostApply,
+    .roomCohostInvite,
+    .roomCohostAnswer,
+    .roomCohostStop,
+    .roomPeerUpdate,
+    .edgeStage,
+    .stageList,
     .clusterStatus,
   ]
 
@@ -666,7 +734,7 @@ nonisolated extension WireProtocolVersion: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension WireMessageKind: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0MESSAGE_KIND_UNSPECIFIED\0\u{1}MESSAGE_KIND_NODE_INFO\0\u{2}c\u{1}MESSAGE_KIND_GOSSIP\0\u{2}d\u{1}MESSAGE_KIND_MEDIA_FRAME\0\u{1}MESSAGE_KIND_EDGE_OPEN_SESSION\0\u{1}MESSAGE_KIND_EDGE_CLOSE_SESSION\0\u{1}MESSAGE_KIND_EDGE_HEARTBEAT\0\u{1}MESSAGE_KIND_JOIN_CHANNEL\0\u{1}MESSAGE_KIND_LEAVE_CHANNEL\0\u{1}MESSAGE_KIND_UPDATE_CHANNEL_OPTIONS\0\u{1}MESSAGE_KIND_SET_CLIENT_ROLE\0\u{1}MESSAGE_KIND_RENEW_CHANNEL_TOKEN\0\u{1}MESSAGE_KIND_SUBSCRIBE_TRACK\0\u{1}MESSAGE_KIND_UNSUBSCRIBE_TRACK\0\u{1}MESSAGE_KIND_MUTE_REMOTE_TRACK\0\u{1}MESSAGE_KIND_ENABLE_VOLUME_INDICATION\0\u{1}MESSAGE_KIND_SEND_STREAM_MESSAGE\0\u{1}MESSAGE_KIND_CHANNEL_USER_JOINED\0\u{1}MESSAGE_KIND_CHANNEL_USER_OFFLINE\0\u{1}MESSAGE_KIND_REMOTE_TRACK_PUBLISHED\0\u{1}MESSAGE_KIND_REMOTE_TRACK_UNPUBLISHED\0\u{1}MESSAGE_KIND_REMOTE_VIDEO_STATE_CHANGED\0\u{1}MESSAGE_KIND_VOLUME_INDICATION\0\u{1}MESSAGE_KIND_STREAM_MESSAGE\0\u{1}MESSAGE_KIND_CHANNEL_TOKEN_WILL_EXPIRE\0\u{1}MESSAGE_KIND_CHANNEL_PRIVILEGE_EXPIRED\0\u{1}MESSAGE_KIND_KEYFRAME_REQUEST\0\u{1}MESSAGE_KIND_CHANNEL_CONNECTION_CLOSED\0\u{1}MESSAGE_KIND_EDGE_SESSION_CLOSED\0\u{1}MESSAGE_KIND_EDGE_ERROR\0\u{2}K\u{1}MESSAGE_KIND_ROOM_CREATE\0\u{1}MESSAGE_KIND_ROOM_LIST\0\u{1}MESSAGE_KIND_ROOM_GET\0\u{1}MESSAGE_KIND_ROOM_JOIN\0\u{1}MESSAGE_KIND_ROOM_LEAVE\0\u{1}MESSAGE_KIND_ROOM_CLOSE\0\u{1}MESSAGE_KIND_ROOM_CHAT_SEND\0\u{1}MESSAGE_KIND_ROOM_CHAT_HISTORY\0\u{1}MESSAGE_KIND_ROOM_NOTICE\0\u{1}MESSAGE_KIND_CHANNEL_PLACE\0\u{1}MESSAGE_KIND_CHANNEL_LIST\0\u{1}MESSAGE_KIND_EDGE_CHANNEL_REPORT\0\u{1}MESSAGE_KIND_CHANNEL_EVENT\0\u{1}MESSAGE_KIND_KICK\0\u{1}MESSAGE_KIND_EDGE_BANS\0\u{1}MESSAGE_KIND_BAN_LIST\0\u{1}MESSAGE_KIND_COORDINATOR_STATE\0\u{1}MESSAGE_KIND_CHANNEL_CLAIM\0\u{2}S\u{1}MESSAGE_KIND_CALL_LOGIN\0\u{1}MESSAGE_KIND_CALL_LOGOUT\0\u{1}MESSAGE_KIND_CALL_RENEW_TOKEN\0\u{1}MESSAGE_KIND_CALL_POLL\0\u{1}MESSAGE_KIND_CALL_PRESENCE\0\u{1}MESSAGE_KIND_CALL_DIAL\0\u{1}MESSAGE_KIND_CALL_CANCEL\0\u{1}MESSAGE_KIND_CALL_ACCEPT\0\u{1}MESSAGE_KIND_CALL_REJECT\0\u{1}MESSAGE_KIND_CALL_HANGUP\0\u{1}MESSAGE_KIND_CALL_FIRST_FRAME\0\u{1}MESSAGE_KIND_CALL_TOKEN\0\u{2}\u{8}MESSAGE_KIND_CALL_RING\0\u{1}MESSAGE_KIND_CALL_PARTY_ACTION\0\u{1}MESSAGE_KIND_CALL_DELIVER\0\u{1}MESSAGE_KIND_CALL_CHANNEL_ACTIVITY\0\u{1}MESSAGE_KIND_CALL_LIST\0\u{1}MESSAGE_KIND_CALL_REPLICA\0\u{1}MESSAGE_KIND_CALL_EVENT\0\u{1}MESSAGE_KIND_ROOM_INTERACTION\0\u{2}I\u{1}MESSAGE_KIND_CLUSTER_STATUS\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0MESSAGE_KIND_UNSPECIFIED\0\u{1}MESSAGE_KIND_NODE_INFO\0\u{2}c\u{1}MESSAGE_KIND_GOSSIP\0\u{2}d\u{1}MESSAGE_KIND_MEDIA_FRAME\0\u{1}MESSAGE_KIND_EDGE_OPEN_SESSION\0\u{1}MESSAGE_KIND_EDGE_CLOSE_SESSION\0\u{1}MESSAGE_KIND_EDGE_HEARTBEAT\0\u{1}MESSAGE_KIND_JOIN_CHANNEL\0\u{1}MESSAGE_KIND_LEAVE_CHANNEL\0\u{1}MESSAGE_KIND_UPDATE_CHANNEL_OPTIONS\0\u{1}MESSAGE_KIND_SET_CLIENT_ROLE\0\u{1}MESSAGE_KIND_RENEW_CHANNEL_TOKEN\0\u{1}MESSAGE_KIND_SUBSCRIBE_TRACK\0\u{1}MESSAGE_KIND_UNSUBSCRIBE_TRACK\0\u{1}MESSAGE_KIND_MUTE_REMOTE_TRACK\0\u{1}MESSAGE_KIND_ENABLE_VOLUME_INDICATION\0\u{1}MESSAGE_KIND_SEND_STREAM_MESSAGE\0\u{1}MESSAGE_KIND_CHANNEL_USER_JOINED\0\u{1}MESSAGE_KIND_CHANNEL_USER_OFFLINE\0\u{1}MESSAGE_KIND_REMOTE_TRACK_PUBLISHED\0\u{1}MESSAGE_KIND_REMOTE_TRACK_UNPUBLISHED\0\u{1}MESSAGE_KIND_REMOTE_VIDEO_STATE_CHANGED\0\u{1}MESSAGE_KIND_VOLUME_INDICATION\0\u{1}MESSAGE_KIND_STREAM_MESSAGE\0\u{1}MESSAGE_KIND_CHANNEL_TOKEN_WILL_EXPIRE\0\u{1}MESSAGE_KIND_CHANNEL_PRIVILEGE_EXPIRED\0\u{1}MESSAGE_KIND_KEYFRAME_REQUEST\0\u{1}MESSAGE_KIND_CHANNEL_CONNECTION_CLOSED\0\u{1}MESSAGE_KIND_EDGE_SESSION_CLOSED\0\u{1}MESSAGE_KIND_EDGE_ERROR\0\u{2}K\u{1}MESSAGE_KIND_ROOM_CREATE\0\u{1}MESSAGE_KIND_ROOM_LIST\0\u{1}MESSAGE_KIND_ROOM_GET\0\u{1}MESSAGE_KIND_ROOM_JOIN\0\u{1}MESSAGE_KIND_ROOM_LEAVE\0\u{1}MESSAGE_KIND_ROOM_CLOSE\0\u{1}MESSAGE_KIND_ROOM_CHAT_SEND\0\u{1}MESSAGE_KIND_ROOM_CHAT_HISTORY\0\u{1}MESSAGE_KIND_ROOM_NOTICE\0\u{1}MESSAGE_KIND_CHANNEL_PLACE\0\u{1}MESSAGE_KIND_CHANNEL_LIST\0\u{1}MESSAGE_KIND_EDGE_CHANNEL_REPORT\0\u{1}MESSAGE_KIND_CHANNEL_EVENT\0\u{1}MESSAGE_KIND_KICK\0\u{1}MESSAGE_KIND_EDGE_BANS\0\u{1}MESSAGE_KIND_BAN_LIST\0\u{1}MESSAGE_KIND_COORDINATOR_STATE\0\u{1}MESSAGE_KIND_CHANNEL_CLAIM\0\u{1}MESSAGE_KIND_EDGE_STAGE\0\u{1}MESSAGE_KIND_STAGE_LIST\0\u{2}\u{a}MESSAGE_KIND_ROOM_PK_INVITE\0\u{1}MESSAGE_KIND_ROOM_PK_ANSWER\0\u{1}MESSAGE_KIND_ROOM_PK_STOP\0\u{1}MESSAGE_KIND_ROOM_PK_MATCH\0\u{1}MESSAGE_KIND_ROOM_COHOST_APPLY\0\u{1}MESSAGE_KIND_ROOM_COHOST_INVITE\0\u{1}MESSAGE_KIND_ROOM_COHOST_ANSWER\0\u{1}MESSAGE_KIND_ROOM_COHOST_STOP\0\u{1}MESSAGE_KIND_ROOM_PEER_UPDATE\0\u{2}?MESSAGE_KIND_CALL_LOGIN\0\u{1}MESSAGE_KIND_CALL_LOGOUT\0\u{1}MESSAGE_KIND_CALL_RENEW_TOKEN\0\u{1}MESSAGE_KIND_CALL_POLL\0\u{1}MESSAGE_KIND_CALL_PRESENCE\0\u{1}MESSAGE_KIND_CALL_DIAL\0\u{1}MESSAGE_KIND_CALL_CANCEL\0\u{1}MESSAGE_KIND_CALL_ACCEPT\0\u{1}MESSAGE_KIND_CALL_REJECT\0\u{1}MESSAGE_KIND_CALL_HANGUP\0\u{1}MESSAGE_KIND_CALL_FIRST_FRAME\0\u{1}MESSAGE_KIND_CALL_TOKEN\0\u{2}\u{8}MESSAGE_KIND_CALL_RING\0\u{1}MESSAGE_KIND_CALL_PARTY_ACTION\0\u{1}MESSAGE_KIND_CALL_DELIVER\0\u{1}MESSAGE_KIND_CALL_CHANNEL_ACTIVITY\0\u{1}MESSAGE_KIND_CALL_LIST\0\u{1}MESSAGE_KIND_CALL_REPLICA\0\u{1}MESSAGE_KIND_CALL_EVENT\0\u{1}MESSAGE_KIND_ROOM_INTERACTION\0\u{2}I\u{1}MESSAGE_KIND_CLUSTER_STATUS\0")
 }
 
 nonisolated extension WireNodeRole: SwiftProtobuf._ProtoNameProviding {

@@ -150,6 +150,10 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
   /// token does not open it.
   case channelPrivate // = 3018
 
+  /// The channel runs a room: only its owner and the co-hosts the room granted a seat (and
+  /// forwarded PK hosts) may publish there, whatever the token allows. Ask the owner for a seat.
+  case notOnStage // = 3019
+
   /// No room has this id (never created, or purged after closing).
   case roomNotFound // = 4000
 
@@ -173,6 +177,22 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
 
   /// No room-coordinator is alive in the cluster.
   case noCoordinator // = 4007
+
+  /// The room (or the peer room) is busy with another PK, co-hosting, call or pending start.
+  case roomBusy // = 4010
+
+  /// The invitation, application, PK or seat named is not (or no longer) there: answered,
+  /// cancelled, expired or ended.
+  case interactionNotFound // = 4011
+
+  /// The uid may not do this in this interaction (not the invited owner, not the co-host ...).
+  case interactionNotAllowed // = 4012
+
+  /// Every co-host seat of the room is taken.
+  case noSeatFree // = 4013
+
+  /// The room has an open request of this kind already (one outgoing PK invitation per room).
+  case requestPending // = 4014
 
   /// The session id names no session (never logged in, logged out, timed out or replaced by a
   /// newer login of the same uid): log in again.
@@ -246,6 +266,7 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 3016: self = .banned
     case 3017: self = .channelElsewhere
     case 3018: self = .channelPrivate
+    case 3019: self = .notOnStage
     case 4000: self = .roomNotFound
     case 4001: self = .notRoomOwner
     case 4002: self = .chatMessageTooLarge
@@ -254,6 +275,11 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 4005: self = .noEdgeAvailable
     case 4006: self = .adminUnauthorized
     case 4007: self = .noCoordinator
+    case 4010: self = .roomBusy
+    case 4011: self = .interactionNotFound
+    case 4012: self = .interactionNotAllowed
+    case 4013: self = .noSeatFree
+    case 4014: self = .requestPending
     case 5000: self = .notLoggedIn
     case 5001: self = .calleeOffline
     case 5002: self = .callerInCall
@@ -305,6 +331,7 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .banned: return 3016
     case .channelElsewhere: return 3017
     case .channelPrivate: return 3018
+    case .notOnStage: return 3019
     case .roomNotFound: return 4000
     case .notRoomOwner: return 4001
     case .chatMessageTooLarge: return 4002
@@ -313,6 +340,11 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .noEdgeAvailable: return 4005
     case .adminUnauthorized: return 4006
     case .noCoordinator: return 4007
+    case .roomBusy: return 4010
+    case .interactionNotFound: return 4011
+    case .interactionNotAllowed: return 4012
+    case .noSeatFree: return 4013
+    case .requestPending: return 4014
     case .notLoggedIn: return 5000
     case .calleeOffline: return 5001
     case .callerInCall: return 5002
@@ -364,6 +396,7 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     .banned,
     .channelElsewhere,
     .channelPrivate,
+    .notOnStage,
     .roomNotFound,
     .notRoomOwner,
     .chatMessageTooLarge,
@@ -372,6 +405,11 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     .noEdgeAvailable,
     .adminUnauthorized,
     .noCoordinator,
+    .roomBusy,
+    .interactionNotFound,
+    .interactionNotAllowed,
+    .noSeatFree,
+    .requestPending,
     .notLoggedIn,
     .calleeOffline,
     .callerInCall,
@@ -438,7 +476,7 @@ public nonisolated struct WireRedirect: Sendable {
 fileprivate nonisolated let _protobuf_package = "showroom.wire"
 
 nonisolated extension WireErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{2}h\u{f}ERROR_CODE_MALFORMED_MESSAGE\0\u{1}ERROR_CODE_UNKNOWN_KIND\0\u{1}ERROR_CODE_DEADLINE_EXCEEDED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_INVALID_ARGUMENT\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{2}a\u{f}ERROR_CODE_TOKEN_MALFORMED\0\u{1}ERROR_CODE_TOKEN_BAD_SIGNATURE\0\u{1}ERROR_CODE_TOKEN_WRONG_APP_ID\0\u{1}ERROR_CODE_TOKEN_EXPIRED\0\u{1}ERROR_CODE_TOKEN_CHANNEL_MISMATCH\0\u{1}ERROR_CODE_TOKEN_UID_MISMATCH\0\u{1}ERROR_CODE_TOKEN_MISSING_PRIVILEGE\0\u{2}a\u{f}ERROR_CODE_NOT_JOINED\0\u{1}ERROR_CODE_ROLE_FORBIDS_PUBLISH\0\u{1}ERROR_CODE_PRIVILEGE_EXPIRED\0\u{1}ERROR_CODE_TRACK_NOT_PUBLISHED\0\u{1}ERROR_CODE_FRAME_TOO_LARGE\0\u{1}ERROR_CODE_TOO_MANY_CHANNELS\0\u{1}ERROR_CODE_CHANNEL_FULL\0\u{1}ERROR_CODE_TOO_MANY_PUBLISHERS\0\u{1}ERROR_CODE_UNKNOWN_TRACK\0\u{1}ERROR_CODE_STREAM_MESSAGE_TOO_LARGE\0\u{1}ERROR_CODE_STREAM_MESSAGE_RATE_LIMITED\0\u{1}ERROR_CODE_ALREADY_JOINED\0\u{1}ERROR_CODE_NO_SESSION\0\u{1}ERROR_CODE_UID_REPLACED\0\u{1}ERROR_CODE_SESSION_TIMED_OUT\0\u{1}ERROR_CODE_SESSION_REPLACED\0\u{1}ERROR_CODE_BANNED\0\u{1}ERROR_CODE_CHANNEL_ELSEWHERE\0\u{1}ERROR_CODE_CHANNEL_PRIVATE\0\u{2}V\u{f}ERROR_CODE_ROOM_NOT_FOUND\0\u{1}ERROR_CODE_NOT_ROOM_OWNER\0\u{1}ERROR_CODE_CHAT_MESSAGE_TOO_LARGE\0\u{1}ERROR_CODE_ROOM_CLOSED\0\u{1}ERROR_CODE_ROOM_EXISTS\0\u{1}ERROR_CODE_NO_EDGE_AVAILABLE\0\u{1}ERROR_CODE_ADMIN_UNAUTHORIZED\0\u{1}ERROR_CODE_NO_COORDINATOR\0\u{2}a\u{f}ERROR_CODE_NOT_LOGGED_IN\0\u{1}ERROR_CODE_CALLEE_OFFLINE\0\u{1}ERROR_CODE_CALLER_IN_CALL\0\u{1}ERROR_CODE_UNKNOWN_CALL\0\u{1}ERROR_CODE_NOT_YOUR_CALL\0\u{1}ERROR_CODE_CALL_STATE_MISMATCH\0\u{1}ERROR_CODE_CALL_ENDED\0\u{1}ERROR_CODE_NO_CALL_SIGNAL\0\u{1}ERROR_CODE_CALL_RATE_LIMITED\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{2}h\u{f}ERROR_CODE_MALFORMED_MESSAGE\0\u{1}ERROR_CODE_UNKNOWN_KIND\0\u{1}ERROR_CODE_DEADLINE_EXCEEDED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_INVALID_ARGUMENT\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{2}a\u{f}ERROR_CODE_TOKEN_MALFORMED\0\u{1}ERROR_CODE_TOKEN_BAD_SIGNATURE\0\u{1}ERROR_CODE_TOKEN_WRONG_APP_ID\0\u{1}ERROR_CODE_TOKEN_EXPIRED\0\u{1}ERROR_CODE_TOKEN_CHANNEL_MISMATCH\0\u{1}ERROR_CODE_TOKEN_UID_MISMATCH\0\u{1}ERROR_CODE_TOKEN_MISSING_PRIVILEGE\0\u{2}a\u{f}ERROR_CODE_NOT_JOINED\0\u{1}ERROR_CODE_ROLE_FORBIDS_PUBLISH\0\u{1}ERROR_CODE_PRIVILEGE_EXPIRED\0\u{1}ERROR_CODE_TRACK_NOT_PUBLISHED\0\u{1}ERROR_CODE_FRAME_TOO_LARGE\0\u{1}ERROR_CODE_TOO_MANY_CHANNELS\0\u{1}ERROR_CODE_CHANNEL_FULL\0\u{1}ERROR_CODE_TOO_MANY_PUBLISHERS\0\u{1}ERROR_CODE_UNKNOWN_TRACK\0\u{1}ERROR_CODE_STREAM_MESSAGE_TOO_LARGE\0\u{1}ERROR_CODE_STREAM_MESSAGE_RATE_LIMITED\0\u{1}ERROR_CODE_ALREADY_JOINED\0\u{1}ERROR_CODE_NO_SESSION\0\u{1}ERROR_CODE_UID_REPLACED\0\u{1}ERROR_CODE_SESSION_TIMED_OUT\0\u{1}ERROR_CODE_SESSION_REPLACED\0\u{1}ERROR_CODE_BANNED\0\u{1}ERROR_CODE_CHANNEL_ELSEWHERE\0\u{1}ERROR_CODE_CHANNEL_PRIVATE\0\u{1}ERROR_CODE_NOT_ON_STAGE\0\u{2}U\u{f}ERROR_CODE_ROOM_NOT_FOUND\0\u{1}ERROR_CODE_NOT_ROOM_OWNER\0\u{1}ERROR_CODE_CHAT_MESSAGE_TOO_LARGE\0\u{1}ERROR_CODE_ROOM_CLOSED\0\u{1}ERROR_CODE_ROOM_EXISTS\0\u{1}ERROR_CODE_NO_EDGE_AVAILABLE\0\u{1}ERROR_CODE_ADMIN_UNAUTHORIZED\0\u{1}ERROR_CODE_NO_COORDINATOR\0\u{2}\u{3}ERROR_CODE_ROOM_BUSY\0\u{1}ERROR_CODE_INTERACTION_NOT_FOUND\0\u{1}ERROR_CODE_INTERACTION_NOT_ALLOWED\0\u{1}ERROR_CODE_NO_SEAT_FREE\0\u{1}ERROR_CODE_REQUEST_PENDING\0\u{2}Z\u{f}ERROR_CODE_NOT_LOGGED_IN\0\u{1}ERROR_CODE_CALLEE_OFFLINE\0\u{1}ERROR_CODE_CALLER_IN_CALL\0\u{1}ERROR_CODE_UNKNOWN_CALL\0\u{1}ERROR_CODE_NOT_YOUR_CALL\0\u{1}ERROR_CODE_CALL_STATE_MISMATCH\0\u{1}ERROR_CODE_CALL_ENDED\0\u{1}ERROR_CODE_NO_CALL_SIGNAL\0\u{1}ERROR_CODE_CALL_RATE_LIMITED\0")
 }
 
 nonisolated extension WireError: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
