@@ -279,7 +279,7 @@ extension CallSignalShell {
     func report(_ events: [SignalCallNotification]) {
         for (channel, events) in Dictionary(grouping: events, by: \.channel).sorted(by: { $0.key < $1.key }) {
             let report = SignalCallEventReport.with { $0.events = events }
-            deliver(.callEvent, key: channel, what: "call events of \(channel)") { report }
+            deliveries.deliver(.callEvent, key: channel, what: "call events of \(channel)") { report }
         }
     }
 
@@ -291,7 +291,7 @@ extension CallSignalShell {
         request.ownerUid = owner
         request.kind = inCall ? .call : .idle
         request.id = callID
-        deliver(.roomInteraction, key: roomID, what: "room \(roomID)'s call status") { request }
+        deliveries.deliver(.roomInteraction, key: roomID, what: "room \(roomID)'s call status") { request }
     }
 
     /// Seals an ended call's channel: both parties are banned from it for as long as its tokens
@@ -303,7 +303,7 @@ extension CallSignalShell {
         // The parties' last tokens may have been minted just before the end.
         let seconds = callTokenSeconds + 60
         for party in parties {
-            deliver(.kick, key: channel, what: "the seal of \(channel) for uid \(party)") { [self] in
+            deliveries.deliver(.kick, key: channel, what: "the seal of \(channel) for uid \(party)") { [self] in
                 var kick = RoomKickRequest()
                 kick.channel = channel
                 kick.uid = party
@@ -313,37 +313,6 @@ extension CallSignalShell {
                                               appCertificate: certificate)
                 return kick
             }
-        }
-    }
-
-    /// Sends a message to the coordinator owning `key` until one answers: while none is alive or
-    /// the owner does not answer, it goes again every second (``retryDeliveries()``) for
-    /// ``deliveryAttempts`` tries. A refusal is final (a room that closed meanwhile).
-    func deliver(_ kind: WireMessageKind, key: String, what: String, attempt: Int = 1,
-                 body: @escaping () -> any SwiftProtobuf.Message) {
-        let retry = { [self] (error: ShowroomError) in
-            guard attempt < Self.deliveryAttempts else {
-                return logger.warning("given up: \(what)", metadata: ["error": "\(error)", "attempts": "\(attempt)"])
-            }
-            deliveries.append(Delivery(kind: kind, key: key, what: what, attempt: attempt + 1, dueMs: nowMs + 1_000, body: body))
-        }
-        guard let coordinator = node.ring(.coordinator).owner(of: key), let endpoint = node.clusterEndpoint(of: coordinator) else {
-            return retry(ShowroomError(.noCoordinator, "no coordinator is alive"))
-        }
-        node.send(kind, body: body(), to: endpoint, timeout: Self.peerTimeout) { [logger] result in
-            guard let refusal = result.refusal else { return }
-            if [.unavailable, .deadlineExceeded, .noCoordinator].contains(refusal.code) { return retry(refusal) }
-            logger.info("refused: \(what)", metadata: ["refusal": "\(refusal)"])
-        }
-    }
-
-    /// Sends again the deliveries whose retry is due.
-    func retryDeliveries() {
-        let now = nowMs
-        let due = deliveries.filter { $0.dueMs <= now }
-        deliveries.removeAll { $0.dueMs <= now }
-        for delivery in due {
-            deliver(delivery.kind, key: delivery.key, what: delivery.what, attempt: delivery.attempt, body: delivery.body)
         }
     }
 

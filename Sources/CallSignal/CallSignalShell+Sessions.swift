@@ -193,7 +193,7 @@ extension CallSignalShell {
         handle(presence.tick(nowMs: now))
         process(book.tick(nowMs: now))
         dials.purge(nowMs: now)
-        retryDeliveries()
+        deliveries.retryDue()
         if now - lastVerifyMs >= 1_000 {
             lastVerifyMs = now
             verifyCallsOfLostNodes()

@@ -56,21 +56,8 @@ final class CallSignalShell {
     var tombstones: [String: Int64] = [:]
     /// When the calls of lost nodes were last checked.
     var lastVerifyMs: Int64 = 0
-    /// Messages for coordinators to send again (no coordinator answered them yet).
-    var deliveries: [Delivery] = []
-
-    /// A message for a coordinator waiting for another try.
-    struct Delivery {
-        var kind: WireMessageKind
-        var key: String
-        var what: String
-        var attempt: Int
-        var dueMs: Int64
-        var body: () -> any SwiftProtobuf.Message
-    }
-
-    /// How many times a message for a coordinator is sent before it is given up (about 30 s).
-    static let deliveryAttempts = 30
+    /// Messages for coordinators, sent until one answers.
+    lazy var deliveries = Deliveries(node: node, role: .coordinator, logger: logger, timeout: Self.peerTimeout)
 
     /// A session's notices and its waiting poll.
     struct Mailbox {
@@ -222,32 +209,6 @@ final class CallSignalShell {
             throw ShowroomError(.notLoggedIn, "'\(sessionID.prefix(64))' is not a session id; log in and use the id it returns")
         }
         return uid
-    }
-}
-
-extension Result where Failure == ShowroomError {
-    init(_ body: () throws(ShowroomError) -> Success) {
-        do { self = .success(try body()) } catch { self = .failure(error) }
-    }
-}
-
-extension Result where Success: SwiftProtobuf.Message, Failure == ShowroomError {
-    /// The answer this result makes.
-    var outcome: Node.Responder.Outcome {
-        switch self {
-        case .success(let body): .success(body)
-        case .failure(let error): .failure(error)
-        }
-    }
-}
-
-extension Result where Success == WireEnvelope, Failure == ShowroomError {
-    /// The error of a request to another member: its transport failure or the refusal it answered.
-    var refusal: ShowroomError? {
-        switch self {
-        case .success(let answer): answer.failure
-        case .failure(let error): error
-        }
     }
 }
 

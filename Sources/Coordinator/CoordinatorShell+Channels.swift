@@ -239,6 +239,8 @@ extension CoordinatorShell {
         // Owner presence keeps rooms open while their owner is in the channel.
         let presence = registry.ownerPresence(after: fresh, nowMs: now)
         apply(presence, replicate: true)
+        // A co-host who quits the room's channel steps down.
+        carryOut(registry.coHostsLeft(after: fresh, nowMs: now), roomID: "") { _ in }
         // The successors learn the numbers before anyone sees the events, so a successor taking over
         // never reuses a number.
         var remaining = sequences.count

@@ -63,7 +63,7 @@ extension CoordinatorShell {
         case .roomChatSend: return try request.decodeBody(RoomSendChatRequest.self).roomID
         case .roomChatHistory: return try request.decodeBody(RoomChatHistoryRequest.self).roomID
         case .roomInteraction: return try request.decodeBody(RoomSetInteractionRequest.self).roomID
-        default: throw .unknownKind("\(request.kind) is not a room request")
+        default: return try interactionRoomID(of: request)
         }
     }
 
@@ -85,8 +85,14 @@ extension CoordinatorShell {
                 let change = try registry.join(try request.decodeBody(RoomJoinRoomRequest.self), nowMs: now)
                 write(change, answer: RoomJoinRoomResponse.with { $0.room = change.room }, respond)
             case .roomLeave:
-                let change = try registry.leave(try request.decodeBody(RoomLeaveRoomRequest.self), nowMs: now)
-                write(change, answer: RoomLeaveRoomResponse.with { $0.room = change.room }, respond)
+                let body = try request.decodeBody(RoomLeaveRoomRequest.self)
+                let change = try registry.leave(body, nowMs: now)
+                // A co-host leaving the room steps down; its open requests go.
+                var outcome = registry.coHostLeft(roomID: body.roomID, uid: body.uid, nowMs: now)
+                outcome.changes.insert(change, at: 0)
+                carryOut(outcome, roomID: body.roomID) { [self] _ in
+                    respond(.success(RoomLeaveRoomResponse.with { $0.room = registry.room(body.roomID) ?? change.room }))
+                }
             case .roomClose:
                 let body = try request.decodeBody(RoomCloseRoomRequest.self)
                 var byAdmin = false
@@ -95,6 +101,8 @@ extension CoordinatorShell {
                     byAdmin = true
                 }
                 let change = try registry.close(body, byAdmin: byAdmin, nowMs: now)
+                // Its PK ends at the peer, its invitations are withdrawn there.
+                for update in registry.takePeerUpdates() { deliverPeerUpdate(update) }
                 write(change, answer: RoomCloseRoomResponse.with { $0.room = change.room }, respond)
             case .roomChatSend:
                 let change = try registry.sendChat(try request.decodeBody(RoomSendChatRequest.self), nowMs: now)
@@ -110,7 +118,7 @@ extension CoordinatorShell {
                 }
                 write(change, answer: RoomSetInteractionResponse.with { $0.room = change.room }, respond)
             default:
-                respond(.failure(.unknownKind("\(request.kind) is not a room request")))
+                serveInteraction(request, respond)
             }
         } catch {
             respond(.failure(error))

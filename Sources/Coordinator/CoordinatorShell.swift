@@ -41,6 +41,15 @@ final class CoordinatorShell {
     /// The edges reporting each channel, by channel name (from ``edgeChannels``).
     var channelHosts: [String: Set<String>] = [:]
     var random = SystemRandomNumberGenerator()
+    /// Messages for other rooms' owners (PK steps), sent until the owner has them.
+    lazy var deliveries = Deliveries(node: node, role: .coordinator, logger: logger, timeout: Self.peerTimeout)
+    /// What each room's channel's stage was last sent to the edges as, by channel.
+    var sentStages: [String: StageKey] = [:]
+    /// Ticks since every stage was last sent to every edge.
+    var stageRefreshTicks = 0
+    /// Every stage goes to every edge this often (in ticks of a second): an edge that started since,
+    /// or missed a change, catches up.
+    static let stageRefreshTicks = 5
     /// Callbacks of writes waiting for their replicas, by write id.
     private var waitingWrites: [Holding: [UInt64: () -> Void]] = [:]
 
@@ -80,7 +89,7 @@ final class CoordinatorShell {
     /// Registers the request handlers and timers on the node.
     func install() {
         for kind: WireMessageKind in [.roomCreate, .roomGet, .roomJoin, .roomLeave, .roomClose, .roomChatSend,
-                                      .roomChatHistory, .roomInteraction] {
+                                      .roomChatHistory, .roomInteraction, .roomPeerUpdate] + Self.interactionKinds {
             node.serve(kind) { [self] request, respond in routeRoomRequest(request, respond) }
         }
         node.serve(.roomList) { [self] request, respond in listRooms(request, respond) }
@@ -167,6 +176,7 @@ final class CoordinatorShell {
         // announce it. Every holder purges its closed copies.
         let changes = registry.tick(nowMs: now) { [ownership] in ownership.owns($0) }
         apply(changes, replicate: true)
+        tickInteractions(nowMs: now)
         let expired = bans.purge(nowMs: now)
         if !expired.isEmpty { storage.write { try $0.delete(bans: expired) } }
         expirePlacements(nowMs: now)
@@ -183,6 +193,7 @@ final class CoordinatorShell {
             return
         }
         storage.write { try $0.persist(changes) }
+        pushStages(of: changes.filter { !$0.purged }.map(\.room), onlyChanged: true)
         for change in changes where publish(change) {
             guard let kind = change.notice else { continue }
             var notice = RoomRoomNotice()

@@ -75,7 +75,7 @@ extension ChannelPlane {
         }
         if role == .broadcaster {
             if let error = broadcastBanRefusal(channel: name, uid: uid, now: now) { return refuse(error) }
-            if let error = publishRefusal(grant, now: now, channel: name) { return refuse(error) }
+            if let error = publishRefusal(grant, uid: uid, now: now, channel: name) { return refuse(error) }
             let broadcasters = channel.broadcasters - (replacedRole == .broadcaster ? 1 : 0)
             guard broadcasters < limits.maxPublishersPerChannel else {
                 return refuse(.tooManyPublishers("channel \(name) has \(broadcasters) broadcasters, the most an edge allows (\(limits.maxPublishersPerChannel)); join as audience"))
@@ -289,7 +289,10 @@ extension ChannelPlane {
     }
 
     /// Why the grant does not allow becoming a broadcaster (no usable publish privilege), or nil.
-    func publishRefusal(_ grant: ChannelGrant, now: Duration, channel: String) -> ShowroomError? {
+    func publishRefusal(_ grant: ChannelGrant, uid: UInt32, now: Duration, channel: String) -> ShowroomError? {
+        // A room's channel: the stage decides, whatever the token allows.
+        if let refusal = stageRefusal(channel: channel, uid: uid) { return refusal }
+        if seated(channel: channel, uid: uid) { return nil }
         if grant.allows(.publishAudio, at: now) || grant.allows(.publishVideo, at: now) { return nil }
         if grant.privileges[.publishAudio] != nil || grant.privileges[.publishVideo] != nil {
             return .privilegeExpired("the token's publish privileges have expired; renew the token to broadcast in channel \(channel)")
@@ -302,7 +305,7 @@ extension ChannelPlane {
         let connection = channel.connections[session]!
         guard role == .broadcaster, connection.role != .broadcaster else { return nil }
         if let error = broadcastBanRefusal(channel: channel.name, uid: connection.uid, now: now) { return error }
-        if let error = publishRefusal(connection.grant, now: now, channel: channel.name) { return error }
+        if let error = publishRefusal(connection.grant, uid: connection.uid, now: now, channel: channel.name) { return error }
         let limit = settings.limits.maxPublishersPerChannel
         if channel.broadcasters >= limit {
             return .tooManyPublishers("channel \(channel.name) has \(channel.broadcasters) broadcasters, the most an edge allows (\(limit))")
@@ -375,7 +378,7 @@ extension ChannelPlane {
     /// Publishes or stops the connection's tracks so they match what role, options and grant allow.
     mutating func reconcilePublishing(of session: SessionID, in channel: inout Channel<Frame>, now: Duration, _ out: inout [EdgeDirective]) {
         guard let connection = channel.connections[session] else { return }
-        var allowed = connection.allowedTracks(at: now)
+        var allowed = allowedTracks(of: connection, in: channel.name, now: now)
         if let ban = activeBan(channel: channel.name, uid: connection.uid, now: now) {
             for kind in TrackKind.allCases where ban.bansPublishing(kind) { allowed.remove(TrackKinds(kind)) }
         }

@@ -46,6 +46,8 @@ public struct ChannelPlane<Frame> {
     var channels: [String: Channel<Frame>] = [:]
     /// Bans in force, by channel and uid.
     var bans: [ChannelBan.Key: ChannelBan] = [:]
+    /// Stages of channels that run rooms, by channel name.
+    var stages: [String: ChannelStage] = [:]
     /// The earliest end among ``bans``, so the timer looks at them only when one is due.
     var nextBanExpiry: Duration?
     var lastConnectionID: UInt64 = 0

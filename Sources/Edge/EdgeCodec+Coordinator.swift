@@ -77,4 +77,27 @@ extension EdgeCodec {
                 untilMs: ban.untilMs)
         }
     }
+
+    /// The most uids a stage lists (the owner, eight co-hosts, a forwarded PK host, with room to spare).
+    public static let maxStageUIDs = 16
+
+    /// Stages from an `EDGE_STAGE` request, checked.
+    ///
+    /// - Throws: `INVALID_ARGUMENT` for a stage without a valid channel or room id, with uid 0, or
+    ///   listing more than ``maxStageUIDs`` uids; nothing is applied then.
+    public static func stages(_ wire: [RoomStage]) throws(ShowroomError) -> [ChannelStage] {
+        try wire.enumerated().map { (index, stage) throws(ShowroomError) -> ChannelStage in
+            do throws(ShowroomError) {
+                try Names.validateChannel(stage.channel)
+                try Names.validateRoomID(stage.roomID)
+            } catch {
+                throw .invalidArgument("stage \(index + 1): \(error.message)")
+            }
+            guard stage.uids.count <= maxStageUIDs, !stage.uids.contains(0) else {
+                throw .invalidArgument("stage \(index + 1) (channel \(stage.channel)) lists uid 0 or more than \(maxStageUIDs) uids")
+            }
+            return ChannelStage(channel: stage.channel, roomID: stage.roomID, uids: Set(stage.uids), version: stage.version,
+                                removed: stage.removed)
+        }
+    }
 }

@@ -52,6 +52,9 @@ final class CoordinatorLink {
         node.handleDeferred(.edgeBans) { request, _, respond in
             link.handleBans(request, respond)
         }
+        node.handleDeferred(.edgeStage) { request, _, respond in
+            link.handleStages(request, respond)
+        }
         node.onMembershipChange { link.pump() }
         _ = node.loop.scheduleRepeating(every: .milliseconds(25)) { link.pump() }
         let loop = node.loop
@@ -220,6 +223,26 @@ final class CoordinatorLink {
                 case .failure(let error):
                     answer.value(.failure(error))
                 }
+            }
+        }
+    }
+
+    /// `EDGE_STAGE`: applies the stages on the edge's loop, answers how many were made audience.
+    private func handleStages(_ request: WireEnvelope, _ respond: Node.Responder) {
+        let body: RoomEdgeStageRequest
+        do {
+            body = try request.decodeBody(RoomEdgeStageRequest.self)
+        } catch {
+            respond(.failure(error))
+            return
+        }
+        let answer = LoopBound(respond, loop: node.loop)
+        let loop = node.loop
+        edge.applyStages(body.stages) { result in
+            loop.execute {
+                answer.value(result.map { demoted in
+                    RoomEdgeStageResponse.with { $0.connectionsDemoted = UInt32(clamping: demoted) }
+                }.outcome)
             }
         }
     }

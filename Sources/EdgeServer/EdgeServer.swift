@@ -69,6 +69,19 @@ public final class EdgeServer: Sendable {
         }
     }
 
+    /// Applies the stages of rooms' channels on the edge's loop; `completion` gets how many
+    /// broadcasters became audience.
+    func applyStages(_ stages: [RoomStage], completion: @escaping @Sendable (Result<Int, ShowroomError>) -> Void) {
+        loop.execute { [shell] in
+            completion(Result { () throws(ShowroomError) in try shell.value.applyStages(stages) })
+        }
+    }
+
+    /// The stages the edge enforces now.
+    public func activeStages() async throws -> [ChannelStage] {
+        try await loop.submit { [shell] in shell.value.plane.activeStages }
+    }
+
     /// The bans the edge enforces now.
     public func activeBans() async throws -> [ChannelBan] {
         try await loop.submit { [shell] in shell.value.plane.activeBans }

@@ -466,6 +466,15 @@ final class EdgeShell {
         return closed
     }
 
+    /// Applies the stages of rooms' channels; returns how many broadcasters became audience.
+    func applyStages(_ stages: [RoomStage]) throws(ShowroomError) -> Int {
+        let (demoted, directives) = plane.applyStages(try EdgeCodec.stages(stages), now: now)
+        perform(directives)
+        flushPendingControl()
+        handOverReports()
+        return demoted
+    }
+
     static func unixNowMs() -> Int64 {
         Int64((Date().timeIntervalSince1970 * 1000).rounded())
     }

@@ -433,8 +433,8 @@ extension RoomRegistry {
 
     /// The PK intents this coordinator holds for rooms `owns` says it owns, to ask their commit
     /// again (a successor that took a room over finds its predecessor's intent).
-    public func pkIntents(owns: (String) -> Bool) -> [RoomPeerUpdateRequest] {
-        rooms.values.filter { $0.hasPkIntent && $0.state == .open && owns($0.roomID) }.sorted { $0.roomID < $1.roomID }.map { room in
+    public func pkIntents(begunBefore: Int64 = .max, owns: (String) -> Bool) -> [RoomPeerUpdateRequest] {
+        rooms.values.filter { $0.hasPkIntent && $0.pkIntent.sinceMs <= begunBefore && $0.state == .open && owns($0.roomID) }.sorted { $0.roomID < $1.roomID }.map { room in
             var theirs = room.pkIntent
             theirs.peerRoomID = room.roomID
             theirs.peerUid = room.ownerUid

@@ -14,6 +14,9 @@ extension WireMessageKind {
         case .roomCreate, .roomList, .roomGet, .roomJoin, .roomLeave, .roomClose, .roomChatSend, .roomChatHistory,
              .channelPlace, .kick:
             return true
+        case .roomPkInvite, .roomPkAnswer, .roomPkStop, .roomPkMatch, .roomCohostApply, .roomCohostInvite,
+             .roomCohostAnswer, .roomCohostStop:
+            return true
         case .callLogin, .callLogout, .callRenewToken, .callPoll, .callPresence, .callDial, .callCancel, .callAccept,
              .callReject, .callHangup, .callFirstFrame, .callToken:
             return true

@@ -2130,8 +2130,8 @@ public nonisolated struct RoomStage: Sendable {
 }
 
 /// Body of an EDGE_STAGE request, coordinator -> every edge: enforce these stages now and on later
-/// publishes. Also the answer to a STAGE_LIST request (an edge starting asks every coordinator for
-/// the stages of the rooms it owns).
+/// publishes. A room's owner sends its stage to every edge when it changes, and all of its rooms'
+/// stages to an edge it has not told yet (a new or restarted edge).
 public nonisolated struct RoomEdgeStageRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -2150,16 +2150,6 @@ public nonisolated struct RoomEdgeStageResponse: Sendable {
   // methods supported on all messages.
 
   public var connectionsDemoted: UInt32 = 0
-
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
-
-  public init() {}
-}
-
-public nonisolated struct RoomStageListRequest: Sendable {
-  // SwiftProtobuf.Message conformance is added in an extension below. See the
-  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
-  // methods supported on all messages.
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -5119,25 +5109,6 @@ nonisolated extension RoomEdgeStageResponse: SwiftProtobuf.Message, SwiftProtobu
 
   public static func ==(lhs: RoomEdgeStageResponse, rhs: RoomEdgeStageResponse) -> Bool {
     if lhs.connectionsDemoted != rhs.connectionsDemoted {return false}
-    if lhs.unknownFields != rhs.unknownFields {return false}
-    return true
-  }
-}
-
-nonisolated extension RoomStageListRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".StageListRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
-
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    // Load everything into unknown fields
-    while try decoder.nextFieldNumber() != nil {}
-  }
-
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    try unknownFields.traverse(visitor: &visitor)
-  }
-
-  public static func ==(lhs: RoomStageListRequest, rhs: RoomStageListRequest) -> Bool {
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

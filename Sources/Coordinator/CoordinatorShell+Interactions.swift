@@ -1,0 +1,264 @@
+import NodeRuntime
+import Rooms
+import ShowroomAuth
+import ShowroomWire
+import SwiftProtobuf
+
+// PK and co-host requests at the room's owner coordinator, and the steps between two rooms'
+// owners (ROOM_PEER_UPDATE). The registry decides; this carries its outcomes out: persist, publish
+// and replicate the changes, offer and commit at the other room's owner (waiting for the answer
+// before answering the client), and deliver the other updates until the other owner has them.
+
+extension CoordinatorShell {
+    /// The PK and co-host request kinds clients send.
+    static let interactionKinds: [WireMessageKind] = [
+        .roomPkInvite, .roomPkAnswer, .roomPkStop, .roomPkMatch,
+        .roomCohostApply, .roomCohostInvite, .roomCohostAnswer, .roomCohostStop,
+    ]
+
+    /// The room an interaction request or peer update is about.
+    func interactionRoomID(of request: WireEnvelope) throws(ShowroomError) -> String {
+        switch request.kind {
+        case .roomPkInvite: try request.decodeBody(RoomPkInviteRequest.self).roomID
+        case .roomPkAnswer: try request.decodeBody(RoomPkAnswerRequest.self).roomID
+        case .roomPkStop: try request.decodeBody(RoomPkStopRequest.self).roomID
+        case .roomPkMatch: try request.decodeBody(RoomPkMatchRequest.self).roomID
+        case .roomCohostApply: try request.decodeBody(RoomCoHostApplyRequest.self).roomID
+        case .roomCohostInvite: try request.decodeBody(RoomCoHostInviteRequest.self).roomID
+        case .roomCohostAnswer: try request.decodeBody(RoomCoHostAnswerRequest.self).roomID
+        case .roomCohostStop: try request.decodeBody(RoomCoHostStopRequest.self).roomID
+        case .roomPeerUpdate: try request.decodeBody(RoomPeerUpdateRequest.self).roomID
+        default: throw .unknownKind("\(request.kind) is not a PK or co-host request")
+        }
+    }
+
+    /// Serves an interaction request or peer update at the room's owner.
+    func serveInteraction(_ request: WireEnvelope, _ respond: Node.Responder) {
+        let now = nowMs
+        do throws(ShowroomError) {
+            let roomID: String
+            let outcome: InteractionOutcome
+            switch request.kind {
+            case .roomPeerUpdate:
+                return servePeerUpdate(try request.decodeBody(RoomPeerUpdateRequest.self)) { respond($0.outcome) }
+            case .roomPkInvite:
+                let body = try request.decodeBody(RoomPkInviteRequest.self)
+                try verifyMember(body.token, uid: body.uid, roomID: body.roomID, nowMs: now)
+                (roomID, outcome) = (body.roomID, try registry.pkInvite(body, nowMs: now, using: &random))
+            case .roomPkAnswer:
+                let body = try request.decodeBody(RoomPkAnswerRequest.self)
+                try verifyMember(body.token, uid: body.uid, roomID: body.roomID, nowMs: now)
+                (roomID, outcome) = (body.roomID, try registry.pkAnswer(body, nowMs: now))
+            case .roomPkStop:
+                let body = try request.decodeBody(RoomPkStopRequest.self)
+                try verifyMember(body.token, uid: body.uid, roomID: body.roomID, nowMs: now)
+                (roomID, outcome) = (body.roomID, try registry.pkStop(body, nowMs: now))
+            case .roomPkMatch:
+                throw ShowroomError(.unavailable, "random PK matching is not served by this coordinator yet; invite a room by its id")
+            case .roomCohostApply:
+                let body = try request.decodeBody(RoomCoHostApplyRequest.self)
+                try verifyMember(body.token, uid: body.uid, roomID: body.roomID, nowMs: now)
+                (roomID, outcome) = (body.roomID, try registry.coHostApply(body, nowMs: now, using: &random))
+            case .roomCohostInvite:
+                let body = try request.decodeBody(RoomCoHostInviteRequest.self)
+                try verifyMember(body.token, uid: body.uid, roomID: body.roomID, nowMs: now)
+                (roomID, outcome) = (body.roomID, try registry.coHostInvite(body, nowMs: now, using: &random))
+            case .roomCohostAnswer:
+                let body = try request.decodeBody(RoomCoHostAnswerRequest.self)
+                try verifyMember(body.token, uid: body.uid, roomID: body.roomID, nowMs: now)
+                (roomID, outcome) = (body.roomID, try registry.coHostAnswer(body, nowMs: now, using: &random))
+            case .roomCohostStop:
+                let body = try request.decodeBody(RoomCoHostStopRequest.self)
+                try verifyMember(body.token, uid: body.uid, roomID: body.roomID, nowMs: now)
+                (roomID, outcome) = (body.roomID, try registry.coHostStop(body, nowMs: now))
+            default:
+                throw ShowroomError.unknownKind("\(request.kind) is not a PK or co-host request")
+            }
+            let made = outcome.request
+            carryOut(outcome, roomID: roomID) { [self] result in
+                switch result {
+                case .success:
+                    var answer = RoomInteractionResponse()
+                    answer.room = registry.room(roomID) ?? RoomRoom()
+                    if let made { answer.request = made }
+                    respond(.success(answer))
+                case .failure(let error):
+                    respond(.failure(error))
+                }
+            }
+        } catch {
+            respond(.failure(error))
+        }
+    }
+
+    /// Checks that `token` is `uid`'s token for the room's channel (join privilege), so that nobody
+    /// acts for another user.
+    private func verifyMember(_ token: String, uid: UInt32, roomID: String, nowMs: Int64) throws(ShowroomError) {
+        guard uid != 0 else { throw .invalidArgument("uid is 0; act with the user's uid (1 – 4294967295)") }
+        // An unknown room is refused by the registry with its own error.
+        guard let channel = registry.room(roomID)?.channel else { return }
+        guard let appID = configuration.appID, let certificate = configuration.appCertificate else {
+            throw .unavailable(
+                "coordinator \(selfID) has no app id and certificate configured, so it cannot check the tokens PK and co-host requests carry; set appID and appCertificate")
+        }
+        guard !token.isEmpty else {
+            throw ShowroomError(.tokenMalformed, "PK and co-host requests carry the uid's token for the room's channel '\(channel)'")
+        }
+        do {
+            _ = try TokenVerifier(appID: appID, appCertificate: certificate).verify(token, channel: channel, uid: uid,
+                                                                                  now: UInt32(clamping: nowMs / 1000))
+        } catch {
+            throw error.showroomError
+        }
+    }
+
+    /// Carries `outcome` out for `roomID`: writes its changes (answering after the successor has
+    /// them), delivers its peer updates, and runs its offer or commit at the other room's owner,
+    /// feeding the answer back to the registry, until nothing is left; `done` gets the first
+    /// refusal on the way.
+    func carryOut(_ outcome: InteractionOutcome, roomID: String, done: @escaping (Result<Void, ShowroomError>) -> Void) {
+        for update in outcome.peerUpdates { deliverPeerUpdate(update) }
+        apply(outcome.changes, replicate: true, then: { [self] in
+            if let offer = outcome.offer {
+                askPeer(offer) { [self] result in
+                    let next = Result { () throws(ShowroomError) in
+                        try registry.pkOfferAnswered(roomID: roomID, invitationID: offer.request.id, result: result, nowMs: nowMs)
+                    }
+                    continueWith(next, roomID: roomID, done: done)
+                }
+            } else if let commit = outcome.commit {
+                askPeer(commit) { [self] result in
+                    let answer = (try? result.get()) ?? RoomPeerUpdateResponse.with {
+                        $0.refusal = "its coordinator did not answer; try again"
+                        $0.refusalCode = UInt32(WireErrorCode.unavailable.rawValue)
+                    }
+                    if case .failure = result {
+                        // Unknown whether it committed: the intent stays, the tick asks again
+                        // until it commits or expires (then aborts).
+                        return done(.failure(.unavailable("room \(commit.roomID)'s coordinator did not answer the PK start; it is retried until \(settingsIntentSeconds) s have passed")))
+                    }
+                    let next = Result { () throws(ShowroomError) in
+                        try registry.pkCommitAnswered(roomID: roomID, pkID: commit.interaction.id, committed: answer.committed,
+                                                      refusal: answer, nowMs: nowMs)
+                    }
+                    continueWith(next, roomID: roomID, done: done)
+                }
+            } else {
+                done(.success(()))
+            }
+        })
+    }
+
+    private var settingsIntentSeconds: Int64 { registry.settings.pkIntentExpiryMs / 1000 }
+
+    private func continueWith(_ next: Result<InteractionOutcome, ShowroomError>, roomID: String,
+                              done: @escaping (Result<Void, ShowroomError>) -> Void) {
+        switch next {
+        case .success(let outcome):
+            carryOut(outcome, roomID: roomID, done: done)
+        case .failure(let error):
+            // The registry's refusal may still have changed rooms (a dropped intent or invitation):
+            // those changes are in its state and go out with the next write or tick.
+            done(.failure(error))
+        }
+    }
+
+    /// Sends a peer update to its room's owner (served here when that is this coordinator) and
+    /// returns the answer.
+    private func askPeer(_ update: RoomPeerUpdateRequest, completion: @escaping (Result<RoomPeerUpdateResponse, ShowroomError>) -> Void) {
+        let owner = ownership.owner(of: update.roomID)
+        guard owner != selfID, let endpoint = clusterEndpoint(of: owner) else {
+            return servePeerUpdate(update, completion: completion)
+        }
+        node.send(.roomPeerUpdate, body: update, to: endpoint, timeout: Self.peerTimeout) { result in
+            completion(Result { () throws(ShowroomError) in
+                let answer = try result.get()
+                if let failure = answer.failure { throw failure }
+                return try answer.decodeBody(RoomPeerUpdateResponse.self)
+            })
+        }
+    }
+
+    /// Applies a peer update to a room this coordinator owns; answers once the change is written.
+    private func servePeerUpdate(_ update: RoomPeerUpdateRequest,
+                                 completion: @escaping (Result<RoomPeerUpdateResponse, ShowroomError>) -> Void) {
+        do {
+            let (outcome, answer) = try registry.peerUpdate(update, nowMs: nowMs)
+            carryOut(outcome, roomID: update.roomID) { _ in completion(.success(answer)) }
+        } catch {
+            completion(.failure(error))
+        }
+    }
+
+    /// Delivers an idempotent peer update (withdraw, end, abort) until the room's owner has it.
+    func deliverPeerUpdate(_ update: RoomPeerUpdateRequest) {
+        deliveries.deliver(.roomPeerUpdate, key: update.roomID, what: "\(update.op) of \(update.interaction.id.isEmpty ? update.request.id : update.interaction.id) for room \(update.roomID)") {
+            update
+        }
+    }
+
+    /// The interaction duties of the tick: expiries, PK durations, intents past their expiry, the
+    /// peer updates closing rooms left, and asking again the commits of intents this coordinator
+    /// holds (one it took over from a lost owner).
+    func tickInteractions(nowMs now: Int64) {
+        let outcome = registry.tickInteractions(nowMs: now) { [ownership] in ownership.owns($0) }
+        for update in registry.takePeerUpdates() { deliverPeerUpdate(update) }
+        carryOut(outcome, roomID: "") { _ in }
+        stageRefreshTicks += 1
+        if stageRefreshTicks >= Self.stageRefreshTicks {
+            stageRefreshTicks = 0
+            pushStages(of: Array(registry.rooms.values), onlyChanged: false)
+        }
+        // Intents begun a second ago or more: a fresh one's commit is on its way.
+        for commit in registry.pkIntents(begunBefore: now - 1_000, owns: { [ownership] in ownership.owns($0) }) {
+            let roomID = commit.interaction.peerRoomID
+            var outcome = InteractionOutcome()
+            outcome.commit = commit
+            carryOut(outcome, roomID: roomID) { _ in }
+        }
+        deliveries.retryDue()
+    }
+
+    // MARK: - The stage at the edges
+
+    /// The stage of a room as edges get it.
+    static func stage(of room: RoomRoom) -> RoomStage {
+        RoomStage.with {
+            $0.channel = room.channel
+            $0.roomID = room.roomID
+            $0.uids = RoomRegistry.stage(of: room)
+            $0.version = room.version
+            $0.removed = room.state != .open
+        }
+    }
+
+    /// Sends the stages of the rooms this coordinator owns among `rooms` to every alive edge: all
+    /// of them (`onlyChanged` false: the periodic refresh, which also reaches an edge that started
+    /// since), or those whose uids changed since last sent.
+    func pushStages(of rooms: [RoomRoom], onlyChanged: Bool) {
+        var stages: [RoomStage] = []
+        for room in rooms where ownership.owns(room.roomID) {
+            let stage = Self.stage(of: room)
+            let key = StageKey(uids: stage.uids, removed: stage.removed)
+            if onlyChanged, sentStages[room.channel] == key { continue }
+            sentStages[room.channel] = key
+            stages.append(stage)
+        }
+        guard !stages.isEmpty else { return }
+        let request = RoomEdgeStageRequest.with { $0.stages = stages }
+        for edge in alive(.edge) where !edge.metadata.clusterEndpoint.isEmpty {
+            node.send(.edgeStage, body: request, to: edge.metadata.clusterEndpoint, timeout: Self.peerTimeout) { [logger] result in
+                if let refusal = result.refusal {
+                    // The periodic refresh sends it again.
+                    logger.debug("edge \(edge.nodeID) did not take \(stages.count) stages: \(refusal)")
+                }
+            }
+        }
+    }
+}
+
+/// What an edge was last sent of a channel's stage.
+struct StageKey: Equatable {
+    var uids: [UInt32]
+    var removed: Bool
+}
