@@ -80,7 +80,8 @@ extension CoordinatorShell {
                 case .success:
                     var answer = RoomInteractionResponse()
                     answer.room = registry.room(roomID) ?? RoomRoom()
-                    if let made { answer.request = made }
+                    // As the room holds it now (an invitation learns the invited room's owner).
+                    if let made { answer.request = answer.room.pending.first { $0.id == made.id } ?? made }
                     respond(.success(answer))
                 case .failure(let error):
                     respond(.failure(error))

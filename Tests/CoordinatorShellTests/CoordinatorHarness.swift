@@ -39,6 +39,8 @@ final class CoordinatorHarness {
     private var stores: [String: RoomStore] = [:]
     /// The bans each fake edge was asked to enforce.
     private(set) var edgeBans: [String: [RoomBan]] = [:]
+    /// The stages each fake edge was sent, in order.
+    private(set) var edgeStages: [String: [RoomStage]] = [:]
     /// The call channel activities each fake call-signal node was passed.
     private(set) var callActivities: [String: [SignalChannelActivity]] = [:]
 
@@ -95,6 +97,10 @@ final class CoordinatorHarness {
         edge.serve(.edgeBans) { [unowned self] request, respond in
             if let body = try? request.decodeBody(RoomEdgeBansRequest.self) { edgeBans[id, default: []] += body.bans }
             respond(.success(RoomEdgeBansResponse()))
+        }
+        edge.serve(.edgeStage) { [unowned self] request, respond in
+            if let body = try? request.decodeBody(RoomEdgeStageRequest.self) { edgeStages[id, default: []] += body.stages }
+            respond(.success(RoomEdgeStageResponse()))
         }
         if announce { network.membershipChanged() }
     }
