@@ -25,7 +25,9 @@ extension Room {
         version = wire.version
         updatedAtMs = wire.updatedAtMs
         lastChatSequence = wire.lastChatSequence
-        interaction = wire.interaction.kind == .call ? .call(id: wire.interaction.id, sinceMs: wire.interaction.sinceMs) : .idle
+        interaction = Room.Interaction(wire.interaction)
+        pending = wire.pending.map(InteractionRequest.init)
+        seats = max(1, wire.seats)
     }
 }
 

@@ -28,6 +28,10 @@ public struct Room: Sendable, Hashable {
         /// In a 1v1 call (its live stream is paused until the call ends): the call's id, and
         /// since when (ms since the Unix epoch).
         case call(id: String, sinceMs: Int64)
+        /// In a PK with another room's host.
+        case pk(PK)
+        /// Sharing the stage with co-hosts, one per seat.
+        case coHosting([CoHostSeat])
     }
 
     /// The room id.
@@ -67,6 +71,10 @@ public struct Room: Sendable, Hashable {
     public var lastChatSequence: UInt64
     /// What the host is doing with others (a 1v1 call shows here while it lasts).
     public var interaction: Interaction = .idle
+    /// Open PK invitations (sent and received) and co-host applications and invitations.
+    public var pending: [InteractionRequest] = []
+    /// Co-host seats.
+    public var seats: UInt32 = 1
 
     /// Creates a room value (the coordinators make rooms; this is for tests and app models).
     ///

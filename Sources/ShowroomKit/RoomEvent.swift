@@ -13,12 +13,14 @@ public enum RoomEvent: Sendable, Hashable {
     case roomDestroyed(Room)
     /// The host entered or left a 1v1 call (``Room/interaction``); the room after the change.
     case interactionChanged(Room)
+    /// A PK or co-host step: invited, accepted, started, ended, applied, seated ….
+    case interaction(InteractionEvent)
 
     /// True for the events after which a room has no more.
     public var endsRoom: Bool {
         switch self {
         case .roomExpired, .roomDestroyed: true
-        case .userCountChanged, .messageAdded, .interactionChanged: false
+        case .userCountChanged, .messageAdded, .interactionChanged, .interaction: false
         }
     }
 
@@ -30,6 +32,7 @@ public enum RoomEvent: Sendable, Hashable {
         case .roomExpired: self = .roomExpired(Room(notice.room))
         case .roomDestroyed: self = .roomDestroyed(Room(notice.room))
         case .interactionChanged: self = .interactionChanged(Room(notice.room))
+        case .interactionEvent: self = .interaction(InteractionEvent(notice))
         default: return nil
         }
     }

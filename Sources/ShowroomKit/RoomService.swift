@@ -21,7 +21,7 @@ public final class RoomService: Sendable {
 
     /// The loop the service's sockets live on.
     public let loop: EngineLoop
-    private let client: MemberClient
+    let client: MemberClient
     private let hub: LoopConfined<RoomNoticeHub>
 
     /// Creates a service; nothing is sent before the first call.
@@ -56,10 +56,12 @@ public final class RoomService: Sendable {
     ///   - ownerAvatar: The host's avatar URL.
     ///   - roomID: The room id; empty lets the coordinator make one.
     ///   - channel: The RTC channel of the show; empty means the room id.
+    ///   - seats: Co-host seats, 1 – 8.
     /// - Returns: The new room.
     /// - Throws: `ROOM_EXISTS` (4004) for a taken id, `INVALID_ARGUMENT` for a bad field.
     public func createRoom(
-        name: String, ownerUid: UInt32, ownerName: String = "", ownerAvatar: String = "", roomID: String = "", channel: String = ""
+        name: String, ownerUid: UInt32, ownerName: String = "", ownerAvatar: String = "", roomID: String = "", channel: String = "",
+        seats: UInt32 = 1
     ) async throws(ShowroomError) -> Room {
         var request = RoomCreateRoomRequest()
         request.name = name
@@ -68,6 +70,7 @@ public final class RoomService: Sendable {
         request.ownerAvatar = ownerAvatar
         request.roomID = roomID
         request.channel = channel
+        request.seats = seats
         return Room(try await client.request(.roomCreate, body: request, key: roomID, expecting: RoomCreateRoomResponse.self).room)
     }
 
