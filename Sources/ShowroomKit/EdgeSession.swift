@@ -16,7 +16,8 @@ final class EdgeSession {
     enum Phase { case opening, open, closing, closed }
 
     struct Pending {
-        let complete: (Result<EdgeReplyBody, ShowroomError>) -> Void
+        /// Gets the response envelope (failed or not), or why none came.
+        let complete: (Result<WireEnvelope, ShowroomError>) -> Void
         let timer: TimerID
         let what: String
     }
