@@ -124,7 +124,7 @@ extension EdgeShell {
             forwardBuffer.removeAll()
             forwardHeader.bytes.withUnsafeBytes { forwardBuffer.append(bytes: $0) }
             forwardBuffer.append(referenceTo: 2, of: frame)
-            if link.sendFrame(forwardBuffer, now: now) != .sent, kind == .video {
+            if link.sendFrame(forwardBuffer) != .sent, kind == .video {
                 link.awaitingKeyframe.insert(target.channel)
                 keyframeWanted = true
             }

@@ -42,7 +42,9 @@ final class ForwardLink {
     var heartbeatInterval: Duration = .seconds(1)
     var heartbeatTimeout: Duration = .seconds(10)
     var lastHeard: Duration
-    private var lastSent: Duration
+    /// When the last heartbeat went: sent every interval even while frames flow, since the edge
+    /// answers heartbeats but not frames, and the link judges the edge by what it hears.
+    private var lastHeartbeat: Duration
     private let requestTimeout: Duration = .seconds(3)
 
     /// Connects to `edge`; the session is opened by ``open(clientID:now:)``.
@@ -50,7 +52,7 @@ final class ForwardLink {
         self.key = key
         self.edge = edge
         lastHeard = now
-        lastSent = now
+        lastHeartbeat = now
         do {
             socket = try Socket(.dealer, context: context)
             // Live media: a full queue drops (video then restarts at a keyframe) rather than delays.
@@ -124,7 +126,6 @@ final class ForwardLink {
         } catch {
             return complete(.failure(error))
         }
-        lastSent = now
         pending[id] = Pending(deadline: now + requestTimeout, what: "\(request.kind)", complete: complete)
     }
 
@@ -144,9 +145,9 @@ final class ForwardLink {
             pending[id] = nil
             request.complete(.failure(.deadlineExceeded("no answer to \(request.what) from edge \(edge.id) within \(requestTimeout)")))
         }
-        if isOpen, now - lastSent >= heartbeatInterval {
-            // One-way: any message from the edge counts as hearing it; the edge answers media
-            // with nothing, so the heartbeat is a request.
+        if isOpen, now - lastHeartbeat >= heartbeatInterval {
+            // A request: its answer is what the link hears while it only sends frames.
+            lastHeartbeat = now
             request(.heartbeat(clientTime: 0), now: now) { _ in }
         }
         return nil
@@ -155,12 +156,10 @@ final class ForwardLink {
     /// Sends a media frame (envelope bytes and the payload frame of `frame`, by reference).
     ///
     /// - Returns: How it went; `.wouldBlock` when the edge's queue is full (the frame is dropped).
-    func sendFrame(_ buffer: Multipart, now: Duration) -> DeliveryOutcome {
+    func sendFrame(_ buffer: Multipart) -> DeliveryOutcome {
         do {
             switch try socket.send(buffer) {
-            case .sent:
-                lastSent = now
-                return .sent
+            case .sent: return .sent
             case .wouldBlock: return .wouldBlock
             case .hostUnreachable: return .unreachable
             }
