@@ -54,14 +54,9 @@ final class ForwardLink {
         lastHeard = now
         lastHeartbeat = now
         do {
-            socket = try Socket(.dealer, context: context)
             // Live media: a full queue drops (video then restarts at a keyframe) rather than delays.
-            try socket.setHighWaterMarks(send: 2000, receive: 1000)
-            monitor = try SocketMonitor(watching: socket, events: .disconnected, context: context)
-            if !edge.curvePublicKey.isEmpty {
-                try socket.makeCurveClient(try CurveKeyPair.generate(), serverPublicKey: edge.curvePublicKey)
-            }
-            try socket.connect(edge.endpoint)
+            (socket, monitor) = try Socket.monitoredDealer(
+                to: edge.endpoint, serverPublicKey: edge.curvePublicKey, send: 2000, receive: 1000, context: context)
         } catch {
             throw .unavailable("cannot connect a forward link to edge \(edge): \(error)")
         }

@@ -45,12 +45,7 @@ struct ForwardBenchmark: AsyncParsableCommand {
         let source = "bench-fwd-src-\(tag)"
         let hostUID: UInt32 = 1
         let clientSeeds = try await ClientSeeds.resolve(seeds)
-        var configuration = EngineConfiguration(entry: .seeds(clientSeeds))
-        configuration.media = LocalMediaConfiguration(videoBitrateKbps: bitrateKbps, keyframeInterval: .seconds(2))
-        let host = try await ShowroomEngine(configuration: configuration)
-        let clip = try EncodedClip(width: 640, height: 360, framesPerSecond: fps, bitrateKbps: bitrateKbps, seconds: 2)
-        await host.setExternalEncodedVideoSource(true)
-        await host.setLocalAudioSource(ToneMicrophone())
+        let (host, clip) = try await EncodedClip.host(seeds: clientSeeds, bitrateKbps: bitrateKbps, fps: fps)
         let connection = try await host.joinChannel(
             token: try app.token(channel: source, uid: hostUID, role: .publisher), channel: source, uid: hostUID, options: .broadcaster)
         func edge(of channel: String) async throws -> String {
