@@ -366,8 +366,9 @@ extension ChannelPlane {
         sessions[session]?.channels.removeAll { $0 == channel.name }
         if connection.role == .broadcaster {
             channel.broadcasters -= 1
+            let offline: UserOfflineReason = reason == .quit && sessions[session]?.isForwardLink == true ? .forwardStopped : reason.offlineReason
             for other in channel.order {
-                out.append(.send(.userOffline(channel: channel.name, uid: connection.uid, reason: reason.offlineReason), to: other))
+                out.append(.send(.userOffline(channel: channel.name, uid: connection.uid, reason: offline), to: other))
             }
         }
         out.append(.report(ChannelActivity(

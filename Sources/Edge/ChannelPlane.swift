@@ -126,6 +126,15 @@ public struct ChannelPlane<Frame> {
         return ChannelSnapshot(name: name, createdAt: channel.createdAt, connections: connections, tracks: tracks)
     }
 
+    /// Whether `session` publishes `track` now (its frames of that track are forwarded): what the
+    /// edge checks before forwarding a frame into other channels too.
+    public func publishes(_ session: SessionID, _ track: TrackID) -> Bool {
+        guard let c = channels.index(forKey: track.channel),
+            let t = channels.values[c].tracks.index(forKey: TrackKey(uid: track.uid, kind: track.kind))
+        else { return false }
+        return channels.values[c].tracks.values[t].publisher == session
+    }
+
     /// One session's connection to one channel.
     ///
     /// - Parameters:

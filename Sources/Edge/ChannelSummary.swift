@@ -1,3 +1,5 @@
+import ShowroomWire
+
 /// A hosted channel in brief, as the edge reports it to the room-coordinators
 /// (``ChannelPlane/channelSummaries``).
 public struct ChannelSummary: Sendable, Hashable {
@@ -7,6 +9,9 @@ public struct ChannelSummary: Sendable, Hashable {
     public var broadcasters: [UInt32]
     /// Channel connections, broadcasters and audience.
     public var connections: Int
+    /// Its broadcasters forwarded into other channels, with their destinations' states (set by
+    /// the edge's shell, which runs the forwards).
+    public var forwardedPublishers: [EdgeForwardedPublisher] = []
 
     /// Creates a summary.
     ///

@@ -16,6 +16,9 @@ struct ClientSession: Sendable {
     /// The last refusal reported by an error event, to report repeats at most once per
     /// `refusalReportInterval`.
     var lastRefusal: Refusal?
+    /// Another edge's link forwarding a broadcaster here: its users going away is "forward
+    /// stopped" to the others.
+    var isForwardLink: Bool { ForwardLinkIdentity.isLink(clientID: clientID) }
 
     struct Refusal: Sendable {
         var code: WireErrorCode

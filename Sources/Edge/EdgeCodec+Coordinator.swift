@@ -35,6 +35,7 @@ extension EdgeCodec {
         wire.edge = edge
         wire.publishers = summary.broadcasters
         wire.subscribers = UInt32(clamping: summary.connections)
+        wire.forwardedPublishers = summary.forwardedPublishers
         return wire
     }
 

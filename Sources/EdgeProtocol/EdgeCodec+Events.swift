@@ -86,6 +86,8 @@ extension EdgeCodec {
             body.error = error.wire
             if let track { body.track = wire(track) }
             return try WireEnvelope(request: .edgeError, id: 0, body: body)
+        case .forwardStateChanged(let change):
+            return try WireEnvelope(request: .forwardStateChanged, id: 0, body: wire(change))
         }
     }
 
@@ -136,6 +138,8 @@ extension EdgeCodec {
         case .edgeError:
             let body = try envelope.decodeBody(EdgeErrorNotice.self)
             return .error(ShowroomError(wire: body.error), channel: body.channel, track: trackKind(body.track))
+        case .forwardStateChanged:
+            return .forwardStateChanged(forwardStateChange(try envelope.decodeBody(EdgeForwardStateChanged.self)))
         default:
             throw .unknownKind("\(envelope.kind) is not an edge event")
         }

@@ -121,6 +121,7 @@ public enum EdgeCodec {
         switch wire {
         case .quit: .quit
         case .becameAudience: .becameAudience
+        case .forwardStopped: .forwardStopped
         // Dropped is the safe reading of a reason this build does not know.
         default: .dropped
         }
@@ -131,6 +132,7 @@ public enum EdgeCodec {
         case .quit: .quit
         case .dropped: .dropped
         case .becameAudience: .becameAudience
+        case .forwardStopped: .forwardStopped
         }
     }
 

@@ -29,4 +29,6 @@ public enum EdgeEvent: Sendable, Hashable {
     /// A one-way message (a media frame, a stream message, a request without request id) was
     /// refused.
     case error(ShowroomError, channel: String, track: TrackKind?)
+    /// A destination of a forward of this client's tracks changed state.
+    case forwardStateChanged(ForwardStateChange)
 }

@@ -7,13 +7,16 @@ public enum UserOfflineReason: Sendable, Hashable, CustomStringConvertible {
     case dropped
     /// It switched to audience and is now invisible.
     case becameAudience
+    /// It was a broadcaster of another channel forwarded into this one, and the forward stopped.
+    case forwardStopped
 
-    /// `quit`, `dropped` or `became audience`.
+    /// `quit`, `dropped`, `became audience` or `forward stopped`.
     public var description: String {
         switch self {
         case .quit: "quit"
         case .dropped: "dropped"
         case .becameAudience: "became audience"
+        case .forwardStopped: "forward stopped"
         }
     }
 }

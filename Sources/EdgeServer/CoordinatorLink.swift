@@ -55,13 +55,20 @@ final class CoordinatorLink {
         node.handleDeferred(.edgeStage) { request, _, respond in
             link.handleStages(request, respond)
         }
+        node.handleDeferred(.forwardCommand) { request, _, respond in
+            link.handleForwardCommand(request, respond)
+        }
+        node.handleDeferred(.forwardList) { _, _, respond in
+            link.handleForwardList(respond)
+        }
         node.onMembershipChange { link.pump() }
         _ = node.loop.scheduleRepeating(every: .milliseconds(25)) { link.pump() }
         let loop = node.loop
         edge.setCoordinatorReports(CoordinatorReports(
             activities: { activities in loop.execute { bound.value.add(activities) } },
             summary: { channels in loop.execute { bound.value.setSummary(channels) } },
-            claim: { channel in loop.execute { bound.value.claim(channel) } }))
+            claim: { channel in loop.execute { bound.value.claim(channel) } },
+            place: { placement in loop.execute { bound.value.place(placement) } }))
         return bound
     }
 
@@ -198,6 +205,79 @@ final class CoordinatorLink {
         redirect.clientCurvePublicKey = body.clientCurvePublicKey
         return .refuse(.channelElsewhere(
             "channel '\(channel)' is hosted on edge \(body.edgeID) (\(body.clientEndpoint)); join it there", redirect: redirect))
+    }
+
+    // MARK: - Forwards
+
+    /// Asks the destination channel's owner coordinator where it is hosted (`CHANNEL_PLACE` with
+    /// the destination token, as a client would), placing it if it is not yet.
+    private func place(_ placement: ForwardPlacement) {
+        let (coordinators, endpoints) = self.coordinators()
+        guard let owner = coordinators.owner(of: placement.destination), let endpoint = endpoints[owner] else {
+            edge.forwardPlaced(placement, .failure(ShowroomError(.noCoordinator, "no room-coordinator is alive to place channel '\(placement.destination)'")))
+            return
+        }
+        var body = RoomPlaceChannelRequest()
+        body.channel = placement.destination
+        body.uid = placement.key.uid
+        body.token = placement.token
+        if let unreachable = placement.unreachableEdge { body.unreachableEdge = unreachable }
+        node.send(.channelPlace, body: body, to: endpoint, timeout: requestTimeout) { [self] result in
+            edge.forwardPlaced(placement, Self.placement(of: result, channel: placement.destination, coordinator: owner))
+        }
+    }
+
+    /// What a placement's answer means for a forward.
+    static func placement(of result: Result<WireEnvelope, ShowroomError>, channel: String, coordinator: String) -> Result<ForwardEdge, ShowroomError> {
+        Result { () throws(ShowroomError) in
+            let answer = try result.get()
+            if let error = answer.failure { throw error }
+            let body = try answer.decodeBody(RoomPlaceChannelResponse.self)
+            guard !body.edgeID.isEmpty, !body.clientEndpoint.isEmpty else {
+                throw .unavailable("room-coordinator \(coordinator) placed channel '\(channel)' on no reachable edge")
+            }
+            return ForwardEdge(id: body.edgeID, endpoint: body.clientEndpoint, curvePublicKey: body.clientCurvePublicKey)
+        }
+    }
+
+    /// `FORWARD_COMMAND`: carried out on the edge's loop, answered on the node's.
+    private func handleForwardCommand(_ request: WireEnvelope, _ respond: Node.Responder) {
+        let command: EdgeForwardCommand
+        do {
+            command = try request.decodeBody(EdgeForwardCommand.self)
+        } catch {
+            respond(.failure(error))
+            return
+        }
+        let answer = LoopBound(respond, loop: node.loop)
+        let loop = node.loop
+        edge.forwardCommand(command) { result in
+            loop.execute {
+                switch result {
+                case .success(let destinations):
+                    var response = EdgeForwardCommandResponse()
+                    response.destinations = destinations.map(EdgeCodec.wire)
+                    answer.value(.success(response))
+                case .failure(let error):
+                    answer.value(.failure(error))
+                }
+            }
+        }
+    }
+
+    /// `FORWARD_LIST`: the edge's forwards.
+    private func handleForwardList(_ respond: Node.Responder) {
+        let answer = LoopBound(respond, loop: node.loop)
+        let (loop, edge, nodeID) = (node.loop, edge, nodeID)
+        Task {
+            let forwards = (try? await edge.forwards()) ?? []
+            loop.execute {
+                var response = EdgeForwardListResponse()
+                response.edgeID = nodeID
+                response.forwards = forwards
+                answer.value(.success(response))
+            }
+        }
     }
 
     // MARK: - Bans

@@ -11,4 +11,17 @@ struct CoordinatorReports: Sendable {
     /// Asks the channel's owner coordinator whether this edge may host a channel it does not host
     /// yet; the answer comes back through ``EdgeServer/claimAnswered(_:_:)``.
     var claim: @Sendable (_ channel: String) -> Void
+    /// Asks a coordinator where a forward's destination channel is hosted (`CHANNEL_PLACE` with
+    /// the destination token); the answer comes back through ``EdgeServer/forwardPlaced(_:_:)``.
+    var place: @Sendable (_ placement: ForwardPlacement) -> Void
+}
+
+/// A forward destination's placement request, carried to the node's loop and back with its answer.
+struct ForwardPlacement: Sendable {
+    var key: ForwardKey
+    var destination: String
+    var token: String
+    var attempt: UInt64
+    /// The edge that failed it last time: the coordinator places the channel elsewhere.
+    var unreachableEdge: String?
 }

@@ -61,6 +61,24 @@ public final class EdgeServer: Sendable {
         loop.execute { [shell] in shell.value.claimAnswered(channel, outcome) }
     }
 
+    /// A coordinator's answer to a forward destination's placement.
+    func forwardPlaced(_ placement: ForwardPlacement, _ result: Result<ForwardEdge, ShowroomError>) {
+        loop.execute { [shell] in shell.value.forwardPlaced(placement, result) }
+    }
+
+    /// Carries out a coordinator's `FORWARD_COMMAND`; `completion` runs on the edge's loop with
+    /// the destinations after it.
+    func forwardCommand(_ command: EdgeForwardCommand, completion: @escaping @Sendable (Result<[ForwardDestinationStatus], ShowroomError>) -> Void) {
+        loop.execute { [shell] in
+            completion(Result { () throws(ShowroomError) in try shell.value.forwardCommand(command) })
+        }
+    }
+
+    /// The forwards this edge runs, sorted by source channel and uid.
+    public func forwards() async throws -> [EdgeForwardedPublisher] {
+        try await loop.submit { [shell] in shell.value.forwardedPublishers }
+    }
+
     /// Enforces bans from a room-coordinator; `completion` runs on the edge's loop with the number
     /// of connections closed, or `INVALID_ARGUMENT` for a malformed ban (nothing applied).
     func applyBans(_ bans: [RoomBan], completion: @escaping @Sendable (Result<Int, ShowroomError>) -> Void) {

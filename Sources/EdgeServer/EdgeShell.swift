@@ -19,7 +19,7 @@ final class EdgeShell {
     let endpoint: String
     private(set) var plane: ChannelPlane<Multipart>
     private let verifier: TokenVerifier
-    private let logger: Logger
+    let logger: Logger
     private let origin = ContinuousClock.now
     private let maxQueuedControlMessages: Int
     private let metrics = EdgeMetrics()
@@ -43,8 +43,8 @@ final class EdgeShell {
     private let maxHeldActivities = 50_000
     /// Dropping was logged; once per overflow, not per activity.
     private var loggedOverflow = false
-    /// The channels changed since the last summary.
-    private var channelsChanged = false
+    /// The channels (or their forwards) changed since the last summary.
+    var channelsChanged = false
     private var lastSummary: Duration?
     /// Joins waiting for their channel's owner coordinator (``holdForClaim(_:from:requestID:)``).
     var claims = ChannelClaims()
@@ -52,9 +52,19 @@ final class EdgeShell {
     private let maxMessageBytes: Int
     /// Closes connections that open no session in time.
     private let reaper: UnopenedConnectionReaper
+    /// The loop the client socket and the forward links live on.
+    let loop: EventLoop
+    /// The forwards of broadcasters on this edge into other channels.
+    var forwards = ForwardBook()
+    /// Links to destination edges, per forward and edge endpoint.
+    var links: [ForwardLinkKey: ForwardLink] = [:]
+    /// Reused for every forwarded frame: the rewritten envelope and the frames sent.
+    var forwardHeader = ForwardedFrameHeader()
+    let forwardBuffer = Multipart(capacity: 2)
 
     init(configuration: EdgeServerConfiguration, loop: EventLoop, logger: Logger) throws {
         self.logger = logger
+        self.loop = loop
         verifier = TokenVerifier(appID: configuration.appID, appCertificate: configuration.appCertificate)
         plane = ChannelPlane(settings: configuration.settings)
         maxQueuedControlMessages = configuration.maxQueuedControlMessages
@@ -135,6 +145,10 @@ final class EdgeShell {
                 "a \(envelope.kind) message is one frame, [envelope], with no attachments; got \(incoming.count - 1) frames"))
             return
         }
+        if EdgeCodec.isForwardRequest(envelope.kind) {
+            handleForwardRequest(envelope, from: session)
+            return
+        }
         let request: EdgeRequest
         do {
             request = try EdgeCodec.request(from: envelope)
@@ -185,6 +199,7 @@ final class EdgeShell {
         let directives = plane.forward(frame, info: info, from: session, now: now) { subscriber, frame in
             Self.deliver(frame, to: subscriber, on: socket)
         }
+        if !forwards.isEmpty { forwardFrame(frame, header: header, info: info, from: session) }
         if !directives.isEmpty { perform(directives) }
     }
 
@@ -235,7 +250,7 @@ final class EdgeShell {
 
     /// Answers a request that never reached the plane: a failed reply, or an error event for a
     /// one-way message.
-    private func refuse(_ envelope: WireEnvelope, from session: SessionID, _ error: ShowroomError) {
+    func refuse(_ envelope: WireEnvelope, from session: SessionID, _ error: ShowroomError) {
         guard envelope.requestID != 0 else {
             perform([.send(.error(error, channel: "", track: nil), to: session)])
             return
@@ -307,6 +322,7 @@ final class EdgeShell {
                 logger.log(level: Self.level(entry.level), "\(entry.message)")
             case .report(let activity):
                 hold(activity)
+                if !forwards.isEmpty { work += forwardActivity(activity) }
             }
         }
     }
@@ -328,7 +344,7 @@ final class EdgeShell {
     ///
     /// - Returns: false if the client is gone (unknown to the socket, or too far behind).
     @discardableResult
-    private func sendControl(_ envelope: WireEnvelope, to session: SessionID) -> Bool {
+    func sendControl(_ envelope: WireEnvelope, to session: SessionID) -> Bool {
         let bytes: [UInt8]
         do {
             bytes = try envelope.serializedBytes()
@@ -395,6 +411,7 @@ final class EdgeShell {
 
     private func tick() {
         perform(plane.tick(now: now))
+        tickForwards()
         expireClaims()
         reaper.tick()
         flushPendingControl()
@@ -448,7 +465,7 @@ final class EdgeShell {
         if age == nil || age! >= .seconds(1) || (channelsChanged && age! >= .milliseconds(100)) {
             lastSummary = now
             channelsChanged = false
-            reports.summary(plane.channelSummaries)
+            reports.summary(summariesWithForwards())
         }
     }
 

@@ -79,6 +79,7 @@ extension UserOfflineReason {
         case .quit: self = .quit
         case .dropped: self = .dropped
         case .becameAudience: self = .becameAudience
+        case .forwardStopped: self = .forwardStopped
         }
     }
 }

@@ -16,7 +16,8 @@ final class EdgeSession {
     enum Phase { case opening, open, closing, closed }
 
     struct Pending {
-        let complete: (Result<EdgeReplyBody, ShowroomError>) -> Void
+        /// Gets the response envelope (failed or not), or why none came.
+        let complete: (Result<WireEnvelope, ShowroomError>) -> Void
         let timer: TimerID
         let what: String
     }
@@ -49,18 +50,10 @@ final class EdgeSession {
         self.heartbeatInterval = heartbeatInterval
         self.heartbeatTimeout = heartbeatTimeout
         do {
-            socket = try Socket(.dealer, context: context)
             // Media is live: better to drop at a full queue than to deliver late. 1000 messages
             // is several seconds of audio and video.
-            try socket.setHighWaterMarks(send: 1000, receive: 10_000)
-            // Before connecting, so no event of this connection is missed.
-            monitor = try SocketMonitor(watching: socket, events: .disconnected, context: context)
-            if !edge.curvePublicKey.isEmpty {
-                // An encrypting edge: a key pair of our own for this session (clients are
-                // authenticated by their tokens, not by keys).
-                try socket.makeCurveClient(try CurveKeyPair.generate(), serverPublicKey: edge.curvePublicKey)
-            }
-            try socket.connect(edge.endpoint)
+            (socket, monitor) = try Socket.monitoredDealer(
+                to: edge.endpoint, serverPublicKey: edge.curvePublicKey, send: 1000, receive: 10_000, context: context)
         } catch {
             throw .unavailable("cannot connect to edge \(edge): \(error)")
         }

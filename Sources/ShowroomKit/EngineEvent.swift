@@ -94,6 +94,11 @@ public enum EngineEvent: Sendable, Hashable {
     /// The edge refused something sent one-way (a media frame, a stream message), at most once a
     /// second per kind: e.g. `ROLE_FORBIDS_PUBLISH` (E3001) for an audience member's frames.
     case error(ChannelConnection?, ShowroomError)
+    /// A destination of this connection's forward changed state
+    /// (``ShowroomEngine/startForwardStream(to:connection:)``; Agora's
+    /// `channelMediaRelayStateDidChange`, Volcengine's `onForwardStreamStateChanged`): one event
+    /// per destination state change, with the destination channel, state, reason and error.
+    case forwardStateChanged(ChannelConnection, destination: ForwardDestinationStatus)
 }
 
 extension EngineEvent {
@@ -105,7 +110,8 @@ extension EngineEvent {
              .firstRemoteVideoFrameDecoded(let connection, _, _, _, _), .remoteVideoStateChanged(let connection, _, _, _),
              .volumeIndication(let connection, _), .streamMessage(let connection, _, _, _, _),
              .tokenWillExpire(let connection, _), .privilegeExpired(let connection, _), .connectionClosed(let connection, _),
-             .rejoinedChannel(let connection, _), .connectionStateChanged(let connection, _, _):
+             .rejoinedChannel(let connection, _), .connectionStateChanged(let connection, _, _),
+             .forwardStateChanged(let connection, _):
             connection
         case .error(let connection, _): connection
         case .keyframeRequested: nil

@@ -54,11 +54,7 @@ extension EngineShell {
         // Heartbeat answers and late answers have no waiter: hearing them was the point.
         guard let pending = session.pending.removeValue(forKey: envelope.requestID) else { return }
         loop.cancelTimer(pending.timer)
-        do throws(ShowroomError) {
-            pending.complete(try EdgeCodec.reply(from: envelope).result)
-        } catch {
-            pending.complete(.failure(error))
-        }
+        pending.complete(.success(envelope))
     }
 
     private func receiveMedia(_ envelope: WireEnvelope, _ buffer: Multipart) {
@@ -165,6 +161,9 @@ extension EngineShell {
             teardown(session, error: reason)
         case .error(let error, let channel, _):
             emit(.error(connections[channel]?.connection, error))
+        case .forwardStateChanged(let change):
+            guard let record = connections[change.channel] else { return }
+            emit(.forwardStateChanged(record.connection, destination: ForwardDestinationStatus(change.destination)))
         }
     }
 }

@@ -99,10 +99,24 @@ final class EngineShell {
     /// Sends a request and calls `complete` with the edge's answer, `DEADLINE_EXCEEDED` after the
     /// request timeout, or the reason it could not be sent.
     func request(_ request: EdgeRequest, on session: EdgeSession, timeout: Duration? = nil, _ complete: @escaping Completion<EdgeReplyBody>) {
+        send("\(request.kind)", on: session, timeout: timeout, { id throws(ShowroomError) in try EdgeCodec.envelope(request: request, id: id) }) { result in
+            complete(result.flatMap { envelope in
+                Result { () throws(ShowroomError) in try EdgeCodec.reply(from: envelope) }.flatMap(\.result)
+            })
+        }
+    }
+
+    /// Sends the request `encode` makes with a fresh request id and calls `complete` with the
+    /// response envelope (failed or not), `DEADLINE_EXCEEDED` after the request timeout, or the
+    /// reason it could not be sent.
+    func send(
+        _ what: String, on session: EdgeSession, timeout: Duration? = nil, _ encode: (UInt64) throws(ShowroomError) -> WireEnvelope,
+        _ complete: @escaping Completion<WireEnvelope>
+    ) {
         let id = nextRequestID
         nextRequestID += 1
         do throws(ShowroomError) {
-            let envelope = try EdgeCodec.envelope(request: request, id: id)
+            let envelope = try encode(id)
             guard try session.send(envelope) else {
                 complete(.failure(.unavailable("the queue to edge \(session.edge) is full")))
                 return
@@ -112,7 +126,6 @@ final class EngineShell {
             return
         }
         let timeout = timeout ?? configuration.requestTimeout
-        let what = "\(request.kind)"
         let timer = loop.scheduleTimer(after: timeout) { [weak self, weak session] in
             guard let self, let session, let pending = session.pending.removeValue(forKey: id) else { return }
             self.statistics.requestsTimedOut += 1

@@ -418,6 +418,56 @@ public final class ShowroomEngine: Sendable {
         if ownsLoop { await loop.shutdown() }
     }
 
+    // MARK: - Forwarding into other channels
+
+    /// Forwards this connection's published tracks into up to four other channels
+    /// (`startForwardStreamToRooms`, `startOrUpdateChannelMediaRelay`): the edge joins each
+    /// destination as this connection's uid and forwards its audio and video there unchanged; the
+    /// destinations' viewers see an ordinary remote user. Each destination's state changes come as
+    /// ``EngineEvent/forwardStateChanged(_:destination:)``; forwarding ends when this connection
+    /// leaves its channel or becomes audience.
+    ///
+    /// - Parameters:
+    ///   - destinations: 1-4 channels, each with a token for that channel and this connection's
+    ///     uid granting join and publish.
+    ///   - connection: The broadcasting connection; the primary one if `nil`.
+    /// - Returns: Every destination as the edge started it (usually connecting).
+    /// - Throws: `FORWARD_ALREADY_STARTED` (update instead), `FORWARD_TOO_MANY_DESTINATIONS`,
+    ///   `FORWARD_INVALID_DESTINATION`, `FORWARD_UPDATE_TOO_FREQUENT`, `ROLE_FORBIDS_PUBLISH` for an
+    ///   audience connection, `INVALID_ARGUMENT` for a bad channel name or token size.
+    @discardableResult
+    public func startForwardStream(to destinations: [ForwardDestination], connection: ChannelConnection? = nil) async throws(ShowroomError) -> [ForwardDestinationStatus] {
+        let operation = EdgeProtocol.ForwardOperation.start(destinations.map(\.edgeDestination))
+        return try await onShell { shell, complete in shell.forward(operation, connection, complete) }
+    }
+
+    /// Replaces the destination set of this connection's forward (0-4 channels): destinations no
+    /// longer listed are left (idle, removed), new ones joined, one with a new token joined again.
+    /// At most 10 starts and updates a second (`FORWARD_UPDATE_TOO_FREQUENT` beyond).
+    ///
+    /// - Returns: Every destination after the update.
+    @discardableResult
+    public func updateForwardStream(to destinations: [ForwardDestination], connection: ChannelConnection? = nil) async throws(ShowroomError) -> [ForwardDestinationStatus] {
+        let operation = EdgeProtocol.ForwardOperation.update(destinations.map(\.edgeDestination))
+        return try await onShell { shell, complete in shell.forward(operation, connection, complete) }
+    }
+
+    /// Stops sending to every destination, staying joined in them (`pauseForwardStreamToAllRooms`).
+    public func pauseForwardStream(connection: ChannelConnection? = nil) async throws(ShowroomError) {
+        let _: [ForwardDestinationStatus] = try await onShell { shell, complete in shell.forward(.pause, connection, complete) }
+    }
+
+    /// Sends to every destination again after ``pauseForwardStream(connection:)``.
+    public func resumeForwardStream(connection: ChannelConnection? = nil) async throws(ShowroomError) {
+        let _: [ForwardDestinationStatus] = try await onShell { shell, complete in shell.forward(.resume, connection, complete) }
+    }
+
+    /// Stops forwarding: every destination goes idle and its viewers see the user go offline
+    /// (forward stopped).
+    public func stopForwardStream(connection: ChannelConnection? = nil) async throws(ShowroomError) {
+        let _: [ForwardDestinationStatus] = try await onShell { shell, complete in shell.forward(.stop, connection, complete) }
+    }
+
     // MARK: - Plumbing
 
     private func onShell<T: Sendable>(_ body: @escaping @Sendable (EngineShell, @escaping (Result<T, ShowroomError>) -> Void) -> Void) async throws(ShowroomError) -> T {

@@ -1,6 +1,6 @@
 extension WireMessageKind {
     /// Whether clients may send this kind to a member's client endpoint: the edge session kinds,
-    /// room requests, placement, signed kicks, signaling and call requests, node info and the (client) cluster status. The
+    /// forwarding requests, room requests, placement, signed kicks, signaling and call requests, node info and the (client) cluster status. The
     /// others — gossip, replication, edge reports, bans, claims, the channel list — are internal:
     /// only authenticated members send them, on cluster endpoints. Unknown kinds count as internal.
     public var isClientKind: Bool {
@@ -10,6 +10,8 @@ extension WireMessageKind {
         case .mediaFrame, .edgeOpenSession, .edgeCloseSession, .edgeHeartbeat, .joinChannel, .leaveChannel,
              .updateChannelOptions, .setClientRole, .renewChannelToken, .subscribeTrack, .unsubscribeTrack,
              .muteRemoteTrack, .enableVolumeIndication, .sendStreamMessage:
+            return true
+        case .startForward, .updateForward, .stopForward, .pauseForward, .resumeForward:
             return true
         case .roomCreate, .roomList, .roomGet, .roomJoin, .roomLeave, .roomClose, .roomChatSend, .roomChatHistory,
              .channelPlace, .kick:

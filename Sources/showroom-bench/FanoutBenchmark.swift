@@ -50,14 +50,7 @@ struct FanoutBenchmark: AsyncParsableCommand {
         let channel = "bench-fanout-\(UInt32.random(in: 0 ... .max))"
         let hostUID: UInt32 = 1
         let clientSeeds = try await ClientSeeds.resolve(seeds)
-        var configuration = EngineConfiguration(entry: .seeds(clientSeeds))
-        configuration.media = LocalMediaConfiguration(videoBitrateKbps: bitrateKbps, keyframeInterval: .seconds(2))
-        let host = try await ShowroomEngine(configuration: configuration)
-        // The host pushes one GOP encoded up front, over and over (the SDK's custom encoded video
-        // track), so live encoding does not take CPU from the edge and the receivers it measures.
-        let clip = try EncodedClip(width: 640, height: 360, framesPerSecond: fps, bitrateKbps: bitrateKbps, seconds: 2)
-        await host.setExternalEncodedVideoSource(true)
-        await host.setLocalAudioSource(ToneMicrophone())
+        let (host, clip) = try await EncodedClip.host(seeds: clientSeeds, bitrateKbps: bitrateKbps, fps: fps)
 
         // The subscribers share two loops: hundreds of engines, two threads.
         let loops = try [EngineLoop(name: "bench-subscribers-1"), EngineLoop(name: "bench-subscribers-2")]
@@ -175,6 +168,19 @@ struct EncodedClip: Sendable {
         }
         self.frames = frames
         self.framesPerSecond = framesPerSecond
+    }
+
+    /// A host engine with pushed video and a tone, and the 640x360 clip it pushes: one GOP encoded
+    /// up front, over and over (the SDK's custom encoded video track), so live encoding does not
+    /// take CPU from the edges and the receivers a benchmark measures.
+    static func host(seeds: [String], bitrateKbps: Int, fps: Int) async throws -> (ShowroomEngine, EncodedClip) {
+        var configuration = EngineConfiguration(entry: .seeds(seeds))
+        configuration.media = LocalMediaConfiguration(videoBitrateKbps: bitrateKbps, keyframeInterval: .seconds(2))
+        let host = try await ShowroomEngine(configuration: configuration)
+        let clip = try EncodedClip(width: 640, height: 360, framesPerSecond: fps, bitrateKbps: bitrateKbps, seconds: 2)
+        await host.setExternalEncodedVideoSource(true)
+        await host.setLocalAudioSource(ToneMicrophone())
+        return (host, clip)
     }
 
     /// Pushes the clip through `host` until cancelled, each frame at its due time.

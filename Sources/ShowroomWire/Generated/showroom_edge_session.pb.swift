@@ -140,6 +140,9 @@ public nonisolated enum EdgeUserOfflineReason: SwiftProtobuf.Enum, Swift.CaseIte
 
   /// Switched from broadcaster to audience (and is now invisible).
   case becameAudience // = 3
+
+  /// A forwarded broadcaster (see START_FORWARD) is no longer forwarded into this channel.
+  case forwardStopped // = 4
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -152,6 +155,7 @@ public nonisolated enum EdgeUserOfflineReason: SwiftProtobuf.Enum, Swift.CaseIte
     case 1: self = .quit
     case 2: self = .dropped
     case 3: self = .becameAudience
+    case 4: self = .forwardStopped
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -162,6 +166,7 @@ public nonisolated enum EdgeUserOfflineReason: SwiftProtobuf.Enum, Swift.CaseIte
     case .quit: return 1
     case .dropped: return 2
     case .becameAudience: return 3
+    case .forwardStopped: return 4
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -172,6 +177,7 @@ public nonisolated enum EdgeUserOfflineReason: SwiftProtobuf.Enum, Swift.CaseIte
     .quit,
     .dropped,
     .becameAudience,
+    .forwardStopped,
   ]
 
 }
@@ -305,6 +311,177 @@ public nonisolated enum EdgeRemoteVideoStateReason: SwiftProtobuf.Enum, Swift.Ca
     .remoteOffline,
     .networkCongestion,
     .networkRecovery,
+  ]
+
+}
+
+/// A forward's state for one destination (Agora's relay states).
+public nonisolated enum EdgeForwardState: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+
+  /// Not forwarding (stopped, removed, or the source left).
+  case idle // = 1
+
+  /// Placing the destination channel and joining it.
+  case connecting // = 2
+
+  /// Joined: frames are forwarded (unless the forward is paused).
+  case running // = 3
+
+  /// Failed (the reason and error say why); an unreachable destination is placed again every
+  /// second for a while.
+  case failure // = 4
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .idle
+    case 2: self = .connecting
+    case 3: self = .running
+    case 4: self = .failure
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .idle: return 1
+    case .connecting: return 2
+    case .running: return 3
+    case .failure: return 4
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [EdgeForwardState] = [
+    .unspecified,
+    .idle,
+    .connecting,
+    .running,
+    .failure,
+  ]
+
+}
+
+/// Why a destination's state changed (the vendors' relay events and errors).
+public nonisolated enum EdgeForwardStateReason: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+
+  /// START_FORWARD or UPDATE_FORWARD added the destination.
+  case started // = 1
+
+  /// The destination edge admitted the forwarded connection.
+  case joined // = 2
+
+  /// STOP_FORWARD (or the session closed).
+  case stopped // = 3
+
+  /// UPDATE_FORWARD no longer lists the destination.
+  case removed // = 4
+
+  /// The token was refused (malformed, bad signature, expired, another channel or uid, a missing
+  /// join or publish privilege): the error names the token code.
+  case invalidToken // = 5
+
+  /// The destination edge could not be reached or died; placed again every second for a while.
+  case destinationUnreachable // = 6
+
+  /// The broadcaster left the source channel or became audience.
+  case sourceLeft // = 7
+
+  /// The same uid joined the destination otherwise: the forwarded connection was replaced.
+  case sameUidInDestination // = 8
+
+  /// The destination refused for another reason (full, banned, too many publishers, ...): see
+  /// the error.
+  case destinationRefused // = 9
+
+  /// A privilege of the destination token ran out: the forwarded connection was closed.
+  case tokenExpired // = 10
+
+  /// PAUSE_FORWARD / RESUME_FORWARD (the state stays; frames stop or flow again).
+  case paused // = 11
+  case resumed // = 12
+
+  /// UPDATE_FORWARD gave the destination a new token: it is joined again with it.
+  case tokenUpdated // = 13
+
+  /// The destination is placed and joined again after it was unreachable.
+  case retrying // = 14
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .started
+    case 2: self = .joined
+    case 3: self = .stopped
+    case 4: self = .removed
+    case 5: self = .invalidToken
+    case 6: self = .destinationUnreachable
+    case 7: self = .sourceLeft
+    case 8: self = .sameUidInDestination
+    case 9: self = .destinationRefused
+    case 10: self = .tokenExpired
+    case 11: self = .paused
+    case 12: self = .resumed
+    case 13: self = .tokenUpdated
+    case 14: self = .retrying
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .started: return 1
+    case .joined: return 2
+    case .stopped: return 3
+    case .removed: return 4
+    case .invalidToken: return 5
+    case .destinationUnreachable: return 6
+    case .sourceLeft: return 7
+    case .sameUidInDestination: return 8
+    case .destinationRefused: return 9
+    case .tokenExpired: return 10
+    case .paused: return 11
+    case .resumed: return 12
+    case .tokenUpdated: return 13
+    case .retrying: return 14
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [EdgeForwardStateReason] = [
+    .unspecified,
+    .started,
+    .joined,
+    .stopped,
+    .removed,
+    .invalidToken,
+    .destinationUnreachable,
+    .sourceLeft,
+    .sameUidInDestination,
+    .destinationRefused,
+    .tokenExpired,
+    .paused,
+    .resumed,
+    .tokenUpdated,
+    .retrying,
   ]
 
 }
@@ -1106,6 +1283,147 @@ public nonisolated struct EdgeConnectionClosed: Sendable {
   fileprivate var _reason: WireError? = nil
 }
 
+/// One destination of a forward.
+public nonisolated struct EdgeForwardDestination: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The destination channel (same rule as JoinChannelRequest.channel); never the source channel.
+  public var channel: String = String()
+
+  /// AccessToken2 for that channel and the broadcaster's uid, with the join privilege and the
+  /// publish privileges of the tracks to forward. At most 2048 bytes.
+  public var token: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Body of START_FORWARD and UPDATE_FORWARD requests.
+public nonisolated struct EdgeForwardRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The source channel: one this session is connected to as a broadcaster.
+  public var channel: String = String()
+
+  /// START: 1-4 destinations. UPDATE: the complete new set, 0-4 (those not listed are left; a
+  /// listed one whose token changed is joined again with the new token).
+  public var destinations: [EdgeForwardDestination] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One destination of a forward as the edge sees it.
+public nonisolated struct EdgeForwardDestinationStatus: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The destination channel.
+  public var channel: String = String()
+
+  public var state: EdgeForwardState = .unspecified
+
+  public var reason: EdgeForwardStateReason = .unspecified
+
+  /// With FORWARD_STATE_FAILURE: the underlying error (a token code, ERROR_CODE_BANNED, ...).
+  public var error: WireError {
+    get {_error ?? WireError()}
+    set {_error = newValue}
+  }
+  /// Returns true if `error` has been explicitly set.
+  public var hasError: Bool {self._error != nil}
+  /// Clears the value of `error`. Subsequent reads from it will return its default value.
+  public mutating func clearError() {self._error = nil}
+
+  /// The node id of the edge hosting the destination, once known.
+  public var edge: String = String()
+
+  /// The forward is paused: nothing is sent to any destination.
+  public var paused: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _error: WireError? = nil
+}
+
+/// Body of START_FORWARD and UPDATE_FORWARD responses: every destination after the change.
+public nonisolated struct EdgeForwardResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channel: String = String()
+
+  public var destinations: [EdgeForwardDestinationStatus] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Body of STOP_FORWARD, PAUSE_FORWARD and RESUME_FORWARD requests.
+public nonisolated struct EdgeForwardChannelRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The source channel.
+  public var channel: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Body of STOP_FORWARD, PAUSE_FORWARD and RESUME_FORWARD responses.
+public nonisolated struct EdgeForwardChannelResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channel: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Body of a FORWARD_STATE_CHANGED event: one destination of a forward changed state.
+public nonisolated struct EdgeForwardStateChanged: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The source channel and the forwarded uid.
+  public var channel: String = String()
+
+  public var uid: UInt32 = 0
+
+  public var destination: EdgeForwardDestinationStatus {
+    get {_destination ?? EdgeForwardDestinationStatus()}
+    set {_destination = newValue}
+  }
+  /// Returns true if `destination` has been explicitly set.
+  public var hasDestination: Bool {self._destination != nil}
+  /// Clears the value of `destination`. Subsequent reads from it will return its default value.
+  public mutating func clearDestination() {self._destination = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _destination: EdgeForwardDestinationStatus? = nil
+}
+
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "showroom.edge"
@@ -1119,7 +1437,7 @@ nonisolated extension EdgePrivilege: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension EdgeUserOfflineReason: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0USER_OFFLINE_REASON_UNSPECIFIED\0\u{1}USER_OFFLINE_REASON_QUIT\0\u{1}USER_OFFLINE_REASON_DROPPED\0\u{1}USER_OFFLINE_REASON_BECAME_AUDIENCE\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0USER_OFFLINE_REASON_UNSPECIFIED\0\u{1}USER_OFFLINE_REASON_QUIT\0\u{1}USER_OFFLINE_REASON_DROPPED\0\u{1}USER_OFFLINE_REASON_BECAME_AUDIENCE\0\u{1}USER_OFFLINE_REASON_FORWARD_STOPPED\0")
 }
 
 nonisolated extension EdgeRemoteVideoState: SwiftProtobuf._ProtoNameProviding {
@@ -1128,6 +1446,14 @@ nonisolated extension EdgeRemoteVideoState: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension EdgeRemoteVideoStateReason: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0REMOTE_VIDEO_STATE_REASON_UNSPECIFIED\0\u{1}REMOTE_VIDEO_STATE_REASON_SUBSCRIBED\0\u{1}REMOTE_VIDEO_STATE_REASON_UNSUBSCRIBED\0\u{1}REMOTE_VIDEO_STATE_REASON_LOCAL_MUTED\0\u{1}REMOTE_VIDEO_STATE_REASON_LOCAL_UNMUTED\0\u{1}REMOTE_VIDEO_STATE_REASON_REMOTE_MUTED\0\u{1}REMOTE_VIDEO_STATE_REASON_REMOTE_UNMUTED\0\u{1}REMOTE_VIDEO_STATE_REASON_REMOTE_OFFLINE\0\u{1}REMOTE_VIDEO_STATE_REASON_NETWORK_CONGESTION\0\u{1}REMOTE_VIDEO_STATE_REASON_NETWORK_RECOVERY\0")
+}
+
+nonisolated extension EdgeForwardState: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0FORWARD_STATE_UNSPECIFIED\0\u{1}FORWARD_STATE_IDLE\0\u{1}FORWARD_STATE_CONNECTING\0\u{1}FORWARD_STATE_RUNNING\0\u{1}FORWARD_STATE_FAILURE\0")
+}
+
+nonisolated extension EdgeForwardStateReason: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0FORWARD_STATE_REASON_UNSPECIFIED\0\u{1}FORWARD_STATE_REASON_STARTED\0\u{1}FORWARD_STATE_REASON_JOINED\0\u{1}FORWARD_STATE_REASON_STOPPED\0\u{1}FORWARD_STATE_REASON_REMOVED\0\u{1}FORWARD_STATE_REASON_INVALID_TOKEN\0\u{1}FORWARD_STATE_REASON_DESTINATION_UNREACHABLE\0\u{1}FORWARD_STATE_REASON_SOURCE_LEFT\0\u{1}FORWARD_STATE_REASON_SAME_UID_IN_DESTINATION\0\u{1}FORWARD_STATE_REASON_DESTINATION_REFUSED\0\u{1}FORWARD_STATE_REASON_TOKEN_EXPIRED\0\u{1}FORWARD_STATE_REASON_PAUSED\0\u{1}FORWARD_STATE_REASON_RESUMED\0\u{1}FORWARD_STATE_REASON_TOKEN_UPDATED\0\u{1}FORWARD_STATE_REASON_RETRYING\0")
 }
 
 nonisolated extension EdgeMediaOptions: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
@@ -2642,6 +2968,274 @@ nonisolated extension EdgeConnectionClosed: SwiftProtobuf.Message, SwiftProtobuf
   public static func ==(lhs: EdgeConnectionClosed, rhs: EdgeConnectionClosed) -> Bool {
     if lhs.channel != rhs.channel {return false}
     if lhs._reason != rhs._reason {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension EdgeForwardDestination: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ForwardDestination"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{1}token\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.channel) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.token) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.channel.isEmpty {
+      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 1)
+    }
+    if !self.token.isEmpty {
+      try visitor.visitSingularStringField(value: self.token, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: EdgeForwardDestination, rhs: EdgeForwardDestination) -> Bool {
+    if lhs.channel != rhs.channel {return false}
+    if lhs.token != rhs.token {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension EdgeForwardRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ForwardRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{1}destinations\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.channel) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.destinations) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.channel.isEmpty {
+      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 1)
+    }
+    if !self.destinations.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.destinations, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: EdgeForwardRequest, rhs: EdgeForwardRequest) -> Bool {
+    if lhs.channel != rhs.channel {return false}
+    if lhs.destinations != rhs.destinations {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension EdgeForwardDestinationStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ForwardDestinationStatus"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{1}state\0\u{1}reason\0\u{1}error\0\u{1}edge\0\u{1}paused\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.channel) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.state) }()
+      case 3: try { try decoder.decodeSingularEnumField(value: &self.reason) }()
+      case 4: try { try decoder.decodeSingularMessageField(value: &self._error) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.edge) }()
+      case 6: try { try decoder.decodeSingularBoolField(value: &self.paused) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.channel.isEmpty {
+      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 1)
+    }
+    if self.state != .unspecified {
+      try visitor.visitSingularEnumField(value: self.state, fieldNumber: 2)
+    }
+    if self.reason != .unspecified {
+      try visitor.visitSingularEnumField(value: self.reason, fieldNumber: 3)
+    }
+    try { if let v = self._error {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+    } }()
+    if !self.edge.isEmpty {
+      try visitor.visitSingularStringField(value: self.edge, fieldNumber: 5)
+    }
+    if self.paused != false {
+      try visitor.visitSingularBoolField(value: self.paused, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: EdgeForwardDestinationStatus, rhs: EdgeForwardDestinationStatus) -> Bool {
+    if lhs.channel != rhs.channel {return false}
+    if lhs.state != rhs.state {return false}
+    if lhs.reason != rhs.reason {return false}
+    if lhs._error != rhs._error {return false}
+    if lhs.edge != rhs.edge {return false}
+    if lhs.paused != rhs.paused {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension EdgeForwardResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ForwardResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{1}destinations\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.channel) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.destinations) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.channel.isEmpty {
+      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 1)
+    }
+    if !self.destinations.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.destinations, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: EdgeForwardResponse, rhs: EdgeForwardResponse) -> Bool {
+    if lhs.channel != rhs.channel {return false}
+    if lhs.destinations != rhs.destinations {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension EdgeForwardChannelRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ForwardChannelRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.channel) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.channel.isEmpty {
+      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: EdgeForwardChannelRequest, rhs: EdgeForwardChannelRequest) -> Bool {
+    if lhs.channel != rhs.channel {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension EdgeForwardChannelResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ForwardChannelResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.channel) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.channel.isEmpty {
+      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: EdgeForwardChannelResponse, rhs: EdgeForwardChannelResponse) -> Bool {
+    if lhs.channel != rhs.channel {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension EdgeForwardStateChanged: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ForwardStateChanged"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{1}uid\0\u{1}destination\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.channel) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
+      case 3: try { try decoder.decodeSingularMessageField(value: &self._destination) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.channel.isEmpty {
+      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 1)
+    }
+    if self.uid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 2)
+    }
+    try { if let v = self._destination {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: EdgeForwardStateChanged, rhs: EdgeForwardStateChanged) -> Bool {
+    if lhs.channel != rhs.channel {return false}
+    if lhs.uid != rhs.uid {return false}
+    if lhs._destination != rhs._destination {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1853,6 +1853,10 @@ public nonisolated struct RoomChannelStatus: Sendable {
 
   public var roomName: String = String()
 
+  /// Broadcasters of this channel whose tracks its edge forwards into other channels, with the
+  /// state of each destination.
+  public var forwardedPublishers: [EdgeForwardedPublisher] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -4456,7 +4460,7 @@ nonisolated extension RoomClaimChannelResponse: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension RoomChannelStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ChannelStatus"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}edge\0\u{1}publishers\0\u{1}subscribers\0\u{3}room_id\0\u{3}room_name\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}edge\0\u{1}publishers\0\u{1}subscribers\0\u{3}room_id\0\u{3}room_name\0\u{3}forwarded_publishers\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4470,6 +4474,7 @@ nonisolated extension RoomChannelStatus: SwiftProtobuf.Message, SwiftProtobuf._M
       case 4: try { try decoder.decodeSingularUInt32Field(value: &self.subscribers) }()
       case 5: try { try decoder.decodeSingularStringField(value: &self.roomID) }()
       case 6: try { try decoder.decodeSingularStringField(value: &self.roomName) }()
+      case 7: try { try decoder.decodeRepeatedMessageField(value: &self.forwardedPublishers) }()
       default: break
       }
     }
@@ -4494,6 +4499,9 @@ nonisolated extension RoomChannelStatus: SwiftProtobuf.Message, SwiftProtobuf._M
     if !self.roomName.isEmpty {
       try visitor.visitSingularStringField(value: self.roomName, fieldNumber: 6)
     }
+    if !self.forwardedPublishers.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.forwardedPublishers, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4504,6 +4512,7 @@ nonisolated extension RoomChannelStatus: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.subscribers != rhs.subscribers {return false}
     if lhs.roomID != rhs.roomID {return false}
     if lhs.roomName != rhs.roomName {return false}
+    if lhs.forwardedPublishers != rhs.forwardedPublishers {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -173,6 +173,36 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
   /// Event: ErrorNotice.
   case edgeError // = 226
 
+  /// Forwarding a broadcaster's tracks into other channels (startForwardStreamToRooms, media
+  /// relay): bodies in showroom/edge/session.proto. Request: ForwardRequest (1-4 destinations);
+  /// response: ForwardResponse.
+  case startForward // = 230
+
+  /// Request: ForwardRequest (the complete new destination set, 0-4); response: ForwardResponse.
+  case updateForward // = 231
+
+  /// Request: ForwardChannelRequest; response: ForwardChannelResponse. Every destination goes idle.
+  case stopForward // = 232
+
+  /// Request: ForwardChannelRequest; response: ForwardChannelResponse. Destinations stay joined;
+  /// no frame is forwarded until RESUME_FORWARD.
+  case pauseForward // = 233
+
+  /// Request: ForwardChannelRequest; response: ForwardChannelResponse.
+  case resumeForward // = 234
+
+  /// Event: ForwardStateChanged, one per destination state change.
+  case forwardStateChanged // = 235
+
+  /// Internal (a coordinator -> the source channel's edge): start, update, pause, resume or stop
+  /// forwarding a uid of a channel. Request: showroom.edge.ForwardCommand (showroom/edge/forward.proto);
+  /// response: ForwardCommandResponse.
+  case forwardCommand // = 250
+
+  /// Internal (members, operator tools -> an edge): the forwards the edge runs. Request:
+  /// showroom.edge.ForwardListRequest; response: ForwardListResponse.
+  case forwardList // = 251
+
   /// Room-coordinator: bodies in showroom/room/rooms.proto (package showroom.room). Requests are
   /// served by any coordinator (forwarded to the owner of the room or channel).
   /// Request: CreateRoomRequest; response: CreateRoomResponse.
@@ -367,6 +397,14 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
     case 224: self = .channelConnectionClosed
     case 225: self = .edgeSessionClosed
     case 226: self = .edgeError
+    case 230: self = .startForward
+    case 231: self = .updateForward
+    case 232: self = .stopForward
+    case 233: self = .pauseForward
+    case 234: self = .resumeForward
+    case 235: self = .forwardStateChanged
+    case 250: self = .forwardCommand
+    case 251: self = .forwardList
     case 301: self = .roomCreate
     case 302: self = .roomList
     case 303: self = .roomGet
@@ -452,6 +490,14 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
     case .channelConnectionClosed: return 224
     case .edgeSessionClosed: return 225
     case .edgeError: return 226
+    case .startForward: return 230
+    case .updateForward: return 231
+    case .stopForward: return 232
+    case .pauseForward: return 233
+    case .resumeForward: return 234
+    case .forwardStateChanged: return 235
+    case .forwardCommand: return 250
+    case .forwardList: return 251
     case .roomCreate: return 301
     case .roomList: return 302
     case .roomGet: return 303
@@ -537,6 +583,14 @@ public nonisolated enum WireMessageKind: SwiftProtobuf.Enum, Swift.CaseIterable 
     .channelConnectionClosed,
     .edgeSessionClosed,
     .edgeError,
+    .startForward,
+    .updateForward,
+    .stopForward,
+    .pauseForward,
+    .resumeForward,
+    .forwardStateChanged,
+    .forwardCommand,
+    .forwardList,
     .roomCreate,
     .roomList,
     .roomGet,
@@ -728,7 +782,7 @@ nonisolated extension WireProtocolVersion: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension WireMessageKind: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0MESSAGE_KIND_UNSPECIFIED\0\u{1}MESSAGE_KIND_NODE_INFO\0\u{2}c\u{1}MESSAGE_KIND_GOSSIP\0\u{2}d\u{1}MESSAGE_KIND_MEDIA_FRAME\0\u{1}MESSAGE_KIND_EDGE_OPEN_SESSION\0\u{1}MESSAGE_KIND_EDGE_CLOSE_SESSION\0\u{1}MESSAGE_KIND_EDGE_HEARTBEAT\0\u{1}MESSAGE_KIND_JOIN_CHANNEL\0\u{1}MESSAGE_KIND_LEAVE_CHANNEL\0\u{1}MESSAGE_KIND_UPDATE_CHANNEL_OPTIONS\0\u{1}MESSAGE_KIND_SET_CLIENT_ROLE\0\u{1}MESSAGE_KIND_RENEW_CHANNEL_TOKEN\0\u{1}MESSAGE_KIND_SUBSCRIBE_TRACK\0\u{1}MESSAGE_KIND_UNSUBSCRIBE_TRACK\0\u{1}MESSAGE_KIND_MUTE_REMOTE_TRACK\0\u{1}MESSAGE_KIND_ENABLE_VOLUME_INDICATION\0\u{1}MESSAGE_KIND_SEND_STREAM_MESSAGE\0\u{1}MESSAGE_KIND_CHANNEL_USER_JOINED\0\u{1}MESSAGE_KIND_CHANNEL_USER_OFFLINE\0\u{1}MESSAGE_KIND_REMOTE_TRACK_PUBLISHED\0\u{1}MESSAGE_KIND_REMOTE_TRACK_UNPUBLISHED\0\u{1}MESSAGE_KIND_REMOTE_VIDEO_STATE_CHANGED\0\u{1}MESSAGE_KIND_VOLUME_INDICATION\0\u{1}MESSAGE_KIND_STREAM_MESSAGE\0\u{1}MESSAGE_KIND_CHANNEL_TOKEN_WILL_EXPIRE\0\u{1}MESSAGE_KIND_CHANNEL_PRIVILEGE_EXPIRED\0\u{1}MESSAGE_KIND_KEYFRAME_REQUEST\0\u{1}MESSAGE_KIND_CHANNEL_CONNECTION_CLOSED\0\u{1}MESSAGE_KIND_EDGE_SESSION_CLOSED\0\u{1}MESSAGE_KIND_EDGE_ERROR\0\u{2}K\u{1}MESSAGE_KIND_ROOM_CREATE\0\u{1}MESSAGE_KIND_ROOM_LIST\0\u{1}MESSAGE_KIND_ROOM_GET\0\u{1}MESSAGE_KIND_ROOM_JOIN\0\u{1}MESSAGE_KIND_ROOM_LEAVE\0\u{1}MESSAGE_KIND_ROOM_CLOSE\0\u{1}MESSAGE_KIND_ROOM_CHAT_SEND\0\u{1}MESSAGE_KIND_ROOM_CHAT_HISTORY\0\u{1}MESSAGE_KIND_ROOM_NOTICE\0\u{1}MESSAGE_KIND_CHANNEL_PLACE\0\u{1}MESSAGE_KIND_CHANNEL_LIST\0\u{1}MESSAGE_KIND_EDGE_CHANNEL_REPORT\0\u{1}MESSAGE_KIND_CHANNEL_EVENT\0\u{1}MESSAGE_KIND_KICK\0\u{1}MESSAGE_KIND_EDGE_BANS\0\u{1}MESSAGE_KIND_BAN_LIST\0\u{1}MESSAGE_KIND_COORDINATOR_STATE\0\u{1}MESSAGE_KIND_CHANNEL_CLAIM\0\u{1}MESSAGE_KIND_EDGE_STAGE\0\u{2}\u{b}MESSAGE_KIND_ROOM_PK_INVITE\0\u{1}MESSAGE_KIND_ROOM_PK_ANSWER\0\u{1}MESSAGE_KIND_ROOM_PK_STOP\0\u{1}MESSAGE_KIND_ROOM_PK_MATCH\0\u{1}MESSAGE_KIND_ROOM_COHOST_APPLY\0\u{1}MESSAGE_KIND_ROOM_COHOST_INVITE\0\u{1}MESSAGE_KIND_ROOM_COHOST_ANSWER\0\u{1}MESSAGE_KIND_ROOM_COHOST_STOP\0\u{1}MESSAGE_KIND_ROOM_PEER_UPDATE\0\u{2}?MESSAGE_KIND_CALL_LOGIN\0\u{1}MESSAGE_KIND_CALL_LOGOUT\0\u{1}MESSAGE_KIND_CALL_RENEW_TOKEN\0\u{1}MESSAGE_KIND_CALL_POLL\0\u{1}MESSAGE_KIND_CALL_PRESENCE\0\u{1}MESSAGE_KIND_CALL_DIAL\0\u{1}MESSAGE_KIND_CALL_CANCEL\0\u{1}MESSAGE_KIND_CALL_ACCEPT\0\u{1}MESSAGE_KIND_CALL_REJECT\0\u{1}MESSAGE_KIND_CALL_HANGUP\0\u{1}MESSAGE_KIND_CALL_FIRST_FRAME\0\u{1}MESSAGE_KIND_CALL_TOKEN\0\u{2}\u{8}MESSAGE_KIND_CALL_RING\0\u{1}MESSAGE_KIND_CALL_PARTY_ACTION\0\u{1}MESSAGE_KIND_CALL_DELIVER\0\u{1}MESSAGE_KIND_CALL_CHANNEL_ACTIVITY\0\u{1}MESSAGE_KIND_CALL_LIST\0\u{1}MESSAGE_KIND_CALL_REPLICA\0\u{1}MESSAGE_KIND_CALL_EVENT\0\u{1}MESSAGE_KIND_ROOM_INTERACTION\0\u{2}I\u{1}MESSAGE_KIND_CLUSTER_STATUS\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0MESSAGE_KIND_UNSPECIFIED\0\u{1}MESSAGE_KIND_NODE_INFO\0\u{2}c\u{1}MESSAGE_KIND_GOSSIP\0\u{2}d\u{1}MESSAGE_KIND_MEDIA_FRAME\0\u{1}MESSAGE_KIND_EDGE_OPEN_SESSION\0\u{1}MESSAGE_KIND_EDGE_CLOSE_SESSION\0\u{1}MESSAGE_KIND_EDGE_HEARTBEAT\0\u{1}MESSAGE_KIND_JOIN_CHANNEL\0\u{1}MESSAGE_KIND_LEAVE_CHANNEL\0\u{1}MESSAGE_KIND_UPDATE_CHANNEL_OPTIONS\0\u{1}MESSAGE_KIND_SET_CLIENT_ROLE\0\u{1}MESSAGE_KIND_RENEW_CHANNEL_TOKEN\0\u{1}MESSAGE_KIND_SUBSCRIBE_TRACK\0\u{1}MESSAGE_KIND_UNSUBSCRIBE_TRACK\0\u{1}MESSAGE_KIND_MUTE_REMOTE_TRACK\0\u{1}MESSAGE_KIND_ENABLE_VOLUME_INDICATION\0\u{1}MESSAGE_KIND_SEND_STREAM_MESSAGE\0\u{1}MESSAGE_KIND_CHANNEL_USER_JOINED\0\u{1}MESSAGE_KIND_CHANNEL_USER_OFFLINE\0\u{1}MESSAGE_KIND_REMOTE_TRACK_PUBLISHED\0\u{1}MESSAGE_KIND_REMOTE_TRACK_UNPUBLISHED\0\u{1}MESSAGE_KIND_REMOTE_VIDEO_STATE_CHANGED\0\u{1}MESSAGE_KIND_VOLUME_INDICATION\0\u{1}MESSAGE_KIND_STREAM_MESSAGE\0\u{1}MESSAGE_KIND_CHANNEL_TOKEN_WILL_EXPIRE\0\u{1}MESSAGE_KIND_CHANNEL_PRIVILEGE_EXPIRED\0\u{1}MESSAGE_KIND_KEYFRAME_REQUEST\0\u{1}MESSAGE_KIND_CHANNEL_CONNECTION_CLOSED\0\u{1}MESSAGE_KIND_EDGE_SESSION_CLOSED\0\u{1}MESSAGE_KIND_EDGE_ERROR\0\u{2}\u{4}MESSAGE_KIND_START_FORWARD\0\u{1}MESSAGE_KIND_UPDATE_FORWARD\0\u{1}MESSAGE_KIND_STOP_FORWARD\0\u{1}MESSAGE_KIND_PAUSE_FORWARD\0\u{1}MESSAGE_KIND_RESUME_FORWARD\0\u{1}MESSAGE_KIND_FORWARD_STATE_CHANGED\0\u{2}\u{f}MESSAGE_KIND_FORWARD_COMMAND\0\u{1}MESSAGE_KIND_FORWARD_LIST\0\u{2}2MESSAGE_KIND_ROOM_CREATE\0\u{1}MESSAGE_KIND_ROOM_LIST\0\u{1}MESSAGE_KIND_ROOM_GET\0\u{1}MESSAGE_KIND_ROOM_JOIN\0\u{1}MESSAGE_KIND_ROOM_LEAVE\0\u{1}MESSAGE_KIND_ROOM_CLOSE\0\u{1}MESSAGE_KIND_ROOM_CHAT_SEND\0\u{1}MESSAGE_KIND_ROOM_CHAT_HISTORY\0\u{1}MESSAGE_KIND_ROOM_NOTICE\0\u{1}MESSAGE_KIND_CHANNEL_PLACE\0\u{1}MESSAGE_KIND_CHANNEL_LIST\0\u{1}MESSAGE_KIND_EDGE_CHANNEL_REPORT\0\u{1}MESSAGE_KIND_CHANNEL_EVENT\0\u{1}MESSAGE_KIND_KICK\0\u{1}MESSAGE_KIND_EDGE_BANS\0\u{1}MESSAGE_KIND_BAN_LIST\0\u{1}MESSAGE_KIND_COORDINATOR_STATE\0\u{1}MESSAGE_KIND_CHANNEL_CLAIM\0\u{1}MESSAGE_KIND_EDGE_STAGE\0\u{2}\u{b}MESSAGE_KIND_ROOM_PK_INVITE\0\u{1}MESSAGE_KIND_ROOM_PK_ANSWER\0\u{1}MESSAGE_KIND_ROOM_PK_STOP\0\u{1}MESSAGE_KIND_ROOM_PK_MATCH\0\u{1}MESSAGE_KIND_ROOM_COHOST_APPLY\0\u{1}MESSAGE_KIND_ROOM_COHOST_INVITE\0\u{1}MESSAGE_KIND_ROOM_COHOST_ANSWER\0\u{1}MESSAGE_KIND_ROOM_COHOST_STOP\0\u{1}MESSAGE_KIND_ROOM_PEER_UPDATE\0\u{2}?MESSAGE_KIND_CALL_LOGIN\0\u{1}MESSAGE_KIND_CALL_LOGOUT\0\u{1}MESSAGE_KIND_CALL_RENEW_TOKEN\0\u{1}MESSAGE_KIND_CALL_POLL\0\u{1}MESSAGE_KIND_CALL_PRESENCE\0\u{1}MESSAGE_KIND_CALL_DIAL\0\u{1}MESSAGE_KIND_CALL_CANCEL\0\u{1}MESSAGE_KIND_CALL_ACCEPT\0\u{1}MESSAGE_KIND_CALL_REJECT\0\u{1}MESSAGE_KIND_CALL_HANGUP\0\u{1}MESSAGE_KIND_CALL_FIRST_FRAME\0\u{1}MESSAGE_KIND_CALL_TOKEN\0\u{2}\u{8}MESSAGE_KIND_CALL_RING\0\u{1}MESSAGE_KIND_CALL_PARTY_ACTION\0\u{1}MESSAGE_KIND_CALL_DELIVER\0\u{1}MESSAGE_KIND_CALL_CHANNEL_ACTIVITY\0\u{1}MESSAGE_KIND_CALL_LIST\0\u{1}MESSAGE_KIND_CALL_REPLICA\0\u{1}MESSAGE_KIND_CALL_EVENT\0\u{1}MESSAGE_KIND_ROOM_INTERACTION\0\u{2}I\u{1}MESSAGE_KIND_CLUSTER_STATUS\0")
 }
 
 nonisolated extension WireNodeRole: SwiftProtobuf._ProtoNameProviding {

@@ -154,6 +154,34 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
   /// forwarded PK hosts) may publish there, whatever the token allows. Ask the owner for a seat.
   case notOnStage // = 3019
 
+  /// More destinations than a forward allows (4), in a request or after an update.
+  case forwardTooManyDestinations // = 3030
+
+  /// The forward was started or updated more often than allowed (10 times a second); nothing
+  /// changed. Send the complete destination set again a moment later.
+  case forwardUpdateTooFrequent // = 3031
+
+  /// No forward runs for this channel connection: start one first.
+  case forwardNotStarted // = 3032
+
+  /// A forward runs already for this channel connection: update it instead.
+  case forwardAlreadyStarted // = 3033
+
+  /// A destination is the source channel itself, or is listed twice.
+  case forwardInvalidDestination // = 3034
+
+  /// A destination's edge could not be reached (it died, or the channel could not be placed);
+  /// the source edge places it again every second for a while.
+  case forwardDestinationUnreachable // = 3035
+
+  /// The forwarded broadcaster left the source channel (or stopped being a broadcaster): every
+  /// forward of it ended.
+  case forwardSourceLeft // = 3036
+
+  /// The same uid joined the destination channel otherwise (or was there): the forwarded
+  /// connection was replaced.
+  case forwardSameUidInDestination // = 3037
+
   /// No room has this id (never created, or purged after closing).
   case roomNotFound // = 4000
 
@@ -267,6 +295,14 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 3017: self = .channelElsewhere
     case 3018: self = .channelPrivate
     case 3019: self = .notOnStage
+    case 3030: self = .forwardTooManyDestinations
+    case 3031: self = .forwardUpdateTooFrequent
+    case 3032: self = .forwardNotStarted
+    case 3033: self = .forwardAlreadyStarted
+    case 3034: self = .forwardInvalidDestination
+    case 3035: self = .forwardDestinationUnreachable
+    case 3036: self = .forwardSourceLeft
+    case 3037: self = .forwardSameUidInDestination
     case 4000: self = .roomNotFound
     case 4001: self = .notRoomOwner
     case 4002: self = .chatMessageTooLarge
@@ -332,6 +368,14 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .channelElsewhere: return 3017
     case .channelPrivate: return 3018
     case .notOnStage: return 3019
+    case .forwardTooManyDestinations: return 3030
+    case .forwardUpdateTooFrequent: return 3031
+    case .forwardNotStarted: return 3032
+    case .forwardAlreadyStarted: return 3033
+    case .forwardInvalidDestination: return 3034
+    case .forwardDestinationUnreachable: return 3035
+    case .forwardSourceLeft: return 3036
+    case .forwardSameUidInDestination: return 3037
     case .roomNotFound: return 4000
     case .notRoomOwner: return 4001
     case .chatMessageTooLarge: return 4002
@@ -397,6 +441,14 @@ public nonisolated enum WireErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
     .channelElsewhere,
     .channelPrivate,
     .notOnStage,
+    .forwardTooManyDestinations,
+    .forwardUpdateTooFrequent,
+    .forwardNotStarted,
+    .forwardAlreadyStarted,
+    .forwardInvalidDestination,
+    .forwardDestinationUnreachable,
+    .forwardSourceLeft,
+    .forwardSameUidInDestination,
     .roomNotFound,
     .notRoomOwner,
     .chatMessageTooLarge,
@@ -476,7 +528,7 @@ public nonisolated struct WireRedirect: Sendable {
 fileprivate nonisolated let _protobuf_package = "showroom.wire"
 
 nonisolated extension WireErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{2}h\u{f}ERROR_CODE_MALFORMED_MESSAGE\0\u{1}ERROR_CODE_UNKNOWN_KIND\0\u{1}ERROR_CODE_DEADLINE_EXCEEDED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_INVALID_ARGUMENT\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{2}a\u{f}ERROR_CODE_TOKEN_MALFORMED\0\u{1}ERROR_CODE_TOKEN_BAD_SIGNATURE\0\u{1}ERROR_CODE_TOKEN_WRONG_APP_ID\0\u{1}ERROR_CODE_TOKEN_EXPIRED\0\u{1}ERROR_CODE_TOKEN_CHANNEL_MISMATCH\0\u{1}ERROR_CODE_TOKEN_UID_MISMATCH\0\u{1}ERROR_CODE_TOKEN_MISSING_PRIVILEGE\0\u{2}a\u{f}ERROR_CODE_NOT_JOINED\0\u{1}ERROR_CODE_ROLE_FORBIDS_PUBLISH\0\u{1}ERROR_CODE_PRIVILEGE_EXPIRED\0\u{1}ERROR_CODE_TRACK_NOT_PUBLISHED\0\u{1}ERROR_CODE_FRAME_TOO_LARGE\0\u{1}ERROR_CODE_TOO_MANY_CHANNELS\0\u{1}ERROR_CODE_CHANNEL_FULL\0\u{1}ERROR_CODE_TOO_MANY_PUBLISHERS\0\u{1}ERROR_CODE_UNKNOWN_TRACK\0\u{1}ERROR_CODE_STREAM_MESSAGE_TOO_LARGE\0\u{1}ERROR_CODE_STREAM_MESSAGE_RATE_LIMITED\0\u{1}ERROR_CODE_ALREADY_JOINED\0\u{1}ERROR_CODE_NO_SESSION\0\u{1}ERROR_CODE_UID_REPLACED\0\u{1}ERROR_CODE_SESSION_TIMED_OUT\0\u{1}ERROR_CODE_SESSION_REPLACED\0\u{1}ERROR_CODE_BANNED\0\u{1}ERROR_CODE_CHANNEL_ELSEWHERE\0\u{1}ERROR_CODE_CHANNEL_PRIVATE\0\u{1}ERROR_CODE_NOT_ON_STAGE\0\u{2}U\u{f}ERROR_CODE_ROOM_NOT_FOUND\0\u{1}ERROR_CODE_NOT_ROOM_OWNER\0\u{1}ERROR_CODE_CHAT_MESSAGE_TOO_LARGE\0\u{1}ERROR_CODE_ROOM_CLOSED\0\u{1}ERROR_CODE_ROOM_EXISTS\0\u{1}ERROR_CODE_NO_EDGE_AVAILABLE\0\u{1}ERROR_CODE_ADMIN_UNAUTHORIZED\0\u{1}ERROR_CODE_NO_COORDINATOR\0\u{2}\u{3}ERROR_CODE_ROOM_BUSY\0\u{1}ERROR_CODE_INTERACTION_NOT_FOUND\0\u{1}ERROR_CODE_INTERACTION_NOT_ALLOWED\0\u{1}ERROR_CODE_NO_SEAT_FREE\0\u{1}ERROR_CODE_REQUEST_PENDING\0\u{2}Z\u{f}ERROR_CODE_NOT_LOGGED_IN\0\u{1}ERROR_CODE_CALLEE_OFFLINE\0\u{1}ERROR_CODE_CALLER_IN_CALL\0\u{1}ERROR_CODE_UNKNOWN_CALL\0\u{1}ERROR_CODE_NOT_YOUR_CALL\0\u{1}ERROR_CODE_CALL_STATE_MISMATCH\0\u{1}ERROR_CODE_CALL_ENDED\0\u{1}ERROR_CODE_NO_CALL_SIGNAL\0\u{1}ERROR_CODE_CALL_RATE_LIMITED\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{2}h\u{f}ERROR_CODE_MALFORMED_MESSAGE\0\u{1}ERROR_CODE_UNKNOWN_KIND\0\u{1}ERROR_CODE_DEADLINE_EXCEEDED\0\u{1}ERROR_CODE_UNAVAILABLE\0\u{1}ERROR_CODE_INTERNAL\0\u{1}ERROR_CODE_TOO_LARGE\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_INVALID_ARGUMENT\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{2}a\u{f}ERROR_CODE_TOKEN_MALFORMED\0\u{1}ERROR_CODE_TOKEN_BAD_SIGNATURE\0\u{1}ERROR_CODE_TOKEN_WRONG_APP_ID\0\u{1}ERROR_CODE_TOKEN_EXPIRED\0\u{1}ERROR_CODE_TOKEN_CHANNEL_MISMATCH\0\u{1}ERROR_CODE_TOKEN_UID_MISMATCH\0\u{1}ERROR_CODE_TOKEN_MISSING_PRIVILEGE\0\u{2}a\u{f}ERROR_CODE_NOT_JOINED\0\u{1}ERROR_CODE_ROLE_FORBIDS_PUBLISH\0\u{1}ERROR_CODE_PRIVILEGE_EXPIRED\0\u{1}ERROR_CODE_TRACK_NOT_PUBLISHED\0\u{1}ERROR_CODE_FRAME_TOO_LARGE\0\u{1}ERROR_CODE_TOO_MANY_CHANNELS\0\u{1}ERROR_CODE_CHANNEL_FULL\0\u{1}ERROR_CODE_TOO_MANY_PUBLISHERS\0\u{1}ERROR_CODE_UNKNOWN_TRACK\0\u{1}ERROR_CODE_STREAM_MESSAGE_TOO_LARGE\0\u{1}ERROR_CODE_STREAM_MESSAGE_RATE_LIMITED\0\u{1}ERROR_CODE_ALREADY_JOINED\0\u{1}ERROR_CODE_NO_SESSION\0\u{1}ERROR_CODE_UID_REPLACED\0\u{1}ERROR_CODE_SESSION_TIMED_OUT\0\u{1}ERROR_CODE_SESSION_REPLACED\0\u{1}ERROR_CODE_BANNED\0\u{1}ERROR_CODE_CHANNEL_ELSEWHERE\0\u{1}ERROR_CODE_CHANNEL_PRIVATE\0\u{1}ERROR_CODE_NOT_ON_STAGE\0\u{2}\u{b}ERROR_CODE_FORWARD_TOO_MANY_DESTINATIONS\0\u{1}ERROR_CODE_FORWARD_UPDATE_TOO_FREQUENT\0\u{1}ERROR_CODE_FORWARD_NOT_STARTED\0\u{1}ERROR_CODE_FORWARD_ALREADY_STARTED\0\u{1}ERROR_CODE_FORWARD_INVALID_DESTINATION\0\u{1}ERROR_CODE_FORWARD_DESTINATION_UNREACHABLE\0\u{1}ERROR_CODE_FORWARD_SOURCE_LEFT\0\u{1}ERROR_CODE_FORWARD_SAME_UID_IN_DESTINATION\0\u{2}C\u{f}ERROR_CODE_ROOM_NOT_FOUND\0\u{1}ERROR_CODE_NOT_ROOM_OWNER\0\u{1}ERROR_CODE_CHAT_MESSAGE_TOO_LARGE\0\u{1}ERROR_CODE_ROOM_CLOSED\0\u{1}ERROR_CODE_ROOM_EXISTS\0\u{1}ERROR_CODE_NO_EDGE_AVAILABLE\0\u{1}ERROR_CODE_ADMIN_UNAUTHORIZED\0\u{1}ERROR_CODE_NO_COORDINATOR\0\u{2}\u{3}ERROR_CODE_ROOM_BUSY\0\u{1}ERROR_CODE_INTERACTION_NOT_FOUND\0\u{1}ERROR_CODE_INTERACTION_NOT_ALLOWED\0\u{1}ERROR_CODE_NO_SEAT_FREE\0\u{1}ERROR_CODE_REQUEST_PENDING\0\u{2}Z\u{f}ERROR_CODE_NOT_LOGGED_IN\0\u{1}ERROR_CODE_CALLEE_OFFLINE\0\u{1}ERROR_CODE_CALLER_IN_CALL\0\u{1}ERROR_CODE_UNKNOWN_CALL\0\u{1}ERROR_CODE_NOT_YOUR_CALL\0\u{1}ERROR_CODE_CALL_STATE_MISMATCH\0\u{1}ERROR_CODE_CALL_ENDED\0\u{1}ERROR_CODE_NO_CALL_SIGNAL\0\u{1}ERROR_CODE_CALL_RATE_LIMITED\0")
 }
 
 nonisolated extension WireError: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {

@@ -1,0 +1,315 @@
+import Edge
+import Foundation
+import ShowroomWire
+import ZeroMQ
+
+/// A link: one per forward and destination edge.
+struct ForwardLinkKey: Hashable {
+    var key: ForwardKey
+    var endpoint: String
+}
+
+// Forwarding broadcasters' tracks into other channels: the requests (a client's, a
+// coordinator's), the frame path onto the links, and carrying out what ``ForwardBook`` says.
+
+extension EdgeShell {
+    // MARK: - Requests
+
+    /// `START_FORWARD` … `RESUME_FORWARD` from a client: the forward of its own connection's uid.
+    func handleForwardRequest(_ envelope: WireEnvelope, from session: SessionID) {
+        guard envelope.requestID != 0 else {
+            refuse(envelope, from: session, .invalidArgument("forwarding requests need a request id: the answer carries the destinations"))
+            return
+        }
+        let answer: WireEnvelope
+        do throws(ShowroomError) {
+            guard plane.session(session) != nil else { throw .noSession("no session is open on this connection") }
+            let (channel, operation) = try EdgeCodec.forwardRequest(from: envelope)
+            let key = try sourceKey(channel: channel, session: session)
+            let statuses = try apply(operation, to: key, from: session)
+            answer = try EdgeCodec.forwardResponse(to: envelope, channel: channel, destinations: statuses)
+        } catch {
+            answer = WireEnvelope(responseTo: envelope, error: error)
+        }
+        sendControl(answer, to: session)
+    }
+
+    /// A coordinator's `FORWARD_COMMAND`: the forward of a broadcaster connected here.
+    func forwardCommand(_ body: EdgeForwardCommand) throws(ShowroomError) -> [ForwardDestinationStatus] {
+        let (channel, uid, operation) = try EdgeCodec.forwardCommand(body)
+        guard let connection = plane.channel(channel)?.connections.first(where: { $0.uid == uid }) else {
+            throw .notJoined("uid \(uid) is not connected to channel '\(channel)' on this edge")
+        }
+        let key = try sourceKey(channel: channel, session: connection.session)
+        return try apply(operation, to: key, from: connection.session)
+    }
+
+    /// The forward a session may control in `channel`: its own uid there, as a broadcaster.
+    private func sourceKey(channel: String, session: SessionID) throws(ShowroomError) -> ForwardKey {
+        guard let connection = plane.connection(session, channel: channel) else {
+            throw .notJoined("this session is not connected to channel '\(channel)'; join it as broadcaster before forwarding")
+        }
+        let key = ForwardKey(channel: channel, uid: connection.uid)
+        // Stopping is allowed whatever the role; starting needs a broadcaster.
+        guard connection.role == .broadcaster || forwards.session(of: key) != nil else {
+            throw .roleForbidsPublish("uid \(connection.uid) is audience in channel '\(channel)'; only a broadcaster's tracks are forwarded")
+        }
+        if let session = plane.session(session), ForwardLinkIdentity.isLink(clientID: session.clientID) {
+            throw .permissionDenied("a forwarded user is not forwarded again; forward from the source channel's edge")
+        }
+        return key
+    }
+
+    private func apply(_ operation: ForwardOperation, to key: ForwardKey, from session: SessionID) throws(ShowroomError) -> [ForwardDestinationStatus] {
+        var out: [ForwardDirective] = []
+        let statuses = try forwards.apply(operation, to: key, from: session, now: now, &out)
+        logger.info("forward of \(key): \(operation.name)")
+        performForward(out)
+        return statuses
+    }
+
+    /// A session left a channel or became audience: its forwards there end (source left).
+    func forwardActivity(_ activity: ChannelActivity) -> [EdgeDirective] {
+        switch activity.kind {
+        case .broadcasterLeft, .roleToAudience:
+            return forwardDirectives(forwards.sourceLeft(ForwardKey(channel: activity.channel, uid: activity.uid), now: now))
+        default:
+            return []
+        }
+    }
+
+    /// The forwards as the status view lists them.
+    var forwardedPublishers: [EdgeForwardedPublisher] {
+        forwards.keys.map { key in
+            var publisher = EdgeForwardedPublisher()
+            publisher.channel = key.channel
+            publisher.uid = key.uid
+            publisher.paused = forwards.isPaused(key)
+            publisher.destinations = forwards.statuses(key).map(EdgeCodec.wire)
+            return publisher
+        }
+    }
+
+    /// The plane's channel summaries with each channel's forwarded publishers.
+    func summariesWithForwards() -> [ChannelSummary] {
+        var summaries = plane.channelSummaries
+        guard !forwards.isEmpty else { return summaries }
+        let byChannel = Dictionary(grouping: forwardedPublishers, by: \.channel)
+        for index in summaries.indices {
+            summaries[index].forwardedPublishers = byChannel[summaries[index].name] ?? []
+        }
+        return summaries
+    }
+
+    // MARK: - The frame path
+
+    /// Sends a frame the plane forwarded on to the running destinations of its publisher's
+    /// forward: the envelope rewritten for each destination channel, the payload by reference.
+    /// Allocation-free in Swift; a video destination whose queue overflowed waits for a keyframe.
+    func forwardFrame(_ frame: Multipart, header: WireMediaHeader, info: MediaFrameInfo, from session: SessionID) {
+        guard let kind = info.kind, let (source, targets) = forwards.targets(channel: info.channel, uid: info.publisherUID),
+            source == session, plane.publishes(session, TrackID(channel: info.channel, uid: info.publisherUID, kind: kind))
+        else { return }
+        let now = self.now
+        var keyframeWanted = false
+        for target in targets {
+            guard let link = links[ForwardLinkKey(key: ForwardKey(channel: info.channel, uid: info.publisherUID), endpoint: target.edge.endpoint)],
+                link.isOpen
+            else { continue }
+            if kind == .video, !link.awaitingKeyframe.isEmpty, link.awaitingKeyframe.contains(target.channel) {
+                guard info.isKeyframe else { continue }
+                link.awaitingKeyframe.remove(target.channel)
+            }
+            forwardHeader.write(header, channel: target.channel)
+            forwardBuffer.removeAll()
+            forwardHeader.bytes.withUnsafeBytes { forwardBuffer.append(bytes: $0) }
+            forwardBuffer.append(referenceTo: 2, of: frame)
+            if link.sendFrame(forwardBuffer) != .sent, kind == .video {
+                link.awaitingKeyframe.insert(target.channel)
+                keyframeWanted = true
+            }
+        }
+        forwardBuffer.removeAll()
+        if keyframeWanted {
+            performForward(forwards.keyframeWanted(ForwardKey(channel: info.channel, uid: info.publisherUID), now: now))
+        }
+    }
+
+    // MARK: - Carrying out the book's directives
+
+    func performForward(_ directives: [ForwardDirective]) {
+        guard !directives.isEmpty else { return }
+        channelsChanged = true
+        perform(forwardDirectives(directives))
+    }
+
+    /// Carries out the book's directives; what they mean for clients comes back as the plane's
+    /// directives (events to the broadcaster, keyframe requests), for ``perform(_:)``.
+    func forwardDirectives(_ directives: [ForwardDirective]) -> [EdgeDirective] {
+        var out: [EdgeDirective] = []
+        for directive in directives {
+            switch directive {
+            case .place(let key, let destination, let token, let attempt, let unreachableEdge):
+                let placement = ForwardPlacement(key: key, destination: destination, token: token, attempt: attempt, unreachableEdge: unreachableEdge)
+                if let reports = coordinatorReports {
+                    reports.place(placement)
+                } else {
+                    // A bare edge (no node): nobody places channels; fail and retry.
+                    forwardPlaced(placement, .failure(.unavailable("this edge has no link to the room-coordinators yet")))
+                }
+            case .join(let key, let destination, let token, let edge, let attempt):
+                join(key, destination: destination, token: token, on: edge, attempt: attempt)
+            case .leave(let key, let destination, let edge):
+                leave(key, destination: destination, on: edge)
+            case .notify(let session, let change):
+                out.append(.send(.forwardStateChanged(change), to: session))
+            case .requestKeyframe(let track, let session):
+                out.append(.requestKeyframe(track, from: session))
+            }
+        }
+        return out
+    }
+
+    /// A coordinator's answer to a placement.
+    func forwardPlaced(_ placement: ForwardPlacement, _ result: Result<ForwardEdge, ShowroomError>) {
+        performForward(forwards.placed(placement.key, destination: placement.destination, attempt: placement.attempt, result, now: now))
+    }
+
+    private func join(_ key: ForwardKey, destination: String, token: String, on edge: ForwardEdge, attempt: UInt64) {
+        let link: ForwardLink
+        do throws(ShowroomError) {
+            link = try self.link(key, to: edge)
+        } catch {
+            performForward(forwards.joined(key, destination: destination, attempt: attempt, .failure(error), now: now))
+            return
+        }
+        link.channels.insert(destination)
+        link.awaitingKeyframe.insert(destination)
+        let options = MediaOptions(publishAudio: true, publishVideo: true, autoSubscribeAudio: false, autoSubscribeVideo: false)
+        link.whenOpen { [unowned self, unowned link] opened in
+            if case .failure(let error) = opened {
+                return performForward(forwards.joined(key, destination: destination, attempt: attempt, .failure(error), now: now))
+            }
+            link.request(.join(channel: destination, uid: key.uid, token: token, role: .broadcaster, options: options), now: now) {
+                [unowned self, unowned link] result in
+                let outcome = result.flatMap(ForwardLink.reply).map { _ in () }
+                if case .failure = outcome { link.channels.remove(destination) }
+                performForward(forwards.joined(key, destination: destination, attempt: attempt, outcome, now: now))
+                closeIfUnused(link)
+            }
+        }
+    }
+
+    private func leave(_ key: ForwardKey, destination: String, on edge: ForwardEdge) {
+        guard let link = links[ForwardLinkKey(key: key, endpoint: edge.endpoint)], link.channels.remove(destination) != nil else { return }
+        link.awaitingKeyframe.remove(destination)
+        link.whenOpen { [unowned self, unowned link] opened in
+            guard case .success = opened else { return }
+            link.request(.leave(channel: destination), now: now) { [unowned self, unowned link] _ in closeIfUnused(link) }
+        }
+    }
+
+    /// The link of a forward to an edge, connected and opening if there was none.
+    private func link(_ key: ForwardKey, to edge: ForwardEdge) throws(ShowroomError) -> ForwardLink {
+        let linkKey = ForwardLinkKey(key: key, endpoint: edge.endpoint)
+        if let link = links[linkKey] { return link }
+        let link = try ForwardLink(key: key, edge: edge, context: loop.context, now: now)
+        links[linkKey] = link
+        loop.register(link.socket) { [unowned self, unowned link] _, _ in receive(on: link) }
+        loop.register(link.monitor.socket) { [unowned self, unowned link] _, _ in
+            if link.connectionBroke() { linkDown(link, .unavailable("the connection to edge \(link.edge.id) broke")) }
+        }
+        let clientID = "\(ForwardLinkIdentity.clientIDPrefix)\(key.channel)/\(key.uid)/\(String(UInt64.random(in: 0 ... .max), radix: 16))"
+        link.open(clientID: clientID, now: now)
+        logger.info("forward of \(key): link to edge \(edge)")
+        return link
+    }
+
+    /// Closes a link with no channel left once its last leave is answered: `EDGE_CLOSE_SESSION`
+    /// first, so the destination edge does not wait for a heartbeat timeout.
+    private func closeIfUnused(_ link: ForwardLink) {
+        guard link.channels.isEmpty, links[ForwardLinkKey(key: link.key, endpoint: link.edge.endpoint)] === link else { return }
+        links[ForwardLinkKey(key: link.key, endpoint: link.edge.endpoint)] = nil
+        let finish: () -> Void = { [unowned self, link] in
+            loop.unregister(link.socket)
+            loop.unregister(link.monitor.socket)
+            link.close(.unavailable("the forward link was closed"))
+        }
+        guard link.isOpen else { return finish() }
+        link.request(.closeSession, now: now) { _ in finish() }
+    }
+
+    /// The link broke: its destinations fail (unreachable) and are placed again.
+    private func linkDown(_ link: ForwardLink, _ error: ShowroomError) {
+        let linkKey = ForwardLinkKey(key: link.key, endpoint: link.edge.endpoint)
+        guard links[linkKey] === link else { return }
+        links[linkKey] = nil
+        loop.unregister(link.socket)
+        loop.unregister(link.monitor.socket)
+        logger.warning("forward of \(link.key): link to edge \(link.edge) down: \(error)")
+        link.close(error)
+        performForward(forwards.linkDown(link.key, edge: link.edge, error, now: now))
+    }
+
+    // MARK: - What links receive
+
+    private func receive(on link: ForwardLink) {
+        let buffer = link.receiveBuffer
+        for _ in 0..<256 {
+            guard links[ForwardLinkKey(key: link.key, endpoint: link.edge.endpoint)] === link,
+                (try? link.socket.receive(into: buffer)) == true
+            else { return }
+            link.lastHeard = now
+            guard buffer.count == 1,
+                let envelope = try? buffer.withBytes(of: 0, { (bytes) throws(ShowroomError) in try WireEnvelope.decode(frame: bytes) })
+            else { continue }
+            if envelope.isResponse {
+                link.answered(envelope)
+            } else if envelope.kind == .keyframeRequest {
+                performForward(forwards.keyframeWanted(link.key, now: now))
+            } else if let event = try? EdgeCodec.event(from: envelope) {
+                linkEvent(event, on: link)
+            }
+        }
+    }
+
+    private func linkEvent(_ event: EdgeEvent, on link: ForwardLink) {
+        switch event {
+        case .connectionClosed(let channel, let reason):
+            link.channels.remove(channel)
+            link.awaitingKeyframe.remove(channel)
+            performForward(forwards.closed(link.key, destination: channel, on: link.edge, reason, now: now))
+            closeIfUnused(link)
+        case .sessionClosed(let reason):
+            linkDown(link, reason)
+        case .error(let error, let channel, _):
+            logger.debug("forward of \(link.key): edge \(link.edge.id) refused something in '\(channel)': \(error)")
+        default:
+            break
+        }
+    }
+
+    // MARK: - Timers
+
+    /// The book's retries and held keyframe requests, the links' heartbeats and deadlines.
+    func tickForwards() {
+        let now = self.now
+        if !forwards.isEmpty { performForward(forwards.tick(now: now)) }
+        for link in Array(links.values) {
+            if let error = link.tick(now: now) { linkDown(link, error) }
+        }
+    }
+}
+
+extension ForwardOperation {
+    /// For logs.
+    var name: String {
+        switch self {
+        case .start(let destinations): "start \(destinations.map(\.channel))"
+        case .update(let destinations): "update \(destinations.map(\.channel))"
+        case .stop: "stop"
+        case .pause: "pause"
+        case .resume: "resume"
+        }
+    }
+}
