@@ -43,6 +43,8 @@ final class CoordinatorShell {
     var random = SystemRandomNumberGenerator()
     /// Messages for other rooms' owners (PK steps), sent until the owner has them.
     lazy var deliveries = Deliveries(node: node, role: .coordinator, logger: logger, timeout: Self.peerTimeout)
+    /// The PK forwards edges were told to run, by the room whose host is forwarded.
+    var pkForwards: [String: PKForward] = [:]
     /// What each room's channel's stage was last sent to the edges as, by channel.
     var sentStages: [String: StageKey] = [:]
     /// Ticks since every stage was last sent to every edge.
@@ -177,6 +179,7 @@ final class CoordinatorShell {
         let changes = registry.tick(nowMs: now) { [ownership] in ownership.owns($0) }
         apply(changes, replicate: true)
         tickInteractions(nowMs: now)
+        reconcilePKForwards()
         let expired = bans.purge(nowMs: now)
         if !expired.isEmpty { storage.write { try $0.delete(bans: expired) } }
         expirePlacements(nowMs: now)
@@ -194,6 +197,9 @@ final class CoordinatorShell {
         }
         storage.write { try $0.persist(changes) }
         pushStages(of: changes.filter { !$0.purged }.map(\.room), onlyChanged: true)
+        if changes.contains(where: { [.pkStarted, .pkEnded].contains($0.event?.type) || $0.room.state == .closed }) {
+            reconcilePKForwards()
+        }
         for change in changes where publish(change) {
             guard let kind = change.notice else { continue }
             var notice = RoomRoomNotice()

@@ -10,7 +10,8 @@ extension ChannelPlane {
     /// its channel unless that one is newer; a removed stage gives the channel back to the token
     /// rules. Then, in each channel: a broadcaster no longer on stage becomes audience at once (its
     /// tracks stop, whatever its client keeps sending; the others see it go offline, "became
-    /// audience"; it is told with a `NOT_ON_STAGE` error event); a broadcaster on stage publishes
+    /// audience"; it is told with a `NOT_ON_STAGE` error event; a forward link leaves instead, "forward
+    /// stopped"); a broadcaster on stage publishes
     /// what its options say even without a publish privilege in its token.
     ///
     /// - Returns: How many connections were made audience, and the directives.
@@ -25,8 +26,15 @@ extension ChannelPlane {
             for session in channel.order {
                 guard let connection = channel.connections[session], connection.role == .broadcaster else { continue }
                 if let refusal = stageRefusal(channel: channel.name, uid: connection.uid) {
-                    changeRole(of: session, to: .audience, in: &channel, now: now, &out)
-                    out.append(.send(.error(refusal, channel: channel.name, track: nil), to: session))
+                    if sessions[session]?.isForwardLink == true {
+                        // A forwarded host whose PK ended: it leaves (the others see "forward
+                        // stopped"); its source edge hears why.
+                        removeConnection(session, from: &channel, reason: .quit, now: now, &out)
+                        out.append(.send(.connectionClosed(channel: channel.name, reason: refusal), to: session))
+                    } else {
+                        changeRole(of: session, to: .audience, in: &channel, now: now, &out)
+                        out.append(.send(.error(refusal, channel: channel.name, track: nil), to: session))
+                    }
                     demoted += 1
                 } else {
                     reconcilePublishing(of: session, in: &channel, now: now, &out)

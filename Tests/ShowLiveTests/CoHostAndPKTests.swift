@@ -167,4 +167,41 @@ final class CoHostAndPKTests: SharedClusterTestCase {
         XCTAssertEqual(afterStop.interaction, .idle)
         await rooms.shutdown()
     }
+
+    func testAForwardedPKShowsThePeerHostInEachRoomsOwnChannelAndStopTakesItAway() async throws {
+        let suffix = UInt32.random(in: 1...999_999)
+        let (a, b) = ("fwa-\(suffix)", "fwb-\(suffix)")
+        let hostA = try await TestClient.join(a, uid: 1, role: .broadcaster, camera: true)
+        let hostB = try await TestClient.join(b, uid: 2, role: .broadcaster, camera: true)
+        let rooms = RoomService(seeds: [SharedCluster.seed], loop: hostA.engine.loop)
+        _ = try await rooms.createRoom(name: "A", ownerUid: 1, roomID: a)
+        _ = try await rooms.createRoom(name: "B", ownerUid: 2, roomID: b)
+        // Each audience has one connection, to its own room's channel, with a sink for the peer host.
+        let peerInA = CountingVideoSink()
+        let peerInB = CountingVideoSink()
+        let viewerA = try await TestClient.join(a, uid: 10, role: .audience, videoFrom: 2, videoSink: peerInA)
+        let viewerB = try await TestClient.join(b, uid: 20, role: .audience, videoFrom: 1, videoSink: peerInB)
+        defer { Task { for client in [hostA, hostB, viewerA, viewerB] { await client.stop() } } }
+
+        let tokenA = try TestApp.token(channel: a, uid: 1)
+        let tokenB = try TestApp.token(channel: b, uid: 2)
+        let invitation = try await rooms.invitePK(roomID: a, uid: 1, token: tokenA, peerRoomID: b)
+        XCTAssertEqual(invitation.mediaMode, .forward)
+        let accepted = try await rooms.acceptPK(roomID: b, uid: 2, token: tokenB, invitationID: invitation.id)
+        guard case .pk(let pk) = accepted.interaction else { return XCTFail("\(accepted.interaction)") }
+        try await eventually("each audience decodes the peer host in its own channel") {
+            peerInA.statistics.frames > 0 && peerInB.statistics.frames > 0
+        }
+        let connections = viewerA.engine.view.connections.count
+        XCTAssertEqual(connections, 1, "no extra connection")
+
+        _ = try await rooms.stopPK(roomID: b, uid: 2, token: tokenB, pkID: pk.id)
+        _ = try await viewerA.log.wait("A's audience sees host B go offline") {
+            if case .userOffline(_, 2, .forwardStopped) = $0 { true } else { false }
+        }
+        _ = try await viewerB.log.wait("B's audience sees host A go offline") {
+            if case .userOffline(_, 1, .forwardStopped) = $0 { true } else { false }
+        }
+        await rooms.shutdown()
+    }
 }
