@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The local cluster launcher: start, grow, shrink, inspect and stop Showroom processes on this machine.
 #
-#   deploy/cluster.sh demo                        a fresh cluster with three live rooms (hosts and viewers), the
+#   deploy/cluster.sh demo                        a fresh cluster with three live rooms (hosts and viewers), a 1v1
+#                                                 call, a PK between rooms 1 and 2, a co-host in room 3, the
 #                                                 status view, first-frame times, an edge killed and its viewers
 #                                                 back, stop; fails naming a viewer that decodes no video. Its
 #                                                 run directory is run/demo (clients' output in run/demo/clients)
@@ -435,6 +436,69 @@ cmd_demo() {
       failed+=("$name did not see the show pause and resume around the call")
     fi
   done
+  echo
+  echo "== PK: ${rooms[0]} vs ${rooms[1]}; the cluster forwards each host into the other's room =="
+  local invitation pk_id
+  # shellcheck disable=SC2086
+  invitation="$(ctl pk invite $seeds --room "${rooms[0]}" --uid 1001 --peer "${rooms[1]}" --json |
+    sed -n 's/.*"request":{[^}]*"id":"\([^"]*\)".*/\1/p')"
+  # shellcheck disable=SC2086
+  if [ -n "$invitation" ] && pk_id="$(ctl pk answer $seeds --room "${rooms[1]}" --uid 1002 --invitation "$invitation" --accept --json |
+       sed -n 's/.*"interactionId":"\([^"]*\)".*/\1/p')" && [ -n "$pk_id" ]; then
+    echo "  PK $pk_id started"
+    for i in 1 2; do
+      local peer=$((1003 - i))
+      for v in 1 2 3; do
+        name="viewer-$i-$v"
+        if line="$(await_line "$name" "first_frame channel=${rooms[$((i - 1))]} uid=$peer")"; then
+          echo "  $name decodes both hosts; the peer's $line"
+        else
+          failed+=("$name did not decode the PK peer host $peer")
+        fi
+      done
+    done
+    echo "  -- status during the PK --"
+    cmd_status | grep -E -A3 '^interactions:' | sed 's/^/  /' || true
+    # shellcheck disable=SC2086
+    ctl pk stop $seeds --room "${rooms[0]}" --uid 1001 --pk "$pk_id" >/dev/null || failed+=("stopping PK $pk_id failed")
+    if line="$(await_line viewer-1-1 "user_offline channel=${rooms[0]} uid=1002")"; then
+      echo "  PK stopped; viewer-1-1: $line"
+    else
+      failed+=("viewer-1-1 did not see the PK peer go offline")
+    fi
+  else
+    failed+=("the PK between ${rooms[0]} and ${rooms[1]} did not start")
+  fi
+  echo
+  echo "== co-host: a viewer of ${rooms[2]} applies, goes on stage and steps down =="
+  local application seat
+  start_client "cohost-3" --channel "${rooms[2]}" --room "${rooms[2]}" --uid 2039 --role audience --cohost
+  if line="$(await_line cohost-3 cohost_applied)"; then
+    application="$(sed -n 's/.* request=\([^ ]*\).*/\1/p' <<<"$line")"
+    # shellcheck disable=SC2086
+    ctl cohost answer $seeds --room "${rooms[2]}" --uid 1003 --request "$application" --accept >/dev/null ||
+      failed+=("host-3 could not seat viewer 2039")
+    if line="$(await_line cohost-3 on_stage)"; then
+      seat="$(sed -n 's/.* seat=\([^ ]*\).*/\1/p' <<<"$line")"
+      echo "  cohost-3: $line"
+      if line="$(await_line viewer-3-1 "first_frame channel=${rooms[2]} uid=2039")"; then
+        echo "  viewer-3-1 decodes the co-host: $line"
+      else
+        failed+=("viewer-3-1 did not decode the co-host")
+      fi
+      # shellcheck disable=SC2086
+      ctl cohost stop $seeds --room "${rooms[2]}" --uid 1003 --seat "$seat" >/dev/null || failed+=("ending seat $seat failed")
+      if line="$(await_line viewer-3-1 "user_offline channel=${rooms[2]} uid=2039")"; then
+        echo "  stepped down; viewer-3-1: $line"
+      else
+        failed+=("viewer-3-1 did not see the co-host step down")
+      fi
+    else
+      failed+=("viewer 2039 did not go on stage")
+    fi
+  else
+    failed+=("viewer 2039 could not apply for a seat")
+  fi
   echo
   echo "== failure drill: SIGKILL the edge hosting ${rooms[0]}; its clients rejoin elsewhere =="
   local victim status_json moved=() rejoined decoded

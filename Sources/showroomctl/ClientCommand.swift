@@ -57,6 +57,10 @@ struct ClientCommand: AsyncParsableCommand {
           help: "Log in to signaling as this uid and accept every 1v1 call, pausing the live connection's publishing while in a call (show → 1v1).")
     var acceptCalls = false
 
+    @Flag(name: .customLong("cohost"),
+          help: "With --room: apply for a co-host seat, go on stage (publish a camera) when seated, step down when the seat ends.")
+    var coHost = false
+
     @OptionGroup var app: AppCredentials
 
     func validate() throws {
@@ -72,7 +76,7 @@ struct ClientCommand: AsyncParsableCommand {
         configuration.media = LocalMediaConfiguration(videoBitrateKbps: bitrateKbps, keyframeInterval: .milliseconds(gopMs))
         let loop = try EngineLoop(name: "showroomctl-client")
         let engine = try await ShowroomEngine(configuration: configuration, loop: loop)
-        if host {
+        if host || coHost {
             await engine.setLocalVideoSource(TestPatternCamera(width: width, height: height, framesPerSecond: fps))
             await engine.setLocalAudioSource(ToneMicrophone())
         }
@@ -121,6 +125,7 @@ struct ClientCommand: AsyncParsableCommand {
             } catch {
                 emit("room_join_failed room=\(room) uid=\(uid) code=E\(error.code.rawValue) message=\"\(error.message)\"")
             }
+            if coHost { try await goOnStage(room: room, rooms: rooms, engine: engine) }
         }
         if seconds > 0 {
             try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
@@ -141,6 +146,39 @@ struct ClientCommand: AsyncParsableCommand {
         await engine.shutdown()
         await loop.shutdown()
         printer.cancel()
+    }
+
+    /// Applies for a seat in `room`; once seated, publishes on the room's channel (`on_stage`),
+    /// and when the seat ends becomes audience again (`off_stage`).
+    private func goOnStage(room: String, rooms: RoomService, engine: ShowroomEngine) async throws {
+        let token = try app.token(channel: channel, uid: uid, role: .subscriber)
+        let uid = self.uid
+        let connection = ChannelConnection(channel: channel, uid: uid)
+        Task {
+            for await event in rooms.events(for: room) {
+                guard case .interaction(let step) = event, step.uid == uid else { continue }
+                if step.kind == .coHostStarted {
+                    var onStage = ChannelMediaOptions.broadcaster
+                    onStage.publishAudio = true
+                    onStage.publishVideo = true
+                    do throws(ShowroomError) {
+                        try await engine.updateChannelEx(options: onStage, connection: connection)
+                        emit("on_stage room=\(room) uid=\(uid) seat=\(step.id)")
+                    } catch {
+                        emit("on_stage_failed room=\(room) uid=\(uid) code=E\(error.code.rawValue) message=\"\(error.message)\"")
+                    }
+                } else if step.kind == .coHostStopped {
+                    try? await engine.setClientRole(.audience, connection: connection)
+                    emit("off_stage room=\(room) uid=\(uid) seat=\(step.id) reason=\(step.reason) by=\(step.byUid)")
+                }
+            }
+        }
+        do throws(ShowroomError) {
+            let application = try await rooms.applyForCoHosting(roomID: room, uid: uid, token: token, userName: "viewer-\(uid)")
+            emit("cohost_applied room=\(room) uid=\(uid) request=\(application.id)")
+        } catch {
+            emit("cohost_apply_failed room=\(room) uid=\(uid) code=E\(error.code.rawValue) message=\"\(error.message)\"")
+        }
     }
 
     /// Logs in to signaling and accepts every call, the live connection paused while in one.

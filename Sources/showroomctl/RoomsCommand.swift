@@ -192,12 +192,32 @@ enum RoomView {
             "ownerAvatar": room.ownerAvatar, "createdAtMs": room.createdAtMs, "audienceCount": room.audienceCount,
             "channel": room.channel, "expiresAtMs": room.expiresAtMs, "state": state(room),
             "closeReason": closeReason(room), "version": room.version, "interaction": interaction(room),
+            "interactionId": room.interaction.id, "peerRoomId": room.interaction.peerRoomID,
+            "cohosts": room.interaction.seats.map { ["uid": $0.uid, "seatId": $0.id] as [String: Any] },
+            "pending": room.pending.map(requestObject),
         ]
     }
 
-    /// `idle`, or `call <call id>` while the host is in a 1v1 call.
+    /// A pending request (PK invitation, co-host application or invitation).
+    static func requestObject(_ request: RoomRoomPendingRequest) -> [String: Any] {
+        let kind = switch request.kind {
+        case .pkInvitation: "pk_invitation"
+        case .cohostApplication: "cohost_application"
+        case .cohostInvitation: "cohost_invitation"
+        default: "unknown"
+        }
+        return ["id": request.id, "kind": kind, "fromRoomId": request.fromRoomID, "fromUid": request.fromUid,
+                "toRoomId": request.toRoomID, "toUid": request.toUid, "expiresAtMs": request.expiresAtMs]
+    }
+
+    /// `idle`; `call <call id>` while the host is in a 1v1 call; `pk <peer room>`; `cohost <uids>`.
     static func interaction(_ room: RoomRoom) -> String {
-        room.interaction.kind == .call ? "call \(room.interaction.id)" : "idle"
+        switch room.interaction.kind {
+        case .call: "call \(room.interaction.id)"
+        case .pk: "pk \(room.interaction.peerRoomID)"
+        case .cohost: "cohost \(room.interaction.seats.map { String($0.uid) }.joined(separator: ","))"
+        default: "idle"
+        }
     }
 
     static func json(_ room: RoomRoom) -> String {

@@ -149,10 +149,10 @@ enum StatusView {
             "members": members,
             "channels": extra.channels.map { c -> [String: Any] in
                 ["name": c.name, "edge": c.edge, "publishers": c.publishers, "subscribers": c.subscribers,
-                 "room_id": c.roomID, "room_name": c.roomName]
+                 "room_id": c.roomID, "room_name": c.roomName, "forwards": forwards(c)]
             },
             "rooms": extra.rooms.map { RoomView.object($0) },
-            "interactions": [Any](),
+            "interactions": interactions(extra),
             "calls": extra.calls.map { c -> [String: Any] in
                 ["call_id": c.callID, "caller": c.caller, "callee": c.callee, "type": c.type == .audio ? "audio" : "video",
                  "state": c.phase, "channel": c.channel, "edge": edge(of: c.channel, in: extra.channels), "node": c.nodeID,
@@ -161,6 +161,59 @@ enum StatusView {
         ]
         let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The rooms' PKs (one entry per pair: rooms, hosts, media mode, the forward each way with its
+    /// state, since when) and co-hosting (the co-hosts per room).
+    static func interactions(_ extra: Rooms) -> [[String: Any]] {
+        let byID = Dictionary(extra.rooms.map { ($0.roomID, $0) }) { first, _ in first }
+        var entries: [[String: Any]] = []
+        for room in extra.rooms.sorted(by: { $0.roomID < $1.roomID }) {
+            let interaction = room.interaction
+            switch interaction.kind {
+            case .pk where byID[interaction.peerRoomID] == nil || room.roomID < interaction.peerRoomID:
+                let forward = interaction.mediaMode == .forward
+                entries.append([
+                    "kind": "pk", "id": interaction.id, "rooms": [room.roomID, interaction.peerRoomID],
+                    "hosts": [room.ownerUid, interaction.peerUid], "media_mode": forward ? "forward" : "subscribe",
+                    "since_ms": interaction.sinceMs, "ends_at_ms": interaction.endsAtMs,
+                    "forwarding": forward ? [
+                        "\(room.channel)>\(interaction.peerChannel)": forwardState(room.ownerUid, from: room.channel, to: interaction.peerChannel, extra.channels),
+                        "\(interaction.peerChannel)>\(room.channel)": forwardState(interaction.peerUid, from: interaction.peerChannel, to: room.channel, extra.channels),
+                    ] : [:],
+                ])
+            case .cohost:
+                entries.append([
+                    "kind": "cohost", "room": room.roomID, "host": room.ownerUid, "since_ms": interaction.sinceMs,
+                    "cohosts": interaction.seats.map { ["uid": $0.uid, "seat_id": $0.id, "since_ms": $0.sinceMs] as [String: Any] },
+                ])
+            default:
+                continue
+            }
+        }
+        return entries
+    }
+
+    /// The state of the forward of `uid` from channel `from` into `to`, as the source's edge reports it.
+    static func forwardState(_ uid: UInt32, from: String, to: String, _ channels: [RoomChannelStatus]) -> String {
+        guard let publisher = channels.first(where: { $0.name == from })?.forwardedPublishers.first(where: { $0.uid == uid }),
+              let destination = publisher.destinations.first(where: { $0.channel == to })
+        else { return "none" }
+        let state = switch destination.state {
+        case .idle: "idle"
+        case .connecting: "connecting"
+        case .running: "running"
+        case .failure: "failure"
+        default: "unknown"
+        }
+        return publisher.paused ? "\(state) (paused)" : state
+    }
+
+    /// A channel's forwarded publishers, for people: `uid>destination:state`.
+    static func forwards(_ channel: RoomChannelStatus) -> String {
+        channel.forwardedPublishers.flatMap { publisher in
+            publisher.destinations.map { "\(publisher.uid)>\($0.channel):\(forwardState(publisher.uid, from: channel.name, to: $0.channel, [channel]))" }
+        }.joined(separator: ",")
     }
 
     /// The edge hosting `channel`, if an edge reported it.
@@ -197,15 +250,39 @@ enum StatusView {
         if !extra.channels.isEmpty {
             text.append("")
             text.append("channels: \(extra.channels.count)")
-            var channelRows = [["CHANNEL", "EDGE", "ROOM", "PUBLISHERS", "CONNECTIONS"]]
+            var channelRows = [["CHANNEL", "EDGE", "ROOM", "PUBLISHERS", "CONNECTIONS", "FORWARDS"]]
             for c in extra.channels {
+                let forwards = forwards(c)
                 channelRows.append([c.name, c.edge, c.roomName.isEmpty ? "-" : c.roomName,
-                                    c.publishers.map(String.init).joined(separator: ","), "\(c.subscribers)"])
+                                    c.publishers.map(String.init).joined(separator: ","), "\(c.subscribers)",
+                                    forwards.isEmpty ? "-" : forwards])
             }
             text += layout(channelRows)
             // The two counts differ by design: a host is a channel connection but not its room's audience.
             text.append("CONNECTIONS: everyone connected to the channel on its edge, hosts included"
                 + (extra.rooms.isEmpty ? "" : "; a room's AUDIENCE: the users who joined the room"))
+        }
+        let interactions = interactions(extra)
+        if !interactions.isEmpty {
+            text.append("")
+            text.append("interactions: \(interactions.count)")
+            var rows = [["KIND", "ROOMS", "HOSTS", "MODE", "FORWARDING", "SINCE"]]
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            for entry in interactions {
+                let since = String(format: "%.1f s", Double(max(0, now - (entry["since_ms"] as? Int64 ?? now))) / 1000)
+                if entry["kind"] as? String == "pk" {
+                    let forwarding = (entry["forwarding"] as? [String: String] ?? [:]).sorted { $0.key < $1.key }
+                        .map { "\($0.key) \($0.value)" }.joined(separator: "; ")
+                    rows.append(["pk", (entry["rooms"] as? [String] ?? []).joined(separator: " vs "),
+                                 (entry["hosts"] as? [UInt32] ?? []).map(String.init).joined(separator: " vs "),
+                                 entry["media_mode"] as? String ?? "", forwarding.isEmpty ? "-" : forwarding, since])
+                } else {
+                    let cohosts = (entry["cohosts"] as? [[String: Any]] ?? []).compactMap { $0["uid"] as? UInt32 }
+                    rows.append(["cohost", entry["room"] as? String ?? "", "\(entry["host"] as? UInt32 ?? 0) + "
+                                 + cohosts.map(String.init).joined(separator: ","), "-", "-", since])
+                }
+            }
+            text += layout(rows)
         }
         if !extra.calls.isEmpty {
             text.append("")
