@@ -54,7 +54,9 @@ extension CoordinatorShell {
                 try verifyMember(body.token, uid: body.uid, roomID: body.roomID, nowMs: now)
                 (roomID, outcome) = (body.roomID, try registry.pkStop(body, nowMs: now))
             case .roomPkMatch:
-                throw ShowroomError(.unavailable, "random PK matching is not served by this coordinator yet; invite a room by its id")
+                let body = try request.decodeBody(RoomPkMatchRequest.self)
+                try verifyMember(body.token, uid: body.uid, roomID: body.roomID, nowMs: now)
+                (roomID, outcome) = (body.roomID, try registry.pkMatch(body, nowMs: now))
             case .roomCohostApply:
                 let body = try request.decodeBody(RoomCoHostApplyRequest.self)
                 try verifyMember(body.token, uid: body.uid, roomID: body.roomID, nowMs: now)
@@ -118,7 +120,10 @@ extension CoordinatorShell {
     /// feeding the answer back to the registry, until nothing is left; `done` gets the first
     /// refusal on the way.
     func carryOut(_ outcome: InteractionOutcome, roomID: String, done: @escaping (Result<Void, ShowroomError>) -> Void) {
-        for update in outcome.peerUpdates { deliverPeerUpdate(update) }
+        for update in outcome.peerUpdates {
+            // Queueing for a match is repeated every tick while the room waits: one try is enough.
+            if update.op == .matchEnqueue { askPeer(update) { _ in } } else { deliverPeerUpdate(update) }
+        }
         apply(outcome.changes, replicate: true, then: { [self] in
             if let offer = outcome.offer {
                 askPeer(offer) { [self] result in
@@ -210,6 +215,7 @@ extension CoordinatorShell {
             stageRefreshTicks = 0
             pushStages(of: Array(registry.rooms.values), onlyChanged: false)
         }
+        for update in registry.matchEnqueues(nowMs: now, owns: { [ownership] in ownership.owns($0) }) { askPeer(update) { _ in } }
         // Intents begun a second ago or more: a fresh one's commit is on its way.
         for commit in registry.pkIntents(begunBefore: now - 1_000, owns: { [ownership] in ownership.owns($0) }) {
             let roomID = commit.interaction.peerRoomID

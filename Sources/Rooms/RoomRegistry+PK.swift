@@ -167,7 +167,7 @@ extension RoomRegistry {
 
     /// Two-key step 1: writes the intent of the PK `invitation` names on `room` and returns the
     /// commit to ask of the other room's owner.
-    private mutating func beginPK(_ room: RoomRoom, invitation: RoomRoomPendingRequest, nowMs: Int64) throws(ShowroomError) -> InteractionOutcome {
+    mutating func beginPK(_ room: RoomRoom, invitation: RoomRoomPendingRequest, nowMs: Int64) throws(ShowroomError) -> InteractionOutcome {
         try requireIdle(room, for: "a PK")
         let fromHere = invitation.fromRoomID == room.roomID
         var ours = RoomRoomInteraction()
@@ -342,8 +342,14 @@ extension RoomRegistry {
             guard let room = rooms[update.roomID], room.state == .open, room.interaction.kind == .pk,
                   room.interaction.id == update.interaction.id else { return (outcome, answer) }
             outcome = endPK(room, reason: update.reason, by: update.byUid, notifyPeer: false, nowMs: nowMs)
+        case .matchEnqueue:
+            outcome.peerUpdates = try enqueueMatch(update, nowMs: nowMs)
+        case .matchDequeue:
+            matchQueue[update.request.fromRoomID] = nil
+        case .matched:
+            outcome = try startMatched(update, nowMs: nowMs)
         case .unspecified, .UNRECOGNIZED:
-            throw .invalidArgument("peer update op \(update.op) is not one of offer, withdraw, commit, abort, end")
+            throw .invalidArgument("peer update op \(update.op) is not one of offer, withdraw, commit, abort, end, match")
         }
         return (outcome, answer)
     }
@@ -376,7 +382,9 @@ extension RoomRegistry {
         }
         let holds = room.pending.contains { $0.id == pk.id && $0.kind == .pkInvitation }
         let crossed = room.pending.first { $0.kind == .pkInvitation && $0.fromRoomID == room.roomID && $0.toRoomID == pk.peerRoomID }
-        guard holds || crossed != nil else {
+        // A random match: the room still waits for one.
+        let matched = update.request.kind == .unspecified && room.matchWaitingUntilMs > nowMs
+        guard holds || crossed != nil || matched else {
             return refuse(.interactionNotFound, "room \(room.roomID) holds no invitation \(pk.id) (it was cancelled, rejected or expired)")
         }
         let invitation = room.pending.first { $0.id == pk.id } ?? update.request

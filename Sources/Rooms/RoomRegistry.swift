@@ -18,6 +18,10 @@ public struct RoomRegistry: Sendable {
     private var roomIDsByChannel: [String: Set<String>] = [:]
     /// Updates for other rooms' owners made by closing rooms, until the shell takes them.
     var peerOutbox: [RoomPeerUpdateRequest] = []
+    /// The random-match queue, at the matcher (the owner of ``matchKey``): waiting rooms by id.
+    var matchQueue: [String: MatchEntry] = [:]
+    /// Numbers the PKs the matcher pairs.
+    var matchSequence: UInt64 = 0
 
     /// Creates an empty registry.
     ///

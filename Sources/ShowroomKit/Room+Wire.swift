@@ -28,6 +28,7 @@ extension Room {
         interaction = Room.Interaction(wire.interaction)
         pending = wire.pending.map(InteractionRequest.init)
         seats = max(1, wire.seats)
+        matchWaitingUntilMs = wire.matchWaitingUntilMs
     }
 }
 

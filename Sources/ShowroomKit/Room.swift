@@ -75,6 +75,8 @@ public struct Room: Sendable, Hashable {
     public var pending: [InteractionRequest] = []
     /// Co-host seats.
     public var seats: UInt32 = 1
+    /// Waiting for a random PK match until this time, ms since the Unix epoch; 0 when not waiting.
+    public var matchWaitingUntilMs: Int64 = 0
 
     /// Creates a room value (the coordinators make rooms; this is for tests and app models).
     ///

@@ -74,6 +74,8 @@ public struct InteractionEvent: Sendable, Hashable {
     /// What happened.
     public enum Kind: Sendable, Hashable {
         case pkInvited, pkAccepted, pkRejected, pkCancelled, pkExpired, pkStarted, pkEnded
+        /// Random match: the room waits, its wait expired, or it stopped waiting.
+        case pkMatchWaiting, pkMatchExpired, pkMatchCancelled
         case coHostApplied, coHostApplicationCancelled, coHostInvited, coHostInvitationCancelled
         case coHostAccepted, coHostRejected, coHostExpired, coHostStarted, coHostStopped
         /// A kind this SDK does not know.
@@ -151,7 +153,8 @@ extension InteractionEvent {
         let event = notice.event
         let kinds: [RoomInteractionEventType: Kind] = [
             .pkInvited: .pkInvited, .pkAccepted: .pkAccepted, .pkRejected: .pkRejected, .pkCancelled: .pkCancelled,
-            .pkExpired: .pkExpired, .pkStarted: .pkStarted, .pkEnded: .pkEnded, .cohostApplied: .coHostApplied,
+            .pkExpired: .pkExpired, .pkStarted: .pkStarted, .pkEnded: .pkEnded, .pkMatchWaiting: .pkMatchWaiting,
+            .pkMatchExpired: .pkMatchExpired, .pkMatchCancelled: .pkMatchCancelled, .cohostApplied: .coHostApplied,
             .cohostApplyCancelled: .coHostApplicationCancelled, .cohostInvited: .coHostInvited,
             .cohostInviteCancelled: .coHostInvitationCancelled, .cohostAccepted: .coHostAccepted,
             .cohostRejected: .coHostRejected, .cohostExpired: .coHostExpired, .cohostStarted: .coHostStarted,

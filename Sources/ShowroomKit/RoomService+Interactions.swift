@@ -59,6 +59,22 @@ extension RoomService {
         return Room(try await interact(.roomPkStop, request, roomID: roomID).room)
     }
 
+    /// The host asks for a random PK: the room waits (30 s by default) until the cluster pairs it
+    /// with another waiting room, and the PK starts in both (``InteractionEvent/Kind/pkStarted``);
+    /// alone, its wait expires (``InteractionEvent/Kind/pkMatchExpired``). `cancel` stops waiting.
+    ///
+    /// - Returns: This room, waiting (``Room/matchWaitingUntilMs``).
+    public func matchPK(roomID: String, uid: UInt32, token: String, durationSeconds: UInt32 = 0,
+                        cancel: Bool = false) async throws(ShowroomError) -> Room {
+        var request = RoomPkMatchRequest()
+        request.roomID = roomID
+        request.uid = uid
+        request.token = token
+        request.durationS = durationSeconds
+        request.cancel = cancel
+        return Room(try await interact(.roomPkMatch, request, roomID: roomID).room)
+    }
+
     private func answerPK(roomID: String, uid: UInt32, token: String, invitationID: String, accept: Bool,
                           cancel: Bool) async throws(ShowroomError) -> Room {
         var request = RoomPkAnswerRequest()

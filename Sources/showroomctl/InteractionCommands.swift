@@ -11,7 +11,24 @@ struct PKCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pk",
         abstract: "Invite a room's host to a PK, answer, cancel or stop one (acting as the host, with a minted token).",
-        subcommands: [Invite.self, Answer.self, Stop.self])
+        subcommands: [Invite.self, Answer.self, Stop.self, Match.self])
+
+    struct Match: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The host of --room waits for a random PK match (or stops waiting, --cancel).")
+        @OptionGroup var actor: InteractionActor
+        @Option(help: "Seconds the PK lasts (0: until stopped).") var duration: UInt32 = 0
+        @Flag(help: "Stop waiting.") var cancel = false
+
+        func run() throws {
+            try actor.send("pk match", .roomPkMatch, RoomPkMatchRequest.with {
+                $0.roomID = actor.room
+                $0.uid = actor.uid
+                $0.token = try actor.token()
+                $0.durationS = duration
+                $0.cancel = cancel
+            })
+        }
+    }
 
     struct Invite: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The host of --room invites the host of --peer; prints the invitation (JSON key id).")

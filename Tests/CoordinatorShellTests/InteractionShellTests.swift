@@ -142,4 +142,26 @@ final class InteractionShellTests: XCTestCase {
                        "leaving the room ends the seat")
         XCTAssertEqual(cluster.edgeStages["edge-1"]?.last { $0.channel == room.channel }?.uids, [1])
     }
+
+    func testTwoRoomsAskingForARandomMatchArePairedThroughTheMatcher() throws {
+        let cluster = try CoordinatorHarness(coordinators: ids, edges: ["edge-1"])
+        let a = roomID(ownedBy: "coord-a", successor: "coord-b")
+        let b = roomID(ownedBy: "coord-c", successor: "coord-a")
+        _ = try cluster.create(at: "coord-b", owner: 1, roomID: a)
+        _ = try cluster.create(at: "coord-b", owner: 2, roomID: b)
+        func match(_ room: String, _ uid: UInt32) throws -> RoomRoom {
+            try cluster.node("coord-b").ask(.roomPkMatch, RoomPkMatchRequest.with {
+                $0.roomID = room
+                $0.uid = uid
+                $0.token = token(room, uid)
+            }, as: RoomInteractionResponse.self).room
+        }
+        XCTAssertGreaterThan(try match(a, 1).matchWaitingUntilMs, 0)
+        _ = try match(b, 2)
+        cluster.network.advance(by: .seconds(2))
+        let roomA = try XCTUnwrap(cluster.room(a, at: "coord-a"))
+        XCTAssertEqual(roomA.interaction.kind, .pk, "paired by the matcher, started by the lower room's owner")
+        XCTAssertEqual(roomA.interaction.peerRoomID, b)
+        XCTAssertEqual(cluster.room(b, at: "coord-c")?.interaction.id, roomA.interaction.id)
+    }
 }

@@ -264,4 +264,57 @@ final class PKTests: XCTestCase {
         try world.deliver(bogus)
         XCTAssertTrue(world.events["room-b", default: []].isEmpty)
     }
+
+    func testRandomMatchPairsTwoWaitingRoomsIntoOnePKAndWaitingExpires() throws {
+        var world = try world()
+        try world.match("room-b", uid: 2, durationS: 60)
+        XCTAssertEqual(world.types("room-b"), [.pkMatchWaiting])
+        XCTAssertEqual(world.room("room-b")?.interaction.kind, .idle, "alone, it waits")
+        XCTAssertEqual(code { try world.match("room-b", uid: 9) }, .notRoomOwner)
+        try world.match("room-a", uid: 1)
+        let a = try XCTUnwrap(world.room("room-a"))
+        let b = try XCTUnwrap(world.room("room-b"))
+        XCTAssertEqual(a.interaction.kind, .pk, "the second waiting room is paired with the first")
+        XCTAssertEqual(a.interaction.id, b.interaction.id)
+        XCTAssertEqual(a.interaction.peerRoomID, "room-b")
+        XCTAssertEqual(b.interaction.peerUid, 1)
+        XCTAssertEqual(a.matchWaitingUntilMs, 0)
+        XCTAssertEqual(b.matchWaitingUntilMs, 0)
+        XCTAssertEqual(world.types("room-a").last, .pkStarted)
+        XCTAssertEqual(world.types("room-b").last, .pkStarted)
+        XCTAssertEqual(code { try world.match("room-a", uid: 1) }, .roomBusy, "a room in a PK does not wait")
+
+        // Waiting alone expires on the server; cancelling ends a wait.
+        try world.match("room-c", uid: 3)
+        world.advance(ms: RoomSettings().matchWaitMs)
+        XCTAssertEqual(world.types("room-c").last, .pkMatchExpired)
+        XCTAssertEqual(world.room("room-c")?.matchWaitingUntilMs, 0)
+        try world.match("room-c", uid: 3)
+        try world.match("room-c", uid: 3, cancel: true)
+        XCTAssertEqual(world.types("room-c").last, .pkMatchCancelled)
+        XCTAssertEqual(code { try world.match("room-c", uid: 3, cancel: true) }, .interactionNotFound)
+    }
+
+    func testAMatchWithARoomThatStoppedWaitingStartsNothingAndTheOtherWaitsOn() throws {
+        var world = try world()
+        try world.match("room-a", uid: 1)
+        // Room B is queued but gets into a PK with C before the pairing reaches it.
+        try world.match("room-b", uid: 2)
+        XCTAssertEqual(world.room("room-a")?.interaction.kind, .pk)
+        var other = try self.world()
+        try other.match("room-c", uid: 3)
+        let invitation = try XCTUnwrap(try other.invite("room-b", "room-a", uid: 2))
+        try other.answer("room-a", uid: 1, invitation: invitation.id)
+        // Room C's queue entry pairs with nothing busy: a hostile MATCHED for a busy room starts nothing.
+        let matched = RoomPeerUpdateRequest.with {
+            $0.op = .matched
+            $0.roomID = "room-a"
+            $0.request.id = "pk-forged"
+            $0.request.fromRoomID = "room-a"
+            $0.request.toRoomID = "room-c"
+        }
+        let (outcome, _) = try other.coordinators[0].peerUpdate(matched, nowMs: other.nowMs)
+        XCTAssertNil(outcome.commit, "room A is in a PK and not waiting")
+        XCTAssertGreaterThan(other.room("room-c")?.matchWaitingUntilMs ?? 0, other.nowMs, "room C still waits")
+    }
 }

@@ -37,14 +37,27 @@ struct PKWorld {
             if let event = change.event { events[change.room.roomID, default: []].append(event) }
         }
         for update in outcome.peerUpdates {
-            if holdPeerUpdates { held.append(update) } else { _ = try? deliver(update) }
+            if holdPeerUpdates {
+                held.append(update)
+            } else if update.op == .matched {
+                // The lower room's owner starts the PK: its commit is carried out here.
+                if let started = try? coordinators[ownerOf[update.roomID]!].peerUpdate(update, nowMs: nowMs).0 {
+                    record(started)
+                    if let commit = started.commit { try? finishCommit(commit, at: update.roomID) }
+                }
+            } else {
+                _ = try? deliver(update)
+            }
         }
     }
 
     /// Delivers one peer update to the owner of its room.
     @discardableResult
     mutating func deliver(_ update: RoomPeerUpdateRequest) throws(ShowroomError) -> RoomPeerUpdateResponse {
-        guard let coordinator = ownerOf[update.roomID] else { throw .roomNotFound("no room \(update.roomID)") }
+        // The match queue runs at coordinator 0.
+        guard let coordinator = update.roomID == RoomRegistry.matchKey ? 0 : ownerOf[update.roomID] else {
+            throw .roomNotFound("no room \(update.roomID)")
+        }
         let (outcome, answer) = try coordinators[coordinator].peerUpdate(update, nowMs: nowMs)
         record(outcome)
         return answer
@@ -117,6 +130,18 @@ struct PKWorld {
         let outcome = try coordinators[ownerOf[roomID]!].pkAnswer(request, nowMs: nowMs)
         record(outcome)
         return outcome
+    }
+
+    /// The owner of `roomID` asks for a random match (or stops waiting); a start that follows is
+    /// carried out to its end.
+    mutating func match(_ roomID: String, uid: UInt32, cancel: Bool = false, durationS: UInt32 = 0) throws {
+        let outcome = try coordinators[ownerOf[roomID]!].pkMatch(RoomPkMatchRequest.with {
+            $0.roomID = roomID
+            $0.uid = uid
+            $0.cancel = cancel
+            $0.durationS = durationS
+        }, nowMs: nowMs)
+        record(outcome)
     }
 
     mutating func stop(_ roomID: String, uid: UInt32, pk: String) throws {

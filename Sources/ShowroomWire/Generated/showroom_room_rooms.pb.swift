@@ -285,6 +285,18 @@ public nonisolated enum RoomPeerOp: SwiftProtobuf.Enum, Swift.CaseIterable {
 
   /// The PK ended on the peer's side: end it here with `reason`.
   case end // = 5
+
+  /// Random match (room_id = "pk-match", routed to the matcher: the owner of that key): the room in
+  /// `request.from_*` waits for a match until `request.expires_at_ms`. Repeated every second while
+  /// it waits (the matcher's queue is soft state).
+  case matchEnqueue // = 6
+
+  /// Random match: the room in `request.from_*` stops waiting.
+  case matchDequeue // = 7
+
+  /// Random match, matcher -> the owner of `request.from_room_id` (the lower id of the pair): start
+  /// the PK with `request.to_*` (two-key step 1; the other room commits while it still waits).
+  case matched // = 8
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -299,6 +311,9 @@ public nonisolated enum RoomPeerOp: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 3: self = .commit
     case 4: self = .abort
     case 5: self = .end
+    case 6: self = .matchEnqueue
+    case 7: self = .matchDequeue
+    case 8: self = .matched
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -311,6 +326,9 @@ public nonisolated enum RoomPeerOp: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .commit: return 3
     case .abort: return 4
     case .end: return 5
+    case .matchEnqueue: return 6
+    case .matchDequeue: return 7
+    case .matched: return 8
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -323,6 +341,9 @@ public nonisolated enum RoomPeerOp: SwiftProtobuf.Enum, Swift.CaseIterable {
     .commit,
     .abort,
     .end,
+    .matchEnqueue,
+    .matchDequeue,
+    .matched,
   ]
 
 }
@@ -2272,7 +2293,7 @@ nonisolated extension RoomRoomRequestKind: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension RoomPeerOp: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PEER_OP_UNSPECIFIED\0\u{1}PEER_OP_OFFER\0\u{1}PEER_OP_WITHDRAW\0\u{1}PEER_OP_COMMIT\0\u{1}PEER_OP_ABORT\0\u{1}PEER_OP_END\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PEER_OP_UNSPECIFIED\0\u{1}PEER_OP_OFFER\0\u{1}PEER_OP_WITHDRAW\0\u{1}PEER_OP_COMMIT\0\u{1}PEER_OP_ABORT\0\u{1}PEER_OP_END\0\u{1}PEER_OP_MATCH_ENQUEUE\0\u{1}PEER_OP_MATCH_DEQUEUE\0\u{1}PEER_OP_MATCHED\0")
 }
 
 nonisolated extension RoomRoomNoticeKind: SwiftProtobuf._ProtoNameProviding {
