@@ -2,6 +2,8 @@ internal import ShowroomWire
 
 /// What happens in a room (``RoomService/events(for:)``), from the coordinators' notices.
 public enum RoomEvent: Sendable, Hashable {
+    /// The room as it was when the subscription was set up: the first event of a stream.
+    case snapshot(Room)
     /// The audience count changed (someone joined or left the room); the room after the change.
     case userCountChanged(Room)
     /// A chat message was sent in the room.
@@ -20,7 +22,17 @@ public enum RoomEvent: Sendable, Hashable {
     public var endsRoom: Bool {
         switch self {
         case .roomExpired, .roomDestroyed: true
-        case .userCountChanged, .messageAdded, .interactionChanged, .interaction: false
+        case .snapshot, .userCountChanged, .messageAdded, .interactionChanged, .interaction: false
+        }
+    }
+
+    /// The room's version after the event (nil for a chat message, which has its own sequence).
+    var roomVersion: UInt64? {
+        switch self {
+        case .snapshot(let room), .userCountChanged(let room), .roomExpired(let room), .roomDestroyed(let room),
+             .interactionChanged(let room): room.version
+        case .interaction(let event): event.room.version
+        case .messageAdded: nil
         }
     }
 

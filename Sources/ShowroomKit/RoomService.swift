@@ -173,21 +173,38 @@ public final class RoomService: Sendable {
     /// ``RoomEvent/roomDestroyed(_:)``, after which the stream finishes (it also finishes when
     /// the consumer stops, or at ``shutdown()``).
     ///
-    /// Notices come from every alive coordinator's events endpoint (new coordinators are
-    /// connected within ``coordinatorRefreshInterval``); one published twice (by two coordinators
-    /// around a failover) is delivered once. Notices published before the subscription reached a
-    /// coordinator are not replayed: read the room's state with ``room(_:)`` after subscribing.
+    /// The first event is ``RoomEvent/snapshot(_:)``: the room as it is once the subscription is
+    /// set up; later room events older than it (by ``Room/version``) are left out. Notices come
+    /// from every alive coordinator's events endpoint (new coordinators are connected within
+    /// ``coordinatorRefreshInterval``); one published twice (by two coordinators around a
+    /// failover) is delivered once. A room that cannot be read (unknown, no coordinator) gets no
+    /// snapshot.
     ///
     /// - Parameter roomID: The room.
     public func events(for roomID: String) -> AsyncStream<RoomEvent> {
-        let (stream, continuation) = AsyncStream<RoomEvent>.makeStream(bufferingPolicy: .bufferingNewest(1000))
+        let (notices, continuation) = AsyncStream<RoomEvent>.makeStream(bufferingPolicy: .bufferingNewest(1000))
         let hub = self.hub
         let eventLoop = loop.eventLoop
         eventLoop.execute {
             let id = hub.value.add(roomID: roomID, continuation)
             continuation.onTermination = { _ in eventLoop.execute { hub.value.remove(id) } }
         }
-        return stream
+        return AsyncStream(bufferingPolicy: .bufferingNewest(1000)) { output in
+            let forwarding = Task {
+                // Subscribed first, read second: nothing published in between is missed.
+                var floor: UInt64 = 0
+                if let room = try? await self.room(roomID) {
+                    output.yield(.snapshot(room))
+                    floor = room.version
+                }
+                for await event in notices {
+                    if let version = event.roomVersion, version <= floor { continue }
+                    output.yield(event)
+                }
+                output.finish()
+            }
+            output.onTermination = { _ in forwarding.cancel() }
+        }
     }
 
     /// Closes the service's sockets and finishes every event stream; calls in flight fail with

@@ -149,30 +149,13 @@ struct ClientCommand: AsyncParsableCommand {
     }
 
     /// Applies for a seat in `room`; once seated, publishes on the room's channel (`on_stage`),
-    /// and when the seat ends becomes audience again (`off_stage`).
+    /// and when the seat ends becomes audience again (`off_stage`) — the room layer does both.
     private func goOnStage(room: String, rooms: RoomService, engine: ShowroomEngine) async throws {
-        let token = try app.token(channel: channel, uid: uid, role: .subscriber)
         let uid = self.uid
-        let connection = ChannelConnection(channel: channel, uid: uid)
-        Task {
-            for await event in rooms.events(for: room) {
-                guard case .interaction(let step) = event, step.uid == uid else { continue }
-                if step.kind == .coHostStarted {
-                    var onStage = ChannelMediaOptions.broadcaster
-                    onStage.publishAudio = true
-                    onStage.publishVideo = true
-                    do throws(ShowroomError) {
-                        try await engine.updateChannelEx(options: onStage, connection: connection)
-                        emit("on_stage room=\(room) uid=\(uid) seat=\(step.id)")
-                    } catch {
-                        emit("on_stage_failed room=\(room) uid=\(uid) code=E\(error.code.rawValue) message=\"\(error.message)\"")
-                    }
-                } else if step.kind == .coHostStopped {
-                    try? await engine.setClientRole(.audience, connection: connection)
-                    emit("off_stage room=\(room) uid=\(uid) seat=\(step.id) reason=\(step.reason) by=\(step.byUid)")
-                }
-            }
+        _ = rooms.followSeat(roomID: room, engine: engine, connection: ChannelConnection(channel: channel, uid: uid)) { onStage, seat in
+            emit(onStage ? "on_stage room=\(room) uid=\(uid) seat=\(seat.id)" : "off_stage room=\(room) uid=\(uid) seat=\(seat.id)")
         }
+        let token = try app.token(channel: channel, uid: uid, role: .subscriber)
         do throws(ShowroomError) {
             let application = try await rooms.applyForCoHosting(roomID: room, uid: uid, token: token, userName: "viewer-\(uid)")
             emit("cohost_applied room=\(room) uid=\(uid) request=\(application.id)")

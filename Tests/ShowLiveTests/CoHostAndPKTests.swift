@@ -32,7 +32,7 @@ final class CoHostAndPKTests: SharedClusterTestCase {
             try await eventually("room \(roomID)'s events are seen") {
                 uid += 1
                 _ = try await rooms.joinRoom(roomID, uid: uid)
-                return seen.events.withLock { !$0.isEmpty }
+                return seen.events.withLock { $0.contains { if case .userCountChanged = $0 { true } else { false } } }
             }
         }
 
@@ -143,15 +143,17 @@ final class CoHostAndPKTests: SharedClusterTestCase {
         guard case .pk(let pk) = accepted.interaction else { return XCTFail("\(accepted.interaction)") }
         XCTAssertEqual(pk.peerRoomID, a)
 
-        // Room A's audience hears the start and subscribes to the peer host in its channel.
+        // Room A's audience follows the room's PK: the room layer joins the peer's channel for it
+        // (its sink for host B is set first).
+        let peerSink = CountingVideoSink()
+        try await viewer.engine.setupRemoteVideo(uid: 2, connection: ChannelConnection(channel: b, uid: 10), sink: peerSink)
+        let following = rooms.followPK(roomID: a, engine: viewer.engine, uid: 10) { channel in
+            try TestApp.token(channel: channel, uid: 10, role: .subscriber)
+        }
+        defer { following.cancel() }
         let started = try await eventsA.wait(.pkStarted)
         guard case .pk(let seen) = started.room.interaction else { return XCTFail("\(started.room.interaction)") }
         XCTAssertEqual(seen.peerUid, 2)
-        let peerSink = CountingVideoSink()
-        let peerConnection = ChannelConnection(channel: seen.peerChannel, uid: 10)
-        try await viewer.engine.setupRemoteVideo(uid: seen.peerUid, connection: peerConnection, sink: peerSink)
-        try await viewer.engine.joinChannel(token: try TestApp.token(channel: seen.peerChannel, uid: 10, role: .subscriber),
-                                            channel: seen.peerChannel, uid: 10, options: .audience)
         try await eventually("A's audience decodes host B") { peerSink.statistics.frames > 0 && ownSink.statistics.frames > 0 }
 
         await assertFails(.interactionNotFound, "a stale stop") {
@@ -165,6 +167,7 @@ final class CoHostAndPKTests: SharedClusterTestCase {
         XCTAssertEqual(endedInA.reason, .stopped)
         let afterStop = try await rooms.room(b)
         XCTAssertEqual(afterStop.interaction, .idle)
+        try await eventually("the room layer leaves B's channel when the PK ends") { viewer.engine.view.connections.count == 1 }
         await rooms.shutdown()
     }
 
