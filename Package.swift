@@ -303,7 +303,7 @@ let package = Package(
             name: "CoordinatorTests",
             dependencies: [
                 "ShowroomKit", "ShowroomTesting", "Edge", "ShowroomAuth", "ShowroomWire", "MediaCodecs", "ZeroMQ", "NodeRuntime",
-                "Webhooks",
+                "Webhooks", "Routing",
             ]
         ),
         // The coordinator's request handling on an in-process network with a clock moved by hand.
