@@ -18,17 +18,23 @@ extension CoordinatorShell {
 
     /// The room an interaction request or peer update is about.
     func interactionRoomID(of request: WireEnvelope) throws(ShowroomError) -> String {
-        switch request.kind {
-        case .roomPkInvite: try request.decodeBody(RoomPkInviteRequest.self).roomID
-        case .roomPkAnswer: try request.decodeBody(RoomPkAnswerRequest.self).roomID
-        case .roomPkStop: try request.decodeBody(RoomPkStopRequest.self).roomID
-        case .roomPkMatch: try request.decodeBody(RoomPkMatchRequest.self).roomID
-        case .roomCohostApply: try request.decodeBody(RoomCoHostApplyRequest.self).roomID
-        case .roomCohostInvite: try request.decodeBody(RoomCoHostInviteRequest.self).roomID
-        case .roomCohostAnswer: try request.decodeBody(RoomCoHostAnswerRequest.self).roomID
-        case .roomCohostStop: try request.decodeBody(RoomCoHostStopRequest.self).roomID
-        case .roomPeerUpdate: try request.decodeBody(RoomPeerUpdateRequest.self).roomID
-        default: throw .unknownKind("\(request.kind) is not a PK or co-host request")
+        guard request.kind != .roomPeerUpdate else { return try request.decodeBody(RoomPeerUpdateRequest.self).roomID }
+        func roomID<Body: RoomActorRequest>(_: Body.Type) throws(ShowroomError) -> String { try request.decodeBody(Body.self).roomID }
+        return try roomID(Self.actorRequestType(of: request.kind))
+    }
+
+    /// The body type of an interaction request kind.
+    private static func actorRequestType(of kind: WireMessageKind) throws(ShowroomError) -> any RoomActorRequest.Type {
+        switch kind {
+        case .roomPkInvite: RoomPkInviteRequest.self
+        case .roomPkAnswer: RoomPkAnswerRequest.self
+        case .roomPkStop: RoomPkStopRequest.self
+        case .roomPkMatch: RoomPkMatchRequest.self
+        case .roomCohostApply: RoomCoHostApplyRequest.self
+        case .roomCohostInvite: RoomCoHostInviteRequest.self
+        case .roomCohostAnswer: RoomCoHostAnswerRequest.self
+        case .roomCohostStop: RoomCoHostStopRequest.self
+        default: throw .unknownKind("\(kind) is not a PK or co-host request")
         }
     }
 
@@ -36,45 +42,34 @@ extension CoordinatorShell {
     func serveInteraction(_ request: WireEnvelope, _ respond: Node.Responder) {
         let now = nowMs
         do throws(ShowroomError) {
-            let roomID: String
-            let outcome: InteractionOutcome
-            switch request.kind {
-            case .roomPeerUpdate:
+            if request.kind == .roomPeerUpdate {
                 return servePeerUpdate(try request.decodeBody(RoomPeerUpdateRequest.self)) { respond($0.outcome) }
-            case .roomPkInvite:
-                let body = try request.decodeBody(RoomPkInviteRequest.self)
+            }
+            /// Decodes the body, checks the actor's token, and applies it to the registry.
+            func act<Body: RoomActorRequest>(_: Body.Type, _ step: (inout RoomRegistry, Body) throws -> InteractionOutcome)
+                throws(ShowroomError) -> (String, InteractionOutcome) {
+                let body = try request.decodeBody(Body.self)
                 try verifyMember(body.token, uid: body.uid, roomID: body.roomID, nowMs: now)
-                (roomID, outcome) = (body.roomID, try registry.pkInvite(body, nowMs: now, using: &random))
-            case .roomPkAnswer:
-                let body = try request.decodeBody(RoomPkAnswerRequest.self)
-                try verifyMember(body.token, uid: body.uid, roomID: body.roomID, nowMs: now)
-                (roomID, outcome) = (body.roomID, try registry.pkAnswer(body, nowMs: now))
-            case .roomPkStop:
-                let body = try request.decodeBody(RoomPkStopRequest.self)
-                try verifyMember(body.token, uid: body.uid, roomID: body.roomID, nowMs: now)
-                (roomID, outcome) = (body.roomID, try registry.pkStop(body, nowMs: now))
-            case .roomPkMatch:
-                let body = try request.decodeBody(RoomPkMatchRequest.self)
-                try verifyMember(body.token, uid: body.uid, roomID: body.roomID, nowMs: now)
-                (roomID, outcome) = (body.roomID, try registry.pkMatch(body, nowMs: now))
+                do {
+                    return (body.roomID, try step(&registry, body))
+                } catch {
+                    throw error as? ShowroomError ?? .internal("\(request.kind) failed: \(error)")
+                }
+            }
+            let (roomID, outcome): (String, InteractionOutcome)
+            switch request.kind {
+            case .roomPkInvite: (roomID, outcome) = try act(RoomPkInviteRequest.self) { [self] in try $0.pkInvite($1, nowMs: now, using: &random) }
+            case .roomPkAnswer: (roomID, outcome) = try act(RoomPkAnswerRequest.self) { try $0.pkAnswer($1, nowMs: now) }
+            case .roomPkStop: (roomID, outcome) = try act(RoomPkStopRequest.self) { try $0.pkStop($1, nowMs: now) }
+            case .roomPkMatch: (roomID, outcome) = try act(RoomPkMatchRequest.self) { try $0.pkMatch($1, nowMs: now) }
             case .roomCohostApply:
-                let body = try request.decodeBody(RoomCoHostApplyRequest.self)
-                try verifyMember(body.token, uid: body.uid, roomID: body.roomID, nowMs: now)
-                (roomID, outcome) = (body.roomID, try registry.coHostApply(body, nowMs: now, using: &random))
+                (roomID, outcome) = try act(RoomCoHostApplyRequest.self) { [self] in try $0.coHostApply($1, nowMs: now, using: &random) }
             case .roomCohostInvite:
-                let body = try request.decodeBody(RoomCoHostInviteRequest.self)
-                try verifyMember(body.token, uid: body.uid, roomID: body.roomID, nowMs: now)
-                (roomID, outcome) = (body.roomID, try registry.coHostInvite(body, nowMs: now, using: &random))
+                (roomID, outcome) = try act(RoomCoHostInviteRequest.self) { [self] in try $0.coHostInvite($1, nowMs: now, using: &random) }
             case .roomCohostAnswer:
-                let body = try request.decodeBody(RoomCoHostAnswerRequest.self)
-                try verifyMember(body.token, uid: body.uid, roomID: body.roomID, nowMs: now)
-                (roomID, outcome) = (body.roomID, try registry.coHostAnswer(body, nowMs: now, using: &random))
-            case .roomCohostStop:
-                let body = try request.decodeBody(RoomCoHostStopRequest.self)
-                try verifyMember(body.token, uid: body.uid, roomID: body.roomID, nowMs: now)
-                (roomID, outcome) = (body.roomID, try registry.coHostStop(body, nowMs: now))
-            default:
-                throw ShowroomError.unknownKind("\(request.kind) is not a PK or co-host request")
+                (roomID, outcome) = try act(RoomCoHostAnswerRequest.self) { [self] in try $0.coHostAnswer($1, nowMs: now, using: &random) }
+            case .roomCohostStop: (roomID, outcome) = try act(RoomCoHostStopRequest.self) { try $0.coHostStop($1, nowMs: now) }
+            default: throw ShowroomError.unknownKind("\(request.kind) is not a PK or co-host request")
             }
             let made = outcome.request
             carryOut(outcome, roomID: roomID) { [self] result in

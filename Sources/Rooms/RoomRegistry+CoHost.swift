@@ -33,18 +33,9 @@ extension RoomRegistry {
             outcome.changes.append(RoomChange(room: room))
             return outcome
         }
-        var application = RoomRoomPendingRequest()
-        application.id = Self.newInteractionID("ap-", using: &generator)
-        application.kind = .cohostApplication
-        application.fromRoomID = room.roomID
-        application.fromUid = request.uid
-        application.toRoomID = room.roomID
-        application.toUid = room.ownerUid
-        application.fromChannel = room.channel
-        application.toChannel = room.channel
-        application.userName = request.userName
-        application.createdAtMs = nowMs
-        application.expiresAtMs = nowMs + settings.applicationExpiryMs
+        let application = Self.pendingRequest(
+            .cohostApplication, id: Self.newInteractionID("ap-", using: &generator), in: room, from: request.uid,
+            to: room.roomID, room.ownerUid, userName: request.userName, nowMs: nowMs, lifetimeMs: settings.applicationExpiryMs)
         room.pending.append(application)
         outcome.request = application
         outcome.changes.append(record(room, event: .cohostApplied, id: application.id, request: application, by: request.uid, nowMs: nowMs))
@@ -77,18 +68,9 @@ extension RoomRegistry {
             outcome.changes.append(RoomChange(room: room))
             return outcome
         }
-        var invitation = RoomRoomPendingRequest()
-        invitation.id = Self.newInteractionID("ci-", using: &generator)
-        invitation.kind = .cohostInvitation
-        invitation.fromRoomID = room.roomID
-        invitation.fromUid = room.ownerUid
-        invitation.toRoomID = room.roomID
-        invitation.toUid = request.inviteeUid
-        invitation.fromChannel = room.channel
-        invitation.toChannel = room.channel
-        invitation.userName = room.ownerName
-        invitation.createdAtMs = nowMs
-        invitation.expiresAtMs = nowMs + settings.invitationExpiryMs
+        let invitation = Self.pendingRequest(
+            .cohostInvitation, id: Self.newInteractionID("ci-", using: &generator), in: room, from: room.ownerUid,
+            to: room.roomID, request.inviteeUid, userName: room.ownerName, nowMs: nowMs, lifetimeMs: settings.invitationExpiryMs)
         room.pending.append(invitation)
         outcome.request = invitation
         outcome.changes.append(record(room, event: .cohostInvited, id: invitation.id, request: invitation, by: request.uid, nowMs: nowMs))

@@ -84,6 +84,27 @@ extension RoomRegistry {
         prefix + RoomNames.generateRoomID(using: &generator)
     }
 
+    /// A new open request of `kind` from `fromUid` in `room` to `toUid` in room `toRoomID` (the
+    /// same room for co-hosting; its channel is learnt later for a PK), made at `nowMs`, ending
+    /// `lifetimeMs` later.
+    static func pendingRequest(_ kind: RoomRoomRequestKind, id: String, in room: RoomRoom, from fromUid: UInt32,
+                               to toRoomID: String, _ toUid: UInt32, userName: String, nowMs: Int64,
+                               lifetimeMs: Int64) -> RoomRoomPendingRequest {
+        var request = RoomRoomPendingRequest()
+        request.id = id
+        request.kind = kind
+        request.fromRoomID = room.roomID
+        request.fromUid = fromUid
+        request.fromChannel = room.channel
+        request.toRoomID = toRoomID
+        request.toUid = toUid
+        if toRoomID == room.roomID { request.toChannel = room.channel }
+        request.userName = userName
+        request.createdAtMs = nowMs
+        request.expiresAtMs = nowMs + lifetimeMs
+        return request
+    }
+
     /// Validates an id a client names (an invitation, a PK, a seat).
     static func validateInteractionID(_ id: String, field: String) throws(ShowroomError) {
         guard !id.isEmpty, id.utf8.count <= 64 else {

@@ -43,16 +43,9 @@ extension RoomRegistry {
             throw ShowroomError(.requestPending,
                 "room \(room.roomID) has invitation \(ours.id) out to room \(ours.toRoomID); cancel it or wait for its answer (it expires at \(ours.expiresAtMs))")
         }
-        var invitation = RoomRoomPendingRequest()
-        invitation.id = Self.newInteractionID("pk-", using: &generator)
-        invitation.kind = .pkInvitation
-        invitation.fromRoomID = room.roomID
-        invitation.fromUid = room.ownerUid
-        invitation.fromChannel = room.channel
-        invitation.toRoomID = request.peerRoomID
-        invitation.userName = room.ownerName
-        invitation.createdAtMs = nowMs
-        invitation.expiresAtMs = nowMs + settings.invitationExpiryMs
+        var invitation = Self.pendingRequest(
+            .pkInvitation, id: Self.newInteractionID("pk-", using: &generator), in: room, from: room.ownerUid,
+            to: request.peerRoomID, 0, userName: room.ownerName, nowMs: nowMs, lifetimeMs: settings.invitationExpiryMs)
         invitation.durationS = request.durationS
         invitation.mediaMode = request.mediaMode
         var stored = room

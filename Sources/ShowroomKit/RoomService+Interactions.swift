@@ -22,13 +22,10 @@ extension RoomService {
     public func invitePK(roomID: String, uid: UInt32, token: String, peerRoomID: String, durationSeconds: UInt32 = 0,
                          mediaMode: PK.MediaMode = .forward) async throws(ShowroomError) -> InteractionRequest {
         var request = RoomPkInviteRequest()
-        request.roomID = roomID
-        request.uid = uid
-        request.token = token
         request.peerRoomID = peerRoomID
         request.durationS = durationSeconds
         request.mediaMode = mediaMode.wire
-        return InteractionRequest(try await interact(.roomPkInvite, request, roomID: roomID).request)
+        return InteractionRequest(try await interact(.roomPkInvite, request.acting(in: roomID, as: uid, token: token)).request)
     }
 
     /// The invited host accepts a PK invitation: the PK starts in both rooms, and both rooms' other
@@ -52,11 +49,8 @@ extension RoomService {
     /// Either host ends the PK it names (a stale id ends nothing: `INTERACTION_NOT_FOUND`).
     public func stopPK(roomID: String, uid: UInt32, token: String, pkID: String) async throws(ShowroomError) -> Room {
         var request = RoomPkStopRequest()
-        request.roomID = roomID
-        request.uid = uid
-        request.token = token
         request.pkID = pkID
-        return Room(try await interact(.roomPkStop, request, roomID: roomID).room)
+        return Room(try await interact(.roomPkStop, request.acting(in: roomID, as: uid, token: token)).room)
     }
 
     /// The host asks for a random PK: the room waits (30 s by default) until the cluster pairs it
@@ -67,24 +61,18 @@ extension RoomService {
     public func matchPK(roomID: String, uid: UInt32, token: String, durationSeconds: UInt32 = 0,
                         cancel: Bool = false) async throws(ShowroomError) -> Room {
         var request = RoomPkMatchRequest()
-        request.roomID = roomID
-        request.uid = uid
-        request.token = token
         request.durationS = durationSeconds
         request.cancel = cancel
-        return Room(try await interact(.roomPkMatch, request, roomID: roomID).room)
+        return Room(try await interact(.roomPkMatch, request.acting(in: roomID, as: uid, token: token)).room)
     }
 
     private func answerPK(roomID: String, uid: UInt32, token: String, invitationID: String, accept: Bool,
                           cancel: Bool) async throws(ShowroomError) -> Room {
         var request = RoomPkAnswerRequest()
-        request.roomID = roomID
-        request.uid = uid
-        request.token = token
         request.invitationID = invitationID
         request.accept = accept
         request.cancel = cancel
-        return Room(try await interact(.roomPkAnswer, request, roomID: roomID).room)
+        return Room(try await interact(.roomPkAnswer, request.acting(in: roomID, as: uid, token: token)).room)
     }
 
     // MARK: - Co-host
@@ -93,42 +81,30 @@ extension RoomService {
     /// seat; asking again returns the open application.
     public func applyForCoHosting(roomID: String, uid: UInt32, token: String, userName: String = "") async throws(ShowroomError) -> InteractionRequest {
         var request = RoomCoHostApplyRequest()
-        request.roomID = roomID
-        request.uid = uid
-        request.token = token
         request.userName = userName
-        return InteractionRequest(try await interact(.roomCohostApply, request, roomID: roomID).request)
+        return InteractionRequest(try await interact(.roomCohostApply, request.acting(in: roomID, as: uid, token: token)).request)
     }
 
     /// Withdraws the uid's open application.
     public func cancelCoHostApplication(roomID: String, uid: UInt32, token: String) async throws(ShowroomError) -> Room {
         var request = RoomCoHostApplyRequest()
-        request.roomID = roomID
-        request.uid = uid
-        request.token = token
         request.cancel = true
-        return Room(try await interact(.roomCohostApply, request, roomID: roomID).room)
+        return Room(try await interact(.roomCohostApply, request.acting(in: roomID, as: uid, token: token)).room)
     }
 
     /// The host invites an audience member up.
     public func inviteCoHost(roomID: String, uid: UInt32, token: String, inviteeUid: UInt32) async throws(ShowroomError) -> InteractionRequest {
         var request = RoomCoHostInviteRequest()
-        request.roomID = roomID
-        request.uid = uid
-        request.token = token
         request.inviteeUid = inviteeUid
-        return InteractionRequest(try await interact(.roomCohostInvite, request, roomID: roomID).request)
+        return InteractionRequest(try await interact(.roomCohostInvite, request.acting(in: roomID, as: uid, token: token)).request)
     }
 
     /// The host withdraws a co-host invitation.
     public func cancelCoHostInvitation(roomID: String, uid: UInt32, token: String, invitationID: String) async throws(ShowroomError) -> Room {
         var request = RoomCoHostInviteRequest()
-        request.roomID = roomID
-        request.uid = uid
-        request.token = token
         request.cancel = true
         request.invitationID = invitationID
-        return Room(try await interact(.roomCohostInvite, request, roomID: roomID).room)
+        return Room(try await interact(.roomCohostInvite, request.acting(in: roomID, as: uid, token: token)).room)
     }
 
     /// The one asked answers a co-host request: the host an application, the invited user an
@@ -136,26 +112,19 @@ extension RoomService {
     /// room's channel from then on (``ShowroomEngine/setClientRole(_:on:)`` to broadcaster).
     public func answerCoHostRequest(roomID: String, uid: UInt32, token: String, requestID: String, accept: Bool) async throws(ShowroomError) -> Room {
         var request = RoomCoHostAnswerRequest()
-        request.roomID = roomID
-        request.uid = uid
-        request.token = token
         request.requestID = requestID
         request.accept = accept
-        return Room(try await interact(.roomCohostAnswer, request, roomID: roomID).room)
+        return Room(try await interact(.roomCohostAnswer, request.acting(in: roomID, as: uid, token: token)).room)
     }
 
     /// The co-host or the host ends the seat it names; the edges stop the co-host's tracks at once.
     public func stopCoHosting(roomID: String, uid: UInt32, token: String, seatID: String) async throws(ShowroomError) -> Room {
         var request = RoomCoHostStopRequest()
-        request.roomID = roomID
-        request.uid = uid
-        request.token = token
         request.seatID = seatID
-        return Room(try await interact(.roomCohostStop, request, roomID: roomID).room)
+        return Room(try await interact(.roomCohostStop, request.acting(in: roomID, as: uid, token: token)).room)
     }
 
-    private func interact(_ kind: WireMessageKind, _ body: some SwiftProtobuf.Message & Sendable,
-                          roomID: String) async throws(ShowroomError) -> RoomInteractionResponse {
-        try await client.request(kind, body: body, key: roomID, expecting: RoomInteractionResponse.self)
+    private func interact(_ kind: WireMessageKind, _ body: some RoomActorRequest) async throws(ShowroomError) -> RoomInteractionResponse {
+        try await client.request(kind, body: body, key: body.roomID, expecting: RoomInteractionResponse.self)
     }
 }

@@ -21,9 +21,6 @@ struct PKCommand: ParsableCommand {
 
         func run() throws {
             try actor.send("pk match", .roomPkMatch, RoomPkMatchRequest.with {
-                $0.roomID = actor.room
-                $0.uid = actor.uid
-                $0.token = try actor.token()
                 $0.durationS = duration
                 $0.cancel = cancel
             })
@@ -43,9 +40,6 @@ struct PKCommand: ParsableCommand {
 
         func run() throws {
             try actor.send("pk invite", .roomPkInvite, RoomPkInviteRequest.with {
-                $0.roomID = actor.room
-                $0.uid = actor.uid
-                $0.token = try actor.token()
                 $0.peerRoomID = peer
                 $0.durationS = duration
                 $0.mediaMode = mode == "subscribe" ? .subscribe : .forward
@@ -63,9 +57,6 @@ struct PKCommand: ParsableCommand {
 
         func run() throws {
             try actor.send("pk answer", .roomPkAnswer, RoomPkAnswerRequest.with {
-                $0.roomID = actor.room
-                $0.uid = actor.uid
-                $0.token = try actor.token()
                 $0.invitationID = invitation
                 $0.accept = accept
                 $0.cancel = cancel
@@ -80,9 +71,6 @@ struct PKCommand: ParsableCommand {
 
         func run() throws {
             try actor.send("pk stop", .roomPkStop, RoomPkStopRequest.with {
-                $0.roomID = actor.room
-                $0.uid = actor.uid
-                $0.token = try actor.token()
                 $0.pkID = pk
             })
         }
@@ -105,9 +93,6 @@ struct CoHostCommand: ParsableCommand {
 
         func run() throws {
             try actor.send("cohost apply", .roomCohostApply, RoomCoHostApplyRequest.with {
-                $0.roomID = actor.room
-                $0.uid = actor.uid
-                $0.token = try actor.token()
                 $0.userName = name
                 $0.cancel = cancel
             })
@@ -121,9 +106,6 @@ struct CoHostCommand: ParsableCommand {
 
         func run() throws {
             try actor.send("cohost invite", .roomCohostInvite, RoomCoHostInviteRequest.with {
-                $0.roomID = actor.room
-                $0.uid = actor.uid
-                $0.token = try actor.token()
                 $0.inviteeUid = invitee
             })
         }
@@ -137,9 +119,6 @@ struct CoHostCommand: ParsableCommand {
 
         func run() throws {
             try actor.send("cohost answer", .roomCohostAnswer, RoomCoHostAnswerRequest.with {
-                $0.roomID = actor.room
-                $0.uid = actor.uid
-                $0.token = try actor.token()
                 $0.requestID = request
                 $0.accept = accept
             })
@@ -153,9 +132,6 @@ struct CoHostCommand: ParsableCommand {
 
         func run() throws {
             try actor.send("cohost stop", .roomCohostStop, RoomCoHostStopRequest.with {
-                $0.roomID = actor.room
-                $0.uid = actor.uid
-                $0.token = try actor.token()
                 $0.seatID = seat
             })
         }
@@ -175,10 +151,12 @@ struct InteractionActor: ParsableArguments {
         try app.token(channel: channel.isEmpty ? room : channel, uid: uid, role: .publisher)
     }
 
-    /// Sends the request; prints the room after it (and the request made, JSON key `request`).
-    func send(_ what: String, _ kind: WireMessageKind, _ body: @autoclosure () throws -> some SwiftProtobuf.Message) throws {
+    /// Sends the request as this actor; prints the room after it (and the request made, JSON key
+    /// `request`).
+    func send(_ what: String, _ kind: WireMessageKind, _ body: some RoomActorRequest) throws {
         try runCommand(what) {
-            let answer = try common.link().request(kind, body: try body(), expecting: RoomInteractionResponse.self)
+            let answer = try common.link().request(kind, body: body.acting(in: room, as: uid, token: try token()),
+                                                   expecting: RoomInteractionResponse.self)
             if common.json {
                 var object = RoomView.object(answer.room)
                 if answer.hasRequest { object = ["room": object, "request": RoomView.requestObject(answer.request)] }
