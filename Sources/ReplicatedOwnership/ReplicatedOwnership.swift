@@ -13,8 +13,12 @@
 //
 // Operations on two keys with different owners (a PK between two rooms) use this protocol:
 //
-// 1. The owner of the lower key coordinates. It writes an intent on its key (the interaction id,
-//    both keys, an expiry) and has it replicated before it asks anyone.
+// 1. The owner of the key that got the decision (the room whose host accepts) coordinates. It
+//    writes an intent on its key (the interaction id, both keys, an expiry) and has it replicated
+//    before it asks anyone. The intent is a lock: the key counts as busy while it stands, and a
+//    commit never waits for anything, so two decisions touching the same key never deadlock; the
+//    later one is refused as busy. (Where both sides decide at once — two rooms inviting each
+//    other — the lower key coordinates.)
 // 2. It asks the other key's owner to commit. That owner checks its key (idle, live), writes the
 //    interaction as active on its key, has it replicated, and only then answers yes; or answers no
 //    without writing anything. The answer is idempotent per interaction id: asked again, it says
