@@ -128,6 +128,9 @@ public struct ChannelPlane<Frame> {
 
     /// Whether `session` publishes `track` now (its frames of that track are forwarded): what the
     /// edge checks before forwarding a frame into other channels too.
+    /// Whether `session` is another edge's forward link (a client session an edge opened here).
+    public func isForwardLink(_ session: SessionID) -> Bool { sessions[session]?.isForwardLink ?? false }
+
     public func publishes(_ session: SessionID, _ track: TrackID) -> Bool {
         guard let c = channels.index(forKey: track.channel),
             let t = channels.values[c].tracks.index(forKey: TrackKey(uid: track.uid, kind: track.kind))

@@ -22,6 +22,10 @@ extension EdgeCodec {
     /// - Throws: `INVALID_ARGUMENT` for a bad channel name, codec, picture size or audio level;
     ///   `UNKNOWN_TRACK` for a track kind neither audio nor video; `MALFORMED_MESSAGE` when
     ///   `payload_size` is not the attachment's size.
+    /// The most channels a forwarded frame names besides its own (a forward has at most 4
+    /// destinations).
+    public static let maxAlsoChannels = 3
+
     public static func checkedFrameInfo(header: WireMediaHeader, payloadSize: Int) throws(ShowroomError) -> MediaFrameInfo {
         try Names.validateChannel(header.channel, field: "media header channel")
         let kind = try requiredTrackKind(header.track)
@@ -40,6 +44,15 @@ extension EdgeCodec {
         where value != 0 && !(minPictureSide...maxPictureSide).contains(value) {
             throw .invalidArgument(
                 "media header \(side) is \(value); a picture side is 0 (not given) or \(minPictureSide) – \(maxPictureSide) pixels")
+        }
+        guard header.alsoChannels.count <= maxAlsoChannels else {
+            throw .invalidArgument("media header also_channels lists \(header.alsoChannels.count) channels; a forwarded frame names at most \(maxAlsoChannels) more")
+        }
+        for other in header.alsoChannels {
+            try Names.validateChannel(other, field: "media header also_channels")
+            guard other != header.channel else {
+                throw .invalidArgument("media header also_channels repeats the frame's own channel \(other)")
+            }
         }
         guard header.audioLevel <= 100 else {
             throw .invalidArgument("media header audio_level is \(header.audioLevel); it is 0 (silence) – 100 (full scale)")

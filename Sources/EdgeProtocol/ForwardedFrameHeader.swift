@@ -25,7 +25,9 @@ public struct ForwardedFrameHeader {
     /// - Parameters:
     ///   - header: The publisher's header, as the edge decoded and checked it.
     ///   - channel: The destination channel (a valid name).
-    public mutating func write(_ header: WireMediaHeader, channel: String) {
+    ///   - also: More destination channels on the same edge (`also_channels`), sent with the
+    ///     frame once for all of them.
+    public mutating func write(_ header: WireMediaHeader, channel: String, also: ArraySlice<String> = []) {
         body.removeAll(keepingCapacity: true)
         Self.string(1, channel, into: &body)
         Self.varint(2, UInt64(header.publisherUid), into: &body)
@@ -39,6 +41,7 @@ public struct ForwardedFrameHeader {
         Self.varint(10, UInt64(header.height), into: &body)
         Self.varint(11, UInt64(header.payloadSize), into: &body)
         Self.varint(12, header.sendTimeUs, into: &body)
+        for other in also { Self.string(13, other, into: &body) }
         bytes.removeAll(keepingCapacity: true)
         Self.varint(1, UInt64(WireMessageKind.mediaFrame.rawValue), into: &bytes)
         Self.tag(6, wireType: 2, into: &bytes)

@@ -112,20 +112,28 @@ extension EdgeShell {
         else { return }
         let now = self.now
         var keyframeWanted = false
-        for target in targets {
+        // One message per destination edge: the first destination on an edge leads, the others
+        // on it ride along in `also_channels`.
+        for (index, target) in targets.enumerated()
+        where !targets[..<index].contains(where: { $0.edge.endpoint == target.edge.endpoint }) {
             guard let link = links[ForwardLinkKey(key: ForwardKey(channel: info.channel, uid: info.publisherUID), endpoint: target.edge.endpoint)],
                 link.isOpen
             else { continue }
-            if kind == .video, !link.awaitingKeyframe.isEmpty, link.awaitingKeyframe.contains(target.channel) {
-                guard info.isKeyframe else { continue }
-                link.awaitingKeyframe.remove(target.channel)
+            forwardChannels.removeAll(keepingCapacity: true)
+            for other in targets[index...] where other.edge.endpoint == target.edge.endpoint {
+                if kind == .video, !link.awaitingKeyframe.isEmpty, link.awaitingKeyframe.contains(other.channel) {
+                    guard info.isKeyframe else { continue }
+                    link.awaitingKeyframe.remove(other.channel)
+                }
+                forwardChannels.append(other.channel)
             }
-            forwardHeader.write(header, channel: target.channel)
+            guard let first = forwardChannels.first else { continue }
+            forwardHeader.write(header, channel: first, also: forwardChannels.dropFirst())
             forwardBuffer.removeAll()
             forwardHeader.bytes.withUnsafeBytes { forwardBuffer.append(bytes: $0) }
             forwardBuffer.append(referenceTo: 2, of: frame)
             if link.sendFrame(forwardBuffer) != .sent, kind == .video {
-                link.awaitingKeyframe.insert(target.channel)
+                for channel in forwardChannels { link.awaitingKeyframe.insert(channel) }
                 keyframeWanted = true
             }
         }
@@ -133,6 +141,26 @@ extension EdgeShell {
         if keyframeWanted {
             performForward(forwards.keyframeWanted(ForwardKey(channel: info.channel, uid: info.publisherUID), now: now))
         }
+    }
+
+    /// A frame that came over a forward link for more channels than its own (`also_channels`):
+    /// forwarded in each of them too, with the header's channel rewritten (the payload by
+    /// reference). Video is kept in each channel's GOP cache, so it gets a message of its own;
+    /// audio reuses one.
+    func forwardAlso(_ frame: Multipart, header: WireMediaHeader, info: MediaFrameInfo, from session: SessionID) {
+        for channel in header.alsoChannels {
+            forwardHeader.write(header, channel: channel)
+            let copy = info.kind == .video ? Multipart(capacity: 3) : alsoBuffer
+            copy.removeAll()
+            copy.append(referenceTo: 0, of: frame)
+            forwardHeader.bytes.withUnsafeBytes { copy.append(bytes: $0) }
+            copy.append(referenceTo: 2, of: frame)
+            let moved = MediaFrameInfo(channel: channel, publisherUID: info.publisherUID, kind: info.kind, isKeyframe: info.isKeyframe,
+                                       audioLevel: info.audioLevel, payloadSize: info.payloadSize)
+            let directives = forwardInPlane(copy, info: moved, from: session)
+            if !directives.isEmpty { perform(directives) }
+        }
+        alsoBuffer.removeAll()
     }
 
     // MARK: - Carrying out the book's directives

@@ -61,6 +61,10 @@ final class EdgeShell {
     /// Reused for every forwarded frame: the rewritten envelope and the frames sent.
     var forwardHeader = ForwardedFrameHeader()
     let forwardBuffer = Multipart(capacity: 2)
+    /// The destination channels of one forwarded frame on one edge (reused).
+    var forwardChannels: [String] = []
+    /// A forwarded audio frame moved to another of its channels (reused).
+    let alsoBuffer = Multipart(capacity: 3)
 
     init(configuration: EdgeServerConfiguration, loop: EventLoop, logger: Logger) throws {
         self.logger = logger
@@ -193,14 +197,25 @@ final class EdgeShell {
             refuseFrame(error, channel: header.channel, track: EdgeCodec.trackKind(header.track), from: session)
             return
         }
+        if !header.alsoChannels.isEmpty, !plane.isForwardLink(session) {
+            refuseFrame(.invalidArgument("media header also_channels is for edge-to-edge links only; send one frame per channel"),
+                        channel: header.channel, track: EdgeCodec.trackKind(header.track), from: session)
+            return
+        }
         let frame = incoming
         if info.kind == .video { incoming = Multipart(capacity: 4) }
-        let socket = self.socket
-        let directives = plane.forward(frame, info: info, from: session, now: now) { subscriber, frame in
-            Self.deliver(frame, to: subscriber, on: socket)
-        }
+        let directives = forwardInPlane(frame, info: info, from: session)
         if !forwards.isEmpty { forwardFrame(frame, header: header, info: info, from: session) }
         if !directives.isEmpty { perform(directives) }
+        if !header.alsoChannels.isEmpty { forwardAlso(frame, header: header, info: info, from: session) }
+    }
+
+    /// Forwards a frame to the channel's subscribers (the plane decides who gets it).
+    func forwardInPlane(_ frame: Multipart, info: MediaFrameInfo, from session: SessionID) -> [EdgeDirective] {
+        let socket = self.socket
+        return plane.forward(frame, info: info, from: session, now: now) { subscriber, frame in
+            Self.deliver(frame, to: subscriber, on: socket)
+        }
     }
 
     /// Sends a media frame (envelope and payload, by reference) to one subscriber.

@@ -216,6 +216,9 @@ final class HostileInputTests: XCTestCase {
         cases.append(("height", tiny, .invalidArgument))
         cases.append(("someone else's uid", header(uid: 3, size: 3), .invalidArgument))
         cases.append(("unknown track", header(track: .UNRECOGNIZED(7), size: 3), .unknownTrack))
+        var riding = header(size: 3)
+        riding.alsoChannels = ["other"]
+        cases.append(("also_channels from a client (edge-to-edge links only)", riding, .invalidArgument))
         for (what, header, code) in cases {
             try host.publish(header, payload: [1, 2, 3])
             XCTAssertEqual(try host.errorEvent().code, code, what)

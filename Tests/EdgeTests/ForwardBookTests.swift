@@ -266,6 +266,28 @@ final class ForwardBookTests: XCTestCase {
         var expected = audio
         expected.channel = "b"
         XCTAssertEqual(try WireMediaHeader(serializedBytes: try WireEnvelope(serializedBytes: writer.bytes).body), expected)
+
+        // Destinations on one edge share one message: the others ride in also_channels.
+        writer.write(audio, channel: "b", also: ["c", "d"][...])
+        expected.alsoChannels = ["c", "d"]
+        let shared = try WireMediaHeader(serializedBytes: try WireEnvelope(serializedBytes: writer.bytes).body)
+        XCTAssertEqual(shared, expected)
+        XCTAssertNoThrow(try EdgeCodec.checkedFrameInfo(header: shared, payloadSize: 80))
+    }
+
+    func testAlsoChannelsAreCheckedLikeTheFramesOwnChannel() {
+        var header = WireMediaHeader()
+        header.channel = "a"
+        header.track = .audio
+        header.codec = .opus
+        header.payloadSize = 10
+        for (also, why) in [(["b", "c", "d", "e"], "more than 3"), (["a"], "its own channel"), ([""], "an empty name"),
+                            ([String(repeating: "x", count: 65)], "a name too long")] {
+            header.alsoChannels = also
+            XCTAssertThrowsError(try EdgeCodec.checkedFrameInfo(header: header, payloadSize: 10), why) {
+                XCTAssertEqual(($0 as? ShowroomError)?.code, .invalidArgument, why)
+            }
+        }
     }
 
     func testHostileForwardRequestsAreRefusedWithStableCodes() throws {

@@ -157,6 +157,12 @@ public nonisolated struct WireMediaHeader: Sendable {
   /// capture -> send is the encoder's time.
   public var sendTimeUs: UInt64 = 0
 
+  /// Only on an edge-to-edge link (a forward): the same frame is for these channels too (at most 3,
+  /// each joined by the link as the same publisher), so the payload crosses once per destination
+  /// edge. The receiving edge forwards it in each, with the header's channel rewritten. Refused
+  /// from any other session.
+  public var alsoChannels: [String] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -176,7 +182,7 @@ nonisolated extension WireCodec: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension WireMediaHeader: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".MediaHeader"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{3}publisher_uid\0\u{1}track\0\u{1}codec\0\u{1}sequence\0\u{3}capture_time_us\0\u{1}keyframe\0\u{3}audio_level\0\u{1}width\0\u{1}height\0\u{3}payload_size\0\u{3}send_time_us\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{3}publisher_uid\0\u{1}track\0\u{1}codec\0\u{1}sequence\0\u{3}capture_time_us\0\u{1}keyframe\0\u{3}audio_level\0\u{1}width\0\u{1}height\0\u{3}payload_size\0\u{3}send_time_us\0\u{3}also_channels\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -196,6 +202,7 @@ nonisolated extension WireMediaHeader: SwiftProtobuf.Message, SwiftProtobuf._Mes
       case 10: try { try decoder.decodeSingularUInt32Field(value: &self.height) }()
       case 11: try { try decoder.decodeSingularUInt32Field(value: &self.payloadSize) }()
       case 12: try { try decoder.decodeSingularUInt64Field(value: &self.sendTimeUs) }()
+      case 13: try { try decoder.decodeRepeatedStringField(value: &self.alsoChannels) }()
       default: break
       }
     }
@@ -238,6 +245,9 @@ nonisolated extension WireMediaHeader: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if self.sendTimeUs != 0 {
       try visitor.visitSingularUInt64Field(value: self.sendTimeUs, fieldNumber: 12)
     }
+    if !self.alsoChannels.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.alsoChannels, fieldNumber: 13)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -254,6 +264,7 @@ nonisolated extension WireMediaHeader: SwiftProtobuf.Message, SwiftProtobuf._Mes
     if lhs.height != rhs.height {return false}
     if lhs.payloadSize != rhs.payloadSize {return false}
     if lhs.sendTimeUs != rhs.sendTimeUs {return false}
+    if lhs.alsoChannels != rhs.alsoChannels {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
