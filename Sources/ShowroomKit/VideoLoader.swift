@@ -3,9 +3,10 @@ import Synchronization
 /// What a ``VideoLoader`` reports.
 public enum VideoLoaderEvent: Sendable, Equatable {
     /// A room's host was decoded after its channel's state rose to video: `actual` from the state
-    /// change to the first decoded frame (VideoLoaderAPI's `onFirstFrameRecv`, on every such
-    /// change, not only the first).
-    case firstFrame(channel: String, uid: UInt32, actual: Duration)
+    /// change to the first decoded frame, `perceived` from the room's card becoming visible
+    /// (``VideoLoader/cardVisible(_:)``, a touch or a swipe; the state change when nothing said
+    /// so) — VideoLoaderAPI's `onFirstFrameRecv`, on every such change, not only the first.
+    case firstFrame(channel: String, uid: UInt32, actual: Duration, perceived: Duration)
     /// An engine step for the room failed (a refused token, a channel that closed …); the room's
     /// state stays as asked, and a later change tries again.
     case error(channel: String, ShowroomError)
@@ -25,7 +26,7 @@ public enum VideoLoaderEvent: Sendable, Equatable {
 /// let loader = VideoLoader(engine: engine, localUID: me)
 /// loader.swipe(to: index, in: rooms)                            // on scroll end
 /// loader.switchAnchorState(.joinedWithVideo, anchor: card, tag: "list")  // touch-down on a card
-/// for await case .firstFrame(let channel, _, let actual) in loader.events { ... }
+/// for await case .firstFrame(let channel, _, let actual, let perceived) in loader.events { ... }
 /// ```
 public final class VideoLoader: Sendable {
     /// First frames and errors, in order.
@@ -40,6 +41,10 @@ public final class VideoLoader: Sendable {
         var window: SwipeWindow
         /// When each channel's video was asked for, until its first frame.
         var videoAskedAt: [String: ContinuousClock.Instant] = [:]
+        /// When each room's card became visible, until its first frame.
+        var visibleAt: [String: ContinuousClock.Instant] = [:]
+        /// The rooms a touch holds (tag ``VideoLoader/touchTag``).
+        var touched: [String: AnchorInfo] = [:]
         /// When each channel was last preloaded (asked again only once its preload grew stale).
         var preloadedAt: [String: ContinuousClock.Instant] = [:]
         /// Engine steps queued and not yet done.
@@ -105,12 +110,16 @@ public final class VideoLoader: Sendable {
 
     /// A swipe feed is at `index` of `rooms`: that room shows (and is heard once `settled`), one
     /// room on each side is prejoined, the feed's other rooms are left (tag `swipe`); the rooms
-    /// around (up to 20) are preloaded.
+    /// around (up to 20) are preloaded. The feed takes over from a touch that opened a room.
     public func swipe(to index: Int, in rooms: [AnchorInfo], settled: Bool = true) {
+        if rooms.indices.contains(index) { cardVisible(rooms[index]) }
         apply { state in
-            state.window.focus(on: index, of: rooms, settled: settled).flatMap { change in
+            var directives = state.window.focus(on: index, of: rooms, settled: settled).flatMap { change in
                 state.book.set(change.state, for: change.anchor, tag: Self.swipeTag)
             }
+            for anchor in state.touched.values { directives += state.book.set(.idle, for: anchor, tag: Self.touchTag) }
+            state.touched = [:]
+            return directives
         }
         let around = rooms.indices.filter { abs($0 - index) <= Self.maxPreloads / 2 }.map { rooms[$0] }
         preloadChannels(Array(around.prefix(Self.maxPreloads)))
@@ -143,6 +152,39 @@ public final class VideoLoader: Sendable {
             self?.stepDone()
         }
     }
+
+    /// A room's card became visible (a list cell shown, a feed page scrolled in): its first frame's
+    /// perceived time counts from now.
+    public func cardVisible(_ anchor: AnchorInfo) {
+        let now = ContinuousClock.now
+        state.withLock { state in
+            if state.visibleAt[anchor.channel] == nil { state.visibleAt[anchor.channel] = now }
+        }
+    }
+
+    /// A finger went down on a room's card: its video starts before the finger lifts (tag
+    /// ``touchTag``).
+    public func touchDown(_ anchor: AnchorInfo) {
+        cardVisible(anchor)
+        apply { state in
+            state.touched[anchor.channel] = anchor
+            return state.book.set(.joinedWithVideo, for: anchor, tag: Self.touchTag)
+        }
+    }
+
+    /// The finger lifted: inside the card the app opens the room (its video runs on; the feed's
+    /// ``swipe(to:in:settled:)`` takes over), outside it (slid away) the touch lets the room go.
+    public func touchUp(_ anchor: AnchorInfo, inside: Bool) {
+        guard !inside else { return }
+        apply { state in
+            state.touched[anchor.channel] = nil
+            state.visibleAt[anchor.channel] = nil
+            return state.book.set(.idle, for: anchor, tag: Self.touchTag)
+        }
+    }
+
+    /// The tag of touches on room cards.
+    public static let touchTag = "touch"
 
     /// The most rooms preloaded at once.
     public static let maxPreloads = 20
@@ -181,7 +223,10 @@ public final class VideoLoader: Sendable {
             for case .video(let channel, _, let on) in directives {
                 if on { state.videoAskedAt[channel] = now } else { state.videoAskedAt[channel] = nil }
             }
-            for case .leave(let channel) in directives { state.videoAskedAt[channel] = nil }
+            for case .leave(let channel) in directives {
+                state.videoAskedAt[channel] = nil
+                state.visibleAt[channel] = nil
+            }
             if !directives.isEmpty { state.queued += 1 }
             return directives
         }
@@ -199,9 +244,10 @@ public final class VideoLoader: Sendable {
     }
 
     private func decoded(_ channel: String, uid: UInt32) {
-        let asked = state.withLock { $0.videoAskedAt.removeValue(forKey: channel) }
+        let (asked, visible) = state.withLock { ($0.videoAskedAt.removeValue(forKey: channel), $0.visibleAt.removeValue(forKey: channel)) }
         guard let asked else { return }
-        sink.yield(.firstFrame(channel: channel, uid: uid, actual: ContinuousClock.now - asked))
+        let now = ContinuousClock.now
+        sink.yield(.firstFrame(channel: channel, uid: uid, actual: now - asked, perceived: now - min(asked, visible ?? asked)))
     }
 
     private func perform(_ directive: AnchorBook.Directive) async {

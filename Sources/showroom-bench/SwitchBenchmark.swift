@@ -154,7 +154,7 @@ struct SwitchBenchmark: AsyncParsableCommand {
         defer { deadline.cancel() }
         while let event = await iterator.next() {
             switch event {
-            case .firstFrame(channel, _, _): return true
+            case .firstFrame(channel, _, _, _): return true
             case .error(channel, _): return false
             default: continue
             }

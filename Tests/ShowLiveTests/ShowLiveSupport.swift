@@ -1,5 +1,8 @@
 import Edge
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import ShowroomAuth
 import ShowroomKit
 import ShowroomTesting
@@ -14,6 +17,7 @@ enum SharedCluster {
     nonisolated(unsafe) private static var cluster: TestCluster?
     nonisolated(unsafe) private(set) static var seed = ""
     nonisolated(unsafe) private(set) static var edges: [String: String] = [:]
+    nonisolated(unsafe) private(set) static var edgeAdmins: [String: String] = [:]
 
     /// Starts the cluster once; later calls return at once.
     static func start() throws {
@@ -21,7 +25,10 @@ enum SharedCluster {
         let cluster = try TestCluster(coordinators: 1, edges: 2)
         self.cluster = cluster
         seed = try cluster.clientEndpoint(of: "coordinator-1")
-        for id in ["edge-1", "edge-2"] { edges[id] = try cluster.clientEndpoint(of: id) }
+        for id in ["edge-1", "edge-2"] {
+            edges[id] = try cluster.clientEndpoint(of: id)
+            edgeAdmins[id] = try cluster.adminEndpoint(of: id)
+        }
     }
 
     static func stop() {
@@ -112,4 +119,17 @@ final class RawClientThread: Sendable {
             }.start()
         }
     }
+}
+
+/// A gauge of every edge of the shared cluster, summed, as their admin ports' `/metrics` say
+/// (`showroom_edge_sessions`, `showroom_edge_connections` …).
+func edgeGauge(_ name: String) async throws -> Double {
+    var total = 0.0
+    for endpoint in SharedCluster.edgeAdmins.values {
+        let (data, _) = try await URLSession.shared.data(from: URL(string: "\(endpoint)/metrics")!)
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") where line.hasPrefix(name + " ") {
+            total += Double(line.split(separator: " ").last ?? "") ?? 0
+        }
+    }
+    return total
 }

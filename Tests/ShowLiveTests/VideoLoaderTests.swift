@@ -32,7 +32,7 @@ final class VideoLoaderTests: SharedClusterTestCase {
             XCTAssertEqual(loader.state(of: rooms[index].channel), .joinedWithAudioVideo)
             try await eventually("swipe \(step): room \(index)'s host decoded") {
                 reports.withLock { events in
-                    events.filter { if case .firstFrame(rooms[index].channel, rooms[index].uid, _) = $0 { true } else { false } }.count
+                    events.filter { if case .firstFrame(rooms[index].channel, rooms[index].uid, _, _) = $0 { true } else { false } }.count
                         >= path.prefix(step + 1).filter { $0 == index }.count
                 }
             }
@@ -117,7 +117,7 @@ final class VideoLoaderTests: SharedClusterTestCase {
         XCTAssertEqual(opened, 1, "the room's edge session opened ahead")
         loader.switchAnchorState(.joinedWithVideo, anchor: room, tag: "card")
         try await eventually("the preloaded room's host decoded") {
-            reports.withLock { $0.contains { if case .firstFrame("preload-1", 701, _) = $0 { true } else { false } } }
+            reports.withLock { $0.contains { if case .firstFrame("preload-1", 701, _, _) = $0 { true } else { false } } }
         }
         let after = await viewer.statistics().sessionsOpened
         XCTAssertEqual(after, 1, "the join used the session opened by the preload")
@@ -130,5 +130,63 @@ final class VideoLoaderTests: SharedClusterTestCase {
         await loader.settle()
         await viewer.shutdown()
         await host.stop()
+    }
+
+    func testATouchedCardPlaysBeforeTheFingerLiftsAndCleanCacheLeavesNothingAtTheEdges() async throws {
+        let rooms = try (0..<3).map { n in
+            AnchorInfo(channel: "touch-\(n)", uid: 800 + UInt32(n), token: try TestApp.token(channel: "touch-\(n)", uid: 88, role: .subscriber))
+        }
+        var hosts: [TestClient] = []
+        for room in rooms { hosts.append(try await TestClient.join(room.channel, uid: room.uid, role: .broadcaster, camera: true)) }
+        let service = RoomService(seeds: [SharedCluster.seed], loop: hosts[0].engine.loop)
+        let shown = try await service.createRoom(name: "touch", ownerUid: rooms[0].uid, roomID: rooms[0].channel)
+        // What the edges hold before the viewer: its sessions and connections must go back to this.
+        var idleConfiguration = EngineConfiguration(entry: .seeds([SharedCluster.seed]))
+        idleConfiguration.sessionIdleTime = .milliseconds(200)
+        let sessionsBefore = try await edgeGauge("showroom_edge_sessions")
+        let connectionsBefore = try await edgeGauge("showroom_edge_connections")
+        XCTAssertGreaterThanOrEqual(connectionsBefore, 3, "the hosts' connections are counted")
+
+        let viewer = try await ShowroomEngine(configuration: idleConfiguration)
+        let loader = VideoLoader(engine: viewer, localUID: 88)
+        let reports = Mutex<[VideoLoaderEvent]>([])
+        let reader = Task { for await event in loader.events { reports.withLock { $0.append(event) } } }
+        defer { reader.cancel() }
+
+        // The list shows the card; a finger goes down on it: the host plays before it lifts.
+        loader.cardVisible(rooms[0])
+        loader.touchDown(rooms[0])
+        try await eventually("the touched room's host decoded") {
+            reports.withLock { $0.contains { if case .firstFrame("touch-0", 800, _, _) = $0 { true } else { false } } }
+        }
+        let report = reports.withLock { $0.first { if case .firstFrame("touch-0", _, _, _) = $0 { true } else { false } } }
+        guard case .firstFrame(_, _, let actual, let perceived)? = report else { return XCTFail("no first frame report") }
+        XCTAssertGreaterThanOrEqual(perceived, actual, "perceived counts from the card becoming visible, before the touch")
+        // Joined and played, yet not in the room's audience: the room counts those who joined it.
+        let room = try await service.room(rooms[0].channel)
+        XCTAssertEqual(room.audienceCount, shown.audienceCount, "a prejoined or touched connection is nobody's audience")
+
+        // Another card: touched and slid away, it is let go; the first one opens into the feed.
+        loader.touchDown(rooms[1])
+        loader.touchUp(rooms[1], inside: false)
+        await loader.settle()
+        XCTAssertEqual(loader.state(of: rooms[1].channel), .idle)
+        loader.touchUp(rooms[0], inside: true)
+        loader.swipe(to: 0, in: rooms)
+        await loader.settle()
+        XCTAssertEqual(loader.state(of: rooms[0].channel), .joinedWithAudioVideo, "the feed took the touched room over")
+        XCTAssertEqual(Set(loader.heldChannels), ["touch-0", "touch-1"], "the room on screen and the one below, prejoined")
+
+        // cleanCache: the edges' own counters go back to what they were.
+        loader.cleanCache()
+        await loader.settle()
+        try await eventually("the edges hold none of the viewer's sessions or connections") {
+            let sessions = try await edgeGauge("showroom_edge_sessions")
+            let connections = try await edgeGauge("showroom_edge_connections")
+            return sessions <= sessionsBefore && connections <= connectionsBefore
+        }
+        await viewer.shutdown()
+        await service.shutdown()
+        for host in hosts { await host.stop() }
     }
 }
