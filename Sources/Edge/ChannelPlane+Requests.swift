@@ -30,6 +30,9 @@ extension ChannelPlane {
                 return join(session, requestID: requestID, channel: channel, uid: uid, role: role, options: options,
                             grant: ChannelGrant(privileges: [:]), now: now)
             }
+            if let grant = takePreloadedGrant(session, channel: channel, uid: uid, token: token, now: now) {
+                return join(session, requestID: requestID, channel: channel, uid: uid, role: role, options: options, grant: grant, now: now)
+            }
             switch verifyToken(token, channel, uid) {
             case .success(let grant):
                 return join(session, requestID: requestID, channel: channel, uid: uid, role: role, options: options, grant: grant, now: now)
@@ -39,6 +42,12 @@ extension ChannelPlane {
                 fail(error, .join, requestID: requestID, to: session, channel: channel, now: now, &out)
                 return out
             }
+        case .preload(let channel, let uid, let token):
+            guard sessions[session] != nil else {
+                return preload(session, requestID: requestID, channel: channel, uid: uid, token: token, grant: .failure(.noSession("")), now: now)
+            }
+            return preload(session, requestID: requestID, channel: channel, uid: uid, token: token,
+                           grant: verifyToken(token, channel, uid), now: now)
         case .leave(let channel):
             return leave(session, requestID: requestID, channel: channel, now: now)
         case .updateOptions(let channel, let update):

@@ -16,6 +16,17 @@ struct ClientSession: Sendable {
     /// The last refusal reported by an error event, to report repeats at most once per
     /// `refusalReportInterval`.
     var lastRefusal: Refusal?
+    /// Grants checked ahead by `PRELOAD_CHANNEL`, oldest first, each until its expiry: a join
+    /// with the same channel, uid and token takes it instead of checking the token again.
+    var preloads: [Preload] = []
+
+    struct Preload: Sendable {
+        var channel: String
+        var uid: UInt32
+        var token: String
+        var grant: ChannelGrant
+        var until: Duration
+    }
     /// Another edge's link forwarding a broadcaster here: its users going away is "forward
     /// stopped" to the others.
     var isForwardLink: Bool { ForwardLinkIdentity.isLink(clientID: clientID) }

@@ -22,6 +22,8 @@ public struct EdgeStatistics: Sendable, Hashable {
     public var keyframeRequests: UInt64 = 0
     /// Stream messages accepted.
     public var streamMessages: UInt64 = 0
+    /// Joins that took a grant checked ahead by `PRELOAD_CHANNEL` (no token check at the join).
+    public var preloadedJoins: UInt64 = 0
 
     /// Creates zeroed counters.
     public init() {}

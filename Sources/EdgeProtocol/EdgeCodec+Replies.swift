@@ -60,6 +60,11 @@ extension EdgeCodec {
             var message = EdgeRenewChannelTokenResponse()
             message.channel = channel
             return try response(kind, id, message)
+        case .preloaded(let channel, let kept):
+            var message = EdgePreloadChannelResponse()
+            message.channel = channel
+            message.keptMs = UInt32(clamping: kept.components.seconds * 1000 + kept.components.attoseconds / 1_000_000_000_000_000)
+            return try response(kind, id, message)
         case .done:
             switch reply.kind {
             case .subscribe: return try response(kind, id, EdgeSubscribeTrackResponse())
@@ -117,6 +122,9 @@ extension EdgeCodec {
             body = .roleSet(channel: message.channel, role: role(message.role) ?? .audience)
         case .renewToken:
             body = .tokenRenewed(channel: try envelope.decodeBody(EdgeRenewChannelTokenResponse.self).channel)
+        case .preload:
+            let message = try envelope.decodeBody(EdgePreloadChannelResponse.self)
+            body = .preloaded(channel: message.channel, kept: .milliseconds(Int64(message.keptMs)))
         case .subscribe, .unsubscribe, .muteRemote, .enableVolumeIndication:
             body = .done
         case .sendStreamMessage:

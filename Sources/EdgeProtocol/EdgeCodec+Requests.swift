@@ -53,6 +53,10 @@ extension EdgeCodec {
             let body = try envelope.decodeBody(EdgeRenewChannelTokenRequest.self)
             try Names.validateChannel(body.channel)
             return .renewToken(channel: body.channel, token: body.token)
+        case .preload:
+            let body = try envelope.decodeBody(EdgePreloadChannelRequest.self)
+            try Names.validateChannel(body.channel)
+            return .preload(channel: body.channel, uid: body.uid, token: body.token)
         case .subscribe:
             let body = try envelope.decodeBody(EdgeSubscribeTrackRequest.self)
             try Names.validateChannel(body.channel)
@@ -124,6 +128,12 @@ extension EdgeCodec {
         case .renewToken(let channel, let token):
             var body = EdgeRenewChannelTokenRequest()
             body.channel = channel
+            body.token = token
+            return try WireEnvelope(request: kind, id: requestID, body: body)
+        case .preload(let channel, let uid, let token):
+            var body = EdgePreloadChannelRequest()
+            body.channel = channel
+            body.uid = uid
             body.token = token
             return try WireEnvelope(request: kind, id: requestID, body: body)
         case .subscribe(let track):

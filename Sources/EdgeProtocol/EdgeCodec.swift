@@ -30,6 +30,7 @@ public enum EdgeCodec {
         case .muteRemote: .muteRemoteTrack
         case .enableVolumeIndication: .enableVolumeIndication
         case .sendStreamMessage: .sendStreamMessage
+        case .preload: .preloadChannel
         }
     }
 

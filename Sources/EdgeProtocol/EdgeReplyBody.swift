@@ -17,6 +17,8 @@ public enum EdgeReplyBody: Sendable, Hashable {
     case roleSet(channel: String, role: ClientRole)
     /// The new token is in effect.
     case tokenRenewed(channel: String)
+    /// `PreloadChannelResponse`: the grant is kept this long.
+    case preloaded(channel: String, kept: Duration)
     /// Subscribe, unsubscribe, mute, volume indication: done.
     case done
     /// The stream message went out with this sequence number.

@@ -28,6 +28,8 @@ public enum EdgeRequest: Sendable, Hashable {
     case enableVolumeIndication(VolumeIndicationConfig?)
     /// `SEND_STREAM_MESSAGE`.
     case sendStreamMessage(channel: String, streamID: UInt32, data: [UInt8])
+    /// `PRELOAD_CHANNEL`: check the token now, for a join soon.
+    case preload(channel: String, uid: UInt32, token: String)
 
     /// The request's kind.
     public var kind: EdgeRequestKind {
@@ -44,6 +46,7 @@ public enum EdgeRequest: Sendable, Hashable {
         case .unsubscribe: .unsubscribe
         case .muteRemote: .muteRemote
         case .enableVolumeIndication: .enableVolumeIndication
+        case .preload: .preload
         case .sendStreamMessage: .sendStreamMessage
         }
     }

@@ -27,4 +27,6 @@ public enum EdgeRequestKind: Sendable, Hashable, CaseIterable {
     case enableVolumeIndication
     /// `ChannelPlane.sendStreamMessage(_:requestID:channel:streamID:data:now:)`
     case sendStreamMessage
+    /// `ChannelPlane.preload(_:requestID:channel:uid:grant:now:)`
+    case preload
 }

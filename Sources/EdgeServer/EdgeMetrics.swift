@@ -18,6 +18,7 @@ final class EdgeMetrics {
         (\.joins, Counter(label: "edge.joins")),
         (\.sessionsDropped, Counter(label: "edge.sessions_dropped")),
         (\.streamMessages, Counter(label: "edge.stream_messages")),
+        (\.preloadedJoins, Counter(label: "edge.preloaded_joins")),
     ]
     private var last = EdgeStatistics()
     /// Channel activities dropped because no room-coordinator took them in time.

@@ -275,13 +275,16 @@ final class EngineShell {
     }
 
     /// Opens (or keeps) a session to `edge` ahead of a join (a preloaded channel's edge), warm
-    /// until a join uses it.
-    func warmSession(to edge: EdgeAddress, _ complete: @escaping Completion<Void>) {
+    /// until a join uses it, and has the edge check the join's token ahead (`PRELOAD_CHANNEL`).
+    func warmSession(to edge: EdgeAddress, preloading channel: String, uid: UInt32, token: String,
+                     _ complete: @escaping Completion<Void>) {
         withOpenSession(to: edge) { [weak self] result in
             switch result {
             case .success(let session):
                 self?.keepWarm(session)
-                complete(.success(()))
+                self?.request(.preload(channel: channel, uid: uid, token: token), on: session) { reply in
+                    complete(reply.map { _ in () })
+                }
             case .failure(let error):
                 complete(.failure(error))
             }

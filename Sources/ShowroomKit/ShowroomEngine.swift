@@ -201,14 +201,16 @@ public final class ShowroomEngine: Sendable {
     }
 
     /// Gets a channel ready to join (`preloadChannel`): its edge is asked for now and remembered
-    /// for a while, and a session to that edge is opened (or kept) warm, so a later join costs
-    /// neither the placement nor the handshake. Nothing is joined, subscribed or counted.
+    /// for a while, a session to that edge is opened (or kept) warm, and the edge checks the
+    /// token ahead (`PRELOAD_CHANNEL`, kept 30 s), so a later join with the same token costs
+    /// neither the placement, nor the handshake, nor the token check. Nothing is joined,
+    /// subscribed or counted.
     public func preloadChannel(token: String, channel: String, uid: UInt32) async throws(ShowroomError) {
         try Names.validateChannel(channel)
         let edge = try await placement.edge(for: channel, avoiding: nil, joiningAs: PlacementCredentials(uid: uid, token: token))
         preloads.remember(channel, on: edge)
         do throws(ShowroomError) {
-            try await onShell { shell, complete in shell.warmSession(to: edge, complete) }
+            try await onShell { shell, complete in shell.warmSession(to: edge, preloading: channel, uid: uid, token: token, complete) }
         } catch {
             preloads.forget(channel)
             throw error

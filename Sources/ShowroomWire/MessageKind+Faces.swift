@@ -9,7 +9,7 @@ extension WireMessageKind {
             return true
         case .mediaFrame, .edgeOpenSession, .edgeCloseSession, .edgeHeartbeat, .joinChannel, .leaveChannel,
              .updateChannelOptions, .setClientRole, .renewChannelToken, .subscribeTrack, .unsubscribeTrack,
-             .muteRemoteTrack, .enableVolumeIndication, .sendStreamMessage:
+             .muteRemoteTrack, .enableVolumeIndication, .sendStreamMessage, .preloadChannel:
             return true
         case .startForward, .updateForward, .stopForward, .pauseForward, .resumeForward:
             return true

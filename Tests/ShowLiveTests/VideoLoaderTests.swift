@@ -108,6 +108,7 @@ final class VideoLoaderTests: SharedClusterTestCase {
         let reader = Task { for await event in loader.events { reports.withLock { $0.append(event) } } }
         defer { reader.cancel() }
         let room = AnchorInfo(channel: "preload-1", uid: 701, token: try TestApp.token(channel: "preload-1", uid: 702, role: .subscriber))
+        let preloadedJoinsBefore = try await edgeGauge("showroom_edge_preloaded_joins")
         loader.preloadChannels([room])
         await loader.settle()
         XCTAssertEqual(loader.heldChannels, [], "nothing joined")
@@ -121,6 +122,10 @@ final class VideoLoaderTests: SharedClusterTestCase {
         }
         let after = await viewer.statistics().sessionsOpened
         XCTAssertEqual(after, 1, "the join used the session opened by the preload")
+        // The edge checked the token at the preload; the join took that grant.
+        try await eventually("the edge counts a preloaded join") {
+            try await edgeGauge("showroom_edge_preloaded_joins") >= preloadedJoinsBefore + 1
+        }
         XCTAssertEqual(reports.withLock { $0.filter { if case .error = $0 { true } else { false } } }, [])
         // A bad token fails the preload with the placement's refusal, reported.
         loader.preloadChannels([AnchorInfo(channel: "preload-2", uid: 703, token: "not a token")])

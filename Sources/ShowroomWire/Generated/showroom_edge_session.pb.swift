@@ -913,6 +913,42 @@ public nonisolated struct EdgeRenewChannelTokenResponse: Sendable {
   public init() {}
 }
 
+/// Body of a PRELOAD_CHANNEL request (VideoLoaderAPI's preloadChannel): the edge checks the token
+/// for the channel and uid now and keeps the grant for a short time (at most 20 per session), so a
+/// join that follows with the same channel, uid and token skips the check. Nothing is joined,
+/// subscribed or counted.
+public nonisolated struct EdgePreloadChannelRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channel: String = String()
+
+  public var uid: UInt32 = 0
+
+  public var token: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Body of a PRELOAD_CHANNEL response.
+public nonisolated struct EdgePreloadChannelResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channel: String = String()
+
+  /// How long the edge keeps the grant.
+  public var keptMs: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 /// Body of a SUBSCRIBE_TRACK request: receive a remote user's track (also before it is published),
 /// overriding the auto-subscribe option for it.
 public nonisolated struct EdgeSubscribeTrackRequest: Sendable {
@@ -2188,6 +2224,81 @@ nonisolated extension EdgeRenewChannelTokenResponse: SwiftProtobuf.Message, Swif
 
   public static func ==(lhs: EdgeRenewChannelTokenResponse, rhs: EdgeRenewChannelTokenResponse) -> Bool {
     if lhs.channel != rhs.channel {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension EdgePreloadChannelRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PreloadChannelRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{1}uid\0\u{1}token\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.channel) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.token) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.channel.isEmpty {
+      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 1)
+    }
+    if self.uid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 2)
+    }
+    if !self.token.isEmpty {
+      try visitor.visitSingularStringField(value: self.token, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: EdgePreloadChannelRequest, rhs: EdgePreloadChannelRequest) -> Bool {
+    if lhs.channel != rhs.channel {return false}
+    if lhs.uid != rhs.uid {return false}
+    if lhs.token != rhs.token {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension EdgePreloadChannelResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PreloadChannelResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{3}kept_ms\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.channel) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.keptMs) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.channel.isEmpty {
+      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 1)
+    }
+    if self.keptMs != 0 {
+      try visitor.visitSingularUInt32Field(value: self.keptMs, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: EdgePreloadChannelResponse, rhs: EdgePreloadChannelResponse) -> Bool {
+    if lhs.channel != rhs.channel {return false}
+    if lhs.keptMs != rhs.keptMs {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
