@@ -1791,6 +1791,10 @@ public nonisolated struct RoomPlaceChannelRequest: Sendable {
   /// Clears the value of `admin`. Subsequent reads from it will return its default value.
   public mutating func clearAdmin() {self._admin = nil}
 
+  /// The client joins as audience: when the channel's origin edge is busy (its subscribers reach
+  /// the coordinator's relay threshold) it may be placed on a relay edge of the channel.
+  public var audience: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1849,6 +1853,16 @@ public nonisolated struct RoomClaimChannelResponse: Sendable {
 
   public var clientCurvePublicKey: String = String()
 
+  /// Granted as a relay: the channel's origin (where its publishers are) is this edge; the asking
+  /// edge admits audience joins and pulls the channel's tracks from the origin over an
+  /// edge-to-edge link (one copy per track), never from another relay. Publishing on a relay is
+  /// refused with CHANNEL_ELSEWHERE naming the origin.
+  public var relayOfEdgeID: String = String()
+
+  public var relayOfEndpoint: String = String()
+
+  public var relayOfCurvePublicKey: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1877,6 +1891,9 @@ public nonisolated struct RoomChannelStatus: Sendable {
   /// Broadcasters of this channel whose tracks its edge forwards into other channels, with the
   /// state of each destination.
   public var forwardedPublishers: [EdgeForwardedPublisher] = []
+
+  /// Set by a relay edge: the origin edge it pulls this channel from (empty on the origin).
+  public var originEdge: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -4307,7 +4324,7 @@ nonisolated extension RoomRoomNotice: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension RoomPlaceChannelRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".PlaceChannelRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{3}unreachable_edge\0\u{1}uid\0\u{1}token\0\u{1}admin\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{3}unreachable_edge\0\u{1}uid\0\u{1}token\0\u{1}admin\0\u{1}audience\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4320,6 +4337,7 @@ nonisolated extension RoomPlaceChannelRequest: SwiftProtobuf.Message, SwiftProto
       case 3: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.token) }()
       case 5: try { try decoder.decodeSingularMessageField(value: &self._admin) }()
+      case 6: try { try decoder.decodeSingularBoolField(value: &self.audience) }()
       default: break
       }
     }
@@ -4345,6 +4363,9 @@ nonisolated extension RoomPlaceChannelRequest: SwiftProtobuf.Message, SwiftProto
     try { if let v = self._admin {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
     } }()
+    if self.audience != false {
+      try visitor.visitSingularBoolField(value: self.audience, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4354,6 +4375,7 @@ nonisolated extension RoomPlaceChannelRequest: SwiftProtobuf.Message, SwiftProto
     if lhs.uid != rhs.uid {return false}
     if lhs.token != rhs.token {return false}
     if lhs._admin != rhs._admin {return false}
+    if lhs.audience != rhs.audience {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4436,7 +4458,7 @@ nonisolated extension RoomClaimChannelRequest: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension RoomClaimChannelResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ClaimChannelResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}granted\0\u{3}edge_id\0\u{3}client_endpoint\0\u{3}client_curve_public_key\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}granted\0\u{3}edge_id\0\u{3}client_endpoint\0\u{3}client_curve_public_key\0\u{3}relay_of_edge_id\0\u{3}relay_of_endpoint\0\u{3}relay_of_curve_public_key\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4448,6 +4470,9 @@ nonisolated extension RoomClaimChannelResponse: SwiftProtobuf.Message, SwiftProt
       case 2: try { try decoder.decodeSingularStringField(value: &self.edgeID) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.clientEndpoint) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.clientCurvePublicKey) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.relayOfEdgeID) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.relayOfEndpoint) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.relayOfCurvePublicKey) }()
       default: break
       }
     }
@@ -4466,6 +4491,15 @@ nonisolated extension RoomClaimChannelResponse: SwiftProtobuf.Message, SwiftProt
     if !self.clientCurvePublicKey.isEmpty {
       try visitor.visitSingularStringField(value: self.clientCurvePublicKey, fieldNumber: 4)
     }
+    if !self.relayOfEdgeID.isEmpty {
+      try visitor.visitSingularStringField(value: self.relayOfEdgeID, fieldNumber: 5)
+    }
+    if !self.relayOfEndpoint.isEmpty {
+      try visitor.visitSingularStringField(value: self.relayOfEndpoint, fieldNumber: 6)
+    }
+    if !self.relayOfCurvePublicKey.isEmpty {
+      try visitor.visitSingularStringField(value: self.relayOfCurvePublicKey, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4474,6 +4508,9 @@ nonisolated extension RoomClaimChannelResponse: SwiftProtobuf.Message, SwiftProt
     if lhs.edgeID != rhs.edgeID {return false}
     if lhs.clientEndpoint != rhs.clientEndpoint {return false}
     if lhs.clientCurvePublicKey != rhs.clientCurvePublicKey {return false}
+    if lhs.relayOfEdgeID != rhs.relayOfEdgeID {return false}
+    if lhs.relayOfEndpoint != rhs.relayOfEndpoint {return false}
+    if lhs.relayOfCurvePublicKey != rhs.relayOfCurvePublicKey {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4481,7 +4518,7 @@ nonisolated extension RoomClaimChannelResponse: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension RoomChannelStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ChannelStatus"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}edge\0\u{1}publishers\0\u{1}subscribers\0\u{3}room_id\0\u{3}room_name\0\u{3}forwarded_publishers\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}edge\0\u{1}publishers\0\u{1}subscribers\0\u{3}room_id\0\u{3}room_name\0\u{3}forwarded_publishers\0\u{3}origin_edge\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4496,6 +4533,7 @@ nonisolated extension RoomChannelStatus: SwiftProtobuf.Message, SwiftProtobuf._M
       case 5: try { try decoder.decodeSingularStringField(value: &self.roomID) }()
       case 6: try { try decoder.decodeSingularStringField(value: &self.roomName) }()
       case 7: try { try decoder.decodeRepeatedMessageField(value: &self.forwardedPublishers) }()
+      case 8: try { try decoder.decodeSingularStringField(value: &self.originEdge) }()
       default: break
       }
     }
@@ -4523,6 +4561,9 @@ nonisolated extension RoomChannelStatus: SwiftProtobuf.Message, SwiftProtobuf._M
     if !self.forwardedPublishers.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.forwardedPublishers, fieldNumber: 7)
     }
+    if !self.originEdge.isEmpty {
+      try visitor.visitSingularStringField(value: self.originEdge, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4534,6 +4575,7 @@ nonisolated extension RoomChannelStatus: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.roomID != rhs.roomID {return false}
     if lhs.roomName != rhs.roomName {return false}
     if lhs.forwardedPublishers != rhs.forwardedPublishers {return false}
+    if lhs.originEdge != rhs.originEdge {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
