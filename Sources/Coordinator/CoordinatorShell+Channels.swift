@@ -82,7 +82,30 @@ extension CoordinatorShell {
             }
             return
         }
+        if body.audience, relayPlanner.threshold > 0, let origin = current?.edgeID, let relayed = relayEdge(for: body.channel, origin: origin) {
+            return respond(.success(relayed))
+        }
         finishPlacement(body, avoiding: nil, respond)
+    }
+
+    /// For an audience member of a channel whose origin is busy: the relay edge it joins (the
+    /// origin's own answer when the origin still has room, or nil when the origin is not alive).
+    private func relayEdge(for channel: String, origin: String) -> RoomPlaceChannelResponse? {
+        let edges = alive(.edge).filter { !$0.metadata.clientEndpoint.isEmpty }
+        guard edges.contains(where: { $0.nodeID == origin }) else { return nil }
+        var reported: [String: Int] = [:]
+        for (edge, channels) in edgeChannels {
+            if let status = channels.first(where: { $0.name == channel }) { reported[edge] = Int(status.subscribers) }
+        }
+        let ring = OwnerRing(.edge, of: edges)
+        let chosen = relayPlanner.edge(for: channel, origin: origin, reported: reported,
+                                       candidates: ring.holders(of: channel, count: edges.count), nowMs: nowMs)
+        guard let edge = edges.first(where: { $0.nodeID == chosen }) else { return nil }
+        var answer = RoomPlaceChannelResponse()
+        answer.edgeID = chosen
+        answer.clientEndpoint = edge.metadata.clientEndpoint
+        answer.clientCurvePublicKey = edge.metadata.clientCurvePublicKey
+        return answer
     }
 
     private func finishPlacement(_ body: RoomPlaceChannelRequest, avoiding: String?, _ respond: Node.Responder) {
@@ -143,6 +166,17 @@ extension CoordinatorShell {
 
     private func decideClaim(_ body: RoomClaimChannelRequest, _ respond: Node.Responder) {
         let edges = alive(.edge).filter { !$0.metadata.clientEndpoint.isEmpty }
+        // A relay of the channel (chosen for its audience): granted, pulling from the origin.
+        if relayPlanner.isRelay(body.edgeID, of: body.channel), let origin = placements.placements[body.channel]?.edgeID,
+           origin != body.edgeID, let originEdge = edges.first(where: { $0.nodeID == origin }) {
+            var answer = RoomClaimChannelResponse()
+            answer.granted = true
+            answer.edgeID = body.edgeID
+            answer.relayOfEdgeID = origin
+            answer.relayOfEndpoint = originEdge.metadata.clientEndpoint
+            answer.relayOfCurvePublicKey = originEdge.metadata.clientCurvePublicKey
+            return respond(.success(answer))
+        }
         do {
             let decision = try placements.claim(
                 channel: body.channel, edge: body.edgeID, alive: Set(edges.map(\.id.rawValue)),
@@ -190,8 +224,16 @@ extension CoordinatorShell {
             channelHosts[old.name]?.remove(edge)
             if channelHosts[old.name]?.isEmpty == true { channelHosts[old.name] = nil }
         }
+        for old in edgeChannels[edge] ?? [] where !old.originEdge.isEmpty { relayPlanner.reported(edge, relays: false, channel: old.name) }
         edgeChannels[edge] = channels
-        for channel in channels ?? [] { channelHosts[channel.name, default: []].insert(edge) }
+        for channel in channels ?? [] {
+            // A relay's copy of a channel is not where the channel is: its origin is.
+            if channel.originEdge.isEmpty {
+                channelHosts[channel.name, default: []].insert(edge)
+            } else {
+                relayPlanner.reported(edge, relays: true, channel: channel.name)
+            }
+        }
     }
 
     /// Drops the placements of this coordinator's channels that no edge reported for the

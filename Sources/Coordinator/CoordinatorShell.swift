@@ -30,6 +30,8 @@ final class CoordinatorShell {
     let logger: Logger
     var registry: RoomRegistry
     var placements: PlacementTable
+    /// Where busy channels' audience members go (origin or relay edges).
+    var relayPlanner: RelayPlanner
     var sequencer = ChannelEventSequencer()
     var bans = BanList()
     /// Who holds rooms and channel event numbers: owner and successor.
@@ -75,6 +77,7 @@ final class CoordinatorShell {
         settings.ownerGraceMs = Int64(configuration.ownerGraceSeconds) * 1000
         registry = RoomRegistry(settings: settings)
         placements = PlacementTable(expiryMs: Int64(configuration.placementExpirySeconds) * 1000)
+        relayPlanner = RelayPlanner(threshold: configuration.relayThreshold)
         ownership = Replication(selfID: configuration.nodeID, role: .coordinator, scope: .ownerAndSuccessor)
         clusterWide = Replication(selfID: configuration.nodeID, role: .coordinator, scope: .everyMember)
         let stored = try storage.store.load()

@@ -53,6 +53,10 @@ public struct NodeConfiguration: Sendable {
     public var ownerGraceSeconds: Int = 5 * 60
     /// How long a coordinator keeps a channel placement that no edge reports hosting.
     public var placementExpirySeconds: Int = 60
+    /// Viewers of one channel an edge takes before a coordinator places the channel's next audience
+    /// members on relay edges (which pull the channel from its origin); 0 keeps every viewer on
+    /// the origin.
+    public var relayThreshold: Int = 0
     /// Gossip timing (probe interval, timeouts, suspicion). The defaults suit a LAN.
     public var membershipSettings = MembershipSettings()
     /// How long a leaving member keeps gossiping so the others hear it left.
@@ -93,7 +97,7 @@ public struct NodeConfiguration: Sendable {
         "nodeID", "bind", "advertiseHost", "admin", "seeds", "logLevel", "maxMessageBytes", "highWaterMark", "ioThreads",
         "clientBind", "appID", "appCertificate",
         "eventsBind", "dataDirectory", "webhookURLs", "webhookSecret", "roomExpirySeconds", "ownerGraceSeconds",
-        "placementExpirySeconds",
+        "placementExpirySeconds", "relayThreshold",
         "keyring", "clientEncryption",
     ]
 
@@ -146,6 +150,7 @@ public struct NodeConfiguration: Sendable {
         if let v = try value("webhookSecret", as: String.self) { webhookSecret = v }
         if let v = try value("roomExpirySeconds", as: Int.self) { roomExpirySeconds = v }
         if let v = try value("ownerGraceSeconds", as: Int.self) { ownerGraceSeconds = v }
+        if let v = try value("relayThreshold", as: Int.self) { relayThreshold = v }
         if let v = try value("placementExpirySeconds", as: Int.self) { placementExpirySeconds = v }
         if let v = try value("keyring", as: String.self) { keyring = v }
         if let v = try value("clientEncryption", as: String.self) { clientEncryption = try Self.parseClientEncryption(v) }
@@ -178,6 +183,7 @@ public struct NodeConfiguration: Sendable {
         }
         if roomExpirySeconds < 1 { throw .invalidArgument("roomExpirySeconds must be at least 1") }
         if ownerGraceSeconds < 1 { throw .invalidArgument("ownerGraceSeconds must be at least 1") }
+        if !(0...1_000_000).contains(relayThreshold) { throw .invalidArgument("relayThreshold must be 0 (off) to 1000000 viewers") }
         if placementExpirySeconds < 1 || placementExpirySeconds > 86_400 {
             throw .invalidArgument("placementExpirySeconds must be 1–86400")
         }

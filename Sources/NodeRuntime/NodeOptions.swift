@@ -55,6 +55,9 @@ public struct NodeOptions: ParsableArguments, Sendable {
     @Option(help: "Seconds a coordinator keeps a channel placement no edge reports hosting (default 60).")
     public var placementExpiry: Int?
 
+    @Option(help: "Viewers of one channel per edge before a coordinator places more on relay edges (default 0: never).")
+    public var relayThreshold: Int?
+
     @Option(help: "Directory of the cluster's CURVE keys (cluster.key, <id>.pub, this node's <id>.key); cluster links then admit only listed members.")
     public var keyring: String?
 
@@ -82,6 +85,7 @@ public struct NodeOptions: ParsableArguments, Sendable {
         if let roomExpiry { configuration.roomExpirySeconds = roomExpiry }
         if let ownerGrace { configuration.ownerGraceSeconds = ownerGrace }
         if let placementExpiry { configuration.placementExpirySeconds = placementExpiry }
+        if let relayThreshold { configuration.relayThreshold = relayThreshold }
         if let keyring { configuration.keyring = keyring }
         if let clientEncryption { configuration.clientEncryption = try NodeConfiguration.parseClientEncryption(clientEncryption) }
         if let logLevel { configuration.logLevel = try NodeConfiguration.parseLogLevel(logLevel) }

@@ -32,15 +32,19 @@ public struct PlacementCredentials: Sendable, Hashable {
     public var uid: UInt32
     /// The AccessToken2 token it joins with.
     public var token: String
+    /// It joins as audience: a busy channel's audience may be placed on a relay edge.
+    public var audience: Bool
 
     /// Creates credentials.
     ///
     /// - Parameters:
     ///   - uid: The uid the client joins as.
     ///   - token: The token it joins with.
-    public init(uid: UInt32, token: String) {
+    ///   - audience: Whether it joins as audience.
+    public init(uid: UInt32, token: String, audience: Bool = false) {
         self.uid = uid
         self.token = token
+        self.audience = audience
     }
 }
 

@@ -71,6 +71,7 @@ public final class CoordinatorPlacement: ChannelPlacement {
         if let credentials {
             request.uid = credentials.uid
             request.token = credentials.token
+            request.audience = credentials.audience
         }
         let answer = try await client.request(.channelPlace, body: request, key: channel, expecting: RoomPlaceChannelResponse.self)
         guard !answer.edgeID.isEmpty, !answer.clientEndpoint.isEmpty else {

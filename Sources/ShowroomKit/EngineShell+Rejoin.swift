@@ -45,7 +45,7 @@ extension EngineShell {
         let attempt = rejoin.attempt
         let channel = record.connection.channel
         let failedEdge = rejoin.failedEdge
-        let credentials = PlacementCredentials(uid: record.connection.uid, token: record.token)
+        let credentials = PlacementCredentials(uid: record.connection.uid, token: record.token, audience: record.role == .audience)
         let placement = self.placement
         let core = WeakLoopReference(self)
         let loop = self.loop

@@ -194,7 +194,8 @@ public final class ShowroomEngine: Sendable {
             }
         }
         let edge = try await placement.edge(
-            for: connection.channel, avoiding: nil, joiningAs: PlacementCredentials(uid: connection.uid, token: token))
+            for: connection.channel, avoiding: nil,
+            joiningAs: PlacementCredentials(uid: connection.uid, token: token, audience: options.joinRole == .audience))
         return try await loop.perform { complete in
             shell.value.join(token: token, connection: connection, options: options, edge: edge, primary: primary, started: started, complete)
         }
@@ -207,7 +208,7 @@ public final class ShowroomEngine: Sendable {
     /// subscribed or counted.
     public func preloadChannel(token: String, channel: String, uid: UInt32) async throws(ShowroomError) {
         try Names.validateChannel(channel)
-        let edge = try await placement.edge(for: channel, avoiding: nil, joiningAs: PlacementCredentials(uid: uid, token: token))
+        let edge = try await placement.edge(for: channel, avoiding: nil, joiningAs: PlacementCredentials(uid: uid, token: token, audience: true))
         preloads.remember(channel, on: edge)
         do throws(ShowroomError) {
             try await onShell { shell, complete in shell.warmSession(to: edge, preloading: channel, uid: uid, token: token, complete) }

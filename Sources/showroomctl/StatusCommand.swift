@@ -149,7 +149,12 @@ enum StatusView {
             "members": members,
             "channels": extra.channels.map { c -> [String: Any] in
                 ["name": c.name, "edge": c.edge, "publishers": c.publishers, "subscribers": c.subscribers,
-                 "room_id": c.roomID, "room_name": c.roomName, "forwards": forwards(c)]
+                 "room_id": c.roomID, "room_name": c.roomName, "forwards": forwards(c), "origin": c.originEdge,
+                 // On the origin's row: the relays pulling the channel from it (one upstream link each).
+                 "relays": c.originEdge.isEmpty
+                     ? extra.channels.filter { $0.name == c.name && $0.originEdge == c.edge }
+                         .map { ["edge": $0.edge, "subscribers": $0.subscribers] as [String: Any] }
+                     : [[String: Any]]()]
             },
             "rooms": extra.rooms.map { RoomView.object($0) },
             "interactions": interactions(extra),
@@ -253,7 +258,8 @@ enum StatusView {
             var channelRows = [["CHANNEL", "EDGE", "ROOM", "PUBLISHERS", "CONNECTIONS", "FORWARDS"]]
             for c in extra.channels {
                 let forwards = forwards(c)
-                channelRows.append([c.name, c.edge, c.roomName.isEmpty ? "-" : c.roomName,
+                channelRows.append([c.name, c.originEdge.isEmpty ? c.edge : "\(c.edge) (relay of \(c.originEdge))",
+                                    c.roomName.isEmpty ? "-" : c.roomName,
                                     c.publishers.map(String.init).joined(separator: ","), "\(c.subscribers)",
                                     forwards.isEmpty ? "-" : forwards])
             }

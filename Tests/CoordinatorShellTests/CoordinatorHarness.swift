@@ -54,6 +54,8 @@ final class CoordinatorHarness {
         network.membershipChanged()
     }
     var settings: (roomExpirySeconds: Int, ownerGraceSeconds: Int) = (20 * 60, 5 * 60)
+    /// Viewers per edge before audience members go to relays (0: never).
+    var relayThreshold = 0
 
     /// Starts coordinators `ids` (and tells every node about them).
     init(coordinators ids: [String], edges: [String] = []) throws {
@@ -70,6 +72,7 @@ final class CoordinatorHarness {
         configuration.appCertificate = TestApp.certificate
         configuration.roomExpirySeconds = settings.roomExpirySeconds
         configuration.ownerGraceSeconds = settings.ownerGraceSeconds
+        configuration.relayThreshold = relayThreshold
         let store = try stores[id] ?? RoomStore.inMemory()
         stores[id] = store
         let storage = StoreWriter(store: store, logger: LogCapture.logger(label: "\(id).store"))

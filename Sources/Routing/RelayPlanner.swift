@@ -1,0 +1,65 @@
+/// Where an audience member of a busy channel goes: its origin edge (where its publishers are)
+/// while the origin holds fewer than ``threshold`` of the channel's viewers, then relay edges of
+/// the channel, each filled to the threshold in rendezvous order, then the least full. A join is
+/// charged to its edge at once (for ``chargeMs``), so a burst of joins spreads before the edges'
+/// reports catch up. Pure: the caller passes the reports and the time.
+public struct RelayPlanner: Sendable {
+    /// Viewers of one channel an edge takes before the next edge of the channel does; 0 never
+    /// places anyone on a relay.
+    public var threshold: Int
+    /// How long a join counts on its edge before the edge's report is trusted instead.
+    public var chargeMs: Int64
+    /// Joins charged per channel and edge, with when each was charged.
+    private var charges: [String: [String: [Int64]]] = [:]
+    /// The relay edges chosen per channel (claims from them are granted as relays).
+    public private(set) var relays: [String: Set<String>] = [:]
+
+    /// Creates a planner.
+    public init(threshold: Int, chargeMs: Int64 = 2_000) {
+        self.threshold = threshold
+        self.chargeMs = chargeMs
+    }
+
+    /// The edge an audience member of `channel` joins.
+    ///
+    /// - Parameters:
+    ///   - origin: The channel's origin edge.
+    ///   - reported: The channel's viewers per edge, as the edges last reported.
+    ///   - candidates: The other alive edges that may relay it, in rendezvous order for the channel.
+    ///   - nowMs: The current time.
+    /// - Returns: `origin`, or a relay edge (remembered in ``relays``).
+    public mutating func edge(for channel: String, origin: String, reported: [String: Int], candidates: [String],
+                              nowMs: Int64) -> String {
+        var held = charges[channel, default: [:]].mapValues { $0.filter { $0 + chargeMs > nowMs } }
+        held = held.filter { !$0.value.isEmpty }
+        func count(_ edge: String) -> Int { (reported[edge] ?? 0) + (held[edge]?.count ?? 0) }
+        var chosen = origin
+        if threshold > 0, count(origin) >= threshold {
+            let relays = candidates.filter { $0 != origin }
+            if let free = relays.first(where: { count($0) < threshold }) {
+                chosen = free
+            } else if let least = ([origin] + relays).min(by: { count($0) < count($1) }) {
+                chosen = least
+            }
+        }
+        held[chosen, default: []].append(nowMs)
+        charges[channel] = held
+        if chosen != origin { self.relays[channel, default: []].insert(chosen) }
+        return chosen
+    }
+
+    /// Whether `edge` relays `channel` (it was chosen, or reports relaying it).
+    public func isRelay(_ edge: String, of channel: String) -> Bool { relays[channel]?.contains(edge) ?? false }
+
+    /// Takes the edges' reports: `edge` relays `channel` (true), or no longer does (false).
+    public mutating func reported(_ edge: String, relays relaying: Bool, channel: String) {
+        if relaying { relays[channel, default: []].insert(edge) } else { relays[channel]?.remove(edge) }
+        if relays[channel]?.isEmpty == true { relays[channel] = nil }
+    }
+
+    /// Forgets a channel (its origin left, or it was removed).
+    public mutating func forget(_ channel: String) {
+        relays[channel] = nil
+        charges[channel] = nil
+    }
+}

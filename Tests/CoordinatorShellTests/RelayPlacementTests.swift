@@ -1,0 +1,68 @@
+import Rooms
+import ShowroomTesting
+import ShowroomWire
+import XCTest
+@testable import Coordinator
+
+/// A busy channel's audience goes to relay edges: placement answers name a relay once the origin
+/// holds its share, the relay's claim is granted as a relay of the origin, and a relay's report
+/// never makes it the channel's host.
+final class RelayPlacementTests: XCTestCase {
+    func place(_ cluster: CoordinatorHarness, _ channel: String, uid: UInt32, audience: Bool) throws -> String {
+        try cluster.node("coord-a").ask(.channelPlace, RoomPlaceChannelRequest.with {
+            $0.channel = channel
+            $0.uid = uid
+            $0.token = (try? TestApp.token(channel: channel, uid: uid)) ?? ""
+            $0.audience = audience
+        }, as: RoomPlaceChannelResponse.self).edgeID
+    }
+
+    func status(_ channel: String, edge: String, subscribers: UInt32, origin: String = "") -> RoomChannelStatus {
+        RoomChannelStatus.with {
+            $0.name = channel
+            $0.edge = edge
+            $0.subscribers = subscribers
+            $0.originEdge = origin
+        }
+    }
+
+    func testAudienceBeyondTheOriginsShareGoesToRelaysWhichPullFromTheOrigin() throws {
+        let cluster = try CoordinatorHarness(coordinators: [])
+        cluster.relayThreshold = 2
+        try cluster.start("coord-a")
+        for edge in ["edge-1", "edge-2", "edge-3"] { cluster.addEdge(edge) }
+        let origin = try place(cluster, "big", uid: 1, audience: false)
+        try cluster.report(from: origin, to: "coord-a", [], channels: [status("big", edge: origin, subscribers: 1)])
+        XCTAssertEqual(try place(cluster, "big", uid: 10, audience: true), origin, "the origin has room for one more")
+        let relay = try place(cluster, "big", uid: 11, audience: true)
+        XCTAssertNotEqual(relay, origin, "the origin's share is taken (one reported, one charged)")
+        XCTAssertEqual(try place(cluster, "big", uid: 12, audience: true), relay, "the relay fills to its share")
+        XCTAssertEqual(try place(cluster, "big", uid: 2, audience: false), origin, "publishers always go to the origin")
+
+        let claim = try cluster.node("coord-a").ask(.channelClaim, RoomClaimChannelRequest.with {
+            $0.channel = "big"
+            $0.edgeID = relay
+        }, as: RoomClaimChannelResponse.self)
+        XCTAssertTrue(claim.granted)
+        XCTAssertEqual(claim.relayOfEdgeID, origin, "the relay pulls from the origin")
+        XCTAssertFalse(claim.relayOfEndpoint.isEmpty)
+
+        // The relay's report keeps it a relay; an edge that is no relay is sent to the origin.
+        try cluster.report(from: relay, to: "coord-a", [], channels: [status("big", edge: relay, subscribers: 2, origin: origin)])
+        XCTAssertEqual(cluster.shells["coord-a"]?.hosts(of: "big"), [origin])
+        let stranger = ["edge-1", "edge-2", "edge-3"].first { $0 != origin && $0 != relay }!
+        let refused = try cluster.node("coord-a").ask(.channelClaim, RoomClaimChannelRequest.with {
+            $0.channel = "big"
+            $0.edgeID = stranger
+        }, as: RoomClaimChannelResponse.self)
+        XCTAssertFalse(refused.granted)
+        XCTAssertEqual(refused.edgeID, origin)
+    }
+
+    func testWithoutAThresholdEveryViewerStaysOnTheOrigin() throws {
+        let cluster = try CoordinatorHarness(coordinators: ["coord-a"], edges: ["edge-1", "edge-2"])
+        let origin = try place(cluster, "calm", uid: 1, audience: false)
+        try cluster.report(from: origin, to: "coord-a", [], channels: [status("calm", edge: origin, subscribers: 900)])
+        XCTAssertEqual(try place(cluster, "calm", uid: 10, audience: true), origin)
+    }
+}

@@ -1,0 +1,29 @@
+import Routing
+import XCTest
+
+/// Audience members of a busy channel spread from its origin to relay edges, each filled to the
+/// threshold, joins charged before reports catch up.
+final class RelayPlannerTests: XCTestCase {
+    func testViewersFillTheOriginThenEachRelayInOrderAndJoinsCountBeforeReports() {
+        var planner = RelayPlanner(threshold: 2)
+        let relays = ["edge-b", "edge-c"]
+        let placed = (0..<7).map { _ in planner.edge(for: "show", origin: "edge-a", reported: [:], candidates: relays, nowMs: 0) }
+        XCTAssertEqual(placed, ["edge-a", "edge-a", "edge-b", "edge-b", "edge-c", "edge-c", "edge-a"],
+                       "two each, then the least full")
+        XCTAssertTrue(planner.isRelay("edge-b", of: "show"))
+        XCTAssertFalse(planner.isRelay("edge-a", of: "show"), "the origin is no relay")
+        // Charges lapse; the reports say who is where.
+        let later = planner.edge(for: "show", origin: "edge-a", reported: ["edge-a": 1, "edge-b": 2], candidates: relays, nowMs: 5_000)
+        XCTAssertEqual(later, "edge-a", "the origin has room again")
+    }
+
+    func testThresholdZeroKeepsEveryoneOnTheOriginAndReportsKeepTheRelaySet() {
+        var planner = RelayPlanner(threshold: 0)
+        XCTAssertEqual(planner.edge(for: "show", origin: "edge-a", reported: ["edge-a": 1000], candidates: ["edge-b"], nowMs: 0), "edge-a")
+        planner.reported("edge-b", relays: true, channel: "show")
+        XCTAssertTrue(planner.isRelay("edge-b", of: "show"))
+        planner.reported("edge-b", relays: false, channel: "show")
+        XCTAssertFalse(planner.isRelay("edge-b", of: "show"))
+        XCTAssertEqual(planner.relays, [:])
+    }
+}
