@@ -27,7 +27,8 @@
 # Cluster links: `up` makes a CURVE keyring in DIR/keys/ (showroomctl keys generate: cluster.key, and
 # a key pair per process and for the operator's showroomctl) and every process admits only those
 # keys on its cluster endpoint; `--plain-cluster` runs without (plain links, for comparisons).
-# `--client-encryption curve` makes the edges encrypt client links too. Clients (the SDK) are given
+# `--client-encryption curve` makes the edges encrypt client links too. `--relay-threshold N` lets a
+# channel's origin edge take N of its viewers before coordinators place more on relay edges. Clients (the SDK) are given
 # the coordinators' client endpoints as seeds (`client=` in their ready lines).
 set -euo pipefail
 
@@ -45,6 +46,7 @@ webhooks=()
 webhook_secret=""
 plain_cluster=""
 client_encryption=""
+relay_threshold=0
 
 usage() { sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 die() { echo "cluster.sh: $*" >&2; exit 1; }
@@ -72,6 +74,7 @@ while [ $# -gt 0 ]; do
     --webhook-secret) webhook_secret="$2"; shift 2 ;;
     --plain-cluster) plain_cluster=1; shift ;;
     --client-encryption) client_encryption="$2"; shift 2 ;;
+    --relay-threshold) relay_threshold="$2"; shift 2 ;;
     --json|--watch) status_flags+=("$1"); shift ;;
     -h|--help) usage 0 ;;
     *) die "unknown option $1 (see --help)" ;;
@@ -220,8 +223,9 @@ cmd_up() {
     hooks="${hooks:+$hooks, }\"$url\""
   done
   [[ "$webhook_secret" =~ ^[^\"\\]*$ ]] || die "--webhook-secret may not contain quotes or backslashes"
-  ( umask 077; printf '{"appID": "%s", "appCertificate": "%s", "webhookURLs": [%s], "webhookSecret": "%s"}\n' \
-      "$app_id" "$app_certificate" "$hooks" "$webhook_secret" > "$run_dir/app.json" )
+  [[ "$relay_threshold" =~ ^[0-9]+$ ]] || die "--relay-threshold takes a number of viewers (0: off)"
+  ( umask 077; printf '{"appID": "%s", "appCertificate": "%s", "webhookURLs": [%s], "webhookSecret": "%s", "relayThreshold": %s}\n' \
+      "$app_id" "$app_certificate" "$hooks" "$webhook_secret" "$relay_threshold" > "$run_dir/app.json" )
   rm -rf "$run_dir/keys" "$run_dir/client-encryption"
   if [ -z "$plain_cluster" ]; then
     ( umask 077; mkdir -p "$run_dir/keys" )

@@ -34,13 +34,14 @@ public final class TestCluster: @unchecked Sendable {
     ///   - clientEncryption: Edges encrypt client links with CURVE (`--client-encryption curve`).
     ///   - webhookURLs: Where coordinators post channel events, signed with `webhookSecret`.
     public init(coordinators: Int = 1, callsignals: Int = 0, edges: Int = 1, plainCluster: Bool = false,
-                clientEncryption: Bool = false, webhookURLs: [String] = [], webhookSecret: String = "") throws {
+                clientEncryption: Bool = false, webhookURLs: [String] = [], webhookSecret: String = "",
+                relayThreshold: Int = 0) throws {
         precondition(coordinators >= 1, "a cluster needs a coordinator")
         runDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("showroom-cluster-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: runDirectory.appendingPathComponent("data"), withIntermediateDirectories: true)
         let app: [String: Any] = [
             "appID": TestApp.appID, "appCertificate": TestApp.certificate,
-            "webhookURLs": webhookURLs, "webhookSecret": webhookSecret,
+            "webhookURLs": webhookURLs, "webhookSecret": webhookSecret, "relayThreshold": relayThreshold,
         ]
         let appFile = runDirectory.appendingPathComponent("app.json")
         try JSONSerialization.data(withJSONObject: app).write(to: appFile)
