@@ -82,7 +82,8 @@ extension CoordinatorShell {
             }
             return
         }
-        if body.audience, relayPlanner.threshold > 0, let origin = current?.edgeID, let relayed = relayEdge(for: body.channel, origin: origin) {
+        if body.audience, relayPlanner.threshold > 0, let origin = current?.edgeID, origin != body.unreachableEdge,
+           let relayed = relayEdge(for: body.channel, origin: origin, avoiding: body.unreachableEdge) {
             return respond(.success(relayed))
         }
         finishPlacement(body, avoiding: nil, respond)
@@ -90,8 +91,11 @@ extension CoordinatorShell {
 
     /// For an audience member of a channel whose origin is busy: the relay edge it joins (the
     /// origin's own answer when the origin still has room, or nil when the origin is not alive).
-    private func relayEdge(for channel: String, origin: String) -> RoomPlaceChannelResponse? {
-        let edges = alive(.edge).filter { !$0.metadata.clientEndpoint.isEmpty }
+    private func relayEdge(for channel: String, origin: String, avoiding unreachable: String) -> RoomPlaceChannelResponse? {
+        // A relay a client could not reach (or whose link broke here) is no candidate.
+        let edges = alive(.edge).filter {
+            !$0.metadata.clientEndpoint.isEmpty && $0.nodeID != unreachable && !node.connectionBroken(to: $0.metadata.clusterEndpoint)
+        }
         guard edges.contains(where: { $0.nodeID == origin }) else { return nil }
         var reported: [String: Int] = [:]
         for (edge, channels) in edgeChannels {

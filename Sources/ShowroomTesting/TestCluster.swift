@@ -33,6 +33,8 @@ public final class TestCluster: @unchecked Sendable {
     ///   - plainCluster: Plain cluster links, no keyring (`cluster.sh up --plain-cluster`).
     ///   - clientEncryption: Edges encrypt client links with CURVE (`--client-encryption curve`).
     ///   - webhookURLs: Where coordinators post channel events, signed with `webhookSecret`.
+    ///   - relayThreshold: Viewers of a channel its origin edge takes before coordinators place more
+    ///     on relay edges (0: never).
     public init(coordinators: Int = 1, callsignals: Int = 0, edges: Int = 1, plainCluster: Bool = false,
                 clientEncryption: Bool = false, webhookURLs: [String] = [], webhookSecret: String = "",
                 relayThreshold: Int = 0) throws {
