@@ -255,7 +255,7 @@ public struct RelayBook: Sendable {
                 out.append(.release(channel: channel))
                 continue
             case .down(let nextClaim, let claims) where nextClaim <= now:
-                let interval = claims < settings.fastReclaims ? settings.reclaimInterval : settings.slowReclaimInterval
+                let interval = claims + 1 < settings.fastReclaims ? settings.reclaimInterval : settings.slowReclaimInterval
                 entry.state = .down(nextClaim: now + interval, claims: claims + 1)
                 out.append(.claim(channel: channel))
             default:
