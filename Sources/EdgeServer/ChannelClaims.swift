@@ -96,7 +96,8 @@ extension EdgeShell {
         if !claims.isPending(channel) {
             // A relayed channel is hosted until its book lets it go; a relay link joins the
             // origin's channel as the coordinator already placed it.
-            guard !plane.hosts(channel: channel), !relays.isRelayed(channel), !plane.isRelayLink(session),
+            guard !plane.hosts(channel: channel), !relays.isRelayed(channel),
+                  !(plane.isRelayLink(session) && RelayLinkIdentity.isLinkUID(uid)),
                   plane.session(session) != nil,
                   case .success = verify(token, channel: channel, uid: uid, now: now)
             else { return false }

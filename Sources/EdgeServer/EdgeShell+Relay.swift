@@ -41,7 +41,8 @@ extension EdgeShell {
             case .admit: performRelay(relays.stopRelaying(channel))
             case .refuse: break
             }
-        } else if case .relay(let origin) = outcome {
+        } else if case .relay(let origin) = outcome, relays.isRelayed(channel) || !plane.hosts(channel: channel) {
+            // A channel that became hosted here meanwhile (its publishers joined) stays an origin.
             hostRelay(channel, of: origin)
         }
     }
