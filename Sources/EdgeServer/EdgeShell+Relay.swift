@@ -59,13 +59,24 @@ extension EdgeShell {
     }
 
     /// Counts the local viewers of relayed channels from the plane's activities (stand-ins are
-    /// never reported, so every audience join is a viewer's).
-    func countRelayViewer(_ activity: ChannelActivity) {
+    /// never reported, so every audience join is a viewer's), and decides whether an activity is
+    /// reported: a relay reports its viewers' joins and leaves, not the channel's creation and end,
+    /// which are the origin's.
+    ///
+    /// - Returns: Whether the coordinators hear of it.
+    func relayReports(_ activity: ChannelActivity) -> Bool {
+        let channel = activity.channel
         switch activity.kind {
-        case .audienceJoined: performRelay(relays.viewerJoined(activity.channel))
-        case .audienceLeft: relays.viewerLeft(activity.channel, now: now)
+        case .audienceJoined: performRelay(relays.viewerJoined(channel))
+        case .audienceLeft: relays.viewerLeft(channel, now: now)
+        case .channelCreated where relays.isRelayed(channel):
+            silentChannels.insert(channel)
+            return false
+        case .channelDestroyed:
+            return silentChannels.remove(channel) == nil
         default: break
         }
+        return true
     }
 
     /// The channel summaries as reported: forwards, and the origin of relayed channels.

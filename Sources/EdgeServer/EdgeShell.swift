@@ -77,6 +77,9 @@ final class EdgeShell {
     var standIns: [RelayedPublisher: SessionID] = [:]
     var standInPublishers: [SessionID: RelayedPublisher] = [:]
     var lastStandIn: UInt64 = 0
+    /// Relayed channels whose creation was not reported: their end is not either (the origin's
+    /// channel lives on).
+    var silentChannels: Set<String> = []
     var lastRelayLinkUID: UInt32 = 0
     /// A relayed audio frame, moved into the plane's frame layout (reused).
     let relayAudioFrame = Multipart(capacity: 3)
@@ -364,7 +367,7 @@ final class EdgeShell {
             case .log(let entry):
                 logger.log(level: Self.level(entry.level), "\(entry.message)")
             case .report(let activity):
-                if !relays.isEmpty { countRelayViewer(activity) }
+                if !relays.isEmpty || !silentChannels.isEmpty, !relayReports(activity) { continue }
                 hold(activity)
                 if !forwards.isEmpty { work += forwardActivity(activity) }
             }

@@ -1,6 +1,6 @@
 import Edge
 import Foundation
-import EdgeServer
+@testable import EdgeServer
 import Logging
 import ShowroomAuth
 import ShowroomTesting
@@ -70,6 +70,12 @@ final class RelayEdgeTests: XCTestCase {
 
     func testARelayPullsOnceForAllItsViewersRefusesBroadcastersAndLetsGoAfterTheLastViewer() throws {
         let (origin, relay) = (self.origin!, self.relay!)
+        let reported = Reported()
+        for (edge, name) in [(origin, "origin"), (relay, "relay")] {
+            edge.setCoordinatorReports(CoordinatorReports(
+                activities: { reported.add(name, $0) }, summary: { _ in },
+                claim: { channel in edge.claimAnswered(channel, .admit) }, place: { _ in }))
+        }
         let host = try client(of: origin)
         XCTAssertNil(try host.join("show", uid: 1, token: TestApp.token(channel: "show", uid: 1), role: .broadcaster).failure)
         try publish(host, 0..<3)
@@ -121,6 +127,10 @@ final class RelayEdgeTests: XCTestCase {
             let count = try query { try await origin.channel("show")?.connections.count }
             return count == 1
         }
+        // The relay reported its viewers only; the origin its host only (not the link).
+        try eventually("the viewers' leaves reported") { reported.kinds("relay").count == 6 }
+        XCTAssertEqual(reported.kinds("relay"), Array(repeating: .audienceJoined, count: 3) + Array(repeating: .audienceLeft, count: 3))
+        XCTAssertEqual(reported.kinds("origin"), [.channelCreated, .broadcasterJoined])
         try eventually("the relayed channel released") {
             try query {
                 let relayed = try await relay.relayedChannels()
@@ -128,6 +138,51 @@ final class RelayEdgeTests: XCTestCase {
                 return relayed.isEmpty && local == nil
             }
         }
+    }
+
+    func testWhenTheOriginDiesTheViewersStayAndTheRelayPullsFromTheOriginTheClaimNames() throws {
+        let (origin, relay) = (self.origin!, self.relay!)
+        let successor = try EdgeServer(
+            configuration: EdgeServerConfiguration(appID: TestApp.appID, appCertificate: TestApp.certificate),
+            logger: LogCapture.logger(label: "successor"))
+        defer { successor.shutdown() }
+        let claims = ClaimCounter()
+        // The coordinator's part: every claim for the channel is answered "relay of the successor".
+        relay.setCoordinatorReports(CoordinatorReports(
+            activities: { _ in }, summary: { _ in },
+            claim: { channel in
+                claims.add()
+                relay.claimAnswered(channel, .relay(RelayOrigin(id: "successor-edge", endpoint: successor.endpoint)))
+            },
+            place: { _ in }))
+        let host = try client(of: origin)
+        XCTAssertNil(try host.join("show", uid: 1, token: TestApp.token(channel: "show", uid: 1), role: .broadcaster).failure)
+        try publish(host, 0..<3)
+        try query { try await relay.hostAsRelay("show", of: RelayOrigin(id: "origin-edge", endpoint: origin.endpoint)) }
+        let viewer = try client(of: relay)
+        XCTAssertNil(try viewer.join("show", uid: 100, token: TestApp.token(channel: "show", uid: 100, role: .subscriber), role: .audience).failure)
+        try viewer.waitForFrames(3)
+        // The host is on the successor already (its SDK moved first): the successor has its GOP.
+        let moved = try client(of: successor)
+        XCTAssertNil(try moved.join("show", uid: 1, token: TestApp.token(channel: "show", uid: 1), role: .broadcaster).failure)
+        for sequence in UInt32(10)..<13 {
+            try moved.publish(channel: "show", uid: 1, track: .video, sequence: sequence, keyframe: sequence == 10, payload: [UInt8(sequence), 9])
+        }
+        _ = try moved.request(.heartbeat(clientTime: 1))
+
+        origin.shutdown()
+        try eventually("the successor serves the relay") {
+            try query { try await successor.channel("show")?.connections.count } == 2
+        }
+        try viewer.waitForFrames(6, timeout: .seconds(10))
+        XCTAssertEqual(viewer.frames.map(\.header.sequence), [0, 1, 2, 10, 11, 12], "the successor's GOP, from its keyframe")
+        XCTAssertGreaterThanOrEqual(claims.count, 1)
+        // Still in the channel, never told to leave, and the host never went offline for it.
+        XCTAssertNil(try viewer.request(.heartbeat(clientTime: 2)).failure)
+        XCTAssertFalse(viewer.events.contains { if case .userOffline = $0 { true } else { false } }, "\(viewer.events)")
+        XCTAssertFalse(viewer.events.contains { if case .connectionClosed = $0 { true } else { false } })
+        let summary = try query { try await relay.channelSummaries() }.first
+        XCTAssertEqual(summary?.originEdge, "successor-edge")
     }
 
     func testOnlyARelayLinkThatSubscribesGetsItsKeyframeRequestsPassedOn() throws {
@@ -170,4 +225,20 @@ final class RelayEdgeTests: XCTestCase {
 /// semaphore is signalled, read after).
 private final class ResultBox<T>: @unchecked Sendable {
     var result: Result<T, any Error>?
+}
+
+/// Claims the relay made, counted from the edge's loop.
+private final class ClaimCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var claims = 0
+    var count: Int { lock.withLock { claims } }
+    func add() { lock.withLock { claims += 1 } }
+}
+
+/// Channel activities the edges handed to their coordinator link, by edge.
+private final class Reported: @unchecked Sendable {
+    private let lock = NSLock()
+    private var activities: [String: [RoomChannelActivity]] = [:]
+    func add(_ edge: String, _ more: [RoomChannelActivity]) { lock.withLock { activities[edge, default: []] += more } }
+    func kinds(_ edge: String) -> [RoomChannelEventType] { lock.withLock { (activities[edge] ?? []).map(\.type) } }
 }
