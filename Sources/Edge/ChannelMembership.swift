@@ -9,6 +9,9 @@ struct ChannelMembership: Sendable {
     var role: ClientRole
     var options: MediaOptions
     var grant: ChannelGrant
+    /// Neither counted in summaries nor reported: a relay link's connection on the origin, a
+    /// relay's stand-in publisher.
+    var unreported = false
     /// The tracks actually published (role, options and privileges all allow it).
     var publishing: TrackKinds = []
     /// Explicit subscribe (true) / unsubscribe (false), overriding auto-subscribe; kept for tracks

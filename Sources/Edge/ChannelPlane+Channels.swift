@@ -89,14 +89,17 @@ extension ChannelPlane {
         }
 
         lastConnectionID += 1
-        let connection = ChannelMembership(
+        var connection = ChannelMembership(
             id: ConnectionID(lastConnectionID), session: session, channel: name, uid: uid, joinedAt: now,
             role: role, options: options, grant: grant)
-        if !channel.reported {
-            channel.reported = true
-            out.append(.report(ChannelActivity(.channelCreated, channel: name, at: now)))
+        connection.unreported = client.isStandIn || (client.isRelayLink && RelayLinkIdentity.isLinkUID(uid))
+        if !connection.unreported {
+            if !channel.reported {
+                channel.reported = true
+                out.append(.report(ChannelActivity(.channelCreated, channel: name, at: now)))
+            }
+            out.append(.report(ChannelActivity(role == .broadcaster ? .broadcasterJoined : .audienceJoined, channel: name, uid: uid, at: now)))
         }
-        out.append(.report(ChannelActivity(role == .broadcaster ? .broadcasterJoined : .audienceJoined, channel: name, uid: uid, at: now)))
         channel.connections[session] = connection
         channel.order.append(session)
         channel.sessionByUID[uid] = session
@@ -371,6 +374,7 @@ extension ChannelPlane {
                 out.append(.send(.userOffline(channel: channel.name, uid: connection.uid, reason: offline), to: other))
             }
         }
+        guard !connection.unreported else { return }
         out.append(.report(ChannelActivity(
             connection.role == .broadcaster ? .broadcasterLeft : .audienceLeft, channel: channel.name, uid: connection.uid,
             reason: reason, at: now)))

@@ -25,7 +25,7 @@ extension ChannelPlane {
         var out: [EdgeDirective] = []
 
         var silent: [SessionID] = []
-        for session in sessions.values where now - session.lastHeard >= settings.heartbeatTimeout {
+        for session in sessions.values where !session.isStandIn && now - session.lastHeard >= settings.heartbeatTimeout {
             silent.append(session.id)
         }
         for id in silent.sorted() {

@@ -82,12 +82,14 @@ public struct ChannelPlane<Frame> {
     public var channelNames: [String] { channels.keys.sorted() }
 
     /// Every hosted channel with its broadcasters and connection count, sorted by name (what
-    /// the edge reports to the room-coordinators).
+    /// the edge reports to the room-coordinators). Relay links and a relay's stand-in publishers
+    /// are left out: a relay reports its local viewers, an origin its own users.
     public var channelSummaries: [ChannelSummary] {
         channels.values.map { channel in
-            ChannelSummary(
-                name: channel.name, broadcasters: channel.broadcasterSessions.map { channel.connections[$0]!.uid },
-                connections: channel.connections.count)
+            let reported = channel.order.compactMap { channel.connections[$0] }.filter { !$0.unreported }
+            return ChannelSummary(
+                name: channel.name, broadcasters: reported.filter { $0.role == .broadcaster }.map(\.uid),
+                connections: reported.count)
         }.sorted { $0.name < $1.name }
     }
 

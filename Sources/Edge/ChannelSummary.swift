@@ -12,6 +12,9 @@ public struct ChannelSummary: Sendable, Hashable {
     /// Its broadcasters forwarded into other channels, with their destinations' states (set by
     /// the edge's shell, which runs the forwards).
     public var forwardedPublishers: [EdgeForwardedPublisher] = []
+    /// The origin edge's node id when this edge hosts the channel as a relay (set by the edge's
+    /// shell, which runs the relays); empty on the origin.
+    public var originEdge = ""
 
     /// Creates a summary.
     ///

@@ -19,6 +19,9 @@ struct ClientSession: Sendable {
     /// Grants checked ahead by `PRELOAD_CHANNEL`, oldest first, each until its expiry: a join
     /// with the same channel, uid and token takes it instead of checking the token again.
     var preloads: [Preload] = []
+    /// A relay's stand-in for a publisher of its origin edge (``ChannelPlane/openStandIn(_:clientID:now:)``):
+    /// never timed out (the relay link's liveness is the relay's business), its activities unreported.
+    var isStandIn = false
 
     struct Preload: Sendable {
         var channel: String
@@ -30,6 +33,8 @@ struct ClientSession: Sendable {
     /// Another edge's link forwarding a broadcaster here: its users going away is "forward
     /// stopped" to the others.
     var isForwardLink: Bool { ForwardLinkIdentity.isLink(clientID: clientID) }
+    /// A relay edge's link pulling a channel from this edge (see ``RelayLinkIdentity``).
+    var isRelayLink: Bool { RelayLinkIdentity.isLink(clientID: clientID) }
 
     struct Refusal: Sendable {
         var code: WireErrorCode

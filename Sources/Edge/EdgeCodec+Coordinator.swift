@@ -36,6 +36,7 @@ extension EdgeCodec {
         wire.publishers = summary.broadcasters
         wire.subscribers = UInt32(clamping: summary.connections)
         wire.forwardedPublishers = summary.forwardedPublishers
+        wire.originEdge = summary.originEdge
         return wire
     }
 

@@ -1,4 +1,5 @@
-/// The edge hosting a destination channel, as a placement names it.
+/// An edge another edge links to: a forward destination channel's edge, as a placement names it,
+/// or a relayed channel's origin (``RelayOrigin``).
 public struct ForwardEdge: Sendable, Hashable, CustomStringConvertible {
     /// Its node id.
     public var id: String

@@ -270,6 +270,16 @@ public struct TrackForwarder<Frame> {
         lastKeyframeRequest = now
         return true
     }
+
+    /// Decides whether to pass on a keyframe request from `subscriber` (a relay link, whose own
+    /// viewers wait for the keyframe): true when it subscribes (unmuted) and the last request is
+    /// at least `interval` old.
+    public mutating func takeKeyframeRequest(from subscriber: SessionID, now: Duration, interval: Duration) -> Bool {
+        guard let i = index(of: subscriber), !subscribers[i].muted else { return false }
+        if let last = lastKeyframeRequest, now - last < interval { return false }
+        lastKeyframeRequest = now
+        return true
+    }
 }
 
 extension TrackForwarder: Sendable where Frame: Sendable {}

@@ -5,6 +5,10 @@ import ShowroomWire
 enum ClaimOutcome: Sendable, Equatable {
     /// Host it: the channel is placed here now (or no coordinator is alive to ask).
     case admit
+    /// Host it as a relay of `origin` (`ClaimChannelResponse.relay_of_*`): audience joins are
+    /// admitted and the channel is pulled from the origin; broadcasting is refused with
+    /// `CHANNEL_ELSEWHERE` naming the origin.
+    case relay(RelayOrigin)
     /// Do not: the channel is placed elsewhere (`CHANNEL_ELSEWHERE` with a redirect), or the
     /// coordinators could not decide (`UNAVAILABLE`), or the claim was refused.
     case refuse(ShowroomError)
@@ -90,7 +94,11 @@ extension EdgeShell {
         }
         let now = self.now
         if !claims.isPending(channel) {
-            guard !plane.hosts(channel: channel), plane.session(session) != nil,
+            // A relayed channel is hosted until its book lets it go; a relay link joins the
+            // origin's channel as the coordinator already placed it.
+            guard !plane.hosts(channel: channel), !relays.isRelayed(channel),
+                  !(plane.isRelayLink(session) && RelayLinkIdentity.isLinkUID(uid)),
+                  plane.session(session) != nil,
                   case .success = verify(token, channel: channel, uid: uid, now: now)
             else { return false }
         }
@@ -106,14 +114,21 @@ extension EdgeShell {
 
     /// The owner coordinator answered the claim for `channel`: the joins held for it go to the
     /// plane, or are refused with the answer's error (`CHANNEL_ELSEWHERE` names the edge to join).
+    /// An answer with `relay_of_*` makes this edge host the channel as a relay (see
+    /// ``relayClaimAnswered(_:_:)``): its held broadcaster joins are refused, naming the origin.
     func claimAnswered(_ channel: String, _ outcome: ClaimOutcome) {
+        relayClaimAnswered(channel, outcome)
         let joins = claims.resolve(channel)
         for join in joins {
             switch outcome {
-            case .admit where draining:
+            case .admit where draining, .relay where draining:
                 refuseHeld(join, .unavailable("this edge is shutting down; join the channel again through the cluster"))
-            case .admit:
-                handOver(join.request, from: join.session, requestID: join.requestID)
+            case .admit, .relay:
+                if let error = relays.refusal(of: join.request) {
+                    refuseHeld(join, error)
+                } else {
+                    handOver(join.request, from: join.session, requestID: join.requestID)
+                }
             case .refuse(let error):
                 refuseHeld(join, error)
             }

@@ -195,7 +195,10 @@ final class CoordinatorLink {
         guard let body = try? answer.decodeBody(RoomClaimChannelResponse.self) else {
             return .refuse(.unavailable("room-coordinator \(coordinator) answered a channel claim unreadably; join again in a moment"))
         }
-        if body.granted { return .admit }
+        if body.granted {
+            guard !body.relayOfEdgeID.isEmpty, !body.relayOfEndpoint.isEmpty else { return .admit }
+            return .relay(RelayOrigin(id: body.relayOfEdgeID, endpoint: body.relayOfEndpoint, curvePublicKey: body.relayOfCurvePublicKey))
+        }
         guard !body.edgeID.isEmpty, !body.clientEndpoint.isEmpty else {
             return .refuse(.unavailable("channel '\(channel)' is placed on another edge that is not reachable now; join again in a moment"))
         }

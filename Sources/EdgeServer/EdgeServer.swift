@@ -105,9 +105,24 @@ public final class EdgeServer: Sendable {
         try await loop.submit { [shell] in shell.value.plane.activeBans }
     }
 
-    /// Every hosted channel in brief, sorted by name.
+    /// Every hosted channel in brief, sorted by name, as reported to the room-coordinators.
     public func channelSummaries() async throws -> [ChannelSummary] {
-        try await loop.submit { [shell] in shell.value.plane.channelSummaries }
+        try await loop.submit { [shell] in shell.value.reportedSummaries() }
+    }
+
+    /// Hosts `channel` as a relay of `origin`, as a room-coordinator's claim answer with
+    /// `relay_of_*` does: audience joins are admitted and the channel is pulled from the origin
+    /// once the first viewer is in; broadcasting here is refused with `CHANNEL_ELSEWHERE`
+    /// naming the origin. For an edge without coordinators (tools, tests).
+    public func hostAsRelay(_ channel: String, of origin: RelayOrigin) async throws {
+        try await loop.submit { [shell] in shell.value.hostRelay(channel, of: origin) }
+    }
+
+    /// The channels hosted as relays with their local viewers.
+    public func relayedChannels() async throws -> [String: Int] {
+        try await loop.submit { [shell] in
+            Dictionary(uniqueKeysWithValues: shell.value.relays.channels.map { ($0, shell.value.relays.viewers(of: $0)) })
+        }
     }
 
     /// The plane's counters.

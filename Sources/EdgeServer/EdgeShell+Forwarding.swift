@@ -243,10 +243,7 @@ extension EdgeShell {
         if let link = links[linkKey] { return link }
         let link = try ForwardLink(key: key, edge: edge, context: loop.context, now: now)
         links[linkKey] = link
-        loop.register(link.socket) { [unowned self, unowned link] _, _ in receive(on: link) }
-        loop.register(link.monitor.socket) { [unowned self, unowned link] _, _ in
-            if link.connectionBroke() { linkDown(link, .unavailable("the connection to edge \(link.edge.id) broke")) }
-        }
+        attach(link, receive: { [unowned self] link in receive(on: link) }, broke: { [unowned self] link, error in linkDown(link, error) })
         let clientID = "\(ForwardLinkIdentity.clientIDPrefix)\(key.channel)/\(key.uid)/\(String(UInt64.random(in: 0 ... .max), radix: 16))"
         link.open(clientID: clientID, now: now)
         logger.info("forward of \(key): link to edge \(edge)")
@@ -258,13 +255,31 @@ extension EdgeShell {
     private func closeIfUnused(_ link: ForwardLink) {
         guard link.channels.isEmpty, links[ForwardLinkKey(key: link.key, endpoint: link.edge.endpoint)] === link else { return }
         links[ForwardLinkKey(key: link.key, endpoint: link.edge.endpoint)] = nil
-        let finish: () -> Void = { [unowned self, link] in
-            loop.unregister(link.socket)
-            loop.unregister(link.monitor.socket)
-            link.close(.unavailable("the forward link was closed"))
+        retire(link, .unavailable("the forward link was closed"))
+    }
+
+    /// Puts a new link's socket and monitor on the loop: `receive` when messages wait, `broke`
+    /// when the monitor sees the connection break.
+    func attach(_ link: ForwardLink, receive: @escaping (ForwardLink) -> Void, broke: @escaping (ForwardLink, ShowroomError) -> Void) {
+        loop.register(link.socket) { [unowned link] _, _ in receive(link) }
+        loop.register(link.monitor.socket) { [unowned link] _, _ in
+            if link.connectionBroke() { broke(link, .unavailable("the connection to edge \(link.edge.id) broke")) }
         }
+    }
+
+    /// Ends a link nothing uses any more (already out of its table): `EDGE_CLOSE_SESSION` first
+    /// when its session is open, so the other edge does not wait for a heartbeat timeout.
+    func retire(_ link: ForwardLink, _ reason: ShowroomError) {
+        let finish: () -> Void = { [unowned self, link] in detach(link, reason) }
         guard link.isOpen else { return finish() }
         link.request(.closeSession, now: now) { _ in finish() }
+    }
+
+    /// Takes a link off the loop and closes it; what waits on it fails with `error`.
+    func detach(_ link: ForwardLink, _ error: ShowroomError) {
+        loop.unregister(link.socket)
+        loop.unregister(link.monitor.socket)
+        link.close(error)
     }
 
     /// The link broke: its destinations fail (unreachable) and are placed again.
@@ -272,10 +287,8 @@ extension EdgeShell {
         let linkKey = ForwardLinkKey(key: link.key, endpoint: link.edge.endpoint)
         guard links[linkKey] === link else { return }
         links[linkKey] = nil
-        loop.unregister(link.socket)
-        loop.unregister(link.monitor.socket)
         logger.warning("forward of \(link.key): link to edge \(link.edge) down: \(error)")
-        link.close(error)
+        detach(link, error)
         performForward(forwards.linkDown(link.key, edge: link.edge, error, now: now))
     }
 

@@ -17,7 +17,7 @@ import ZeroMQ
 final class EdgeShell {
     let socket: Socket
     let endpoint: String
-    private(set) var plane: ChannelPlane<Multipart>
+    var plane: ChannelPlane<Multipart>
     private let verifier: TokenVerifier
     let logger: Logger
     private let origin = ContinuousClock.now
@@ -65,11 +65,32 @@ final class EdgeShell {
     var forwardChannels: [String] = []
     /// A forwarded audio frame moved to another of its channels (reused).
     let alsoBuffer = Multipart(capacity: 3)
+    /// The app whose tokens this edge verifies; a relay mints its links' tokens with it.
+    let appID: String
+    let appCertificate: String
+    /// The channels hosted here as relays of their origin edges.
+    var relays: RelayBook
+    /// Links to origin edges, by the origin's client endpoint: one session for every channel
+    /// pulled from that origin.
+    var relayLinks: [String: ForwardLink] = [:]
+    /// The stand-in sessions publishing the origins' publishers here, both ways.
+    var standIns: [RelayedPublisher: SessionID] = [:]
+    var standInPublishers: [SessionID: RelayedPublisher] = [:]
+    var lastStandIn: UInt64 = 0
+    /// Relayed channels whose creation was not reported: their end is not either (the origin's
+    /// channel lives on).
+    var silentChannels: Set<String> = []
+    var lastRelayLinkUID: UInt32 = 0
+    /// A relayed audio frame, moved into the plane's frame layout (reused).
+    let relayAudioFrame = Multipart(capacity: 3)
 
     init(configuration: EdgeServerConfiguration, loop: EventLoop, logger: Logger) throws {
         self.logger = logger
         self.loop = loop
         verifier = TokenVerifier(appID: configuration.appID, appCertificate: configuration.appCertificate)
+        appID = configuration.appID
+        appCertificate = configuration.appCertificate
+        relays = RelayBook(settings: configuration.relay)
         plane = ChannelPlane(settings: configuration.settings)
         maxQueuedControlMessages = configuration.maxQueuedControlMessages
         socket = try Socket(.router, context: loop.context)
@@ -153,6 +174,10 @@ final class EdgeShell {
             handleForwardRequest(envelope, from: session)
             return
         }
+        if envelope.kind == .relayKeyframeRequest {
+            handleRelayKeyframeRequest(envelope, from: session)
+            return
+        }
         let request: EdgeRequest
         do {
             request = try EdgeCodec.request(from: envelope)
@@ -165,6 +190,10 @@ final class EdgeShell {
             return
         }
         if case .openSession = request { reaper.sessionOpened(onDescriptor: incoming.sourceDescriptor(of: 1)) }
+        if let error = relayRefusal(of: request, from: session) {
+            refuse(envelope, from: session, error)
+            return
+        }
         if holdForClaim(request, from: session, requestID: envelope.requestID) { return }
         handOver(request, from: session, requestID: envelope.requestID)
     }
@@ -329,6 +358,8 @@ final class EdgeShell {
                 work += plane.sendCachedFrames(track, to: session, now: now) { subscriber, frame in
                     Self.deliver(frame, to: subscriber, on: socket)
                 }
+            case .requestKeyframe(let track, let publisher) where standInPublishers[publisher] != nil:
+                performRelay(relays.keyframeWanted(track, now: now))
             case .requestKeyframe(let track, let publisher):
                 work += control(to: publisher) { () throws(ShowroomError) in try EdgeCodec.keyframeRequest(for: track) }
             case .closeSession(let session):
@@ -336,6 +367,7 @@ final class EdgeShell {
             case .log(let entry):
                 logger.log(level: Self.level(entry.level), "\(entry.message)")
             case .report(let activity):
+                if !relays.isEmpty || !silentChannels.isEmpty, !relayReports(activity) { continue }
                 hold(activity)
                 if !forwards.isEmpty { work += forwardActivity(activity) }
             }
@@ -346,6 +378,8 @@ final class EdgeShell {
     ///
     /// - Returns: What dropping it leads to (nothing if it was sent or queued).
     private func control(to session: SessionID, _ encode: () throws(ShowroomError) -> WireEnvelope) -> [EdgeDirective] {
+        // A stand-in has no client: what the plane tells it is known to the relay already.
+        if standInPublishers[session] != nil { return [] }
         do {
             if sendControl(try encode(), to: session) { return [] }
             return plane.sessionUnreachable(session, now: now)
@@ -427,6 +461,7 @@ final class EdgeShell {
     private func tick() {
         perform(plane.tick(now: now))
         tickForwards()
+        tickRelays()
         expireClaims()
         reaper.tick()
         flushPendingControl()
@@ -480,7 +515,7 @@ final class EdgeShell {
         if age == nil || age! >= .seconds(1) || (channelsChanged && age! >= .milliseconds(100)) {
             lastSummary = now
             channelsChanged = false
-            reports.summary(summariesWithForwards())
+            reports.summary(reportedSummaries())
         }
     }
 

@@ -12,7 +12,12 @@ import ZeroMQ
 /// cache, so its viewers start on a keyframe at once.
 ///
 /// One link per forward and destination edge: the forward's destinations on that edge are
-/// channel connections of the one session. Confined to the edge's loop; its timers run from the
+/// channel connections of the one session.
+///
+/// A relay edge pulls channels from their origin edge over the same kind of link, the other way
+/// round: one per origin edge, its channels joined as audience with a uid of the reserved relay
+/// range (``RelayLinkIdentity``; `key` then names no forward: an empty channel and that uid), and
+/// the origin's frames received on it. Confined to the edge's loop; its timers run from the
 /// shell's tick (heartbeats, request deadlines, silence).
 final class ForwardLink {
     typealias Completion = (Result<WireEnvelope, ShowroomError>) -> Void

@@ -9,7 +9,7 @@ extension WireMessageKind {
             return true
         case .mediaFrame, .edgeOpenSession, .edgeCloseSession, .edgeHeartbeat, .joinChannel, .leaveChannel,
              .updateChannelOptions, .setClientRole, .renewChannelToken, .subscribeTrack, .unsubscribeTrack,
-             .muteRemoteTrack, .enableVolumeIndication, .sendStreamMessage, .preloadChannel:
+             .muteRemoteTrack, .enableVolumeIndication, .sendStreamMessage, .preloadChannel, .relayKeyframeRequest:
             return true
         case .startForward, .updateForward, .stopForward, .pauseForward, .resumeForward:
             return true

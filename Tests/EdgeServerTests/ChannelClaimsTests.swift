@@ -53,6 +53,17 @@ final class ChannelClaimsTests: XCTestCase {
         granted.granted = true
         XCTAssertEqual(CoordinatorLink.outcome(of: try answer(granted), channel: "show", coordinator: "c1"), .admit)
 
+        // Granted as a relay of an origin: hosted here, pulled from there.
+        var relayed = granted
+        relayed.relayOfEdgeID = "edge-1"
+        relayed.relayOfEndpoint = "tcp://127.0.0.1:7001"
+        relayed.relayOfCurvePublicKey = "key"
+        XCTAssertEqual(CoordinatorLink.outcome(of: try answer(relayed), channel: "show", coordinator: "c1"),
+                       .relay(RelayOrigin(id: "edge-1", endpoint: "tcp://127.0.0.1:7001", curvePublicKey: "key")))
+        // A relay grant naming no endpoint has nothing to pull from: an ordinary grant.
+        relayed.relayOfEndpoint = ""
+        XCTAssertEqual(CoordinatorLink.outcome(of: try answer(relayed), channel: "show", coordinator: "c1"), .admit)
+
         var elsewhere = RoomClaimChannelResponse()
         elsewhere.edgeID = "edge-2"
         elsewhere.clientEndpoint = "tcp://127.0.0.1:7002"

@@ -1,0 +1,268 @@
+import ShowroomWire
+
+/// The edge a relayed channel is pulled from: the origin the coordinator's claim answer named
+/// (`ClaimChannelResponse.relay_of_*`), linked to like a forward's destination edge.
+public typealias RelayOrigin = ForwardEdge
+
+/// What ``RelayBook`` asks the edge's shell to do.
+public enum RelayDirective: Sendable, Equatable {
+    /// Open (or reuse) the link to `origin` and join `channel` there as audience, subscribing to
+    /// every track.
+    case link(channel: String, origin: RelayOrigin)
+    /// Leave `channel` on `origin`; close the link if no other channel uses it.
+    case unlink(channel: String, origin: RelayOrigin)
+    /// Ask the channel's owner coordinator again (`CHANNEL_CLAIM`): the link to the origin broke.
+    case claim(channel: String)
+    /// Send `RELAY_KEYFRAME_REQUEST` for `track` to `origin`.
+    case requestKeyframe(TrackID, origin: RelayOrigin)
+    /// These stand-in publishers go offline for the local viewers (the origin did not come back
+    /// in time, or the channel is no longer relayed).
+    case dropPublishers(channel: String, uids: [UInt32])
+    /// The channel is no longer relayed here: end its stand-ins (its local channel goes once
+    /// nobody is left).
+    case release(channel: String)
+}
+
+/// The channels an edge hosts as a relay, as a pure state machine on the edge's clock: one pull
+/// per channel from its origin, started by the first local viewer and ended a grace period after
+/// the last one leaves; keyframe requests passed upstream at most once per interval per track;
+/// after the link breaks, claims every ``Settings/reclaimInterval`` (slower after
+/// ``Settings/fastReclaims``) until an answer names an origin, and the publishers shown offline
+/// only if the origin has not come back within ``Settings/publisherGrace``.
+///
+/// Publishing in a relayed channel is refused (``refusal(of:)``): `CHANNEL_ELSEWHERE` naming the
+/// origin, which the SDK follows.
+public struct RelayBook: Sendable {
+    /// The timers.
+    public struct Settings: Sendable {
+        /// How long a channel's link stays after its last local viewer left.
+        public var releaseDelay: Duration = .seconds(5)
+        /// Least time between two keyframe requests sent upstream for one track.
+        public var keyframeInterval: Duration = .seconds(1)
+        /// Time between claims while the origin is unreachable, for the first ``fastReclaims``.
+        public var reclaimInterval: Duration = .milliseconds(250)
+        /// Claims at ``reclaimInterval``; then one every ``slowReclaimInterval``.
+        public var fastReclaims = 40
+        /// Time between claims after the fast ones.
+        public var slowReclaimInterval: Duration = .seconds(2)
+        /// How long publishers stay shown after the link broke, waiting for the origin to come back.
+        public var publisherGrace: Duration = .seconds(1)
+
+        /// The defaults.
+        public init() {}
+    }
+
+    enum State: Sendable, Equatable {
+        /// No viewer yet, no link: forgotten at `until` if none comes.
+        case unlinked(until: Duration)
+        /// Pulling from the origin for local viewers.
+        case linked
+        /// Pulling, but the last viewer left: unlinked at `until`.
+        case releasing(until: Duration)
+        /// The link broke: claims until an answer names an origin.
+        case down(nextClaim: Duration, claims: Int)
+    }
+
+    struct Entry: Sendable {
+        var origin: RelayOrigin
+        var state: State
+        var viewers = 0
+        /// The origin's publishers, as stand-ins here.
+        var publishers: Set<UInt32> = []
+        /// Publishers not heard of since the link broke, and when it broke.
+        var stale: Set<UInt32> = []
+        var staleSince: Duration = .zero
+        var lastKeyframeRequest: [TrackID: Duration] = [:]
+    }
+
+    /// The timers it runs with.
+    public let settings: Settings
+    private var entries: [String: Entry] = [:]
+
+    /// Creates an empty book.
+    public init(settings: Settings = Settings()) {
+        self.settings = settings
+    }
+
+    // MARK: - Reading
+
+    /// Whether no channel is hosted as a relay.
+    public var isEmpty: Bool { entries.isEmpty }
+
+    /// Whether `channel` is hosted as a relay.
+    public func isRelayed(_ channel: String) -> Bool { entries[channel] != nil }
+
+    /// The origin `channel` is relayed from.
+    public func origin(of channel: String) -> RelayOrigin? { entries[channel]?.origin }
+
+    /// Whether the link of `channel` broke and a claim's answer is awaited.
+    public func isDown(_ channel: String) -> Bool {
+        if case .down = entries[channel]?.state { true } else { false }
+    }
+
+    /// Local viewers of `channel`.
+    public func viewers(of channel: String) -> Int { entries[channel]?.viewers ?? 0 }
+
+    /// The relayed channels, sorted.
+    public var channels: [String] { entries.keys.sorted() }
+
+    /// Why `request` may not run on this edge: becoming a broadcaster (a join, a role switch or
+    /// an options update) in a relayed channel is `CHANNEL_ELSEWHERE` with a redirect to the
+    /// origin. Nil for anything else.
+    public func refusal(of request: EdgeRequest) -> ShowroomError? {
+        let channel: String
+        switch request {
+        case .join(let name, _, _, .broadcaster, _): channel = name
+        case .setRole(let name, .broadcaster): channel = name
+        case .updateOptions(let name, let update) where update.role == .broadcaster: channel = name
+        default: return nil
+        }
+        guard let origin = entries[channel]?.origin else { return nil }
+        var redirect = WireRedirect()
+        redirect.edgeID = origin.id
+        redirect.clientEndpoint = origin.endpoint
+        redirect.clientCurvePublicKey = origin.curvePublicKey
+        return .channelElsewhere(
+            "channel '\(channel)' is relayed here from edge \(origin.id) (\(origin.endpoint)); broadcast there", redirect: redirect)
+    }
+
+    // MARK: - Events
+
+    /// A claim's answer named `origin` for `channel`: host it as a relay (the joins held for the
+    /// claim follow), or, after the link broke, pull from that origin now.
+    public mutating func host(_ channel: String, origin: RelayOrigin, now: Duration) -> [RelayDirective] {
+        guard var entry = entries[channel] else {
+            entries[channel] = Entry(origin: origin, state: .unlinked(until: now + settings.releaseDelay))
+            return []
+        }
+        guard case .down = entry.state else {
+            // Answers for joins while the link runs: the origin stays the one pulled from.
+            return []
+        }
+        entry.origin = origin
+        entry.lastKeyframeRequest = [:]
+        entry.state = .linked
+        entries[channel] = entry
+        return [.link(channel: channel, origin: origin)]
+    }
+
+    /// A claim's answer while the link was down said this edge hosts `channel` itself (or it is
+    /// hosted elsewhere, not as a relay): it is no longer relayed; its stand-ins go.
+    public mutating func stopRelaying(_ channel: String) -> [RelayDirective] {
+        guard let entry = entries.removeValue(forKey: channel) else { return [] }
+        var out: [RelayDirective] = []
+        if case .linked = entry.state { out.append(.unlink(channel: channel, origin: entry.origin)) }
+        if case .releasing = entry.state { out.append(.unlink(channel: channel, origin: entry.origin)) }
+        out.append(.release(channel: channel))
+        return out
+    }
+
+    /// A local viewer joined `channel`: the first one starts the pull.
+    public mutating func viewerJoined(_ channel: String) -> [RelayDirective] {
+        guard var entry = entries[channel] else { return [] }
+        entry.viewers += 1
+        var out: [RelayDirective] = []
+        switch entry.state {
+        case .unlinked:
+            entry.state = .linked
+            out.append(.link(channel: channel, origin: entry.origin))
+        case .releasing:
+            entry.state = .linked
+        case .linked, .down:
+            break
+        }
+        entries[channel] = entry
+        return out
+    }
+
+    /// A local viewer left `channel`: after the last one, the link goes after ``Settings/releaseDelay``.
+    public mutating func viewerLeft(_ channel: String, now: Duration) {
+        guard var entry = entries[channel], entry.viewers > 0 else { return }
+        entry.viewers -= 1
+        if entry.viewers == 0, case .linked = entry.state {
+            entry.state = .releasing(until: now + settings.releaseDelay)
+        }
+        entries[channel] = entry
+    }
+
+    /// The origin announced a publisher in `channel` (user joined): it is a stand-in here.
+    public mutating func publisherJoined(_ channel: String, uid: UInt32) {
+        entries[channel]?.publishers.insert(uid)
+        entries[channel]?.stale.remove(uid)
+    }
+
+    /// The origin said a publisher of `channel` went offline.
+    public mutating func publisherLeft(_ channel: String, uid: UInt32) {
+        entries[channel]?.publishers.remove(uid)
+        entries[channel]?.stale.remove(uid)
+    }
+
+    /// The link to the edge at `endpoint` broke (or, with `only`, the origin ended that channel's
+    /// connection on it): those channels claim again at once, and keep their publishers for
+    /// ``Settings/publisherGrace``.
+    public mutating func linkDown(endpoint: String, channel only: String? = nil, now: Duration) -> [RelayDirective] {
+        var out: [RelayDirective] = []
+        for channel in entries.keys.sorted() where only == nil || only == channel {
+            guard var entry = entries[channel], entry.origin.endpoint == endpoint else { continue }
+            switch entry.state {
+            case .linked, .releasing: break
+            case .unlinked, .down: continue
+            }
+            entry.state = .down(nextClaim: now + settings.reclaimInterval, claims: 1)
+            entry.stale = entry.publishers
+            entry.staleSince = now
+            entries[channel] = entry
+            out.append(.claim(channel: channel))
+        }
+        return out
+    }
+
+    /// The relay's plane wants a keyframe of a stand-in's track: passed upstream unless one was
+    /// sent for it within ``Settings/keyframeInterval`` (the plane asks again while still wanted).
+    public mutating func keyframeWanted(_ track: TrackID, now: Duration) -> [RelayDirective] {
+        guard var entry = entries[track.channel] else { return [] }
+        switch entry.state {
+        case .linked, .releasing: break
+        case .unlinked, .down: return []
+        }
+        if let last = entry.lastKeyframeRequest[track], now - last < settings.keyframeInterval { return [] }
+        entry.lastKeyframeRequest[track] = now
+        entries[track.channel] = entry
+        return [.requestKeyframe(track, origin: entry.origin)]
+    }
+
+    /// Lets time pass: releases, claims, publishers past their grace.
+    public mutating func tick(now: Duration) -> [RelayDirective] {
+        var out: [RelayDirective] = []
+        for channel in entries.keys.sorted() {
+            guard var entry = entries[channel] else { continue }
+            if !entry.stale.isEmpty, now - entry.staleSince >= settings.publisherGrace {
+                out.append(.dropPublishers(channel: channel, uids: entry.stale.sorted()))
+                entry.publishers.subtract(entry.stale)
+                entry.stale = []
+            }
+            switch entry.state {
+            case .unlinked(let until) where until <= now:
+                entries[channel] = nil
+                out.append(.release(channel: channel))
+                continue
+            case .releasing(let until) where until <= now:
+                entries[channel] = nil
+                out += [.unlink(channel: channel, origin: entry.origin), .release(channel: channel)]
+                continue
+            case .down where entry.viewers == 0:
+                entries[channel] = nil
+                out.append(.release(channel: channel))
+                continue
+            case .down(let nextClaim, let claims) where nextClaim <= now:
+                let interval = claims + 1 < settings.fastReclaims ? settings.reclaimInterval : settings.slowReclaimInterval
+                entry.state = .down(nextClaim: now + interval, claims: claims + 1)
+                out.append(.claim(channel: channel))
+            default:
+                break
+            }
+            entries[channel] = entry
+        }
+        return out
+    }
+}

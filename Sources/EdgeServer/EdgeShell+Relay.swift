@@ -1,0 +1,320 @@
+import Edge
+import Foundation
+import ShowroomAuth
+import ShowroomWire
+import ZeroMQ
+
+/// A publisher of an origin edge, as a stand-in in a relayed channel here.
+struct RelayedPublisher: Hashable {
+    var channel: String
+    var uid: UInt32
+}
+
+// Relay edges: channels hosted as relays of their origin edge (a claim answer with relay_of_*),
+// pulled over one link per origin and fanned out here; and, on the origin, the relay links'
+// keyframe requests. ``RelayBook`` decides; this carries it out.
+
+extension EdgeShell {
+    /// Stand-in session ids: a length byte no routing id has, so never a client's.
+    private static let standInIDBase: UInt64 = 0xFF00_0000_0000_0000
+    /// How long a relay link's token lasts; the origin ends the link's connection when it
+    /// expires, and the relay claims and links again with a fresh one.
+    private static let relayTokenLifetime: UInt32 = 24 * 3600
+
+    // MARK: - Hosting
+
+    /// Hosts `channel` as a relay of `origin`, as a claim answer with `relay_of_*` does.
+    func hostRelay(_ channel: String, of origin: RelayOrigin) {
+        logger.info("hosting channel \(channel) as a relay of edge \(origin)")
+        performRelay(relays.host(channel, origin: origin, now: now))
+        channelsChanged = true
+    }
+
+    /// What a claim's answer means for relaying: the first `relay_of_*` answer makes the channel
+    /// relayed; after the link broke, an answer naming an origin links again, one admitting the
+    /// channel here ends relaying (its publishers will join here), a refusal waits for the next
+    /// claim.
+    func relayClaimAnswered(_ channel: String, _ outcome: ClaimOutcome) {
+        if relays.isDown(channel) {
+            switch outcome {
+            case .relay(let origin): hostRelay(channel, of: origin)
+            case .admit: performRelay(relays.stopRelaying(channel))
+            case .refuse: break
+            }
+        } else if case .relay(let origin) = outcome, relays.isRelayed(channel) || !plane.hosts(channel: channel) {
+            // A channel that became hosted here meanwhile (its publishers joined) stays an origin.
+            hostRelay(channel, of: origin)
+        }
+    }
+
+    /// Why a request may not run here: broadcasting in a relayed channel (`CHANNEL_ELSEWHERE`
+    /// naming the origin), or a relay link joining a channel this edge relays itself (relays
+    /// never pull from a relay).
+    func relayRefusal(of request: EdgeRequest, from session: SessionID) -> ShowroomError? {
+        guard !relays.isEmpty else { return nil }
+        if case .join(let channel, _, _, _, _) = request, relays.isRelayed(channel), plane.isRelayLink(session) {
+            return .unavailable("channel '\(channel)' is relayed on this edge, not hosted; a relay pulls from the origin edge only")
+        }
+        return relays.refusal(of: request)
+    }
+
+    /// Counts the local viewers of relayed channels from the plane's activities (stand-ins are
+    /// never reported, so every audience join is a viewer's), and decides whether an activity is
+    /// reported: a relay reports its viewers' joins and leaves, not the channel's creation and end,
+    /// which are the origin's.
+    ///
+    /// - Returns: Whether the coordinators hear of it.
+    func relayReports(_ activity: ChannelActivity) -> Bool {
+        let channel = activity.channel
+        switch activity.kind {
+        case .audienceJoined: performRelay(relays.viewerJoined(channel))
+        case .audienceLeft: relays.viewerLeft(channel, now: now)
+        case .channelCreated where relays.isRelayed(channel):
+            silentChannels.insert(channel)
+            return false
+        case .channelDestroyed:
+            return silentChannels.remove(channel) == nil
+        default: break
+        }
+        return true
+    }
+
+    /// The channel summaries as reported: forwards, and the origin of relayed channels.
+    func reportedSummaries() -> [ChannelSummary] {
+        var summaries = summariesWithForwards()
+        guard !relays.isEmpty else { return summaries }
+        for index in summaries.indices {
+            summaries[index].originEdge = relays.origin(of: summaries[index].name)?.id ?? ""
+        }
+        return summaries
+    }
+
+    // MARK: - Carrying out the book's directives
+
+    func performRelay(_ directives: [RelayDirective]) {
+        for directive in directives {
+            switch directive {
+            case .link(let channel, let origin):
+                pull(channel, from: origin)
+            case .unlink(let channel, let origin):
+                stopPulling(channel, from: origin)
+            case .claim(let channel):
+                // A bare edge (no node) has nobody to ask; the book keeps the viewers waiting.
+                coordinatorReports?.claim(channel)
+            case .requestKeyframe(let track, let origin):
+                guard let link = relayLinks[origin.endpoint], link.isOpen,
+                    let envelope = try? EdgeCodec.relayKeyframeRequest(for: track),
+                    let bytes = try? envelope.serializedBytes() as [UInt8]
+                else { continue }
+                _ = try? link.socket.send(bytes)
+            case .dropPublishers(let channel, let uids):
+                for uid in uids { endStandIn(RelayedPublisher(channel: channel, uid: uid), dropped: true) }
+            case .release(let channel):
+                logger.info("channel \(channel) is no longer relayed here")
+                for publisher in standIns.keys where publisher.channel == channel { endStandIn(publisher, dropped: false) }
+                channelsChanged = true
+            }
+        }
+    }
+
+    /// Joins `channel` on `origin` over its link (opened if there is none) as audience,
+    /// subscribing to every track.
+    private func pull(_ channel: String, from origin: RelayOrigin) {
+        let link: ForwardLink
+        if let existing = relayLinks[origin.endpoint] {
+            link = existing
+        } else {
+            lastRelayLinkUID = lastRelayLinkUID == UInt32.max - RelayLinkIdentity.firstUID ? 0 : lastRelayLinkUID + 1
+            let key = ForwardKey(channel: "", uid: RelayLinkIdentity.firstUID + lastRelayLinkUID)
+            do {
+                link = try ForwardLink(
+                    key: key, edge: origin,
+                    context: loop.context, now: now)
+            } catch {
+                logger.warning("relay of channel \(channel): cannot link to edge \(origin): \(error)")
+                return performRelay(relays.linkDown(endpoint: origin.endpoint, now: now))
+            }
+            relayLinks[origin.endpoint] = link
+            attach(link, receive: { [unowned self] link in receiveRelayed(on: link) },
+                   broke: { [unowned self] link, error in relayLinkDown(link, error) })
+            link.open(clientID: "\(RelayLinkIdentity.clientIDPrefix)\(String(UInt64.random(in: 0 ... .max), radix: 16))", now: now)
+            logger.info("relay link to edge \(origin) as uid \(key.uid)")
+        }
+        link.channels.insert(channel)
+        let uid = link.key.uid
+        let token: String
+        do {
+            token = try RTCTokenBuilder.buildToken(
+                appID: appID, appCertificate: appCertificate, channelName: channel, uid: uid, role: .subscriber,
+                tokenExpire: Self.relayTokenLifetime)
+        } catch {
+            logger.error("relay of channel \(channel): cannot mint the link's token: \(error)")
+            return
+        }
+        let options = MediaOptions(publishAudio: false, publishVideo: false, autoSubscribeAudio: true, autoSubscribeVideo: true)
+        link.whenOpen { [unowned self, unowned link] opened in
+            guard case .success = opened else { return relayLinkDown(link, .unavailable("edge \(origin) did not open the relay link")) }
+            link.request(.join(channel: channel, uid: uid, token: token, role: .audience, options: options), now: now) {
+                [unowned self, unowned link] result in
+                guard case .failure(let error) = result.flatMap(ForwardLink.reply) else { return }
+                logger.warning("relay of channel \(channel): edge \(origin) refused the join: \(error)")
+                guard link.channels.remove(channel) != nil else { return }
+                performRelay(relays.linkDown(endpoint: origin.endpoint, channel: channel, now: now))
+                closeRelayLinkIfUnused(link)
+            }
+        }
+    }
+
+    /// Leaves `channel` on `origin`; the link closes once no channel uses it.
+    private func stopPulling(_ channel: String, from origin: RelayOrigin) {
+        guard let link = relayLinks[origin.endpoint], link.channels.remove(channel) != nil else { return }
+        link.whenOpen { [unowned self, unowned link] opened in
+            guard case .success = opened else { return }
+            link.request(.leave(channel: channel), now: now) { [unowned self, unowned link] _ in closeRelayLinkIfUnused(link) }
+        }
+    }
+
+    private func closeRelayLinkIfUnused(_ link: ForwardLink) {
+        guard link.channels.isEmpty, relayLinks[link.edge.endpoint] === link else { return }
+        relayLinks[link.edge.endpoint] = nil
+        logger.info("relay link to edge \(link.edge) closed: no channel pulled")
+        retire(link, .unavailable("the relay link was closed"))
+    }
+
+    /// The link broke: its channels claim again, their viewers stay.
+    private func relayLinkDown(_ link: ForwardLink, _ error: ShowroomError) {
+        guard relayLinks[link.edge.endpoint] === link else { return }
+        relayLinks[link.edge.endpoint] = nil
+        logger.warning("relay link to edge \(link.edge) down: \(error)")
+        detach(link, error)
+        performRelay(relays.linkDown(endpoint: link.edge.endpoint, now: now))
+    }
+
+    // MARK: - Stand-ins
+
+    /// A publisher the origin announced becomes a broadcaster here, publishing nothing until its
+    /// tracks are announced.
+    private func startStandIn(_ publisher: RelayedPublisher) {
+        relays.publisherJoined(publisher.channel, uid: publisher.uid)
+        guard standIns[publisher] == nil else { return }
+        lastStandIn += 1
+        let id = SessionID(Self.standInIDBase | lastStandIn)
+        standIns[publisher] = id
+        standInPublishers[id] = publisher
+        let now = self.now
+        let grant = ChannelGrant(
+            channel: publisher.channel, uid: publisher.uid,
+            privileges: [.join: .never, .publishAudio: .never, .publishVideo: .never, .publishData: .never])
+        var out = plane.openStandIn(id, clientID: "showroom-relay-stand-in/\(publisher.channel)/\(publisher.uid)", now: now)
+        out += plane.join(
+            id, channel: publisher.channel, uid: publisher.uid, role: .broadcaster,
+            options: MediaOptions(publishAudio: false, publishVideo: false, autoSubscribeAudio: false, autoSubscribeVideo: false),
+            grant: grant, now: now)
+        if plane.connection(id, channel: publisher.channel) == nil {
+            logger.warning("relay of channel \(publisher.channel): uid \(publisher.uid) cannot publish here")
+        }
+        perform(out)
+    }
+
+    /// The stand-in goes: offline (quit) for the viewers, or dropped when the origin was lost.
+    private func endStandIn(_ publisher: RelayedPublisher, dropped: Bool) {
+        guard let id = standIns.removeValue(forKey: publisher) else { return }
+        standInPublishers[id] = nil
+        relays.publisherLeft(publisher.channel, uid: publisher.uid)
+        perform(dropped ? plane.sessionUnreachable(id, now: now) : plane.closeSession(id, now: now))
+    }
+
+    private func setStandInTrack(_ track: TrackID, published: Bool) {
+        guard let id = standIns[RelayedPublisher(channel: track.channel, uid: track.uid)] else { return }
+        var update = MediaOptionsUpdate()
+        switch track.kind {
+        case .audio: update.publishAudio = published
+        case .video: update.publishVideo = published
+        }
+        perform(plane.updateOptions(id, channel: track.channel, update: update, now: now))
+    }
+
+    // MARK: - What relay links receive
+
+    private func receiveRelayed(on link: ForwardLink) {
+        let buffer = link.receiveBuffer
+        for _ in 0..<256 {
+            guard relayLinks[link.edge.endpoint] === link, (try? link.socket.receive(into: buffer)) == true else { return }
+            link.lastHeard = now
+            guard let envelope = try? buffer.withBytes(of: 0, { (bytes) throws(ShowroomError) in try WireEnvelope.decode(frame: bytes) })
+            else { continue }
+            if envelope.kind == .mediaFrame {
+                if buffer.count == 2 { relayFrame(envelope, from: buffer, on: link) }
+            } else if buffer.count != 1 {
+                continue
+            } else if envelope.isResponse {
+                link.answered(envelope)
+            } else if let event = try? EdgeCodec.event(from: envelope) {
+                relayEvent(event, on: link)
+            }
+        }
+    }
+
+    /// A frame of the origin's publisher: forwarded here as its stand-in's, in the plane's frame
+    /// layout (`[routing id][envelope][payload]`, the first frame unused), by reference.
+    private func relayFrame(_ envelope: WireEnvelope, from buffer: Multipart, on link: ForwardLink) {
+        guard let header = try? envelope.decodeBody(WireMediaHeader.self),
+            let info = try? EdgeCodec.checkedFrameInfo(header: header, payloadSize: buffer.size(of: 1)),
+            link.channels.contains(info.channel),
+            let standIn = standIns[RelayedPublisher(channel: info.channel, uid: info.publisherUID)]
+        else { return }
+        // Video stays in the GOP cache: a message of its own; audio reuses one.
+        let frame = info.kind == .video ? Multipart(capacity: 3) : relayAudioFrame
+        frame.removeAll()
+        frame.append(referenceTo: 0, of: buffer)
+        frame.append(referenceTo: 0, of: buffer)
+        frame.append(referenceTo: 1, of: buffer)
+        let directives = forwardInPlane(frame, info: info, from: standIn)
+        relayAudioFrame.removeAll()
+        if !directives.isEmpty { perform(directives) }
+    }
+
+    private func relayEvent(_ event: EdgeEvent, on link: ForwardLink) {
+        switch event {
+        case .userJoined(let channel, let uid) where link.channels.contains(channel):
+            startStandIn(RelayedPublisher(channel: channel, uid: uid))
+        case .userOffline(let channel, let uid, _) where link.channels.contains(channel):
+            endStandIn(RelayedPublisher(channel: channel, uid: uid), dropped: false)
+        case .remoteTrackPublished(let track) where link.channels.contains(track.channel):
+            setStandInTrack(track, published: true)
+        case .remoteTrackUnpublished(let track) where link.channels.contains(track.channel):
+            setStandInTrack(track, published: false)
+        case .connectionClosed(let channel, let reason):
+            guard link.channels.remove(channel) != nil else { return }
+            logger.warning("relay of channel \(channel): edge \(link.edge) closed the link's connection: \(reason)")
+            performRelay(relays.linkDown(endpoint: link.edge.endpoint, channel: channel, now: now))
+            closeRelayLinkIfUnused(link)
+        case .sessionClosed(let reason):
+            relayLinkDown(link, reason)
+        default:
+            break
+        }
+    }
+
+    // MARK: - On the origin
+
+    /// `RELAY_KEYFRAME_REQUEST` from a relay link: the publisher is asked for a keyframe (the
+    /// plane checks the link subscribes and paces the requests). One-way: nothing is answered.
+    func handleRelayKeyframeRequest(_ envelope: WireEnvelope, from session: SessionID) {
+        guard let track = try? EdgeCodec.relayKeyframeRequest(from: envelope) else { return }
+        let directives = plane.relayKeyframeRequest(track, from: session, now: now)
+        if !directives.isEmpty { perform(directives) }
+    }
+
+    // MARK: - Timers
+
+    /// The book's releases and claims, the links' heartbeats and deadlines.
+    func tickRelays() {
+        guard !relays.isEmpty || !relayLinks.isEmpty else { return }
+        let now = self.now
+        performRelay(relays.tick(now: now))
+        for link in Array(relayLinks.values) {
+            if let error = link.tick(now: now) { relayLinkDown(link, error) }
+        }
+    }
+}

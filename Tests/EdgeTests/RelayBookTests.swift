@@ -1,0 +1,149 @@
+import Edge
+import ShowroomWire
+import XCTest
+
+/// ``RelayBook``: the life of a relayed channel's pull, on a fake clock.
+final class RelayBookTests: XCTestCase {
+    private let origin = RelayOrigin(id: "edge-1", endpoint: "tcp://127.0.0.1:1001", curvePublicKey: "key")
+    private let newOrigin = RelayOrigin(id: "edge-3", endpoint: "tcp://127.0.0.1:1003")
+
+    private func book() -> RelayBook { RelayBook() }
+
+    func testTheFirstViewerPullsOnceAndTheLinkGoesAfterTheGraceOfTheLastOne() {
+        var relays = book()
+        XCTAssertEqual(relays.host("show", origin: origin, now: .zero), [])
+        XCTAssertEqual(relays.viewerJoined("show"), [.link(channel: "show", origin: origin)])
+        XCTAssertEqual(relays.viewerJoined("show"), [], "one pull however many viewers")
+        XCTAssertEqual(relays.viewerJoined("show"), [])
+        XCTAssertEqual(relays.viewers(of: "show"), 3)
+        for _ in 0..<3 { relays.viewerLeft("show", now: .seconds(10)) }
+        XCTAssertEqual(relays.tick(now: .seconds(14)), [], "kept during the grace")
+        XCTAssertEqual(relays.tick(now: .seconds(15)), [.unlink(channel: "show", origin: origin), .release(channel: "show")])
+        XCTAssertFalse(relays.isRelayed("show"))
+    }
+
+    func testAViewerBackWithinTheGraceKeepsTheLink() {
+        var relays = book()
+        _ = relays.host("show", origin: origin, now: .zero)
+        _ = relays.viewerJoined("show")
+        relays.viewerLeft("show", now: .seconds(1))
+        XCTAssertEqual(relays.viewerJoined("show"), [], "the link is still there")
+        XCTAssertEqual(relays.tick(now: .seconds(60)), [])
+        XCTAssertTrue(relays.isRelayed("show"))
+    }
+
+    func testAGrantNoViewerUsesIsForgottenAndExtraLeavesChangeNothing() {
+        var relays = book()
+        _ = relays.host("show", origin: origin, now: .zero)
+        relays.viewerLeft("show", now: .zero)
+        XCTAssertEqual(relays.viewers(of: "show"), 0)
+        XCTAssertEqual(relays.tick(now: .seconds(5)), [.release(channel: "show")])
+        XCTAssertEqual(relays.viewerJoined("show"), [], "not relayed any more")
+        XCTAssertEqual(relays.keyframeWanted(TrackID(channel: "show", uid: 1, kind: .video), now: .zero), [])
+    }
+
+    func testBroadcastingInARelayedChannelIsRefusedNamingTheOrigin() throws {
+        var relays = book()
+        _ = relays.host("show", origin: origin, now: .zero)
+        let options = MediaOptions()
+        let requests: [EdgeRequest] = [
+            .join(channel: "show", uid: 1, token: "t", role: .broadcaster, options: options),
+            .setRole(channel: "show", role: .broadcaster),
+            .updateOptions(channel: "show", update: MediaOptionsUpdate(role: .broadcaster)),
+        ]
+        for request in requests {
+            let error = try XCTUnwrap(relays.refusal(of: request), "\(request)")
+            XCTAssertEqual(error.code, .channelElsewhere)
+            XCTAssertEqual(error.redirect?.edgeID, "edge-1")
+            XCTAssertEqual(error.redirect?.clientEndpoint, "tcp://127.0.0.1:1001")
+            XCTAssertEqual(error.redirect?.clientCurvePublicKey, "key")
+        }
+        XCTAssertNil(relays.refusal(of: .join(channel: "show", uid: 1, token: "t", role: .audience, options: options)))
+        XCTAssertNil(relays.refusal(of: .setRole(channel: "show", role: .audience)))
+        XCTAssertNil(relays.refusal(of: .join(channel: "other", uid: 1, token: "t", role: .broadcaster, options: options)))
+    }
+
+    func testKeyframeRequestsGoUpstreamAtMostOncePerSecondPerTrack() {
+        var relays = book()
+        _ = relays.host("show", origin: origin, now: .zero)
+        _ = relays.viewerJoined("show")
+        let video = TrackID(channel: "show", uid: 1, kind: .video)
+        let other = TrackID(channel: "show", uid: 2, kind: .video)
+        var sent = 0
+        for ms in stride(from: 0, to: 3000, by: 20) {
+            sent += relays.keyframeWanted(video, now: .milliseconds(ms)).count
+        }
+        XCTAssertEqual(sent, 3, "3 s of requests every 20 ms: one a second")
+        XCTAssertEqual(relays.keyframeWanted(other, now: .milliseconds(2990)), [.requestKeyframe(other, origin: origin)])
+    }
+
+    func testALostOriginIsClaimedEvery250msThenSlowerUntilAnAnswerNamesAnOrigin() {
+        var settings = RelayBook.Settings()
+        settings.fastReclaims = 4
+        var relays = RelayBook(settings: settings)
+        _ = relays.host("show", origin: origin, now: .zero)
+        _ = relays.viewerJoined("show")
+        XCTAssertEqual(relays.linkDown(endpoint: "tcp://elsewhere", now: .seconds(1)), [], "another edge's link")
+        XCTAssertEqual(relays.linkDown(endpoint: origin.endpoint, now: .seconds(1)), [.claim(channel: "show")])
+        XCTAssertEqual(relays.linkDown(endpoint: origin.endpoint, now: .seconds(1)), [], "once")
+        XCTAssertTrue(relays.isDown("show"))
+        XCTAssertEqual(relays.keyframeWanted(TrackID(channel: "show", uid: 1, kind: .video), now: .seconds(1)), [], "nobody to ask")
+        var claims: [Duration] = []
+        var now = Duration.seconds(1)
+        while now < .seconds(6) {
+            now += .milliseconds(10)
+            if relays.tick(now: now).contains(.claim(channel: "show")) { claims.append(now) }
+        }
+        XCTAssertEqual(Array(claims.prefix(3)), [.milliseconds(1250), .milliseconds(1500), .milliseconds(1750)])
+        XCTAssertEqual(claims[3], .seconds(3) + .milliseconds(750), "slower after the fast ones")
+        XCTAssertLessThanOrEqual(claims.count, 6, "bounded")
+        // An answer naming the old origin's successor links there.
+        XCTAssertEqual(relays.host("show", origin: newOrigin, now: now), [.link(channel: "show", origin: newOrigin)])
+        XCTAssertFalse(relays.isDown("show"))
+        XCTAssertEqual(relays.origin(of: "show"), newOrigin)
+        XCTAssertEqual(relays.tick(now: now + .seconds(1)), [])
+    }
+
+    func testPublishersGoOfflineOnlyIfTheOriginIsNotBackWithinASecond() {
+        var relays = book()
+        _ = relays.host("show", origin: origin, now: .zero)
+        _ = relays.viewerJoined("show")
+        relays.publisherJoined("show", uid: 1)
+        relays.publisherJoined("show", uid: 2)
+        _ = relays.linkDown(endpoint: origin.endpoint, now: .seconds(10))
+        _ = relays.host("show", origin: origin, now: .seconds(10) + .milliseconds(300))
+        relays.publisherJoined("show", uid: 1)  // announced again by the origin
+        let ticks = relays.tick(now: .seconds(11))
+        XCTAssertEqual(ticks, [.dropPublishers(channel: "show", uids: [2])], "only the one the origin did not announce again")
+        XCTAssertEqual(relays.tick(now: .seconds(12)), [])
+
+        // Not back at all: both go after the grace.
+        relays.publisherJoined("show", uid: 2)
+        _ = relays.linkDown(endpoint: origin.endpoint, now: .seconds(20))
+        XCTAssertFalse(relays.tick(now: .seconds(20) + .milliseconds(990)).contains { if case .dropPublishers = $0 { true } else { false } })
+        XCTAssertTrue(relays.tick(now: .seconds(21)).contains(.dropPublishers(channel: "show", uids: [1, 2])))
+    }
+
+    func testAnAnswerAdmittingTheChannelHereEndsRelayingAndAViewerlessLostChannelIsReleased() {
+        var relays = book()
+        _ = relays.host("show", origin: origin, now: .zero)
+        _ = relays.viewerJoined("show")
+        _ = relays.linkDown(endpoint: origin.endpoint, now: .zero)
+        XCTAssertEqual(relays.stopRelaying("show"), [.release(channel: "show")])
+        XCTAssertNil(relays.refusal(of: .setRole(channel: "show", role: .broadcaster)), "an ordinary channel now")
+
+        _ = relays.host("live", origin: origin, now: .zero)
+        _ = relays.viewerJoined("live")
+        _ = relays.linkDown(endpoint: origin.endpoint, channel: "live", now: .zero)
+        relays.viewerLeft("live", now: .milliseconds(10))
+        XCTAssertEqual(relays.tick(now: .milliseconds(20)), [.release(channel: "live")])
+    }
+
+    func testAnAnswerWhileTheLinkRunsKeepsTheOrigin() {
+        var relays = book()
+        _ = relays.host("show", origin: origin, now: .zero)
+        _ = relays.viewerJoined("show")
+        XCTAssertEqual(relays.host("show", origin: newOrigin, now: .seconds(1)), [])
+        XCTAssertEqual(relays.origin(of: "show"), origin)
+    }
+}

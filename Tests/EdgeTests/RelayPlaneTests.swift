@@ -1,0 +1,85 @@
+import Edge
+import ShowroomWire
+import XCTest
+
+/// The plane's part in relaying: on the origin, relay links are neither reported nor counted and
+/// their keyframe requests reach the publisher; on the relay, stand-in publishers.
+final class RelayPlaneTests: XCTestCase {
+    private let host = SessionID(1)
+    private let link = SessionID(2)
+    private let viewer = SessionID(3)
+    private let linkUID = RelayLinkIdentity.firstUID + 1
+
+    private func originWithLink() -> TestEdge {
+        var edge = TestEdge()
+        edge.open(host)
+        edge.join(host, "show", uid: 1, as: .broadcaster)
+        edge.open(link, client: RelayLinkIdentity.clientIDPrefix + "abc")
+        edge.activities = []
+        let joined = edge.join(link, "show", uid: linkUID, as: .audience)
+        XCTAssertNil(joined.failure)
+        return edge
+    }
+
+    func testARelayLinkIsNeitherReportedNorCountedOnTheOrigin() {
+        var edge = originWithLink()
+        edge.open(viewer)
+        edge.join(viewer, "show", uid: 9, as: .audience)
+        XCTAssertEqual(edge.activities.map(\.kind), [.audienceJoined], "the viewer's join only")
+        XCTAssertEqual(edge.plane.channelSummaries.first?.connections, 2, "host and viewer, not the link")
+        XCTAssertEqual(edge.plane.channelSummaries.first?.broadcasters, [1])
+        edge.activities = []
+        _ = edge.run(edge.plane.leave(link, channel: "show", now: edge.now))
+        XCTAssertEqual(edge.activities, [], "the link's leave is not reported either")
+    }
+
+    func testABorrowedPrefixWithAnAppUidIsCountedAndReported() {
+        var edge = TestEdge()
+        edge.open(viewer, client: RelayLinkIdentity.clientIDPrefix + "sneaky")
+        edge.join(viewer, "show", uid: 9, as: .audience)
+        XCTAssertEqual(edge.activities.map(\.kind), [.channelCreated, .audienceJoined])
+        XCTAssertEqual(edge.plane.channelSummaries.first?.connections, 1)
+    }
+
+    func testARelayLinksKeyframeRequestReachesThePublisherPaced() {
+        var edge = originWithLink()
+        let track = video("show", 1)
+        // The link's own subscription asked for one when it joined.
+        edge.now += edge.plane.settings.keyframeRequestInterval
+        XCTAssertEqual(edge.plane.relayKeyframeRequest(track, from: link, now: edge.now), [.requestKeyframe(track, from: host)])
+        XCTAssertEqual(edge.plane.relayKeyframeRequest(track, from: link, now: edge.now + .milliseconds(100)), [], "paced")
+        edge.now += edge.plane.settings.keyframeRequestInterval
+        XCTAssertEqual(edge.plane.relayKeyframeRequest(track, from: link, now: edge.now), [.requestKeyframe(track, from: host)])
+    }
+
+    func testKeyframeRequestsFromAnythingButASubscribingRelayLinkAreIgnored() {
+        var edge = originWithLink()
+        edge.open(viewer)
+        edge.join(viewer, "show", uid: 9, as: .audience)
+        let now = edge.now + .seconds(10)
+        XCTAssertEqual(edge.plane.relayKeyframeRequest(video("show", 1), from: viewer, now: now), [], "not a relay link")
+        XCTAssertEqual(edge.plane.relayKeyframeRequest(video("show", 7), from: link, now: now), [], "no such track")
+        XCTAssertEqual(edge.plane.relayKeyframeRequest(video("other", 1), from: link, now: now), [], "no such channel")
+        XCTAssertEqual(edge.plane.relayKeyframeRequest(video("show", 1), from: SessionID(99), now: now), [], "no session")
+    }
+
+    func testAStandInPublishesUnreportedAndNeverTimesOut() {
+        var edge = TestEdge()
+        edge.open(viewer)
+        edge.join(viewer, "show", uid: 9, as: .audience)
+        edge.activities = []
+        let standIn = SessionID(0xFF00_0000_0000_0001)
+        _ = edge.run(edge.plane.openStandIn(standIn, clientID: "stand-in", now: edge.now))
+        let joined = edge.join(standIn, "show", uid: 1, as: .broadcaster)
+        XCTAssertNil(joined.failure)
+        XCTAssertTrue(joined.events(to: viewer).contains(.userJoined(channel: "show", uid: 1)), "an ordinary remote user to the viewer")
+        XCTAssertEqual(edge.activities, [], "the origin reports the publisher")
+        XCTAssertEqual(edge.plane.channelSummaries.first?.broadcasters, [])
+        XCTAssertEqual(edge.plane.channelSummaries.first?.connections, 1, "the local viewer")
+        let ticks = edge.advance(by: edge.plane.settings.heartbeatTimeout * 2, alive: [viewer])
+        XCTAssertFalse(ticks.directives.closedSessions.contains(standIn))
+        XCTAssertNotNil(edge.plane.session(standIn))
+        _ = edge.publish(standIn, "show", uid: 1, .video, key: true)
+        XCTAssertEqual(edge.frames(to: viewer).count, 1)
+    }
+}
