@@ -148,9 +148,14 @@ final class VideoLoaderTests: SharedClusterTestCase {
         // What the edges hold before the viewer: its sessions and connections must go back to this.
         var idleConfiguration = EngineConfiguration(entry: .seeds([SharedCluster.seed]))
         idleConfiguration.sessionIdleTime = .milliseconds(200)
-        let sessionsBefore = try await edgeGauge("showroom_edge_sessions")
-        let connectionsBefore = try await edgeGauge("showroom_edge_connections")
-        XCTAssertGreaterThanOrEqual(connectionsBefore, 3, "the hosts' connections are counted")
+        // (The edges refresh their gauges on their tick: wait until the hosts are counted.)
+        var sessionsBefore = 0.0
+        var connectionsBefore = 0.0
+        try await eventually("the edges count the hosts' connections") {
+            sessionsBefore = try await edgeGauge("showroom_edge_sessions")
+            connectionsBefore = try await edgeGauge("showroom_edge_connections")
+            return connectionsBefore >= 3
+        }
 
         let viewer = try await ShowroomEngine(configuration: idleConfiguration)
         let loader = VideoLoader(engine: viewer, localUID: 88)

@@ -1,0 +1,57 @@
+import Foundation
+import ShowroomKit
+import ShowroomTesting
+import ShowroomWire
+import XCTest
+
+/// One channel over several edges: once its origin holds its share of viewers, more go to relay
+/// edges, which pull the channel from the origin once and fan it out; a relay's death sends its
+/// viewers elsewhere by themselves.
+final class RelayClusterTests: XCTestCase {
+    func testABusyChannelsViewersSpreadOverRelaysThatPullOnceFromTheOrigin() async throws {
+        let cluster = try TestCluster(coordinators: 1, edges: 3, relayThreshold: 2)
+        defer { cluster.down() }
+        let seed = try cluster.endpoint("coordinator-1")
+        let loop = try EngineLoop(name: "relay-test")
+        let channel = "relayed-\(UInt32.random(in: 1...999_999))"
+        let host = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds([seed])), loop: loop)
+        await host.setLocalVideoSource(TestPatternCamera(width: 160, height: 120, framesPerSecond: 15))
+        try await host.joinChannel(token: try TestApp.token(channel: channel, uid: 1), channel: channel, uid: 1, options: .broadcaster)
+        var viewers: [ShowroomEngine] = []
+        var pictures: [PictureTimes] = []
+        for n in 0..<6 {
+            let uid = UInt32(100 + n)
+            let viewer = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds([seed])), loop: loop)
+            let times = PictureTimes()
+            try await viewer.setupRemoteVideo(uid: 1, connection: ChannelConnection(channel: channel, uid: uid),
+                                              sink: DecodingVideoSink(readFrameCounters: false) { _ in times.record() })
+            try await viewer.joinChannel(token: try TestApp.token(channel: channel, uid: uid, role: .subscriber), channel: channel,
+                                         uid: uid, options: .audience)
+            viewers.append(viewer)
+            pictures.append(times)
+        }
+        try await eventually("every viewer decodes the host", timeout: .seconds(20)) { pictures.allSatisfy { !$0.isEmpty } }
+
+        // The status view: the origin with its own viewers, and relays pulling from it.
+        var rows: [[String: Any]] = []
+        try await eventually("the edges report the origin and its relays") {
+            let document = try JSONSerialization.jsonObject(with: Data(try cluster.status(json: true).utf8)) as? [String: Any]
+            rows = (document?["channels"] as? [[String: Any]] ?? []).filter { $0["name"] as? String == channel }
+            return rows.count >= 2 && rows.contains { !($0["origin"] as? String ?? "").isEmpty }
+        }
+        let origin = try XCTUnwrap(rows.first { ($0["origin"] as? String ?? "").isEmpty })
+        let relays = rows.filter { !($0["origin"] as? String ?? "").isEmpty }
+        XCTAssertTrue(relays.allSatisfy { $0["origin"] as? String == origin["edge"] as? String }, "relays pull from the origin only: \(rows)")
+        XCTAssertEqual((origin["relays"] as? [[String: Any]])?.count, relays.count)
+
+        // A relay dies: its viewers go elsewhere by themselves and decode again within a second or so.
+        let victim = try XCTUnwrap(relays.first?["edge"] as? String)
+        let killedAt = ContinuousClock.now
+        try cluster.kill(victim)
+        try await eventually("every viewer decodes after the relay's death", timeout: .seconds(20)) {
+            pictures.allSatisfy { $0.first(after: killedAt + .seconds(2)) != nil }
+        }
+        for engine in viewers + [host] { await engine.shutdown() }
+        await loop.shutdown()
+    }
+}
