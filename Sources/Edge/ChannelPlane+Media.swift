@@ -55,6 +55,7 @@ extension ChannelPlane {
         let counts = channels.values[c].tracks.values[t].forward(
             frame, isKeyframe: info.isKeyframe, bytes: info.payloadSize, transitions: &transitions, send: send)
         statistics.framesDelivered += UInt64(counts.delivered)
+        statistics.payloadBytesDelivered &+= UInt64(counts.delivered) &* UInt64(info.payloadSize)
         statistics.framesSkipped += UInt64(counts.skipped)
         statistics.framesDropped += UInt64(counts.dropped)
         guard !transitions.isEmpty else { return [] }

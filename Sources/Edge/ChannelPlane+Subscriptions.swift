@@ -104,7 +104,8 @@ extension ChannelPlane {
         let subscribed = forwarder.subscriber(session)
         if wanted, subscribed == nil {
             let muted = connection.mutedTracks.contains(key)
-            if let start = channel.tracks[key]!.addSubscriber(session, muted: muted, reason: on) {
+            if let start = channel.tracks[key]!.addSubscriber(session, muted: muted, reason: on,
+                                                              first: sessions[session]?.isRelayLink == true) {
                 startSubscription(start, of: session, to: key, in: &channel, reason: on, now: now, &out)
             }
         } else if !wanted, let subscribed {

@@ -12,6 +12,8 @@ public struct EdgeStatistics: Sendable, Hashable {
     public var framesRefused: UInt64 = 0
     /// Frame copies queued to subscribers (live and from GOP caches).
     public var framesDelivered: UInt64 = 0
+    /// Payload bytes of the frame copies queued live (what the edge sends, headers aside).
+    public var payloadBytesDelivered: UInt64 = 0
     /// Frame copies from GOP caches (included in ``framesDelivered``).
     public var cachedFramesDelivered: UInt64 = 0
     /// Frame copies not sent because the subscriber waits for a keyframe.

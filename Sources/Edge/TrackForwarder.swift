@@ -108,12 +108,15 @@ public struct TrackForwarder<Frame> {
     ///   - session: The subscribing session.
     ///   - muted: It has muted the track locally.
     ///   - reason: Why it subscribes, reported when it starts decoding.
+    ///   - first: Served before the others (another edge's link: a relay fans the frame out again,
+    ///     so every place it waits behind here adds to its viewers' latency).
     /// - Returns: What it needs next, or `nil` if it already subscribed.
-    public mutating func addSubscriber(_ session: SessionID, muted: Bool, reason: RemoteVideoStateReason) -> Start? {
+    public mutating func addSubscriber(_ session: SessionID, muted: Bool, reason: RemoteVideoStateReason, first: Bool = false) -> Start? {
         guard index(of: session) == nil else { return nil }
         let state: SubscriberState = kind == .video ? .awaitingKeyframe(reason) : .flowing
-        subscribers.append(Subscriber(session: session, muted: muted, state: state))
-        return muted ? .muted : start(subscribers.count - 1)
+        let position = first ? 0 : subscribers.count
+        subscribers.insert(Subscriber(session: session, muted: muted, state: state), at: position)
+        return muted ? .muted : start(position)
     }
 
     /// Removes a subscriber.

@@ -19,6 +19,7 @@ final class EdgeMetrics {
         (\.sessionsDropped, Counter(label: "edge.sessions_dropped")),
         (\.streamMessages, Counter(label: "edge.stream_messages")),
         (\.preloadedJoins, Counter(label: "edge.preloaded_joins")),
+        (\.payloadBytesDelivered, Counter(label: "edge.payload_bytes_delivered")),
     ]
     private var last = EdgeStatistics()
     /// Channel activities dropped because no room-coordinator took them in time.

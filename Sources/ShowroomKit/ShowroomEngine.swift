@@ -404,6 +404,14 @@ public final class ShowroomEngine: Sendable {
         (try? await onShell { shell, complete in complete(.success(shell.statistics)) }) ?? EngineStatistics()
     }
 
+    /// The node id of the edge a joined connection is on (nil when it is not joined): a busy
+    /// channel's audience may be on a relay edge rather than the channel's origin.
+    public func edgeID(of connection: ChannelConnection) async -> String? {
+        try? await onShell { shell, complete in
+            complete(.success(shell.connections[connection.channel].flatMap { $0.isJoined && $0.connection == connection ? $0.edge.id : nil }))
+        }
+    }
+
     /// The connections held, sorted by channel.
     public func connections() async -> [ChannelConnection] {
         (try? await onShell { shell, complete in
