@@ -116,9 +116,13 @@ extension CoordinatorShell {
         let edges = alive(.edge).filter { !$0.metadata.clientEndpoint.isEmpty }
         do {
             let loads = Dictionary(edges.map { ($0.nodeID, $0.metadata.load.channels) }) { first, _ in first }
+            // The channel leaving its origin goes to one of its relays first (its viewers are there).
+            let relays = avoiding == nil ? [] : (relayPlanner.relays[body.channel] ?? []).filter { relay in
+                edges.contains { $0.nodeID == relay && !node.connectionBroken(to: $0.metadata.clusterEndpoint) }
+            }.sorted()
             let (placement, changed) = try placements.place(
                 channel: body.channel, edges: OwnerRing(.edge, of: edges), loads: loads, avoiding: avoiding,
-                hosting: hosts(of: body.channel), nowMs: nowMs)
+                hosting: hosts(of: body.channel) + relays, nowMs: nowMs)
             guard let edge = edges.first(where: { $0.id.rawValue == placement.edgeID }) else {
                 throw ShowroomError(.noEdgeAvailable, "edge \(placement.edgeID) is not alive; retry in a moment")
             }
@@ -170,9 +174,13 @@ extension CoordinatorShell {
 
     private func decideClaim(_ body: RoomClaimChannelRequest, _ respond: Node.Responder) {
         let edges = alive(.edge).filter { !$0.metadata.clientEndpoint.isEmpty }
-        // A relay of the channel (chosen for its audience): granted, pulling from the origin.
-        if relayPlanner.isRelay(body.edgeID, of: body.channel), let origin = placements.placements[body.channel]?.edgeID,
-           origin != body.edgeID, let originEdge = edges.first(where: { $0.nodeID == origin }) {
+        let isRelay = relayPlanner.isRelay(body.edgeID, of: body.channel)
+        // A relay of the channel (chosen for its audience): granted, pulling from the origin —
+        // unless the origin's link broke (it died): then the relay, which has the channel's
+        // viewers and its GOP, becomes the origin, and the publishers are placed there.
+        if isRelay, let origin = placements.placements[body.channel]?.edgeID,
+           origin != body.edgeID, let originEdge = edges.first(where: { $0.nodeID == origin }),
+           !node.connectionBroken(to: originEdge.metadata.clusterEndpoint) {
             var answer = RoomClaimChannelResponse()
             answer.granted = true
             answer.edgeID = body.edgeID
@@ -182,9 +190,10 @@ extension CoordinatorShell {
             return respond(.success(answer))
         }
         do {
+            let reachable = edges.filter { !node.connectionBroken(to: $0.metadata.clusterEndpoint) }
             let decision = try placements.claim(
-                channel: body.channel, edge: body.edgeID, alive: Set(edges.map(\.id.rawValue)),
-                hosting: hosts(of: body.channel), nowMs: nowMs)
+                channel: body.channel, edge: body.edgeID, alive: Set(reachable.map(\.id.rawValue)),
+                hosting: hosts(of: body.channel) + (isRelay ? [body.edgeID] : []), nowMs: nowMs)
             var answer = RoomClaimChannelResponse()
             let placement: RoomChannelPlacement
             let changed: Bool

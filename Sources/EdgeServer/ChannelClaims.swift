@@ -3,8 +3,11 @@ import ShowroomWire
 
 /// What the room-coordinators said about a channel the edge does not host yet.
 enum ClaimOutcome: Sendable, Equatable {
-    /// Host it: the channel is placed here now (or no coordinator is alive to ask).
+    /// Host it: no coordinator is alive to ask (or one from before claims answered).
     case admit
+    /// Host it: the channel's owner coordinator placed it here (a relayed channel becomes an
+    /// origin: its old origin died and a publisher joins here).
+    case placed
     /// Host it as a relay of `origin` (`ClaimChannelResponse.relay_of_*`): audience joins are
     /// admitted and the channel is pulled from the origin; broadcasting is refused with
     /// `CHANNEL_ELSEWHERE` naming the origin.
@@ -88,15 +91,16 @@ extension EdgeShell {
     /// standalone edge) go straight to the plane.
     ///
     /// - Returns: Whether the join was held (or refused here); false: hand it to the plane.
-    func holdForClaim(_ request: EdgeRequest, from session: SessionID, requestID: UInt64) -> Bool {
+    func holdForClaim(_ request: EdgeRequest, from session: SessionID, requestID: UInt64, relayed: Bool = false) -> Bool {
         guard case .join(let channel, let uid, let token, _, _) = request, let reports = coordinatorReports else {
             return false
         }
         let now = self.now
         if !claims.isPending(channel) {
-            // A relayed channel is hosted until its book lets it go; a relay link joins the
-            // origin's channel as the coordinator already placed it.
-            guard !plane.hosts(channel: channel), !relays.isRelayed(channel),
+            // A relayed channel is hosted until its book lets it go (a broadcaster's join asks
+            // again: `relayed`); a relay link joins the origin's channel as the coordinator
+            // already placed it.
+            guard relayed || (!plane.hosts(channel: channel) && !relays.isRelayed(channel)),
                   !(plane.isRelayLink(session) && RelayLinkIdentity.isLinkUID(uid)),
                   plane.session(session) != nil,
                   case .success = verify(token, channel: channel, uid: uid, now: now)
@@ -121,9 +125,9 @@ extension EdgeShell {
         let joins = claims.resolve(channel)
         for join in joins {
             switch outcome {
-            case .admit where draining, .relay where draining:
+            case .admit where draining, .placed where draining, .relay where draining:
                 refuseHeld(join, .unavailable("this edge is shutting down; join the channel again through the cluster"))
-            case .admit, .relay:
+            case .admit, .placed, .relay:
                 if let error = relays.refusal(of: join.request) {
                     refuseHeld(join, error)
                 } else {

@@ -196,7 +196,7 @@ final class CoordinatorLink {
             return .refuse(.unavailable("room-coordinator \(coordinator) answered a channel claim unreadably; join again in a moment"))
         }
         if body.granted {
-            guard !body.relayOfEdgeID.isEmpty, !body.relayOfEndpoint.isEmpty else { return .admit }
+            guard !body.relayOfEdgeID.isEmpty, !body.relayOfEndpoint.isEmpty else { return .placed }
             return .relay(RelayOrigin(id: body.relayOfEdgeID, endpoint: body.relayOfEndpoint, curvePublicKey: body.relayOfCurvePublicKey))
         }
         guard !body.edgeID.isEmpty, !body.clientEndpoint.isEmpty else {

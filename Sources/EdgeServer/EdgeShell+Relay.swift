@@ -35,10 +35,15 @@ extension EdgeShell {
     /// channel here ends relaying (its publishers will join here), a refusal waits for the next
     /// claim.
     func relayClaimAnswered(_ channel: String, _ outcome: ClaimOutcome) {
+        if case .placed = outcome, relays.isRelayed(channel), !relays.isDown(channel) {
+            // The coordinator made this edge the channel's origin (the old one died and a
+            // publisher joins here): pull no more, publish here.
+            return performRelay(relays.stopRelaying(channel))
+        }
         if relays.isDown(channel) {
             switch outcome {
             case .relay(let origin): hostRelay(channel, of: origin)
-            case .admit: performRelay(relays.stopRelaying(channel))
+            case .admit, .placed: performRelay(relays.stopRelaying(channel))
             case .refuse: break
             }
         } else if case .relay(let origin) = outcome, relays.isRelayed(channel) || !plane.hosts(channel: channel) {

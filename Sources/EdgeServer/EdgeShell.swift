@@ -191,6 +191,11 @@ final class EdgeShell {
         }
         if case .openSession = request { reaper.sessionOpened(onDescriptor: incoming.sourceDescriptor(of: 1)) }
         if let error = relayRefusal(of: request, from: session) {
+            // A broadcaster joining a relayed channel: the coordinator may have moved the channel
+            // here (its origin died), so it is asked; its answer admits the join or names the origin.
+            if case .join(_, _, _, .broadcaster, _) = request, holdForClaim(request, from: session, requestID: envelope.requestID, relayed: true) {
+                return
+            }
             refuse(envelope, from: session, error)
             return
         }

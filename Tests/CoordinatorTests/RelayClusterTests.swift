@@ -54,4 +54,49 @@ final class RelayClusterTests: XCTestCase {
         for engine in viewers + [host] { await engine.shutdown() }
         await loop.shutdown()
     }
+
+    func testWhenTheOriginDiesRelaysPullFromTheNewOriginAndTheirViewersStayConnected() async throws {
+        let cluster = try TestCluster(coordinators: 1, edges: 3, relayThreshold: 2)
+        defer { cluster.down() }
+        let seed = try cluster.endpoint("coordinator-1")
+        let loop = try EngineLoop(name: "relay-origin-test")
+        let channel = "origin-dies-\(UInt32.random(in: 1...999_999))"
+        let host = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds([seed])), loop: loop)
+        await host.setLocalVideoSource(TestPatternCamera(width: 160, height: 120, framesPerSecond: 15))
+        let hostConnection = try await host.joinChannel(token: try TestApp.token(channel: channel, uid: 1), channel: channel, uid: 1,
+                                                        options: .broadcaster)
+        let hostEdge = await host.edgeID(of: hostConnection)
+        let origin = try XCTUnwrap(hostEdge)
+        var viewers: [(engine: ShowroomEngine, log: EventLog, pictures: PictureTimes, edge: String)] = []
+        for n in 0..<6 {
+            let uid = UInt32(200 + n)
+            let viewer = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds([seed])), loop: loop)
+            let log = EventLog(viewer)
+            let times = PictureTimes()
+            let connection = ChannelConnection(channel: channel, uid: uid)
+            try await viewer.setupRemoteVideo(uid: 1, connection: connection,
+                                              sink: DecodingVideoSink(readFrameCounters: false) { _ in times.record() })
+            try await viewer.joinChannel(token: try TestApp.token(channel: channel, uid: uid, role: .subscriber), channel: channel,
+                                         uid: uid, options: .audience)
+            let edge = await viewer.edgeID(of: connection) ?? ""
+            viewers.append((viewer, log, times, edge))
+        }
+        try await eventually("every viewer decodes the host", timeout: .seconds(20)) { viewers.allSatisfy { !$0.pictures.isEmpty } }
+        let onRelays = viewers.filter { $0.edge != origin }
+        XCTAssertFalse(onRelays.isEmpty, "viewers beyond the origin's share are on relays: \(viewers.map(\.edge))")
+
+        let killedAt = ContinuousClock.now
+        try cluster.kill(origin)
+        try await eventually("every viewer decodes the host again", timeout: .seconds(30)) {
+            viewers.allSatisfy { $0.pictures.first(after: killedAt + .seconds(1)) != nil }
+        }
+        for viewer in onRelays {
+            XCTAssertFalse(viewer.log.all.contains { if case .rejoinedChannel = $0 { true } else { false } },
+                           "a relay's viewer keeps its connection while the relay finds the new origin")
+        }
+        let gaps = onRelays.map { $0.pictures.longestGap(after: killedAt) }
+        print("relay viewers' longest picture gaps after the origin's SIGKILL: \(gaps)")
+        for engine in viewers.map(\.engine) + [host] { await engine.shutdown() }
+        await loop.shutdown()
+    }
 }

@@ -51,7 +51,7 @@ final class ChannelClaimsTests: XCTestCase {
         }
         var granted = RoomClaimChannelResponse()
         granted.granted = true
-        XCTAssertEqual(CoordinatorLink.outcome(of: try answer(granted), channel: "show", coordinator: "c1"), .admit)
+        XCTAssertEqual(CoordinatorLink.outcome(of: try answer(granted), channel: "show", coordinator: "c1"), .placed)
 
         // Granted as a relay of an origin: hosted here, pulled from there.
         var relayed = granted
@@ -62,7 +62,7 @@ final class ChannelClaimsTests: XCTestCase {
                        .relay(RelayOrigin(id: "edge-1", endpoint: "tcp://127.0.0.1:7001", curvePublicKey: "key")))
         // A relay grant naming no endpoint has nothing to pull from: an ordinary grant.
         relayed.relayOfEndpoint = ""
-        XCTAssertEqual(CoordinatorLink.outcome(of: try answer(relayed), channel: "show", coordinator: "c1"), .admit)
+        XCTAssertEqual(CoordinatorLink.outcome(of: try answer(relayed), channel: "show", coordinator: "c1"), .placed)
 
         var elsewhere = RoomClaimChannelResponse()
         elsewhere.edgeID = "edge-2"
