@@ -80,9 +80,11 @@ final class ForwardLink {
         for waiter in waiters { waiter(.failure(error)) }
     }
 
-    /// True when the monitor reported the connection broken. Drains the monitor.
+    /// True when the monitor reported the connection broken, or a connection attempt refused
+    /// (the edge is gone: a relay sent to a dead origin asks again at once). Drains the monitor.
     func connectionBroke() -> Bool {
-        monitor.drain().seen.contains(.disconnected)
+        let seen = monitor.drain().seen
+        return seen.contains(.disconnected) || seen.contains(.connectRetried)
     }
 
     // MARK: - Session

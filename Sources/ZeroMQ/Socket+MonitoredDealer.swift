@@ -10,13 +10,14 @@ extension Socket {
     ///   - send: Send high-water mark (messages).
     ///   - receive: Receive high-water mark (messages).
     ///   - context: The context.
-    /// - Returns: The socket and its monitor (watching for disconnection).
+    /// - Returns: The socket and its monitor (watching for disconnection, and for connection
+    ///   attempts retried: nobody listens at the endpoint).
     public static func monitoredDealer(
         to endpoint: String, serverPublicKey: String, send: Int32, receive: Int32, context: Context
     ) throws(ZeroMQError) -> (socket: Socket, monitor: SocketMonitor) {
         let socket = try Socket(.dealer, context: context)
         try socket.setHighWaterMarks(send: send, receive: receive)
-        let monitor = try SocketMonitor(watching: socket, events: .disconnected, context: context)
+        let monitor = try SocketMonitor(watching: socket, events: [.disconnected, .connectRetried], context: context)
         if !serverPublicKey.isEmpty {
             try socket.makeCurveClient(try CurveKeyPair.generate(), serverPublicKey: serverPublicKey)
         }

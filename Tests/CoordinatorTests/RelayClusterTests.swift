@@ -94,7 +94,7 @@ final class RelayClusterTests: XCTestCase {
             XCTAssertFalse(viewer.log.all.contains { if case .rejoinedChannel = $0 { true } else { false } },
                            "a relay's viewer keeps its connection while the relay finds the new origin")
         }
-        let gaps = onRelays.map { $0.pictures.longestGap(after: killedAt) }
+        let gaps = onRelays.map { "\($0.edge): \($0.pictures.longestGap(after: killedAt))" }
         print("relay viewers' longest picture gaps after the origin's SIGKILL: \(gaps)")
         for engine in viewers.map(\.engine) + [host] { await engine.shutdown() }
         await loop.shutdown()
