@@ -1,10 +1,8 @@
 import ArgumentParser
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import OperatorTools
 import ShowroomKit
+import ShowroomTesting
 import ShowroomWire
 import Synchronization
 
@@ -97,7 +95,7 @@ struct ScaleBenchmark: AsyncParsableCommand {
         var bytesBefore: [String: Double] = [:]
         var cpuBefore: [String: Double] = [:]
         for (id, admin) in admins {
-            bytesBefore[id] = try await Self.counter("showroom_edge_payload_bytes_delivered", at: admin)
+            bytesBefore[id] = try await adminMetric("showroom_edge_payload_bytes_delivered", at: admin)
             cpuBefore[id] = pids[id].flatMap(CPUTime.process) ?? 0
         }
         let start = ContinuousClock.now
@@ -106,7 +104,7 @@ struct ScaleBenchmark: AsyncParsableCommand {
         var egress: [String: Double] = [:]
         var cpu: [String: Double] = [:]
         for (id, admin) in admins {
-            egress[id] = (try await Self.counter("showroom_edge_payload_bytes_delivered", at: admin)) - (bytesBefore[id] ?? 0)
+            egress[id] = (try await adminMetric("showroom_edge_payload_bytes_delivered", at: admin)) - (bytesBefore[id] ?? 0)
             cpu[id] = (pids[id].flatMap(CPUTime.process) ?? 0) - (cpuBefore[id] ?? 0)
         }
         let measured = meters.snapshot()
@@ -154,18 +152,6 @@ struct ScaleBenchmark: AsyncParsableCommand {
                              (egress[id] ?? 0) > 0 ? (cpu[id] ?? 0) / ((egress[id] ?? 0) / 1e9) : 0))
             }
         }
-    }
-
-    /// A counter (or gauge) from an edge's admin port.
-    static func counter(_ name: String, at admin: String) async throws -> Double {
-        guard let url = URL(string: "\(admin)/metrics") else { return 0 }
-        let (data, _) = try await URLSession.shared.data(from: url)
-        var total = 0.0
-        for line in String(decoding: data, as: UTF8.self).split(separator: "\n")
-        where line.hasPrefix(name + " ") || line.hasPrefix(name + "_total ") {
-            total += Double(line.split(separator: " ").last ?? "") ?? 0
-        }
-        return total
     }
 }
 

@@ -1,8 +1,5 @@
 import Edge
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import ShowroomAuth
 import ShowroomKit
 import ShowroomTesting
@@ -121,16 +118,10 @@ final class RawClientThread: Sendable {
     }
 }
 
-/// A gauge (or counter) of every edge of the shared cluster, summed, as their admin ports' `/metrics` say
-/// (`showroom_edge_sessions`, `showroom_edge_connections` …).
+/// A gauge (or counter) of every edge of the shared cluster, summed, as their admin ports'
+/// `/metrics` say (`showroom_edge_sessions`, `showroom_edge_connections` …).
 func edgeGauge(_ name: String) async throws -> Double {
     var total = 0.0
-    for endpoint in SharedCluster.edgeAdmins.values {
-        let (data, _) = try await URLSession.shared.data(from: URL(string: "\(endpoint)/metrics")!)
-        for line in String(decoding: data, as: UTF8.self).split(separator: "\n")
-        where line.hasPrefix(name + " ") || line.hasPrefix(name + "_total ") {
-            total += Double(line.split(separator: " ").last ?? "") ?? 0
-        }
-    }
+    for endpoint in SharedCluster.edgeAdmins.values { total += try await adminMetric(name, at: endpoint) }
     return total
 }
