@@ -384,6 +384,11 @@ public struct ForwardBook: Sendable {
                 destination.retries += 1
                 destination.retryAt = now + settings.retryInterval
             }
+        } else if error.code == .notOnStage, destination.retries < settings.maxRetries {
+            // A PK's forward may reach the peer room's edge just before the room's new stage
+            // (which seats the forwarded host) does: ask again shortly.
+            destination.retries += 1
+            destination.retryAt = now + settings.stageRetryInterval
         }
         forward.destinations[channel] = destination
         rebuildTargets(&forward)

@@ -9,6 +9,9 @@ public struct ForwardSettings: Sendable, Hashable {
     public var retryInterval: Duration = .seconds(1)
     /// ... this many times in a row, then it stays in failure.
     public var maxRetries = 60
+    /// A destination refused because its room's stage does not seat the forwarded host yet
+    /// (`NOT_ON_STAGE`) is joined again after this long (up to ``maxRetries`` times).
+    public var stageRetryInterval: Duration = .milliseconds(100)
     /// Redirects (`CHANNEL_ELSEWHERE`) followed per join before it counts as unreachable.
     public var maxRedirects = 3
 

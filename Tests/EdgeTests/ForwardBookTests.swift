@@ -58,6 +58,19 @@ final class ForwardBookTests: XCTestCase {
         XCTAssertEqual(book.statuses(key).map(\.state), [.running, .connecting])
     }
 
+    func testADestinationWhoseStageDoesNotSeatTheHostYetIsJoinedAgainShortly() throws {
+        var book = ForwardBook()
+        var out: [ForwardDirective] = []
+        _ = try book.apply(.start(destinations("peer")), to: key, from: host, now: .zero, &out)
+        let n = try XCTUnwrap(attempt(out, "peer"))
+        _ = book.placed(key, destination: "peer", attempt: n, .success(edgeA), now: .zero)
+        let refused = book.joined(key, destination: "peer", attempt: n, .failure(ShowroomError(.notOnStage, "x")), now: .zero)
+        XCTAssertEqual(changes(refused), ["peer failure destination refused"])
+        XCTAssertNil(attempt(book.tick(now: .milliseconds(50)), "peer"), "not before the interval")
+        let again = book.tick(now: .milliseconds(100))
+        XCTAssertNotNil(attempt(again, "peer"), "the room's stage may have arrived meanwhile")
+    }
+
     func testRefusalsMapToTheVendorsReasonsAndOnlyUnreachableRetries() throws {
         let cases: [(ShowroomError, ForwardStateReason, Bool)] = [
             (ShowroomError(.tokenUidMismatch, "x"), .invalidToken, false),
