@@ -99,4 +99,42 @@ final class RelayClusterTests: XCTestCase {
         for engine in viewers.map(\.engine) + [host] { await engine.shutdown() }
         await loop.shutdown()
     }
+
+    func testAnEdgeAddedWhileAChannelGrowsTakesItsNewViewers() async throws {
+        let cluster = try TestCluster(coordinators: 1, edges: 2, relayThreshold: 2)
+        defer { cluster.down() }
+        let seed = try cluster.endpoint("coordinator-1")
+        let loop = try EngineLoop(name: "relay-grow-test")
+        let channel = "growing-\(UInt32.random(in: 1...999_999))"
+        let host = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds([seed])), loop: loop)
+        await host.setLocalVideoSource(TestPatternCamera(width: 160, height: 120, framesPerSecond: 15))
+        try await host.joinChannel(token: try TestApp.token(channel: channel, uid: 1), channel: channel, uid: 1, options: .broadcaster)
+        var engines = [host]
+        func viewer(_ uid: UInt32) async throws -> (edge: String, pictures: PictureTimes) {
+            let engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds([seed])), loop: loop)
+            engines.append(engine)
+            let times = PictureTimes()
+            let connection = ChannelConnection(channel: channel, uid: uid)
+            try await engine.setupRemoteVideo(uid: 1, connection: connection,
+                                              sink: DecodingVideoSink(readFrameCounters: false) { _ in times.record() })
+            try await engine.joinChannel(token: try TestApp.token(channel: channel, uid: uid, role: .subscriber), channel: channel,
+                                         uid: uid, options: .audience)
+            return (await engine.edgeID(of: connection) ?? "", times)
+        }
+        // Two edges, two viewers each: full.
+        var first: [(edge: String, pictures: PictureTimes)] = []
+        for uid in UInt32(300)..<304 { first.append(try await viewer(uid)) }
+        XCTAssertEqual(Set(first.map(\.edge)).count, 2, "the origin and one relay: \(first.map(\.edge))")
+
+        // A third edge joins the cluster: the next viewers go there.
+        try cluster.scaleEdges(to: 3)
+        var later: [(edge: String, pictures: PictureTimes)] = []
+        for uid in UInt32(304)..<306 { later.append(try await viewer(uid)) }
+        XCTAssertEqual(Set(later.map(\.edge)), ["edge-3"], "the new edge takes the new viewers")
+        try await eventually("every viewer decodes the host", timeout: .seconds(20)) {
+            (first + later).allSatisfy { !$0.pictures.isEmpty }
+        }
+        for engine in engines { await engine.shutdown() }
+        await loop.shutdown()
+    }
 }
