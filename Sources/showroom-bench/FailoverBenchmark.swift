@@ -8,9 +8,11 @@ import ShowroomWire
 import ShowroomTesting
 import ZeroMQ
 
-/// `showroom-bench failover`: a host and its audience on one edge; the edge is SIGKILLed and
-/// the time until each former audience member decodes video again is measured (the SDK rejoins
-/// through the coordinator's new placement without the app doing anything).
+/// `showroom-bench failover`: a host and its audience; the channel's edge (its origin, or with
+/// `--kill relay` a relay pulling it) is SIGKILLed and the time until each of that edge's audience
+/// members decodes video again is measured (the SDK rejoins through the coordinator's new
+/// placement without the app doing anything); audience members elsewhere keep their connections,
+/// and their longest gap in pictures is measured.
 ///
 /// It kills a process of the cluster it is pointed at (found by its NODE_INFO pid), so it runs on
 /// the cluster's machine, against a cluster with at least two edges.
@@ -28,6 +30,9 @@ struct FailoverBenchmark: AsyncParsableCommand {
     @Option(help: "Seconds to wait for every audience member to recover.")
     var timeout = 15.0
 
+    @Option(help: "The edge killed: origin (where the host is) or relay (one pulling the channel: start the cluster with --relay-threshold below --audiences).")
+    var kill = "origin"
+
     @Flag(help: "Print one JSON object.")
     var json = false
 
@@ -37,6 +42,7 @@ struct FailoverBenchmark: AsyncParsableCommand {
         guard !seeds.isEmpty else { throw ValidationError("give at least one --seed") }
         _ = try app.resolved()  // a missing credential stops the benchmark before it starts anything
         guard (1...500).contains(audiences) else { throw ValidationError("--audiences must be 1–500") }
+        guard ["origin", "relay"].contains(kill) else { throw ValidationError("--kill is origin or relay") }
     }
 
     func run() async throws {
@@ -70,15 +76,20 @@ struct FailoverBenchmark: AsyncParsableCommand {
         progress("\(audiences) audience members joined \(channel); waiting for video", json: json)
         try await eventually("every audience member decodes video", timeout: .seconds(10)) { pictures.allSatisfy { !$0.isEmpty } }
 
-        // Where the channel is placed, as the coordinator tells the SDK; the edge's pid from itself.
-        let edge = try await host.placement.edge(
-            for: channel, avoiding: nil,
-            joiningAs: PlacementCredentials(uid: hostUID, token: try app.token(channel: channel, uid: hostUID, role: .publisher)))
-        let pid = try await memberProcessID(edge.id, seeds: seeds)
-        progress("SIGKILL \(edge.id) (pid \(pid)), which hosts \(channel)", json: json)
+        // Where the host and each audience member are; the victim's pid from itself.
+        let origin = await host.edgeID(of: ChannelConnection(channel: channel, uid: hostUID)) ?? ""
+        var edgeOf: [String] = []
+        for (i, engine) in engines.enumerated() {
+            edgeOf.append(await engine.edgeID(of: ChannelConnection(channel: channel, uid: 1000 + UInt32(i))) ?? "")
+        }
+        guard let victim = kill == "origin" ? origin : edgeOf.first(where: { $0 != origin && !$0.isEmpty }), !victim.isEmpty else {
+            throw ValidationError("no audience member is on a relay: start the cluster with --relay-threshold below --audiences")
+        }
+        let pid = try await memberProcessID(victim, seeds: seeds)
+        progress("SIGKILL \(victim) (pid \(pid), the \(kill) of \(channel))", json: json)
         let killedAt = ContinuousClock.now
-        guard kill(pid_t(pid), SIGKILL) == 0 else {
-            throw ShowroomError.unavailable("cannot kill pid \(pid) of \(edge.id): is the cluster on this machine?")
+        guard Glibc.kill(pid_t(pid), SIGKILL) == 0 else {
+            throw ShowroomError.unavailable("cannot kill pid \(pid) of \(victim): is the cluster on this machine?")
         }
         // Frames decoded within 50 ms of the kill were in flight before it.
         let after = killedAt + .milliseconds(50)
@@ -86,11 +97,16 @@ struct FailoverBenchmark: AsyncParsableCommand {
             pictures[i].first(after: after).map { killedAt.duration(to: $0).seconds * 1000 }
         }
         // The recovery times come from the pictures' own timestamps, not from when this wait notices them.
+        // Audience members on the killed edge rejoin; the others (a relay's, when the origin
+        // dies) keep their connections: their longest gap in pictures is what they lost.
+        let moved = (0..<audiences).filter { edgeOf[$0] == victim }
+        let stayed = (0..<audiences).filter { edgeOf[$0] != victim }
         try? await eventually("every audience member decodes again", timeout: .milliseconds(Int(timeout * 1000))) {
-            (0..<audiences).allSatisfy { recovered($0) != nil }
+            moved.allSatisfy { recovered($0) != nil } && stayed.allSatisfy { pictures[$0].first(after: killedAt + .seconds(2)) != nil }
         }
-        let times = (0..<audiences).compactMap(recovered)
-        let failures = audiences - times.count
+        let times = moved.compactMap(recovered)
+        let gaps = stayed.map { pictures[$0].longestGap(after: killedAt).seconds * 1000 }
+        let failures = moved.count - times.count + stayed.filter { pictures[$0].first(after: killedAt + .seconds(2)) == nil }.count
 
         for engine in engines {
             try? await engine.leaveChannel()
@@ -103,13 +119,16 @@ struct FailoverBenchmark: AsyncParsableCommand {
         let recovery = LatencyHistogram(milliseconds: times)
         if json {
             try printJSON([
-                "benchmark": "failover", "audiences": audiences, "killed_edge": edge.id,
+                "benchmark": "failover", "audiences": audiences, "killed_edge": victim, "killed": kill,
                 "recover_ms_p50": rounded(recovery.percentileMs(0.5)), "recover_ms_max": rounded(recovery.maxMs),
+                "rejoined": moved.count, "stayed": stayed.count, "gap_ms_max": rounded(gaps.max() ?? 0),
                 "failures": failures,
             ])
         } else {
-            print("edge SIGKILL → audience decoding again, \(audiences) audience members (killed \(edge.id))")
-            print(String(format: "  p50 %7.1f ms   max %7.1f ms   not recovered %d", recovery.percentileMs(0.5), recovery.maxMs, failures))
+            print("edge SIGKILL (the \(kill), \(victim)) → audience decoding again, \(audiences) audience members")
+            print(String(format: "  %d rejoined: p50 %7.1f ms   max %7.1f ms   not recovered %d", moved.count, recovery.percentileMs(0.5),
+                         recovery.maxMs, failures))
+            if !stayed.isEmpty { print(String(format: "  %d kept their connection: longest gap in pictures %.1f ms", stayed.count, gaps.max() ?? 0)) }
         }
     }
 }
