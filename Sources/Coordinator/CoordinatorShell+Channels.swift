@@ -102,7 +102,7 @@ extension CoordinatorShell {
             if let status = channels.first(where: { $0.name == channel }) { reported[edge] = Int(status.subscribers) }
         }
         let ring = OwnerRing(.edge, of: edges)
-        let chosen = relayPlanner.edge(for: channel, origin: origin, reported: reported,
+        let chosen = relayPlanner.edge(for: channel, origin: origin, reported: reported, reportedAtMs: edgeReportedAtMs,
                                        candidates: ring.holders(of: channel, count: edges.count), nowMs: nowMs)
         guard let edge = edges.first(where: { $0.nodeID == chosen }) else { return nil }
         var answer = RoomPlaceChannelResponse()
@@ -239,6 +239,7 @@ extension CoordinatorShell {
         }
         for old in edgeChannels[edge] ?? [] where !old.originEdge.isEmpty { relayPlanner.reported(edge, relays: false, channel: old.name) }
         edgeChannels[edge] = channels
+        edgeReportedAtMs[edge] = channels == nil ? nil : nowMs
         for channel in channels ?? [] {
             // A relay's copy of a channel is not where the channel is: its origin is.
             if channel.originEdge.isEmpty {

@@ -40,6 +40,8 @@ final class CoordinatorShell {
     var clusterWide: Replication
     /// The latest channel list each edge reported, by edge id.
     var edgeChannels: [String: [RoomChannelStatus]] = [:]
+    /// When each edge's latest channel list arrived.
+    var edgeReportedAtMs: [String: Int64] = [:]
     /// The edges reporting each channel, by channel name (from ``edgeChannels``).
     var channelHosts: [String: Set<String>] = [:]
     var random = SystemRandomNumberGenerator()

@@ -1,23 +1,27 @@
 /// Where an audience member of a busy channel goes: its origin edge (where its publishers are)
 /// while the origin holds fewer than ``threshold`` of the channel's viewers, then relay edges of
 /// the channel, each filled to the threshold in rendezvous order, then the least full. A join is
-/// charged to its edge at once (for ``chargeMs``), so a burst of joins spreads before the edges'
-/// reports catch up. Pure: the caller passes the reports and the time.
+/// charged to its edge at once and counted until a report of that edge taken after it arrives
+/// (``reportLagMs`` allowing for the report's way; at most ``chargeMs``), so a burst of joins
+/// spreads before the edges' reports catch up. Pure: the caller passes the reports and the time.
 public struct RelayPlanner: Sendable {
     /// Viewers of one channel an edge takes before the next edge of the channel does; 0 never
     /// places anyone on a relay.
     public var threshold: Int
-    /// How long a join counts on its edge before the edge's report is trusted instead.
+    /// How long a join counts on its edge at most, without a report.
     public var chargeMs: Int64
+    /// A report received this soon after a join may not count it yet.
+    public var reportLagMs: Int64
     /// Joins charged per channel and edge, with when each was charged.
     private var charges: [String: [String: [Int64]]] = [:]
     /// The relay edges chosen per channel (claims from them are granted as relays).
     public private(set) var relays: [String: Set<String>] = [:]
 
     /// Creates a planner.
-    public init(threshold: Int, chargeMs: Int64 = 2_000) {
+    public init(threshold: Int, chargeMs: Int64 = 10_000, reportLagMs: Int64 = 100) {
         self.threshold = threshold
         self.chargeMs = chargeMs
+        self.reportLagMs = reportLagMs
     }
 
     /// The edge an audience member of `channel` joins.
@@ -25,13 +29,19 @@ public struct RelayPlanner: Sendable {
     /// - Parameters:
     ///   - origin: The channel's origin edge.
     ///   - reported: The channel's viewers per edge, as the edges last reported.
+    ///   - reportedAtMs: When each edge's last report arrived.
     ///   - candidates: The other alive edges that may relay it, in rendezvous order for the channel.
     ///   - nowMs: The current time.
     /// - Returns: `origin`, or a relay edge (remembered in ``relays``).
-    public mutating func edge(for channel: String, origin: String, reported: [String: Int], candidates: [String],
-                              nowMs: Int64) -> String {
-        var held = charges[channel, default: [:]].mapValues { $0.filter { $0 + chargeMs > nowMs } }
-        held = held.filter { !$0.value.isEmpty }
+    public mutating func edge(for channel: String, origin: String, reported: [String: Int], reportedAtMs: [String: Int64] = [:],
+                              candidates: [String], nowMs: Int64) -> String {
+        var held: [String: [Int64]] = [:]
+        for (edge, times) in charges[channel, default: [:]] {
+            // Joins the edge's last report may not include yet.
+            let since = max(nowMs - chargeMs, (reportedAtMs[edge] ?? .min / 2) - reportLagMs)
+            let kept = times.filter { $0 > since }
+            if !kept.isEmpty { held[edge] = kept }
+        }
         func count(_ edge: String) -> Int { (reported[edge] ?? 0) + (held[edge]?.count ?? 0) }
         var chosen = origin
         if threshold > 0, count(origin) >= threshold {

@@ -137,4 +137,62 @@ final class RelayClusterTests: XCTestCase {
         for engine in engines { await engine.shutdown() }
         await loop.shutdown()
     }
+
+    func testThreeHundredViewersOverThreeEdgesAndTheOriginSendsOneCopyPerRelay() async throws {
+        // Room for 360 at 120 per edge: the origin fills first, then the relays.
+        let cluster = try TestCluster(coordinators: 1, edges: 3, relayThreshold: 120)
+        defer { cluster.down() }
+        let seed = try cluster.endpoint("coordinator-1")
+        let loops = try (0..<4).map { try EngineLoop(name: "relay-300-\($0)") }
+        let channel = "three-hundred-\(UInt32.random(in: 1...999_999))"
+        let host = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds([seed])), loop: loops[0])
+        await host.setLocalVideoSource(TestPatternCamera(width: 160, height: 120, framesPerSecond: 15))
+        let hostConnection = try await host.joinChannel(token: try TestApp.token(channel: channel, uid: 1), channel: channel, uid: 1,
+                                                        options: .broadcaster)
+        let origin = await host.edgeID(of: hostConnection) ?? ""
+        var viewers: [ShowroomEngine] = []
+        var edgeOf: [String] = []
+        let pictures = (0..<300).map { _ in PictureTimes() }
+        for n in 0..<300 {
+            let uid = UInt32(1000 + n)
+            let viewer = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds([seed])), loop: loops[n % loops.count])
+            let connection = ChannelConnection(channel: channel, uid: uid)
+            // Decodes its first picture (as a player would), then only counts.
+            let times = pictures[n]
+            try await viewer.setupRemoteVideo(uid: 1, connection: connection, sink: DecodingVideoSink(readFrameCounters: false) { _ in
+                times.record()
+            })
+            try await viewer.joinChannel(token: try TestApp.token(channel: channel, uid: uid, role: .subscriber), channel: channel,
+                                         uid: uid, options: .audience)
+            viewers.append(viewer)
+            edgeOf.append(await viewer.edgeID(of: connection) ?? "")
+        }
+        try await eventually("all 300 viewers decode the host", timeout: .seconds(60)) { pictures.allSatisfy { !$0.isEmpty } }
+        let perEdge = Dictionary(grouping: edgeOf, by: { $0 }).mapValues(\.count)
+        XCTAssertEqual(perEdge.count, 3, "viewers on all three edges: \(perEdge)")
+        // Its share, give or take the joins counted twice or not yet while reports catch up.
+        XCTAssertEqual(Double(perEdge[origin] ?? 0), 120, accuracy: 6, "the origin takes its share: \(perEdge)")
+
+        // Egress: the origin sends one copy per relay plus its own viewers', a relay one per viewer.
+        let admins = try ["edge-1", "edge-2", "edge-3"].reduce(into: [String: String]()) { $0[$1] = try cluster.adminEndpoint(of: $1) }
+        func bytes() async throws -> [String: Double] {
+            var out: [String: Double] = [:]
+            for (id, admin) in admins { out[id] = try await adminMetric("showroom_edge_payload_bytes_delivered", at: admin) }
+            return out
+        }
+        let before = try await bytes()
+        let start = ContinuousClock.now
+        try await eventually("two more seconds of video", timeout: .seconds(10)) { ContinuousClock.now - start > .seconds(2) && pictures[0].count(after: start) >= 20 }
+        let after = try await bytes()
+        let relays = perEdge.keys.filter { $0 != origin }
+        let perCopyAtRelays = relays.map { ((after[$0] ?? 0) - (before[$0] ?? 0)) / Double(perEdge[$0] ?? 1) }
+        let perCopyAtOrigin = ((after[origin] ?? 0) - (before[origin] ?? 0)) / Double((perEdge[origin] ?? 0) + relays.count)
+        for relay in perCopyAtRelays {
+            XCTAssertEqual(perCopyAtOrigin / relay, 1, accuracy: 0.25,
+                           "origin egress = (own viewers + relays) × stream: per copy \(perCopyAtOrigin) at the origin, \(relay) at a relay")
+        }
+        for viewer in viewers { await viewer.shutdown() }
+        await host.shutdown()
+        for loop in loops { await loop.shutdown() }
+    }
 }

@@ -12,9 +12,13 @@ final class RelayPlannerTests: XCTestCase {
                        "two each, then the least full")
         XCTAssertTrue(planner.isRelay("edge-b", of: "show"))
         XCTAssertFalse(planner.isRelay("edge-a", of: "show"), "the origin is no relay")
-        // Charges lapse; the reports say who is where.
-        let later = planner.edge(for: "show", origin: "edge-a", reported: ["edge-a": 1, "edge-b": 2], candidates: relays, nowMs: 5_000)
-        XCTAssertEqual(later, "edge-a", "the origin has room again")
+        // Without newer reports the joins still count; a report taken after them replaces them.
+        XCTAssertEqual(planner.edge(for: "show", origin: "edge-a", reported: ["edge-a": 1], candidates: relays, nowMs: 5_000), "edge-b",
+                       "least full, the joins of a second ago still counted")
+        let reportedAt = ["edge-a": Int64(6_000), "edge-b": 6_000, "edge-c": 6_000]
+        let later = planner.edge(for: "show", origin: "edge-a", reported: ["edge-a": 1, "edge-b": 2, "edge-c": 2],
+                                 reportedAtMs: reportedAt, candidates: relays, nowMs: 6_100)
+        XCTAssertEqual(later, "edge-a", "the origin has room again, as its report says")
     }
 
     func testThresholdZeroKeepsEveryoneOnTheOriginAndReportsKeepTheRelaySet() {
