@@ -148,13 +148,15 @@ final class VideoLoaderTests: SharedClusterTestCase {
         // What the edges hold before the viewer: its sessions and connections must go back to this.
         var idleConfiguration = EngineConfiguration(entry: .seeds([SharedCluster.seed]))
         idleConfiguration.sessionIdleTime = .milliseconds(200)
-        // (The edges refresh their gauges on their tick: wait until the hosts are counted.)
+        // (The edges refresh their gauges on their tick, and a tick can fall between two hosts'
+        // joins or while an earlier test's sessions close: wait until the three hosts' sessions and
+        // connections are both counted.)
         var sessionsBefore = 0.0
         var connectionsBefore = 0.0
-        try await eventually("the edges count the hosts' connections") {
+        try await eventually("the edges count the hosts' sessions and connections") {
             sessionsBefore = try await edgeGauge("showroom_edge_sessions")
             connectionsBefore = try await edgeGauge("showroom_edge_connections")
-            return connectionsBefore >= 3
+            return sessionsBefore >= 3 && connectionsBefore >= 3
         }
 
         let viewer = try await ShowroomEngine(configuration: idleConfiguration)
@@ -190,10 +192,15 @@ final class VideoLoaderTests: SharedClusterTestCase {
         // cleanCache: the edges' own counters go back to what they were.
         loader.cleanCache()
         await loader.settle()
-        try await eventually("the edges hold none of the viewer's sessions or connections") {
-            let sessions = try await edgeGauge("showroom_edge_sessions")
-            let connections = try await edgeGauge("showroom_edge_connections")
-            return sessions <= sessionsBefore && connections <= connectionsBefore
+        var after = (sessions: 0.0, connections: 0.0)
+        do {
+            try await eventually("the edges hold none of the viewer's sessions or connections") {
+                after = (try await edgeGauge("showroom_edge_sessions"), try await edgeGauge("showroom_edge_connections"))
+                return after.sessions <= sessionsBefore && after.connections <= connectionsBefore
+            }
+        } catch {
+            XCTFail("before the viewer: \(sessionsBefore) sessions, \(connectionsBefore) connections; after cleanCache: \(after)")
+            throw error
         }
         await viewer.shutdown()
         await service.shutdown()
