@@ -93,8 +93,8 @@ extension CoordinatorShell {
     /// origin's own answer when the origin still has room, or nil when the origin is not alive).
     private func relayEdge(for channel: String, origin: String, avoiding unreachable: String) -> RoomPlaceChannelResponse? {
         // A relay a client could not reach (or whose link broke here) is no candidate.
-        let edges = alive(.edge).filter {
-            !$0.metadata.clientEndpoint.isEmpty && $0.nodeID != unreachable && !node.connectionBroken(to: $0.metadata.clusterEndpoint)
+        let edges = placeableEdges().filter {
+            $0.nodeID != unreachable && !node.connectionBroken(to: $0.metadata.clusterEndpoint)
         }
         guard edges.contains(where: { $0.nodeID == origin }) else { return nil }
         var reported: [String: Int] = [:]
@@ -113,11 +113,13 @@ extension CoordinatorShell {
     }
 
     private func finishPlacement(_ body: RoomPlaceChannelRequest, avoiding: String?, _ respond: Node.Responder) {
-        let edges = alive(.edge).filter { !$0.metadata.clientEndpoint.isEmpty }
+        let edges = placeableEdges()
         do {
             let loads = Dictionary(edges.map { ($0.nodeID, $0.metadata.load.channels) }) { first, _ in first }
-            // The channel leaving its origin goes to one of its relays first (its viewers are there).
-            let relays = avoiding == nil ? [] : (relayPlanner.relays[body.channel] ?? []).filter { relay in
+            // The channel leaving its origin (unreachable, or draining) goes to one of its relays
+            // first (its viewers are there).
+            let leaving = avoiding ?? placements.placements[body.channel].flatMap { drainingEdges.contains($0.edgeID) ? $0.edgeID : nil }
+            let relays = leaving == nil ? [] : (relayPlanner.relays[body.channel] ?? []).filter { relay in
                 edges.contains { $0.nodeID == relay && !node.connectionBroken(to: $0.metadata.clusterEndpoint) }
             }.sorted()
             let (placement, changed) = try placements.place(
@@ -173,7 +175,7 @@ extension CoordinatorShell {
     }
 
     private func decideClaim(_ body: RoomClaimChannelRequest, _ respond: Node.Responder) {
-        let edges = alive(.edge).filter { !$0.metadata.clientEndpoint.isEmpty }
+        let edges = placeableEdges()
         let isRelay = relayPlanner.isRelay(body.edgeID, of: body.channel)
         // A relay of the channel (chosen for its audience): granted, pulling from the origin —
         // unless the origin's link broke (it died): then the relay, which has the channel's
@@ -226,13 +228,20 @@ extension CoordinatorShell {
         }
     }
 
-    /// The alive edges that report hosting `channel`.
+    /// The alive edges that report hosting `channel` (a draining edge is leaving it).
     func hosts(of channel: String) -> [String] {
-        channelHosts[channel].map { Array($0).sorted() } ?? []
+        channelHosts[channel].map { Array($0.subtracting(drainingEdges)).sorted() } ?? []
+    }
+
+    /// The alive edges a channel or an audience member may be placed on: they serve clients and
+    /// do not drain.
+    func placeableEdges() -> [Member] {
+        alive(.edge).filter { !$0.metadata.clientEndpoint.isEmpty && !drainingEdges.contains($0.nodeID) }
     }
 
     /// Takes an edge's latest channel list (or its absence: the edge is gone).
     func setChannels(of edge: String, _ channels: [RoomChannelStatus]?) {
+        if channels == nil { drainingEdges.remove(edge) }
         for old in edgeChannels[edge] ?? [] {
             channelHosts[old.name]?.remove(edge)
             if channelHosts[old.name]?.isEmpty == true { channelHosts[old.name] = nil }
@@ -269,6 +278,11 @@ extension CoordinatorShell {
     func edgeReport(_ request: WireEnvelope, _ respond: Node.Responder) {
         guard let report = respond.answering({ try request.decodeBody(RoomEdgeChannelReport.self) }) else { return }
         if report.hasChannels_p {
+            if report.draining, drainingEdges.insert(report.edgeID).inserted {
+                logger.info("edge draining: nothing more is placed on it", metadata: ["edge": "\(report.edgeID)"])
+            } else if !report.draining {
+                drainingEdges.remove(report.edgeID)
+            }
             setChannels(of: report.edgeID, report.channels)
             placements.reported(channels: report.channels.map(\.name), nowMs: nowMs)
         }

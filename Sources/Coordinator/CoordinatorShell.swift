@@ -44,6 +44,9 @@ final class CoordinatorShell {
     var edgeReportedAtMs: [String: Int64] = [:]
     /// The edges reporting each channel, by channel name (from ``edgeChannels``).
     var channelHosts: [String: Set<String>] = [:]
+    /// The edges whose latest report says they drain (shutting down): nothing is placed on them,
+    /// and the channels they are the origin of move on their next placement.
+    var drainingEdges: Set<String> = []
     var random = SystemRandomNumberGenerator()
     /// Messages for other rooms' owners (PK steps), sent until the owner has them.
     lazy var deliveries = Deliveries(node: node, role: .coordinator, logger: logger, timeout: Self.peerTimeout)

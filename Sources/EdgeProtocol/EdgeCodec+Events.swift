@@ -80,6 +80,10 @@ extension EdgeCodec {
             var body = EdgeSessionClosed()
             body.reason = reason.wire
             return try WireEnvelope(request: .edgeSessionClosed, id: 0, body: body)
+        case .draining(let within):
+            var body = EdgeDraining()
+            body.withinMs = milliseconds(within)
+            return try WireEnvelope(request: .edgeDraining, id: 0, body: body)
         case .error(let error, let channel, let track):
             var body = EdgeErrorNotice()
             body.channel = channel
@@ -135,6 +139,9 @@ extension EdgeCodec {
         case .edgeSessionClosed:
             let body = try envelope.decodeBody(EdgeSessionClosed.self)
             return .sessionClosed(reason: ShowroomError(wire: body.reason))
+        case .edgeDraining:
+            let body = try envelope.decodeBody(EdgeDraining.self)
+            return .draining(within: .milliseconds(Int64(body.withinMs)))
         case .edgeError:
             let body = try envelope.decodeBody(EdgeErrorNotice.self)
             return .error(ShowroomError(wire: body.error), channel: body.channel, track: trackKind(body.track))

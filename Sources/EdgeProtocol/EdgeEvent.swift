@@ -26,6 +26,10 @@ public enum EdgeEvent: Sendable, Hashable {
     case connectionClosed(channel: String, reason: ShowroomError)
     /// The edge ended the session.
     case sessionClosed(reason: ShowroomError)
+    /// The edge is draining (shutting down): it takes no new joins and closes the session within
+    /// `within`, serving it until then, so the client moves its connections first (make before
+    /// break: join through the cluster elsewhere, then leave here).
+    case draining(within: Duration)
     /// A one-way message (a media frame, a stream message, a request without request id) was
     /// refused.
     case error(ShowroomError, channel: String, track: TrackKind?)

@@ -33,6 +33,8 @@ final class CoordinatorLink {
     private var banListInFlight = false
     private var nextBanListAttempt: Duration = .zero
     private var banListRotation = 0
+    /// The edge drains: its reports say so, and coordinators place nothing on it.
+    fileprivate(set) var draining = false
 
     private init(node: Node, edge: EdgeServer, nodeID: String, logger: Logger) {
         self.node = node
@@ -68,7 +70,8 @@ final class CoordinatorLink {
             activities: { activities in loop.execute { bound.value.add(activities) } },
             summary: { channels in loop.execute { bound.value.setSummary(channels) } },
             claim: { channel in loop.execute { bound.value.claim(channel) } },
-            place: { placement in loop.execute { bound.value.place(placement) } }))
+            place: { placement in loop.execute { bound.value.place(placement) } },
+            draining: { loop.execute { bound.value.draining = true } }))
         return bound
     }
 
@@ -123,6 +126,7 @@ final class CoordinatorLink {
         var report = RoomEdgeChannelReport()
         report.edgeID = nodeID
         report.activities = request.activities
+        report.draining = draining
         if let channels = request.channels {
             report.channels = channels
             report.hasChannels_p = true

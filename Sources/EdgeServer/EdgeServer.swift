@@ -140,12 +140,18 @@ public final class EdgeServer: Sendable {
         try await loop.submit { [shell] in shell.value.plane.channelNames }
     }
 
-    /// Refuses new joins and closes every client session, telling each client to join again through
-    /// the cluster (SIGTERM).
+    /// Drains the edge (SIGTERM), make before break: refuses new joins, tells the coordinators and
+    /// every client to move, and returns once the clients have moved (every session left but the
+    /// broadcasters', which are then closed) or `within` has passed (then every session is closed,
+    /// telling each client to join again through the cluster).
     ///
-    /// - Parameter nodeID: The edge's id, named in what the clients are told.
-    public func drain(nodeID: String) async {
-        _ = try? await loop.submit { [shell] in shell.value.beginDraining(nodeID: nodeID) }
+    /// - Parameters:
+    ///   - nodeID: The edge's id, named in what the clients are told.
+    ///   - within: The longest the clients get to move.
+    public func drain(nodeID: String, within: Duration) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            loop.execute { [shell] in shell.value.beginDraining(nodeID: nodeID, within: within) { continuation.resume() } }
+        }
     }
 
     /// Stops serving: closes the socket and ends the loop, without blocking the caller's thread.
@@ -217,10 +223,11 @@ public final class EdgeRoleService: NodeRoleService {
         }
     }
 
-    /// Closes every client session, then gives the room-coordinators a moment to take the
-    /// activities that caused (every user left, every channel destroyed).
+    /// Drains the edge (its clients move elsewhere first, for at most the configured drain time),
+    /// then gives the room-coordinators a moment to take the activities that caused (every user
+    /// left, every channel destroyed).
     public func drain() async {
-        await server.withLock { $0 }?.drain(nodeID: nodeID)
+        await server.withLock { $0 }?.drain(nodeID: nodeID, within: configuration.drainTime)
         guard let (node, link) = link.withLock({ $0 }) else { return }
         let deadline = ContinuousClock.now + reportFlushTimeout
         while ContinuousClock.now < deadline {

@@ -45,6 +45,9 @@ public struct EdgeServerConfiguration: Sendable {
     /// The client endpoint's CURVE key pair when client links are encrypted; nil for plain links.
     /// Its public key reaches clients through the membership and the placement answers.
     public var clientCurveKey: CurveKeyPair?
+    /// The longest a draining edge (SIGTERM) gives its clients to move elsewhere before it closes
+    /// what is left; it closes sooner once only broadcasters remain.
+    public var drainTime: Duration = .seconds(5)
     /// The timers of channels hosted as relays of their origin edges (release, re-claims,
     /// keyframe requests upstream).
     public var relay = RelayBook.Settings()

@@ -30,6 +30,10 @@ final class EdgeShell {
     private var pendingControl: [SessionID: Deque<[UInt8]>] = [:]
     /// Refuses new joins once set (the edge is shutting down).
     private(set) var draining = false
+    /// While draining: when what is left is closed, and who waits for it.
+    private var drainDeadline: Duration?
+    private var drainedWaiters: [() -> Void] = []
+    private var drainingNodeID = ""
     /// Told the hosted channel and connection counts when they change.
     var reportLoad: (_ channels: Int, _ connections: Int) -> Void = { _, _ in }
     private var reportedLoad = (channels: -1, connections: -1)
@@ -471,6 +475,7 @@ final class EdgeShell {
         reaper.tick()
         flushPendingControl()
         handOverReports()
+        if let deadline = drainDeadline, now >= deadline || !plane.awaitsMovingClients { finishDraining() }
         let load = (channels: plane.channelCount, connections: plane.connectionCount)
         metrics.update(plane.statistics, sessions: plane.sessionCount, channels: load.channels, connections: load.connections)
         if load != reportedLoad {
@@ -479,13 +484,33 @@ final class EdgeShell {
         }
     }
 
-    /// Refuses new joins and closes every session, telling its client to go elsewhere.
-    func beginDraining(nodeID: String) {
+    /// Drains the edge (make before break): refuses new joins, tells the room-coordinators (who
+    /// place nothing here any more and move the channels it is the origin of) and every client
+    /// (who joins elsewhere, then leaves here), keeps serving meanwhile, and closes every session
+    /// once no client is left to move (broadcasters stay to the end, so the viewers still here
+    /// never see them go offline) or `within` has passed. `done` runs then.
+    func beginDraining(nodeID: String, within: Duration, _ done: @escaping () -> Void) {
+        drainedWaiters.append(done)
+        guard !draining else { return }
         draining = true
-        perform(plane.closeAllSessions(
-            reason: .unavailable("edge \(nodeID) is shutting down; join the channel again through the cluster"), now: now))
+        drainingNodeID = nodeID
+        drainDeadline = now + within
+        coordinatorReports?.draining()
+        lastSummary = nil  // a summary now, carrying the draining flag, to every coordinator
+        perform(plane.drainingNotices(within: within))
         flushPendingControl()
         handOverReports()
+    }
+
+    private func finishDraining() {
+        drainDeadline = nil
+        perform(plane.closeAllSessions(
+            reason: .unavailable("edge \(drainingNodeID) is shutting down; join the channel again through the cluster"), now: now))
+        flushPendingControl()
+        handOverReports()
+        let waiters = drainedWaiters
+        drainedWaiters = []
+        for done in waiters { done() }
     }
 
     // MARK: - Room-coordinators

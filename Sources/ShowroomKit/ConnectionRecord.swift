@@ -13,6 +13,16 @@ final class ConnectionRecord {
         var attempt: UInt64 = 0
     }
 
+    /// A move off a draining edge (make before break): joined on `to` while the old edge still
+    /// serves the connection, until the switch.
+    struct Move {
+        let started: ContinuousClock.Instant
+        let from: EdgeAddress
+        let attempt: UInt64
+        /// The new edge, once joined there; frames and events come from the old one until the switch.
+        var to: EdgeAddress?
+    }
+
     var connection: ChannelConnection
     /// The edge the connection lives on (its session is keyed by the client endpoint).
     var edge: EdgeAddress
@@ -33,6 +43,10 @@ final class ConnectionRecord {
     var isJoined = false
     var state = ConnectionState.connecting
     var rejoin: Rejoin?
+    var move: Move?
+    /// A broadcaster that moved stays joined on its draining old edge (so viewers not yet moved
+    /// never see it go offline) and publishes there too, until that edge closes.
+    var lingeringOn: EdgeAddress?
     var audioSequence: UInt32 = 0
     var videoSequence: UInt32 = 0
     /// Remote users whose first decoded frame has been reported (until they go offline or

@@ -44,6 +44,9 @@ final class EdgeSession {
     var limits: EdgeLimits?
     /// Channels whose connections live in this session.
     var channels: Set<String> = []
+    /// The edge drains (``EdgeEvent/draining(within:)``): no join uses this session any more, and
+    /// it closes once the connections in it have moved.
+    var isDraining = false
 
     init(edge: EdgeAddress, context: Context, heartbeatInterval: Duration, heartbeatTimeout: Duration) throws(ShowroomError) {
         self.edge = edge

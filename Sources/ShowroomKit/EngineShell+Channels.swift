@@ -97,6 +97,8 @@ extension EngineShell {
         forget(channel)
         refreshPublishing()
         setState(.disconnected, .left, of: record)
+        // A broadcaster that moved leaves its draining old edge too.
+        if let lingering = record.lingeringOn, let old = sessions[lingering.endpoint] { leaveQuietly(channel, on: old) }
         guard let session = sessions[record.edgeEndpoint], session.phase == .open else { return complete(.success(())) }
         request(.leave(channel: channel), on: session) { [weak self, weak session] result in
             if let self, let session {

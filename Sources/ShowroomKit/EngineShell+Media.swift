@@ -184,6 +184,10 @@ extension EngineShell {
             statistics.framesDroppedOnSend += 1
             return false
         }
+        // A broadcaster that moved keeps its draining old edge's viewers served until they moved.
+        if let lingering = record.lingeringOn, let old = sessions[lingering.endpoint], old.phase == .open {
+            _ = old.sendMedia(envelope, payload: payload)
+        }
         return true
     }
 }

@@ -30,7 +30,7 @@ extension EngineShell {
                 continue
             }
             if envelope.kind == .mediaFrame {
-                receiveMedia(envelope, buffer)
+                receiveMedia(envelope, buffer, from: session)
             } else if envelope.isResponse {
                 receiveReply(envelope, on: session)
             } else if envelope.kind == .keyframeRequest {
@@ -57,13 +57,15 @@ extension EngineShell {
         pending.complete(.success(envelope))
     }
 
-    private func receiveMedia(_ envelope: WireEnvelope, _ buffer: Multipart) {
+    private func receiveMedia(_ envelope: WireEnvelope, _ buffer: Multipart, from session: EdgeSession) {
         guard buffer.count >= 2, let header = try? envelope.decodeBody(WireMediaHeader.self),
               let record = connections[header.channel], record.isJoined
         else {
             statistics.framesDiscarded += 1
             return
         }
+        // During a move both edges send the channel's frames: one stream reaches the sinks.
+        guard acceptsMedia(from: session, for: record, isKeyframe: header.track == .video && header.keyframe) else { return }
         let now = ContinuousClock.now
         buffer.withBytes(of: 1) { payload in
             let frame = RemoteMediaFrame(
@@ -107,43 +109,53 @@ extension EngineShell {
             emit(.error(nil, error))
             return
         }
+        // A channel's events count from the edge that serves its connection (during a move, the
+        // other edge's are about the same users and tracks).
+        func current(_ channel: String) -> ConnectionRecord? {
+            guard let record = connections[channel], record.edgeEndpoint == session.edge.endpoint else { return nil }
+            return record
+        }
         switch event {
         case .userJoined(let channel, let uid):
-            guard let record = connections[channel] else { return }
+            guard let record = current(channel) else { return }
             emit(.userJoined(record.connection, uid: uid))
         case .userOffline(let channel, let uid, let reason):
-            guard let record = connections[channel] else { return }
+            guard let record = current(channel) else { return }
             record.firstFrameReported.remove(uid)
             pendingVideo[channel]?.forget(uid)
             emit(.userOffline(record.connection, uid: uid, reason: UserOfflineReason(reason)))
         case .remoteTrackPublished(let track):
-            guard let record = connections[track.channel] else { return }
+            guard let record = current(track.channel) else { return }
             emit(.remoteTrackPublished(record.connection, uid: track.uid, track: TrackKind(track.kind)))
         case .remoteTrackUnpublished(let track):
-            guard let record = connections[track.channel] else { return }
+            guard let record = current(track.channel) else { return }
             if track.kind == .video {
                 record.firstFrameReported.remove(track.uid)
                 pendingVideo[track.channel]?.forget(track.uid)
             }
             emit(.remoteTrackUnpublished(record.connection, uid: track.uid, track: TrackKind(track.kind)))
         case .remoteVideoStateChanged(let track, let state, let reason):
-            guard let record = connections[track.channel] else { return }
+            guard let record = current(track.channel) else { return }
             emit(.remoteVideoStateChanged(
                 record.connection, uid: track.uid, state: RemoteVideoState(state), reason: RemoteVideoStateReason(reason)))
         case .volumeIndication(let channel, let speakers):
-            guard let record = connections[channel] else { return }
+            guard let record = current(channel) else { return }
             emit(.volumeIndication(record.connection, speakers: speakers.map(SpeakerVolume.init)))
         case .streamMessage(let channel, let uid, let streamID, let sequence, let data):
-            guard let record = connections[channel] else { return }
+            guard let record = current(channel) else { return }
             emit(.streamMessage(record.connection, uid: uid, streamID: streamID, sequence: sequence, data: data))
         case .tokenWillExpire(let channel, let expiresIn):
-            guard let record = connections[channel] else { return }
+            guard let record = current(channel) else { return }
             emit(.tokenWillExpire(record.connection, expiresIn: expiresIn))
         case .privilegeExpired(let channel, let privilege):
-            guard let record = connections[channel] else { return }
+            guard let record = current(channel) else { return }
             emit(.privilegeExpired(record.connection, privilege: Privilege(privilege)))
         case .connectionClosed(let channel, let reason):
-            guard let record = connections.removeValue(forKey: channel) else { return }
+            guard current(channel) != nil, let record = connections.removeValue(forKey: channel) else {
+                // A connection that lives on another edge now: only this edge's part of it ended.
+                session.channels.remove(channel)
+                return releaseIfUnused(session)
+            }
             session.channels.remove(channel)
             forget(channel)
             emit(.connectionClosed(record.connection, error: reason))
@@ -159,10 +171,12 @@ extension EngineShell {
             }
             closeConnections(of: session, state: .failed, reason: .closedByEdge(reason), error: reason)
             teardown(session, error: reason)
+        case .draining(let within):
+            edgeDraining(session, within: within)
         case .error(let error, let channel, _):
             emit(.error(connections[channel]?.connection, error))
         case .forwardStateChanged(let change):
-            guard let record = connections[change.channel] else { return }
+            guard let record = current(change.channel) else { return }
             emit(.forwardStateChanged(record.connection, destination: ForwardDestinationStatus(change.destination)))
         }
     }

@@ -12,6 +12,7 @@ extension EngineShell {
     /// rejoins through the placement (or, with rejoin disabled, fails).
     func edgeFailed(_ session: EdgeSession, error: ShowroomError) {
         guard session.phase == .open || session.phase == .opening else { return }
+        settleMoves(leaving: session)
         guard configuration.rejoinWindow > .zero else {
             closeConnections(of: session, state: .failed, reason: .edgeLost, error: error)
             teardown(session, error: error)
@@ -44,19 +45,26 @@ extension EngineShell {
         record.rejoin = rejoin
         let attempt = rejoin.attempt
         let channel = record.connection.channel
-        let failedEdge = rejoin.failedEdge
+        place(record, avoiding: rejoin.failedEdge) { core, placed in core.placed(channel: channel, attempt: attempt, placed) }
+    }
+
+    /// Asks the placement (off the loop) for an edge for `record`'s channel other than
+    /// `avoiding`; `done` runs on the loop.
+    func place(_ record: ConnectionRecord, avoiding: EdgeAddress, _ done: @escaping (EngineShell, Result<EdgeAddress, ShowroomError>) -> Void) {
+        let channel = record.connection.channel
         let credentials = PlacementCredentials(uid: record.connection.uid, token: record.token, audience: record.role == .audience)
         let placement = self.placement
         let core = WeakLoopReference(self)
         let loop = self.loop
+        let done = UncheckedLoopWork(done)
         Task {
             let placed: Result<EdgeAddress, ShowroomError>
             do throws(ShowroomError) {
-                placed = .success(try await placement.edge(for: channel, avoiding: failedEdge, joiningAs: credentials))
+                placed = .success(try await placement.edge(for: channel, avoiding: avoiding, joiningAs: credentials))
             } catch {
                 placed = .failure(error)
             }
-            loop.execute { core.object?.placed(channel: channel, attempt: attempt, placed) }
+            loop.execute { if let core = core.object { done.work(core, placed) } }
         }
     }
 
@@ -124,6 +132,17 @@ extension EngineShell {
         record.rejoin = nil
         statistics.rejoins += 1
         let connection = record.connection
+        restoreSubscriptions(of: record, on: session)
+        // The new edge has no GOP cache of this publisher: its first frame there must decode.
+        wantKeyframe()
+        setState(.connected, .rejoinSucceeded, of: record)
+        emit(.rejoinedChannel(connection, elapsed: rejoin.started.duration(to: .now)))
+        refreshPublishing()
+    }
+
+    /// Sets on a connection's new edge the subscriptions and remote mutes the app had set.
+    func restoreSubscriptions(of record: ConnectionRecord, on session: EdgeSession) {
+        let connection = record.connection
         let restore = record.subscriptions.sorted { $0.key < $1.key }
             .map { $0.value ? EdgeRequest.subscribe($0.key) : .unsubscribe($0.key) }
             + record.remoteMutes.sorted().map { EdgeRequest.muteRemote($0, muted: true) }
@@ -132,11 +151,6 @@ extension EngineShell {
                 if case .failure(let error) = result { self?.emit(.error(connection, error)) }
             }
         }
-        // The new edge has no GOP cache of this publisher: its first frame there must decode.
-        wantKeyframe()
-        setState(.connected, .rejoinSucceeded, of: record)
-        emit(.rejoinedChannel(connection, elapsed: rejoin.started.duration(to: .now)))
-        refreshPublishing()
     }
 
     /// An attempt failed: try again after the backoff, or give up (a refusal no other edge would

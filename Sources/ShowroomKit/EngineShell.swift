@@ -155,6 +155,9 @@ final class EngineShell {
 
     /// The session with `edge`, opened if there is none; `ready` runs once it is open (or failed).
     func withOpenSession(to edge: EdgeAddress, _ ready: @escaping (Result<EdgeSession, ShowroomError>) -> Void) {
+        if let session = sessions[edge.endpoint], session.isDraining {
+            return ready(.failure(.unavailable("edge \(edge) is shutting down; join the channel again through the cluster")))
+        }
         if let session = sessions[edge.endpoint], session.phase == .opening || session.phase == .open {
             if session.phase == .open {
                 ready(.success(session))
@@ -246,7 +249,9 @@ final class EngineShell {
     /// Removes every connection of a session, reporting each as closed.
     func closeConnections(of session: EdgeSession, state: ConnectionState, reason: ConnectionStateReason, error: ShowroomError) {
         for channel in session.channels.sorted() {
-            guard let record = connections.removeValue(forKey: channel) else { continue }
+            // A connection that moved to another edge is not this session's to close.
+            guard connections[channel]?.edgeEndpoint == session.edge.endpoint,
+                  let record = connections.removeValue(forKey: channel) else { continue }
             forget(channel)
             if record.isJoined { emit(.connectionClosed(record.connection, error: error)) }
             setState(state, reason, of: record)
@@ -295,7 +300,7 @@ final class EngineShell {
     /// ``EngineConfiguration/sessionIdleTime``, so the next room on its edge costs no handshake,
     /// then closes if no channel came meanwhile.
     func keepWarm(_ session: EdgeSession) {
-        guard configuration.sessionIdleTime > .zero, !isShutDown else { return releaseIfUnused(session) }
+        guard configuration.sessionIdleTime > .zero, !isShutDown, !session.isDraining else { return releaseIfUnused(session) }
         guard session.channels.isEmpty, session.phase == .open else { return }
         session.idleGeneration &+= 1
         let generation = session.idleGeneration

@@ -20,6 +20,8 @@ public struct EngineStatistics: Sendable, Hashable {
     public var requestsTimedOut = 0
     /// Connections rejoined on another edge after theirs failed.
     public var rejoins = 0
+    /// Connections moved off a draining edge before it closed (make before break).
+    public var moves = 0
     /// Edge sessions opened (a warm one reused for the next room is not opened again).
     public var sessionsOpened = 0
 }

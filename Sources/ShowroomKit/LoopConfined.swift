@@ -31,3 +31,10 @@ final class WeakLoopReference<Object: AnyObject>: @unchecked Sendable {
     weak var object: Object?
     init(_ object: Object) { self.object = object }
 }
+
+/// Work made on a loop, carried through a task and run back on that loop.
+struct UncheckedLoopWork<Argument, Value>: @unchecked Sendable {
+    // @unchecked: made and run on the same loop (the caller's duty), never run elsewhere.
+    let work: (Argument, Value) -> Void
+    init(_ work: @escaping (Argument, Value) -> Void) { self.work = work }
+}

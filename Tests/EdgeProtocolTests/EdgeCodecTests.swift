@@ -128,6 +128,7 @@ final class EdgeCodecTests: XCTestCase {
             .privilegeExpired(channel: "room", privilege: .publishVideo),
             .connectionClosed(channel: "room", reason: .uidReplaced("uid 1 joined from another session")),
             .sessionClosed(reason: .sessionTimedOut("silent")),
+            .draining(within: .seconds(5)),
             .error(.roleForbidsPublish("audience"), channel: "room", track: .video),
             .error(.noSession("open one"), channel: "", track: nil),
         ]

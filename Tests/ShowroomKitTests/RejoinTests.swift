@@ -157,18 +157,53 @@ final class RejoinTests: XCTestCase {
         XCTAssertEqual(statistics.rejoins, 1)
     }
 
-    func testDrainingEdgeSendsItsSessionsToTheOtherEdge() async throws {
+    func testADrainingEdgesHostAndViewersMoveBeforeItClosesWithNoOfflineAndNoReconnecting() async throws {
         let placement = try startEdges()
-        let (_, hostEvents, viewers) = try await startShow(placement, viewers: 1)
-        let before = viewers[0].video.statistics.countedFrames
-        await edges[0].drain(nodeID: "edge-0")
-        _ = try await assertRejoined([hostEvents, viewers[0].events], [ChannelConnection(channel: "show", uid: 1), viewers[0].connection])
-        try await eventually("the viewer decodes again on edge B") { viewers[0].video.statistics.countedFrames >= before + 10 }
-        XCTAssertEqual(viewers[0].video.statistics.decodeErrors, 0)
+        let (host, hostEvents, viewers) = try await startShow(placement, viewers: 2)
+        let before = viewers.map(\.video.statistics.countedFrames)
+        // Returns once every client has moved (the host, a broadcaster, stays to the end).
+        let drainStarted = ContinuousClock.now
+        await edges[0].drain(nodeID: "edge-0", within: .seconds(10))
+        let drainTime = drainStarted.duration(to: .now)
+        XCTAssertLessThan(drainTime, .seconds(10), "the edge closed once its clients had moved, not at its deadline")
+        for (engine, events) in [(host, hostEvents)] + viewers.map({ ($0.engine, $0.events) }) {
+            let statistics = await engine.statistics()
+            XCTAssertEqual(statistics.moves, 1, "moved once")
+            XCTAssertEqual(statistics.rejoins, 0, "moved, not rejoined")
+            let states = events.all.compactMap { event -> ConnectionState? in
+                if case .connectionStateChanged(_, let state, _) = event { state } else { nil }
+            }
+            XCTAssertEqual(states.last, .connected)
+            XCTAssertFalse(states.contains(.reconnecting), "no reconnecting state: \(states)")
+        }
+        for (index, viewer) in viewers.enumerated() {
+            XCTAssertFalse(viewer.events.all.contains { if case .userOffline = $0 { true } else { false } }, "viewer \(index) saw nobody go offline")
+            try await eventually("viewer \(index) decodes on edge B") { viewer.video.statistics.countedFrames >= before[index] + 10 }
+            XCTAssertEqual(viewer.video.statistics.decodeErrors, 0)
+        }
         let left = try await edges[0].channel("show")
         XCTAssertNil(left, "nobody is left on the drained edge")
         let moved = try await edges[1].channel("show")
-        XCTAssertNotNil(moved)
+        XCTAssertEqual(moved?.broadcasters, [1])
+        XCTAssertEqual(moved?.audience.sorted(), [101, 102])
+    }
+
+    func testAClientOfADrainingEdgeWithNowhereToGoRejoinsWhenItCloses() async throws {
+        // Both "edges" are the same one: the move is refused (the edge takes no joins while it
+        // drains), the connection stays, and the edge closes it at its deadline.
+        let edge = try EdgeServer(
+            configuration: EdgeServerConfiguration(appID: TestApp.appID, appCertificate: TestApp.certificate),
+            logger: Logger(label: "edge"))
+        edges = [edge]
+        let placement = FailoverPlacement([edge.endpoint])
+        let (engine, events) = try await engine(placement, rejoinWindow: .seconds(1))
+        let connection = try await engine.joinChannel(token: TestApp.token(channel: "show", uid: 3), channel: "show", uid: 3)
+        await edge.drain(nodeID: "edge-0", within: .milliseconds(300))
+        _ = try await events.first("reconnecting once the edge closed") {
+            if case .connectionStateChanged(connection, .reconnecting, .edgeLost) = $0 { true } else { nil }
+        }
+        let statistics = await engine.statistics()
+        XCTAssertEqual(statistics.moves, 0)
     }
 
     func testRejoinGivesUpAfterItsWindowWhenNoEdgeTakesIt() async throws {

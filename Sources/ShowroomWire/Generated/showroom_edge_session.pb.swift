@@ -709,6 +709,20 @@ public nonisolated struct EdgeSessionClosed: Sendable {
   fileprivate var _reason: WireError? = nil
 }
 
+/// Body of an EDGE_DRAINING event: the edge takes no new joins and closes this session within
+/// `within_ms`; until then it keeps serving it, so a client joins elsewhere first and leaves after.
+public nonisolated struct EdgeDraining: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var withinMs: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 /// Body of an EDGE_ERROR event: a one-way message (a media frame, a stream message, a request with
 /// request_id 0) was refused. Repeated refusals of the same kind are reported at most once a second.
 public nonisolated struct EdgeErrorNotice: Sendable {
@@ -1822,6 +1836,36 @@ nonisolated extension EdgeSessionClosed: SwiftProtobuf.Message, SwiftProtobuf._M
 
   public static func ==(lhs: EdgeSessionClosed, rhs: EdgeSessionClosed) -> Bool {
     if lhs._reason != rhs._reason {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension EdgeDraining: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Draining"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}within_ms\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.withinMs) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.withinMs != 0 {
+      try visitor.visitSingularUInt32Field(value: self.withinMs, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: EdgeDraining, rhs: EdgeDraining) -> Bool {
+    if lhs.withinMs != rhs.withinMs {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

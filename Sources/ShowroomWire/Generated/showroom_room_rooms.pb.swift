@@ -2006,6 +2006,10 @@ public nonisolated struct RoomEdgeChannelReport: Sendable {
 
   public var hasChannels_p: Bool = false
 
+  /// The edge is draining (shutting down): no channel or audience is placed on it any more, and
+  /// a channel whose origin it is moves on its next placement.
+  public var draining: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -4767,7 +4771,7 @@ nonisolated extension RoomChannelEvent: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension RoomEdgeChannelReport: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".EdgeChannelReport"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}edge_id\0\u{1}activities\0\u{1}channels\0\u{3}has_channels\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}edge_id\0\u{1}activities\0\u{1}channels\0\u{3}has_channels\0\u{1}draining\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4779,6 +4783,7 @@ nonisolated extension RoomEdgeChannelReport: SwiftProtobuf.Message, SwiftProtobu
       case 2: try { try decoder.decodeRepeatedMessageField(value: &self.activities) }()
       case 3: try { try decoder.decodeRepeatedMessageField(value: &self.channels) }()
       case 4: try { try decoder.decodeSingularBoolField(value: &self.hasChannels_p) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.draining) }()
       default: break
       }
     }
@@ -4797,6 +4802,9 @@ nonisolated extension RoomEdgeChannelReport: SwiftProtobuf.Message, SwiftProtobu
     if self.hasChannels_p != false {
       try visitor.visitSingularBoolField(value: self.hasChannels_p, fieldNumber: 4)
     }
+    if self.draining != false {
+      try visitor.visitSingularBoolField(value: self.draining, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4805,6 +4813,7 @@ nonisolated extension RoomEdgeChannelReport: SwiftProtobuf.Message, SwiftProtobu
     if lhs.activities != rhs.activities {return false}
     if lhs.channels != rhs.channels {return false}
     if lhs.hasChannels_p != rhs.hasChannels_p {return false}
+    if lhs.draining != rhs.draining {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
