@@ -277,12 +277,12 @@ extension CoordinatorShell {
     /// An edge's report: activities to number, publish and post (their order kept), and its channels.
     func edgeReport(_ request: WireEnvelope, _ respond: Node.Responder) {
         guard let report = respond.answering({ try request.decodeBody(RoomEdgeChannelReport.self) }) else { return }
+        if report.draining, drainingEdges.insert(report.edgeID).inserted {
+            logger.info("edge draining: nothing more is placed on it", metadata: ["edge": "\(report.edgeID)"])
+        } else if !report.draining, report.hasChannels_p {
+            drainingEdges.remove(report.edgeID)
+        }
         if report.hasChannels_p {
-            if report.draining, drainingEdges.insert(report.edgeID).inserted {
-                logger.info("edge draining: nothing more is placed on it", metadata: ["edge": "\(report.edgeID)"])
-            } else if !report.draining {
-                drainingEdges.remove(report.edgeID)
-            }
             setChannels(of: report.edgeID, report.channels)
             placements.reported(channels: report.channels.map(\.name), nowMs: nowMs)
         }

@@ -82,7 +82,23 @@ extension ChannelPlane {
             }
         }
 
-        if let replaced {
+        // A publisher arriving where a relay's stand-in held its uid (this edge became the
+        // channel's origin) takes the stand-in's place and tracks over: its viewers keep their
+        // subscriptions and see nobody go offline or join.
+        var takenOver: TrackKinds = []
+        var tookOver = false
+        if let replaced, role == .broadcaster, replacedRole == .broadcaster, sessions[replaced]?.isStandIn == true,
+           let standIn = channel.connections[replaced] {
+            out.append(.log(EdgeLogEntry(.info, "uid \(uid) in channel \(name) takes over from its relay stand-in")))
+            takenOver = standIn.publishing
+            tookOver = true
+            for kind in standIn.publishing.kinds { channel.tracks[TrackKey(uid: uid, kind: kind)]?.publisher = session }
+            channel.connections[replaced] = nil
+            channel.order.removeAll { $0 == replaced }
+            channel.sessionByUID[uid] = nil
+            channel.broadcasters -= 1
+            sessions[replaced]?.channels.removeAll { $0 == name }
+        } else if let replaced {
             out.append(.log(EdgeLogEntry(.info, "uid \(uid) in channel \(name) moves from session \(replaced) to \(session)")))
             removeConnection(replaced, from: &channel, reason: .replaced, now: now, &out)
             out.append(.send(.connectionClosed(channel: name, reason: .uidReplaced("uid \(uid) joined channel \(name) from another session")), to: replaced))
@@ -92,6 +108,7 @@ extension ChannelPlane {
         var connection = ChannelMembership(
             id: ConnectionID(lastConnectionID), session: session, channel: name, uid: uid, joinedAt: now,
             role: role, options: options, grant: grant)
+        connection.publishing = takenOver
         connection.unreported = client.isStandIn || (client.isRelayLink && RelayLinkIdentity.isLinkUID(uid))
         if !connection.unreported {
             if !channel.reported {
@@ -112,14 +129,14 @@ extension ChannelPlane {
         for other in channel.broadcasterSessions where other != session {
             out.append(.send(.userJoined(channel: name, uid: channel.connections[other]!.uid), to: session))
         }
-        for key in channel.trackKeys {
+        for key in channel.trackKeys where key.uid != uid {
             out.append(.send(.remoteTrackPublished(key.id(in: name)), to: session))
         }
         reconcileSubscriptions(of: session, in: &channel, on: .subscribed, off: .unsubscribed, now: now, &out)
 
         if role == .broadcaster {
             channel.broadcasters += 1
-            announceJoined(session, in: channel, &out)
+            if !tookOver { announceJoined(session, in: channel, &out) }
             reconcilePublishing(of: session, in: &channel, now: now, &out)
         }
         return out

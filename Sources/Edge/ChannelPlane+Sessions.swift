@@ -100,7 +100,9 @@ extension ChannelPlane {
     }
 
     /// The edge is going away (drain, shutdown): every session is told `reason` and closed; the
-    /// visible users go offline (dropped) for the others first.
+    /// visible users go offline (dropped) for the others first. Sessions without a broadcaster
+    /// close first, so that a relay's link (whose far end keeps its viewers' publishers while it
+    /// pulls again elsewhere) never hears a publisher go offline.
     ///
     /// - Parameters:
     ///   - reason: What the clients are told (``EdgeEvent/sessionClosed(reason:)``).
@@ -108,7 +110,8 @@ extension ChannelPlane {
     /// - Returns: The events and closes.
     public mutating func closeAllSessions(reason: ShowroomError, now: Duration) -> [EdgeDirective] {
         var out: [EdgeDirective] = []
-        for id in sessions.keys.sorted() {
+        let broadcasting = Set(channels.values.flatMap { channel in channel.broadcasterSessions })
+        for id in sessions.keys.sorted(by: { (broadcasting.contains($0) ? 1 : 0, $0) < (broadcasting.contains($1) ? 1 : 0, $1) }) {
             endSession(id, leave: .server, notify: reason, close: true, now: now, &out)
         }
         return out

@@ -42,8 +42,9 @@ public struct TrackForwarder<Frame> {
 
     /// Audio or video.
     public let kind: TrackKind
-    /// The publishing session (frames from any other session are not this track's).
-    public let publisher: SessionID
+    /// The publishing session (frames from any other session are not this track's); a real
+    /// publisher taking over a relay's stand-in takes its tracks over too.
+    public internal(set) var publisher: SessionID
     /// The GOP cache (video only).
     public private(set) var cache: GOPCache<Frame>?
     /// Some subscriber waits for a keyframe that has not been asked for yet (or not answered).

@@ -34,7 +34,7 @@ final class CoordinatorLink {
     private var nextBanListAttempt: Duration = .zero
     private var banListRotation = 0
     /// The edge drains: its reports say so, and coordinators place nothing on it.
-    fileprivate(set) var draining = false
+    private var draining = false
 
     private init(node: Node, edge: EdgeServer, nodeID: String, logger: Logger) {
         self.node = node
@@ -71,7 +71,7 @@ final class CoordinatorLink {
             summary: { channels in loop.execute { bound.value.setSummary(channels) } },
             claim: { channel in loop.execute { bound.value.claim(channel) } },
             place: { placement in loop.execute { bound.value.place(placement) } },
-            draining: { loop.execute { bound.value.draining = true } }))
+            draining: { announced in loop.execute { bound.value.announceDraining(announced) } }))
         return bound
     }
 
@@ -93,6 +93,24 @@ final class CoordinatorLink {
         let lost = outbox.add(activities)
         if lost > 0 { countDropped(lost, why: "the queue is full") }
         pump()
+    }
+
+    /// Tells every alive coordinator at once that the edge drains (each report from now on says
+    /// so too), so that none places a client here after the clients were told to move.
+    private func announceDraining(_ announced: @escaping @Sendable () -> Void) {
+        draining = true
+        let endpoints = coordinators().endpoints.values
+        var remaining = endpoints.count
+        guard remaining > 0 else { return announced() }
+        var report = RoomEdgeChannelReport()
+        report.edgeID = nodeID
+        report.draining = true
+        for endpoint in endpoints {
+            node.send(.edgeChannelReport, body: report, to: endpoint, timeout: .seconds(1)) { _ in
+                remaining -= 1
+                if remaining == 0 { announced() }
+            }
+        }
     }
 
     private func setSummary(_ channels: [ChannelSummary]) {

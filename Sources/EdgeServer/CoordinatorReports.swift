@@ -14,8 +14,9 @@ struct CoordinatorReports: Sendable {
     /// Asks a coordinator where a forward's destination channel is hosted (`CHANNEL_PLACE` with
     /// the destination token); the answer comes back through ``EdgeServer/forwardPlaced(_:_:)``.
     var place: @Sendable (_ placement: ForwardPlacement) -> Void
-    /// The edge drains: every report from now on says so.
-    var draining: @Sendable () -> Void = {}
+    /// The edge drains: every report from now on says so; `announced` runs once every alive
+    /// coordinator has heard it (or did not answer within a second).
+    var draining: @Sendable (_ announced: @escaping @Sendable () -> Void) -> Void = { $0() }
 }
 
 /// A forward destination's placement request, carried to the node's loop and back with its answer.

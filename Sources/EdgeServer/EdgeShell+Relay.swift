@@ -116,7 +116,11 @@ extension EdgeShell {
                 for uid in uids { endStandIn(RelayedPublisher(channel: channel, uid: uid), dropped: true) }
             case .release(let channel):
                 logger.info("channel \(channel) is no longer relayed here")
-                for publisher in standIns.keys where publisher.channel == channel { endStandIn(publisher, dropped: false) }
+                // The stand-ins stay a moment: when this edge became the channel's origin, its
+                // publishers arrive and take them over without their viewers seeing them go.
+                for publisher in standIns.keys where publisher.channel == channel {
+                    orphanedStandIns[publisher] = now + relays.settings.publisherGrace
+                }
                 channelsChanged = true
             }
         }
@@ -200,6 +204,7 @@ extension EdgeShell {
     /// A publisher the origin announced becomes a broadcaster here, publishing nothing until its
     /// tracks are announced.
     private func startStandIn(_ publisher: RelayedPublisher) {
+        orphanedStandIns[publisher] = nil
         relays.publisherJoined(publisher.channel, uid: publisher.uid)
         guard standIns[publisher] == nil else { return }
         lastStandIn += 1
@@ -223,6 +228,7 @@ extension EdgeShell {
 
     /// The stand-in goes: offline (quit) for the viewers, or dropped when the origin was lost.
     private func endStandIn(_ publisher: RelayedPublisher, dropped: Bool) {
+        orphanedStandIns[publisher] = nil
         guard let id = standIns.removeValue(forKey: publisher) else { return }
         standInPublishers[id] = nil
         relays.publisherLeft(publisher.channel, uid: publisher.uid)
@@ -315,9 +321,11 @@ extension EdgeShell {
 
     /// The book's releases and claims, the links' heartbeats and deadlines.
     func tickRelays() {
-        guard !relays.isEmpty || !relayLinks.isEmpty else { return }
+        guard !relays.isEmpty || !relayLinks.isEmpty || !orphanedStandIns.isEmpty else { return }
         let now = self.now
         performRelay(relays.tick(now: now))
+        // Stand-ins of a released channel that no publisher took over go (quit).
+        for (publisher, until) in orphanedStandIns where until <= now { endStandIn(publisher, dropped: false) }
         for link in Array(relayLinks.values) {
             if let error = link.tick(now: now) { relayLinkDown(link, error) }
         }

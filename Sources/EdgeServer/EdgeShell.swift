@@ -79,12 +79,17 @@ final class EdgeShell {
     var relayLinks: [String: ForwardLink] = [:]
     /// The stand-in sessions publishing the origins' publishers here, both ways.
     var standIns: [RelayedPublisher: SessionID] = [:]
+    /// Stand-ins of channels no longer relayed here, until they go (``tickRelays()``).
+    var orphanedStandIns: [RelayedPublisher: Duration] = [:]
     var standInPublishers: [SessionID: RelayedPublisher] = [:]
     var lastStandIn: UInt64 = 0
     /// Relayed channels whose creation was not reported: their end is not either (the origin's
     /// channel lives on).
     var silentChannels: Set<String> = []
-    var lastRelayLinkUID: UInt32 = 0
+    /// The uid offset of this edge's last relay link. Links from several relays join the same
+    /// origin channel, where one uid holds one connection: each edge starts its numbers at a
+    /// random place (two relays that both counted from 1 replaced each other's links).
+    var lastRelayLinkUID = UInt32.random(in: 0..<(UInt32.max - RelayLinkIdentity.firstUID))
     /// A relayed audio frame, moved into the plane's frame layout (reused).
     let relayAudioFrame = Multipart(capacity: 3)
 
@@ -494,12 +499,19 @@ final class EdgeShell {
         guard !draining else { return }
         draining = true
         drainingNodeID = nodeID
+        // The clients are told once the coordinators know, so that none is placed here again.
+        let notify: @Sendable () -> Void = { [loop, shell = LoopBound(self, loop: loop)] in
+            loop.execute { shell.value.notifyDraining(within: within) }
+        }
+        guard let reports = coordinatorReports else { return notifyDraining(within: within) }
+        reports.draining(notify)
+    }
+
+    private func notifyDraining(within: Duration) {
+        guard drainDeadline == nil else { return }
         drainDeadline = now + within
-        coordinatorReports?.draining()
-        lastSummary = nil  // a summary now, carrying the draining flag, to every coordinator
         perform(plane.drainingNotices(within: within))
         flushPendingControl()
-        handOverReports()
     }
 
     private func finishDraining() {

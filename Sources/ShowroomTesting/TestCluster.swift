@@ -108,6 +108,12 @@ public final class TestCluster: @unchecked Sendable {
         }
     }
 
+    /// Sends node `id` SIGTERM and returns at once (an edge then drains: its clients move while
+    /// the caller watches); ``stop(_:)`` later waits for it to exit.
+    public func terminate(_ id: String) throws {
+        try node(id).process.kill(signal: SIGTERM)
+    }
+
     /// Stops node `id` gracefully (it leaves the cluster), SIGKILLing it after 10 s.
     public func stop(_ id: String) throws {
         stop([try node(id)])

@@ -63,6 +63,48 @@ final class RelayPlaneTests: XCTestCase {
         XCTAssertEqual(edge.plane.relayKeyframeRequest(video("show", 1), from: SessionID(99), now: now), [], "no session")
     }
 
+    func testThePublisherArrivingWhereItsStandInWasTakesItOverWithoutTheViewersSeeingIt() {
+        // This edge became the channel's origin: the host joins where its stand-in published.
+        var edge = TestEdge()
+        edge.open(viewer)
+        edge.join(viewer, "show", uid: 9, as: .audience)
+        let standIn = SessionID(0xFF00_0000_0000_0001)
+        _ = edge.run(edge.plane.openStandIn(standIn, clientID: "stand-in", now: edge.now))
+        edge.join(standIn, "show", uid: 1, as: .broadcaster)
+        _ = edge.publish(standIn, "show", uid: 1, .video, key: true)
+        XCTAssertEqual(edge.frames(to: viewer).count, 1)
+        edge.activities = []
+
+        edge.open(host)
+        let joined = edge.join(host, "show", uid: 1, as: .broadcaster)
+        XCTAssertNil(joined.failure)
+        XCTAssertEqual(joined.events(to: viewer), [], "no offline, no joined, no track change for the viewer")
+        XCTAssertFalse(joined.events(to: host).contains { if case .remoteTrackPublished(let track) = $0 { track.uid == 1 } else { false } },
+                       "the host hears of no track of its own")
+        XCTAssertEqual(edge.activities.map(\.kind), [.broadcasterJoined], "the real publisher is reported")
+        XCTAssertEqual(edge.plane.channel("show")?.broadcasters, [1])
+        // Its frames reach the viewer, who never resubscribed; the stand-in's do not any more.
+        _ = edge.publish(host, "show", uid: 1, .video)
+        XCTAssertEqual(edge.frames(to: viewer).count, 2)
+        _ = edge.publish(standIn, "show", uid: 1, .video)
+        XCTAssertEqual(edge.frames(to: viewer).count, 2)
+        // The stand-in going later changes nothing for the viewer.
+        let gone = edge.run(edge.plane.closeSession(standIn, now: edge.now))
+        XCTAssertEqual(gone.events(to: viewer), [])
+    }
+
+    func testAnAppPublisherReplacingAnotherSessionStillGoesOfflineAndJoins() {
+        var edge = TestEdge()
+        edge.open(viewer)
+        edge.join(viewer, "show", uid: 9, as: .audience)
+        edge.open(host)
+        edge.join(host, "show", uid: 1, as: .broadcaster)
+        edge.open(SessionID(7))
+        let joined = edge.join(SessionID(7), "show", uid: 1, as: .broadcaster)
+        XCTAssertEqual(joined.events(to: viewer).filter { if case .userOffline = $0 { true } else if case .userJoined = $0 { true } else { false } },
+                       [.userOffline(channel: "show", uid: 1, reason: .dropped), .userJoined(channel: "show", uid: 1)])
+    }
+
     func testAStandInPublishesUnreportedAndNeverTimesOut() {
         var edge = TestEdge()
         edge.open(viewer)
