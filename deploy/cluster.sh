@@ -8,7 +8,7 @@
 #                                                 run directory is run/demo (clients' output in run/demo/clients)
 #   deploy/cluster.sh up [--edges N] [--coordinators N] [--callsignals N] [--base-port P] [--plain-cluster]
 #   deploy/cluster.sh status [--json] [--watch]   the status tool against this cluster
-#   deploy/cluster.sh scale-edges N               add edges, or gracefully remove the newest ones
+#   deploy/cluster.sh scale-edges N               add edges, or drain and remove the newest ones
 #   deploy/cluster.sh kill NODE_ID                SIGKILL one process (failure drills)
 #   deploy/cluster.sh restart NODE_ID             stop (gracefully) and start one process again
 #   deploy/cluster.sh down                        graceful stop, then SIGKILL stragglers by pid
@@ -268,7 +268,7 @@ cmd_scale_edges() {
     done
   elif [ "$target" -lt "${#live[@]}" ]; then
     local victims=("${live[@]:$target}")
-    echo "removing ${victims[*]} (graceful leave)"
+    echo "removing ${victims[*]} (draining: their clients move to the other edges first)"
     stop_nodes "${victims[@]}"
   fi
   await_converged

@@ -97,8 +97,11 @@ extension EngineShell {
         forget(channel)
         refreshPublishing()
         setState(.disconnected, .left, of: record)
-        // A broadcaster that moved leaves its draining old edge too.
-        if let lingering = record.lingeringOn, let old = sessions[lingering.endpoint] { leaveQuietly(channel, on: old) }
+        // A connection moving off a draining edge leaves where it joined ahead; a broadcaster
+        // that moved leaves the draining edge it stayed on.
+        for edge in [record.move?.to, record.lingeringOn].compactMap({ $0 }) {
+            if let other = sessions[edge.endpoint] { leaveQuietly(channel, on: other) }
+        }
         guard let session = sessions[record.edgeEndpoint], session.phase == .open else { return complete(.success(())) }
         request(.leave(channel: channel), on: session) { [weak self, weak session] result in
             if let self, let session {

@@ -21,70 +21,20 @@ struct FailoverBenchmark: AsyncParsableCommand {
         commandName: "failover",
         abstract: "SIGKILL the edge hosting a live channel; time until all its audience decode frames again (kills an edge!).")
 
-    @Option(name: .customLong("seed"), help: "A cluster member (repeatable).")
-    var seeds: [String] = []
-
-    @Option(help: "Audience members of the channel.")
-    var audiences = 10
-
-    @Option(help: "Seconds to wait for every audience member to recover.")
-    var timeout = 15.0
+    @OptionGroup var options: LiveAudienceOptions
 
     @Option(help: "The edge killed: origin (where the host is) or relay (one pulling the channel: start the cluster with --relay-threshold below --audiences).")
     var kill = "origin"
 
-    @Flag(help: "Print one JSON object.")
-    var json = false
-
-    @OptionGroup var app: AppCredentials
-
     func validate() throws {
-        guard !seeds.isEmpty else { throw ValidationError("give at least one --seed") }
-        _ = try app.resolved()  // a missing credential stops the benchmark before it starts anything
-        guard (1...500).contains(audiences) else { throw ValidationError("--audiences must be 1–500") }
         guard ["origin", "relay"].contains(kill) else { throw ValidationError("--kill is origin or relay") }
     }
 
     func run() async throws {
-        let status = try await clusterStatus(seeds: seeds)
-        let edges = OwnerRing(.coordinator, of: status.members).isEmpty ? -1 : OwnerRing(.edge, of: status.members).count
-        guard edges >= 2 else {
-            throw ValidationError(edges < 0 ? "the cluster has no coordinator to place channels again"
-                                            : "the cluster needs at least two alive edges (it has \(edges))")
-        }
-        let channel = "bench-failover-\(UInt32.random(in: 0 ... .max))"
-        let hostUID: UInt32 = 1
-        let clientSeeds = try await ClientSeeds.resolve(seeds)
-        let host = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(clientSeeds)))
-        await host.setLocalVideoSource(TestPatternCamera(width: 320, height: 240, framesPerSecond: 15))
-        try await host.joinChannel(token: try app.token(channel: channel, uid: hostUID, role: .publisher),
-                                   channel: channel, uid: hostUID, options: .broadcaster)
-        let loop = try EngineLoop(name: "bench-failover")
-        let pictures = (0..<audiences).map { _ in PictureTimes() }
-        var engines: [ShowroomEngine] = []
-        for i in 0..<audiences {
-            let engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(clientSeeds)), loop: loop)
-            let uid = 1000 + UInt32(i)
-            let connection = ChannelConnection(channel: channel, uid: uid)
-            let times = pictures[i]
-            try await engine.setupRemoteVideo(uid: hostUID, connection: connection, sink: DecodingVideoSink(
-                readFrameCounters: false, onPicture: { _ in times.record() }))
-            try await engine.joinChannel(token: try app.token(channel: channel, uid: uid, role: .subscriber),
-                                         channel: channel, uid: uid, options: .audience)
-            engines.append(engine)
-        }
-        progress("\(audiences) audience members joined \(channel); waiting for video", json: json)
-        try await eventually("every audience member decodes video", timeout: .seconds(10)) { pictures.allSatisfy { !$0.isEmpty } }
-
-        // Where the host and each audience member are; the victim's pid from itself.
-        let origin = await host.edgeID(of: ChannelConnection(channel: channel, uid: hostUID)) ?? ""
-        var edgeOf: [String] = []
-        for (i, engine) in engines.enumerated() {
-            edgeOf.append(await engine.edgeID(of: ChannelConnection(channel: channel, uid: 1000 + UInt32(i))) ?? "")
-        }
-        guard let victim = kill == "origin" ? origin : edgeOf.first(where: { $0 != origin && !$0.isEmpty }), !victim.isEmpty else {
-            throw ValidationError("no audience member is on a relay: start the cluster with --relay-threshold below --audiences")
-        }
+        let show = try await options.start("failover")
+        let (seeds, audiences, timeout, json) = (options.seeds, options.audiences, options.timeout, options.json)
+        let (channel, pictures, edgeOf) = (show.channel, show.pictures, show.edgeOf)
+        let victim = try show.edge(kill)
         let pid = try await memberProcessID(victim, seeds: seeds)
         progress("SIGKILL \(victim) (pid \(pid), the \(kill) of \(channel))", json: json)
         let killedAt = ContinuousClock.now
@@ -108,13 +58,7 @@ struct FailoverBenchmark: AsyncParsableCommand {
         let gaps = stayed.map { pictures[$0].longestGap(after: killedAt).seconds * 1000 }
         let failures = moved.count - times.count + stayed.filter { pictures[$0].first(after: killedAt + .seconds(2)) == nil }.count
 
-        for engine in engines {
-            try? await engine.leaveChannel()
-            await engine.shutdown()
-        }
-        try? await host.leaveChannel()
-        await host.shutdown()
-        await loop.shutdown()
+        await show.shutdown()
 
         let recovery = LatencyHistogram(milliseconds: times)
         if json {

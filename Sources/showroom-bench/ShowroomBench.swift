@@ -7,6 +7,6 @@ struct ShowroomBench: AsyncParsableCommand {
         commandName: "showroom-bench",
         abstract: "Measure a Showroom cluster, or the pieces it is made of, and print the figures.",
         subcommands: [JoinBenchmark.self, FanoutBenchmark.self, ZMQFanoutBenchmark.self, MembershipBenchmark.self,
-                      RoomsBenchmark.self, FailoverBenchmark.self, CallsBenchmark.self, SwitchBenchmark.self, ForwardBenchmark.self,
+                      RoomsBenchmark.self, FailoverBenchmark.self, DrainBenchmark.self, CallsBenchmark.self, SwitchBenchmark.self, ForwardBenchmark.self,
                       PKBenchmark.self, ScaleBenchmark.self])
 }
