@@ -198,10 +198,11 @@ final class CoordinatorHarness {
 
     /// An edge's report of channel activities, sent to coordinator `id` as the edge sends it.
     func report(from edge: String, to id: String, _ activities: [RoomChannelActivity],
-                channels: [RoomChannelStatus]? = nil) throws {
+                channels: [RoomChannelStatus]? = nil, draining: Bool = false) throws {
         _ = try node(id).ask(.edgeChannelReport, RoomEdgeChannelReport.with {
             $0.edgeID = edge
             $0.activities = activities
+            $0.draining = draining
             if let channels {
                 $0.hasChannels_p = true
                 $0.channels = channels

@@ -59,6 +59,32 @@ final class RelayPlacementTests: XCTestCase {
         XCTAssertEqual(refused.edgeID, origin)
     }
 
+    func testADrainingEdgeGetsNothingAndItsChannelMovesToItsRelayOnTheNextPlacement() throws {
+        let cluster = try CoordinatorHarness(coordinators: [])
+        cluster.relayThreshold = 1
+        try cluster.start("coord-a")
+        for edge in ["edge-1", "edge-2", "edge-3"] { cluster.addEdge(edge) }
+        let origin = try place(cluster, "moving", uid: 1, audience: false)
+        try cluster.report(from: origin, to: "coord-a", [], channels: [status("moving", edge: origin, subscribers: 1)])
+        let relay = try place(cluster, "moving", uid: 10, audience: true)
+        XCTAssertNotEqual(relay, origin)
+        _ = try cluster.node("coord-a").ask(.channelClaim, RoomClaimChannelRequest.with {
+            $0.channel = "moving"
+            $0.edgeID = relay
+        }, as: RoomClaimChannelResponse.self)
+        try cluster.report(from: relay, to: "coord-a", [], channels: [status("moving", edge: relay, subscribers: 1, origin: origin)])
+
+        // The origin drains (the report it sends first carries no channel list).
+        try cluster.report(from: origin, to: "coord-a", [], draining: true)
+        XCTAssertEqual(cluster.shells["coord-a"]?.drainingEdges, [origin])
+        XCTAssertEqual(cluster.shells["coord-a"]?.hosts(of: "moving"), [], "a draining edge is nobody's host")
+        XCTAssertEqual(try place(cluster, "moving", uid: 1, audience: false), relay, "the host goes to the relay, where the viewers are")
+        XCTAssertNotEqual(try place(cluster, "other", uid: 2, audience: false), origin, "nothing new is placed on it")
+        // A report without the flag and without channels (activities only) does not end it.
+        try cluster.report(from: origin, to: "coord-a", [])
+        XCTAssertEqual(cluster.shells["coord-a"]?.drainingEdges, [origin])
+    }
+
     func testWithoutAThresholdEveryViewerStaysOnTheOrigin() throws {
         let cluster = try CoordinatorHarness(coordinators: ["coord-a"], edges: ["edge-1", "edge-2"])
         let origin = try place(cluster, "calm", uid: 1, audience: false)

@@ -76,6 +76,17 @@ final class EdgeCodecTests: XCTestCase {
         XCTAssertThrowsError(try EdgeCodec.request(from: other)) {
             XCTAssertEqual(($0 as? ShowroomError)?.code, .unknownKind)
         }
+        // A client sending the edge's own drain notice is asking nothing the edge does.
+        XCTAssertThrowsError(try EdgeCodec.request(from: try EdgeCodec.envelope(event: .draining(within: .seconds(5))))) {
+            XCTAssertEqual(($0 as? ShowroomError)?.code, .unknownKind)
+        }
+        // A drain notice with a hostile body is malformed, not a trap.
+        var notice = WireEnvelope()
+        notice.kind = .edgeDraining
+        notice.body = Data([0xFF, 0xFF, 0xFF])
+        XCTAssertThrowsError(try EdgeCodec.event(from: notice)) {
+            XCTAssertEqual(($0 as? ShowroomError)?.code, .malformedMessage)
+        }
     }
 
     func testEveryReplyRoundTrips() throws {
