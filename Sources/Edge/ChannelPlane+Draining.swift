@@ -11,16 +11,17 @@ extension ChannelPlane {
         }
     }
 
-    /// Whether a client is still expected to move: some client session holds a connection that
-    /// is not a broadcaster's. Broadcasters stay joined here until the end (they publish on the
-    /// new edge already), so viewers who have not moved yet never see them go offline.
+    /// Whether a client is still expected to move: a client session holds a connection and has
+    /// not said it moved out. Viewers leave once they switched; broadcasters stay joined here
+    /// until the end (so the viewers not yet moved never see them go offline) and say when they
+    /// publish elsewhere.
     public var awaitsMovingClients: Bool {
-        for channel in channels.values {
-            for membership in channel.connections.values where membership.role != .broadcaster {
-                if sessions[membership.session]?.isClientSession == true { return true }
-            }
-        }
-        return false
+        sessions.values.contains { $0.isClientSession && !$0.channels.isEmpty && !$0.hasMovedOut }
+    }
+
+    /// `EDGE_MOVED_OUT` from a client of a draining edge: this session is not waited for.
+    public mutating func movedOut(_ session: SessionID) {
+        sessions[session]?.hasMovedOut = true
     }
 }
 

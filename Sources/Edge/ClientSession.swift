@@ -22,6 +22,9 @@ struct ClientSession: Sendable {
     /// A relay's stand-in for a publisher of its origin edge (``ChannelPlane/openStandIn(_:clientID:now:)``):
     /// never timed out (the relay link's liveness is the relay's business), its activities unreported.
     var isStandIn = false
+    /// While the edge drains: the client said everything of this session that moves has moved
+    /// (``ChannelPlane/movedOut(_:)``).
+    var hasMovedOut = false
 
     struct Preload: Sendable {
         var channel: String

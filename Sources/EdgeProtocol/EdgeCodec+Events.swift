@@ -95,6 +95,12 @@ extension EdgeCodec {
         }
     }
 
+    /// `EDGE_MOVED_OUT` (client side, one-way): everything of the session that moves off the
+    /// draining edge has moved.
+    public static func movedOut() throws(ShowroomError) -> WireEnvelope {
+        try WireEnvelope(request: .edgeMovedOut, id: 0, body: EdgeMovedOut())
+    }
+
     /// Decodes an event (client side).
     ///
     /// - Parameter envelope: A one-way envelope of one of the edge's event kinds (not

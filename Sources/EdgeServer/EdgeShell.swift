@@ -187,6 +187,11 @@ final class EdgeShell {
             handleRelayKeyframeRequest(envelope, from: session)
             return
         }
+        if envelope.kind == .edgeMovedOut {
+            // One-way and harmless from anyone: it only lets a draining edge close sooner.
+            plane.movedOut(session)
+            return
+        }
         let request: EdgeRequest
         do {
             request = try EdgeCodec.request(from: envelope)

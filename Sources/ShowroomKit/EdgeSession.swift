@@ -47,6 +47,8 @@ final class EdgeSession {
     /// The edge drains (``EdgeEvent/draining(within:)``): no join uses this session any more, and
     /// it closes once the connections in it have moved.
     var isDraining = false
+    /// `EDGE_MOVED_OUT` was sent: every connection that moves has moved.
+    var movedOut = false
 
     init(edge: EdgeAddress, context: Context, heartbeatInterval: Duration, heartbeatTimeout: Duration) throws(ShowroomError) {
         self.edge = edge

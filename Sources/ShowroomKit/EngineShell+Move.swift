@@ -108,9 +108,21 @@ extension EngineShell {
             // The new edge has no GOP cache of this publisher: its first frame there must decode.
             wantKeyframe()
             refreshPublishing()
+            reportMovedOut(old)
         } else {
             leaveQuietly(channel, on: old)
         }
+    }
+
+    /// Tells a draining edge, once every connection in the session has moved (the broadcasters
+    /// lingering there included), that it need not wait for this session before it closes.
+    private func reportMovedOut(_ session: EdgeSession) {
+        guard session.isDraining, !session.movedOut, session.phase == .open,
+              session.channels.allSatisfy({ connections[$0].map { $0.edgeEndpoint != session.edge.endpoint } ?? true }),
+              let envelope = try? EdgeCodec.movedOut()
+        else { return }
+        session.movedOut = true
+        _ = try? session.send(envelope)
     }
 
     /// Leaves `channel` on `session` for a connection that lives elsewhere now (or never came to
@@ -120,6 +132,7 @@ extension EngineShell {
         request(.leave(channel: channel), on: session) { [weak self, weak session] _ in
             guard let self, let session else { return }
             if self.connections[channel]?.edgeEndpoint != session.edge.endpoint { session.channels.remove(channel) }
+            self.reportMovedOut(session)
             self.keepWarm(session)
         }
     }

@@ -80,6 +80,7 @@ final class EdgeCodecTests: XCTestCase {
         XCTAssertThrowsError(try EdgeCodec.request(from: try EdgeCodec.envelope(event: .draining(within: .seconds(5))))) {
             XCTAssertEqual(($0 as? ShowroomError)?.code, .unknownKind)
         }
+        XCTAssertEqual(try EdgeCodec.movedOut().kind, .edgeMovedOut)
         // A drain notice with a hostile body is malformed, not a trap.
         var notice = WireEnvelope()
         notice.kind = .edgeDraining

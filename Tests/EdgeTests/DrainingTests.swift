@@ -26,20 +26,23 @@ final class DrainingTests: XCTestCase {
         XCTAssertEqual(drainingTargets(edge.plane.drainingNotices(within: .seconds(5))), [host, viewer, SessionID(5)])
     }
 
-    func testTheEdgeWaitsForItsViewersButNotForItsBroadcastersOrLinks() {
+    func testTheEdgeWaitsForEveryClientUntilItLeftOrMovedOutButNotForLinks() {
         var edge = TestEdge()
-        edge.open(host)
-        edge.join(host, "show", uid: 1, as: .broadcaster)
         edge.open(link, client: RelayLinkIdentity.clientIDPrefix + "abc")
         edge.join(link, "show", uid: RelayLinkIdentity.firstUID + 1, as: .audience)
-        XCTAssertFalse(edge.plane.awaitsMovingClients, "a broadcaster and a relay link: nobody to wait for")
+        edge.open(SessionID(5))  // a preloaded session, no channel
+        XCTAssertFalse(edge.plane.awaitsMovingClients, "a relay link and an empty session: nobody to wait for")
+        edge.open(host)
+        edge.join(host, "show", uid: 1, as: .broadcaster)
         edge.open(viewer)
         edge.join(viewer, "show", uid: 9, as: .audience)
-        edge.open(coHost)
-        edge.join(coHost, "other", uid: 2, as: .broadcaster)
-        XCTAssertTrue(edge.plane.awaitsMovingClients, "a viewer is still here")
+        XCTAssertTrue(edge.plane.awaitsMovingClients)
         _ = edge.run(edge.plane.leave(viewer, channel: "show", now: edge.now))
-        XCTAssertFalse(edge.plane.awaitsMovingClients, "the viewer moved away")
+        XCTAssertTrue(edge.plane.awaitsMovingClients, "the host has not said it publishes elsewhere")
+        edge.plane.movedOut(host)
+        XCTAssertFalse(edge.plane.awaitsMovingClients, "the viewer left and the host moved out (it stays joined)")
+        XCTAssertEqual(edge.plane.channel("show")?.broadcasters, [1])
+        edge.plane.movedOut(SessionID(99))  // unknown: nothing
     }
 
     func testABorrowedLinkPrefixIsNotWaitedFor() {

@@ -17,8 +17,24 @@ final class FailoverPlacement: ChannelPlacement {
         edges = endpoints.enumerated().map { EdgeAddress(id: "edge-\($0.offset)", endpoint: $0.element) }
     }
 
+    /// While held, requests that avoid an edge (rejoins, moves) wait for ``release()``.
+    private let gate = Mutex<[CheckedContinuation<Void, Never>]?>(nil)
+
     /// The failed edges named in each request (nil for a first join).
     var avoided: [EdgeAddress?] { asked.withLock { $0 } }
+
+    func hold() { gate.withLock { $0 = [] } }
+
+    /// Requests waiting at the gate.
+    var held: Int { gate.withLock { $0?.count ?? 0 } }
+
+    func release() {
+        let waiting = gate.withLock { waiting in
+            defer { waiting = nil }
+            return waiting ?? []
+        }
+        for waiter in waiting { waiter.resume() }
+    }
 
     func edge(for channel: String) async throws(ShowroomError) -> EdgeAddress {
         try await edge(for: channel, avoiding: nil)
@@ -26,6 +42,16 @@ final class FailoverPlacement: ChannelPlacement {
 
     func edge(for channel: String, avoiding failedEdge: EdgeAddress?) async throws(ShowroomError) -> EdgeAddress {
         asked.withLock { $0.append(failedEdge) }
+        if failedEdge != nil {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                let waits = gate.withLock { waiting in
+                    guard waiting != nil else { return false }
+                    waiting!.append(waiter)
+                    return true
+                }
+                if !waits { waiter.resume() }
+            }
+        }
         return edges.first { $0 != failedEdge } ?? edges[0]
     }
 }
@@ -186,6 +212,32 @@ final class RejoinTests: XCTestCase {
         let moved = try await edges[1].channel("show")
         XCTAssertEqual(moved?.broadcasters, [1])
         XCTAssertEqual(moved?.audience.sorted(), [101, 102])
+    }
+
+    func testTheDrainWaitsForASlowHostAndAViewerLeavingWhileItMovesLeavesNothingBehind() async throws {
+        let placement = try startEdges()
+        let (host, hostEvents, viewers) = try await startShow(placement, viewers: 2)
+        placement.hold()
+        let edgeA = edges[0]
+        let drained = Task { await edgeA.drain(nodeID: "edge-0", within: .seconds(20)) }
+        try await eventually("the three moves wait for their placement") { placement.held >= 3 }
+        // One viewer leaves meanwhile; the edge still waits for the host (and the other viewer).
+        try await viewers[0].engine.leaveChannelEx(viewers[0].connection)
+        let before = viewers[1].video.statistics.countedFrames
+        try await eventually("the viewer still decodes the host on the draining edge") { viewers[1].video.statistics.countedFrames >= before + 3 }
+        placement.release()
+        await drained.value
+        let hostStatistics = await host.statistics()
+        XCTAssertEqual(hostStatistics.moves, 1, "the host moved, it was not dropped")
+        XCTAssertEqual(hostStatistics.rejoins, 0)
+        XCTAssertFalse(hostEvents.all.contains { if case .connectionStateChanged(_, .reconnecting, _) = $0 { true } else { false } })
+        let onB = try await edges[1].channel("show")
+        XCTAssertEqual(onB?.broadcasters, [1])
+        XCTAssertEqual(onB?.audience, [102], "the viewer who left is on neither edge")
+        let leftStatistics = await viewers[0].engine.statistics()
+        XCTAssertEqual(leftStatistics.moves, 0)
+        let leftConnections = await viewers[0].engine.connections()
+        XCTAssertEqual(leftConnections, [])
     }
 
     func testAClientOfADrainingEdgeWithNowhereToGoRejoinsWhenItCloses() async throws {

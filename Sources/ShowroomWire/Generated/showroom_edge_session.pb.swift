@@ -723,6 +723,17 @@ public nonisolated struct EdgeDraining: Sendable {
   public init() {}
 }
 
+/// Body of an EDGE_MOVED_OUT message (client -> a draining edge, one-way): empty.
+public nonisolated struct EdgeMovedOut: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 /// Body of an EDGE_ERROR event: a one-way message (a media frame, a stream message, a request with
 /// request_id 0) was refused. Repeated refusals of the same kind are reported at most once a second.
 public nonisolated struct EdgeErrorNotice: Sendable {
@@ -1866,6 +1877,25 @@ nonisolated extension EdgeDraining: SwiftProtobuf.Message, SwiftProtobuf._Messag
 
   public static func ==(lhs: EdgeDraining, rhs: EdgeDraining) -> Bool {
     if lhs.withinMs != rhs.withinMs {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension EdgeMovedOut: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MovedOut"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: EdgeMovedOut, rhs: EdgeMovedOut) -> Bool {
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
