@@ -44,6 +44,8 @@ final class ConnectionRecord {
     var state = ConnectionState.connecting
     var rejoin: Rejoin?
     var move: Move?
+    /// Its move off a draining edge could not happen: it stays until that edge closes.
+    var staysUntilClose = false
     /// A broadcaster that moved stays joined on its draining old edge (so viewers not yet moved
     /// never see it go offline) and publishes there too, until that edge closes.
     var lingeringOn: EdgeAddress?

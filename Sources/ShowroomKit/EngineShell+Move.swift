@@ -38,14 +38,10 @@ extension EngineShell {
 
     private func movePlaced(channel: String, attempt: UInt64, _ placed: Result<EdgeAddress, ShowroomError>) {
         guard let record = moving(channel, attempt: attempt) else { return }
-        guard case .success(let edge) = placed else {
-            // Nowhere to go yet: the connection stays where it is, and rejoins when the edge closes.
-            record.move = nil
-            return
-        }
+        guard case .success(let edge) = placed else { return moveFailed(record) }
         withOpenSession(to: edge) { [weak self] result in
             guard let self, case .success(let session) = result else {
-                self?.moving(channel, attempt: attempt)?.move = nil
+                if let record = self?.moving(channel, attempt: attempt) { self?.moveFailed(record) }
                 return
             }
             guard let record = self.moving(channel, attempt: attempt) else { return self.releaseIfUnused(session) }
@@ -55,15 +51,24 @@ extension EngineShell {
             self.request(join, on: session) { [weak self, weak session] result in
                 guard let self, let session else { return }
                 guard let record = self.moving(channel, attempt: attempt), case .success(.joined) = result else {
-                    // Left meanwhile, or refused there: the new edge is let go; a refused move
-                    // leaves the connection where it is (it rejoins when the old edge closes).
-                    self.moving(channel, attempt: attempt)?.move = nil
+                    // Left meanwhile, or refused there: the new edge is let go.
+                    if let record = self.moving(channel, attempt: attempt) { self.moveFailed(record) }
                     self.leaveQuietly(channel, on: session)
                     return
                 }
                 self.moveJoined(record, on: session)
             }
         }
+    }
+
+    /// A move that cannot happen (nowhere to go, refused): the connection stays on the draining
+    /// edge, served until it closes (then it rejoins as on a failure), and the edge need not wait
+    /// for it (a whole cluster going down closes at once).
+    private func moveFailed(_ record: ConnectionRecord) {
+        guard let move = record.move else { return }
+        record.move = nil
+        record.staysUntilClose = true
+        if let old = sessions[move.from.endpoint] { reportMovedOut(old) }
     }
 
     private func moveJoined(_ record: ConnectionRecord, on session: EdgeSession) {
@@ -115,10 +120,10 @@ extension EngineShell {
     }
 
     /// Tells a draining edge, once every connection in the session has moved (the broadcasters
-    /// lingering there included), that it need not wait for this session before it closes.
+    /// lingering there included) or cannot, that it need not wait for this session before it closes.
     private func reportMovedOut(_ session: EdgeSession) {
         guard session.isDraining, !session.movedOut, session.phase == .open,
-              session.channels.allSatisfy({ connections[$0].map { $0.edgeEndpoint != session.edge.endpoint } ?? true }),
+              session.channels.allSatisfy({ connections[$0].map { $0.edgeEndpoint != session.edge.endpoint || $0.staysUntilClose } ?? true }),
               let envelope = try? EdgeCodec.movedOut()
         else { return }
         session.movedOut = true

@@ -29,6 +29,7 @@ extension EngineShell {
         let now = ContinuousClock.now
         for record in records {
             record.rejoin = ConnectionRecord.Rejoin(started: now, failedEdge: session.edge)
+            record.staysUntilClose = false
             record.joinStarted = now
             record.firstFrameReported = []
             setState(.reconnecting, .edgeLost, of: record)
