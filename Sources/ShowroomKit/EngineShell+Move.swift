@@ -39,24 +39,10 @@ extension EngineShell {
     private func movePlaced(channel: String, attempt: UInt64, _ placed: Result<EdgeAddress, ShowroomError>) {
         guard let record = moving(channel, attempt: attempt) else { return }
         guard case .success(let edge) = placed else { return moveFailed(record) }
-        withOpenSession(to: edge) { [weak self] result in
-            guard let self, case .success(let session) = result else {
-                if let record = self?.moving(channel, attempt: attempt) { self?.moveFailed(record) }
-                return
-            }
-            guard let record = self.moving(channel, attempt: attempt) else { return self.releaseIfUnused(session) }
-            session.channels.insert(channel)
-            let join = EdgeRequest.join(
-                channel: channel, uid: record.connection.uid, token: record.token, role: record.role.edgeRole, options: record.wireOptions)
-            self.request(join, on: session) { [weak self, weak session] result in
-                guard let self, let session else { return }
-                guard let record = self.moving(channel, attempt: attempt), case .success(.joined) = result else {
-                    // Left meanwhile, or refused there: the new edge is let go.
-                    if let record = self.moving(channel, attempt: attempt) { self.moveFailed(record) }
-                    self.leaveQuietly(channel, on: session)
-                    return
-                }
-                self.moveJoined(record, on: session)
+        joinElsewhere(channel, on: edge, while: { [weak self] in self?.moving(channel, attempt: attempt) }) { core, record, result in
+            switch result {
+            case .success(let (session, _)): core.moveJoined(record, on: session)
+            case .failure: core.moveFailed(record)
             }
         }
     }

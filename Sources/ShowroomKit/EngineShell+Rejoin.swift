@@ -87,39 +87,53 @@ extension EngineShell {
 
     /// Joins the attempt's connection on `edge`; a `CHANNEL_ELSEWHERE` refusal is followed once.
     private func rejoin(_ channel: String, attempt: UInt64, on edge: EdgeAddress, redirected: Bool) {
+        joinElsewhere(channel, on: edge, while: { [weak self] in self?.rejoining(channel, attempt: attempt) }) { core, record, result in
+            switch result {
+            case .success(let (session, role)):
+                core.rejoined(record, on: session, role: role)
+            case .failure(let error):
+                if !redirected, let target = Self.redirectTarget(of: error) {
+                    return core.rejoin(channel, attempt: attempt, on: target, redirected: true)
+                }
+                core.rejoinFailed(record, error, on: edge)
+            }
+        }
+    }
+
+    /// Joins a connection's channel on another edge with its token, uid, role and options (a
+    /// rejoin, a move), while `current` still names the record the attempt is for; `done` gets the
+    /// session and the role granted, or why not. An attempt no longer wanted lets the new edge
+    /// go (leaving the channel there if the join went through).
+    func joinElsewhere(
+        _ channel: String, on edge: EdgeAddress, while current: @escaping () -> ConnectionRecord?,
+        _ done: @escaping (EngineShell, ConnectionRecord, Result<(EdgeSession, ClientRole), ShowroomError>) -> Void
+    ) {
         withOpenSession(to: edge) { [weak self] result in
             guard let self else { return }
             let session: EdgeSession
             switch result {
             case .success(let open): session = open
             case .failure(let error):
-                if let record = self.rejoining(channel, attempt: attempt) { self.rejoinFailed(record, error, on: edge) }
+                if let record = current() { done(self, record, .failure(error)) }
                 return
             }
-            guard let record = self.rejoining(channel, attempt: attempt) else { return self.releaseIfUnused(session) }
+            guard let record = current() else { return self.releaseIfUnused(session) }
             session.channels.insert(channel)
             let join = EdgeRequest.join(
                 channel: channel, uid: record.connection.uid, token: record.token, role: record.role.edgeRole, options: record.wireOptions)
             self.request(join, on: session) { [weak self, weak session] result in
                 guard let self, let session else { return }
-                guard let record = self.rejoining(channel, attempt: attempt) else {
-                    session.channels.remove(channel)
-                    return self.releaseIfUnused(session)
-                }
+                guard let record = current() else { return self.leaveQuietly(channel, on: session) }
                 switch result {
                 case .success(.joined(_, _, _, let grantedRole)):
-                    self.rejoined(record, on: session, role: ClientRole(grantedRole))
+                    done(self, record, .success((session, ClientRole(grantedRole))))
                 case .success(let body):
-                    session.channels.remove(channel)
-                    self.releaseIfUnused(session)
-                    self.rejoinFailed(record, .malformed("the edge answered a join with \(body)"), on: edge)
+                    self.leaveQuietly(channel, on: session)
+                    done(self, record, .failure(.malformed("the edge answered a join with \(body)")))
                 case .failure(let error):
                     session.channels.remove(channel)
                     self.releaseIfUnused(session)
-                    if !redirected, let target = Self.redirectTarget(of: error) {
-                        return self.rejoin(channel, attempt: attempt, on: target, redirected: true)
-                    }
-                    self.rejoinFailed(record, error, on: edge)
+                    done(self, record, .failure(error))
                 }
             }
         }
