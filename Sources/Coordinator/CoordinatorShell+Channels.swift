@@ -388,6 +388,7 @@ extension CoordinatorShell {
     func listChannels() -> RoomListChannelsResponse {
         var answer = RoomListChannelsResponse()
         answer.coordinator = selfID
+        answer.drainingEdges = drainingEdges.sorted()
         answer.channels = RoomChannelStatus.naming(edgeChannels.values.flatMap { $0 }, after: registry.rooms.values)
             .sorted { $0.name != $1.name ? $0.name < $1.name : $0.edge < $1.edge }
         return answer

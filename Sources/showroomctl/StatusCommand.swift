@@ -71,7 +71,8 @@ struct StatusCommand: ParsableCommand {
             request.pageSize = 100
             let rooms = try? client.request(.roomList, body: request, expecting: RoomListRoomsResponse.self, timeout: wait)
             return StatusView.Rooms(channels: RoomChannelStatus.naming(channels.channels, after: rooms?.rooms ?? []),
-                                    rooms: rooms?.rooms ?? [], roomTotal: Int(rooms?.total ?? 0))
+                                    rooms: rooms?.rooms ?? [], roomTotal: Int(rooms?.total ?? 0),
+                                    drainingEdges: Set(channels.drainingEdges))
         }
         return StatusView.Rooms()
     }
@@ -120,6 +121,13 @@ enum StatusView {
         var roomTotal = 0
         /// The calls the call-signal nodes hold (ended ones for a minute).
         var calls: [SignalCallStatus] = []
+        /// The edges that drain: alive, taking nothing new while their clients move away.
+        var drainingEdges: Set<String> = []
+    }
+
+    /// A member's state, "draining" for an alive edge that drains.
+    static func stateName(_ member: AdminMemberStatus, _ extra: Rooms) -> String {
+        member.state == .alive && extra.drainingEdges.contains(member.id) ? "draining" : stateName(member.state)
     }
 
     /// Whether a member's load is only what it last said before it stopped being alive: a suspect,
@@ -135,7 +143,8 @@ enum StatusView {
     static func json(_ status: AdminClusterStatus, _ extra: Rooms = Rooms()) throws -> String {
         let members: [[String: Any]] = status.members.map { m in
             [
-                "id": m.id, "role": m.role, "state": stateName(m.state), "address": m.clusterEndpoint,
+                "id": m.id, "role": m.role, "state": stateName(m.state), "draining": extra.drainingEdges.contains(m.id),
+                "address": m.clusterEndpoint,
                 "client_endpoint": m.clientEndpoint, "admin_endpoint": m.adminEndpoint,
                 "incarnation": m.incarnation, "version": m.version,
                 "load": ["channels": m.load.channels, "connections": m.load.connections, "cpu_percent": m.load.cpuPercent],
@@ -234,7 +243,7 @@ enum StatusView {
         var rows = [["ID", "ROLE", "STATE", "ADDRESS", "CHANNELS", "CONNS", "CPU", "LAST HEARD"]]
         for m in status.members {
             let load = ["\(m.load.channels)", "\(m.load.connections)", String(format: "%.1f%%", m.load.cpuPercent)]
-            rows.append([m.id, m.role, stateName(m.state), m.clusterEndpoint]
+            rows.append([m.id, m.role, stateName(m, extra), m.clusterEndpoint]
                 + (loadIsStale(m) ? load.map { "(\($0))" } : load)
                 + [m.id == status.reporter ? "-" : lastHeard(m.lastHeardMsAgo)])
         }

@@ -77,6 +77,7 @@ final class RelayPlacementTests: XCTestCase {
         // The origin drains (the report it sends first carries no channel list).
         try cluster.report(from: origin, to: "coord-a", [], draining: true)
         XCTAssertEqual(cluster.shells["coord-a"]?.drainingEdges, [origin])
+        XCTAssertEqual(cluster.shells["coord-a"]?.listChannels().drainingEdges, [origin], "the status view shows it")
         XCTAssertEqual(cluster.shells["coord-a"]?.hosts(of: "moving"), [], "a draining edge is nobody's host")
         XCTAssertEqual(try place(cluster, "moving", uid: 1, audience: false), relay, "the host goes to the relay, where the viewers are")
         XCTAssertNotEqual(try place(cluster, "other", uid: 2, audience: false), origin, "nothing new is placed on it")

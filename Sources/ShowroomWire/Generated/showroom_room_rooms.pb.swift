@@ -1921,6 +1921,9 @@ public nonisolated struct RoomListChannelsResponse: Sendable {
   /// The coordinator that answered.
   public var coordinator: String = String()
 
+  /// The edges that drain (shutting down while their clients move), as this coordinator knows.
+  public var drainingEdges: [String] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -4606,7 +4609,7 @@ nonisolated extension RoomListChannelsRequest: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension RoomListChannelsResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ListChannelsResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channels\0\u{1}coordinator\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channels\0\u{1}coordinator\0\u{3}draining_edges\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4616,6 +4619,7 @@ nonisolated extension RoomListChannelsResponse: SwiftProtobuf.Message, SwiftProt
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.channels) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.coordinator) }()
+      case 3: try { try decoder.decodeRepeatedStringField(value: &self.drainingEdges) }()
       default: break
       }
     }
@@ -4628,12 +4632,16 @@ nonisolated extension RoomListChannelsResponse: SwiftProtobuf.Message, SwiftProt
     if !self.coordinator.isEmpty {
       try visitor.visitSingularStringField(value: self.coordinator, fieldNumber: 2)
     }
+    if !self.drainingEdges.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.drainingEdges, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: RoomListChannelsResponse, rhs: RoomListChannelsResponse) -> Bool {
     if lhs.channels != rhs.channels {return false}
     if lhs.coordinator != rhs.coordinator {return false}
+    if lhs.drainingEdges != rhs.drainingEdges {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
