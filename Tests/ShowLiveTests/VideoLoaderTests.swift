@@ -130,7 +130,10 @@ final class VideoLoaderTests: SharedClusterTestCase {
         // A bad token fails the preload with the placement's refusal, reported.
         loader.preloadChannels([AnchorInfo(channel: "preload-2", uid: 703, token: "not a token")])
         await loader.settle()
-        XCTAssertTrue(reports.withLock { $0.contains { if case .error("preload-2", _) = $0 { true } else { false } } })
+        // (The reader task takes the report from the loader's stream a moment after it is sent.)
+        try await eventually("the refused preload is reported") {
+            reports.withLock { $0.contains { if case .error("preload-2", _) = $0 { true } else { false } } }
+        }
         loader.cleanCache()
         await loader.settle()
         await viewer.shutdown()
