@@ -16,7 +16,6 @@ final class ConnectionRecord {
     /// A move off a draining edge (make before break): joined on `to` while the old edge still
     /// serves the connection, until the switch.
     struct Move {
-        let started: ContinuousClock.Instant
         let from: EdgeAddress
         let attempt: UInt64
         /// The new edge, once joined there; frames and events come from the old one until the switch.

@@ -24,7 +24,7 @@ extension EngineShell {
         for record in records {
             let attempt = nextRejoinAttempt
             nextRejoinAttempt += 1
-            record.move = ConnectionRecord.Move(started: .now, from: session.edge, attempt: attempt)
+            record.move = ConnectionRecord.Move(from: session.edge, attempt: attempt)
             let channel = record.connection.channel
             place(record, avoiding: session.edge) { core, placed in core.movePlaced(channel: channel, attempt: attempt, placed) }
         }
