@@ -85,19 +85,12 @@ extension ChannelPlane {
         // A publisher arriving where a relay's stand-in held its uid (this edge became the
         // channel's origin) takes the stand-in's place and tracks over: its viewers keep their
         // subscriptions and see nobody go offline or join.
-        var takenOver: TrackKinds = []
-        var tookOver = false
+        var takenOver: TrackKinds?
         if let replaced, role == .broadcaster, replacedRole == .broadcaster, sessions[replaced]?.isStandIn == true,
-           let standIn = channel.connections[replaced] {
+           let standIn = detach(replaced, from: &channel) {
             out.append(.log(EdgeLogEntry(.info, "uid \(uid) in channel \(name) takes over from its relay stand-in")))
             takenOver = standIn.publishing
-            tookOver = true
             for kind in standIn.publishing.kinds { channel.tracks[TrackKey(uid: uid, kind: kind)]?.publisher = session }
-            channel.connections[replaced] = nil
-            channel.order.removeAll { $0 == replaced }
-            channel.sessionByUID[uid] = nil
-            channel.broadcasters -= 1
-            sessions[replaced]?.channels.removeAll { $0 == name }
         } else if let replaced {
             out.append(.log(EdgeLogEntry(.info, "uid \(uid) in channel \(name) moves from session \(replaced) to \(session)")))
             removeConnection(replaced, from: &channel, reason: .replaced, now: now, &out)
@@ -108,7 +101,7 @@ extension ChannelPlane {
         var connection = ChannelMembership(
             id: ConnectionID(lastConnectionID), session: session, channel: name, uid: uid, joinedAt: now,
             role: role, options: options, grant: grant)
-        connection.publishing = takenOver
+        connection.publishing = takenOver ?? []
         connection.unreported = client.isStandIn || (client.isRelayLink && RelayLinkIdentity.isLinkUID(uid))
         if !connection.unreported {
             if !channel.reported {
@@ -136,7 +129,7 @@ extension ChannelPlane {
 
         if role == .broadcaster {
             channel.broadcasters += 1
-            if !tookOver { announceJoined(session, in: channel, &out) }
+            if takenOver == nil { announceJoined(session, in: channel, &out) }
             reconcilePublishing(of: session, in: &channel, now: now, &out)
         }
         return out
@@ -380,12 +373,8 @@ extension ChannelPlane {
         for key in channel.trackKeys {
             channel.tracks[key]!.removeSubscriber(session)
         }
-        channel.connections[session] = nil
-        channel.order.removeAll { $0 == session }
-        if channel.sessionByUID[connection.uid] == session { channel.sessionByUID[connection.uid] = nil }
-        sessions[session]?.channels.removeAll { $0 == channel.name }
+        detach(session, from: &channel)
         if connection.role == .broadcaster {
-            channel.broadcasters -= 1
             let offline: UserOfflineReason = reason == .quit && sessions[session]?.isForwardLink == true ? .forwardStopped : reason.offlineReason
             for other in channel.order {
                 out.append(.send(.userOffline(channel: channel.name, uid: connection.uid, reason: offline), to: other))
@@ -395,6 +384,19 @@ extension ChannelPlane {
         out.append(.report(ChannelActivity(
             connection.role == .broadcaster ? .broadcasterLeft : .audienceLeft, channel: channel.name, uid: connection.uid,
             reason: reason, at: now)))
+    }
+
+    /// Takes a connection out of the channel's books (membership, order, uid, the session's
+    /// channels, the broadcaster count), telling nobody: its tracks and subscriptions are the
+    /// caller's.
+    @discardableResult
+    mutating func detach(_ session: SessionID, from channel: inout Channel<Frame>) -> ChannelMembership? {
+        guard let connection = channel.connections.removeValue(forKey: session) else { return nil }
+        channel.order.removeAll { $0 == session }
+        if channel.sessionByUID[connection.uid] == session { channel.sessionByUID[connection.uid] = nil }
+        sessions[session]?.channels.removeAll { $0 == channel.name }
+        if connection.role == .broadcaster { channel.broadcasters -= 1 }
+        return connection
     }
 
     /// Publishes or stops the connection's tracks so they match what role, options and grant allow.

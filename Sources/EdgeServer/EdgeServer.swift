@@ -141,9 +141,9 @@ public final class EdgeServer: Sendable {
     }
 
     /// Drains the edge (SIGTERM), make before break: refuses new joins, tells the coordinators and
-    /// every client to move, and returns once the clients have moved (every session left but the
-    /// broadcasters', which are then closed) or `within` has passed (then every session is closed,
-    /// telling each client to join again through the cluster).
+    /// every client to move, and returns once every client session has left or said it moved out
+    /// (a broadcaster stays joined until then) or `within` has passed; what is left is then
+    /// closed, each client told to join again through the cluster.
     ///
     /// - Parameters:
     ///   - nodeID: The edge's id, named in what the clients are told.

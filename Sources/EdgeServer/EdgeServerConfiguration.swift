@@ -46,7 +46,7 @@ public struct EdgeServerConfiguration: Sendable {
     /// Its public key reaches clients through the membership and the placement answers.
     public var clientCurveKey: CurveKeyPair?
     /// The longest a draining edge (SIGTERM) gives its clients to move elsewhere before it closes
-    /// what is left; it closes sooner once only broadcasters remain.
+    /// what is left; it closes sooner once every client has left or moved out.
     public var drainTime: Duration = .seconds(5)
     /// The timers of channels hosted as relays of their origin edges (release, re-claims,
     /// keyframe requests upstream).

@@ -497,8 +497,8 @@ final class EdgeShell {
     /// Drains the edge (make before break): refuses new joins, tells the room-coordinators (who
     /// place nothing here any more and move the channels it is the origin of) and every client
     /// (who joins elsewhere, then leaves here), keeps serving meanwhile, and closes every session
-    /// once no client is left to move (broadcasters stay to the end, so the viewers still here
-    /// never see them go offline) or `within` has passed. `done` runs then.
+    /// once every client has left or moved out (a broadcaster stays joined until the end, so the
+    /// viewers still here never see it go offline) or `within` has passed. `done` runs then.
     func beginDraining(nodeID: String, within: Duration, _ done: @escaping () -> Void) {
         drainedWaiters.append(done)
         guard !draining else { return }

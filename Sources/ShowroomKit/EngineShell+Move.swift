@@ -117,7 +117,7 @@ extension EngineShell {
     }
 
     /// Leaves `channel` on `session` for a connection that lives elsewhere now (or never came to
-    /// be there), and closes the session if nothing else holds it.
+    /// be there); the session then goes warm, or closes if it drains.
     func leaveQuietly(_ channel: String, on session: EdgeSession) {
         guard session.phase == .open, session.channels.contains(channel) else { return releaseIfUnused(session) }
         request(.leave(channel: channel), on: session) { [weak self, weak session] _ in
