@@ -264,7 +264,7 @@ let package = Package(
         .testTarget(
             name: "ShowroomKitTests",
             dependencies: [
-                "ShowroomKit", "EdgeServer", "Edge", "ShowroomWire", "ShowroomAuth", "MediaCodecs", "ZeroMQ", "Routing",
+                "ShowroomKit", "EdgeServer", "Edge", "EdgeProtocol", "ShowroomWire", "ShowroomAuth", "MediaCodecs", "ZeroMQ", "Routing",
                 "ShowroomTesting",
                 .product(name: "Logging", package: "swift-log"),
             ]

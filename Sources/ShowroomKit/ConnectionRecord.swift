@@ -1,7 +1,7 @@
 internal import EdgeProtocol
 
-/// The engine's state of one channel connection; confined to the engine's loop.
-final class ConnectionRecord {
+/// The engine's state of one channel connection: a value in ``EngineState``.
+struct ConnectionRecord {
     /// A rejoin under way: the connection's edge failed and the engine is placing it again.
     struct Rejoin {
         /// When the edge was found lost.
@@ -22,6 +22,8 @@ final class ConnectionRecord {
         var to: EdgeAddress?
     }
 
+    /// Tells this record from an earlier or later one of the same channel (left and joined again).
+    let serial: UInt64
     var connection: ChannelConnection
     /// The edge the connection lives on (its session is keyed by the client endpoint).
     var edge: EdgeAddress
@@ -40,6 +42,8 @@ final class ConnectionRecord {
     /// from here.
     var joinStarted: ContinuousClock.Instant
     var isJoined = false
+    /// The first join is the primary connection (``ShowroomEngine/joinChannel(token:channel:uid:options:)``).
+    var isPrimary = false
     var state = ConnectionState.connecting
     var rejoin: Rejoin?
     var move: Move?
@@ -59,8 +63,9 @@ final class ConnectionRecord {
     /// Remote tracks muted with `muteRemote…Stream`, replayed on a rejoin.
     var remoteMutes: Set<TrackID> = []
 
-    init(connection: ChannelConnection, edge: EdgeAddress, token: String, role: ClientRole, options: MediaOptions,
+    init(serial: UInt64, connection: ChannelConnection, edge: EdgeAddress, token: String, role: ClientRole, options: MediaOptions,
          publishesAsAudience: Bool, joinStarted: ContinuousClock.Instant) {
+        self.serial = serial
         self.connection = connection
         self.edge = edge
         self.token = token

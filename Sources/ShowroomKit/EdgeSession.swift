@@ -7,14 +7,12 @@ internal import EdgeProtocol
 internal import ShowroomWire
 internal import ZeroMQ
 
-/// One client session with one edge: a DEALER connected to the edge's client endpoint, opened
-/// with `EDGE_OPEN_SESSION`, kept alive by heartbeats, holding the channel connections placed on
-/// that edge. A monitor on the DEALER reports the connection breaking (a killed edge's TCP
-/// connection closes at once), so a lost edge is noticed long before its heartbeat timeout.
-/// Confined to the engine's loop; the engine shell drives it.
+/// The socket of one client session with one edge: a DEALER connected to the edge's client
+/// endpoint, with the requests waiting for an answer. A monitor on the DEALER reports the
+/// connection breaking (a killed edge's TCP connection closes at once), so a lost edge is noticed
+/// long before its heartbeat timeout. The session's state (open or not, its channels, its
+/// heartbeats) is ``EngineState``'s; this is what the engine shell does I/O with, on its loop.
 final class EdgeSession {
-    enum Phase { case opening, open, closing, closed }
-
     struct Pending {
         /// Gets the response envelope (failed or not), or why none came.
         let complete: (Result<WireEnvelope, ShowroomError>) -> Void
@@ -22,6 +20,7 @@ final class EdgeSession {
         let what: String
     }
 
+    let serial: SessionSerial
     let edge: EdgeAddress
     let socket: Socket
     /// Reports the DEALER's connection breaking.
@@ -30,30 +29,12 @@ final class EdgeSession {
     let receiveBuffer = Multipart(capacity: 4)
     /// Reused for every media frame sent.
     let sendBuffer = Multipart(capacity: 2)
-    var phase = Phase.opening
-    var openWaiters: [(Result<Void, ShowroomError>) -> Void] = []
     var pending: [UInt64: Pending] = [:]
-    var heartbeatInterval: Duration
-    var heartbeatTimeout: Duration
-    var heartbeatTimer: TimerID?
-    var lastHeard = ContinuousClock.now
-    var isInterrupted = false
-    /// Counts the times the session was left without channels: a warm-session timer closes it
-    /// only if no channel came and went since it was set.
-    var idleGeneration: UInt64 = 0
-    var limits: EdgeLimits?
-    /// Channels whose connections live in this session.
-    var channels: Set<String> = []
-    /// The edge drains (``EdgeEvent/draining(within:)``): no join uses this session any more, and
-    /// it closes once the connections in it have moved.
-    var isDraining = false
-    /// `EDGE_MOVED_OUT` was sent: every connection that moves has moved.
-    var movedOut = false
+    var isClosed = false
 
-    init(edge: EdgeAddress, context: Context, heartbeatInterval: Duration, heartbeatTimeout: Duration) throws(ShowroomError) {
+    init(serial: SessionSerial, edge: EdgeAddress, context: Context) throws(ShowroomError) {
+        self.serial = serial
         self.edge = edge
-        self.heartbeatInterval = heartbeatInterval
-        self.heartbeatTimeout = heartbeatTimeout
         do {
             // Media is live: better to drop at a full queue than to deliver late. 1000 messages
             // is several seconds of audio and video.
@@ -66,6 +47,7 @@ final class EdgeSession {
 
     /// Stops the monitor and closes the socket; unsent messages are dropped.
     func close() {
+        isClosed = true
         monitor.stop()
         socket.close()
     }
@@ -101,7 +83,7 @@ final class EdgeSession {
         return (try? socket.send(sendBuffer)) == .sent
     }
 
-    /// Fails every request still waiting, and every waiter for the session to open.
+    /// Fails every request still waiting.
     func failAll(_ error: ShowroomError, loop: EventLoop) {
         let waiting = pending
         pending = [:]
@@ -109,8 +91,5 @@ final class EdgeSession {
             loop.cancelTimer(request.timer)
             request.complete(.failure(error))
         }
-        let waiters = openWaiters
-        openWaiters = []
-        for waiter in waiters { waiter(.failure(error)) }
     }
 }

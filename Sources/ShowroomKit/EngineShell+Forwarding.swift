@@ -11,8 +11,8 @@ extension EngineShell {
         _ complete: @escaping Completion<[ForwardDestinationStatus]>
     ) {
         do throws(ShowroomError) {
-            let record = try record(for: connection)
-            let session = try session(of: record)
+            let (record, serial) = try state.target(for: connection)
+            guard let session = links[serial] else { throw .unavailable("the session with \(record.edgeEndpoint) is not open") }
             let channel = record.connection.channel
             send("forward", on: session, { id throws(ShowroomError) in
                 try EdgeCodec.envelope(forward: channel, operation, id: id)

@@ -9,7 +9,7 @@ extension EngineShell {
     /// Starts or stops the capture timers to match what the connections publish. Called after
     /// anything that changes it (join, leave, role, options, mutes, sources).
     func refreshPublishing() {
-        let records = connections.values
+        let records = state.connections.values
         let wantsVideo = !isShutDown && videoSource != nil && records.contains { $0.sends(.video) }
         let wantsAudio = !isShutDown && audioSource != nil && records.contains { $0.sends(.audio) }
         // A connection that starts sending video mid-GOP (a host's call connection at accept)
@@ -67,8 +67,8 @@ extension EngineShell {
         guard frame.width > 0, frame.height > 0, frame.width <= 8192, frame.height <= 8192 else {
             throw .invalidArgument("an encoded video frame needs a size of 1–8192 pixels a side; got \(frame.width)×\(frame.height)")
         }
-        for record in connections.values where record.sends(.video) {
-            if let limit = sessions[record.edgeEndpoint]?.limits?.maxFrameBytes, frame.data.count > limit {
+        for record in state.connections.values where record.sends(.video) {
+            if let serial = state.active[record.edgeEndpoint], let limit = state.sessions[serial]?.limits?.maxFrameBytes, frame.data.count > limit {
                 throw .tooLarge("an encoded video frame of \(frame.data.count) bytes is over the edge's limit of \(limit) bytes")
             }
         }
@@ -127,16 +127,17 @@ extension EngineShell {
     @discardableResult
     private func sendVideo(_ data: [UInt8], keyframe: Bool, width: Int, height: Int, captured: UInt64) -> Int {
         var sent = 0
-        for record in connections.values where record.sends(.video) {
-            record.videoSequence &+= 1
+        for index in state.connections.values.indices where state.connections.values[index].sends(.video) {
+            state.connections.values[index].videoSequence &+= 1
+            let record = state.connections.values[index]
             var header = Self.header(for: record, track: .video, sequence: record.videoSequence, captured: captured)
             header.keyframe = keyframe
             header.width = UInt32(width)
             header.height = UInt32(height)
             header.payloadSize = UInt32(data.count)
             if send(header, data, for: record) {
-                statistics.videoFramesSent += 1
-                if keyframe { statistics.keyframesSent += 1 }
+                mediaStatistics.videoFramesSent += 1
+                if keyframe { mediaStatistics.keyframesSent += 1 }
                 sent += 1
             }
         }
@@ -164,28 +165,29 @@ extension EngineShell {
         }
         guard let encoder = audioEncoder, let packet = try? encoder.encode(pcm) else { return }
         let level = UInt32(AudioLevel(pcm: pcm).level)
-        for record in connections.values where record.sends(.audio) {
-            record.audioSequence &+= 1
+        for index in state.connections.values.indices where state.connections.values[index].sends(.audio) {
+            state.connections.values[index].audioSequence &+= 1
+            let record = state.connections.values[index]
             var header = Self.header(for: record, track: .audio, sequence: record.audioSequence, captured: captured)
             header.audioLevel = level
             header.payloadSize = UInt32(packet.count)
-            if send(header, packet, for: record) { statistics.audioFramesSent += 1 }
+            if send(header, packet, for: record) { mediaStatistics.audioFramesSent += 1 }
         }
     }
 
     /// Sends one frame on the connection's session; a full queue drops it (live media).
     private func send(_ header: WireMediaHeader, _ payload: [UInt8], for record: ConnectionRecord) -> Bool {
-        guard let session = sessions[record.edgeEndpoint], session.phase == .open else { return false }
+        guard let serial = state.openSession(to: record.edgeEndpoint), let session = links[serial] else { return false }
         var header = header
         // Stamped last, after encoding: receivers measure publish -> receive from here.
         header.sendTimeUs = MediaClock.nowMicroseconds()
         guard let envelope = try? WireEnvelope(request: .mediaFrame, id: 0, body: header) else { return false }
         guard session.sendMedia(envelope, payload: payload) else {
-            statistics.framesDroppedOnSend += 1
+            mediaStatistics.framesDroppedOnSend += 1
             return false
         }
         // A broadcaster that moved keeps its draining old edge's viewers served until they moved.
-        if let lingering = record.lingeringOn, let old = sessions[lingering.endpoint], old.phase == .open {
+        if let lingering = record.lingeringOn, let serial = state.openSession(to: lingering.endpoint), let old = links[serial] {
             _ = old.sendMedia(envelope, payload: payload)
         }
         return true

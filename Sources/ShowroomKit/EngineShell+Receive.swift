@@ -17,16 +17,19 @@ extension EngineShell {
     func receive(on session: EdgeSession) {
         let buffer = session.receiveBuffer
         var handled = 0
-        while handled < Self.receiveBatch, session.phase != .closed {
+        while handled < Self.receiveBatch, !session.isClosed {
             let received: Bool
             do { received = try session.socket.receive(into: buffer) } catch { return }
             guard received else { return }
             handled += 1
-            if handled == 1 { noteHeard(session) }
+            if handled == 1 {
+                let recovered = state.heard(session.serial, now: .now)
+                if !recovered.isEmpty { perform(recovered) }
+            }
             guard buffer.count >= 1,
                   let envelope = try? buffer.withBytes(of: 0, { (bytes) throws(ShowroomError) in try WireEnvelope.decode(frame: bytes) })
             else {
-                statistics.framesDiscarded += 1
+                mediaStatistics.framesDiscarded += 1
                 continue
             }
             if envelope.kind == .mediaFrame {
@@ -34,19 +37,11 @@ extension EngineShell {
             } else if envelope.isResponse {
                 receiveReply(envelope, on: session)
             } else if envelope.kind == .keyframeRequest {
-                statistics.keyframeRequests += 1
+                mediaStatistics.keyframeRequests += 1
                 wantKeyframe()
             } else {
                 receiveEvent(envelope, on: session)
             }
-        }
-    }
-
-    private func noteHeard(_ session: EdgeSession) {
-        session.lastHeard = .now
-        if session.isInterrupted {
-            session.isInterrupted = false
-            setState(.connected, .recovered, channelsOf: session)
         }
     }
 
@@ -58,14 +53,21 @@ extension EngineShell {
     }
 
     private func receiveMedia(_ envelope: WireEnvelope, _ buffer: Multipart, from session: EdgeSession) {
-        guard buffer.count >= 2, let header = try? envelope.decodeBody(WireMediaHeader.self),
-              let record = connections[header.channel], record.isJoined
-        else {
-            statistics.framesDiscarded += 1
+        guard buffer.count >= 2, let header = try? envelope.decodeBody(WireMediaHeader.self) else {
+            mediaStatistics.framesDiscarded += 1
             return
         }
         // During a move both edges send the channel's frames: one stream reaches the sinks.
-        guard acceptsMedia(from: session, for: record, isKeyframe: header.track == .video && header.keyframe) else { return }
+        switch state.mediaArrived(channel: header.channel, from: session.serial, isKeyframe: header.track == .video && header.keyframe) {
+        case .drop:
+            if state.connections[header.channel]?.isJoined != true { mediaStatistics.framesDiscarded += 1 }
+            return
+        case .accept:
+            break
+        case .acceptAfterSwitch(let directives):
+            perform(directives)
+        }
+        guard let record = state.connections[header.channel] else { return }
         let now = ContinuousClock.now
         buffer.withBytes(of: 1) { payload in
             let frame = RemoteMediaFrame(
@@ -76,29 +78,30 @@ extension EngineShell {
                 audioLevel: Int(header.audioLevel), payload: payload)
             switch header.track {
             case .video:
-                statistics.videoFramesReceived += 1
+                mediaStatistics.videoFramesReceived += 1
                 guard let entry = videoSinks[header.channel]?[header.publisherUid] else {
                     // No sink yet: keep the GOP for the one the app will set.
                     pendingVideo[header.channel, default: PendingVideo()].keep(frame)
                     return
                 }
-                deliver(frame, to: entry.sink, record: record, since: max(record.joinStarted, entry.since), now: now)
+                deliver(frame, to: entry.sink, channel: header.channel, since: max(record.joinStarted, entry.since), now: now)
             case .audio:
-                statistics.audioFramesReceived += 1
+                mediaStatistics.audioFramesReceived += 1
                 audioSinks[header.channel]?[header.publisherUid]?.consume(frame)
             default:
-                statistics.framesDiscarded += 1
+                mediaStatistics.framesDiscarded += 1
             }
         }
     }
 
     /// Hands a frame to its sink and reports the first one it decodes, timed from `since`.
-    func deliver(_ frame: RemoteMediaFrame, to sink: any RemoteVideoSink, record: ConnectionRecord,
+    func deliver(_ frame: RemoteMediaFrame, to sink: any RemoteVideoSink, channel: String,
                  since: ContinuousClock.Instant, now: ContinuousClock.Instant) {
-        if case .decoded(let width, let height) = sink.consume(frame), record.firstFrameReported.insert(frame.uid).inserted {
-            emit(.firstRemoteVideoFrameDecoded(record.connection, uid: frame.uid, width: width, height: height,
-                                               elapsedSinceJoin: since.duration(to: now)))
-        }
+        guard case .decoded(let width, let height) = sink.consume(frame),
+              state.connections[channel]?.firstFrameReported.insert(frame.uid).inserted == true,
+              let connection = state.connections[channel]?.connection
+        else { return }
+        emit(.firstRemoteVideoFrameDecoded(connection, uid: frame.uid, width: width, height: height, elapsedSinceJoin: since.duration(to: now)))
     }
 
     private func receiveEvent(_ envelope: WireEnvelope, on session: EdgeSession) {
@@ -109,75 +112,6 @@ extension EngineShell {
             emit(.error(nil, error))
             return
         }
-        // A channel's events count from the edge that serves its connection (during a move, the
-        // other edge's are about the same users and tracks).
-        func current(_ channel: String) -> ConnectionRecord? {
-            guard let record = connections[channel], record.edgeEndpoint == session.edge.endpoint else { return nil }
-            return record
-        }
-        switch event {
-        case .userJoined(let channel, let uid):
-            guard let record = current(channel) else { return }
-            emit(.userJoined(record.connection, uid: uid))
-        case .userOffline(let channel, let uid, let reason):
-            guard let record = current(channel) else { return }
-            record.firstFrameReported.remove(uid)
-            pendingVideo[channel]?.forget(uid)
-            emit(.userOffline(record.connection, uid: uid, reason: UserOfflineReason(reason)))
-        case .remoteTrackPublished(let track):
-            guard let record = current(track.channel) else { return }
-            emit(.remoteTrackPublished(record.connection, uid: track.uid, track: TrackKind(track.kind)))
-        case .remoteTrackUnpublished(let track):
-            guard let record = current(track.channel) else { return }
-            if track.kind == .video {
-                record.firstFrameReported.remove(track.uid)
-                pendingVideo[track.channel]?.forget(track.uid)
-            }
-            emit(.remoteTrackUnpublished(record.connection, uid: track.uid, track: TrackKind(track.kind)))
-        case .remoteVideoStateChanged(let track, let state, let reason):
-            guard let record = current(track.channel) else { return }
-            emit(.remoteVideoStateChanged(
-                record.connection, uid: track.uid, state: RemoteVideoState(state), reason: RemoteVideoStateReason(reason)))
-        case .volumeIndication(let channel, let speakers):
-            guard let record = current(channel) else { return }
-            emit(.volumeIndication(record.connection, speakers: speakers.map(SpeakerVolume.init)))
-        case .streamMessage(let channel, let uid, let streamID, let sequence, let data):
-            guard let record = current(channel) else { return }
-            emit(.streamMessage(record.connection, uid: uid, streamID: streamID, sequence: sequence, data: data))
-        case .tokenWillExpire(let channel, let expiresIn):
-            guard let record = current(channel) else { return }
-            emit(.tokenWillExpire(record.connection, expiresIn: expiresIn))
-        case .privilegeExpired(let channel, let privilege):
-            guard let record = current(channel) else { return }
-            emit(.privilegeExpired(record.connection, privilege: Privilege(privilege)))
-        case .connectionClosed(let channel, let reason):
-            guard current(channel) != nil, let record = connections.removeValue(forKey: channel) else {
-                // A connection that lives on another edge now: only this edge's part of it ended.
-                session.channels.remove(channel)
-                return releaseIfUnused(session)
-            }
-            session.channels.remove(channel)
-            forget(channel)
-            emit(.connectionClosed(record.connection, error: reason))
-            setState(.failed, .closedByEdge(reason), of: record)
-            refreshPublishing()
-            releaseIfUnused(session)
-        case .sessionClosed(let reason):
-            guard session.phase == .open else { return }
-            // A draining edge (UNAVAILABLE: join again through the cluster) or one that timed the
-            // session out: the channels go on elsewhere. A replaced session stays closed.
-            if reason.code == .unavailable || reason.code == .sessionTimedOut {
-                return edgeFailed(session, error: reason)
-            }
-            closeConnections(of: session, state: .failed, reason: .closedByEdge(reason), error: reason)
-            teardown(session, error: reason)
-        case .draining(let within):
-            edgeDraining(session, within: within)
-        case .error(let error, let channel, _):
-            emit(.error(connections[channel]?.connection, error))
-        case .forwardStateChanged(let change):
-            guard let record = current(change.channel) else { return }
-            emit(.forwardStateChanged(record.connection, destination: ForwardDestinationStatus(change.destination)))
-        }
+        perform(state.edgeEvent(event, on: session.serial, now: .now))
     }
 }

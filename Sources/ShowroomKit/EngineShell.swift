@@ -8,40 +8,34 @@ internal import MediaCodecs
 internal import ShowroomWire
 internal import ZeroMQ
 
-/// Everything an engine holds, confined to its loop thread: edge sessions, channel
-/// connections, requests in flight, local media and remote sinks. The public
-/// ``ShowroomEngine`` posts work here and awaits the completions.
+/// The engine's thin shell, confined to its loop thread: it owns the edge sessions' sockets, the
+/// clock, the timers, the placement calls, local media and remote sinks, and does what
+/// ``EngineState`` (the connection and session logic) decides. The public ``ShowroomEngine`` posts
+/// work here and awaits the completions.
 final class EngineShell {
     typealias Completion<T> = (Result<T, ShowroomError>) -> Void
 
     let loop: EventLoop
     let context: Context
     let configuration: EngineConfiguration
-    /// Where rejoins are placed (the engine's placement).
+    /// Where rejoins and moves are placed (the engine's placement).
     let placement: any ChannelPlacement
     let emit: (EngineEvent) -> Void
 
-    /// Edge sessions by client endpoint.
-    var sessions: [String: EdgeSession] = [:]
-    /// Sessions waiting for the edge to confirm their close; held here because nothing else
-    /// does (socket handlers and timers hold sessions weakly).
-    var closingSessions: [ObjectIdentifier: EdgeSession] = [:]
-    /// Channel connections by channel.
-    var connections: [String: ConnectionRecord] = [:]
-    /// The channel of ``ShowroomEngine/joinChannel(token:channel:uid:options:)``, used when a call
-    /// names no connection.
-    var primaryChannel: String?
+    var state: EngineState
+    /// The sockets of the sessions the state holds, by serial.
+    var links: [SessionSerial: EdgeSession] = [:]
+    /// App calls waiting for the state to end them.
+    var tickets: [EngineTicket: Completion<ChannelConnection?>] = [:]
+    var nextTicket: UInt64 = 1
     var nextRequestID: UInt64 = 1
-    var volumeIndication: VolumeIndicationConfig?
     /// Remote video sinks by channel and uid; set before or after joining, dropped on leaving.
     var videoSinks: [String: [UInt32: (sink: any RemoteVideoSink, since: ContinuousClock.Instant)]] = [:]
     /// Remote video frames since the last keyframe of tracks without a sink yet, by channel.
     var pendingVideo: [String: PendingVideo] = [:]
     /// Remote audio sinks by channel and uid.
     var audioSinks: [String: [UInt32: any RemoteAudioSink]] = [:]
-    var statistics = EngineStatistics()
-    var isShutDown = false
-    var nextRejoinAttempt: UInt64 = 1
+    var mediaStatistics = EngineStatistics()
 
     // Local media.
     var videoSource: (any VideoSource)?
@@ -64,34 +58,129 @@ final class EngineShell {
         self.configuration = configuration
         self.placement = placement
         self.emit = emit
+        state = EngineState(settings: EngineState.Settings(
+            clientID: configuration.clientID, sdkVersion: configuration.sdkVersion, requestTimeout: configuration.requestTimeout,
+            heartbeatInterval: configuration.heartbeatInterval, heartbeatTimeout: configuration.heartbeatTimeout,
+            interruptedAfterIntervals: configuration.interruptedAfterIntervals, sessionIdleTime: configuration.sessionIdleTime,
+            rejoinWindow: configuration.rejoinWindow))
     }
 
-    // MARK: - Lookups
+    var isShutDown: Bool { state.isShutDown }
 
-    /// The connection a call names, or the primary one for `nil`.
-    func record(for connection: ChannelConnection?) throws(ShowroomError) -> ConnectionRecord {
-        guard let channel = connection?.channel ?? primaryChannel else {
-            throw .notJoined("no channel joined: call joinChannel first or name a connection")
-        }
-        guard let record = connections[channel], record.isJoined else {
-            throw .notJoined("not joined to channel '\(channel)'")
-        }
-        if let uid = connection?.uid, uid != 0, uid != record.connection.uid {
-            throw .notJoined("joined to '\(channel)' as uid \(record.connection.uid), not \(uid)")
-        }
-        return record
+    /// The engine's counters: media from the shell, sessions, rejoins and moves from the state.
+    var statistics: EngineStatistics {
+        var statistics = mediaStatistics
+        statistics.rejoins = state.rejoins
+        statistics.moves = state.moves
+        statistics.sessionsOpened = state.sessionsOpened
+        return statistics
     }
 
-    /// The open session of a joined connection.
-    func session(of record: ConnectionRecord) throws(ShowroomError) -> EdgeSession {
-        if let rejoin = record.rejoin {
-            throw .unavailable(
-                "rejoining '\(record.connection.channel)' after edge \(rejoin.failedEdge) failed; try again once the connection state is connected")
+    /// A ticket for an app call the state will end.
+    func ticket(_ complete: @escaping Completion<ChannelConnection?>) -> EngineTicket {
+        let ticket = EngineTicket(value: nextTicket)
+        nextTicket += 1
+        tickets[ticket] = complete
+        return ticket
+    }
+
+    // MARK: - Directives
+
+    /// Does what the state decided, in order.
+    func perform(_ directives: [EngineDirective]) {
+        for directive in directives { perform(directive) }
+    }
+
+    private func perform(_ directive: EngineDirective) {
+        switch directive {
+        case .openSession(let serial, let edge):
+            open(serial, to: edge)
+        case .request(let request, let serial, let purpose, let timeout):
+            guard let link = links[serial], !link.isClosed else {
+                return perform(state.answered(purpose, on: serial, .failure(.unavailable("the session with edge is closed")), now: .now))
+            }
+            self.request(request, on: link, timeout: timeout) { [weak self] result in
+                guard let self else { return }
+                self.perform(self.state.answered(purpose, on: serial, result, now: .now))
+            }
+        case .heartbeat(let serial):
+            guard let link = links[serial] else { return }
+            let id = nextRequestID
+            nextRequestID += 1
+            // Answers to heartbeats are not awaited: any message from the edge counts as hearing it.
+            if let envelope = try? EdgeCodec.envelope(request: .heartbeat(clientTime: MediaClock.nowMicroseconds()), id: id) {
+                _ = try? link.send(envelope)
+            }
+        case .movedOut(let serial):
+            if let link = links[serial], let envelope = try? EdgeCodec.movedOut() { _ = try? link.send(envelope) }
+        case .closeSession(let serial, let error):
+            guard let link = links.removeValue(forKey: serial) else { return }
+            loop.unregister(link.socket)
+            loop.unregister(link.monitor.socket)
+            link.close()
+            link.failAll(error, loop: loop)
+        case .emit(let event):
+            emit(event)
+        case .complete(let ticket, let result):
+            tickets.removeValue(forKey: ticket)?(result)
+        case .place(let channel, let credentials, let avoiding, let purpose):
+            place(channel, credentials, avoiding: avoiding) { shell, placed in
+                shell.perform(shell.state.placed(channel: channel, purpose, placed, now: .now))
+            }
+        case .schedule(let timer, let delay):
+            loop.scheduleTimer(after: delay) { [weak self] in
+                guard let self else { return }
+                self.perform(self.state.fired(timer, now: .now))
+            }
+        case .forgetMedia(let channel):
+            videoSinks[channel] = nil
+            pendingVideo[channel] = nil
+            audioSinks[channel] = nil
+        case .forgetPendingVideo(let channel, let uid):
+            pendingVideo[channel]?.forget(uid)
+        case .refreshPublishing:
+            refreshPublishing()
+        case .wantKeyframe:
+            wantKeyframe()
         }
-        guard let session = sessions[record.edgeEndpoint], session.phase == .open else {
-            throw .unavailable("the session with \(record.edgeEndpoint) is not open")
+    }
+
+    /// Opens the socket of a session the state started.
+    private func open(_ serial: SessionSerial, to edge: EdgeAddress) {
+        let link: EdgeSession
+        do throws(ShowroomError) {
+            link = try EdgeSession(serial: serial, edge: edge, context: context)
+        } catch {
+            return perform(state.sessionFailed(serial, error, now: .now))
         }
-        return session
+        links[serial] = link
+        loop.register(link.socket) { [weak self, weak link] _, _ in
+            guard let self, let link else { return }
+            self.receive(on: link)
+        }
+        loop.register(link.monitor.socket) { [weak self, weak link] _, _ in
+            guard let self, let link, link.connectionBroke() else { return }
+            self.perform(self.state.linkBroke(link.serial, now: .now))
+        }
+    }
+
+    /// Asks the placement (off the loop) for an edge for the channel other than `avoiding`;
+    /// `done` runs on the loop.
+    private func place(_ channel: String, _ credentials: PlacementCredentials, avoiding: EdgeAddress,
+                       _ done: @escaping (EngineShell, Result<EdgeAddress, ShowroomError>) -> Void) {
+        let placement = self.placement
+        let core = WeakLoopReference(self)
+        let loop = self.loop
+        let done = UncheckedLoopWork(done)
+        Task {
+            let placed: Result<EdgeAddress, ShowroomError>
+            do throws(ShowroomError) {
+                placed = .success(try await placement.edge(for: channel, avoiding: avoiding, joiningAs: credentials))
+            } catch {
+                placed = .failure(error)
+            }
+            loop.execute { if let core = core.object { done.work(core, placed) } }
+        }
     }
 
     // MARK: - Requests
@@ -128,222 +217,29 @@ final class EngineShell {
         let timeout = timeout ?? configuration.requestTimeout
         let timer = loop.scheduleTimer(after: timeout) { [weak self, weak session] in
             guard let self, let session, let pending = session.pending.removeValue(forKey: id) else { return }
-            self.statistics.requestsTimedOut += 1
+            self.mediaStatistics.requestsTimedOut += 1
             pending.complete(.failure(.deadlineExceeded(
                 "no answer to \(what) from edge \(session.edge) within \(timeout)")))
         }
         session.pending[id] = EdgeSession.Pending(complete: complete, timer: timer, what: what)
     }
 
-    /// Runs a request on a joined connection's session, mapping the answer with `map`.
+    /// Runs a request on a joined connection's session, and on success `accepted` (a change the
+    /// record keeps) and `map` the answer.
     func request<T>(
-        _ edgeRequest: EdgeRequest, for connection: ChannelConnection?, _ complete: @escaping Completion<T>,
-        map: @escaping (ConnectionRecord, EdgeReplyBody) -> T
+        _ edgeRequest: EdgeRequest, for connection: ChannelConnection?, accepted: EngineState.AcceptedChange? = nil,
+        _ complete: @escaping Completion<T>, map: @escaping (EdgeReplyBody) -> T
     ) {
         do throws(ShowroomError) {
-            let record = try record(for: connection)
-            let session = try session(of: record)
-            request(edgeRequest, on: session) { result in
-                complete(result.map { map(record, $0) })
+            let (record, serial) = try state.target(for: connection)
+            guard let link = links[serial] else { throw .unavailable("the session with \(record.edgeEndpoint) is not open") }
+            let channel = record.connection.channel
+            request(edgeRequest, on: link) { [weak self] result in
+                if case .success = result, let accepted, let self { self.perform(self.state.accepted(accepted, channel: channel)) }
+                complete(result.map(map))
             }
         } catch {
             complete(.failure(error))
-        }
-    }
-
-    // MARK: - Sessions
-
-    /// The session with `edge`, opened if there is none; `ready` runs once it is open (or failed).
-    func withOpenSession(to edge: EdgeAddress, _ ready: @escaping (Result<EdgeSession, ShowroomError>) -> Void) {
-        if let session = sessions[edge.endpoint], session.isDraining {
-            return ready(.failure(.unavailable("edge \(edge) is shutting down; join the channel again through the cluster")))
-        }
-        if let session = sessions[edge.endpoint], session.phase == .opening || session.phase == .open {
-            if session.phase == .open {
-                ready(.success(session))
-            } else {
-                session.openWaiters.append { result in ready(result.map { session }) }
-            }
-            return
-        }
-        let session: EdgeSession
-        do throws(ShowroomError) {
-            session = try EdgeSession(
-                edge: edge, context: context, heartbeatInterval: configuration.heartbeatInterval,
-                heartbeatTimeout: configuration.heartbeatTimeout)
-        } catch {
-            ready(.failure(error))
-            return
-        }
-        sessions[edge.endpoint] = session
-        statistics.sessionsOpened += 1
-        session.openWaiters.append { result in ready(result.map { session }) }
-        loop.register(session.socket) { [weak self, weak session] _, _ in
-            guard let self, let session else { return }
-            self.receive(on: session)
-        }
-        loop.register(session.monitor.socket) { [weak self, weak session] _, _ in
-            guard let self, let session, session.connectionBroke() else { return }
-            self.edgeFailed(session, error: .unavailable("the connection to edge \(session.edge) broke"))
-        }
-        request(.openSession(clientID: configuration.clientID, sdkVersion: configuration.sdkVersion), on: session) {
-            [weak self, weak session] result in
-            guard let self, let session else { return }
-            self.sessionOpened(session, result)
-        }
-    }
-
-    private func sessionOpened(_ session: EdgeSession, _ result: Result<EdgeReplyBody, ShowroomError>) {
-        guard session.phase == .opening else { return }
-        switch result {
-        case .success(.sessionOpened(_, let interval, let timeout, let limits)):
-            session.phase = .open
-            if interval > .zero { session.heartbeatInterval = interval }
-            if timeout > .zero { session.heartbeatTimeout = timeout }
-            session.limits = limits
-            session.lastHeard = .now
-            session.heartbeatTimer = loop.scheduleRepeating(every: session.heartbeatInterval) { [weak self, weak session] in
-                guard let self, let session else { return }
-                self.heartbeat(session)
-            }
-            if let volumeIndication {
-                request(.enableVolumeIndication(volumeIndication), on: session) { _ in }
-            }
-            let waiters = session.openWaiters
-            session.openWaiters = []
-            for waiter in waiters { waiter(.success(())) }
-        case .success(let body):
-            teardown(session, error: .malformed("edge \(session.edge) answered the session request with \(body)"))
-        case .failure(let error):
-            teardown(session, error: error)
-        }
-    }
-
-    /// One heartbeat tick: send a heartbeat (as a request, so the edge answers and its silence
-    /// shows), and judge the edge by how long it has been silent.
-    private func heartbeat(_ session: EdgeSession) {
-        guard session.phase == .open else { return }
-        let silence = session.lastHeard.duration(to: .now)
-        if silence >= session.heartbeatTimeout {
-            sessionLost(session)
-            return
-        }
-        if !session.isInterrupted, silence >= session.heartbeatInterval * configuration.interruptedAfterIntervals {
-            session.isInterrupted = true
-            setState(.reconnecting, .interrupted, channelsOf: session)
-        }
-        let id = nextRequestID
-        nextRequestID += 1
-        // Answers to heartbeats are not awaited: any message from the edge counts as hearing it.
-        if let envelope = try? EdgeCodec.envelope(request: .heartbeat(clientTime: MediaClock.nowMicroseconds()), id: id) {
-            _ = try? session.send(envelope)
-        }
-    }
-
-    /// The edge was silent past its heartbeat timeout: it has dropped the session, so every
-    /// connection in it rejoins elsewhere.
-    func sessionLost(_ session: EdgeSession) {
-        edgeFailed(session, error: .unavailable("edge \(session.edge) silent for \(session.heartbeatTimeout); its session is gone"))
-    }
-
-    /// Removes every connection of a session, reporting each as closed.
-    func closeConnections(of session: EdgeSession, state: ConnectionState, reason: ConnectionStateReason, error: ShowroomError) {
-        for channel in session.channels.sorted() {
-            // A connection that moved to another edge is not this session's to close.
-            guard connections[channel]?.edgeEndpoint == session.edge.endpoint,
-                  let record = connections.removeValue(forKey: channel) else { continue }
-            forget(channel)
-            if record.isJoined { emit(.connectionClosed(record.connection, error: error)) }
-            setState(state, reason, of: record)
-        }
-        session.channels = []
-        refreshPublishing()
-    }
-
-    /// Closes the socket and fails what waits on the session.
-    func teardown(_ session: EdgeSession, error: ShowroomError) {
-        guard session.phase != .closed else { return }
-        session.phase = .closed
-        if let timer = session.heartbeatTimer { loop.cancelTimer(timer) }
-        if sessions[session.edge.endpoint] === session { sessions[session.edge.endpoint] = nil }
-        closingSessions[ObjectIdentifier(session)] = nil
-        loop.unregister(session.socket)
-        loop.unregister(session.monitor.socket)
-        session.close()
-        session.failAll(error, loop: loop)
-        for channel in session.channels {
-            if let record = connections[channel], record.edgeEndpoint == session.edge.endpoint {
-                connections[channel] = nil
-            }
-        }
-        session.channels = []
-    }
-
-    /// Opens (or keeps) a session to `edge` ahead of a join (a preloaded channel's edge), warm
-    /// until a join uses it, and has the edge check the join's token ahead (`PRELOAD_CHANNEL`).
-    func warmSession(to edge: EdgeAddress, preloading channel: String, uid: UInt32, token: String,
-                     _ complete: @escaping Completion<Void>) {
-        withOpenSession(to: edge) { [weak self] result in
-            switch result {
-            case .success(let session):
-                self?.keepWarm(session)
-                self?.request(.preload(channel: channel, uid: uid, token: token), on: session) { reply in
-                    complete(reply.map { _ in () })
-                }
-            case .failure(let error):
-                complete(.failure(error))
-            }
-        }
-    }
-
-    /// A session whose last channel was left stays open (warm) for
-    /// ``EngineConfiguration/sessionIdleTime``, so the next room on its edge costs no handshake,
-    /// then closes if no channel came meanwhile.
-    func keepWarm(_ session: EdgeSession) {
-        guard configuration.sessionIdleTime > .zero, !isShutDown, !session.isDraining else { return releaseIfUnused(session) }
-        guard session.channels.isEmpty, session.phase == .open else { return }
-        session.idleGeneration &+= 1
-        let generation = session.idleGeneration
-        _ = loop.scheduleTimer(after: configuration.sessionIdleTime) { [weak self, weak session] in
-            guard let self, let session, session.idleGeneration == generation else { return }
-            self.releaseIfUnused(session)
-        }
-    }
-
-    /// Closes a session that holds no connection any more: `EDGE_CLOSE_SESSION`, then the socket
-    /// once the edge answers (closing at once would drop the request, sockets have no linger).
-    func releaseIfUnused(_ session: EdgeSession, then done: (() -> Void)? = nil) {
-        guard session.channels.isEmpty, session.phase == .open else {
-            done?()
-            return
-        }
-        session.phase = .closing
-        if sessions[session.edge.endpoint] === session { sessions[session.edge.endpoint] = nil }
-        closingSessions[ObjectIdentifier(session)] = session
-        request(.closeSession, on: session, timeout: min(configuration.requestTimeout, .seconds(1))) { [weak self, weak session] _ in
-            if let self, let session { self.teardown(session, error: .unavailable("the session was closed")) }
-            done?()
-        }
-    }
-
-    /// Drops what the engine kept for a channel it no longer holds.
-    func forget(_ channel: String) {
-        if primaryChannel == channel { primaryChannel = nil }
-        videoSinks[channel] = nil
-        pendingVideo[channel] = nil
-        audioSinks[channel] = nil
-    }
-
-    // MARK: - States
-
-    func setState(_ state: ConnectionState, _ reason: ConnectionStateReason, of record: ConnectionRecord) {
-        record.state = state
-        emit(.connectionStateChanged(record.connection, state: state, reason: reason))
-    }
-
-    func setState(_ state: ConnectionState, _ reason: ConnectionStateReason, channelsOf session: EdgeSession) {
-        for channel in session.channels.sorted() {
-            if let record = connections[channel], record.isJoined { setState(state, reason, of: record) }
         }
     }
 }

@@ -332,8 +332,8 @@ public final class ShowroomEngine: Sendable {
     @discardableResult
     public func sendStreamMessage(streamID: UInt32, data: [UInt8], connection: ChannelConnection? = nil) async throws(ShowroomError) -> UInt32 {
         try await onShell { shell, complete in
-            let channel = (try? shell.record(for: connection).connection.channel) ?? ""
-            shell.request(.sendStreamMessage(channel: channel, streamID: streamID, data: data), for: connection, complete) { _, body in
+            let channel = (try? shell.state.record(for: connection).connection.channel) ?? ""
+            shell.request(.sendStreamMessage(channel: channel, streamID: streamID, data: data), for: connection, complete) { body in
                 if case .streamMessageSent(let sequence) = body { return sequence }
                 return 0
             }
@@ -408,14 +408,14 @@ public final class ShowroomEngine: Sendable {
     /// channel's audience may be on a relay edge rather than the channel's origin.
     public func edgeID(of connection: ChannelConnection) async -> String? {
         try? await onShell { shell, complete in
-            complete(.success(shell.connections[connection.channel].flatMap { $0.isJoined && $0.connection == connection ? $0.edge.id : nil }))
+            complete(.success(shell.state.connections[connection.channel].flatMap { $0.isJoined && $0.connection == connection ? $0.edge.id : nil }))
         }
     }
 
     /// The connections held, sorted by channel.
     public func connections() async -> [ChannelConnection] {
         (try? await onShell { shell, complete in
-            complete(.success(shell.connections.values.filter(\.isJoined).map(\.connection).sorted { $0.channel < $1.channel }))
+            complete(.success(shell.state.connections.values.filter(\.isJoined).map(\.connection).sorted { $0.channel < $1.channel }))
         }) ?? []
     }
 

@@ -45,8 +45,8 @@ public final class VideoLoader: Sendable {
         var visibleAt: [String: ContinuousClock.Instant] = [:]
         /// The rooms a touch holds (tag ``VideoLoader/touchTag``).
         var touched: [String: AnchorInfo] = [:]
-        /// When each channel was last preloaded (asked again only once its preload grew stale).
-        var preloadedAt: [String: ContinuousClock.Instant] = [:]
+        /// The rooms preloaded lately (asked again only once their preload grew stale).
+        var preloads = PreloadList()
         /// Engine steps queued and not yet done.
         var queued = 0
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
@@ -121,8 +121,7 @@ public final class VideoLoader: Sendable {
             state.touched = [:]
             return directives
         }
-        let around = rooms.indices.filter { abs($0 - index) <= Self.maxPreloads / 2 }.map { rooms[$0] }
-        preloadChannels(Array(around.prefix(Self.maxPreloads)))
+        preloadChannels(PreloadList.around(index, of: rooms))
     }
 
     /// Gets rooms ready to open (VideoLoaderAPI's `preloadChannels`, at most 20): each channel's
@@ -131,13 +130,10 @@ public final class VideoLoader: Sendable {
     public func preloadChannels(_ anchors: [AnchorInfo]) {
         let now = ContinuousClock.now
         let fresh = state.withLock { state -> [AnchorInfo] in
-            state.preloadedAt = state.preloadedAt.filter { now - $0.value < Self.preloadKept }
-            let fresh = anchors.prefix(Self.maxPreloads).filter {
-                $0.uid != state.book.localUID && state.preloadedAt[$0.channel] == nil && state.book.state(of: $0.channel) == .idle
-            }
-            for anchor in fresh { state.preloadedAt[anchor.channel] = now }
+            let book = state.book
+            let fresh = state.preloads.choose(anchors, localUID: book.localUID, now: now) { book.state(of: $0) != .idle }
             if !fresh.isEmpty { state.queued += 1 }  // settle() waits for the preloads too
-            return Array(fresh)
+            return fresh
         }
         guard !fresh.isEmpty else { return }
         let (engine, uid, sink) = (self.engine, self.localUID, self.sink)
@@ -187,9 +183,7 @@ public final class VideoLoader: Sendable {
     public static let touchTag = "touch"
 
     /// The most rooms preloaded at once.
-    public static let maxPreloads = 20
-    /// How long a room counts as preloaded.
-    static let preloadKept = Duration.seconds(20)
+    public static let maxPreloads = PreloadList.maxPreloads
 
     /// Leaves every room of every tag (VideoLoaderAPI's `cleanCache`).
     public func cleanCache() {

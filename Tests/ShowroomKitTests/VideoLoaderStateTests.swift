@@ -1,4 +1,4 @@
-import ShowroomKit
+@testable import ShowroomKit
 import XCTest
 
 /// The video loader's states as plain values: counted holds per tag, and the swipe window.
@@ -66,6 +66,30 @@ final class VideoLoaderStateTests: XCTestCase {
         // A window of 2 on each side holds 5.
         var wide = SwipeWindow(prejoinCount: 2)
         XCTAssertEqual(wide.focus(on: 5, of: rooms, settled: true).count, 5)
+    }
+
+    func testAPreloadTakesAtMostTwentyRoomsSkipsOwnAndHeldOnesAndAsksAgainOnlyOnceStale() {
+        let rooms = (0..<40).map(room)
+        var list = PreloadList()
+        let start = ContinuousClock.now
+        // A swipe preloads the rooms around the one on screen: 20, half on each side.
+        let around = PreloadList.around(20, of: rooms)
+        XCTAssertEqual(around.count, 20)
+        XCTAssertEqual(around.first?.channel, "room-10")
+        XCTAssertEqual(PreloadList.around(0, of: rooms).map(\.channel), (0...10).map { "room-\($0)" }, "the feed's top has no rooms above")
+
+        let mine = AnchorInfo(channel: "mine", uid: me, token: "")
+        let chosen = list.choose([mine] + rooms, localUID: me, now: start) { $0 == "room-3" }
+        XCTAssertEqual(chosen.count, 18, "the first 20 asked for, less the viewer's own and the one held")
+        XCTAssertFalse(chosen.contains { $0.channel == "mine" || $0.channel == "room-3" })
+        XCTAssertEqual(chosen.last?.channel, "room-18")
+        // Asked again while fresh: nothing new; a room not preloaded yet is.
+        XCTAssertEqual(list.choose(Array(rooms[15...25]), localUID: me, now: start + .seconds(5)) { _ in false }.map(\.channel),
+                       (19...25).map { "room-\($0)" })
+        // Once stale, asked again.
+        XCTAssertEqual(list.choose([room(0)], localUID: me, now: start + .seconds(19)) { _ in false }, [])
+        XCTAssertEqual(list.choose([room(0)], localUID: me, now: start + .seconds(20)) { _ in false }, [room(0)])
+        XCTAssertEqual(list.preloadedAt.count, 8, "forgotten once stale: 19–25 and room-0")
     }
 
     func testTheEngineViewFollowsTheEvents() {
