@@ -91,7 +91,8 @@ enum EngineDirective {
 /// What to do with a media frame that arrived (``EngineState/mediaArrived(channel:from:isKeyframe:now:)``).
 enum MediaVerdict {
     case drop
-    case accept
+    /// Hand it to the connection's sinks; first frames count from `joinStarted`.
+    case accept(ChannelConnection, joinStarted: ContinuousClock.Instant)
     /// Accept it: it switched a moving connection over to its new edge, which needs these done.
-    case acceptAfterSwitch([EngineDirective])
+    case acceptAfterSwitch([EngineDirective], ChannelConnection, joinStarted: ContinuousClock.Instant)
 }

@@ -58,20 +58,22 @@ extension EngineShell {
             return
         }
         // During a move both edges send the channel's frames: one stream reaches the sinks.
+        let connection: ChannelConnection
+        let joinStarted: ContinuousClock.Instant
         switch state.mediaArrived(channel: header.channel, from: session.serial, isKeyframe: header.track == .video && header.keyframe) {
         case .drop:
             if state.connections[header.channel]?.isJoined != true { mediaStatistics.framesDiscarded += 1 }
             return
-        case .accept:
-            break
-        case .acceptAfterSwitch(let directives):
+        case .accept(let accepted, let started):
+            (connection, joinStarted) = (accepted, started)
+        case .acceptAfterSwitch(let directives, let accepted, let started):
+            (connection, joinStarted) = (accepted, started)
             perform(directives)
         }
-        guard let record = state.connections[header.channel] else { return }
         let now = ContinuousClock.now
         buffer.withBytes(of: 1) { payload in
             let frame = RemoteMediaFrame(
-                connection: record.connection, uid: header.publisherUid, sequence: header.sequence,
+                connection: connection, uid: header.publisherUid, sequence: header.sequence,
                 captureTimeMicroseconds: header.captureTimeUs, sendTimeMicroseconds: header.sendTimeUs,
                 receiveTimeMicroseconds: MediaClock.microseconds(at: now),
                 isKeyframe: header.keyframe, width: Int(header.width), height: Int(header.height),
@@ -84,7 +86,7 @@ extension EngineShell {
                     pendingVideo[header.channel, default: PendingVideo()].keep(frame)
                     return
                 }
-                deliver(frame, to: entry.sink, channel: header.channel, since: max(record.joinStarted, entry.since), now: now)
+                deliver(frame, to: entry.sink, channel: header.channel, since: max(joinStarted, entry.since), now: now)
             case .audio:
                 mediaStatistics.audioFramesReceived += 1
                 audioSinks[header.channel]?[header.publisherUid]?.consume(frame)

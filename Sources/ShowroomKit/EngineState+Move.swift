@@ -53,14 +53,21 @@ extension EngineState {
     }
 
     /// Whether a media frame from the session for `channel` is to be used: frames come from the
-    /// connection's edge; during a move, a keyframe from the new edge switches over to it.
+    /// connection's edge; during a move, a keyframe from the new edge switches over to it. Runs
+    /// for every frame received: it reads the records in place rather than copying them.
     mutating func mediaArrived(channel: String, from serial: SessionSerial, isKeyframe: Bool) -> MediaVerdict {
-        guard let record = connections[channel], record.isJoined, let endpoint = sessions[serial]?.edge.endpoint else { return .drop }
-        if record.edgeEndpoint == endpoint { return .accept }
-        guard isKeyframe, record.move?.to?.endpoint == endpoint else { return .drop }
+        guard let index = connections.index(forKey: channel), let session = sessions.index(forKey: serial),
+              connections.values[index].isJoined
+        else { return .drop }
+        let endpoint = sessions.values[session].edge.endpoint
+        if connections.values[index].edgeEndpoint == endpoint {
+            return .accept(connections.values[index].connection, joinStarted: connections.values[index].joinStarted)
+        }
+        guard isKeyframe, connections.values[index].move?.to?.endpoint == endpoint else { return .drop }
         var out: [EngineDirective] = []
         switchOver(channel, to: serial, &out)
-        return .acceptAfterSwitch(out)
+        guard let record = connections[channel] else { return .drop }
+        return .acceptAfterSwitch(out, record.connection, joinStarted: record.joinStarted)
     }
 
     /// The connection is served by the session's edge from now on; the old edge is left (a

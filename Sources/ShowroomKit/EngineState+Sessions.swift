@@ -79,10 +79,11 @@ extension EngineState {
 
     /// Anything from the edge was heard: it is alive, and an interrupted session recovers.
     mutating func heard(_ serial: SessionSerial, now: ContinuousClock.Instant) -> [EngineDirective] {
-        guard sessions[serial] != nil else { return [] }
-        sessions[serial]!.lastHeard = now
-        guard sessions[serial]!.isInterrupted else { return [] }
-        sessions[serial]!.isInterrupted = false
+        // Runs for every batch received: the session is changed in place, not copied.
+        guard let index = sessions.index(forKey: serial) else { return [] }
+        sessions.values[index].lastHeard = now
+        guard sessions.values[index].isInterrupted else { return [] }
+        sessions.values[index].isInterrupted = false
         var out: [EngineDirective] = []
         setState(.connected, .recovered, channelsOf: serial, &out)
         return out

@@ -119,7 +119,8 @@ struct EngineState {
 
     /// The open session with an edge, if there is one.
     func openSession(to endpoint: String) -> SessionSerial? {
-        guard let serial = active[endpoint], sessions[serial]?.phase == .open else { return nil }
+        // Runs for every frame sent: the session is read in place, not copied.
+        guard let serial = active[endpoint], let index = sessions.index(forKey: serial), sessions.values[index].phase == .open else { return nil }
         return serial
     }
 

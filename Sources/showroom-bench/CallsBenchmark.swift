@@ -65,6 +65,8 @@ struct CallsBenchmark: AsyncParsableCommand {
         progress("\(pairs) pairs call with media, \(concurrency) at a time", json: json)
         let base = UInt32.random(in: 100_000...1_000_000) * 10
         var times: [Double] = []
+        /// Each side's timeline steps (ms from the call's start), over every call that connected.
+        var steps: [String: [Double]] = [:]
         var failures: [String: Int] = [:]
         var next = 0
         while next < pairs {
@@ -84,15 +86,19 @@ struct CallsBenchmark: AsyncParsableCommand {
             }
             let pairs = ready.compactMap { try? $0.get() }
             for case .failure(let error) in ready { failures["E\(error.code.rawValue)", default: 0] += 1 }
-            let results = await withTaskGroup(of: Result<Double, ShowroomError>.self) { group in
+            let results = await withTaskGroup(of: Result<Pair.Connected, ShowroomError>.self) { group in
                 for pair in pairs { group.addTask { await pair.call() } }
-                var results: [Result<Double, ShowroomError>] = []
+                var results: [Result<Pair.Connected, ShowroomError>] = []
                 for await result in group { results.append(result) }
                 return results
             }
             for result in results {
                 switch result {
-                case .success(let ms): times.append(ms)
+                case .success(let connected):
+                    times.append(connected.ms)
+                    for (side, timeline) in [("caller", connected.caller), ("callee", connected.callee)] {
+                        for (step, elapsed) in timeline { steps["\(side) \(step)", default: []].append(elapsed.seconds * 1000) }
+                    }
                 case .failure(let error): failures["E\(error.code.rawValue)", default: 0] += 1
                 }
             }
@@ -113,6 +119,12 @@ struct CallsBenchmark: AsyncParsableCommand {
             print(String(format: "  p50 %6.1f ms   p99 %6.1f ms   max %6.1f ms", latency.percentileMs(0.5),
                          latency.percentileMs(0.99), latency.maxMs))
             print("  failures \(failed)\(failures.isEmpty ? "" : " \(failures)")")
+            print("  each side's timeline, ms from the call (p50 / p99):")
+            for (step, samples) in steps.sorted(by: { LatencyHistogram(milliseconds: $0.value).percentileMs(0.5) < LatencyHistogram(milliseconds: $1.value).percentileMs(0.5) }) {
+                let figures = LatencyHistogram(milliseconds: samples)
+                print("    " + step.padding(toLength: 32, withPad: " ", startingAt: 0)
+                      + String(format: "%6.1f / %6.1f", figures.percentileMs(0.5), figures.percentileMs(0.99)))
+            }
         }
     }
 
@@ -155,9 +167,17 @@ struct CallsBenchmark: AsyncParsableCommand {
             }
         }
 
+        /// A call that connected: the time from the call to both sides connected, and each side's
+        /// timeline.
+        struct Connected: Sendable {
+            let ms: Double
+            let caller: [String: Duration]
+            let callee: [String: Duration]
+        }
+
         /// Calls; returns the time from the call to both sides connected (at most 10 s), then
         /// hangs up.
-        func call() async -> Result<Double, ShowroomError> {
+        func call() async -> Result<Connected, ShowroomError> {
             let started = ContinuousClock.now
             let (callerClient, calleeClient) = (self.callerClient, self.calleeClient)
             let both = Task { () -> Bool in
@@ -180,8 +200,9 @@ struct CallsBenchmark: AsyncParsableCommand {
             let ok = await both.value
             let elapsed = ContinuousClock.now - started
             guard ok else { return .failure(.deadlineExceeded("not connected within 10 s")) }
+            let connected = Connected(ms: elapsed.seconds * 1000, caller: callerClient.timeline, callee: calleeClient.timeline)
             try? await callerClient.hangup(remoteUserId: callee)
-            return .success(elapsed.seconds * 1000)
+            return .success(connected)
         }
 
         /// Logs both out and shuts their engines down.

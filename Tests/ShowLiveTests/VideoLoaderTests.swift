@@ -8,7 +8,7 @@ import XCTest
 /// host on every swipe while holding at most three channels, and leaves nothing behind.
 final class VideoLoaderTests: SharedClusterTestCase {
     func testAViewerSwipingThroughLiveRoomsDecodesEachHostOnEverySwipe() async throws {
-        let rooms = try (0..<6).map { n in
+        let rooms = try (0..<10).map { n in
             AnchorInfo(channel: "swipe-\(n)", uid: 500 + UInt32(n),
                        token: try TestApp.token(channel: "swipe-\(n)", uid: 77, role: .subscriber))
         }
@@ -23,7 +23,7 @@ final class VideoLoaderTests: SharedClusterTestCase {
         defer { reader.cancel() }
 
         // Down the feed and back up: every room on screen is decoded, through prejoined neighbours.
-        let path = Array(0..<6) + Array((0..<5).reversed())
+        let path = Array(0..<10) + Array((0..<9).reversed())
         var held: [Int] = []
         for (step, index) in path.enumerated() {
             loader.swipe(to: index, in: rooms)

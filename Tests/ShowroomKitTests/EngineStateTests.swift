@@ -355,10 +355,11 @@ final class EngineStateTests: XCTestCase {
         XCTAssertEqual(driver.state.connections["room-1"]?.edge, edgeA)
         guard case .drop = driver.state.mediaArrived(channel: "room-1", from: b, isKeyframe: false) else { return XCTFail("a delta frame from the new edge") }
         guard case .accept = driver.state.mediaArrived(channel: "room-1", from: a, isKeyframe: false) else { return XCTFail("a frame from the old edge") }
-        guard case .acceptAfterSwitch(let switched) = driver.state.mediaArrived(channel: "room-1", from: b, isKeyframe: true) else {
+        guard case .acceptAfterSwitch(let switched, let connection, _) = driver.state.mediaArrived(channel: "room-1", from: b, isKeyframe: true) else {
             return XCTFail("the new edge's keyframe switches")
         }
         driver.apply(switched)
+        XCTAssertEqual(connection, ChannelConnection(channel: "room-1", uid: 7))
         XCTAssertEqual(driver.state.connections["room-1"]?.edge, edgeB)
         guard case .drop = driver.state.mediaArrived(channel: "room-1", from: a, isKeyframe: true) else { return XCTFail("the old edge after the switch") }
         driver.answer(.success(.left(channel: "room-1"))) { request, session in request.kind == .leave && session == a }
