@@ -67,7 +67,7 @@ struct ScaleBenchmark: AsyncParsableCommand {
                                    uid: hostUID, options: .broadcaster)
         let pushing = Task { try await clip.push(through: host) }
         defer { pushing.cancel() }
-        let origin = try await host.edgeID(of: ChannelConnection(channel: channel, uid: hostUID)) ?? "?"
+        let origin = await host.edgeID(of: ChannelConnection(channel: channel, uid: hostUID)) ?? "?"
 
         // The viewers, as apps join: placement by the coordinators, a sink per viewer.
         let loops = try (0..<4).map { try EngineLoop(name: "bench-scale-\($0)") }
