@@ -134,7 +134,7 @@ extension EngineState {
     /// Closes the session: its socket goes, what waits on it fails, and the joined connections
     /// still in it are forgotten (their owners reported them already).
     mutating func teardown(_ serial: SessionSerial, _ error: ShowroomError, now: ContinuousClock.Instant, _ out: inout [EngineDirective]) {
-        guard let session = sessions[serial], session.phase != .closed else { return }
+        guard let session = sessions[serial] else { return }
         deactivate(serial)
         sessions[serial] = nil
         out.append(.closeSession(serial, because: error))

@@ -22,7 +22,8 @@ struct EngineState {
 
     /// One edge session as the state sees it.
     struct Session {
-        enum Phase { case opening, open, closing, closed }
+        /// A closed session is gone from ``EngineState/sessions``.
+        enum Phase { case opening, open, closing }
 
         /// Something to do once the session is open (or to fail if it does not open).
         enum Waiter {

@@ -417,6 +417,44 @@ final class EngineStateTests: XCTestCase {
         XCTAssertEqual(driver.transitions(of: "room-2").last, "failed closedByEdge")
         XCTAssertTrue(driver.placements.isEmpty)
     }
+
+    func testAnEdgeThatAnswersOrTellsNonsenseFailsOnlyWhatItConcerns() throws {
+        var driver = EngineStateDriver()
+        join(&driver, "room-1", on: edgeA)
+        let a = try XCTUnwrap(driver.serial(of: edgeA))
+        let before = driver.events.count
+        // Events about channels this engine does not hold, and from a session it does not have.
+        driver.apply(driver.state.edgeEvent(.userJoined(channel: "not-mine", uid: 5), on: a, now: driver.now))
+        driver.apply(driver.state.edgeEvent(.connectionClosed(channel: "not-mine", reason: ShowroomError(.banned, "x")), on: a, now: driver.now))
+        driver.apply(driver.state.edgeEvent(.userJoined(channel: "room-1", uid: 5), on: SessionSerial(value: 999), now: driver.now))
+        XCTAssertEqual(driver.events.count, before)
+        XCTAssertNotNil(driver.state.connections["room-1"])
+        // Answers for a session or an attempt that does not exist change nothing.
+        driver.apply(driver.state.answered(.join(channel: "room-1", .rejoin(attempt: 12345, redirected: false)), on: a,
+                                           .success(.joined(channel: "room-1", uid: 9, connection: ConnectionID(2), role: .broadcaster)), now: driver.now))
+        driver.apply(driver.state.answered(.openSession, on: SessionSerial(value: 999), .success(.done), now: driver.now))
+        driver.apply(driver.state.fired(.rejoinRetry(channel: "room-1", attempt: 12345), now: driver.now))
+        XCTAssertEqual(driver.state.connections["room-1"]?.connection.uid, 7)
+        XCTAssertEqual(driver.state.connections["room-1"]?.role, .audience)
+        XCTAssertTrue(driver.placements.isEmpty)
+        // A join answered with the wrong message fails that join alone, as malformed.
+        let ticket = driver.ticket()
+        driver.apply(driver.state.join(
+            token: "t", connection: ChannelConnection(channel: "room-2", uid: 7), options: ChannelMediaOptions(role: .audience),
+            edge: edgeA, primary: false, ticket: ticket, now: driver.now))
+        driver.answer(.success(.left(channel: "room-2"))) { request, _ in request.kind == .join }
+        XCTAssertEqual(driver.completed[ticket]?.failure?.code, .malformedMessage)
+        XCTAssertNil(driver.state.connections["room-2"])
+        XCTAssertNotNil(driver.state.connections["room-1"])
+        // A session answer that is not one fails the session's joins with it.
+        let other = driver.ticket()
+        driver.apply(driver.state.join(
+            token: "t", connection: ChannelConnection(channel: "room-3", uid: 7), options: ChannelMediaOptions(role: .audience),
+            edge: edgeB, primary: false, ticket: other, now: driver.now))
+        driver.answer(.success(.done)) { request, _ in request.kind == .openSession }
+        XCTAssertEqual(driver.completed[other]?.failure?.code, .malformedMessage)
+        XCTAssertEqual(driver.closed, [try XCTUnwrap(driver.serial(of: edgeB))])
+    }
 }
 
 extension Result {
