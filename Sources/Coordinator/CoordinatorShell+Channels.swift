@@ -11,6 +11,9 @@ import Webhooks
 extension CoordinatorShell {
     // MARK: - Placement
 
+    /// The most edges a placement request may prefer.
+    static var maxPreferredEdges: Int { 4 }
+
     /// Which edge hosts a channel: asked of the channel's owner coordinator, which keeps the answer
     /// while that edge lives. Only for the holder of a token that lets it join the channel, or a
     /// signed admin request: a placement is state every coordinator keeps.
@@ -18,6 +21,11 @@ extension CoordinatorShell {
         guard let body = respond.answering({ () throws -> RoomPlaceChannelRequest in
             let body = try request.decodeBody(RoomPlaceChannelRequest.self)
             try Names.validateChannel(body.channel)
+            guard body.preferredEdges.count <= Self.maxPreferredEdges,
+                  body.preferredEdges.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 64 }) else {
+                throw ShowroomError.invalidArgument(
+                    "a placement prefers at most \(Self.maxPreferredEdges) edges, each a node id of 1–64 bytes; got \(body.preferredEdges.count)")
+            }
             try authorizePlacement(body, nowMs: nowMs)
             return body
         }) else { return }
@@ -124,7 +132,7 @@ extension CoordinatorShell {
             }.sorted()
             let (placement, changed) = try placements.place(
                 channel: body.channel, edges: OwnerRing(.edge, of: edges), loads: loads, avoiding: avoiding,
-                hosting: hosts(of: body.channel) + relays, nowMs: nowMs)
+                hosting: hosts(of: body.channel) + relays, preferring: body.preferredEdges, nowMs: nowMs)
             guard let edge = edges.first(where: { $0.id.rawValue == placement.edgeID }) else {
                 throw ShowroomError(.noEdgeAvailable, "edge \(placement.edgeID) is not alive; retry in a moment")
             }

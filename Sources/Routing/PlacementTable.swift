@@ -51,8 +51,10 @@ public struct PlacementTable: Sendable {
     /// an edge's report lags behind a move away from an unreachable edge and must not pull the
     /// channel back). Without one, an alive edge in `hosting` (not `avoiding`) wins, the smallest
     /// id first: a channel left without a placement is placed where it runs. Otherwise the channel
-    /// goes to the load-aware owner (``OwnerRing/owner(of:loads:avoiding:)``), leaving out
-    /// `avoiding` unless it is the only edge, and the placement is recorded.
+    /// goes to the first of `preferring` that is in `edges` and not `avoiding` (an edge its first
+    /// joiner already has a session with), or else to the load-aware owner
+    /// (``OwnerRing/owner(of:loads:avoiding:)``), leaving out `avoiding` unless it is the only
+    /// edge, and the placement is recorded.
     ///
     /// - Parameters:
     ///   - channel: The channel name.
@@ -60,13 +62,14 @@ public struct PlacementTable: Sendable {
     ///   - loads: The edges' loads (channels hosted); an edge not in it counts 0.
     ///   - avoiding: An edge a client could not reach, if any.
     ///   - hosting: The edges that report hosting the channel now.
+    ///   - preferring: Edges the asking client already has sessions with, best first.
     ///   - nowMs: The time now (the new placement's `placedAtMs`).
     /// - Returns: The placement, and whether a new one was recorded.
     /// - Throws: `NO_EDGE_AVAILABLE` when no edge is alive; `INVALID_ARGUMENT` for an invalid
     ///   channel name; `UNAVAILABLE` when the table is full.
     public mutating func place(
         channel: String, edges: OwnerRing, loads: [String: Int], avoiding: String?, hosting: [String] = [],
-        nowMs: Int64
+        preferring: [String] = [], nowMs: Int64
     ) throws(ShowroomError) -> (placement: RoomChannelPlacement, changed: Bool) {
         try Names.validateChannel(channel)
         let current = placements[channel]
@@ -75,6 +78,9 @@ public struct PlacementTable: Sendable {
         }
         if let host = hosting.filter({ edges.contains($0) && $0 != avoiding }).min() {
             return try record(channel, on: host, current: current, nowMs: nowMs)
+        }
+        if let preferred = preferring.first(where: { edges.contains($0) && $0 != avoiding }) {
+            return try record(channel, on: preferred, current: current, nowMs: nowMs)
         }
         guard let edgeID = edges.owner(of: channel, loads: loads, avoiding: avoiding) else {
             throw ShowroomError(.noEdgeAvailable, "no edge is alive to host channel \(channel); start an edge or retry shortly")

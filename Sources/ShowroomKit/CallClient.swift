@@ -140,6 +140,10 @@ public final class CallClient: Sendable {
         var startedAt: ContinuousClock.Instant?
         var polling: Task<Void, Never>?
         var watching: Task<Void, Never>?
+        /// What the poll loop received, handled in order by ``handling`` while the next poll is
+        /// already out: a notice waiting behind a slow step (a join) is there when the step ends.
+        var inbox: AsyncStream<@Sendable () async -> Void>.Continuation?
+        var handling: Task<Void, Never>?
     }
 
     /// A client for `uid`, on `engine`, finding the call-signal nodes through `seeds` (any members'
@@ -177,11 +181,17 @@ public final class CallClient: Sendable {
             $0.loginToken = token
             $0.polling?.cancel()
             $0.watching?.cancel()
+            $0.handling?.cancel()
+            $0.inbox?.finish()
             if $0.callState == .idle { $0.callState = .prepared }
         }
         let watching = Task { [weak self] in
             guard let self else { return }
             await self.watchEngine()
+        }
+        let (work, inbox) = AsyncStream<@Sendable () async -> Void>.makeStream()
+        let handling = Task {
+            for await step in work { await step() }
         }
         let polling = Task { [weak self] in
             guard let self else { return }
@@ -190,6 +200,8 @@ public final class CallClient: Sendable {
         state.withLock {
             $0.polling = polling
             $0.watching = watching
+            $0.handling = handling
+            $0.inbox = inbox
         }
     }
 
@@ -243,8 +255,11 @@ public final class CallClient: Sendable {
         let sessionID = state.withLock { state -> String in
             state.polling?.cancel()
             state.watching?.cancel()
+            state.inbox?.finish()
             state.polling = nil
             state.watching = nil
+            state.inbox = nil
+            state.handling = nil
             state.loginToken = ""
             defer { state.sessionID = "" }
             return state.sessionID
@@ -374,16 +389,16 @@ public final class CallClient: Sendable {
                 }
                 if moved { sink.yield(.signalingMoved(nodeID: answer.nodeID)) }
                 if answer.tokenWillExpire { sink.yield(.tokenWillExpire) }
-                for notice in answer.notices { await handle(notice) }
+                for notice in answer.notices { enqueue { await $0.handle(notice) } }
                 if interrupted {
                     interrupted = false
-                    await resynchronizeCall()
+                    enqueue { await $0.resynchronizeCall() }
                 }
             } catch {
                 if Task.isCancelled { return }
                 if error.code == .notLoggedIn {
                     if await reopenSession() {
-                        await callLostWithSession()
+                        enqueue { await $0.callLostWithSession() }
                         continue
                     }
                     state.withLock { $0.sessionID = "" }
@@ -394,6 +409,13 @@ public final class CallClient: Sendable {
                 // The node may be gone: the next poll goes to the user's new owner.
                 try? await Task.sleep(for: .milliseconds(200))
             }
+        }
+    }
+
+    /// Hands a step to the notice handler, after the steps before it.
+    private func enqueue(_ step: @escaping @Sendable (CallClient) async -> Void) {
+        _ = state.withLock { $0.inbox }?.yield { [weak self] in
+            if let self { await step(self) }
         }
     }
 
@@ -470,7 +492,10 @@ public final class CallClient: Sendable {
         options.publishAudio = publish
         options.publishVideo = publish && info.type == .video
         do throws(ShowroomError) {
-            let joined = try await engine.joinChannelEx(token: token, connection: connection, options: options)
+            // The call's channel is new: placed where this engine already is (a caller watching the
+            // host's room shares its edge with the host), neither party opens a new session.
+            let joined = try await engine.join(token: token, connection: connection, options: options, primary: false,
+                                               preferringWarmEdges: true)
             state.withLock { $0.connection = joined }
             mark("localUserJoinChannel")
         } catch {
@@ -574,6 +599,8 @@ public final class CallClient: Sendable {
         state.withLock {
             $0.polling?.cancel()
             $0.watching?.cancel()
+            $0.handling?.cancel()
+            $0.inbox?.finish()
         }
         sink.finish()
         await client.close()

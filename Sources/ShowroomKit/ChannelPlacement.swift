@@ -34,6 +34,9 @@ public struct PlacementCredentials: Sendable, Hashable {
     public var token: String
     /// It joins as audience: a busy channel's audience may be placed on a relay edge.
     public var audience: Bool
+    /// Edges (node ids, at most 4) the client already has sessions with, best first: a channel not
+    /// placed yet goes to one of them, so joining it opens no new session.
+    public var preferredEdges: [String]
 
     /// Creates credentials.
     ///
@@ -41,10 +44,12 @@ public struct PlacementCredentials: Sendable, Hashable {
     ///   - uid: The uid the client joins as.
     ///   - token: The token it joins with.
     ///   - audience: Whether it joins as audience.
-    public init(uid: UInt32, token: String, audience: Bool = false) {
+    ///   - preferredEdges: Edges the client already has sessions with, best first (at most 4).
+    public init(uid: UInt32, token: String, audience: Bool = false, preferredEdges: [String] = []) {
         self.uid = uid
         self.token = token
         self.audience = audience
+        self.preferredEdges = preferredEdges
     }
 }
 

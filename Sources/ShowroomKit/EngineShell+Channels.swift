@@ -31,8 +31,22 @@ extension EngineShell {
         // A locally muted track stays unpublished whatever the option says.
         if let value = update.publishAudio { update.publishAudio = value && !record.audioMuted }
         if let value = update.publishVideo { update.publishVideo = value && !record.videoMuted }
-        request(.updateOptions(channel: record.connection.channel, update: update.edgeUpdate), for: connection,
-                accepted: .options(options), complete) { _ in }
+        let channel = record.connection.channel
+        guard options.role == nil else {
+            return request(.updateOptions(channel: channel, update: update.edgeUpdate), for: connection,
+                           accepted: .options(options), complete) { _ in }
+        }
+        // Without a role change, publishing starts (or stops) at once, not an answer later (a
+        // call's first frame waits on it): the update goes out on the session before the first
+        // frame, so the edge takes it first. A refusal puts the options back.
+        let before = (options: record.options, publishesAsAudience: record.publishesAsAudience)
+        perform(state.accepted(.options(options), channel: channel))
+        request(.updateOptions(channel: channel, update: update.edgeUpdate), for: connection, { [weak self] (result: Result<Void, ShowroomError>) in
+            if case .failure = result, let self {
+                self.perform(self.state.restore(before.options, publishesAsAudience: before.publishesAsAudience, channel: channel))
+            }
+            complete(result)
+        }) { _ in }
     }
 
     func setRole(_ role: ClientRole, _ connection: ChannelConnection?, _ complete: @escaping Completion<Void>) {

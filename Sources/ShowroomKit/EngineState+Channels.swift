@@ -214,6 +214,14 @@ extension EngineState {
         return out
     }
 
+    /// Puts back the options a refused update had changed ahead of the edge's answer.
+    mutating func restore(_ options: MediaOptions, publishesAsAudience: Bool, channel: String) -> [EngineDirective] {
+        guard connections[channel] != nil else { return [] }
+        connections[channel]?.options = options
+        connections[channel]?.publishesAsAudience = publishesAsAudience
+        return [.refreshPublishing]
+    }
+
     /// Mutes (or unmutes) a local track of a joined connection at once; the options update to
     /// tell the edge, so the others see the track unpublished rather than frozen.
     mutating func muteLocal(_ kind: TrackKind, muted: Bool, _ connection: ChannelConnection?) throws(ShowroomError) -> MediaOptionsUpdate {

@@ -130,6 +130,14 @@ struct EngineState {
         sessions.values.filter { $0.phase == .open }.map(\.serial).sorted()
     }
 
+    /// The edges of the open sessions that take new joins (not draining), those holding the most
+    /// channels first: where a channel new to the cluster is best placed for this engine.
+    var warmEdges: [String] {
+        sessions.values.filter { $0.phase == .open && !$0.isDraining && active[$0.edge.endpoint] == $0.serial }
+            .sorted { ($0.channels.count, $1.serial) > ($1.channels.count, $0.serial) }
+            .map(\.edge.id)
+    }
+
     /// The channels the app holds a video sink in, for `uid`s; the shell keeps the sinks.
     mutating func setVideoSink(channel: String, uid: UInt32, present: Bool) {
         if present { videoSinks[channel, default: []].insert(uid) } else { videoSinks[channel]?.remove(uid) }

@@ -176,7 +176,10 @@ public final class ShowroomEngine: Sendable {
         try await join(token: token, connection: connection, options: options, primary: false)
     }
 
-    private func join(token: String, connection: ChannelConnection, options: ChannelMediaOptions, primary: Bool) async throws(ShowroomError) -> ChannelConnection {
+    /// Joins; with `preferringWarmEdges`, a channel not placed yet is placed on an edge this
+    /// engine already has a session with (a call's private channel, where its parties are).
+    func join(token: String, connection: ChannelConnection, options: ChannelMediaOptions, primary: Bool,
+              preferringWarmEdges: Bool = false) async throws(ShowroomError) -> ChannelConnection {
         // The edge's rule, checked here so a bad name fails at once with the same E1007.
         try Names.validateChannel(connection.channel)
         let started = ContinuousClock.now
@@ -193,9 +196,12 @@ public final class ShowroomEngine: Sendable {
                 preloads.forget(connection.channel)
             }
         }
+        let preferred = preferringWarmEdges
+            ? ((try? await onShell { shell, complete in complete(.success(Array(shell.state.warmEdges.prefix(4)))) }) ?? []) : []
         let edge = try await placement.edge(
             for: connection.channel, avoiding: nil,
-            joiningAs: PlacementCredentials(uid: connection.uid, token: token, audience: options.joinRole == .audience))
+            joiningAs: PlacementCredentials(uid: connection.uid, token: token, audience: options.joinRole == .audience,
+                                            preferredEdges: preferred))
         return try await loop.perform { complete in
             shell.value.join(token: token, connection: connection, options: options, edge: edge, primary: primary, started: started, complete)
         }

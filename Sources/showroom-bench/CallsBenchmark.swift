@@ -37,6 +37,10 @@ struct CallsBenchmark: AsyncParsableCommand {
     @Option(help: "With --signal-only: calls each pair makes (a node lets one caller start 10 calls in 10 s).")
     var rounds = 5
 
+    @Flag(name: .customLong("fresh-engines"),
+          help: "Each pair's engines hold nothing before the call (no live room: every join opens new sessions).")
+    var freshEngines = false
+
     @Flag(help: "Print one JSON object.")
     var json = false
 
@@ -62,7 +66,8 @@ struct CallsBenchmark: AsyncParsableCommand {
         let clientSeeds = try await ClientSeeds.resolve(seeds)
         let credentials = try app.resolved()
         let loops = try (0..<2).map { try EngineLoop(name: "bench-calls-\($0)") }
-        progress("\(pairs) pairs call with media, \(concurrency) at a time", json: json)
+        progress("\(pairs) pairs call with media, \(concurrency) at a time, "
+                 + (freshEngines ? "fresh engines" : "each caller watching its callee's live room"), json: json)
         let base = UInt32.random(in: 100_000...1_000_000) * 10
         var times: [Double] = []
         /// Each side's timeline steps (ms from the call's start), over every call that connected.
@@ -78,7 +83,11 @@ struct CallsBenchmark: AsyncParsableCommand {
                 for index in batch {
                     let caller = base + UInt32(index) * 2
                     let loop = loops[index % loops.count]
-                    group.addTask { await Pair.start(caller: caller, callee: caller + 1, seeds: clientSeeds, loop: loop, credentials: credentials) }
+                    let live = !freshEngines
+                    group.addTask {
+                        await Pair.start(caller: caller, callee: caller + 1, seeds: clientSeeds, loop: loop, credentials: credentials,
+                                         live: live)
+                    }
                 }
                 var pairs: [Result<Pair, ShowroomError>] = []
                 for await pair in group { pairs.append(pair) }
@@ -110,12 +119,13 @@ struct CallsBenchmark: AsyncParsableCommand {
         let failed = failures.values.reduce(0, +)
         if json {
             try printJSON([
-                "benchmark": "calls", "pairs": pairs, "concurrency": concurrency,
+                "benchmark": "calls", "pairs": pairs, "concurrency": concurrency, "path": freshEngines ? "fresh" : "show",
                 "connect_ms_p50": rounded(latency.percentileMs(0.5)), "connect_ms_p99": rounded(latency.percentileMs(0.99)),
                 "connect_ms_max": rounded(latency.maxMs), "failures": failed, "failure_codes": failures,
             ])
         } else {
-            print("call → connected on both sides (first remote frames decoded), \(times.count) calls, \(concurrency) at a time")
+            print("call → connected on both sides (first remote frames decoded), \(times.count) calls, \(concurrency) at a time, "
+                  + (freshEngines ? "fresh engines" : "show → 1v1 (the caller watched the host's live room)"))
             print(String(format: "  p50 %6.1f ms   p99 %6.1f ms   max %6.1f ms", latency.percentileMs(0.5),
                          latency.percentileMs(0.99), latency.maxMs))
             print("  failures \(failed)\(failures.isEmpty ? "" : " \(failures)")")
@@ -129,14 +139,16 @@ struct CallsBenchmark: AsyncParsableCommand {
     }
 
     /// A caller and a callee, each with its engine (a 160×120 camera at 15 fps), logged in to
-    /// signaling; the callee accepts what rings.
+    /// signaling; the callee accepts what rings. On the show → 1v1 path (`live`), as in the app: the
+    /// callee hosts a live room, the caller watches it (decodes the host) and then calls; the host's
+    /// live connection pauses while the call is on.
     private struct Pair: Sendable {
         let caller: UInt32, callee: UInt32
         let calling: ShowroomEngine, called: ShowroomEngine
         let callerClient: CallClient, calleeClient: CallClient
 
         static func start(caller: UInt32, callee: UInt32, seeds: [String], loop: EngineLoop,
-                          credentials: LocalAppCredentials) async -> Result<Pair, ShowroomError> {
+                          credentials: LocalAppCredentials, live: Bool) async -> Result<Pair, ShowroomError> {
             do throws(ShowroomError) {
                 let calling = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)), loop: loop)
                 let called = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)), loop: loop)
@@ -155,8 +167,9 @@ struct CallsBenchmark: AsyncParsableCommand {
                     }
                     try await pair.calleeClient.login(token: tokens.callee)
                     try await pair.callerClient.login(token: tokens.caller)
+                    let hostLive = live ? try await watchLive(host: called, callee, viewer: calling, caller, credentials: credentials) : nil
                     try pair.callerClient.prepareForCall(PrepareConfig())
-                    try pair.calleeClient.prepareForCall(PrepareConfig())
+                    try pair.calleeClient.prepareForCall(PrepareConfig(pausesConnection: hostLive, liveRoomID: hostLive.map { _ in "" }))
                 } catch {
                     await pair.stop()
                     throw error
@@ -165,6 +178,45 @@ struct CallsBenchmark: AsyncParsableCommand {
             } catch {
                 return .failure(error)
             }
+        }
+
+        /// The host goes live in its own channel and the viewer joins it as audience, setting its
+        /// sink after the host joined (the seeds' order), until it decodes the host (at most 5 s).
+        /// Returns the host's live connection.
+        static func watchLive(host: ShowroomEngine, _ hostUID: UInt32, viewer: ShowroomEngine, _ viewerUID: UInt32,
+                              credentials: LocalAppCredentials) async throws(ShowroomError) -> ChannelConnection {
+            let channel = "live-\(hostUID)"
+            let tokens: (host: String, viewer: String)
+            do {
+                tokens = (try credentials.token(channel: channel, uid: hostUID, role: .publisher),
+                          try credentials.token(channel: channel, uid: viewerUID, role: .subscriber))
+            } catch {
+                throw ShowroomError.internal("cannot make live-room tokens: \(error)")
+            }
+            let live = try await host.joinChannelEx(token: tokens.host, connection: ChannelConnection(channel: channel, uid: hostUID),
+                                                    options: .broadcaster)
+            let events = viewer.events(bufferingNewest: 100)
+            let watching = try await viewer.joinChannelEx(
+                token: tokens.viewer, connection: ChannelConnection(channel: channel, uid: viewerUID), options: .audience)
+            let decoded = Task { () -> Bool in
+                for await event in events {
+                    switch event {
+                    case .userJoined(watching, hostUID):
+                        try? await viewer.setupRemoteVideo(uid: hostUID, connection: watching, sink: DecodingVideoSink())
+                    case .firstRemoteVideoFrameDecoded(watching, hostUID, _, _, _):
+                        return true
+                    default: break
+                    }
+                }
+                return false
+            }
+            let deadline = Task {
+                try await Task.sleep(for: .seconds(5))
+                decoded.cancel()
+            }
+            defer { deadline.cancel() }
+            guard await decoded.value else { throw .deadlineExceeded("the viewer of \(channel) decoded no host within 5 s") }
+            return live
         }
 
         /// A call that connected: the time from the call to both sides connected, and each side's

@@ -285,6 +285,74 @@ final class ShowToCallTests: XCTestCase {
         for engine in engines { await engine.shutdown() }
     }
 
+    func testACallsChannelIsPlacedOnTheEdgeWhereTheViewerWatchesTheHostSoNobodyOpensASession() async throws {
+        let cluster = try TestCluster(coordinators: 1, callsignals: 1, edges: 3)
+        defer { cluster.down() }
+        let seeds = [try cluster.clientEndpoint(of: "coordinator-1")]
+        let host: UInt32 = 1201, viewer: UInt32 = 2201
+        let live = "show-placed-1"
+        let hostEngine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)))
+        let viewerEngine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)))
+        for engine in [hostEngine, viewerEngine] {
+            await engine.setLocalVideoSource(TestPatternCamera(width: 160, height: 120, framesPerSecond: 15))
+        }
+        let liveConnection = try await hostEngine.joinChannel(
+            token: try TestApp.token(channel: live, uid: host), channel: live, uid: host, options: .broadcaster)
+        try await viewerEngine.joinChannel(token: try TestApp.token(channel: live, uid: viewer, role: .subscriber),
+                                           channel: live, uid: viewer, options: .audience)
+        let hostOn = await hostEngine.edgeID(of: liveConnection)
+        let liveEdge = try XCTUnwrap(hostOn)
+        let watchedEdge = await viewerEngine.edgeID(of: ChannelConnection(channel: live, uid: viewer))
+        XCTAssertEqual(watchedEdge, liveEdge)
+
+        let hostCalls = CallClient(uid: host, engine: hostEngine, seeds: seeds, pollWait: .seconds(2))
+        let viewerCalls = CallClient(uid: viewer, engine: viewerEngine, seeds: seeds, pollWait: .seconds(2))
+        let hostLog = CallEventLog(hostCalls) { event in
+            if case .stateChanged(.calling, _, _, let info?) = event { try? await hostCalls.accept(remoteUserId: info.caller) }
+        }
+        let viewerLog = CallEventLog(viewerCalls)
+        defer {
+            hostLog.stop()
+            viewerLog.stop()
+        }
+        try await hostCalls.login(token: TestApp.loginToken(uid: host))
+        try await viewerCalls.login(token: TestApp.loginToken(uid: viewer))
+        try hostCalls.prepareForCall(PrepareConfig(pausesConnection: liveConnection))
+        try viewerCalls.prepareForCall(PrepareConfig())
+        let sessionsBefore = (await hostEngine.statistics().sessionsOpened, await viewerEngine.statistics().sessionsOpened)
+
+        // Each call's channel is new and named by the server: without the preference, three calls
+        // would all land on the live edge only by a 1-in-27 chance.
+        for round in 1...3 {
+            try await viewerCalls.call(remoteUserId: host)
+            for log in [viewerLog, hostLog] {
+                try await eventually("call \(round) connected on both sides") {
+                    log.all.filter { if case .connected = $0 { true } else { false } }.count == round
+                }
+            }
+            let call = try XCTUnwrap(viewerCalls.currentCall)
+            let viewerEdge = await viewerEngine.edgeID(of: ChannelConnection(channel: call.channel, uid: viewer))
+            let hostEdge = await hostEngine.edgeID(of: ChannelConnection(channel: call.channel, uid: host))
+            XCTAssertEqual(viewerEdge, liveEdge, "call \(round)")
+            XCTAssertEqual(hostEdge, liveEdge, "call \(round)")
+            try await viewerCalls.hangup(remoteUserId: host)
+            for log in [viewerLog, hostLog] {
+                try await eventually("call \(round) ended on both sides") {
+                    log.all.filter { if case .disconnected = $0 { true } else { false } }.count == round
+                }
+            }
+        }
+        let sessionsAfter = (await hostEngine.statistics().sessionsOpened, await viewerEngine.statistics().sessionsOpened)
+        XCTAssertEqual(sessionsAfter.0, sessionsBefore.0, "the host opened no session for its calls")
+        XCTAssertEqual(sessionsAfter.1, sessionsBefore.1, "the viewer opened no session for its calls")
+
+        for client in [hostCalls, viewerCalls] {
+            await client.logout()
+            await client.close()
+        }
+        for engine in [hostEngine, viewerEngine] { await engine.shutdown() }
+    }
+
     func testACallsStartConnectAndEndReachTheWebhooksSigned() async throws {
         let receiver = try await WebhookReceiver.start(secret: "call-events-secret")
         let cluster = try TestCluster(coordinators: 1, callsignals: 1, edges: 1, webhookURLs: [receiver.url],

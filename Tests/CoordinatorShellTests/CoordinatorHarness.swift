@@ -176,12 +176,13 @@ final class CoordinatorHarness {
         }, as: RoomListRoomsResponse.self)
     }
 
-    func place(_ channel: String, uid: UInt32 = 7, at id: String, unreachableEdge: String = "") throws -> RoomPlaceChannelResponse {
+    func place(_ channel: String, uid: UInt32 = 7, at id: String, unreachableEdge: String = "", preferring: [String] = []) throws -> RoomPlaceChannelResponse {
         try node(id).ask(.channelPlace, RoomPlaceChannelRequest.with {
             $0.channel = channel
             $0.uid = uid
             $0.token = (try? TestApp.token(channel: channel, uid: uid)) ?? ""
             $0.unreachableEdge = unreachableEdge
+            $0.preferredEdges = preferring
         }, as: RoomPlaceChannelResponse.self)
     }
 

@@ -86,6 +86,33 @@ final class RelayPlacementTests: XCTestCase {
         XCTAssertEqual(cluster.shells["coord-a"]?.drainingEdges, [origin])
     }
 
+    func testAFreshChannelGoesWhereItsFirstJoinerAlreadyIsAndAPlacedOneStays() throws {
+        let cluster = try CoordinatorHarness(coordinators: ["coord-a", "coord-b"], edges: ["edge-1", "edge-2", "edge-3"])
+        // A call's channel: placed on the caller's edge, whichever it is; an unknown edge is passed over.
+        for edge in ["edge-1", "edge-2", "edge-3"] {
+            XCTAssertEqual(try cluster.place("call-\(edge)", at: "coord-a", preferring: ["edge-9", edge]).edgeID, edge)
+        }
+        // The callee prefers its own edge: the channel stays where the caller put it.
+        XCTAssertEqual(try cluster.place("call-edge-1", at: "coord-b", preferring: ["edge-2"]).edgeID, "edge-1")
+        for id in ["coord-a", "coord-b"] {
+            XCTAssertEqual(cluster.shells[id]?.placements.placements["call-edge-2"]?.edgeID, "edge-2", "replicated to \(id)")
+        }
+        // A draining edge is no choice, even when preferred.
+        try cluster.report(from: "edge-3", to: "coord-a", [], draining: true)
+        XCTAssertNotEqual(try cluster.place("call-late", at: "coord-a", preferring: ["edge-3"]).edgeID, "edge-3")
+    }
+
+    func testAPlacementPreferringTooManyOrUnnamedEdgesIsRefusedAndPlacesNothing() throws {
+        let cluster = try CoordinatorHarness(coordinators: ["coord-a"], edges: ["edge-1", "edge-2"])
+        for preferring in [["edge-1", "edge-2", "edge-1", "edge-2", "edge-1"], ["edge-1", ""], [String(repeating: "e", count: 65)]] {
+            XCTAssertThrowsError(try cluster.place("call-1", at: "coord-a", preferring: preferring)) { error in
+                XCTAssertEqual((error as? ShowroomError)?.code, .invalidArgument, "\(preferring)")
+                XCTAssertTrue("\(error)".contains("at most 4 edges"), "\(error)")
+            }
+        }
+        XCTAssertTrue(cluster.shells["coord-a"]!.placements.placements.isEmpty)
+    }
+
     func testWithoutAThresholdEveryViewerStaysOnTheOrigin() throws {
         let cluster = try CoordinatorHarness(coordinators: ["coord-a"], edges: ["edge-1", "edge-2"])
         let origin = try place(cluster, "calm", uid: 1, audience: false)

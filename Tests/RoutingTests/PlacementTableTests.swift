@@ -23,6 +23,25 @@ final class PlacementTableTests: XCTestCase {
         XCTAssertEqual(again.placement, first.placement)
     }
 
+    func testAPreferredEdgeTakesAFreshChannelUnlessAvoidedAbsentOrSomeoneHostsIt() throws {
+        var table = PlacementTable()
+        let edges = OwnerRing(.edge, memberIDs: ["edge-a", "edge-b", "edge-c"])
+        for edge in ["edge-a", "edge-b", "edge-c"] {
+            let placed = try table.place(channel: "call-\(edge)", edges: edges, loads: [:], avoiding: nil,
+                                         preferring: ["edge-x", edge], nowMs: t0)
+            XCTAssertEqual(placed.placement.edgeID, edge)
+        }
+        // Placed: a later preference changes nothing.
+        let again = try table.place(channel: "call-edge-a", edges: edges, loads: [:], avoiding: nil, preferring: ["edge-b"], nowMs: t0)
+        XCTAssertEqual(again.placement.edgeID, "edge-a")
+        XCTAssertFalse(again.changed)
+        // An edge that already runs the channel wins over a preference; an avoided one is no choice.
+        XCTAssertEqual(try table.place(channel: "hosted", edges: edges, loads: [:], avoiding: nil, hosting: ["edge-c"],
+                                       preferring: ["edge-a"], nowMs: t0).placement.edgeID, "edge-c")
+        XCTAssertNotEqual(try table.place(channel: "avoided", edges: edges, loads: [:], avoiding: "edge-b",
+                                          preferring: ["edge-b"], nowMs: t0).placement.edgeID, "edge-b")
+    }
+
     func testHeavilyLoadedEdgeGetsFewerNewChannels() throws {
         var table = PlacementTable()
         let alive = [(id: "edge-a", load: 0), (id: "edge-b", load: 0), (id: "edge-c", load: 20)]

@@ -398,6 +398,37 @@ final class EngineStateTests: XCTestCase {
         XCTAssertEqual(driver.movedOut, [a])
     }
 
+    func testWarmEdgesAreTheOpenSessionsThatTakeJoinsBusiestFirst() throws {
+        var driver = EngineStateDriver()
+        XCTAssertEqual(driver.state.warmEdges, [])
+        join(&driver, "room-1", on: edgeA)
+        join(&driver, "room-2", on: edgeB)
+        join(&driver, "room-3", on: edgeB)
+        XCTAssertEqual(driver.state.warmEdges, ["edge-b", "edge-a"])
+        // A session still opening is not warm; a draining one takes no join.
+        driver.apply(driver.state.join(
+            token: "t", connection: ChannelConnection(channel: "room-4", uid: 7), options: ChannelMediaOptions(),
+            edge: edgeC, primary: false, ticket: driver.ticket(), now: driver.now))
+        driver.apply(driver.state.edgeEvent(.draining(within: .seconds(5)), on: try XCTUnwrap(driver.serial(of: edgeB)), now: driver.now))
+        XCTAssertEqual(driver.state.warmEdges, ["edge-a"])
+    }
+
+    func testPublishingChangedAheadOfTheEdgesAnswerIsPutBackOnARefusal() throws {
+        var driver = EngineStateDriver()
+        join(&driver, "call-1", on: edgeA, role: .broadcaster)
+        driver.apply(driver.state.accepted(.options(ChannelMediaOptions(publishAudio: false, publishVideo: false)), channel: "call-1"))
+        let quiet = try XCTUnwrap(driver.state.connections["call-1"])
+        XCTAssertFalse(quiet.sends(.video))
+        // The callee accepts: video goes out at once, before the edge answered the update.
+        driver.apply(driver.state.accepted(.options(ChannelMediaOptions(publishAudio: true, publishVideo: true)), channel: "call-1"))
+        XCTAssertTrue(try XCTUnwrap(driver.state.connections["call-1"]).sends(.video))
+        // Refused: back to what it was.
+        let directives = driver.state.restore(quiet.options, publishesAsAudience: quiet.publishesAsAudience, channel: "call-1")
+        XCTAssertFalse(try XCTUnwrap(driver.state.connections["call-1"]).sends(.video))
+        XCTAssertTrue(directives.contains { if case .refreshPublishing = $0 { true } else { false } })
+        XCTAssertTrue(driver.state.restore(quiet.options, publishesAsAudience: false, channel: "left").isEmpty)
+    }
+
     func testEventsCountFromTheEdgeThatServesTheConnection() throws {
         var driver = EngineStateDriver()
         join(&driver, "room-1", on: edgeA)

@@ -1795,6 +1795,12 @@ public nonisolated struct RoomPlaceChannelRequest: Sendable {
   /// the coordinator's relay threshold) it may be placed on a relay edge of the channel.
   public var audience: Bool = false
 
+  /// Edges (node ids, at most 4, 1-64 bytes each) the client already has sessions with, best
+  /// first: a channel not placed yet goes to the first of them that can host it, so its first
+  /// joiners need no new session (a 1v1 call's channel lands where the caller watches the host).
+  /// Unknown, dead or draining edges are passed over; a placed channel stays where it is.
+  public var preferredEdges: [String] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -4331,7 +4337,7 @@ nonisolated extension RoomRoomNotice: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension RoomPlaceChannelRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".PlaceChannelRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{3}unreachable_edge\0\u{1}uid\0\u{1}token\0\u{1}admin\0\u{1}audience\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{3}unreachable_edge\0\u{1}uid\0\u{1}token\0\u{1}admin\0\u{1}audience\0\u{3}preferred_edges\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4345,6 +4351,7 @@ nonisolated extension RoomPlaceChannelRequest: SwiftProtobuf.Message, SwiftProto
       case 4: try { try decoder.decodeSingularStringField(value: &self.token) }()
       case 5: try { try decoder.decodeSingularMessageField(value: &self._admin) }()
       case 6: try { try decoder.decodeSingularBoolField(value: &self.audience) }()
+      case 7: try { try decoder.decodeRepeatedStringField(value: &self.preferredEdges) }()
       default: break
       }
     }
@@ -4373,6 +4380,9 @@ nonisolated extension RoomPlaceChannelRequest: SwiftProtobuf.Message, SwiftProto
     if self.audience != false {
       try visitor.visitSingularBoolField(value: self.audience, fieldNumber: 6)
     }
+    if !self.preferredEdges.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.preferredEdges, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4383,6 +4393,7 @@ nonisolated extension RoomPlaceChannelRequest: SwiftProtobuf.Message, SwiftProto
     if lhs.token != rhs.token {return false}
     if lhs._admin != rhs._admin {return false}
     if lhs.audience != rhs.audience {return false}
+    if lhs.preferredEdges != rhs.preferredEdges {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
