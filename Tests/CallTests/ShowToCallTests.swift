@@ -45,6 +45,42 @@ final class CallEventLog: Sendable {
     func stop() { task.withLock { $0?.cancel() } }
 }
 
+/// A live host and a viewer of its room logged in to signaling and prepared: the host pauses its
+/// live connection while in a call and accepts whatever rings.
+struct ShowCallParties {
+    let hostCalls: CallClient
+    let viewerCalls: CallClient
+    let hostLog: CallEventLog
+    let viewerLog: CallEventLog
+
+    static func start(host: UInt32, _ hostEngine: ShowroomEngine, viewer: UInt32, _ viewerEngine: ShowroomEngine, seeds: [String],
+                      live: ChannelConnection) async throws -> ShowCallParties {
+        let hostCalls = CallClient(uid: host, engine: hostEngine, seeds: seeds, pollWait: .seconds(2))
+        let viewerCalls = CallClient(uid: viewer, engine: viewerEngine, seeds: seeds, pollWait: .seconds(2))
+        let parties = ShowCallParties(
+            hostCalls: hostCalls, viewerCalls: viewerCalls,
+            hostLog: CallEventLog(hostCalls) { event in
+                if case .stateChanged(.calling, _, _, let info?) = event { try? await hostCalls.accept(remoteUserId: info.caller) }
+            },
+            viewerLog: CallEventLog(viewerCalls))
+        do {
+            try await hostCalls.login(token: TestApp.loginToken(uid: host))
+            try await viewerCalls.login(token: TestApp.loginToken(uid: viewer))
+            try hostCalls.prepareForCall(PrepareConfig(pausesConnection: live))
+            try viewerCalls.prepareForCall(PrepareConfig())
+        } catch {
+            parties.stop()
+            throw error
+        }
+        return parties
+    }
+
+    func stop() {
+        hostLog.stop()
+        viewerLog.stop()
+    }
+}
+
 /// Show → 1v1 on real processes with real media: a viewer of a live room calls its host, the host
 /// pauses the live room, they connect on the call's private channel, and after the hang-up the host
 /// is live again.
@@ -82,20 +118,9 @@ final class ShowToCallTests: XCTestCase {
         defer { roomReader.cancel() }
 
         // Both log in to signaling; the host accepts whatever rings.
-        let hostCalls = CallClient(uid: host, engine: hostEngine, seeds: seeds, pollWait: .seconds(2))
-        let viewerCalls = CallClient(uid: viewer, engine: viewerEngine, seeds: seeds, pollWait: .seconds(2))
-        let hostLog = CallEventLog(hostCalls) { event in
-            if case .stateChanged(.calling, _, _, let info?) = event { try? await hostCalls.accept(remoteUserId: info.caller) }
-        }
-        let viewerLog2 = CallEventLog(viewerCalls)
-        defer {
-            hostLog.stop()
-            viewerLog2.stop()
-        }
-        try await hostCalls.login(token: TestApp.loginToken(uid: host))
-        try await viewerCalls.login(token: TestApp.loginToken(uid: viewer))
-        try hostCalls.prepareForCall(PrepareConfig(pausesConnection: liveConnection))
-        try viewerCalls.prepareForCall(PrepareConfig())
+        let parties = try await ShowCallParties.start(host: host, hostEngine, viewer: viewer, viewerEngine, seeds: seeds, live: liveConnection)
+        defer { parties.stop() }
+        let (hostCalls, viewerCalls, hostLog, viewerLog2) = (parties.hostCalls, parties.viewerCalls, parties.hostLog, parties.viewerLog)
         let online = try await viewerCalls.presence(of: [host, thief])
         XCTAssertEqual(online, [host: .online, thief: .offline])
 
@@ -305,20 +330,9 @@ final class ShowToCallTests: XCTestCase {
         let watchedEdge = await viewerEngine.edgeID(of: ChannelConnection(channel: live, uid: viewer))
         XCTAssertEqual(watchedEdge, liveEdge)
 
-        let hostCalls = CallClient(uid: host, engine: hostEngine, seeds: seeds, pollWait: .seconds(2))
-        let viewerCalls = CallClient(uid: viewer, engine: viewerEngine, seeds: seeds, pollWait: .seconds(2))
-        let hostLog = CallEventLog(hostCalls) { event in
-            if case .stateChanged(.calling, _, _, let info?) = event { try? await hostCalls.accept(remoteUserId: info.caller) }
-        }
-        let viewerLog = CallEventLog(viewerCalls)
-        defer {
-            hostLog.stop()
-            viewerLog.stop()
-        }
-        try await hostCalls.login(token: TestApp.loginToken(uid: host))
-        try await viewerCalls.login(token: TestApp.loginToken(uid: viewer))
-        try hostCalls.prepareForCall(PrepareConfig(pausesConnection: liveConnection))
-        try viewerCalls.prepareForCall(PrepareConfig())
+        let parties = try await ShowCallParties.start(host: host, hostEngine, viewer: viewer, viewerEngine, seeds: seeds, live: liveConnection)
+        defer { parties.stop() }
+        let (hostCalls, viewerCalls, hostLog, viewerLog) = (parties.hostCalls, parties.viewerCalls, parties.hostLog, parties.viewerLog)
         let sessionsBefore = (await hostEngine.statistics().sessionsOpened, await viewerEngine.statistics().sessionsOpened)
 
         // Each call's channel is new and named by the server: without the preference, three calls
