@@ -505,10 +505,15 @@ cmd_demo() {
   fi
   echo
   echo "== failure drill: SIGKILL the edge hosting ${rooms[0]}; its clients rejoin elsewhere =="
-  local victim status_json moved=() rejoined decoded
-  # shellcheck disable=SC2086
-  status_json="$(ctl status $seeds --json || true)"
-  victim="$(edge_of "$status_json" "${rooms[0]}")"
+  local victim="" status_json moved=() rejoined decoded deadline=$((SECONDS + 5))
+  # The channel list is the edges' latest reports to a coordinator: asked again (for up to 5 s)
+  # while the one asked has no report of the room's channel yet.
+  while [ -z "$victim" ] && [ "$SECONDS" -le "$deadline" ]; do
+    # shellcheck disable=SC2086
+    status_json="$(ctl status $seeds --json || true)"
+    victim="$(edge_of "$status_json" "${rooms[0]}")"
+    [ -n "$victim" ] || sleep 0.2
+  done
   # Kept for whoever reads why the drill found no edge.
   [ -n "$victim" ] || echo "$status_json" > "$run_dir/drill-status.json"
   if [ -n "$victim" ]; then
