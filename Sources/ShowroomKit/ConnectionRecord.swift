@@ -1,4 +1,5 @@
 internal import EdgeProtocol
+internal import ShowroomWire
 
 /// The engine's state of one channel connection: a value in ``EngineState``.
 struct ConnectionRecord {
@@ -80,6 +81,27 @@ struct ConnectionRecord {
     func sends(_ kind: TrackKind) -> Bool {
         guard isJoined, rejoin == nil, role == .broadcaster || publishesAsAudience else { return false }
         return kind == .audio ? options.publishAudio && !audioMuted : options.publishVideo && !videoMuted
+    }
+
+    /// The header of this connection's next frame of `kind`: its sequence bumped, the fields every
+    /// frame of the track carries set.
+    mutating func nextMediaHeader(_ kind: TrackKind, captured: UInt64) -> WireMediaHeader {
+        var header = WireMediaHeader()
+        header.channel = connection.channel
+        header.publisherUid = connection.uid
+        if kind == .audio {
+            audioSequence &+= 1
+            header.track = .audio
+            header.codec = .opus
+            header.sequence = audioSequence
+        } else {
+            videoSequence &+= 1
+            header.track = .video
+            header.codec = .vp8
+            header.sequence = videoSequence
+        }
+        header.captureTimeUs = captured
+        return header
     }
 
     /// The publish flag the edge should hold for `kind`: the option, unless muted locally.

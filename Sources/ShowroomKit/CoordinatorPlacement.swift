@@ -72,6 +72,7 @@ public final class CoordinatorPlacement: ChannelPlacement {
             request.uid = credentials.uid
             request.token = credentials.token
             request.audience = credentials.audience
+            // The coordinators take at most 4.
             request.preferredEdges = Array(credentials.preferredEdges.prefix(4))
         }
         let answer = try await client.request(.channelPlace, body: request, key: channel, expecting: RoomPlaceChannelResponse.self)

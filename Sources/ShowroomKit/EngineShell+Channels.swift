@@ -58,12 +58,8 @@ extension EngineShell {
     func muteLocal(_ kind: TrackKind, muted: Bool, _ connection: ChannelConnection?, _ complete: @escaping Completion<Void>) {
         // Stop (or start) sending at once; then tell the edge, so the others see the track
         // unpublished rather than frozen.
-        let update: MediaOptionsUpdate
-        let channel: String
-        do throws(ShowroomError) {
-            update = try state.muteLocal(kind, muted: muted, connection)
-            channel = try state.record(for: connection).connection.channel
-        } catch {
+        let (channel, update): (String, MediaOptionsUpdate)
+        do throws(ShowroomError) { (channel, update) = try state.muteLocal(kind, muted: muted, connection) } catch {
             return complete(.failure(error))
         }
         refreshPublishing()

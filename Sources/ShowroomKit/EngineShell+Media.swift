@@ -126,34 +126,31 @@ extension EngineShell {
     /// - Returns: The connections it went to.
     @discardableResult
     private func sendVideo(_ data: [UInt8], keyframe: Bool, width: Int, height: Int, captured: UInt64) -> Int {
-        var sent = 0
-        for index in state.connections.values.indices where state.connections.values[index].sends(.video) {
-            state.connections.values[index].videoSequence &+= 1
-            let record = state.connections.values[index]
-            var header = Self.header(for: record, track: .video, sequence: record.videoSequence, captured: captured)
+        let sent = sendToPublishers(.video, data, captured: captured) { header in
             header.keyframe = keyframe
             header.width = UInt32(width)
             header.height = UInt32(height)
-            header.payloadSize = UInt32(data.count)
-            if send(header, data, for: record) {
-                mediaStatistics.videoFramesSent += 1
-                if keyframe { mediaStatistics.keyframesSent += 1 }
+        }
+        mediaStatistics.videoFramesSent += sent
+        if keyframe { mediaStatistics.keyframesSent += sent }
+        return sent
+    }
+
+    /// Sends one encoded frame of `kind` on every connection that publishes it; `stamp` sets the
+    /// kind's own header fields. Each connection's sequence is bumped in place, not on a copy.
+    ///
+    /// - Returns: The connections it went to.
+    private func sendToPublishers(_ kind: TrackKind, _ payload: [UInt8], captured: UInt64, _ stamp: (inout WireMediaHeader) -> Void) -> Int {
+        var sent = 0
+        for index in state.connections.values.indices where state.connections.values[index].sends(kind) {
+            var header = state.connections.values[index].nextMediaHeader(kind, captured: captured)
+            stamp(&header)
+            header.payloadSize = UInt32(payload.count)
+            if send(header, payload, to: state.connections.values[index].edgeEndpoint, lingeringOn: state.connections.values[index].lingeringOn) {
                 sent += 1
             }
         }
         return sent
-    }
-
-    /// The header fields every frame of a track on a connection carries.
-    private static func header(for record: ConnectionRecord, track: WireTrackKind, sequence: UInt32, captured: UInt64) -> WireMediaHeader {
-        var header = WireMediaHeader()
-        header.channel = record.connection.channel
-        header.publisherUid = record.connection.uid
-        header.track = track
-        header.codec = track == .audio ? .opus : .vp8
-        header.sequence = sequence
-        header.captureTimeUs = captured
-        return header
     }
 
     private func captureAudio() {
@@ -165,19 +162,12 @@ extension EngineShell {
         }
         guard let encoder = audioEncoder, let packet = try? encoder.encode(pcm) else { return }
         let level = UInt32(AudioLevel(pcm: pcm).level)
-        for index in state.connections.values.indices where state.connections.values[index].sends(.audio) {
-            state.connections.values[index].audioSequence &+= 1
-            let record = state.connections.values[index]
-            var header = Self.header(for: record, track: .audio, sequence: record.audioSequence, captured: captured)
-            header.audioLevel = level
-            header.payloadSize = UInt32(packet.count)
-            if send(header, packet, for: record) { mediaStatistics.audioFramesSent += 1 }
-        }
+        mediaStatistics.audioFramesSent += sendToPublishers(.audio, packet, captured: captured) { $0.audioLevel = level }
     }
 
-    /// Sends one frame on the connection's session; a full queue drops it (live media).
-    private func send(_ header: WireMediaHeader, _ payload: [UInt8], for record: ConnectionRecord) -> Bool {
-        guard let serial = state.openSession(to: record.edgeEndpoint), let session = links[serial] else { return false }
+    /// Sends one frame on the session with `edge`; a full queue drops it (live media).
+    private func send(_ header: WireMediaHeader, _ payload: [UInt8], to edge: String, lingeringOn: EdgeAddress?) -> Bool {
+        guard let serial = state.openSession(to: edge), let session = links[serial] else { return false }
         var header = header
         // Stamped last, after encoding: receivers measure publish -> receive from here.
         header.sendTimeUs = MediaClock.nowMicroseconds()
@@ -187,7 +177,7 @@ extension EngineShell {
             return false
         }
         // A broadcaster that moved keeps its draining old edge's viewers served until they moved.
-        if let lingering = record.lingeringOn, let serial = state.openSession(to: lingering.endpoint), let old = links[serial] {
+        if let lingering = lingeringOn, let serial = state.openSession(to: lingering.endpoint), let old = links[serial] {
             _ = old.sendMedia(envelope, payload: payload)
         }
         return true

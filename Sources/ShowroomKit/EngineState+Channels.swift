@@ -224,13 +224,14 @@ extension EngineState {
 
     /// Mutes (or unmutes) a local track of a joined connection at once; the options update to
     /// tell the edge, so the others see the track unpublished rather than frozen.
-    mutating func muteLocal(_ kind: TrackKind, muted: Bool, _ connection: ChannelConnection?) throws(ShowroomError) -> MediaOptionsUpdate {
-        let channel = try record(for: connection).connection.channel
-        if kind == .audio { connections[channel]?.audioMuted = muted } else { connections[channel]?.videoMuted = muted }
-        let record = connections[channel]!
-        return kind == .audio
+    mutating func muteLocal(_ kind: TrackKind, muted: Bool, _ connection: ChannelConnection?) throws(ShowroomError)
+        -> (channel: String, update: MediaOptionsUpdate) {
+        var record = try record(for: connection)
+        if kind == .audio { record.audioMuted = muted } else { record.videoMuted = muted }
+        connections[record.connection.channel] = record
+        return (record.connection.channel, kind == .audio
             ? MediaOptionsUpdate(publishAudio: record.wirePublishes(.audio))
-            : MediaOptionsUpdate(publishVideo: record.wirePublishes(.video))
+            : MediaOptionsUpdate(publishVideo: record.wirePublishes(.video)))
     }
 
     // MARK: - From the edge

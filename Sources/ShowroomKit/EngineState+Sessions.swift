@@ -112,8 +112,9 @@ extension EngineState {
         guard let session = sessions[serial] else { return }
         guard settings.sessionIdleTime > .zero, !isShutDown, !session.isDraining else { return releaseIfUnused(serial, &out) }
         guard session.channels.isEmpty, session.phase == .open else { return }
-        sessions[serial]?.idleGeneration &+= 1
-        out.append(.schedule(.idle(serial, generation: session.idleGeneration &+ 1), after: settings.sessionIdleTime))
+        let generation = session.idleGeneration &+ 1
+        sessions[serial]?.idleGeneration = generation
+        out.append(.schedule(.idle(serial, generation: generation), after: settings.sessionIdleTime))
     }
 
     /// Closes a session that holds no connection any more: `EDGE_CLOSE_SESSION`, then the socket

@@ -197,7 +197,7 @@ public final class ShowroomEngine: Sendable {
             }
         }
         let preferred = preferringWarmEdges
-            ? ((try? await onShell { shell, complete in complete(.success(Array(shell.state.warmEdges.prefix(4)))) }) ?? []) : []
+            ? ((try? await onShell { shell, complete in complete(.success(shell.state.warmEdges)) }) ?? []) : []
         let edge = try await placement.edge(
             for: connection.channel, avoiding: nil,
             joiningAs: PlacementCredentials(uid: connection.uid, token: token, audience: options.joinRole == .audience,

@@ -77,8 +77,9 @@ final class RejoinTests: XCTestCase {
         edges = []
     }
 
-    private func startEdges() throws -> FailoverPlacement {
-        edges = try (0..<2).map { index in
+    /// In-process edges, and a placement that answers the first one that is not avoided.
+    private func startEdges(count: Int = 2) throws -> FailoverPlacement {
+        edges = try (0..<count).map { index in
             try EdgeServer(
                 configuration: EdgeServerConfiguration(appID: TestApp.appID, appCertificate: TestApp.certificate),
                 logger: Logger(label: "edge-\(index)"))
@@ -244,11 +245,8 @@ final class RejoinTests: XCTestCase {
         // Both "edges" are the same one: the move cannot happen (the edge takes no joins while it
         // drains), the connection stays, and says so: the edge closes without waiting for its
         // deadline (a whole cluster going down does not wait for clients that cannot move).
-        let edge = try EdgeServer(
-            configuration: EdgeServerConfiguration(appID: TestApp.appID, appCertificate: TestApp.certificate),
-            logger: Logger(label: "edge"))
-        edges = [edge]
-        let placement = FailoverPlacement([edge.endpoint])
+        let placement = try startEdges(count: 1)
+        let edge = edges[0]
         let (engine, events) = try await engine(placement, rejoinWindow: .seconds(1))
         let connection = try await engine.joinChannel(token: TestApp.token(channel: "show", uid: 3), channel: "show", uid: 3)
         let drainStarted = ContinuousClock.now
@@ -263,11 +261,8 @@ final class RejoinTests: XCTestCase {
 
     func testRejoinGivesUpAfterItsWindowWhenNoEdgeTakesIt() async throws {
         // Both "edges" are the same one, which dies: every retry fails.
-        let edge = try EdgeServer(
-            configuration: EdgeServerConfiguration(appID: TestApp.appID, appCertificate: TestApp.certificate),
-            logger: Logger(label: "edge"))
-        edges = [edge]
-        let placement = FailoverPlacement([edge.endpoint])
+        let placement = try startEdges(count: 1)
+        let edge = edges[0]
         // Each attempt waits 200 ms for the dead edge: several fit in the window.
         let (engine, events) = try await engine(placement, requestTimeout: .milliseconds(200), rejoinWindow: .seconds(1))
         let connection = try await engine.joinChannel(token: TestApp.token(channel: "show", uid: 3), channel: "show", uid: 3)
