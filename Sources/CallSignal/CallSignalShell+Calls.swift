@@ -352,16 +352,31 @@ extension CallSignalShell {
         if call.isActive, call.isParty(uid) {
             info.channel = call.channel
             info.token = callToken(call, uid: uid)
+        } else if !call.isActive {
+            mintedTokens[call.id] = nil
         }
         return info
     }
 
-    /// A token for `uid` in the call's channel only, for ``callTokenSeconds``.
+    /// A token for `uid` in the call's channel only, for ``callTokenSeconds``: the one minted for
+    /// it earlier while that is under a quarter of its life old.
     func callToken(_ call: Call, uid: UInt32) -> String {
-        guard let appID = configuration.appID, let certificate = configuration.appCertificate else { return "" }
-        return (try? RTCTokenBuilder.buildToken(appID: appID, appCertificate: certificate, channelName: call.channel,
-                                                uid: uid, role: .publisher, tokenExpire: callTokenSeconds,
-                                                issueTs: UInt32(clamping: nowMs / 1000))) ?? ""
+        let now = nowMs
+        if let minted = mintedTokens[call.id]?[uid], now - minted.issuedMs < Int64(callTokenSeconds) * 250 {
+            return minted.token
+        }
+        guard let appID = configuration.appID, let certificate = configuration.appCertificate,
+              let token = try? RTCTokenBuilder.buildToken(appID: appID, appCertificate: certificate, channelName: call.channel,
+                                                         uid: uid, role: .publisher, tokenExpire: callTokenSeconds,
+                                                         issueTs: UInt32(clamping: now / 1000))
+        else { return "" }
+        mintedTokens[call.id, default: [:]][uid] = MintedToken(token: token, issuedMs: now)
+        return token
+    }
+
+    /// Forgets the tokens of calls that are over or gone (a call this node no longer holds).
+    func dropEndedCallTokens() {
+        mintedTokens = mintedTokens.filter { book.calls[$0.key]?.isActive == true }
     }
 }
 

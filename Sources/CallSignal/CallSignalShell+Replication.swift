@@ -101,7 +101,7 @@ extension CallSignalShell {
     /// the calls of parties held here whose owner died are looked up at their new owner.
     func membersChanged() {
         replicateChanges()
-        let alive = node.ring(.callsignal).members
+        let alive = callSignalRing.ring(of: node).members
         let effects = records.membersChanged(to: alive)
         for (member, entries) in effects.send.sorted(by: { $0.key < $1.key }) {
             send(entries.map(SignalUserRecord.init), to: member)

@@ -198,6 +198,7 @@ extension CallSignalShell {
             lastVerifyMs = now
             verifyCallsOfLostNodes()
             dropOldTombstones()
+            dropEndedCallTokens()
         }
     }
 

@@ -56,6 +56,17 @@ final class CallSignalShell {
     var tombstones: [String: Int64] = [:]
     /// When the calls of lost nodes were last checked.
     var lastVerifyMs: Int64 = 0
+    /// Call tokens handed out, by call id and party: each party's token is minted once and sent
+    /// again in every notice of its call (minting deflates, which costs more than the rest of a
+    /// notice), until it is a quarter of its life old. Dropped when the call ends.
+    var mintedTokens: [String: [UInt32: MintedToken]] = [:]
+    /// The alive call-signal nodes: who owns a user.
+    var callSignalRing = RingCache(.callsignal)
+
+    struct MintedToken {
+        let token: String
+        let issuedMs: Int64
+    }
     /// Messages for coordinators, sent until one answers.
     lazy var deliveries = Deliveries(node: node, role: .coordinator, logger: logger, timeout: Self.peerTimeout)
 
@@ -167,7 +178,7 @@ final class CallSignalShell {
 
     /// The node owning `uid`.
     func owner(of uid: UInt32) -> String {
-        node.ring(.callsignal).owner(of: "uid/\(uid)") ?? selfID
+        callSignalRing.ring(of: node).owner(of: "uid/\(uid)") ?? selfID
     }
 
     /// Serves `request` with `locally` at the owner of `uid`: here, or passed on once and its answer

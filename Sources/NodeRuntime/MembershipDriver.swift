@@ -27,6 +27,8 @@ final class MembershipDriver {
     private var cpu = CPUSampler()
     /// Called after every member change (state or metadata), on the loop.
     var observers: [() -> Void] = []
+    /// Counts the member changes reported: derived views are kept until it moves.
+    private(set) var generation: UInt64 = 0
 
     /// How often the state machine is ticked; its own timers are multiples of this.
     static let tickInterval = Duration.milliseconds(10)
@@ -166,6 +168,7 @@ final class MembershipDriver {
             links.close(change.member.metadata.clusterEndpoint)
         }
         let previous = change.previousState.map(\.rawValue) ?? "new"
+        generation &+= 1
         defer { for observer in observers { observer() } }
         if change.previousState == state {
             logger.debug("member \(id) metadata changed", metadata: ["incarnation": "\(change.member.incarnation)"])

@@ -28,3 +28,23 @@ extension NodeServices {
         OwnerRing(role, of: membersOnLoop, where: include)
     }
 }
+
+/// The ring of a role's alive members, made again only when the membership changed: a role that
+/// asks who owns a key on every request does not rebuild it each time.
+public struct RingCache {
+    /// The role of the ring's members.
+    public let role: NodeRole
+    private var cached: (generation: UInt64, ring: OwnerRing)?
+
+    /// A cache of the ring of `role`.
+    public init(_ role: NodeRole) { self.role = role }
+
+    /// The ring of the alive members of the role that `node` knows now. Loop thread only.
+    public mutating func ring(of node: some NodeServices) -> OwnerRing {
+        let generation = node.membershipGeneration
+        if let cached, cached.generation == generation { return cached.ring }
+        let ring = node.ring(role)
+        cached = (generation, ring)
+        return ring
+    }
+}

@@ -180,6 +180,10 @@ public final class Node: Sendable {
     /// The members this node knows, itself included. Loop thread only.
     public var membersOnLoop: [Member] { core.value.membership.membership.members }
 
+    /// Changes whenever a member's state or metadata changes or a member appears. Loop thread
+    /// only.
+    public var membershipGeneration: UInt64 { core.value.membership.generation }
+
     /// Calls `observer` on the loop whenever a member's state changes (alive, suspect, dead, left)
     /// or a new member appears. Loop thread only.
     public func onMembershipChange(_ observer: @escaping () -> Void) {

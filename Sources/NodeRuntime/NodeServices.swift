@@ -12,6 +12,9 @@ public protocol NodeServices: AnyObject {
     var nodeID: String { get }
     /// The members this node knows, itself included.
     var membersOnLoop: [Member] { get }
+    /// Changes whenever ``membersOnLoop`` may have: what is derived from the members (an
+    /// ``OwnerRing``) can be kept until it moves.
+    var membershipGeneration: UInt64 { get }
     /// The wall clock every decision of the role reads.
     var clock: WallClock { get }
     /// Serves requests of `kind` with `handler`, which answers through its responder exactly

@@ -100,7 +100,7 @@ public struct PrepareConfig: Sendable {
 /// ```swift
 /// let calls = CallClient(uid: 2001, engine: engine, seeds: seeds)
 /// try await calls.login(token: rtmToken)
-/// calls.prepareForCall(PrepareConfig(pausesConnection: liveConnection))
+/// try await calls.prepareForCall(PrepareConfig(pausesConnection: liveConnection))
 /// for await event in calls.events { ... }
 /// try await calls.call(remoteUserId: 1001)
 /// ```
@@ -164,7 +164,8 @@ public final class CallClient: Sendable {
     /// The current (or last) call.
     public var currentCall: CallInfo? { state.withLock { $0.call } }
     /// Milliseconds from the current call's start to each step: `remoteUserRecvCall`,
-    /// `acceptCall`, `localUserJoinChannel`, `recvFirstFrame`, `connected`.
+    /// `acceptCall`, `localUserJoinChannel`, `remoteUserJoinChannel`, `localFirstFrameDidPublish`,
+    /// `recvFirstFrame` (the remote's first frame decoded), `connected`.
     public var timeline: [String: Duration] { state.withLock { $0.timeline } }
 
     private var key: String { "uid/\(uid)" }
@@ -296,9 +297,10 @@ public final class CallClient: Sendable {
 
     // MARK: - CallAPI
 
-    /// Sets what the next calls use; the state becomes prepared. Refused mid-call (CallAPI sets
-    /// failed then; here nothing changes).
-    public func prepareForCall(_ config: PrepareConfig) throws(ShowroomError) {
+    /// Sets what the next calls use; the state becomes prepared, and the engine's camera gets
+    /// ready (``ShowroomEngine/startPreview()``). Refused mid-call (CallAPI sets failed then; here
+    /// nothing changes).
+    public func prepareForCall(_ config: PrepareConfig) async throws(ShowroomError) {
         try state.withLock { (state) throws(ShowroomError) in
             guard [.idle, .prepared, .failed].contains(state.callState) else {
                 throw ShowroomError(.callStateMismatch, "prepareForCall during a call (\(state.callState)); hang up first")
@@ -306,6 +308,9 @@ public final class CallClient: Sendable {
             state.config = config
             state.callState = .prepared
         }
+        // As CallAPI's prepare sets up the local view: the camera's encoder is made now, not on
+        // the call's first frame (making one takes milliseconds of CPU, on the set-up's path).
+        await engine.startPreview()
     }
 
     /// Calls `remoteUserId` (CallAPI's `call`). The answer comes as state changes: calling, then
@@ -325,12 +330,34 @@ public final class CallClient: Sendable {
             $0.timeline = [:]
             $0.firstFrameSent = false
         }
+        let answer: SignalDialResponse
         do throws(ShowroomError) {
-            _ = try await client.request(.callDial, body: request, key: key, expecting: SignalDialResponse.self)
+            answer = try await client.request(.callDial, body: request, key: key, expecting: SignalDialResponse.self)
         } catch {
             sink.yield(.error(error))
             throw error
         }
+        // The answer names the call's channel and this side's token: the caller joins now, a
+        // poll's round trip before the calling notice would say the same.
+        let call = answer.call
+        if call.endReason.isEmpty, !call.channel.isEmpty, !call.token.isEmpty, call.caller == uid {
+            enqueue { await $0.dialAnswered(call) }
+        }
+    }
+
+    /// The caller's join at the dial's answer, in order with the notices: nothing if a notice of
+    /// the call came first (it joined, or the call is over already).
+    private func dialAnswered(_ call: SignalCallInfo) async {
+        let info = CallInfo(call)
+        let (fresh, config) = state.withLock { state -> (Bool, PrepareConfig) in
+            guard state.call?.callID != call.callID, ![.calling, .connecting, .connected].contains(state.callState) else {
+                return (false, state.config)
+            }
+            state.call = info
+            state.token = call.token
+            return (true, state.config)
+        }
+        if fresh { await joinCall(info, publish: true, config: config) }
     }
 
     /// Cancels the call this side made while it rings.
@@ -542,6 +569,7 @@ public final class CallClient: Sendable {
                 await renewCallToken(connection)
                 continue
             }
+            markCallStep(of: event)
             let first: (connection: ChannelConnection, uid: UInt32)?
             switch event {
             case .firstRemoteVideoFrameDecoded(let connection, let uid, _, _, _): first = (connection, uid)
@@ -585,6 +613,23 @@ public final class CallClient: Sendable {
         } catch {
             if error.code != .callEnded { sink.yield(.error(error)) }
         }
+    }
+
+    /// The timeline's engine steps: the remote party in the call's channel, the first local frame
+    /// of the call's kind sent.
+    private func markCallStep(of event: EngineEvent) {
+        let step: String?
+        switch event {
+        case .userJoined(let connection, let remote):
+            step = state.withLock { $0.call.map { $0.channel == connection.channel && $0.remote(of: uid) == remote } ?? false }
+                ? "remoteUserJoinChannel" : nil
+        case .firstLocalFramePublished(let connection, let track, _):
+            step = state.withLock { $0.call.map { $0.channel == connection.channel && (track == .video) == ($0.type == .video) } ?? false }
+                ? "localFirstFrameDidPublish" : nil
+        default:
+            step = nil
+        }
+        if let step { mark(step) }
     }
 
     private func mark(_ step: String) {

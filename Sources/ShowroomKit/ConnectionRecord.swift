@@ -55,6 +55,8 @@ struct ConnectionRecord {
     var lingeringOn: EdgeAddress?
     var audioSequence: UInt32 = 0
     var videoSequence: UInt32 = 0
+    /// The kinds whose first frame went out on this join (reported once each).
+    var firstFramesPublished: Set<TrackKind> = []
     /// Remote users whose first decoded frame has been reported (until they go offline or
     /// unpublish video, or the connection rejoins).
     var firstFrameReported: Set<UInt32> = []

@@ -68,6 +68,9 @@ public enum EngineEvent: Sendable, Hashable {
     /// time since the join call (or since the track was set up, when later). After an automatic
     /// rejoin it is reported again for every remote user, with the time since the edge was lost.
     case firstRemoteVideoFrameDecoded(ChannelConnection, uid: UInt32, width: Int, height: Int, elapsedSinceJoin: Duration)
+    /// The connection sent its first frame of `track` to its edge (`firstLocalVideoFramePublished`,
+    /// `firstLocalAudioFramePublished`), with the time since the join call. Once per join.
+    case firstLocalFramePublished(ChannelConnection, track: TrackKind, elapsedSinceJoin: Duration)
     /// The delivery state of a remote video track changed (`remoteVideoStateChangedOfUid`).
     case remoteVideoStateChanged(ChannelConnection, uid: UInt32, state: RemoteVideoState, reason: RemoteVideoStateReason)
     /// The loudest speakers of a channel (`reportAudioVolumeIndicationOfSpeakers`).
@@ -107,7 +110,8 @@ extension EngineEvent {
         switch self {
         case .joined(let connection, _), .userJoined(let connection, _), .userOffline(let connection, _, _),
              .remoteTrackPublished(let connection, _, _), .remoteTrackUnpublished(let connection, _, _),
-             .firstRemoteVideoFrameDecoded(let connection, _, _, _, _), .remoteVideoStateChanged(let connection, _, _, _),
+             .firstRemoteVideoFrameDecoded(let connection, _, _, _, _), .firstLocalFramePublished(let connection, _, _),
+             .remoteVideoStateChanged(let connection, _, _, _),
              .volumeIndication(let connection, _), .streamMessage(let connection, _, _, _, _),
              .tokenWillExpire(let connection, _), .privilegeExpired(let connection, _), .connectionClosed(let connection, _),
              .rejoinedChannel(let connection, _), .connectionStateChanged(let connection, _, _),

@@ -90,29 +90,40 @@ extension EngineShell {
         refreshPublishing()
     }
 
+    /// Gets the camera's encoder ready before anything publishes (the seeds' `startPreview`), so
+    /// the first frame of a join or a call is not held up making it.
+    func startPreview() {
+        guard let source = videoSource else { return }
+        _ = videoEncoder(width: source.width, height: source.height, framesPerSecond: source.framesPerSecond)
+    }
+
+    /// The encoder for pictures of `width × height`, made (and a keyframe asked for) when there is
+    /// none for that size; `nil` (the app told, the camera dropped) when it cannot be made.
+    private func videoEncoder(width: Int, height: Int, framesPerSecond fps: Int) -> VideoEncoder? {
+        if let existing = videoEncoder, existing.configuration.width == width, existing.configuration.height == height {
+            return existing
+        }
+        let media = configuration.media
+        let gop = max(1, Int((media.keyframeInterval.seconds * Double(fps)).rounded()))
+        guard let created = try? VideoEncoder(configuration: .init(
+            codec: .vp8, width: width, height: height, framesPerSecond: fps,
+            targetBitrateKbps: media.videoBitrateKbps, keyframeInterval: gop))
+        else {
+            emit(.error(nil, .invalidArgument("cannot encode \(width)×\(height) video; check the video source")))
+            setVideoSource(nil)
+            return nil
+        }
+        videoEncoder = created
+        keyframeWanted = true
+        return created
+    }
+
     private func captureVideo() {
         guard let source = videoSource else { return }
         let captured = MediaClock.nowMicroseconds()
         let picture = source.nextFrame()
-        let encoder: VideoEncoder
-        if let existing = videoEncoder, existing.configuration.width == picture.width, existing.configuration.height == picture.height {
-            encoder = existing
-        } else {
-            let media = configuration.media
-            let fps = source.framesPerSecond
-            let gop = max(1, Int((media.keyframeInterval.seconds * Double(fps)).rounded()))
-            guard let created = try? VideoEncoder(configuration: .init(
-                codec: .vp8, width: picture.width, height: picture.height, framesPerSecond: fps,
-                targetBitrateKbps: media.videoBitrateKbps, keyframeInterval: gop))
-            else {
-                emit(.error(nil, .invalidArgument("cannot encode \(picture.width)×\(picture.height) video; check the video source")))
-                setVideoSource(nil)
-                return
-            }
-            encoder = created
-            videoEncoder = created
-            keyframeWanted = true
-        }
+        guard let encoder = videoEncoder(width: picture.width, height: picture.height, framesPerSecond: source.framesPerSecond)
+        else { return }
         let forceKeyframe = keyframeWanted
         keyframeWanted = false
         guard let packets = try? encoder.encode(picture, forceKeyframe: forceKeyframe) else { return }
@@ -146,8 +157,12 @@ extension EngineShell {
             var header = state.connections.values[index].nextMediaHeader(kind, captured: captured)
             stamp(&header)
             header.payloadSize = UInt32(payload.count)
-            if send(header, payload, to: state.connections.values[index].edgeEndpoint, lingeringOn: state.connections.values[index].lingeringOn) {
-                sent += 1
+            guard send(header, payload, to: state.connections.values[index].edgeEndpoint, lingeringOn: state.connections.values[index].lingeringOn)
+            else { continue }
+            sent += 1
+            if state.connections.values[index].firstFramesPublished.insert(kind).inserted {
+                let record = state.connections.values[index]
+                emit(.firstLocalFramePublished(record.connection, track: kind, elapsedSinceJoin: record.joinStarted.duration(to: .now)))
             }
         }
         return sent

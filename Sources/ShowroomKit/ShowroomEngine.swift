@@ -357,6 +357,16 @@ public final class ShowroomEngine: Sendable {
         }
     }
 
+    /// Gets the camera ready (the seeds' `startPreview`): its encoder is made now, so the first
+    /// frame of a later join or call goes out without waiting for it. Frames are captured only
+    /// while a connection publishes video. Without a camera, nothing happens.
+    public func startPreview() async {
+        try? await onShell { shell, complete in
+            shell.startPreview()
+            complete(.success(()))
+        }
+    }
+
     /// Publishes video the app encodes itself instead of the camera (the seeds'
     /// `setExternalVideoSource` with encoded frames): while enabled, frames pushed with
     /// ``pushExternalEncodedVideoFrame(_:)`` go out untouched to every connection that publishes video,

@@ -36,6 +36,7 @@ public final class InProcessNetwork {
         public var clusterEndpoint: String { "inproc://\(nodeID)" }
 
         public var membersOnLoop: [Member] { network.members }
+        public var membershipGeneration: UInt64 { network.generation }
         public var clock: WallClock { network.clock }
 
         public func serve(_ kind: WireMessageKind, _ handler: @escaping (WireEnvelope, NodeRuntime.Node.Responder) -> Void) {
@@ -156,6 +157,7 @@ public final class InProcessNetwork {
         nodes[id] = node
         if !order.contains(id) { order.append(id) }
         dead.remove(id)
+        generation += 1
         return node
     }
 
@@ -163,10 +165,14 @@ public final class InProcessNetwork {
     /// ``membershipChanged()`` to tell the others.
     public func kill(_ id: String) {
         dead.insert(id)
+        generation += 1
     }
 
     /// Whether `id` is alive.
     public func isAlive(_ id: String) -> Bool { nodes[id] != nil && !dead.contains(id) }
+
+    /// Bumped whenever a node is added or killed: what ``Node/membershipGeneration`` reads.
+    var generation: UInt64 = 0
 
     /// Every member as each node sees it.
     var members: [Member] {

@@ -14,6 +14,21 @@ enum CPUTime {
         ProcFS.cpuSeconds(statAt: "/proc/self/task/\(tid)/stat")
     }
 
+    /// The processes on this machine whose executable's name starts with `prefix`, by pid, with
+    /// that name and their CPU seconds so far.
+    static func processes(named prefix: String) -> [Int32: (name: String, seconds: Double)] {
+        let pids = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap(Int32.init)
+        var found: [Int32: (name: String, seconds: Double)] = [:]
+        for pid in pids {
+            guard let command = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
+                  let executable = command.split(separator: 0).first.map({ String(decoding: $0, as: UTF8.self) }),
+                  let name = executable.split(separator: "/").last.map(String.init), name.hasPrefix(prefix),
+                  let seconds = process(pid) else { continue }
+            found[pid] = (name, seconds)
+        }
+        return found
+    }
+
     /// The ids of this process's threads.
     static func threadIDs() -> Set<Int32> {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
@@ -30,13 +45,24 @@ enum CPUTime {
     /// The machine's CPU time so far, from the first line of /proc/stat: all of it and the part
     /// the hypervisor gave to other guests while this one wanted to run ("steal"), in ticks.
     static func machine() -> (total: UInt64, steal: UInt64)? {
+        machineTicks().map { ($0.reduce(0, +), $0[7]) }
+    }
+
+    /// The machine's busy CPU time so far (every process, every core, neither idle nor waiting
+    /// for I/O), in seconds.
+    static func machineBusy() -> Double? {
+        guard let ticks = machineTicks() else { return nil }
+        return Double(ticks.reduce(0, +) - ticks[3] - ticks[4]) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// The first line of /proc/stat: user nice system idle iowait irq softirq steal, in ticks
+    /// (guests are inside user).
+    private static func machineTicks() -> [UInt64]? {
         guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
               let line = text.split(separator: "\n").first, line.hasPrefix("cpu ")
         else { return nil }
-        // user nice system idle iowait irq softirq steal guest guest_nice; guests are inside user.
         let fields = line.split(separator: " ").dropFirst().prefix(8).compactMap { UInt64($0) }
-        guard fields.count == 8 else { return nil }
-        return (fields.reduce(0, +), fields[7])
+        return fields.count == 8 ? fields : nil
     }
 
     /// The share of the machine's CPU time stolen by the hypervisor between two ``machine()``

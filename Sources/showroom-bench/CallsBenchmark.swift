@@ -73,6 +73,10 @@ struct CallsBenchmark: AsyncParsableCommand {
         /// Each side's timeline steps (ms from the call's start), over every call that connected.
         var steps: [String: [Double]] = [:]
         var failures: [String: Int] = [:]
+        /// The machine's busy CPU time while calls were on, and this process's share of it.
+        var busySeconds = 0.0, benchSeconds = 0.0
+        /// The cluster's processes' CPU time while calls were on, by process name.
+        var processSeconds: [String: Double] = [:]
         var next = 0
         while next < pairs {
             let batch = next..<min(pairs, next + concurrency)
@@ -95,11 +99,18 @@ struct CallsBenchmark: AsyncParsableCommand {
             }
             let pairs = ready.compactMap { try? $0.get() }
             for case .failure(let error) in ready { failures["E\(error.code.rawValue)", default: 0] += 1 }
+            let busyBefore = CPUTime.machineBusy(), ownBefore = CPUTime.process(getpid())
+            let processesBefore = CPUTime.processes(named: "showroom-")
             let results = await withTaskGroup(of: Result<Pair.Connected, ShowroomError>.self) { group in
                 for pair in pairs { group.addTask { await pair.call() } }
                 var results: [Result<Pair.Connected, ShowroomError>] = []
                 for await result in group { results.append(result) }
                 return results
+            }
+            if let before = busyBefore, let after = CPUTime.machineBusy() { busySeconds += after - before }
+            if let before = ownBefore, let after = CPUTime.process(getpid()) { benchSeconds += after - before }
+            for (pid, after) in CPUTime.processes(named: "showroom-") where pid != getpid() {
+                if let before = processesBefore[pid] { processSeconds[after.name, default: 0] += after.seconds - before.seconds }
             }
             for result in results {
                 switch result {
@@ -111,7 +122,12 @@ struct CallsBenchmark: AsyncParsableCommand {
                 case .failure(let error): failures["E\(error.code.rawValue)", default: 0] += 1
                 }
             }
-            // Everything the batch started is stopped before the next batch starts.
+            // The calls go on while the others of the batch set up (as calls last minutes, not
+            // milliseconds); then they end, and everything the batch started is stopped before
+            // the next batch starts.
+            await withTaskGroup(of: Void.self) { group in
+                for pair in pairs { group.addTask { await pair.hangUp() } }
+            }
             for pair in pairs { await pair.stop() }
         }
         for loop in loops { await loop.shutdown() }
@@ -122,6 +138,8 @@ struct CallsBenchmark: AsyncParsableCommand {
                 "benchmark": "calls", "pairs": pairs, "concurrency": concurrency, "path": freshEngines ? "fresh" : "show",
                 "connect_ms_p50": rounded(latency.percentileMs(0.5)), "connect_ms_p99": rounded(latency.percentileMs(0.99)),
                 "connect_ms_max": rounded(latency.maxMs), "failures": failed, "failure_codes": failures,
+                "cpu_ms_per_call": rounded(busySeconds * 1000 / Double(max(1, times.count))),
+                "bench_cpu_ms_per_call": rounded(benchSeconds * 1000 / Double(max(1, times.count))),
             ])
         } else {
             print("call → connected on both sides (first remote frames decoded), \(times.count) calls, \(concurrency) at a time, "
@@ -129,11 +147,16 @@ struct CallsBenchmark: AsyncParsableCommand {
             print(String(format: "  p50 %6.1f ms   p99 %6.1f ms   max %6.1f ms", latency.percentileMs(0.5),
                          latency.percentileMs(0.99), latency.maxMs))
             print("  failures \(failed)\(failures.isEmpty ? "" : " \(failures)")")
+            print(String(format: "  CPU while calls were on: %.1f ms a call (every process; %.1f ms of it this one's engines)",
+                         busySeconds * 1000 / Double(max(1, times.count)), benchSeconds * 1000 / Double(max(1, times.count))))
+            print("    the cluster's: " + processSeconds.sorted { $0.key < $1.key }.map {
+                String(format: "%@ %.1f ms", $0.key, $0.value * 1000 / Double(max(1, times.count)))
+            }.joined(separator: ", "))
             print("  each side's timeline, ms from the call (p50 / p99):")
-            for (step, samples) in steps.sorted(by: { LatencyHistogram(milliseconds: $0.value).percentileMs(0.5) < LatencyHistogram(milliseconds: $1.value).percentileMs(0.5) }) {
-                let figures = LatencyHistogram(milliseconds: samples)
+            let figures = steps.mapValues { LatencyHistogram(milliseconds: $0) }
+            for (step, figure) in figures.sorted(by: { ($0.value.percentileMs(0.5), $0.key) < ($1.value.percentileMs(0.5), $1.key) }) {
                 print("    " + step.padding(toLength: 32, withPad: " ", startingAt: 0)
-                      + String(format: "%6.1f / %6.1f", figures.percentileMs(0.5), figures.percentileMs(0.99)))
+                      + String(format: "%6.1f / %6.1f", figure.percentileMs(0.5), figure.percentileMs(0.99)))
             }
         }
     }
@@ -168,8 +191,8 @@ struct CallsBenchmark: AsyncParsableCommand {
                     try await pair.calleeClient.login(token: tokens.callee)
                     try await pair.callerClient.login(token: tokens.caller)
                     let hostLive = live ? try await watchLive(host: called, callee, viewer: calling, caller, credentials: credentials) : nil
-                    try pair.callerClient.prepareForCall(PrepareConfig())
-                    try pair.calleeClient.prepareForCall(PrepareConfig(pausesConnection: hostLive, liveRoomID: hostLive.map { _ in "" }))
+                    try await pair.callerClient.prepareForCall(PrepareConfig())
+                    try await pair.calleeClient.prepareForCall(PrepareConfig(pausesConnection: hostLive, liveRoomID: hostLive.map { _ in "" }))
                 } catch {
                     await pair.stop()
                     throw error
@@ -227,8 +250,8 @@ struct CallsBenchmark: AsyncParsableCommand {
             let callee: [String: Duration]
         }
 
-        /// Calls; returns the time from the call to both sides connected (at most 10 s), then
-        /// hangs up.
+        /// Calls; returns the time from the call to both sides connected (at most 10 s). The call
+        /// goes on until ``hangUp()``.
         func call() async -> Result<Connected, ShowroomError> {
             let started = ContinuousClock.now
             let (callerClient, calleeClient) = (self.callerClient, self.calleeClient)
@@ -252,9 +275,12 @@ struct CallsBenchmark: AsyncParsableCommand {
             let ok = await both.value
             let elapsed = ContinuousClock.now - started
             guard ok else { return .failure(.deadlineExceeded("not connected within 10 s")) }
-            let connected = Connected(ms: elapsed.seconds * 1000, caller: callerClient.timeline, callee: calleeClient.timeline)
+            return .success(Connected(ms: elapsed.seconds * 1000, caller: callerClient.timeline, callee: calleeClient.timeline))
+        }
+
+        /// The caller hangs up (the call, if any, ends on both sides).
+        func hangUp() async {
             try? await callerClient.hangup(remoteUserId: callee)
-            return .success(connected)
         }
 
         /// Logs both out and shuts their engines down.

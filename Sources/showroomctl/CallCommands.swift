@@ -103,7 +103,7 @@ struct CallCommand: AsyncParsableCommand {
                 }
             }
         }
-        try calls.prepareForCall(PrepareConfig())
+        try await calls.prepareForCall(PrepareConfig())
         do {
             try await calls.call(remoteUserId: to, callType: audio ? .audio : .video)
         } catch {
@@ -149,7 +149,7 @@ struct CalleeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (engine, calls) = try await options.start(uid: uid)
-        try calls.prepareForCall(PrepareConfig())
+        try await calls.prepareForCall(PrepareConfig())
         let reject = self.reject
         let uid = self.uid
         let printer = Task {

@@ -168,7 +168,7 @@ struct ClientCommand: AsyncParsableCommand {
     private func answerCalls(engine: ShowroomEngine, seeds: [String]) async throws -> CallClient {
         let calls = CallClient(uid: uid, engine: engine, seeds: seeds)
         try await calls.login(token: app.resolved().loginToken(uid: uid, expire: 86_400))
-        try calls.prepareForCall(PrepareConfig(pausesConnection: ChannelConnection(channel: channel, uid: uid)))
+        try await calls.prepareForCall(PrepareConfig(pausesConnection: ChannelConnection(channel: channel, uid: uid)))
         let uid = self.uid
         Task {
             for await event in calls.events {
@@ -193,6 +193,8 @@ struct ClientCommand: AsyncParsableCommand {
             "user_offline channel=\(c.channel) uid=\(uid) reason=\(reason)"
         case .firstRemoteVideoFrameDecoded(let c, let uid, let width, let height, let elapsed):
             "first_frame channel=\(c.channel) uid=\(uid) size=\(width)x\(height) elapsed_ms=\(elapsed.milliseconds)"
+        case .firstLocalFramePublished(let c, let track, let elapsed):
+            "first_local_frame channel=\(c.channel) track=\(track) elapsed_ms=\(elapsed.milliseconds)"
         case .remoteVideoStateChanged(let c, let uid, let state, let reason):
             "video_state channel=\(c.channel) uid=\(uid) state=\(state) reason=\(reason)"
         case .connectionClosed(let c, let error):

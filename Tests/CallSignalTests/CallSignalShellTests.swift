@@ -262,6 +262,43 @@ final class CallSignalShellTests: XCTestCase {
         }
     }
 
+    func testAPartysTokenIsMintedOnceAndAgainOnlyWhenAQuarterOfItsLifeIsGone() throws {
+        let cluster = CallSignalHarness(nodes: ids)
+        let (v, h) = cluster.uidsWithDifferentOwners(from: 7101)
+        let viewer = SignalClient(v, via: cluster.node("signal-a"))
+        let host = SignalClient(h, via: cluster.node("signal-b"))
+        for client in [viewer, host] { try client.login() }
+        let call = try viewer.dial(h, waitFirstFrame: false)
+        try host.poll()
+        try host.act(.callAccept, call.callID)
+        try viewer.poll()
+        try host.poll()
+        // The dial's answer and every notice so far carry the same token for each side.
+        let viewerTokens = Set([call.token] + viewer.notices.map(\.call.token))
+        let hostTokens = Set(host.notices.map(\.call.token))
+        XCTAssertEqual(viewerTokens.count, 1, "one token for the caller: \(viewerTokens)")
+        XCTAssertEqual(hostTokens.count, 1, "one token for the callee")
+        XCTAssertNotEqual(viewerTokens, hostTokens)
+        // Past a quarter of its two minutes, the next one is minted anew, lasting two minutes from then.
+        for _ in 0..<7 {
+            cluster.network.advance(by: .seconds(5))
+            try viewer.poll()
+            try host.poll()
+        }
+        let renewed = try viewer.act(.callToken, call.callID)
+        XCTAssertFalse(viewerTokens.contains(renewed.token))
+        let verifier = TokenVerifier(appID: TestApp.appID, appCertificate: TestApp.certificate)
+        let now = UInt32(cluster.network.now / 1000)
+        XCTAssertEqual(try verifier.verify(renewed.token, channel: call.channel, uid: v, now: now).tokenExpiresAt, now + 120)
+        // An ended call's notices carry no token; the next call's token opens its own channel only.
+        try host.act(.callHangup, call.callID)
+        try viewer.poll()
+        XCTAssertEqual(viewer.notices.last?.call.token, "")
+        let next = try viewer.dial(h)
+        XCTAssertNoThrow(try verifier.verify(next.token, channel: next.channel, uid: v, now: now))
+        XCTAssertThrowsError(try verifier.verify(next.token, channel: call.channel, uid: v, now: now))
+    }
+
     func testBusyOfflineAndACallerAlreadyInACall() throws {
         let cluster = CallSignalHarness(nodes: ids)
         let host = SignalClient(5000, via: cluster.node("signal-a"))

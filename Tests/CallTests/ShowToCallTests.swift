@@ -66,8 +66,8 @@ struct ShowCallParties {
         do {
             try await hostCalls.login(token: TestApp.loginToken(uid: host))
             try await viewerCalls.login(token: TestApp.loginToken(uid: viewer))
-            try hostCalls.prepareForCall(PrepareConfig(pausesConnection: live))
-            try viewerCalls.prepareForCall(PrepareConfig())
+            try await hostCalls.prepareForCall(PrepareConfig(pausesConnection: live))
+            try await viewerCalls.prepareForCall(PrepareConfig())
         } catch {
             parties.stop()
             throw error
@@ -139,6 +139,12 @@ final class ShowToCallTests: XCTestCase {
         let call = try XCTUnwrap(viewerCalls.currentCall)
         XCTAssertTrue(call.channel.hasPrefix("call-"))
         XCTAssertNotNil(viewerCalls.timeline["recvFirstFrame"])
+        // CallAPI's costTimeMap steps, each side's own (engine events reach the timeline on their own task).
+        let steps = ["localUserJoinChannel", "remoteUserJoinChannel", "localFirstFrameDidPublish", "recvFirstFrame", "connected"]
+        try await eventually("both timelines have every step: \(viewerCalls.timeline.keys.sorted()), \(hostCalls.timeline.keys.sorted())") {
+            Set(viewerCalls.timeline.keys).isSuperset(of: steps + ["remoteUserRecvCall"])
+                && Set(hostCalls.timeline.keys).isSuperset(of: steps + ["acceptCall"])
+        }
         // The status view lists the call with its state, channel, edge and owning node.
         // (The edge comes from the edges' channel reports, which follow the join by a moment.)
         nonisolated(unsafe) var listed: [String: Any] = [:]
@@ -242,7 +248,7 @@ final class ShowToCallTests: XCTestCase {
             engines.append(engine)
             let client = CallClient(uid: uid, engine: engine, seeds: seeds, pollWait: .seconds(10))
             if uid == uids[0] {
-                try client.prepareForCall(PrepareConfig(remoteVideoSink: ClosureVideoSink { frame in
+                try await client.prepareForCall(PrepareConfig(remoteVideoSink: ClosureVideoSink { frame in
                     arrivals.withLock { if $0.count < 10_000 { $0.append(.now) } }
                     return decoder.consume(frame)
                 }))

@@ -66,6 +66,12 @@ final class EngineEndToEndTests: XCTestCase {
                 XCTAssertEqual(viewer.audio.statistics.decodeErrors, 0)
             }
 
+            // The host's first frame of each kind was reported once, timed from its join.
+            let published = hostEvents.all.compactMap { event -> ShowroomKit.TrackKind? in
+                if case .firstLocalFramePublished(hostConnection, let track, _) = event { track } else { nil }
+            }
+            XCTAssertEqual(published.sorted { "\($0)" < "\($1)" }, [.audio, .video])
+
             // Volume indication names the host.
             try await viewers[0].engine.enableAudioVolumeIndication(interval: .milliseconds(200))
             let speakers = try await viewers[0].events.first("volume indication with the host") {
