@@ -140,6 +140,7 @@ struct CallsBenchmark: AsyncParsableCommand {
                 "connect_ms_max": rounded(latency.maxMs), "failures": failed, "failure_codes": failures,
                 "cpu_ms_per_call": rounded(busySeconds * 1000 / Double(max(1, times.count))),
                 "bench_cpu_ms_per_call": rounded(benchSeconds * 1000 / Double(max(1, times.count))),
+                "cluster_cpu_ms_per_call": processSeconds.mapValues { rounded($0 * 1000 / Double(max(1, times.count))) },
             ])
         } else {
             print("call → connected on both sides (first remote frames decoded), \(times.count) calls, \(concurrency) at a time, "
