@@ -62,6 +62,8 @@ final class CallSignalShell {
     var mintedTokens: [String: [UInt32: MintedToken]] = [:]
     /// The alive call-signal nodes: who owns a user.
     var callSignalRing = RingCache(.callsignal)
+    /// The alive call-signal nodes as ``membersChanged()`` last handled them.
+    var ownersSeen: [String]?
 
     struct MintedToken {
         let token: String

@@ -37,6 +37,10 @@ final class EdgeShell {
     /// Told the hosted channel and connection counts when they change.
     var reportLoad: (_ channels: Int, _ connections: Int) -> Void = { _, _ in }
     private var reportedLoad = (channels: -1, connections: -1)
+    private var loadReportedAt: Duration?
+    /// The load goes to the gossip at most this often: each change raises this member's
+    /// incarnation and reaches every member, and a burst of joins changes it every tick.
+    static let loadReportInterval = Duration.milliseconds(250)
     /// Where channel activities and summaries for the room-coordinators go, once the node is up.
     var coordinatorReports: CoordinatorReports? {
         didSet { lastSummary = nil }
@@ -488,8 +492,9 @@ final class EdgeShell {
         if let deadline = drainDeadline, now >= deadline || !plane.awaitsMovingClients { finishDraining() }
         let load = (channels: plane.channelCount, connections: plane.connectionCount)
         metrics.update(plane.statistics, sessions: plane.sessionCount, channels: load.channels, connections: load.connections)
-        if load != reportedLoad {
+        if load != reportedLoad, loadReportedAt.map({ now - $0 >= Self.loadReportInterval }) ?? true {
             reportedLoad = load
+            loadReportedAt = now
             reportLoad(load.channels, load.connections)
         }
     }

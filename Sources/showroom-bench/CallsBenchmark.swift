@@ -77,6 +77,8 @@ struct CallsBenchmark: AsyncParsableCommand {
         var busySeconds = 0.0, benchSeconds = 0.0
         /// The cluster's processes' CPU time while calls were on, by process name.
         var processSeconds: [String: Double] = [:]
+        /// The machine's CPU ticks while calls were on, and those the hypervisor gave to others.
+        var machineTicks: (total: UInt64, steal: UInt64) = (0, 0)
         var next = 0
         while next < pairs {
             let batch = next..<min(pairs, next + concurrency)
@@ -99,7 +101,7 @@ struct CallsBenchmark: AsyncParsableCommand {
             }
             let pairs = ready.compactMap { try? $0.get() }
             for case .failure(let error) in ready { failures["E\(error.code.rawValue)", default: 0] += 1 }
-            let busyBefore = CPUTime.machineBusy(), ownBefore = CPUTime.process(getpid())
+            let busyBefore = CPUTime.machineBusy(), ownBefore = CPUTime.process(getpid()), machineBefore = CPUTime.machine()
             let processesBefore = CPUTime.processes(named: "showroom-")
             let results = await withTaskGroup(of: Result<Pair.Connected, ShowroomError>.self) { group in
                 for pair in pairs { group.addTask { await pair.call() } }
@@ -108,6 +110,10 @@ struct CallsBenchmark: AsyncParsableCommand {
                 return results
             }
             if let before = busyBefore, let after = CPUTime.machineBusy() { busySeconds += after - before }
+            if let before = machineBefore, let after = CPUTime.machine(), after.total > before.total {
+                machineTicks.total += after.total - before.total
+                machineTicks.steal += after.steal - before.steal
+            }
             if let before = ownBefore, let after = CPUTime.process(getpid()) { benchSeconds += after - before }
             for (pid, after) in CPUTime.processes(named: "showroom-") where pid != getpid() {
                 if let before = processesBefore[pid] { processSeconds[after.name, default: 0] += after.seconds - before.seconds }
@@ -141,6 +147,7 @@ struct CallsBenchmark: AsyncParsableCommand {
                 "cpu_ms_per_call": rounded(busySeconds * 1000 / Double(max(1, times.count))),
                 "bench_cpu_ms_per_call": rounded(benchSeconds * 1000 / Double(max(1, times.count))),
                 "cluster_cpu_ms_per_call": processSeconds.mapValues { rounded($0 * 1000 / Double(max(1, times.count))) },
+                "steal_percent": rounded(CPUTime.stealPercent(from: (0, 0), to: machineTicks) ?? 0),
             ])
         } else {
             print("call → connected on both sides (first remote frames decoded), \(times.count) calls, \(concurrency) at a time, "
@@ -148,8 +155,9 @@ struct CallsBenchmark: AsyncParsableCommand {
             print(String(format: "  p50 %6.1f ms   p99 %6.1f ms   max %6.1f ms", latency.percentileMs(0.5),
                          latency.percentileMs(0.99), latency.maxMs))
             print("  failures \(failed)\(failures.isEmpty ? "" : " \(failures)")")
-            print(String(format: "  CPU while calls were on: %.1f ms a call (every process; %.1f ms of it this one's engines)",
-                         busySeconds * 1000 / Double(max(1, times.count)), benchSeconds * 1000 / Double(max(1, times.count))))
+            print(String(format: "  CPU while calls were on: %.1f ms a call (every process; %.1f ms of it this one's engines); stolen by the hypervisor: %.1f%%",
+                         busySeconds * 1000 / Double(max(1, times.count)), benchSeconds * 1000 / Double(max(1, times.count)),
+                         CPUTime.stealPercent(from: (0, 0), to: machineTicks) ?? 0))
             print("    the cluster's: " + processSeconds.sorted { $0.key < $1.key }.map {
                 String(format: "%@ %.1f ms", $0.key, $0.value * 1000 / Double(max(1, times.count)))
             }.joined(separator: ", "))
