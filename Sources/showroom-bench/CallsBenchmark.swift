@@ -17,13 +17,12 @@ import ZeroMQ
 /// bare signaling clients on threads of their own dial, accept and hang up as fast as the
 /// call-signal nodes answer, each request sent to the uid's owner node, and set-ups per second are
 /// printed.
-struct CallsBenchmark: AsyncParsableCommand {
+struct CallsBenchmark: AsyncParsableCommand, TargetedBenchmark {
     static let configuration = CommandConfiguration(
         commandName: "calls",
         abstract: "1v1 calls: call → connected on both sides (with media), or set-ups per second (--signal-only).")
 
-    @Option(name: .customLong("seed"), help: "A cluster member (repeatable).")
-    var seeds: [String] = []
+    @OptionGroup var target: BenchTarget
 
     @Option(help: "Caller/callee pairs.")
     var pairs = 20
@@ -41,14 +40,7 @@ struct CallsBenchmark: AsyncParsableCommand {
           help: "Each pair's engines hold nothing before the call (no live room: every join opens new sessions).")
     var freshEngines = false
 
-    @Flag(help: "Print one JSON object.")
-    var json = false
-
-    @OptionGroup var app: AppCredentials
-
     func validate() throws {
-        guard !seeds.isEmpty else { throw ValidationError("give at least one --seed") }
-        _ = try app.resolved()  // a missing credential stops the benchmark before it starts anything
         guard (1...5000).contains(pairs) else { throw ValidationError("--pairs must be 1–5000") }
         guard (1...500).contains(concurrency) else { throw ValidationError("--concurrency must be 1–500") }
         guard (1...10).contains(rounds) else {

@@ -14,13 +14,12 @@ import ZeroMQ
 /// latency, and the edge process's CPU seconds per delivered GB next to a bare ZeroMQ fan-out of
 /// the same frames at the same pace, measured in the same run. The edge must run on this machine
 /// (its CPU time is read from /proc).
-struct FanoutBenchmark: AsyncParsableCommand {
+struct FanoutBenchmark: AsyncParsableCommand, TargetedBenchmark {
     static let configuration = CommandConfiguration(
         commandName: "fanout",
         abstract: "Edge fan-out: throughput, drops, latency and CPU per GB against bare ZeroMQ.")
 
-    @Option(name: .customLong("seed"), help: "A cluster member (repeatable).")
-    var seeds: [String] = []
+    @OptionGroup var target: BenchTarget
 
     @Option(help: "Subscribers.")
     var subscribers = 200
@@ -34,14 +33,7 @@ struct FanoutBenchmark: AsyncParsableCommand {
     @Option(help: "The host's frames per second.")
     var fps = 30
 
-    @Flag(help: "Print one JSON object.")
-    var json = false
-
-    @OptionGroup var app: AppCredentials
-
     func validate() throws {
-        guard !seeds.isEmpty else { throw ValidationError("give at least one --seed") }
-        _ = try app.resolved()  // a missing credential stops the benchmark before it starts anything
         guard (1...2000).contains(subscribers) else { throw ValidationError("--subscribers must be 1–2000") }
         guard seconds > 0, seconds <= 600 else { throw ValidationError("--seconds must be in (0, 600]") }
     }

@@ -8,13 +8,12 @@ import Synchronization
 /// tracks into a destination channel (on another edge when the cluster has one: the edge-to-edge
 /// link); a viewer in each channel measures publish → receive latency of the same frames. Prints
 /// the latency the forward adds, frame by frame (forwarded minus direct), at p50 and p99.
-struct ForwardBenchmark: AsyncParsableCommand {
+struct ForwardBenchmark: AsyncParsableCommand, TargetedBenchmark {
     static let configuration = CommandConfiguration(
         commandName: "forward",
         abstract: "Forwarding into another channel: the publish → receive latency it adds over a direct viewer.")
 
-    @Option(name: .customLong("seed"), help: "A cluster member (repeatable).")
-    var seeds: [String] = []
+    @OptionGroup var target: BenchTarget
 
     @Option(help: "Seconds measured (after a 2 s warm-up).")
     var seconds = 10.0
@@ -28,14 +27,7 @@ struct ForwardBenchmark: AsyncParsableCommand {
     @Flag(name: .customLong("same-edge"), help: "Place the destination on the source's edge (forward in the edge) instead of another.")
     var sameEdge = false
 
-    @Flag(help: "Print one JSON object.")
-    var json = false
-
-    @OptionGroup var app: AppCredentials
-
     func validate() throws {
-        guard !seeds.isEmpty else { throw ValidationError("give at least one --seed") }
-        _ = try app.resolved()
         guard seconds > 0, seconds <= 600 else { throw ValidationError("--seconds must be in (0, 600]") }
         guard (1...60).contains(fps) else { throw ValidationError("--fps must be 1-60") }
     }

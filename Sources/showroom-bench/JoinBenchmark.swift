@@ -9,13 +9,12 @@ import ShowroomWire
 /// another, each a fresh engine (placement, session, join), and the time from the join call to
 /// the first decoded video frame is measured. With the edge's GOP cache it does not depend on
 /// where in the GOP the join lands.
-struct JoinBenchmark: AsyncParsableCommand {
+struct JoinBenchmark: AsyncParsableCommand, TargetedBenchmark {
     static let configuration = CommandConfiguration(
         commandName: "join",
         abstract: "Join → first decoded video frame, for audience members joining a live host.")
 
-    @Option(name: .customLong("seed"), help: "A cluster member (repeatable).")
-    var seeds: [String] = []
+    @OptionGroup var target: BenchTarget
 
     @Option(help: "Audience members joining one after another.")
     var audiences = 50
@@ -32,14 +31,7 @@ struct JoinBenchmark: AsyncParsableCommand {
     @Option(help: "When each audience member sets its video sink: before-join (before joining), after-joined (when userJoined names the host, the seeds' order), or both (each order in turn).")
     var sink = "both"
 
-    @Flag(help: "Print one JSON object.")
-    var json = false
-
-    @OptionGroup var app: AppCredentials
-
     func validate() throws {
-        guard !seeds.isEmpty else { throw ValidationError("give at least one --seed") }
-        _ = try app.resolved()  // a missing credential stops the benchmark before it starts anything
         guard (1...2000).contains(audiences) else { throw ValidationError("--audiences must be 1–2000") }
         guard (100...20_000).contains(gopMs) else { throw ValidationError("--gop-ms must be 100–20000") }
         guard (1...60).contains(fps) else { throw ValidationError("--fps must be 1–60") }

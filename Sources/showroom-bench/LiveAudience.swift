@@ -91,9 +91,8 @@ struct LiveAudience {
 
 /// What the benchmarks that take an edge away from a live audience are told: the cluster, the
 /// audience's size, how long to wait, the output and the app.
-struct LiveAudienceOptions: ParsableArguments {
-    @Option(name: .customLong("seed"), help: "A cluster member (repeatable).")
-    var seeds: [String] = []
+struct LiveAudienceOptions: ParsableArguments, TargetedBenchmark {
+    @OptionGroup var target: BenchTarget
 
     @Option(help: "Audience members of the channel.")
     var audiences = 10
@@ -101,14 +100,7 @@ struct LiveAudienceOptions: ParsableArguments {
     @Option(help: "Seconds to wait for every audience member to decode again.")
     var timeout = 15.0
 
-    @Flag(help: "Print one JSON object.")
-    var json = false
-
-    @OptionGroup var app: AppCredentials
-
     func validate() throws {
-        guard !seeds.isEmpty else { throw ValidationError("give at least one --seed") }
-        _ = try app.resolved()  // a missing credential stops the benchmark before it starts anything
         guard (1...500).contains(audiences) else { throw ValidationError("--audiences must be 1–500") }
         guard timeout > 0, timeout <= 300 else { throw ValidationError("--timeout must be in (0, 300] seconds") }
     }

@@ -13,15 +13,14 @@ import Synchronization
 /// subscribe mode each audience member, on the room's PK_STARTED event, joins B's channel as the
 /// seeds do. Then, in forward mode, the publish → receive latency the forward adds (host B seen in
 /// A's channel against a viewer in B's own channel).
-struct PKBenchmark: AsyncParsableCommand {
+struct PKBenchmark: AsyncParsableCommand, TargetedBenchmark {
     static let configuration = CommandConfiguration(
         commandName: "pk",
         abstract: "PK accepted → every audience member of A decodes host B: first-frame p50 / p99, and the latency forwarding adds.")
 
     enum Mode: String, ExpressibleByArgument { case forward, subscribe }
 
-    @Option(name: .customLong("seed"), help: "A cluster member (repeatable).")
-    var seeds: [String] = []
+    @OptionGroup var target: BenchTarget
 
     @Option(help: "PK pairs (two rooms each).")
     var pairs = 5
@@ -35,14 +34,7 @@ struct PKBenchmark: AsyncParsableCommand {
     @Option(help: "Seconds the added latency of a forward is measured (forward mode).")
     var seconds = 5.0
 
-    @Flag(help: "Print one JSON object.")
-    var json = false
-
-    @OptionGroup var app: AppCredentials
-
     func validate() throws {
-        guard !seeds.isEmpty else { throw ValidationError("give at least one --seed") }
-        _ = try app.resolved()
         guard (1...20).contains(pairs) else { throw ValidationError("--pairs must be 1-20") }
         guard (1...50).contains(audiences) else { throw ValidationError("--audiences must be 1-50") }
         guard seconds > 0, seconds <= 60 else { throw ValidationError("--seconds must be in (0, 60]") }

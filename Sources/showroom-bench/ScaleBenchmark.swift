@@ -12,13 +12,12 @@ import Synchronization
 /// dropped frames; publish → receive latency per edge (origin and relays); the latency a relay
 /// hop adds, frame by frame; each edge's egress (payload bytes it sent) and CPU seconds per
 /// delivered GB.
-struct ScaleBenchmark: AsyncParsableCommand {
+struct ScaleBenchmark: AsyncParsableCommand, TargetedBenchmark {
     static let configuration = CommandConfiguration(
         commandName: "scale",
         abstract: "One channel over several edges: delivery, latency per edge, the relay hop, origin egress, CPU per GB.")
 
-    @Option(name: .customLong("seed"), help: "A cluster member's cluster endpoint (repeatable; needs SHOWROOM_KEYRING).")
-    var seeds: [String] = []
+    @OptionGroup var target: BenchTarget
 
     @Option(help: "Viewers of the channel.")
     var subscribers = 600
@@ -32,14 +31,7 @@ struct ScaleBenchmark: AsyncParsableCommand {
     @Option(name: .customLong("bitrate-kbps"), help: "The host's video bitrate in kbit/s.")
     var bitrateKbps = 300
 
-    @Flag(help: "Print one JSON object.")
-    var json = false
-
-    @OptionGroup var app: AppCredentials
-
     func validate() throws {
-        guard !seeds.isEmpty else { throw ValidationError("give at least one --seed") }
-        _ = try app.resolved()
         guard (1...2000).contains(subscribers) else { throw ValidationError("--subscribers must be 1–2000") }
         guard (1...20).contains(edges) else { throw ValidationError("--edges must be 1–20") }
         guard seconds > 0, seconds <= 600 else { throw ValidationError("--seconds must be in (0, 600]") }

@@ -13,13 +13,12 @@ import Synchronization
 ///   sessions open), so a swipe is a join without placement or handshake;
 /// - `prejoin`: a ``VideoLoader`` feed (the room on screen plus one prejoined on each side), so a
 ///   swipe is a subscription on a channel joined already.
-struct SwitchBenchmark: AsyncParsableCommand {
+struct SwitchBenchmark: AsyncParsableCommand, TargetedBenchmark {
     static let configuration = CommandConfiguration(
         commandName: "switch",
         abstract: "Swipe → first decoded video frame of the next live room: cold, preloaded or prejoined by the video loader.")
 
-    @Option(name: .customLong("seed"), help: "A cluster member (repeatable).")
-    var seeds: [String] = []
+    @OptionGroup var target: BenchTarget
 
     @Option(help: "Live rooms (one host each, 160×120 VP8 at 15 fps, 2 s GOP).")
     var rooms = 30
@@ -33,14 +32,7 @@ struct SwitchBenchmark: AsyncParsableCommand {
     @Option(help: "cold (leave, join the next room), preload (the video loader's feed without prejoin: rooms around preloaded, the next one joined on the swipe) or prejoin (the feed: one room on each side prejoined).")
     var mode = "prejoin"
 
-    @Flag(help: "Print one JSON object.")
-    var json = false
-
-    @OptionGroup var app: AppCredentials
-
     func validate() throws {
-        guard !seeds.isEmpty else { throw ValidationError("give at least one --seed") }
-        _ = try app.resolved()
         guard (2...200).contains(rooms) else { throw ValidationError("--rooms must be 2–200") }
         guard (1...100).contains(viewers) else { throw ValidationError("--viewers must be 1–100") }
         guard (1...1000).contains(swipes) else { throw ValidationError("--swipes must be 1–1000") }
