@@ -352,8 +352,6 @@ extension CallSignalShell {
         if call.isActive, call.isParty(uid) {
             info.channel = call.channel
             info.token = callToken(call, uid: uid)
-        } else if !call.isActive {
-            mintedTokens[call.id] = nil
         }
         return info
     }

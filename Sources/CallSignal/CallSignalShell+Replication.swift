@@ -100,7 +100,7 @@ extension CallSignalShell {
     /// elsewhere now are given up, users owned here now are taken over from their replicas, and
     /// the calls of parties held here whose owner died are looked up at their new owner.
     func membersChanged() {
-        let alive = callSignalRing.ring(of: node).members
+        let alive = callSignalRing.value(of: node).members
         // Most changes are other members' metadata (an edge's load moves with every join): the
         // call-signal nodes, all that matters here, are the same.
         guard alive != ownersSeen else { return }

@@ -58,10 +58,10 @@ final class CallSignalShell {
     var lastVerifyMs: Int64 = 0
     /// Call tokens handed out, by call id and party: each party's token is minted once and sent
     /// again in every notice of its call (minting deflates, which costs more than the rest of a
-    /// notice), until it is a quarter of its life old. Dropped when the call ends.
+    /// notice), until it is a quarter of its life old. Dropped within a second of the call's end.
     var mintedTokens: [String: [UInt32: MintedToken]] = [:]
     /// The alive call-signal nodes: who owns a user.
-    var callSignalRing = RingCache(.callsignal)
+    var callSignalRing = MembershipView.ring(.callsignal)
     /// The alive call-signal nodes as ``membersChanged()`` last handled them.
     var ownersSeen: [String]?
 
@@ -180,7 +180,7 @@ final class CallSignalShell {
 
     /// The node owning `uid`.
     func owner(of uid: UInt32) -> String {
-        callSignalRing.ring(of: node).owner(of: "uid/\(uid)") ?? selfID
+        callSignalRing.value(of: node).owner(of: "uid/\(uid)") ?? selfID
     }
 
     /// Serves `request` with `locally` at the owner of `uid`: here, or passed on once and its answer

@@ -35,7 +35,12 @@ final class CoordinatorLink {
     private var banListRotation = 0
     /// The edge drains: its reports say so, and coordinators place nothing on it.
     private var draining = false
-    private var knownCoordinators: (generation: UInt64, ring: OwnerRing, endpoints: [String: String])?
+    /// The alive coordinators that announce a cluster endpoint, and those endpoints by node id.
+    private var coordinatorsView = MembershipView { node -> (ring: OwnerRing, endpoints: [String: String]) in
+        let members = node.alive(.coordinator).filter { !$0.metadata.clusterEndpoint.isEmpty }
+        let endpoints = Dictionary(members.map { ($0.nodeID, $0.metadata.clusterEndpoint) }) { first, _ in first }
+        return (OwnerRing(.coordinator, of: members), endpoints)
+    }
 
     private init(node: Node, edge: EdgeServer, nodeID: String, logger: Logger) {
         self.node = node
@@ -121,16 +126,10 @@ final class CoordinatorLink {
 
     // MARK: - Sending
 
-    /// The alive coordinators that announce a cluster endpoint, and those endpoints by node id:
-    /// made again only when the membership changed (every channel report asks).
+    /// The alive coordinators and their endpoints: made again only when the membership changed
+    /// (every channel report asks).
     private func coordinators() -> (ring: OwnerRing, endpoints: [String: String]) {
-        let generation = node.membershipGeneration
-        if let known = knownCoordinators, known.generation == generation { return (known.ring, known.endpoints) }
-        let members = node.alive(.coordinator).filter { !$0.metadata.clusterEndpoint.isEmpty }
-        let endpoints = Dictionary(members.map { ($0.nodeID, $0.metadata.clusterEndpoint) }) { first, _ in first }
-        let ring = OwnerRing(.coordinator, of: members)
-        knownCoordinators = (generation, ring, endpoints)
-        return (ring, endpoints)
+        coordinatorsView.value(of: node)
     }
 
     /// Sends what is due.

@@ -29,22 +29,27 @@ extension NodeServices {
     }
 }
 
-/// The ring of a role's alive members, made again only when the membership changed: a role that
-/// asks who owns a key on every request does not rebuild it each time.
-public struct RingCache {
-    /// The role of the ring's members.
-    public let role: NodeRole
-    private var cached: (generation: UInt64, ring: OwnerRing)?
+/// A value derived from the members a node knows (a role's ``OwnerRing``, their endpoints), made
+/// again only when the membership changed: a role that asks who owns a key on every request does
+/// not rebuild it each time.
+public struct MembershipView<Value> {
+    private let make: (any NodeServices) -> Value
+    private var cached: (generation: UInt64, value: Value)?
 
-    /// A cache of the ring of `role`.
-    public init(_ role: NodeRole) { self.role = role }
+    /// A view made by `make` from the node.
+    public init(_ make: @escaping (any NodeServices) -> Value) { self.make = make }
 
-    /// The ring of the alive members of the role that `node` knows now. Loop thread only.
-    public mutating func ring(of node: some NodeServices) -> OwnerRing {
+    /// The value for the members `node` knows now. Loop thread only.
+    public mutating func value(of node: any NodeServices) -> Value {
         let generation = node.membershipGeneration
-        if let cached, cached.generation == generation { return cached.ring }
-        let ring = node.ring(role)
-        cached = (generation, ring)
-        return ring
+        if let cached, cached.generation == generation { return cached.value }
+        let value = make(node)
+        cached = (generation, value)
+        return value
     }
+}
+
+extension MembershipView where Value == OwnerRing {
+    /// The ring of `role`'s alive members.
+    public static func ring(_ role: NodeRole) -> MembershipView { MembershipView { $0.ring(role) } }
 }

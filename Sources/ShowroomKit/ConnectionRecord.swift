@@ -55,8 +55,8 @@ struct ConnectionRecord {
     var lingeringOn: EdgeAddress?
     var audioSequence: UInt32 = 0
     var videoSequence: UInt32 = 0
-    /// The kinds whose first frame went out on this join (reported once each).
-    var firstFramesPublished: Set<TrackKind> = []
+    /// Whether a video (an audio) frame went out on this join: the first is reported.
+    private var sentVideo = false, sentAudio = false
     /// Remote users whose first decoded frame has been reported (until they go offline or
     /// unpublish video, or the connection rejoins).
     var firstFrameReported: Set<UInt32> = []
@@ -83,6 +83,19 @@ struct ConnectionRecord {
     func sends(_ kind: TrackKind) -> Bool {
         guard isJoined, rejoin == nil, role == .broadcaster || publishesAsAudience else { return false }
         return kind == .audio ? options.publishAudio && !audioMuted : options.publishVideo && !videoMuted
+    }
+
+    /// Notes a frame of `kind` sent; true for the join's first of that kind. Per frame: two
+    /// flags, no hashing.
+    mutating func markSent(_ kind: TrackKind) -> Bool {
+        switch kind {
+        case .video:
+            defer { sentVideo = true }
+            return !sentVideo
+        case .audio:
+            defer { sentAudio = true }
+            return !sentAudio
+        }
     }
 
     /// The header of this connection's next frame of `kind`: its sequence bumped, the fields every

@@ -160,7 +160,7 @@ extension EngineShell {
             guard send(header, payload, to: state.connections.values[index].edgeEndpoint, lingeringOn: state.connections.values[index].lingeringOn)
             else { continue }
             sent += 1
-            if state.connections.values[index].firstFramesPublished.insert(kind).inserted {
+            if state.connections.values[index].markSent(kind) {
                 let record = state.connections.values[index]
                 emit(.firstLocalFramePublished(record.connection, track: kind, elapsedSinceJoin: record.joinStarted.duration(to: .now)))
             }

@@ -48,16 +48,9 @@ enum CPUTime {
         machineTicks().map { ($0.reduce(0, +), $0[7]) }
     }
 
-    /// The machine's busy CPU time so far (every process, every core, neither idle nor waiting
-    /// for I/O), in seconds.
-    static func machineBusy() -> Double? {
-        guard let ticks = machineTicks() else { return nil }
-        return Double(ticks.reduce(0, +) - ticks[3] - ticks[4]) / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
-
     /// The first line of /proc/stat: user nice system idle iowait irq softirq steal, in ticks
     /// (guests are inside user).
-    private static func machineTicks() -> [UInt64]? {
+    static func machineTicks() -> [UInt64]? {
         guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
               let line = text.split(separator: "\n").first, line.hasPrefix("cpu ")
         else { return nil }
@@ -72,4 +65,46 @@ enum CPUTime {
         guard let before, let after, after.total > before.total else { return nil }
         return Double(after.steal - before.steal) * 100 / Double(after.total - before.total)
     }
+}
+
+/// The CPU time spent in windows (a benchmark's measured parts), summed: the machine's busy time
+/// (every process, neither idle nor waiting for I/O), this process's, each `showroom-…`
+/// executable's, and the ticks the hypervisor gave to other guests.
+struct CPUSpent {
+    /// CPU time at one moment.
+    struct Snapshot {
+        let machine: [UInt64]?
+        let own: Double?
+        let processes: [Int32: (name: String, seconds: Double)]
+
+        static func now() -> Snapshot {
+            Snapshot(machine: CPUTime.machineTicks(), own: CPUTime.process(getpid()),
+                     processes: CPUTime.processes(named: "showroom-"))
+        }
+    }
+
+    private(set) var busySeconds = 0.0
+    private(set) var ownSeconds = 0.0
+    /// The other `showroom-…` processes' seconds, by executable name.
+    private(set) var byExecutable: [String: Double] = [:]
+    private var ticks: (total: UInt64, steal: UInt64) = (0, 0)
+
+    /// Adds what was spent from `start` until now.
+    mutating func add(since start: Snapshot) {
+        let end = Snapshot.now()
+        if let before = start.machine, let after = end.machine {
+            let (total, idle, steal) = (after.reduce(0, +) &- before.reduce(0, +), (after[3] + after[4]) &- (before[3] + before[4]),
+                                        after[7] &- before[7])
+            busySeconds += Double(total > idle ? total - idle : 0) / Double(sysconf(Int32(_SC_CLK_TCK)))
+            ticks.total += total
+            ticks.steal += steal
+        }
+        if let before = start.own, let after = end.own { ownSeconds += after - before }
+        for (pid, after) in end.processes where pid != getpid() {
+            if let before = start.processes[pid] { byExecutable[after.name, default: 0] += after.seconds - before.seconds }
+        }
+    }
+
+    /// The share of the machine's CPU time the hypervisor stole, in percent.
+    var stealPercent: Double { CPUTime.stealPercent(from: (0, 0), to: ticks) ?? 0 }
 }

@@ -65,12 +65,8 @@ struct CallsBenchmark: AsyncParsableCommand, TargetedBenchmark {
         /// Each side's timeline steps (ms from the call's start), over every call that connected.
         var steps: [String: [Double]] = [:]
         var failures: [String: Int] = [:]
-        /// The machine's busy CPU time while calls were on, and this process's share of it.
-        var busySeconds = 0.0, benchSeconds = 0.0
-        /// The cluster's processes' CPU time while calls were on, by process name.
-        var processSeconds: [String: Double] = [:]
-        /// The machine's CPU ticks while calls were on, and those the hypervisor gave to others.
-        var machineTicks: (total: UInt64, steal: UInt64) = (0, 0)
+        /// The CPU time spent while calls were being set up.
+        var spent = CPUSpent()
         var next = 0
         while next < pairs {
             let batch = next..<min(pairs, next + concurrency)
@@ -93,23 +89,14 @@ struct CallsBenchmark: AsyncParsableCommand, TargetedBenchmark {
             }
             let pairs = ready.compactMap { try? $0.get() }
             for case .failure(let error) in ready { failures["E\(error.code.rawValue)", default: 0] += 1 }
-            let busyBefore = CPUTime.machineBusy(), ownBefore = CPUTime.process(getpid()), machineBefore = CPUTime.machine()
-            let processesBefore = CPUTime.processes(named: "showroom-")
+            let before = CPUSpent.Snapshot.now()
             let results = await withTaskGroup(of: Result<Pair.Connected, ShowroomError>.self) { group in
                 for pair in pairs { group.addTask { await pair.call() } }
                 var results: [Result<Pair.Connected, ShowroomError>] = []
                 for await result in group { results.append(result) }
                 return results
             }
-            if let before = busyBefore, let after = CPUTime.machineBusy() { busySeconds += after - before }
-            if let before = machineBefore, let after = CPUTime.machine(), after.total > before.total {
-                machineTicks.total += after.total - before.total
-                machineTicks.steal += after.steal - before.steal
-            }
-            if let before = ownBefore, let after = CPUTime.process(getpid()) { benchSeconds += after - before }
-            for (pid, after) in CPUTime.processes(named: "showroom-") where pid != getpid() {
-                if let before = processesBefore[pid] { processSeconds[after.name, default: 0] += after.seconds - before.seconds }
-            }
+            spent.add(since: before)
             for result in results {
                 switch result {
                 case .success(let connected):
@@ -130,16 +117,17 @@ struct CallsBenchmark: AsyncParsableCommand, TargetedBenchmark {
         }
         for loop in loops { await loop.shutdown() }
         let latency = LatencyHistogram(milliseconds: times)
+        /// Milliseconds a connected call of `seconds` spent over all of them.
+        func perCall(_ seconds: Double) -> Double { seconds * 1000 / Double(max(1, times.count)) }
         let failed = failures.values.reduce(0, +)
         if json {
             try printJSON([
                 "benchmark": "calls", "pairs": pairs, "concurrency": concurrency, "path": freshEngines ? "fresh" : "show",
                 "connect_ms_p50": rounded(latency.percentileMs(0.5)), "connect_ms_p99": rounded(latency.percentileMs(0.99)),
                 "connect_ms_max": rounded(latency.maxMs), "failures": failed, "failure_codes": failures,
-                "cpu_ms_per_call": rounded(busySeconds * 1000 / Double(max(1, times.count))),
-                "bench_cpu_ms_per_call": rounded(benchSeconds * 1000 / Double(max(1, times.count))),
-                "cluster_cpu_ms_per_call": processSeconds.mapValues { rounded($0 * 1000 / Double(max(1, times.count))) },
-                "steal_percent": rounded(CPUTime.stealPercent(from: (0, 0), to: machineTicks) ?? 0),
+                "cpu_ms_per_call": rounded(perCall(spent.busySeconds)), "bench_cpu_ms_per_call": rounded(perCall(spent.ownSeconds)),
+                "cluster_cpu_ms_per_call": spent.byExecutable.mapValues { rounded(perCall($0)) },
+                "steal_percent": rounded(spent.stealPercent),
             ])
         } else {
             print("call → connected on both sides (first remote frames decoded), \(times.count) calls, \(concurrency) at a time, "
@@ -148,10 +136,9 @@ struct CallsBenchmark: AsyncParsableCommand, TargetedBenchmark {
                          latency.percentileMs(0.99), latency.maxMs))
             print("  failures \(failed)\(failures.isEmpty ? "" : " \(failures)")")
             print(String(format: "  CPU while calls were on: %.1f ms a call (every process; %.1f ms of it this one's engines); stolen by the hypervisor: %.1f%%",
-                         busySeconds * 1000 / Double(max(1, times.count)), benchSeconds * 1000 / Double(max(1, times.count)),
-                         CPUTime.stealPercent(from: (0, 0), to: machineTicks) ?? 0))
-            print("    the cluster's: " + processSeconds.sorted { $0.key < $1.key }.map {
-                String(format: "%@ %.1f ms", $0.key, $0.value * 1000 / Double(max(1, times.count)))
+                         perCall(spent.busySeconds), perCall(spent.ownSeconds), spent.stealPercent))
+            print("    the cluster's: " + spent.byExecutable.sorted { $0.key < $1.key }.map {
+                String(format: "%@ %.1f ms", $0.key, perCall($0.value))
             }.joined(separator: ", "))
             print("  each side's timeline, ms from the call (p50 / p99):")
             let figures = steps.mapValues { LatencyHistogram(milliseconds: $0) }

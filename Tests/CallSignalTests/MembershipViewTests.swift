@@ -5,21 +5,21 @@ import XCTest
 
 /// The cached ring of a role follows the membership: kept while nothing changes, made again when
 /// a member appears or dies.
-final class RingCacheTests: XCTestCase {
+final class MembershipViewTests: XCTestCase {
     func testTheRingIsKeptUntilTheMembershipChanges() {
         let network = InProcessNetwork()
         let a = network.add("signal-a", role: .callsignal)
         _ = network.add("signal-b", role: .callsignal)
         _ = network.add("coordinator", role: .coordinator)
-        var cache = RingCache(.callsignal)
-        XCTAssertEqual(cache.ring(of: a).members, ["signal-a", "signal-b"])
-        XCTAssertEqual(cache.ring(of: a), a.ring(.callsignal))
+        var cache = MembershipView.ring(.callsignal)
+        XCTAssertEqual(cache.value(of: a).members, ["signal-a", "signal-b"])
+        XCTAssertEqual(cache.value(of: a), a.ring(.callsignal))
 
         _ = network.add("signal-c", role: .callsignal)
-        XCTAssertEqual(cache.ring(of: a).members, ["signal-a", "signal-b", "signal-c"], "a new member is in the next ring")
+        XCTAssertEqual(cache.value(of: a).members, ["signal-a", "signal-b", "signal-c"], "a new member is in the next ring")
 
         network.kill("signal-b")
-        XCTAssertEqual(cache.ring(of: a).members, ["signal-a", "signal-c"], "a dead member is out of the next ring")
-        XCTAssertEqual(cache.ring(of: a), a.ring(.callsignal))
+        XCTAssertEqual(cache.value(of: a).members, ["signal-a", "signal-c"], "a dead member is out of the next ring")
+        XCTAssertEqual(cache.value(of: a), a.ring(.callsignal))
     }
 }
