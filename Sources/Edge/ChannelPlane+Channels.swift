@@ -150,12 +150,9 @@ extension ChannelPlane {
             fail(.noSession("no session is open on this connection"), .leave, requestID: requestID, to: session, channel: name, now: now, &out)
             return out
         }
-        touch(session, now: now)
-        guard var channel = take(name), channel.connections[session] != nil else {
-            fail(notJoined(name), .leave, requestID: requestID, to: session, channel: name, now: now, &out)
-            return out
-        }
-        out.append(.log(EdgeLogEntry(.info, "session \(session) left channel \(name)")))
+        // Through joinedChannel: a leave of a channel this session is not in must put the channel
+        // back untouched (taking it out and failing dropped everyone in it, silently).
+        guard var channel = joinedChannel(session, name, .leave, requestID: requestID, now: now, &out) else { return out }
         removeConnection(session, from: &channel, reason: .quit, now: now, &out)
         store(channel, now: now, &out)
         reply(.left(channel: name), .leave, requestID: requestID, to: session, &out)
@@ -367,6 +364,8 @@ extension ChannelPlane {
         _ out: inout [EdgeDirective]
     ) {
         guard let connection = channel.connections[session] else { return }
+        // Every removal is logged with its reason, whatever led to it.
+        out.append(.log(EdgeLogEntry(.info, "session \(session) (uid \(connection.uid), \(connection.role)) out of channel \(channel.name): \(reason)")))
         for kind in connection.publishing.kinds {
             unpublish(TrackKey(uid: connection.uid, kind: kind), in: &channel, reason: .remoteOffline, announce: false, &out)
         }

@@ -125,6 +125,9 @@ extension ChannelPlane {
     ) {
         guard let session = sessions.removeValue(forKey: id) else { return }
         if sessionsByClient[session.clientID] == id { sessionsByClient[session.clientID] = nil }
+        if !session.channels.isEmpty {
+            out.append(.log(EdgeLogEntry(.info, "session \(id) ends (\(leave)) holding \(session.channels.count) channel connection(s)")))
+        }
         for name in session.channels {
             guard var channel = take(name) else { continue }
             removeConnection(id, from: &channel, reason: leave, now: now, &out)

@@ -203,6 +203,37 @@ public struct ChannelPlane<Frame> {
         channels.removeValue(forKey: name)
     }
 
+    /// What is wrong with the plane's books, empty when they agree: every session's channel list
+    /// names channels that hold it, every connection belongs to an open session that lists its
+    /// channel, no channel is empty, uids map to their connections, broadcasters are counted
+    /// right. Tests and fuzzers check it after every step: a connection that vanishes from one
+    /// side only is the bug class where a client stays silently broken.
+    public var inconsistencies: [String] {
+        var found: [String] = []
+        for (id, session) in sessions {
+            if Set(session.channels).count != session.channels.count { found.append("session \(id) lists a channel twice") }
+            for name in session.channels where channels[name]?.connections[id] == nil {
+                found.append("session \(id) lists channel \(name), which does not hold it")
+            }
+        }
+        for (name, channel) in channels {
+            if channel.connections.isEmpty { found.append("channel \(name) is empty but kept") }
+            if channel.name != name { found.append("channel \(channel.name) is filed as \(name)") }
+            var broadcasters = 0
+            for (id, connection) in channel.connections {
+                if connection.role == .broadcaster { broadcasters += 1 }
+                if sessions[id]?.channels.contains(name) != true {
+                    found.append("channel \(name) holds session \(id), which is not open or does not list it")
+                }
+                if channel.sessionByUID[connection.uid] != id { found.append("uid \(connection.uid) in \(name) is not mapped to its session \(id)") }
+                if !channel.order.contains(id) { found.append("session \(id) is missing from the order of \(name)") }
+            }
+            if channel.order.count != channel.connections.count { found.append("the order of \(name) has \(channel.order.count) entries for \(channel.connections.count) connections") }
+            if broadcasters != channel.broadcasters { found.append("channel \(name) counts \(channel.broadcasters) broadcasters, holds \(broadcasters)") }
+        }
+        return found.sorted()
+    }
+
     /// Puts a channel back, or forgets it if nobody is left in it (reporting its end if its
     /// creation was reported).
     mutating func store(_ channel: Channel<Frame>, now: Duration, _ out: inout [EdgeDirective]) {

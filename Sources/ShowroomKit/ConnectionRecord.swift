@@ -7,8 +7,9 @@ struct ConnectionRecord {
     struct Rejoin {
         /// When the edge was found lost.
         let started: ContinuousClock.Instant
-        /// The edge to avoid in the next placement: the lost one, then any that failed a retry.
-        var failedEdge: EdgeAddress
+        /// The edge to avoid in the next placement: the lost one, then any that failed a retry;
+        /// nil when the edge itself is fine (it forgot the connection: rejoin there or anywhere).
+        var failedEdge: EdgeAddress?
         var backoff = RejoinBackoff()
         /// Identifies the attempt in flight, so a late answer to an earlier one is ignored.
         var attempt: UInt64 = 0

@@ -76,7 +76,7 @@ enum EngineDirective {
     case complete(EngineTicket, Result<ChannelConnection?, ShowroomError>)
     /// Ask the placement (off the loop) for an edge for the channel other than `avoiding`, and
     /// hand back ``EngineState/placed(channel:_:_:now:)``.
-    case place(channel: String, PlacementCredentials, avoiding: EdgeAddress, for: PlacementPurpose)
+    case place(channel: String, PlacementCredentials, avoiding: EdgeAddress?, for: PlacementPurpose)
     case schedule(EngineTimer, after: Duration)
     /// Drop the sinks and kept frames of a channel the engine no longer holds.
     case forgetMedia(channel: String)

@@ -166,7 +166,7 @@ final class EngineShell {
 
     /// Asks the placement (off the loop) for an edge for the channel other than `avoiding`;
     /// `done` runs on the loop.
-    private func place(_ channel: String, _ credentials: PlacementCredentials, avoiding: EdgeAddress,
+    private func place(_ channel: String, _ credentials: PlacementCredentials, avoiding: EdgeAddress?,
                        _ done: @escaping (EngineShell, Result<EdgeAddress, ShowroomError>) -> Void) {
         let placement = self.placement
         let core = WeakLoopReference(self)
@@ -236,6 +236,10 @@ final class EngineShell {
             let channel = record.connection.channel
             request(edgeRequest, on: link) { [weak self] result in
                 if case .success = result, let accepted, let self { self.perform(self.state.accepted(accepted, channel: channel)) }
+                if case .failure(let error) = result, error.code == .notJoined, let self {
+                    // The edge forgot a connection it serves: rejoin rather than stay broken.
+                    self.perform(self.state.forgottenByEdge(channel, on: serial, error, now: .now))
+                }
                 complete(result.map(map))
             }
         } catch {

@@ -281,6 +281,8 @@ extension EngineState {
             emit(change.channel) { .forwardStateChanged($0, destination: ForwardDestinationStatus(change.destination)) }
         case .error(let error, let channel, _):
             out.append(.emit(.error(connections[channel]?.connection, error)))
+            // A refused frame or request of a connection this edge should hold: it forgot it.
+            if error.code == .notJoined { out += forgottenByEdge(channel, on: serial, error, now: now) }
         case .connectionClosed(let channel, let reason):
             sessions[serial]?.channels.remove(channel)
             // A connection that lives on another edge now: only this edge's part of it ended.

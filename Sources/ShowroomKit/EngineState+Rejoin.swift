@@ -24,14 +24,51 @@ extension EngineState {
         sessions[serial]?.channels.subtract(channels)
         teardown(serial, error, now: now, &out)
         for channel in channels {
-            connections[channel]?.rejoin = ConnectionRecord.Rejoin(started: now, failedEdge: session.edge)
-            connections[channel]?.staysUntilClose = false
-            connections[channel]?.joinStarted = now
-            connections[channel]?.firstFrameReported = []
-            setState(.reconnecting, .edgeLost, of: channel, &out)
+            startRejoin(channel, avoiding: session.edge, .edgeLost, now: now, &out)
         }
         out.append(.refreshPublishing)
         for channel in channels { placeAgain(channel, &out) }
+    }
+
+    /// The edge answered a request or a frame of a connection it serves with "not joined": it has
+    /// forgotten the connection (whatever the reason, the edge lives). Rather than stay silently
+    /// broken, the connection rejoins at once with the same token, uid, role, options and
+    /// subscriptions, wherever the placement says (usually that same edge): the app sees
+    /// reconnecting (closed by the edge), then connected (rejoin succeeded), or failed with the
+    /// refusal that ended the rejoin.
+    mutating func forgottenByEdge(_ channel: String, on serial: SessionSerial, _ error: ShowroomError,
+                                  now: ContinuousClock.Instant) -> [EngineDirective] {
+        var out: [EngineDirective] = []
+        guard !isShutDown, sessions[serial]?.phase == .open, let record = current(channel, on: serial),
+              record.isJoined, record.rejoin == nil, record.move == nil
+        else { return out }
+        guard settings.rejoinWindow > .zero else {
+            sessions[serial]?.channels.remove(channel)
+            connections[channel] = nil
+            forget(channel, &out)
+            out.append(.emit(.connectionClosed(record.connection, error: error)))
+            report(.failed, .closedByEdge(error), of: record, &out)
+            out.append(.refreshPublishing)
+            keepWarm(serial, &out)
+            return out
+        }
+        sessions[serial]?.channels.remove(channel)
+        startRejoin(channel, avoiding: nil, .closedByEdge(error), now: now, &out)
+        out.append(.refreshPublishing)
+        keepWarm(serial, &out)
+        placeAgain(channel, &out)
+        return out
+    }
+
+    /// Marks a connection as rejoining (reconnecting, with `reason`), its first frames to be
+    /// reported again; the caller asks the placement.
+    private mutating func startRejoin(_ channel: String, avoiding edge: EdgeAddress?, _ reason: ConnectionStateReason,
+                                      now: ContinuousClock.Instant, _ out: inout [EngineDirective]) {
+        connections[channel]?.rejoin = ConnectionRecord.Rejoin(started: now, failedEdge: edge)
+        connections[channel]?.staysUntilClose = false
+        connections[channel]?.joinStarted = now
+        connections[channel]?.firstFrameReported = []
+        setState(.reconnecting, reason, of: channel, &out)
     }
 
     /// The credentials a placement of the connection presents.

@@ -103,8 +103,8 @@ struct EngineState {
     /// The open session of a joined connection.
     func session(of record: ConnectionRecord) throws(ShowroomError) -> SessionSerial {
         if let rejoin = record.rejoin {
-            throw .unavailable(
-                "rejoining '\(record.connection.channel)' after edge \(rejoin.failedEdge) failed; try again once the connection state is connected")
+            let why = rejoin.failedEdge.map { "after edge \($0) failed" } ?? "after edge \(record.edgeEndpoint) forgot the connection"
+            throw .unavailable("rejoining '\(record.connection.channel)' \(why); try again once the connection state is connected")
         }
         guard let serial = active[record.edgeEndpoint], sessions[serial]?.phase == .open else {
             throw .unavailable("the session with \(record.edgeEndpoint) is not open")

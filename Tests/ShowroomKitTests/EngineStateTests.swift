@@ -22,7 +22,7 @@ struct EngineStateDriver {
     var completed: [EngineTicket: Result<ChannelConnection?, ShowroomError>] = [:]
     var opened: [SessionSerial: EdgeAddress] = [:]
     var closed: [SessionSerial] = []
-    var placements: [(channel: String, avoiding: EdgeAddress, purpose: PlacementPurpose)] = []
+    var placements: [(channel: String, avoiding: EdgeAddress?, purpose: PlacementPurpose)] = []
     var movedOut: [SessionSerial] = []
     var keyframesWanted = 0
     /// Sessions whose edge has gone quiet: their heartbeats get no answer.
@@ -227,6 +227,57 @@ final class EngineStateTests: XCTestCase {
         XCTAssertEqual(driver.waiting(on: b), ["subscribe"], "the subscription is restored on the new edge")
         XCTAssertEqual(driver.keyframesWanted, 1)
         XCTAssertTrue(driver.events.contains { if case .rejoinedChannel = $0 { true } else { false } })
+    }
+
+    func testAConnectionTheEdgeForgotRejoinsAtOnceWithItsTokenAndSubscriptionsInsteadOfStayingBroken() throws {
+        var driver = EngineStateDriver()
+        join(&driver, "live", on: edgeA, role: .broadcaster)
+        join(&driver, "other", on: edgeA)
+        let a = try XCTUnwrap(driver.serial(of: edgeA))
+        let track = TrackID(channel: "live", uid: 100, kind: .video)
+        driver.apply(driver.state.accepted(.subscription(track, subscribed: true), channel: "live"))
+        let notJoined = ShowroomError(.notJoined, "this session is not connected to channel live; join it first")
+
+        // A refused frame: the edge sends an error event naming the channel.
+        driver.apply(driver.state.edgeEvent(.error(notJoined, channel: "live", track: .video), on: a, now: driver.now))
+        XCTAssertEqual(driver.transitions(of: "live").suffix(1), ["reconnecting closedByEdge"])
+        let placement = try XCTUnwrap(driver.placements.last)
+        XCTAssertEqual(placement.channel, "live")
+        XCTAssertNil(placement.avoiding, "the edge lives: it is not avoided")
+        XCTAssertEqual(driver.transitions(of: "other"), ["connecting joining", "connected joinSucceeded"], "the session's other connection is untouched")
+        XCTAssertEqual(driver.closed, [], "the session stays open")
+        // More refusals while it rejoins start nothing new.
+        driver.apply(driver.state.edgeEvent(.error(notJoined, channel: "live", track: .audio), on: a, now: driver.now))
+        XCTAssertEqual(driver.placements.count, 1)
+
+        // Placed on the same edge: joined again on the same session, with the same token and role.
+        driver.apply(driver.state.placed(channel: "live", placement.purpose, .success(edgeA), now: driver.now))
+        let rejoin = try XCTUnwrap(driver.sent.first { $0.session == a && $0.request.kind == .join }?.request)
+        guard case .join(_, let uid, let token, let role, _) = rejoin else { return XCTFail("sent \(rejoin)") }
+        XCTAssertEqual(uid, 7)
+        XCTAssertEqual(token, "token-live")
+        XCTAssertEqual(role, .broadcaster)
+        driver.acceptJoin("live", on: a, role: .broadcaster)
+        XCTAssertEqual(driver.transitions(of: "live").suffix(2), ["reconnecting closedByEdge", "connected rejoinSucceeded"])
+        XCTAssertEqual(driver.waiting(on: a), ["subscribe"], "the subscription is restored")
+        XCTAssertEqual(driver.opened.count, 1, "no new session")
+
+        // A request answered "not joined" does the same; a connection the app left does nothing.
+        driver.apply(driver.state.forgottenByEdge("other", on: a, notJoined, now: driver.now))
+        XCTAssertEqual(driver.transitions(of: "other").last, "reconnecting closedByEdge")
+        driver.apply(driver.state.edgeEvent(.error(notJoined, channel: "gone", track: nil), on: a, now: driver.now))
+        XCTAssertEqual(driver.placements.count, 2)
+    }
+
+    func testWithoutRejoinAForgottenConnectionFailsWithTheEdgesReason() throws {
+        var driver = EngineStateDriver(rejoinWindow: .zero)
+        join(&driver, "live", on: edgeA, role: .broadcaster)
+        let a = try XCTUnwrap(driver.serial(of: edgeA))
+        let notJoined = ShowroomError(.notJoined, "this session is not connected to channel live; join it first")
+        driver.apply(driver.state.edgeEvent(.error(notJoined, channel: "live", track: .video), on: a, now: driver.now))
+        XCTAssertEqual(driver.transitions(of: "live").last, "failed closedByEdge")
+        XCTAssertNil(driver.state.connections["live"])
+        XCTAssertTrue(driver.events.contains { if case .connectionClosed(_, let error) = $0 { error.code == .notJoined } else { false } })
     }
 
     func testARejoinBacksOffWhileNoEdgeIsThereAndGivesUpOnARefusalNoEdgeWouldLift() throws {

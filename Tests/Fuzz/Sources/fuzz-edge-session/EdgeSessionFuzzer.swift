@@ -11,7 +11,8 @@ import ShowroomWire
 // - every reply and event the plane produces encodes for the wire, and a reply decodes back to
 //   itself on the client side; every reported activity encodes for the coordinator;
 // - the plane's tables stay consistent: every connection belongs to an open session, no channel
-//   is empty, the connection count is the sum over channels.
+//   is empty, the connection count is the sum over channels, and the books agree both ways
+//   (`ChannelPlane.inconsistencies`: a session lists only channels that hold it).
 // Input: frames as in `FuzzFrames`. Control byte: bits 0–1 pick the sending session (1–4; session
 // 4's queue is always full), bits 2–7 move the clock (× 10 ms; 63: 40 s, past heartbeat and
 // token deadlines) and tick the plane first.
@@ -144,6 +145,8 @@ struct FuzzEdge {
             connections += channel.connections.count
         }
         expect(connections == plane.connectionCount, "the connection count is the sum over channels")
+        let wrong = plane.inconsistencies
+        expect(wrong.isEmpty, "the plane's books agree: \(wrong.joined(separator: "; "))")
         expect(plane.sessionCount <= 4, "only the four fuzzed sessions exist")
     }
 }
