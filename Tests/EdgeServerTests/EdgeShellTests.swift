@@ -102,6 +102,34 @@ final class EdgeShellTests: XCTestCase {
         XCTAssertEqual(viewers[1].frames.count, 10)
     }
 
+    /// What broke two live shows in the demo: a session leaving a channel it is not in (a PK's
+    /// forward link the stage had already taken out, leaving late) took the channel away from
+    /// everyone in it, silently. Now it is refused and changes nothing for anyone.
+    func testALeaveFromASessionNotInTheChannelLeavesTheShowPlaying() throws {
+        let host = try client()
+        XCTAssertNil(try host.join("show", uid: 1, token: TestApp.token(channel: "show", uid: 1), role: .broadcaster).failure)
+        let viewer = try client()
+        XCTAssertNil(try viewer.join("show", uid: 100, token: TestApp.token(channel: "show", uid: 100, role: .subscriber), role: .audience).failure)
+        try viewer.waitForEvent("user joined") { $0 == .userJoined(channel: "show", uid: 1) }
+        let stranger = try client()
+        for _ in 0..<3 {
+            let late = try stranger.request(.leave(channel: "show"))
+            XCTAssertEqual(late.failure?.code, .notJoined)
+        }
+        for i in 0..<5 {
+            try host.publish(channel: "show", uid: 1, track: .video, sequence: UInt32(i), keyframe: i == 0, payload: [UInt8](repeating: 7, count: 300))
+        }
+        try viewer.waitForFrames(5)
+        XCTAssertEqual(viewer.frames.count, 5, "the viewer still gets the host")
+        try host.drain(for: .milliseconds(200))
+        XCTAssertFalse(host.events.contains { if case .error = $0 { true } else { false } }, "the host's frames are not refused: \(host.events)")
+        // The channel is still there with its host: a new viewer meets the host and its GOP.
+        let late = try client()
+        XCTAssertNil(try late.join("show", uid: 101, token: TestApp.token(channel: "show", uid: 101, role: .subscriber), role: .audience).failure)
+        try late.waitForEvent("the host is there") { $0 == .userJoined(channel: "show", uid: 1) }
+        try late.waitForFrames(5)
+    }
+
     func testALateJoinerGetsTheCurrentGOPAtOnce() throws {
         let host = try client()
         XCTAssertNil(try host.join("gop", uid: 1, token: TestApp.token(channel: "gop", uid: 1), role: .broadcaster).failure)
