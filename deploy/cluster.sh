@@ -360,6 +360,41 @@ await_line() {
     sleep 0.05
   done
 }
+# The frames client NAME decoded of its host so far (its `decoded` line, printed twice a second).
+decoded_frames() {
+  local count
+  count="$(sed -n 's/^decoded .* frames=\([0-9]*\).*/\1/p' "$run_dir/clients/$1.out" 2>/dev/null | tail -1)"
+  echo "${count:-0}"
+}
+# Checks what the viewers see, not what the servers say: every viewer of the rooms numbered in
+# ROOMS decodes its own host again, at least 5 more frames within 5 s of the check (at 15 fps
+# a show that plays does so in well under a second); and no host's frames are refused.
+check_shows() {
+  local when="$1" i v name deadline=$((SECONDS + 5)) waiting=()
+  shift
+  declare -A start=()
+  for i in "$@"; do for v in 1 2 3; do
+    name="viewer-$i-$v"; start[$name]="$(decoded_frames "$name")"; waiting+=("$name")
+  done; done
+  while [ "${#waiting[@]}" -gt 0 ] && [ "$SECONDS" -le "$deadline" ]; do
+    local still=()
+    for name in "${waiting[@]}"; do
+      [ "$(decoded_frames "$name")" -ge $((start[$name] + 5)) ] || still+=("$name")
+    done
+    waiting=("${still[@]}")
+    [ "${#waiting[@]}" -eq 0 ] || sleep 0.1
+  done
+  for name in "${waiting[@]}"; do
+    i="${name#viewer-}"; i="${i%-*}"
+    failed+=("$name does not decode host-$i $when (decoded ${start[$name]} frames, then $(decoded_frames "$name"))")
+  done
+  for i in "$@"; do
+    if grep -q "code=E3000" "$run_dir/clients/host-$i.out" 2>/dev/null; then
+      failed+=("host-$i's frames were refused (not joined) $when: $(grep -m1 'code=E3000' "$run_dir/clients/host-$i.out")")
+    fi
+  done
+  [ "${#waiting[@]}" -gt 0 ] || echo "  every viewer of rooms $* decodes its own host $when"
+}
 elapsed_ms() { sed -n 's/.* elapsed_ms=\([0-9]*\).*/\1/p' <<<"$1"; }
 # The edge hosting CHANNEL in the status document STATUS_JSON (empty before its edge reported it).
 edge_of() { tr '{' '\n' <<<"$1" | grep "\"name\":\"$2\"" | sed -n 's/.*"edge":"\([^"]*\)".*/\1/p' | head -1 || true; }
@@ -440,6 +475,7 @@ cmd_demo() {
       failed+=("$name did not see the show pause and resume around the call")
     fi
   done
+  check_shows "after the call" 1 2 3
   echo
   echo "== PK: ${rooms[0]} vs ${rooms[1]}; the cluster forwards each host into the other's room =="
   local invitation pk_id
@@ -473,6 +509,7 @@ cmd_demo() {
   else
     failed+=("the PK between ${rooms[0]} and ${rooms[1]} did not start")
   fi
+  check_shows "after the PK" 1 2 3
   echo
   echo "== co-host: a viewer of ${rooms[2]} applies, goes on stage and steps down =="
   local application seat
@@ -498,11 +535,12 @@ cmd_demo() {
         failed+=("viewer-3-1 did not see the co-host step down")
       fi
     else
-      failed+=("viewer 2039 did not go on stage")
+      failed+=("viewer 2039 did not go on stage$(grep -m1 '^on_stage_failed' "$run_dir/clients/cohost-3.out" | sed 's/^/: /')")
     fi
   else
     failed+=("viewer 2039 could not apply for a seat")
   fi
+  check_shows "after the co-host" 1 2 3
   echo
   echo "== failure drill: SIGKILL the edge hosting ${rooms[0]}; its clients rejoin elsewhere =="
   local victim="" status_json moved=() rejoined decoded deadline=$((SECONDS + 5))
@@ -535,6 +573,7 @@ cmd_demo() {
     done
     await_converged
     cmd_status
+    check_shows "after $victim was killed" 1 2 3
   else
     echo "  (no channel report for ${rooms[0]} yet; skipping the drill)"
     failed+=("no edge reported ${rooms[0]}, so no edge was killed")

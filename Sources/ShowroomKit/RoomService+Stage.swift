@@ -12,8 +12,12 @@ extension RoomService {
     ///   - engine: The engine holding `connection`.
     ///   - connection: The user's connection to the room's channel.
     ///   - onChange: Told `true` once on stage, `false` once off it, with the seat.
+    ///   - onRefused: Told why the edge refused to let the seated user broadcast, once it gave up
+    ///     (the seat reaches the edges from the room's coordinator, and may come after the room's
+    ///     event: `NOT_ON_STAGE` is tried again for a few seconds first).
     public func followSeat(roomID: String, engine: ShowroomEngine, connection: ChannelConnection,
-                           onChange: (@Sendable (_ onStage: Bool, _ seat: CoHostSeat) -> Void)? = nil) -> Task<Void, Never> {
+                           onChange: (@Sendable (_ onStage: Bool, _ seat: CoHostSeat) -> Void)? = nil,
+                           onRefused: (@Sendable (_ seat: CoHostSeat, _ error: ShowroomError) -> Void)? = nil) -> Task<Void, Never> {
         Task {
             var seated: CoHostSeat?
             for await event in events(for: roomID) {
@@ -32,7 +36,9 @@ extension RoomService {
                     var onStage = ChannelMediaOptions.broadcaster
                     onStage.publishAudio = true
                     onStage.publishVideo = true
-                    if (try? await engine.updateChannelEx(options: onStage, connection: connection)) != nil {
+                    if let refusal = await Self.goOnStage(engine: engine, options: onStage, connection: connection) {
+                        onRefused?(seat, refusal)
+                    } else {
                         seated = seat
                         onChange?(true, seat)
                     }
@@ -42,6 +48,25 @@ extension RoomService {
                     onChange?(false, old)
                 }
             }
+        }
+    }
+
+    /// Switches the connection to broadcaster; a `NOT_ON_STAGE` refusal is tried again with backoff
+    /// for up to 5 s, since the edge hears of the seat from the coordinator, not from this event.
+    ///
+    /// - Returns: The refusal it gave up on, or nil once on stage.
+    private static func goOnStage(engine: ShowroomEngine, options: ChannelMediaOptions, connection: ChannelConnection) async -> ShowroomError? {
+        let deadline = ContinuousClock.now + .seconds(5)
+        var delay = Duration.milliseconds(50)
+        while true {
+            do throws(ShowroomError) {
+                try await engine.updateChannelEx(options: options, connection: connection)
+                return nil
+            } catch {
+                guard error.code == .notOnStage, ContinuousClock.now + delay < deadline, !Task.isCancelled else { return error }
+            }
+            try? await Task.sleep(for: delay)
+            delay = min(delay * 2, .milliseconds(500))
         }
     }
 

@@ -80,10 +80,21 @@ struct ClientCommand: AsyncParsableCommand {
             await engine.setLocalVideoSource(TestPatternCamera(width: width, height: height, framesPerSecond: fps))
             await engine.setLocalAudioSource(ToneMicrophone())
         }
+        var reporter: Task<Void, Never>?
         if let hostUID {
             let connection = ChannelConnection(channel: channel, uid: uid)
-            try await engine.setupRemoteVideo(uid: hostUID, connection: connection, sink: DecodingVideoSink())
+            let hostSink = DecodingVideoSink()
+            try await engine.setupRemoteVideo(uid: hostUID, connection: connection, sink: hostSink)
             try await engine.setupRemoteAudio(uid: hostUID, connection: connection, sink: DecodingAudioSink())
+            // What the viewer sees, twice a second: whoever watches can tell a show that goes on
+            // from one that stopped, whatever the events said.
+            let channel = self.channel
+            reporter = Task {
+                while !Task.isCancelled {
+                    emit("decoded channel=\(channel) uid=\(hostUID) frames=\(hostSink.statistics.framesDecoded)")
+                    try? await Task.sleep(for: .milliseconds(500))
+                }
+            }
         }
         let preset: Set<String> = hostUID.map { ["\(channel)/\($0)"] } ?? []
         let printer = Task {
@@ -146,6 +157,7 @@ struct ClientCommand: AsyncParsableCommand {
         await engine.shutdown()
         await loop.shutdown()
         printer.cancel()
+        reporter?.cancel()
     }
 
     /// Applies for a seat in `room`; once seated, publishes on the room's channel (`on_stage`),
@@ -154,6 +166,8 @@ struct ClientCommand: AsyncParsableCommand {
         let uid = self.uid
         _ = rooms.followSeat(roomID: room, engine: engine, connection: ChannelConnection(channel: channel, uid: uid)) { onStage, seat in
             emit(onStage ? "on_stage room=\(room) uid=\(uid) seat=\(seat.id)" : "off_stage room=\(room) uid=\(uid) seat=\(seat.id)")
+        } onRefused: { seat, error in
+            emit("on_stage_failed room=\(room) uid=\(uid) seat=\(seat.id) code=E\(error.code.rawValue) message=\"\(error.message)\"")
         }
         let token = try app.token(channel: channel, uid: uid, role: .subscriber)
         do throws(ShowroomError) {
