@@ -223,7 +223,7 @@ let package = Package(
             name: "ShowroomTesting",
             dependencies: [
                 "NodeRuntime", "ZeroMQ", "ShowroomWire", "Edge", "Webhooks", "ShowroomKit", "Routing", "ShowroomAuth",
-                "Membership",
+                "Membership", "OperatorTools",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

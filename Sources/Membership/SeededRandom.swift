@@ -1,13 +1,14 @@
 /// A small, fast, seedable generator (SplitMix64): every random choice of the state machine comes
 /// from it, so a simulation with a fixed seed replays exactly. Not for cryptography.
-struct SeededRandom: RandomNumberGenerator, Sendable {
+public struct SeededRandom: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
-    init(seed: UInt64) {
+    /// A generator whose sequence is fixed by `seed`.
+    public init(seed: UInt64) {
         state = seed
     }
 
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

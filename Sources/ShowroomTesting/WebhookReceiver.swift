@@ -46,7 +46,8 @@ public final class WebhookReceiver: Sendable {
     }
 
     /// Listens on a free port of 127.0.0.1 and answers each post with `answer`.
-    public static func start(secret: String, answer: @escaping Answer = { _ in 200 }) async throws -> WebhookReceiver {
+    /// - Parameter port: The port to listen on (0: a free one).
+    public static func start(secret: String, port: Int = 0, answer: @escaping Answer = { _ in 200 }) async throws -> WebhookReceiver {
         let recorded = Recorder()
         let channel = HTTP1Channel(responder: { request, writer, _ in
             guard request.method == .post, request.uri.path == "/events" else {
@@ -70,7 +71,7 @@ public final class WebhookReceiver: Sendable {
         let listening = AsyncStream<Int?>.makeStream()
         let server = HummingbirdCore.Server(
             childChannelSetup: channel,
-            configuration: ServerConfiguration(address: .hostname("127.0.0.1", port: 0)),
+            configuration: ServerConfiguration(address: .hostname("127.0.0.1", port: port)),
             onServerRunning: { channel in
                 listening.continuation.yield(channel.localAddress?.port)
                 listening.continuation.finish()
