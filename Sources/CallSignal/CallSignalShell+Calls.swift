@@ -386,4 +386,27 @@ enum CallMetrics {
     static let connected = Counter(label: "callsignal.calls_connected")
     /// From the call to connected on both sides.
     static let setup = Metrics.Timer(label: "callsignal.call_setup")
+
+    /// The sizes of what the node keeps, so that a long run shows whether anything grows with
+    /// every user or call ever seen.
+    static let sessions = Gauge(label: "callsignal.sessions")
+    static let calls = Gauge(label: "callsignal.calls")
+    static let usersInCalls = Gauge(label: "callsignal.users_in_calls")
+    static let userRecords = Gauge(label: "callsignal.user_records")
+    static let tombstones = Gauge(label: "callsignal.user_record_tombstones")
+    static let mailboxes = Gauge(label: "callsignal.mailboxes")
+    static let callsWithTokens = Gauge(label: "callsignal.calls_with_tokens")
+    static let dialLimitedUsers = Gauge(label: "callsignal.dial_limited_users")
+
+    /// Refreshes the size gauges.
+    static func recordSizes(of shell: CallSignalShell) {
+        sessions.record(shell.presence.sessions.count)
+        calls.record(shell.book.calls.count)
+        usersInCalls.record(shell.callOf.count)
+        userRecords.record(shell.records.entries.count)
+        tombstones.record(shell.tombstones.count)
+        mailboxes.record(shell.mailboxes.count)
+        callsWithTokens.record(shell.mintedTokens.count)
+        dialLimitedUsers.record(shell.dials.trackedUsers)
+    }
 }

@@ -199,6 +199,7 @@ extension CallSignalShell {
             verifyCallsOfLostNodes()
             dropOldTombstones()
             dropEndedCallTokens()
+            CallMetrics.recordSizes(of: self)
         }
     }
 

@@ -59,6 +59,12 @@ final class CoordinatorShell {
     /// Every stage goes to every edge this often (in ticks of a second): an edge that started since,
     /// or missed a change, catches up.
     static let stageRefreshTicks = 5
+    /// When this coordinator started (its clock).
+    let startedAtMs: Int64
+    /// How long after a start every edge has reported its channels (edges report every second).
+    static let reportsSettleMs: Int64 = 10_000
+    /// The sizes of the state kept, as gauges.
+    let metrics = CoordinatorMetrics()
     /// Callbacks of writes waiting for their replicas, by write id.
     private var waitingWrites: [Holding: [UInt64: () -> Void]] = [:]
 
@@ -77,6 +83,7 @@ final class CoordinatorShell {
         self.publisher = publisher
         self.webhooks = webhooks
         self.logger = logger
+        startedAtMs = node.clock.nowMs()
         var settings = RoomSettings()
         settings.roomExpiryMs = Int64(configuration.roomExpirySeconds) * 1000
         settings.ownerGraceMs = Int64(configuration.ownerGraceSeconds) * 1000
@@ -89,7 +96,7 @@ final class CoordinatorShell {
         _ = registry.merge(rooms: stored.rooms, messages: stored.messages)
         // Loaded placements stand for one expiry from now, time for their edges to report.
         _ = placements.merge(stored.placements, nowMs: node.clock.nowMs())
-        _ = sequencer.merge(stored.sequences)
+        _ = sequencer.merge(stored.sequences, nowMs: node.clock.nowMs())
         _ = bans.merge(stored.bans)
         logger.info("coordinator state loaded", metadata: [
             "rooms": "\(stored.rooms.count)", "messages": "\(stored.messages.count)", "bans": "\(stored.bans.count)",
@@ -172,6 +179,7 @@ final class CoordinatorShell {
         // handed over: a stale copy must not tick, expire or be served as if it were current.
         if !rooms.released.isEmpty {
             let released = rooms.released
+            for roomID in released { if let room = registry.room(roomID) { sentStages[room.channel] = nil } }
             registry.forget(released)
             storage.write { try $0.delete(roomIDs: released) }
         }
@@ -191,6 +199,22 @@ final class CoordinatorShell {
         let expired = bans.purge(nowMs: now)
         if !expired.isEmpty { storage.write { try $0.delete(bans: expired) } }
         expirePlacements(nowMs: now)
+        relayPlanner.expire(nowMs: now)
+        pruneSequences(nowMs: now)
+        metrics.record(self)
+    }
+
+    /// Forgets the event numbers of channels that are gone (``ChannelEventSequencer/prune(nowMs:hosted:)``).
+    /// Every holder prunes on its own by the same rule, so nothing is replicated. Not in the first
+    /// seconds after a start: the edges' reports (which channels are hosted) are not all in yet.
+    private func pruneSequences(nowMs: Int64) {
+        guard nowMs - startedAtMs >= Self.reportsSettleMs else { return }
+        let pruned = sequencer.prune(nowMs: nowMs) { [channelHosts, placements] channel in
+            channelHosts[channel] != nil || placements.placements[channel] != nil
+        }
+        guard !pruned.isEmpty else { return }
+        storage.write { try $0.delete(sequencesOf: pruned) }
+        logger.debug("event numbers of channels gone pruned", metadata: ["channels": "\(pruned.count)"])
     }
 
     // MARK: - Writes: persist, publish, replicate
@@ -204,6 +228,8 @@ final class CoordinatorShell {
             return
         }
         storage.write { try $0.persist(changes) }
+        // A purged room's channel is sent no more stages (its removal went out while it was closed).
+        for change in changes where change.purged { sentStages[change.room.channel] = nil }
         pushStages(of: changes.filter { !$0.purged }.map(\.room), onlyChanged: true)
         if changes.contains(where: { [.pkStarted, .pkEnded].contains($0.event?.type) || $0.room.state == .closed }) {
             reconcilePKForwards()
@@ -309,7 +335,7 @@ final class CoordinatorShell {
             let channels = removed.map(\.channel)
             storage.write { try $0.delete(placementsOf: channels) }
         }
-        let numbered = sequencer.merge(batch.sequences)
+        let numbered = sequencer.merge(batch.sequences, nowMs: nowMs)
         if !numbered.isEmpty { storage.write { try $0.save(sequences: numbered) } }
         let banned = bans.merge(batch.bans)
         if !banned.isEmpty { storage.write { try $0.save(bans: banned) } }

@@ -72,6 +72,12 @@ public struct ChannelPlane<Frame> {
     /// Number of open sessions.
     public var sessionCount: Int { sessions.count }
 
+    /// Number of bans in force (each ends at its time).
+    public var banCount: Int { bans.count }
+
+    /// Number of stages held (each removed when its room closes).
+    public var stageCount: Int { stages.count }
+
     /// Number of channel connections over all channels.
     public var connectionCount: Int { channels.values.reduce(0) { $0 + $1.connections.count } }
 

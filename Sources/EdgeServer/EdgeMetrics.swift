@@ -7,6 +7,8 @@ final class EdgeMetrics {
     private let sessions = Gauge(label: "edge.sessions")
     private let channels = Gauge(label: "edge.channels")
     private let connections = Gauge(label: "edge.connections")
+    private let bans = Gauge(label: "edge.bans")
+    private let stages = Gauge(label: "edge.stages")
     private let frames: [(KeyPath<EdgeStatistics, UInt64>, Counter)] = [
         (\.framesReceived, Counter(label: "edge.frames", dimensions: [("outcome", "received")])),
         (\.framesDelivered, Counter(label: "edge.frames", dimensions: [("outcome", "delivered")])),
@@ -25,8 +27,10 @@ final class EdgeMetrics {
     /// Channel activities dropped because no room-coordinator took them in time.
     let activitiesDropped = Counter(label: "edge.coordinator_activities_dropped")
 
-    func update(_ current: EdgeStatistics, sessions: Int, channels: Int, connections: Int) {
+    func update(_ current: EdgeStatistics, sessions: Int, channels: Int, connections: Int, bans: Int, stages: Int) {
         self.sessions.record(sessions)
+        self.bans.record(bans)
+        self.stages.record(stages)
         self.channels.record(channels)
         self.connections.record(connections)
         for (field, counter) in frames where current[keyPath: field] > last[keyPath: field] {

@@ -491,7 +491,8 @@ final class EdgeShell {
         handOverReports()
         if let deadline = drainDeadline, now >= deadline || !plane.awaitsMovingClients { finishDraining() }
         let load = (channels: plane.channelCount, connections: plane.connectionCount)
-        metrics.update(plane.statistics, sessions: plane.sessionCount, channels: load.channels, connections: load.connections)
+        metrics.update(plane.statistics, sessions: plane.sessionCount, channels: load.channels, connections: load.connections,
+                       bans: plane.banCount, stages: plane.stageCount)
         if load != reportedLoad, loadReportedAt.map({ now - $0 >= Self.loadReportInterval }) ?? true {
             reportedLoad = load
             loadReportedAt = now

@@ -174,6 +174,15 @@ public final class RoomStore: Sendable {
         }
     }
 
+    /// Deletes the channel event numbers of these channels (pruned: the channels are gone).
+    public func delete(sequencesOf channels: [String]) throws(ShowroomError) {
+        try write("delete \(channels.count) channel sequence(s)") { db in
+            for channel in channels {
+                try db.execute(sql: "DELETE FROM channel_sequences WHERE channel = ?", arguments: [channel])
+            }
+        }
+    }
+
     /// Persists what registry changes did, in one transaction: rooms and messages saved, trimmed
     /// messages deleted, purged rooms deleted with their messages.
     public func persist(_ changes: [RoomChange]) throws(ShowroomError) {

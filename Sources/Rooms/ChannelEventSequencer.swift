@@ -7,94 +7,209 @@ import ShowroomWire
 /// channel the sequencer remembers the last activity it numbered from each recent edge run (its
 /// origin) and numbers nothing from that run at or below it. The marks travel with the numbers
 /// (persisted, replicated, merged), so a successor taking over skips them too.
+///
+/// **Series.** A cluster that runs for months sees a new channel name with every 1v1 call, so a
+/// channel's numbers are forgotten once it is gone (``prune(nowMs:hosted:)``): its last event
+/// destroyed it and ``Retention/endedMs`` passed, or no event came for ``Retention/abandonedMs``
+/// (an edge that died never reports its channels destroyed); and never while an edge hosts it. A
+/// channel that comes back starts a new *series* numbered from 1, dated by when it began: its
+/// notice ids are `<channel>/<series>-<sequence>`, which no earlier series of the channel used.
+/// Knowing that a channel *had* numbers would mean remembering every name ever pruned (the growth
+/// this removes), so every series begun here is dated, the first one too; series begun before
+/// series were dated (held with series 0) keep their `<channel>-<sequence>` ids until pruned.
+/// Channel names hold no `/`, so ids of different channels never meet. Two series of one channel
+/// get different dates as long as coordinators' clocks differ by less than the retention.
+///
+/// Every coordinator holding a channel's numbers prunes them by the same rule from the same
+/// replicated record (when the last event was numbered, whether it ended the channel), so no
+/// tombstone is kept; a merge refuses a record that the rule would prune at once, so a replica
+/// handing over what it holds does not bring a pruned channel back, and a later series always
+/// wins over an earlier one, so a merge never goes back to an old series.
 public struct ChannelEventSequencer: Sendable {
     /// Edge runs remembered per channel; a channel sees a new one when it moves or its edge
     /// restarts, so a handful covers every run that could still be resending.
     public static let originsKept = 8
 
-    /// The last number given per channel.
-    public private(set) var lastSequence: [String: UInt64] = [:]
-    /// Per channel, the last activity numbered from each recent edge run, least recent first.
-    private var origins: [String: [RoomActivityOriginMark]] = [:]
+    /// How long a channel's numbers are kept once it is gone.
+    public struct Retention: Sendable, Equatable {
+        /// After an event that destroyed the channel (default 1 h): long past any resend of its
+        /// activities, and past any webhook retry.
+        public var endedMs: Int64
+        /// After the last event, whatever it was, while no edge hosts the channel (default 24 h):
+        /// a channel whose edge died without reporting it destroyed.
+        public var abandonedMs: Int64
+
+        /// A retention; the defaults are 1 h after the channel's end, 24 h after its last event.
+        public init(endedMs: Int64 = 3_600_000, abandonedMs: Int64 = 86_400_000) {
+            self.endedMs = endedMs
+            self.abandonedMs = abandonedMs
+        }
+    }
+
+    /// How long numbers of channels that are gone are kept.
+    public var retention: Retention
+    /// What is known about each channel's numbers: its series, last number, when it was last
+    /// numbered, whether that event ended it, and the last activity numbered from each recent
+    /// edge run (least recent first).
+    private var records: [String: RoomChannelSequence] = [:]
 
     /// Creates a sequencer that has numbered nothing.
-    public init() {}
+    public init(retention: Retention = Retention()) {
+        self.retention = retention
+    }
+
+    /// How many channels' numbers are held.
+    public var count: Int { records.count }
+
+    /// The last number given per channel (in its current series).
+    public var lastSequence: [String: UInt64] { records.mapValues(\.lastSequence) }
 
     /// The next event of `activity`'s channel.
     ///
     /// - Parameters:
     ///   - activity: What the edge saw.
     ///   - edge: The edge that saw it.
-    ///   - nowMs: The time now (the event's `notifiedAtMs`).
-    /// - Returns: The event: the activity's fields, the next sequence, notice id "<channel>-<sequence>";
+    ///   - nowMs: The time now (the event's `notifiedAtMs`, and a new series' date).
+    /// - Returns: The event: the activity's fields, the next sequence in the channel's series,
+    ///   notice id `<channel>/<series>-<sequence>` (`<channel>-<sequence>` in an undated series);
     ///   nil if this activity (same origin, same or earlier origin sequence) was numbered already.
     public mutating func number(_ activity: RoomChannelActivity, edge: String, nowMs: Int64) -> RoomChannelEvent? {
+        var record = records[activity.channel] ?? Self.newSeries(activity.channel, nowMs: nowMs)
         if !activity.origin.isEmpty {
-            guard note(origin: activity.origin, sequence: activity.originSequence, in: activity.channel) else { return nil }
+            guard Self.note(origin: activity.origin, sequence: activity.originSequence, in: &record) else { return nil }
         }
-        let sequence = (lastSequence[activity.channel] ?? 0) + 1
-        lastSequence[activity.channel] = sequence
+        record.lastSequence += 1
+        record.lastNumberedAtMs = nowMs
+        record.ended = activity.type == .channelDestroyed
+        records[activity.channel] = record
         var event = RoomChannelEvent()
-        event.noticeID = "\(activity.channel)-\(sequence)"
+        event.noticeID = Self.noticeID(channel: activity.channel, series: record.series, sequence: record.lastSequence)
         event.type = activity.type
         event.channel = activity.channel
         event.uid = activity.uid
         event.reason = activity.reason
         event.atMs = activity.atMs
-        event.sequence = sequence
+        event.sequence = record.lastSequence
+        event.series = record.series
         event.edge = edge
         event.notifiedAtMs = nowMs
         return event
     }
 
-    /// Takes in the numbers of another coordinator or the store: per channel the higher number
-    /// wins, and per edge run the later mark.
+    /// The notice id of event `sequence` of a channel's `series`.
+    public static func noticeID(channel: String, series: Int64, sequence: UInt64) -> String {
+        series == 0 ? "\(channel)-\(sequence)" : "\(channel)/\(series)-\(sequence)"
+    }
+
+    /// Takes in the numbers of another coordinator or the store: per channel the later series
+    /// wins; in the same series the higher number, and per edge run the later mark. A channel not
+    /// held here whose record the retention would prune now (ended long ago) is not taken: it was
+    /// pruned here, or is about to be everywhere.
     ///
+    /// - Parameters:
+    ///   - incoming: The records.
+    ///   - nowMs: The time now; a record that does not say when it was last numbered counts as
+    ///     numbered now (kept a full retention).
     /// - Returns: The channels that changed, with everything now known about them (to persist).
-    public mutating func merge(_ incoming: [RoomChannelSequence]) -> [RoomChannelSequence] {
+    public mutating func merge(_ incoming: [RoomChannelSequence], nowMs: Int64) -> [RoomChannelSequence] {
         var changed = Set<String>()
-        for sequence in incoming where !sequence.channel.isEmpty {
-            if sequence.lastSequence > (lastSequence[sequence.channel] ?? 0) {
-                lastSequence[sequence.channel] = sequence.lastSequence
+        for var sequence in incoming where !sequence.channel.isEmpty {
+            if sequence.lastNumberedAtMs == 0 { sequence.lastNumberedAtMs = nowMs }
+            guard var ours = records[sequence.channel] else {
+                guard !(sequence.ended && ended(sequence, retainedAt: nowMs)) else { continue }
+                var taken = Self.newSeries(sequence.channel, nowMs: nowMs)
+                taken.series = sequence.series
+                taken.lastSequence = sequence.lastSequence
+                taken.lastNumberedAtMs = sequence.lastNumberedAtMs
+                taken.ended = sequence.ended
+                for mark in sequence.origins where !mark.origin.isEmpty {
+                    _ = Self.note(origin: mark.origin, sequence: mark.originSequence, in: &taken)
+                }
+                records[sequence.channel] = taken
+                changed.insert(sequence.channel)
+                continue
+            }
+            // An earlier series is over: nothing of it counts any more.
+            guard sequence.series >= ours.series else { continue }
+            if sequence.series > ours.series {
+                ours = Self.newSeries(sequence.channel, nowMs: nowMs)
+                ours.series = sequence.series
+                ours.lastNumberedAtMs = sequence.lastNumberedAtMs
+                ours.ended = sequence.ended
+                changed.insert(sequence.channel)
+            }
+            if sequence.lastSequence > ours.lastSequence {
+                ours.lastSequence = sequence.lastSequence
+                ours.lastNumberedAtMs = sequence.lastNumberedAtMs
+                ours.ended = sequence.ended
                 changed.insert(sequence.channel)
             }
             for mark in sequence.origins where !mark.origin.isEmpty {
-                if note(origin: mark.origin, sequence: mark.originSequence, in: sequence.channel) {
+                if Self.note(origin: mark.origin, sequence: mark.originSequence, in: &ours) {
                     changed.insert(sequence.channel)
                 }
             }
+            records[sequence.channel] = ours
         }
         return changed.sorted().map { sequence(of: $0) }
     }
 
-    /// The last number per channel, by channel: what to persist and replicate.
+    /// Forgets the numbers of channels that are gone: no edge hosts them (`hosted`), and either
+    /// their last event destroyed them ``Retention/endedMs`` ago, or they had no event for
+    /// ``Retention/abandonedMs``. Each holder of the numbers prunes them on its own, by this rule.
+    ///
+    /// - Parameters:
+    ///   - nowMs: The time now.
+    ///   - hosted: Whether an edge reports hosting a channel (or it is placed) now.
+    /// - Returns: The channels pruned, by name (to delete from the store).
+    public mutating func prune(nowMs: Int64, hosted: (String) -> Bool) -> [String] {
+        var pruned: [String] = []
+        for (channel, record) in records where !hosted(channel) {
+            let abandoned = record.lastNumberedAtMs <= nowMs - retention.abandonedMs
+            guard abandoned || (record.ended && ended(record, retainedAt: nowMs)) else { continue }
+            pruned.append(channel)
+        }
+        for channel in pruned { records[channel] = nil }
+        return pruned.sorted()
+    }
+
+    /// Every channel's numbers, by channel: what to persist and replicate.
     public var sequences: [RoomChannelSequence] {
-        lastSequence.keys.sorted().map { sequence(of: $0) }
+        records.keys.sorted().map { sequence(of: $0) }
     }
 
     /// Everything known about one channel's numbers, to persist and replicate after numbering.
     public func sequence(of channel: String) -> RoomChannelSequence {
-        var sequence = RoomChannelSequence()
-        sequence.channel = channel
-        sequence.lastSequence = lastSequence[channel] ?? 0
-        sequence.origins = origins[channel] ?? []
-        return sequence
+        records[channel] ?? RoomChannelSequence.with { $0.channel = channel }
     }
 
-    /// Records that `origin` reached `number` in `channel`. Returns false (changing nothing) when
-    /// it had reached it already.
-    private mutating func note(origin: String, sequence number: UInt64, in channel: String) -> Bool {
-        var marks = origins[channel] ?? []
-        if let index = marks.firstIndex(where: { $0.origin == origin }) {
-            guard number > marks[index].originSequence else { return false }
-            marks.remove(at: index)
+    /// Whether a channel's end (`record` ended) is older than the retention at `nowMs`.
+    private func ended(_ record: RoomChannelSequence, retainedAt nowMs: Int64) -> Bool {
+        // Subtracted from our own time, not added to a peer's (which may be anything).
+        record.lastNumberedAtMs <= nowMs - retention.endedMs
+    }
+
+    /// A channel's record with nothing numbered yet, in a series dated `nowMs` (never 0, which
+    /// means undated).
+    private static func newSeries(_ channel: String, nowMs: Int64) -> RoomChannelSequence {
+        var record = RoomChannelSequence()
+        record.channel = channel
+        record.series = max(nowMs, 1)
+        return record
+    }
+
+    /// Records that `origin` reached `number` in `record`'s channel. Returns false (changing
+    /// nothing) when it had reached it already.
+    private static func note(origin: String, sequence number: UInt64, in record: inout RoomChannelSequence) -> Bool {
+        if let index = record.origins.firstIndex(where: { $0.origin == origin }) {
+            guard number > record.origins[index].originSequence else { return false }
+            record.origins.remove(at: index)
         }
         var mark = RoomActivityOriginMark()
         mark.origin = origin
         mark.originSequence = number
-        marks.append(mark)
-        if marks.count > Self.originsKept { marks.removeFirst(marks.count - Self.originsKept) }
-        origins[channel] = marks
+        record.origins.append(mark)
+        if record.origins.count > originsKept { record.origins.removeFirst(record.origins.count - originsKept) }
         return true
     }
 }

@@ -179,7 +179,8 @@ public struct PlacementTable: Sendable {
 
     /// Takes in placements from another coordinator or the store: per channel the later
     /// `placedAtMs` wins; at the same time the smaller edge id, so that every replica agrees. A
-    /// placement with an empty edge id is a tombstone: it removes an earlier or equal placement.
+    /// placement with an empty edge id is a tombstone: it removes an earlier or equal placement,
+    /// and is not kept (the table holds placed channels only, at most ``maxPlacements``).
     ///
     /// - Parameters:
     ///   - incoming: The placements.

@@ -16,6 +16,9 @@ public struct RelayPlanner: Sendable {
     private var charges: [String: [String: [Int64]]] = [:]
     /// The relay edges chosen per channel (claims from them are granted as relays).
     public private(set) var relays: [String: Set<String>] = [:]
+    /// When each relay was chosen, until it reports relaying the channel: a relay chosen for a
+    /// viewer who never came is forgotten after ``chargeMs``.
+    private var chosenAtMs: [String: [String: Int64]] = [:]
 
     /// Creates a planner.
     public init(threshold: Int, chargeMs: Int64 = 10_000, reportLagMs: Int64 = 100) {
@@ -54,7 +57,9 @@ public struct RelayPlanner: Sendable {
         }
         held[chosen, default: []].append(nowMs)
         charges[channel] = held
-        if chosen != origin { self.relays[channel, default: []].insert(chosen) }
+        if chosen != origin, self.relays[channel, default: []].insert(chosen).inserted {
+            chosenAtMs[channel, default: [:]][chosen] = nowMs
+        }
         return chosen
     }
 
@@ -65,11 +70,38 @@ public struct RelayPlanner: Sendable {
     public mutating func reported(_ edge: String, relays relaying: Bool, channel: String) {
         if relaying { relays[channel, default: []].insert(edge) } else { relays[channel]?.remove(edge) }
         if relays[channel]?.isEmpty == true { relays[channel] = nil }
+        chosenAtMs[channel]?[edge] = nil
+        if chosenAtMs[channel]?.isEmpty == true { chosenAtMs[channel] = nil }
     }
+
+    /// Forgets joins charged longer than ``chargeMs`` ago and relays chosen that long ago that
+    /// never reported relaying, so channels that are gone leave nothing behind.
+    public mutating func expire(nowMs: Int64) {
+        let since = nowMs - chargeMs
+        charges = charges.compactMapValues { edges in
+            let kept = edges.compactMapValues { times in
+                let recent = times.filter { $0 > since }
+                return recent.isEmpty ? nil : recent
+            }
+            return kept.isEmpty ? nil : kept
+        }
+        for (channel, chosen) in chosenAtMs {
+            for (edge, at) in chosen where at <= since {
+                relays[channel]?.remove(edge)
+                chosenAtMs[channel]?[edge] = nil
+            }
+            if relays[channel]?.isEmpty == true { relays[channel] = nil }
+            if chosenAtMs[channel]?.isEmpty == true { chosenAtMs[channel] = nil }
+        }
+    }
+
+    /// How many channels the planner holds anything for (charged joins, chosen or reported relays).
+    public var channelCount: Int { Set(charges.keys).union(relays.keys).count }
 
     /// Forgets a channel (its origin left, or it was removed).
     public mutating func forget(_ channel: String) {
         relays[channel] = nil
         charges[channel] = nil
+        chosenAtMs[channel] = nil
     }
 }

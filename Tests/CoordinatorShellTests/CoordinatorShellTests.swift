@@ -314,6 +314,42 @@ final class CoordinatorShellTests: XCTestCase {
         XCTAssertEqual(cluster.sinks[next]!.channelEvents.map(\.sequence), [4])
     }
 
+    /// A channel gone (destroyed, then an hour) is forgotten by every coordinator holding its
+    /// numbers, and by their databases; when it comes back it is numbered from 1 in a new series
+    /// whose notice ids were never used.
+    func testTheNumbersOfAChannelGoneArePrunedEverywhereAndItComesBackInANewSeries() throws {
+        let cluster = try CoordinatorHarness(coordinators: ids, edges: ["edge-1"])
+        let channel = "call-1001-ab12"
+        let owner = cluster.holders(of: channel)[0]
+        let now = cluster.network.now
+        try cluster.report(from: "edge-1", to: owner, [
+            activity(.channelCreated, channel: channel, uid: 0, number: 1, atMs: now),
+            activity(.broadcasterJoined, channel: channel, uid: 1001, number: 2, atMs: now),
+            activity(.broadcasterLeft, channel: channel, uid: 1001, number: 3, atMs: now),
+            activity(.channelDestroyed, channel: channel, uid: 0, number: 4, atMs: now),
+        ])
+        let old = cluster.sinks[owner]!.channelEvents
+        XCTAssertEqual(old.map(\.sequence), [1, 2, 3, 4])
+        for holder in cluster.holders(of: channel) { XCTAssertEqual(cluster.shells[holder]!.sequencer.count, 1) }
+
+        cluster.network.advance(by: .seconds(3_599))
+        XCTAssertEqual(cluster.shells[owner]!.sequencer.count, 1, "within the retention")
+        cluster.network.advance(by: .seconds(2))
+        for id in ids { XCTAssertEqual(cluster.shells[id]!.sequencer.count, 0, "\(id) holds nothing any more") }
+
+        // A restart loads nothing of it, and no other coordinator hands it back.
+        cluster.kill(owner)
+        try cluster.start(owner)
+        XCTAssertEqual(cluster.shells[owner]!.sequencer.count, 0)
+        try cluster.report(from: "edge-1", to: owner, [
+            activity(.channelCreated, channel: channel, uid: 0, origin: "edge-1#2", number: 1, atMs: cluster.network.now),
+        ])
+        let again = try XCTUnwrap(cluster.sinks[owner]!.channelEvents.last)
+        XCTAssertEqual(again.sequence, 1)
+        XCTAssertGreaterThan(again.series, old[0].series)
+        XCTAssertFalse(old.map(\.noticeID).contains(again.noticeID))
+    }
+
     func testCallEventsArePublishedUnderTheCallAndMalformedReportsChangeNothing() throws {
         let cluster = try CoordinatorHarness(coordinators: ["coord-a"])
         var event = SignalCallNotification()

@@ -14,7 +14,8 @@ final class ChannelEventSequencerTests: XCTestCase {
 
         let first = try XCTUnwrap(sequencer.number(activity, edge: "edge-a", nowMs: 1005))
         XCTAssertEqual(first.sequence, 1)
-        XCTAssertEqual(first.noticeID, "show-1")
+        XCTAssertEqual(first.series, 1005, "a series is dated by its first event")
+        XCTAssertEqual(first.noticeID, "show/1005-1")
         XCTAssertEqual(first.type, .audienceLeft)
         XCTAssertEqual(first.channel, "show")
         XCTAssertEqual(first.uid, 42)
@@ -23,7 +24,7 @@ final class ChannelEventSequencerTests: XCTestCase {
         XCTAssertEqual(first.edge, "edge-a")
         XCTAssertEqual(first.notifiedAtMs, 1005)
 
-        XCTAssertEqual(sequencer.number(activity, edge: "edge-a", nowMs: 1006)?.noticeID, "show-2")
+        XCTAssertEqual(sequencer.number(activity, edge: "edge-a", nowMs: 1006)?.noticeID, "show/1005-2")
         activity.channel = "other"
         XCTAssertEqual(sequencer.number(activity, edge: "edge-b", nowMs: 1007)?.sequence, 1, "each channel counts on its own")
         XCTAssertEqual(sequencer.lastSequence, ["show": 2, "other": 1])
@@ -37,14 +38,16 @@ final class ChannelEventSequencerTests: XCTestCase {
         activity.channel = "show"
         for _ in 0..<5 { _ = sequencer.number(activity, edge: "e", nowMs: 0) }
 
-        let taken = sequencer.merge([sequence("show", 3), sequence("new", 7), sequence("late", 9)])
+        let series = sequencer.sequence(of: "show").series
+        let taken = sequencer.merge([sequence("show", 3, series: series), sequence("new", 7), sequence("late", 9)], nowMs: 0)
         XCTAssertEqual(taken.map(\.channel), ["late", "new"], "a lower number never goes back")
         XCTAssertEqual(sequencer.lastSequence["show"], 5)
-        XCTAssertEqual(sequencer.merge([sequence("show", 8)]).map(\.lastSequence), [8])
+        XCTAssertEqual(sequencer.merge([sequence("show", 8, series: series)], nowMs: 0).map(\.lastSequence), [8])
         activity.channel = "show"
         XCTAssertEqual(sequencer.number(activity, edge: "e", nowMs: 0)?.sequence, 9, "numbering goes on after the merged number")
         activity.channel = "new"
-        XCTAssertEqual(sequencer.number(activity, edge: "e", nowMs: 0)?.noticeID, "new-8")
+        XCTAssertEqual(sequencer.number(activity, edge: "e", nowMs: 0)?.noticeID, "new-8",
+                       "a series begun before series were dated keeps its ids")
     }
 
     /// An edge sends again what was not answered: each (origin, origin sequence) is numbered once,
@@ -78,19 +81,20 @@ final class ChannelEventSequencerTests: XCTestCase {
         var owner = ChannelEventSequencer()
         _ = owner.number(activity("show", origin: "edge-a/1", 7), edge: "edge-a", nowMs: 0)
         var successor = ChannelEventSequencer()
-        XCTAssertEqual(successor.merge(owner.sequences).map(\.channel), ["show"])
+        XCTAssertEqual(successor.merge(owner.sequences, nowMs: 0).map(\.channel), ["show"])
         XCTAssertNil(successor.number(activity("show", origin: "edge-a/1", 7), edge: "edge-a", nowMs: 0))
         XCTAssertEqual(successor.number(activity("show", origin: "edge-a/1", 8), edge: "edge-a", nowMs: 0)?.sequence, 2)
 
         var marksOnly = RoomChannelSequence()
         marksOnly.channel = "show"
         marksOnly.lastSequence = 1
+        marksOnly.series = owner.sequence(of: "show").series
         var mark = RoomActivityOriginMark()
         mark.origin = "edge-b/1"
         mark.originSequence = 3
         marksOnly.origins = [mark]
-        XCTAssertEqual(successor.merge([marksOnly]).map(\.lastSequence), [2], "changed: a new mark; the higher number kept")
-        XCTAssertEqual(successor.merge([marksOnly]), [], "nothing new the second time")
+        XCTAssertEqual(successor.merge([marksOnly], nowMs: 0).map(\.lastSequence), [2], "changed: a new mark; the higher number kept")
+        XCTAssertEqual(successor.merge([marksOnly], nowMs: 0), [], "nothing new the second time")
         XCTAssertNil(successor.number(activity("show", origin: "edge-b/1", 3), edge: "edge-b", nowMs: 0))
     }
 
@@ -106,6 +110,114 @@ final class ChannelEventSequencerTests: XCTestCase {
         XCTAssertNil(sequencer.number(activity("show", origin: "edge/1", 1), edge: "edge", nowMs: 0))
     }
 
+    // MARK: - Pruning
+
+    private let hour: Int64 = 3_600_000
+    private let notHosted: (String) -> Bool = { _ in false }
+
+    /// A channel destroyed is forgotten once the retention passed (not a moment before), and
+    /// numbered again from 1 in a new series whose notice ids differ from the old ones.
+    func testAChannelGoneIsPrunedAndComesBackInANewSeries() throws {
+        var sequencer = ChannelEventSequencer()
+        let start: Int64 = 1_767_000_000_000
+        var old: [String] = []
+        for (offset, type) in [RoomChannelEventType.channelCreated, .broadcasterJoined, .broadcasterLeft, .channelDestroyed].enumerated() {
+            old.append(try XCTUnwrap(sequencer.number(typed("room-1", type, origin: "edge-a/1", UInt64(offset + 1)),
+                                                      edge: "edge-a", nowMs: start + Int64(offset))).noticeID)
+        }
+        let destroyedAt = start + 3
+        XCTAssertEqual(sequencer.prune(nowMs: destroyedAt + hour - 1, hosted: notHosted), [], "within the retention")
+        XCTAssertEqual(sequencer.prune(nowMs: destroyedAt + hour, hosted: notHosted), ["room-1"])
+        XCTAssertEqual(sequencer.count, 0, "back to nothing held")
+
+        let back = start + 2 * hour
+        let again = try XCTUnwrap(sequencer.number(typed("room-1", .channelCreated, origin: "edge-b/1", 1), edge: "edge-b", nowMs: back))
+        XCTAssertEqual(again.sequence, 1)
+        XCTAssertEqual(again.series, back)
+        XCTAssertEqual(again.noticeID, "room-1/\(back)-1")
+        XCTAssertFalse(old.contains(again.noticeID))
+        XCTAssertEqual(sequencer.number(typed("room-1", .audienceJoined, origin: "edge-b/1", 2), edge: "edge-b", nowMs: back + 1)?.sequence, 2)
+    }
+
+    /// A channel some edge hosts (or a placement names) is kept whatever its last event; one whose
+    /// edge died without reporting it destroyed goes after the longer retention; one that came back
+    /// before the retention passed goes on in its series.
+    func testOnlyChannelsGoneArePruned() {
+        var sequencer = ChannelEventSequencer()
+        _ = sequencer.number(typed("live", .broadcasterJoined, origin: "e/1", 1), edge: "e", nowMs: 1_000)
+        _ = sequencer.number(typed("crashed", .audienceJoined, origin: "e/1", 2), edge: "e", nowMs: 1_000)
+        _ = sequencer.number(typed("hosted-again", .channelDestroyed, origin: "e/1", 3), edge: "e", nowMs: 1_000)
+        _ = sequencer.number(typed("back", .channelDestroyed, origin: "e/1", 4), edge: "e", nowMs: 1_000)
+        _ = sequencer.number(typed("back", .channelCreated, origin: "e/1", 5), edge: "e", nowMs: 1_000 + hour / 2)
+        let hosted: (String) -> Bool = { ["live", "hosted-again"].contains($0) }
+
+        XCTAssertEqual(sequencer.prune(nowMs: 1_000 + 2 * hour, hosted: hosted), [], "nothing ended and idle past the retention")
+        XCTAssertEqual(sequencer.prune(nowMs: 1_000 + hour / 2 + 24 * hour, hosted: hosted), ["back", "crashed"],
+                       "no event for the longer retention and no edge hosts it")
+        XCTAssertEqual(sequencer.sequences.map(\.channel), ["hosted-again", "live"])
+        XCTAssertEqual(sequencer.prune(nowMs: 1_000 + 100 * hour, hosted: { $0 == "live" }), ["hosted-again"])
+        XCTAssertEqual(sequencer.prune(nowMs: .max, hosted: { $0 == "live" }), [], "a hosted channel stays")
+    }
+
+    /// Holders prune on their own: a replica handing over a record the retention would prune does
+    /// not bring the channel back; a record that ended recently is taken (and pruned in its turn).
+    func testAMergeDoesNotBringAPrunedChannelBack() {
+        var owner = ChannelEventSequencer()
+        let stale = sequence("call-1001-ab", 4, series: 500, at: 1_000, ended: true)
+        XCTAssertEqual(owner.merge([stale], nowMs: 1_000 + hour), [], "ended a retention ago: not taken")
+        XCTAssertEqual(owner.count, 0)
+        XCTAssertEqual(owner.merge([stale], nowMs: 1_000 + hour - 1).map(\.channel), ["call-1001-ab"], "ended just now: taken")
+        XCTAssertEqual(owner.prune(nowMs: 1_000 + hour, hosted: notHosted), ["call-1001-ab"])
+
+        var undated = sequence("old-room", 9)
+        undated.lastNumberedAtMs = 0
+        XCTAssertEqual(owner.merge([undated], nowMs: 5_000).map(\.lastNumberedAtMs), [5_000],
+                       "a record not saying when it was numbered counts from now")
+        XCTAssertEqual(owner.prune(nowMs: 5_000 + 24 * hour - 1, hosted: notHosted), [])
+        XCTAssertEqual(owner.prune(nowMs: 5_000 + 24 * hour, hosted: notHosted), ["old-room"])
+    }
+
+    /// A later series wins over an earlier one whatever their numbers, in both directions of a
+    /// merge; a merge never goes back to an earlier series nor a lower number.
+    func testALaterSeriesWinsAndAMergeNeverRegresses() throws {
+        var owner = ChannelEventSequencer()
+        _ = owner.number(typed("show", .channelCreated, origin: "e/2", 1), edge: "e", nowMs: 9_000)
+        XCTAssertEqual(owner.sequence(of: "show").series, 9_000)
+        XCTAssertEqual(owner.merge([sequence("show", 57, series: 100, at: 8_000)], nowMs: 9_001), [], "an earlier series is over")
+        XCTAssertEqual(owner.sequence(of: "show").lastSequence, 1)
+
+        var successor = ChannelEventSequencer()
+        _ = successor.merge([sequence("show", 57, series: 100, at: 8_000)], nowMs: 9_001)
+        let taken = successor.merge(owner.sequences, nowMs: 9_002)
+        XCTAssertEqual(taken.map(\.series), [9_000])
+        XCTAssertEqual(taken.map(\.lastSequence), [1], "the later series, from its own number")
+        XCTAssertEqual(taken.first?.origins.map(\.origin), ["e/2"], "the earlier series' marks are dropped with it")
+        let next = try XCTUnwrap(successor.number(typed("show", .audienceJoined, origin: "e/2", 2), edge: "e", nowMs: 9_003))
+        XCTAssertEqual(next.noticeID, "show/9000-2")
+    }
+
+    /// Many 1v1 calls come and go: once each call's channel ended and the retention passed, the
+    /// sequencer holds nothing again; a name seen again then starts a new series.
+    func testCallChannelsLeaveNothingBehind() {
+        var sequencer = ChannelEventSequencer()
+        for call in 0..<1_000 {
+            let channel = "call-1001-\(String(call, radix: 16))"
+            let at = Int64(call) * 10
+            _ = sequencer.number(typed(channel, .channelCreated, origin: "e/1", UInt64(2 * call + 1)), edge: "e", nowMs: at)
+            _ = sequencer.number(typed(channel, .channelDestroyed, origin: "e/1", UInt64(2 * call + 2)), edge: "e", nowMs: at + 5)
+        }
+        XCTAssertEqual(sequencer.count, 1_000)
+        XCTAssertEqual(sequencer.prune(nowMs: 5_000 + hour, hosted: notHosted).count, 500, "those ended a retention ago")
+        XCTAssertEqual(sequencer.prune(nowMs: 10_000 + hour, hosted: notHosted).count, 500)
+        XCTAssertEqual(sequencer.count, 0)
+    }
+
+    private func typed(_ channel: String, _ type: RoomChannelEventType, origin: String, _ number: UInt64) -> RoomChannelActivity {
+        var made = activity(channel, origin: origin, number)
+        made.type = type
+        return made
+    }
+
     private func activity(_ channel: String, origin: String, _ number: UInt64) -> RoomChannelActivity {
         var activity = RoomChannelActivity()
         activity.type = .audienceJoined
@@ -116,10 +228,13 @@ final class ChannelEventSequencerTests: XCTestCase {
         return activity
     }
 
-    private func sequence(_ channel: String, _ last: UInt64) -> RoomChannelSequence {
+    private func sequence(_ channel: String, _ last: UInt64, series: Int64 = 0, at: Int64 = 0, ended: Bool = false) -> RoomChannelSequence {
         var sequence = RoomChannelSequence()
         sequence.channel = channel
         sequence.lastSequence = last
+        sequence.series = series
+        sequence.lastNumberedAtMs = at
+        sequence.ended = ended
         return sequence
     }
 }

@@ -102,6 +102,7 @@ final class RoomStoreTests: XCTestCase {
         try store.save(messages: state.registry.messages(in: "alpha"))
         try store.save(bans: state.bans)
         try store.save(placements: state.placements)
+        try store.save(sequences: state.sequences)
 
         try store.delete(messages: [(roomID: "alpha", sequence: 2)])
         XCTAssertEqual(try store.load().messages.map(\.sequence), [1, 3])
@@ -113,9 +114,11 @@ final class RoomStoreTests: XCTestCase {
 
         try store.delete(bans: state.bans)
         try store.delete(placementsOf: ["alpha"])
+        try store.delete(sequencesOf: ["alpha"])
         let empty = try store.load()
         XCTAssertTrue(empty.bans.isEmpty)
         XCTAssertTrue(empty.placements.isEmpty)
+        XCTAssertTrue(empty.sequences.isEmpty, "a pruned channel's numbers are deleted")
     }
 
     func testPersistAppliesRegistryChanges() throws {

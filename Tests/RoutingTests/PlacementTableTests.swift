@@ -234,6 +234,11 @@ final class PlacementTableTests: XCTestCase {
         // A hostile far-past time traps nothing.
         _ = replica.merge([placement("old", on: "edge-a", at: .min)], nowMs: .min)
         XCTAssertEqual(replica.expire(nowMs: t0).map(\.channel), ["old"])
+        // Tombstones are not kept: one for a channel never placed leaves nothing behind.
+        var unknown = removed[0]
+        unknown.channel = "never-placed"
+        XCTAssertTrue(replica.merge([unknown]).isEmpty)
+        XCTAssertEqual(Array(replica.placements.keys), ["newer"])
     }
 
     func testTheTableIsBounded() throws {

@@ -30,4 +30,29 @@ final class RelayPlannerTests: XCTestCase {
         XCTAssertFalse(planner.isRelay("edge-b", of: "show"))
         XCTAssertEqual(planner.relays, [:])
     }
+
+    /// Charged joins and relays chosen for viewers who never came are forgotten after the charge
+    /// time, so channels that are gone leave nothing; a relay that reports relaying stays.
+    func testChannelsGoneLeaveNothingBehind() {
+        var planner = RelayPlanner(threshold: 1, chargeMs: 10_000)
+        for channel in 0..<100 {
+            for _ in 0..<2 {
+                _ = planner.edge(for: "call-1-\(channel)", origin: "edge-a", reported: [:], candidates: ["edge-b"], nowMs: 1_000)
+            }
+        }
+        XCTAssertTrue(planner.isRelay("edge-b", of: "call-1-0"))
+        planner.reported("edge-b", relays: true, channel: "call-1-7")
+        XCTAssertEqual(planner.channelCount, 100)
+
+        planner.expire(nowMs: 10_999)
+        XCTAssertEqual(planner.channelCount, 100, "within the charge time")
+        planner.expire(nowMs: 11_000)
+        XCTAssertEqual(planner.channelCount, 1, "only the relay that reported")
+        XCTAssertFalse(planner.isRelay("edge-b", of: "call-1-0"), "chosen, never reported")
+        XCTAssertTrue(planner.isRelay("edge-b", of: "call-1-7"))
+        planner.reported("edge-b", relays: false, channel: "call-1-7")
+        XCTAssertEqual(planner.channelCount, 0)
+        XCTAssertEqual(planner.edge(for: "call-1-0", origin: "edge-a", reported: [:], candidates: ["edge-b"], nowMs: 20_000), "edge-a",
+                       "a channel used again starts afresh")
+    }
 }

@@ -1970,7 +1970,9 @@ public nonisolated struct RoomChannelEvent: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// Unique per event; receivers de-duplicate on it ("<channel>-<sequence>").
+  /// Unique per event; receivers de-duplicate on it: "<channel>/<series>-<sequence>", or
+  /// "<channel>-<sequence>" in a series begun before series were dated (series 0). Channel names
+  /// hold no '/', so no two channels' ids meet.
   public var noticeID: String = String()
 
   public var type: RoomChannelEventType = .unspecified
@@ -1984,7 +1986,7 @@ public nonisolated struct RoomChannelEvent: Sendable {
   /// When the edge saw it.
   public var atMs: Int64 = 0
 
-  /// Per channel, from 1, +1 per event.
+  /// Per channel series, from 1, +1 per event.
   public var sequence: UInt64 = 0
 
   /// The edge that saw it.
@@ -1992,6 +1994,12 @@ public nonisolated struct RoomChannelEvent: Sendable {
 
   /// When the coordinator numbered it.
   public var notifiedAtMs: Int64 = 0
+
+  /// The series the sequence counts in: when the channel's numbering began (ms since the Unix
+  /// epoch), 0 for a series begun before series were dated. A channel's numbers are forgotten once
+  /// it has been gone a while; if it comes back, it is numbered in a new series from 1. Order by
+  /// (series, sequence).
+  public var series: Int64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2241,6 +2249,16 @@ public nonisolated struct RoomChannelSequence: Sendable {
   /// The last activity numbered per edge run that reported in this channel (the most recent runs).
   public var origins: [RoomActivityOriginMark] = []
 
+  /// When this series of numbers began (ms, the owner's clock); 0: begun before series were dated.
+  /// A later series wins over an earlier one whatever their numbers.
+  public var series: Int64 = 0
+
+  /// When the last event was numbered (ms, the numbering coordinator's clock); 0: not known.
+  public var lastNumberedAtMs: Int64 = 0
+
+  /// The last event numbered destroyed the channel.
+  public var ended: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2265,7 +2283,7 @@ public nonisolated struct RoomActivityOriginMark: Sendable {
 /// when the set of alive coordinators changes (each holder -> the new owner and successor of what
 /// it holds). Receivers keep, per room, the record with the higher version; chat messages by
 /// (room, sequence); bans by (channel, uid) with the later end; placements by the later time;
-/// sequences by the higher number.
+/// sequences by the later series, then the higher number.
 public nonisolated struct RoomStateBatch: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -4720,7 +4738,7 @@ nonisolated extension RoomChannelActivity: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension RoomChannelEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ChannelEvent"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}notice_id\0\u{1}type\0\u{1}channel\0\u{1}uid\0\u{1}reason\0\u{3}at_ms\0\u{1}sequence\0\u{1}edge\0\u{3}notified_at_ms\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}notice_id\0\u{1}type\0\u{1}channel\0\u{1}uid\0\u{1}reason\0\u{3}at_ms\0\u{1}sequence\0\u{1}edge\0\u{3}notified_at_ms\0\u{1}series\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4737,6 +4755,7 @@ nonisolated extension RoomChannelEvent: SwiftProtobuf.Message, SwiftProtobuf._Me
       case 7: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
       case 8: try { try decoder.decodeSingularStringField(value: &self.edge) }()
       case 9: try { try decoder.decodeSingularInt64Field(value: &self.notifiedAtMs) }()
+      case 10: try { try decoder.decodeSingularInt64Field(value: &self.series) }()
       default: break
       }
     }
@@ -4770,6 +4789,9 @@ nonisolated extension RoomChannelEvent: SwiftProtobuf.Message, SwiftProtobuf._Me
     if self.notifiedAtMs != 0 {
       try visitor.visitSingularInt64Field(value: self.notifiedAtMs, fieldNumber: 9)
     }
+    if self.series != 0 {
+      try visitor.visitSingularInt64Field(value: self.series, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4783,6 +4805,7 @@ nonisolated extension RoomChannelEvent: SwiftProtobuf.Message, SwiftProtobuf._Me
     if lhs.sequence != rhs.sequence {return false}
     if lhs.edge != rhs.edge {return false}
     if lhs.notifiedAtMs != rhs.notifiedAtMs {return false}
+    if lhs.series != rhs.series {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -5256,7 +5279,7 @@ nonisolated extension RoomChannelPlacement: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension RoomChannelSequence: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ChannelSequence"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{3}last_sequence\0\u{1}origins\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{3}last_sequence\0\u{1}origins\0\u{1}series\0\u{3}last_numbered_at_ms\0\u{1}ended\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5267,6 +5290,9 @@ nonisolated extension RoomChannelSequence: SwiftProtobuf.Message, SwiftProtobuf.
       case 1: try { try decoder.decodeSingularStringField(value: &self.channel) }()
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.lastSequence) }()
       case 3: try { try decoder.decodeRepeatedMessageField(value: &self.origins) }()
+      case 4: try { try decoder.decodeSingularInt64Field(value: &self.series) }()
+      case 5: try { try decoder.decodeSingularInt64Field(value: &self.lastNumberedAtMs) }()
+      case 6: try { try decoder.decodeSingularBoolField(value: &self.ended) }()
       default: break
       }
     }
@@ -5282,6 +5308,15 @@ nonisolated extension RoomChannelSequence: SwiftProtobuf.Message, SwiftProtobuf.
     if !self.origins.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.origins, fieldNumber: 3)
     }
+    if self.series != 0 {
+      try visitor.visitSingularInt64Field(value: self.series, fieldNumber: 4)
+    }
+    if self.lastNumberedAtMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.lastNumberedAtMs, fieldNumber: 5)
+    }
+    if self.ended != false {
+      try visitor.visitSingularBoolField(value: self.ended, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5289,6 +5324,9 @@ nonisolated extension RoomChannelSequence: SwiftProtobuf.Message, SwiftProtobuf.
     if lhs.channel != rhs.channel {return false}
     if lhs.lastSequence != rhs.lastSequence {return false}
     if lhs.origins != rhs.origins {return false}
+    if lhs.series != rhs.series {return false}
+    if lhs.lastNumberedAtMs != rhs.lastNumberedAtMs {return false}
+    if lhs.ended != rhs.ended {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

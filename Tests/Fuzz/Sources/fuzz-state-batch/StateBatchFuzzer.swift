@@ -44,12 +44,15 @@ struct FuzzState {
 
     mutating func merge(_ batch: RoomStateBatch) {
         let versions = Dictionary(batch.rooms.map { ($0.roomID, registry.room($0.roomID)?.version ?? 0) }) { a, _ in a }
-        let numbers = Dictionary(batch.sequences.map { ($0.channel, sequencer.sequence(of: $0.channel).lastSequence) }) { a, _ in a }
+        let numbers = Dictionary(batch.sequences.map {
+            let held = sequencer.sequence(of: $0.channel)
+            return ($0.channel, (held.series, held.lastSequence))
+        }) { a, _ in a }
         let ends = Dictionary(batch.bans.map { (BanKey($0), bans.bans[BanKey($0)]?.untilMs ?? .min) }) { a, _ in a }
 
         _ = registry.merge(rooms: batch.rooms, messages: batch.messages)
         _ = placements.merge(batch.placements)
-        _ = sequencer.merge(batch.sequences)
+        _ = sequencer.merge(batch.sequences, nowMs: nowMs)
         _ = bans.merge(batch.bans)
 
         expect(registry.merge(rooms: batch.rooms, messages: batch.messages).isEmpty, "rooms merged twice change nothing")
@@ -58,14 +61,15 @@ struct FuzzState {
         let placed = placements.placements
         _ = placements.merge(batch.placements)
         expect(placements.placements == placed, "placements merged twice end the same")
-        expect(sequencer.merge(batch.sequences).isEmpty, "sequences merged twice change nothing")
+        expect(sequencer.merge(batch.sequences, nowMs: nowMs).isEmpty, "sequences merged twice change nothing")
         expect(bans.merge(batch.bans).isEmpty, "bans merged twice change nothing")
 
         for (roomID, version) in versions where !roomID.isEmpty {
             expect((registry.room(roomID)?.version ?? 0) >= version, "room \(roomID)'s version never goes down")
         }
         for (channel, number) in numbers where !channel.isEmpty {
-            expect(sequencer.sequence(of: channel).lastSequence >= number, "channel \(channel)'s last number never goes down")
+            let held = sequencer.sequence(of: channel)
+            expect((held.series, held.lastSequence) >= number, "channel \(channel)'s series and last number never go back")
         }
         for (key, end) in ends where !key.channel.isEmpty {
             expect((bans.bans[key]?.untilMs ?? .min) >= end, "a ban's end never comes earlier")

@@ -1,0 +1,25 @@
+import Metrics
+
+/// The coordinator's Prometheus series: the sizes of the state it keeps, refreshed on each tick,
+/// so that a long run shows whether anything grows with every channel or room ever used.
+final class CoordinatorMetrics {
+    private let rooms = Gauge(label: "coordinator.rooms")
+    private let channelSequences = Gauge(label: "coordinator.channel_sequences")
+    private let placements = Gauge(label: "coordinator.placements")
+    private let bans = Gauge(label: "coordinator.bans")
+    private let hostedChannels = Gauge(label: "coordinator.hosted_channels")
+    private let relayChannels = Gauge(label: "coordinator.relay_channels")
+    private let stagesSent = Gauge(label: "coordinator.stages_sent")
+    private let pkForwards = Gauge(label: "coordinator.pk_forwards")
+
+    func record(_ shell: CoordinatorShell) {
+        rooms.record(shell.registry.rooms.count)
+        channelSequences.record(shell.sequencer.count)
+        placements.record(shell.placements.placements.count)
+        bans.record(shell.bans.bans.count)
+        hostedChannels.record(shell.channelHosts.count)
+        relayChannels.record(shell.relayPlanner.channelCount)
+        stagesSent.record(shell.sentStages.count)
+        pkForwards.record(shell.pkForwards.count)
+    }
+}
