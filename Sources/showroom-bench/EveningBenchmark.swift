@@ -121,7 +121,7 @@ struct EveningBenchmark: AsyncParsableCommand {
                 "elapsed_s": rounded(Double(elapsed.components.seconds)), "bench_cpu_s": rounded(benchCPU),
                 "processes": processes.mapValues { row in
                     ["rss_kib": row.rss, "fds": row.fds, "rss_growth_after_warmup_percent": row.growth.map { rounded($0) } as Any,
-                     "restarted": row.restarted]
+                     "restarted": row.restarted, "kept": row.kept]
                 },
             ])
         } else {
@@ -136,6 +136,8 @@ struct EveningBenchmark: AsyncParsableCommand {
                 let rss = row.rss.map { String(format: "%.1f", Double($0) / 1024) }.joined(separator: " / ")
                 let growth = row.growth.map { String(format: "%+.1f %%", $0) } ?? (row.restarted ? "restarted" : "–")
                 print("  \(id.padding(toLength: 15, withPad: " ", startingAt: 0)) \(rss.padding(toLength: 30, withPad: " ", startingAt: 0)) (\(growth))   \(row.fds.map(String.init).joined(separator: " / "))")
+                let kept = row.kept.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.map { String(Int($0)) }.joined(separator: "/"))" }
+                if !kept.isEmpty { print("      kept: " + kept.joined(separator: ", ")) }
             }
             print("  \(book.violationTotal == 0 ? "0 violations" : "\(book.violationTotal) VIOLATIONS (seed \(seed))")")
         }
@@ -155,6 +157,8 @@ final class SampleBook: @unchecked Sendable {
     struct Row {
         var rss: [Int]
         var fds: [Int]
+        /// Each size gauge's value at each sample.
+        var kept: [String: [Double]]
         /// RSS growth from the warm-up to the end, for a process that ran throughout.
         var growth: Double?
         var restarted: Bool
@@ -173,7 +177,9 @@ final class SampleBook: @unchecked Sendable {
             if complete, samples.count >= 3, seen[1].rssKiB > 0 {
                 growth = Double(seen[2].rssKiB - seen[1].rssKiB) * 100 / Double(seen[1].rssKiB)
             }
-            rows[id] = Row(rss: seen.map(\.rssKiB), fds: seen.map(\.fds), growth: growth, restarted: !complete)
+            let names = Set(seen.flatMap { $0.kept.keys })
+            let kept = Dictionary(uniqueKeysWithValues: names.map { name in (name, seen.map { $0.kept[name] ?? 0 }) })
+            rows[id] = Row(rss: seen.map(\.rssKiB), fds: seen.map(\.fds), kept: kept, growth: growth, restarted: !complete)
         }
         return rows
     }

@@ -114,8 +114,18 @@ public final class Evening: Sendable {
         sampled("end", try await footprints())
     }
 
+    /// Each running process's memory, descriptors and size gauges.
     func footprints() async throws -> [String: ProcessFootprint] {
-        try await cluster.processIDs().mapValues { ProcessFootprint(pid: $0) }
+        var footprints = try await cluster.processIDs().mapValues { ProcessFootprint(pid: $0) }
+        let document = (try? JSONSerialization.jsonObject(with: Data(try await cluster.statusJSON().utf8))) as? [String: Any]
+        for member in document?["members"] as? [[String: Any]] ?? [] where member["state"] as? String == "alive" {
+            guard let id = member["id"] as? String, let admin = member["admin_endpoint"] as? String, !admin.isEmpty,
+                  let names = ProcessFootprint.keptGauges[member["role"] as? String ?? ""], footprints[id] != nil else { continue }
+            for name in names {
+                footprints[id]?.kept[name] = try? await adminMetric("showroom_" + name, at: admin)
+            }
+        }
+        return footprints
     }
 
     func step(_ holds: Bool, _ message: @autoclosure () -> String) {

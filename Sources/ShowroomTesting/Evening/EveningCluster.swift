@@ -59,6 +59,17 @@ public struct ProcessFootprint: Sendable, Hashable {
     public var rssKiB: Int
     /// Open file descriptors.
     public var fds: Int
+    /// The sizes of what the process keeps (its admin port's size gauges, by name).
+    public var kept: [String: Double] = [:]
+
+    /// The size gauges a soak reads, by role: what grows with every channel, room, call or user
+    /// if anything is never reclaimed.
+    public static let keptGauges: [String: [String]] = [
+        "coordinator": ["coordinator_rooms", "coordinator_channel_sequences", "coordinator_placements", "coordinator_bans",
+                        "coordinator_stages_sent"],
+        "edge": ["edge_sessions", "edge_channels", "edge_connections", "edge_bans", "edge_stages"],
+        "callsignal": ["callsignal_sessions", "callsignal_calls", "callsignal_user_records", "callsignal_mailboxes"],
+    ]
 
     public init(pid: Int32) {
         let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
