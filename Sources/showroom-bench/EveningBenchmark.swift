@@ -65,7 +65,12 @@ struct EveningBenchmark: AsyncParsableCommand {
 
     func run() async throws {
         let binaries = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
-        let script = clusterScript ?? binaries.appendingPathComponent("../../deploy/cluster.sh").standardizedFileURL.path
+        // The checkout this binary was built in: the nearest folder above it with deploy/cluster.sh.
+        var checkout = binaries
+        while checkout.path != "/", !FileManager.default.fileExists(atPath: checkout.appendingPathComponent("deploy/cluster.sh").path) {
+            checkout.deleteLastPathComponent()
+        }
+        let script = clusterScript ?? checkout.appendingPathComponent("deploy/cluster.sh").path
         guard FileManager.default.fileExists(atPath: script) else {
             throw ValidationError("no launcher script at \(script): give --cluster-script")
         }

@@ -151,6 +151,8 @@ final class EveningViewer: Sendable {
     let index: Int
     let watching: WatchingEngine
     let calls: CallClient?
+    /// The viewer app's room service: its room's events (PKs to follow, its seat), chat.
+    let rooms: RoomService
     let callLog: Mutex<[CallClientEvent]> = Mutex([])
     /// The seat this viewer holds (set by the room layer's seat follower), if any.
     let seat: Mutex<CoHostSeat?> = Mutex(nil)
@@ -160,11 +162,12 @@ final class EveningViewer: Sendable {
     var uid: UInt32 { watching.uid }
     var engine: ShowroomEngine { watching.engine }
 
-    init(room: Int, index: Int, watching: WatchingEngine, calls: CallClient?) {
+    init(room: Int, index: Int, watching: WatchingEngine, calls: CallClient?, rooms: RoomService) {
         self.room = room
         self.index = index
         self.watching = watching
         self.calls = calls
+        self.rooms = rooms
         if let calls {
             let task = Task { [self] in
                 for await event in calls.events { callLog.withLock { $0.append(event) } }

@@ -61,7 +61,9 @@ final class Cast: Sendable {
                 // The first two may go on stage: they have a camera, used only when they publish.
                 if index < 2 { await engine.setLocalVideoSource(TestPatternCamera(width: 160, height: 120, framesPerSecond: 15)) }
                 let connection = try await engine.joinChannel(token: try tokens.rtc(roomID, uid, false), channel: roomID, uid: uid, options: .audience)
-                _ = try? await rooms.joinRoom(roomID, uid: uid, userName: "viewer-\(uid)")
+                // Each viewer's app follows its room with a room service of its own, as apps do.
+                let service = RoomService(seeds: seeds, loop: loops[room % loops.count])
+                _ = try? await service.joinRoom(roomID, uid: uid, userName: "viewer-\(uid)")
                 var calls: CallClient?
                 if index == 0 {
                     let client = CallClient(uid: uid, engine: engine, seeds: seeds)
@@ -69,10 +71,10 @@ final class Cast: Sendable {
                     try await client.prepareForCall(PrepareConfig(callTimeout: .seconds(3)))
                     calls = client
                 }
-                let viewer = EveningViewer(room: room, index: index, watching: watching, calls: calls)
-                var tasks = [rooms.followPK(roomID: roomID, engine: engine, uid: uid) { channel in try tokens.rtc(channel, uid, false) }]
+                let viewer = EveningViewer(room: room, index: index, watching: watching, calls: calls, rooms: service)
+                var tasks = [service.followPK(roomID: roomID, engine: engine, uid: uid) { channel in try tokens.rtc(channel, uid, false) }]
                 if index < 2 {
-                    tasks.append(rooms.followSeat(roomID: roomID, engine: engine, connection: connection) { onStage, seat in
+                    tasks.append(service.followSeat(roomID: roomID, engine: engine, connection: connection) { onStage, seat in
                         viewer.seat.withLock { $0 = onStage ? seat : nil }
                     } onRefused: { _, error in
                         viewer.stageRefusal.withLock { $0 = error }
@@ -118,7 +120,8 @@ final class Cast: Sendable {
                 await calls.logout()
                 await calls.close()
             }
-            _ = try? await rooms.leaveRoom(hosts[viewer.room].roomID, uid: viewer.uid)
+            _ = try? await viewer.rooms.leaveRoom(hosts[viewer.room].roomID, uid: viewer.uid)
+            await viewer.rooms.shutdown()
             await viewer.engine.shutdown()
         }
         for swiper in swipers {
@@ -391,6 +394,7 @@ extension Evening {
         for offset in 0..<count {
             let index = (from + offset) % anchors.count
             let before = swiper.firstFrames.withLock { $0.count }
+            let pausedBefore = watch.withLock { $0.paused[index] != nil }
             swiper.loader.swipe(to: index, in: anchors)
             let shown = await waitFor(.seconds(3)) {
                 swiper.firstFrames.withLock { $0[before...].contains(anchors[index].channel) }
@@ -398,7 +402,7 @@ extension Evening {
             // A room it was still showing gives no new first frame: it showed already. A host in
             // a call shows nothing: the show is paused.
             let already = swiper.firstFrames.withLock { $0.last == anchors[index].channel }
-            let paused = watch.withLock { $0.paused[index] != nil }
+            let paused = pausedBefore || watch.withLock { $0.paused[index] != nil || ($0.steadySince[index].map { $0 > .now - .seconds(4) } ?? false) }
             step(shown || already || paused, "swiper \(swiper.uid) swiped to room \(index) and saw no first frame within 3 s")
             try? await Task.sleep(for: .milliseconds(300))
         }
