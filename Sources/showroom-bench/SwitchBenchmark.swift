@@ -107,7 +107,7 @@ struct SwitchBenchmark: AsyncParsableCommand, TargetedBenchmark {
                 "switch_ms_p99": rounded(latency.percentileMs(0.99)), "switch_ms_max": rounded(latency.maxMs),
                 "failures": failures, "channels_held_max": held,
                 "swipe_seconds": rounded(swipeSeconds), "bench_cpu_s": rounded(spent.ownSeconds, 2),
-                "bench_cpu_percent_of_machine": rounded(share(spent.ownSeconds)), "machine_busy_percent": rounded(share(spent.busySeconds)),
+                "bench_cpu_percent_of_machine": rounded(share(spent.ownSeconds)), "machine_busy_percent": figure(spent.busyPercent),
                 "cluster_cpu_s": spent.byExecutable.mapValues { rounded($0, 2) }, "steal_percent": rounded(spent.stealPercent),
             ])
         } else {
@@ -115,10 +115,11 @@ struct SwitchBenchmark: AsyncParsableCommand, TargetedBenchmark {
             print(String(format: "  p50 %6.1f ms   p95 %6.1f ms   p99 %6.1f ms   max %6.1f ms", latency.percentileMs(0.5),
                          latency.percentileMs(0.95), latency.percentileMs(0.99), latency.maxMs))
             print("  failures \(failures)   channels held per viewer at most \(held)")
-            print(String(format: "  CPU over the %.1f s of swipes (%d cores): this process (%d hosts encoding, %d viewers decoding) %.1f s = %.0f%% of the machine; machine busy %.0f%%; stolen %.1f%%",
-                         swipeSeconds, Int(cores), rooms, viewers, spent.ownSeconds, share(spent.ownSeconds), share(spent.busySeconds),
+            print(String(format: "  CPU over the %.1f s of swipes (%d cores): this process (%d hosts encoding, %d viewers decoding) %.1f s = %.0f%% of the machine; machine busy %@; stolen %.1f%%",
+                         swipeSeconds, Int(cores), rooms, viewers, spent.ownSeconds, share(spent.ownSeconds), spent.busyPercent.map { String(format: "%.0f%%", $0) } ?? "not measured",
                          spent.stealPercent))
-            print("    the cluster's: " + spent.byExecutable.sorted { $0.key < $1.key }.map {
+            // Every showroom-… process on the machine (the cluster's, and any other run's).
+            print("    showroom-… processes on this machine: " + spent.byExecutable.sorted { $0.key < $1.key }.map {
                 String(format: "%@ %.1f s (%.0f%%)", $0.key, $0.value, share($0.value))
             }.joined(separator: ", "))
         }
