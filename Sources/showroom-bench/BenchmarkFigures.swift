@@ -13,6 +13,20 @@ func printJSON(_ object: [String: Any]) throws {
     print(String(decoding: data, as: UTF8.self))
 }
 
+/// What a benchmark throws instead of printing a figure computed from no samples (which would
+/// read as a result of 0 ms): the figure it could not measure and what to change. ArgumentParser
+/// prints it as `Error: …` with exit status 1.
+struct NothingMeasured: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) { self.description = description }
+}
+
+/// `value` for a JSON figure, or null when it was not measured.
+func figure(_ value: Double?, _ places: Int = 1) -> Any {
+    value.map { rounded($0, places) } ?? NSNull()
+}
+
 /// A progress line: on standard output for people, on standard error when standard output is
 /// JSON.
 func progress(_ text: String, json: Bool) {
@@ -57,4 +71,14 @@ struct LatencyHistogram: Sendable {
 
     /// The largest latency recorded, in ms; 0 for none.
     var maxMs: Double { count > 0 ? Double(histogram.maxRecorded) / 1000 : 0 }
+
+    /// Throws ``NothingMeasured`` ("no samples of `what`: `why`") when no sample was recorded, so
+    /// that ``percentileMs(_:)`` and ``maxMs`` are never printed for an empty histogram.
+    func requireSamples(_ what: String, _ why: @autoclosure () -> String) throws {
+        guard count == 0 else { return }
+        throw NothingMeasured("no samples of \(what): \(why())")
+    }
+
+    /// The percentile, or nil for no samples (a figure printed as "not measured").
+    func percentileMsIfAny(_ p: Double) -> Double? { count > 0 ? percentileMs(p) : nil }
 }

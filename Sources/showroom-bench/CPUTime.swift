@@ -84,6 +84,9 @@ struct CPUSpent {
     }
 
     private(set) var busySeconds = 0.0
+    /// All the machine's CPU time in the windows (every core, busy or not), on the same clock as
+    /// ``busySeconds``: what a busy share is taken of.
+    private(set) var machineSeconds = 0.0
     private(set) var ownSeconds = 0.0
     /// The other `showroom-…` processes' seconds, by executable name.
     private(set) var byExecutable: [String: Double] = [:]
@@ -97,6 +100,7 @@ struct CPUSpent {
                                         after[7] &- before[7])
             busySeconds += Double(total > idle ? total - idle : 0) / Double(sysconf(Int32(_SC_CLK_TCK)))
             ticks.total += total
+            machineSeconds += Double(total) / Double(sysconf(Int32(_SC_CLK_TCK)))
             ticks.steal += steal
         }
         if let before = start.own, let after = end.own { ownSeconds += after - before }
@@ -104,6 +108,10 @@ struct CPUSpent {
             if let before = start.processes[pid] { byExecutable[after.name, default: 0] += after.seconds - before.seconds }
         }
     }
+
+    /// The machine's busy share of its CPU time, in percent (from /proc/stat's ticks alone, so a
+    /// short window does not read above 100); nil when no tick passed.
+    var busyPercent: Double? { machineSeconds > 0 ? busySeconds * 100 / machineSeconds : nil }
 
     /// The share of the machine's CPU time the hypervisor stole, in percent.
     var stealPercent: Double { CPUTime.stealPercent(from: (0, 0), to: ticks) ?? 0 }

@@ -117,6 +117,8 @@ struct CallsBenchmark: AsyncParsableCommand, TargetedBenchmark {
         }
         for loop in loops { await loop.shutdown() }
         let latency = LatencyHistogram(milliseconds: times)
+        // The CPU figures are per connected call too: none connected, nothing to divide by.
+        try latency.requireSamples("call → connected", "none of the \(pairs) calls connected \(failures)")
         /// Milliseconds a connected call of `seconds` spent over all of them.
         func perCall(_ seconds: Double) -> Double { seconds * 1000 / Double(max(1, times.count)) }
         let failed = failures.values.reduce(0, +)
@@ -337,6 +339,7 @@ struct CallsBenchmark: AsyncParsableCommand, TargetedBenchmark {
             failures.merge(failed, uniquingKeysWith: +)
         }
         let failed = failures.values.reduce(0, +)
+        try latency.requireSamples("dial → accepted", "every set-up failed \(failures)")
         let perSecond = Double(latency.count) / max(elapsed.seconds, 0.001)
         if json {
             try printJSON([

@@ -48,7 +48,9 @@ struct DrainBenchmark: AsyncParsableCommand {
         try? await eventually("every audience member decodes after the drain", timeout: .seconds(5)) {
             show.pictures.allSatisfy { $0.first(after: settled) != nil }
         }
-        let gaps = show.pictures.map { $0.longestGap(after: began).seconds * 1000 }
+        // A gap only means something for a member that decoded after the drain (longestGap is 0
+        // for one that decoded nothing): nil for the others, who are counted as failures.
+        let gaps = show.pictures.map { $0.first(after: settled) != nil ? $0.longestGap(after: began).seconds * 1000 : nil }
         let onVictim = (0..<audiences).filter { show.edgeOf[$0] == victim }
         var moved = 0
         for engine in show.engines { moved += await engine.statistics().moves }
@@ -60,18 +62,24 @@ struct DrainBenchmark: AsyncParsableCommand {
         await show.shutdown()
 
         let drainMs = exited.map { $0.seconds * 1000 }
+        let gapMax = gaps.compactMap { $0 }.max()
+        let movedGapMax = onVictim.compactMap { gaps[$0] }.max()
+        guard let gapMax else {
+            throw NothingMeasured("no samples of the gap in pictures: none of the \(audiences) audience members decoded after the drain")
+        }
         if json {
             try printJSON([
                 "benchmark": "drain", "audiences": audiences, "drained_edge": victim, "drained": drain,
-                "on_drained_edge": onVictim.count, "moved": moved, "gap_ms_max": rounded(gaps.max() ?? 0),
-                "gap_ms_max_moved": rounded(onVictim.map { gaps[$0] }.max() ?? 0), "saw_offline": sawOffline,
-                "reconnected": reconnected, "edge_exit_ms": drainMs.map { rounded($0) } ?? -1, "failures": failures,
+                "on_drained_edge": onVictim.count, "moved": moved, "gap_ms_max": rounded(gapMax),
+                "gap_ms_max_moved": figure(movedGapMax), "saw_offline": sawOffline,
+                "reconnected": reconnected, "edge_exit_ms": figure(drainMs), "failures": failures,
             ])
         } else {
             print("edge SIGTERM (the \(drain), \(victim)) → drained make before break, \(audiences) audience members")
             print("  edge exited after \(drainMs.map { String(format: "%.0f ms", $0) } ?? "more than \(timeout) s")")
-            print(String(format: "  %d on the drained edge, %d connections moved; longest gap in pictures %.1f ms (moved: %.1f ms)",
-                         onVictim.count, moved, gaps.max() ?? 0, onVictim.map { gaps[$0] }.max() ?? 0))
+            print(String(format: "  %d on the drained edge, %d connections moved; longest gap in pictures %.1f ms (moved: %@)",
+                         onVictim.count, moved, gapMax,
+                         movedGapMax.map { String(format: "%.1f ms", $0) } ?? (onVictim.isEmpty ? "nobody was on it" : "none decoding after")))
             print("  saw the host go offline: \(sawOffline)   went reconnecting: \(reconnected)   not decoding after: \(failures)")
         }
     }

@@ -55,24 +55,34 @@ struct FailoverBenchmark: AsyncParsableCommand {
             moved.allSatisfy { recovered($0) != nil } && stayed.allSatisfy { pictures[$0].first(after: killedAt + .seconds(2)) != nil }
         }
         let times = moved.compactMap(recovered)
-        let gaps = stayed.map { pictures[$0].longestGap(after: killedAt).seconds * 1000 }
+        // A gap only means something for a member that decoded again (longestGap is 0 for none).
+        let gaps = stayed.filter { pictures[$0].first(after: killedAt + .seconds(2)) != nil }
+            .map { pictures[$0].longestGap(after: killedAt).seconds * 1000 }
         let failures = moved.count - times.count + stayed.filter { pictures[$0].first(after: killedAt + .seconds(2)) == nil }.count
 
         await show.shutdown()
 
         let recovery = LatencyHistogram(milliseconds: times)
+        if !moved.isEmpty {
+            try recovery.requireSamples("the recovery time", "none of the \(moved.count) audience members on \(victim) decoded again within \(timeout) s")
+        }
+        if !stayed.isEmpty && gaps.isEmpty {
+            throw NothingMeasured("no samples of the gap in pictures: none of the \(stayed.count) audience members off \(victim) decoded after the kill")
+        }
         if json {
             try printJSON([
                 "benchmark": "failover", "audiences": audiences, "killed_edge": victim, "killed": kill,
-                "recover_ms_p50": rounded(recovery.percentileMs(0.5)), "recover_ms_max": rounded(recovery.maxMs),
-                "rejoined": moved.count, "stayed": stayed.count, "gap_ms_max": rounded(gaps.max() ?? 0),
+                "recover_ms_p50": figure(recovery.percentileMsIfAny(0.5)), "recover_ms_max": figure(recovery.count > 0 ? recovery.maxMs : nil),
+                "rejoined": moved.count, "stayed": stayed.count, "gap_ms_max": figure(gaps.max()),
                 "failures": failures,
             ])
         } else {
             print("edge SIGKILL (the \(kill), \(victim)) → audience decoding again, \(audiences) audience members")
-            print(String(format: "  %d rejoined: p50 %7.1f ms   max %7.1f ms   not recovered %d", moved.count, recovery.percentileMs(0.5),
-                         recovery.maxMs, failures))
-            if !stayed.isEmpty { print(String(format: "  %d kept their connection: longest gap in pictures %.1f ms", stayed.count, gaps.max() ?? 0)) }
+            if !moved.isEmpty {
+                print(String(format: "  %d rejoined: p50 %7.1f ms   max %7.1f ms   not recovered %d", moved.count, recovery.percentileMs(0.5),
+                             recovery.maxMs, failures))
+            }
+            if let gap = gaps.max() { print(String(format: "  %d kept their connection: longest gap in pictures %.1f ms", stayed.count, gap)) }
         }
     }
 }

@@ -91,6 +91,7 @@ struct FanoutBenchmark: AsyncParsableCommand, TargetedBenchmark {
         for engine in engines { await engine.shutdown() }
         for loop in loops { await loop.shutdown() }
 
+        try measured.latency.requireSamples("delivery to the subscribers", "none received a frame in the \(seconds) s measured")
         // The yardstick: the same frame sizes and pace through a bare ROUTER.
         progress("bare ZeroMQ fan-out of the same frames to \(subscribers) peers ...", json: json)
         let perSecondVideo = measured.meanVideoBytes
@@ -102,6 +103,7 @@ struct FanoutBenchmark: AsyncParsableCommand, TargetedBenchmark {
             period: .seconds(1), seconds: min(seconds, 10)
         ).measure()
         let rawSteal = CPUTime.stealPercent(from: machineBeforeRaw, to: CPUTime.machine())
+        try raw.latency.requireSamples("the bare ZeroMQ fan-out", "its peers received nothing")
 
         let gigabytes = Double(measured.bytes) / 1e9
         let edgeCPUPerGB = gigabytes > 0 ? cpu / gigabytes : 0

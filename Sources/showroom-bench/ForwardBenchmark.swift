@@ -87,6 +87,10 @@ struct ForwardBenchmark: AsyncParsableCommand, TargetedBenchmark {
         for viewer in viewers { await viewer.shutdown() }
         await loop.shutdown()
 
+        try measured.direct.requireSamples("the direct viewer's latency", "it received no frame of the host in \(seconds) s")
+        try measured.forwarded.requireSamples("the forwarded viewer's latency",
+                                              "no frame was forwarded into \(destination) in \(seconds) s (is the forward running?)")
+        try measured.added.requireSamples("the latency the forward adds", "no frame reached both viewers in \(seconds) s")
         let figures: [String: Any] = [
             "benchmark": "forward", "seconds": seconds, "bitrate_kbps": bitrateKbps, "fps": fps,
             "source_edge": sourceEdge, "destination_edge": destinationEdge, "same_edge": sourceEdge == destinationEdge,

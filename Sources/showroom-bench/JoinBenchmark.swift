@@ -77,6 +77,8 @@ struct JoinBenchmark: AsyncParsableCommand, TargetedBenchmark {
                 }
             }
             let latency = LatencyHistogram(milliseconds: times)
+            try latency.requireSamples("join → first frame (sink \(order))",
+                                       "all \(audiences) audience members failed \(failureReasons)")
             let key = order == "after-joined" ? "after_joined_" : ""
             figures["\(key)first_frame_ms_p50"] = rounded(latency.percentileMs(0.5))
             figures["\(key)first_frame_ms_p95"] = rounded(latency.percentileMs(0.95))

@@ -116,9 +116,10 @@ struct MembershipBenchmark: ParsableCommand {
             "benchmark": "membership", "cluster_links": curve ? "curve" : "plain", "nodes": nodes, "trials": trials, "idle_seconds": idleSeconds,
             "join_all_ms_p50": join.percentileMs(0.5).rounded(), "join_all_ms_max": join.maxMs.rounded(),
             "detect_all_ms_p50": detect.percentileMs(0.5).rounded(), "detect_all_ms_max": detect.maxMs.rounded(),
-            "suspect_first_ms_p50": suspect.percentileMs(0.5).rounded(),
+            // Not seen at all (no trial's victim was suspected before declared dead): null, not 0.
+            "suspect_first_ms_p50": figure(suspect.percentileMsIfAny(0.5), 0),
             "false_suspicions": falseSuspicions, "false_deaths": falseDeaths,
-            "bytes_per_s_per_member": bytesPerSecond.isEmpty ? 0 : (bytesPerSecond.reduce(0, +) / Double(bytesPerSecond.count)).rounded(),
+            "bytes_per_s_per_member": figure(bytesPerSecond.isEmpty ? nil : bytesPerSecond.reduce(0, +) / Double(bytesPerSecond.count), 0),
         ]
         if json {
             let data = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
@@ -127,9 +128,11 @@ struct MembershipBenchmark: ParsableCommand {
             print("membership: \(nodes) processes, \(trials) trials, \(idleSeconds) s idle, cluster links \(curve ? "CURVE" : "plain")")
             print(String(format: "  join known by all        p50 %6.0f ms   max %6.0f ms", join.percentileMs(0.5), join.maxMs))
             print(String(format: "  SIGKILL dead at all      p50 %6.0f ms   max %6.0f ms", detect.percentileMs(0.5), detect.maxMs))
-            print(String(format: "  first suspicion          p50 %6.0f ms", suspect.percentileMs(0.5)))
+            print(suspect.count > 0 ? String(format: "  first suspicion          p50 %6.0f ms", suspect.percentileMs(0.5))
+                                    : "  first suspicion          not seen in any trial")
             print("  idle: \(falseSuspicions) false suspicions, \(falseDeaths) false deaths")
-            print(String(format: "  gossip                   %6.0f bytes/s per member", result["bytes_per_s_per_member"] as! Double))
+            print((result["bytes_per_s_per_member"] as? Double).map { String(format: "  gossip                   %6.0f bytes/s per member", $0) }
+                  ?? "  gossip                   not measured (no member reported its traffic)")
         }
     }
 

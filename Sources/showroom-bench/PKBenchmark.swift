@@ -180,6 +180,12 @@ struct PKBenchmark: AsyncParsableCommand, TargetedBenchmark {
         await rooms.shutdown()
         await serviceLoop.shutdown()
 
+        try firstFrame.requireSamples("host B's first picture at A's audience",
+                                      "none of the \(pairs * audiences) audience members decoded it within 10 s (\(failures) failures)")
+        if mode == .forward {
+            try added.requireSamples("the latency the forward adds",
+                                     "no frame of host B reached both A's tapped viewer and B's own in \(seconds) s")
+        }
         var figures: [String: Any] = [
             "benchmark": "pk", "mode": mode.rawValue, "pairs": pairs, "audiences": audiences,
             "pk_first_frame_ms_p50": rounded(firstFrame.percentileMs(0.5), 1),

@@ -53,6 +53,8 @@ struct RoomsBenchmark: AsyncParsableCommand {
 
         let createLatency = LatencyHistogram(milliseconds: created.times)
         let listLatency = LatencyHistogram(milliseconds: listed.times)
+        try createLatency.requireSamples("room creation", "all \(created.failures) creations failed")
+        try listLatency.requireSamples("room listing", "all \(listed.failures) lists failed")
         if json {
             try printJSON([
                 "benchmark": "rooms", "rooms": rooms, "lists": lists, "concurrency": concurrency,

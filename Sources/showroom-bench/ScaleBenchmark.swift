@@ -11,11 +11,14 @@ import Synchronization
 /// `cluster.sh up --relay-threshold T`). Prints, for the measured seconds: delivered MB/s and
 /// dropped frames; publish → receive latency per edge (origin and relays); the latency a relay
 /// hop adds, frame by frame; each edge's egress (payload bytes it sent) and CPU seconds per
-/// delivered GB.
+/// delivered GB. It refuses a cluster that keeps every viewer on the origin (no relay hop to
+/// measure) and stops with an error, not zeros, when a figure got no samples.
 struct ScaleBenchmark: AsyncParsableCommand, TargetedBenchmark {
     static let configuration = CommandConfiguration(
         commandName: "scale",
-        abstract: "One channel over several edges: delivery, latency per edge, the relay hop, origin egress, CPU per GB.")
+        abstract: "One channel over several edges: delivery, latency per edge, the relay hop, origin egress, CPU per GB.",
+        discussion: "Needs a cluster started with `deploy/cluster.sh up --relay-threshold N`, N below --subscribers: "
+            + "a cluster that places every viewer on the channel's origin is refused.")
 
     @OptionGroup var target: BenchTarget
 
@@ -35,6 +38,28 @@ struct ScaleBenchmark: AsyncParsableCommand, TargetedBenchmark {
         guard (1...2000).contains(subscribers) else { throw ValidationError("--subscribers must be 1–2000") }
         guard (1...20).contains(edges) else { throw ValidationError("--edges must be 1–20") }
         guard seconds > 0, seconds <= 600 else { throw ValidationError("--seconds must be in (0, 600]") }
+        try checkRelayThreshold()
+    }
+
+    /// The fix named whenever the relay hop cannot be measured.
+    private var relayFix: String {
+        "start the cluster with `deploy/cluster.sh up --relay-threshold N` (N below --subscribers, \(subscribers)) so that relays take viewers"
+    }
+
+    /// Refuses, before anything joins, a local cluster whose run directory (`--run-dir` or
+    /// `SHOWROOM_RUN_DIR`; the processes' configuration file is its app.json) says that no viewer
+    /// goes to a relay. Without a run directory the placement of the viewers is checked instead.
+    private func checkRelayThreshold() throws {
+        guard let directory = app.runDirectory ?? ProcessInfo.processInfo.environment["SHOWROOM_RUN_DIR"], !directory.isEmpty,
+              let data = FileManager.default.contents(atPath: URL(fileURLWithPath: directory).appendingPathComponent("app.json").path),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else { return }
+        let threshold = object["relayThreshold"] as? Int ?? 0
+        guard threshold == 0 || threshold >= subscribers else { return }
+        throw ValidationError("the relay hop cannot be measured: the cluster in \(directory) "
+            + (threshold == 0 ? "places no viewer on a relay (relay threshold 0, off)"
+                              : "keeps \(threshold) viewers on the origin, and --subscribers is \(subscribers)")
+            + "; \(relayFix)")
     }
 
     func run() async throws {
@@ -81,6 +106,10 @@ struct ScaleBenchmark: AsyncParsableCommand, TargetedBenchmark {
             meters.place(uid, on: await viewer.edgeID(of: connection) ?? "?", origin: origin)
             viewers.append(viewer)
         }
+        // Viewers all on the origin leave nothing to pair: refuse before measuring.
+        guard admins.keys.contains(where: { $0 != origin && meters.viewers(on: $0) > 0 }) else {
+            throw NothingMeasured("the relay hop cannot be measured: all \(subscribers) viewers were placed on the origin \(origin); \(relayFix)")
+        }
         try await Task.sleep(for: .seconds(3))  // warm-up: every viewer past its first keyframe
         meters.reset()
         hop.reset()
@@ -109,17 +138,24 @@ struct ScaleBenchmark: AsyncParsableCommand, TargetedBenchmark {
 
         let delivered = measured.values.reduce(0) { $0 + $1.bytes }
         let dropped = measured.values.reduce(0) { $0 + $1.gaps }
+        // An edge whose viewers received nothing, or no frame seen at both taps, has no figure to give.
+        let silent = admins.keys.sorted().filter { meters.viewers(on: $0) > 0 && (measured[$0]?.latency.count ?? 0) == 0 }
+        guard silent.isEmpty else {
+            throw NothingMeasured("the viewers on \(silent.joined(separator: ", ")) received no frame in the \(seconds) s measured")
+        }
+        try added.requireSamples("the relay hop", "no frame reached both the origin's and a relay's tapped viewer in \(seconds) s")
         var perEdge: [String: Any] = [:]
         for id in admins.keys.sorted() {
             let counts = measured[id]
             let gigabytes = (egress[id] ?? 0) / 1e9
+            // An edge without viewers (or egress) has no latency (or cost per GB): null, not 0.
             perEdge[id] = [
                 "role": id == origin ? "origin" : "relay", "viewers": meters.viewers(on: id),
-                "latency_ms_p50": rounded(counts?.latency.percentileMs(0.5) ?? 0, 2),
-                "latency_ms_p99": rounded(counts?.latency.percentileMs(0.99) ?? 0, 2),
+                "latency_ms_p50": figure(counts?.latency.percentileMsIfAny(0.5), 2),
+                "latency_ms_p99": figure(counts?.latency.percentileMsIfAny(0.99), 2),
                 "egress_mb_s": rounded((egress[id] ?? 0) / elapsed / 1e6, 2),
                 "cpu_s": rounded(cpu[id] ?? 0, 2),
-                "edge_cpu_s_per_gb": gigabytes > 0 ? rounded((cpu[id] ?? 0) / gigabytes, 1) : 0,
+                "edge_cpu_s_per_gb": figure(gigabytes > 0 ? (cpu[id] ?? 0) / gigabytes : nil, 1),
             ] as [String: Any]
         }
         let figures: [String: Any] = [
@@ -136,12 +172,14 @@ struct ScaleBenchmark: AsyncParsableCommand, TargetedBenchmark {
             print(String(format: "  delivered %.2f MB/s, dropped frames %d; relay hop adds p50 %.2f ms, p99 %.2f ms (%d frames paired)",
                          Double(delivered) / elapsed / 1e6, dropped, added.percentileMs(0.5), added.percentileMs(0.99), added.count))
             for id in admins.keys.sorted() {
-                let counts = measured[id]
-                print(String(format: "  %@ %@: %d viewers, latency p50 %.2f ms p99 %.2f ms, egress %.2f MB/s, CPU %.2f s (%.1f s per GB)",
-                             id, id == origin ? "(origin)" : "(relay) ", meters.viewers(on: id),
-                             counts?.latency.percentileMs(0.5) ?? 0, counts?.latency.percentileMs(0.99) ?? 0,
-                             (egress[id] ?? 0) / elapsed / 1e6, cpu[id] ?? 0,
-                             (egress[id] ?? 0) > 0 ? (cpu[id] ?? 0) / ((egress[id] ?? 0) / 1e9) : 0))
+                let latency = measured[id]?.latency
+                let latencyText = latency.map { $0.count > 0 } == true
+                    ? String(format: "latency p50 %.2f ms p99 %.2f ms", latency!.percentileMs(0.5), latency!.percentileMs(0.99))
+                    : "no latency (no viewers)"
+                let perGB = (egress[id] ?? 0) > 0 ? String(format: "%.1f s per GB", (cpu[id] ?? 0) / ((egress[id] ?? 0) / 1e9)) : "no egress"
+                print(String(format: "  %@ %@: %d viewers, %@, egress %.2f MB/s, CPU %.2f s (%@)",
+                             id, id == origin ? "(origin)" : "(relay) ", meters.viewers(on: id), latencyText,
+                             (egress[id] ?? 0) / elapsed / 1e6, cpu[id] ?? 0, perGB))
             }
         }
     }

@@ -13,6 +13,11 @@ import Synchronization
 ///   sessions open), so a swipe is a join without placement or handshake;
 /// - `prejoin`: a ``VideoLoader`` feed (the room on screen plus one prejoined on each side), so a
 ///   swipe is a subscription on a channel joined already.
+///
+/// It also prints the CPU spent over the swipes: this process's (its synthetic hosts' encoders and
+/// viewers' decoders share the machine with the cluster), each `showroom-…` executable's on this
+/// machine, the machine's busy share and what the hypervisor stole, so a latency tail can be told
+/// apart from a machine that was full.
 struct SwitchBenchmark: AsyncParsableCommand, TargetedBenchmark {
     static let configuration = CommandConfiguration(
         commandName: "switch",
@@ -59,6 +64,10 @@ struct SwitchBenchmark: AsyncParsableCommand, TargetedBenchmark {
         }
         progress("\(rooms) hosts live; \(viewers) viewers swipe \(swipes) times each (\(mode))", json: json)
         let viewerLoops = try (0..<2).map { try EngineLoop(name: "bench-switch-viewers-\($0)") }
+        // The CPU spent while swiping: this process's is its synthetic clients' (the hosts' VP8
+        // encoders and the viewers' decoders), to tell their load apart from the switch path's.
+        let cpuBefore = CPUSpent.Snapshot.now()
+        let swipesBegan = ContinuousClock.now
         let outcomes = try await withThrowingTaskGroup(of: (times: [Double], failures: Int, held: Int).self) { group in
             for viewer in 0..<viewers {
                 let uid = UInt32(500_000 + viewer)
@@ -76,6 +85,12 @@ struct SwitchBenchmark: AsyncParsableCommand, TargetedBenchmark {
             for try await outcome in group { all.append(outcome) }
             return all
         }
+        var spent = CPUSpent()
+        spent.add(since: cpuBefore)
+        let swipeSeconds = swipesBegan.duration(to: .now).seconds
+        let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
+        /// A share of the machine's CPU capacity over the swipes, in percent.
+        func share(_ seconds: Double) -> Double { seconds * 100 / max(swipeSeconds * cores, 1e-9) }
         for host in hosts {
             try? await host.leaveChannel()
             await host.shutdown()
@@ -84,18 +99,29 @@ struct SwitchBenchmark: AsyncParsableCommand, TargetedBenchmark {
         let latency = LatencyHistogram(milliseconds: outcomes.flatMap(\.times))
         let failures = outcomes.map(\.failures).reduce(0, +)
         let held = outcomes.map(\.held).max() ?? 0
+        try latency.requireSamples("swipe → first frame", "all \(failures) swipes failed (no first frame within 5 s)")
         if json {
             try printJSON([
                 "benchmark": "switch", "mode": mode, "rooms": rooms, "viewers": viewers, "swipes": swipes,
                 "switch_ms_p50": rounded(latency.percentileMs(0.5)), "switch_ms_p95": rounded(latency.percentileMs(0.95)),
                 "switch_ms_p99": rounded(latency.percentileMs(0.99)), "switch_ms_max": rounded(latency.maxMs),
                 "failures": failures, "channels_held_max": held,
+                "swipe_seconds": rounded(swipeSeconds), "bench_cpu_s": rounded(spent.ownSeconds, 2),
+                "bench_cpu_percent_of_machine": rounded(share(spent.ownSeconds)), "machine_busy_percent": figure(spent.busyPercent),
+                "cluster_cpu_s": spent.byExecutable.mapValues { rounded($0, 2) }, "steal_percent": rounded(spent.stealPercent),
             ])
         } else {
             print("swipe → first decoded frame of the next room (\(mode)), \(latency.count) swipes, \(viewers) viewers, \(rooms) rooms")
             print(String(format: "  p50 %6.1f ms   p95 %6.1f ms   p99 %6.1f ms   max %6.1f ms", latency.percentileMs(0.5),
                          latency.percentileMs(0.95), latency.percentileMs(0.99), latency.maxMs))
             print("  failures \(failures)   channels held per viewer at most \(held)")
+            print(String(format: "  CPU over the %.1f s of swipes (%d cores): this process (%d hosts encoding, %d viewers decoding) %.1f s = %.0f%% of the machine; machine busy %@; stolen %.1f%%",
+                         swipeSeconds, Int(cores), rooms, viewers, spent.ownSeconds, share(spent.ownSeconds), spent.busyPercent.map { String(format: "%.0f%%", $0) } ?? "not measured",
+                         spent.stealPercent))
+            // Every showroom-… process on the machine (the cluster's, and any other run's).
+            print("    showroom-… processes on this machine: " + spent.byExecutable.sorted { $0.key < $1.key }.map {
+                String(format: "%@ %.1f s (%.0f%%)", $0.key, $0.value, share($0.value))
+            }.joined(separator: ", "))
         }
     }
 

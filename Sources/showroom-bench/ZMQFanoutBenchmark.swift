@@ -48,7 +48,10 @@ struct ZMQFanoutBenchmark: ParsableCommand {
             raw = max(raw, try measure(.raw))
             wrapper = max(wrapper, try measure(.wrapper))
         }
-        let ratio = raw.messagesPerSecond > 0 ? wrapper.messagesPerSecond / raw.messagesPerSecond : 0
+        guard raw.messagesPerSecond > 0, wrapper.messagesPerSecond > 0 else {
+            throw NothingMeasured("no samples of the fan-out: the \(raw.messagesPerSecond > 0 ? "wrapper" : "raw C") run delivered nothing")
+        }
+        let ratio = wrapper.messagesPerSecond / raw.messagesPerSecond
         if json {
             let object: [String: Any] = [
                 "benchmark": "zmq-fanout", "peers": peers, "size": size, "seconds": seconds,

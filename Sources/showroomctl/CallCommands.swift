@@ -137,7 +137,7 @@ struct CallCommand: AsyncParsableCommand {
 /// prints the state changes and each call's timeline.
 struct CalleeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "callee", abstract: "Wait for 1v1 calls and accept (or reject) them; print the state changes.")
+        commandName: "callee", abstract: "Wait for 1v1 calls and accept (or reject) them; print the state changes and each call's timeline.")
 
     @Option(help: "The uid to be called at.")
     var uid: UInt32

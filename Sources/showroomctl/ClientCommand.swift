@@ -67,6 +67,8 @@ struct ClientCommand: AsyncParsableCommand {
         guard !seeds.isEmpty else { throw ValidationError("give at least one --seed") }
         guard ["broadcaster", "audience"].contains(role) else { throw ValidationError("--role is broadcaster or audience") }
         guard seconds >= 0, seconds <= 86_400 else { throw ValidationError("--seconds must be 0–86400") }
+        // Without a room there is no seat to apply for: --cohost would do nothing.
+        guard !coHost || room != nil else { throw ValidationError("--cohost applies for a seat in --room: give --room") }
     }
 
     func run() async throws {

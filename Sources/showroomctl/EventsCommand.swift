@@ -11,7 +11,7 @@ struct EventsCommand: ParsableCommand {
         commandName: "events",
         abstract: "Print channel events (101-112) and call events (201-203) as JSON lines, as the webhooks carry them.")
 
-    @Option(name: .customLong("seed"), help: "A member's cluster endpoint (repeatable).")
+    @Option(name: .customLong("seed"), help: "A coordinator's client endpoint, or a member's cluster endpoint with SHOWROOM_KEYRING (repeatable).")
     var seeds: [String] = []
 
     @Flag(help: "Keep printing until stopped (Ctrl-C); without it, stop after --seconds.")
@@ -27,6 +27,11 @@ struct EventsCommand: ParsableCommand {
 
     @Option(help: "Stop after this many events.")
     var count: Int?
+
+    func validate() throws {
+        // --channel drops call events and --calls drops channel events: together, nothing is printed.
+        guard channel == nil || !calls else { throw ValidationError("give --channel or --calls, not both") }
+    }
 
     func run() throws {
         try runCommand("events") {

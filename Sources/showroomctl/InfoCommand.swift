@@ -10,9 +10,9 @@ import ZeroMQ
 struct InfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
-        abstract: "Ask a Showroom process for its id, role, version and uptime.")
+        abstract: "Ask a Showroom process for its id, role, cluster endpoint, version, pid and uptime.")
 
-    @Option(help: "The process's cluster endpoint, e.g. tcp://127.0.0.1:7100.")
+    @Option(help: "The process's cluster endpoint, e.g. tcp://127.0.0.1:7100 (with SHOWROOM_KEYRING when the cluster has a keyring), or its client endpoint, which does not tell its pid or cluster endpoint.")
     var endpoint: String
 
     @Option(help: "Seconds to wait for the answer.")
@@ -34,14 +34,18 @@ struct InfoCommand: ParsableCommand {
         }
         let role = NodeRole(wire: info.role)?.rawValue ?? "unknown"
         if json {
+            // A client face leaves the pid and cluster endpoint out: null, not 0 and "".
             let object: [String: Any] = [
                 "id": info.nodeID, "role": role, "version": info.version,
-                "endpoint": info.clusterEndpoint, "uptime_ms": info.uptimeMs, "pid": info.pid,
+                "endpoint": info.clusterEndpoint.isEmpty ? NSNull() : info.clusterEndpoint, "uptime_ms": info.uptimeMs,
+                "pid": info.pid == 0 ? NSNull() : info.pid,
             ]
             let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
             print(String(decoding: data, as: UTF8.self))
         } else {
-            print("\(info.nodeID)  \(role)  \(info.clusterEndpoint)  version \(info.version)  pid \(info.pid)  up \(info.uptimeMs / 1000) s")
+            let endpoint = info.clusterEndpoint.isEmpty ? "-" : info.clusterEndpoint
+            let pid = info.pid == 0 ? "-" : "\(info.pid)"
+            print("\(info.nodeID)  \(role)  \(endpoint)  version \(info.version)  pid \(pid)  up \(info.uptimeMs / 1000) s")
         }
     }
 }

@@ -5,12 +5,12 @@ import ShowroomAuth
 import ShowroomWire
 import SwiftProtobuf
 
-/// `showroomctl pk invite|accept|reject|cancel|stop`: PK between two rooms, acting as a room's
+/// `showroomctl pk invite|answer|stop|match`: PK between two rooms, acting as a room's
 /// host with a token minted from the app's credentials (for operators and scripts).
 struct PKCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pk",
-        abstract: "Invite a room's host to a PK, answer, cancel or stop one (acting as the host, with a minted token).",
+        abstract: "Invite a room's host to a PK, answer, cancel or stop one, or wait for a random match (acting as the host, with a minted token).",
         subcommands: [Invite.self, Answer.self, Stop.self, Match.self])
 
     struct Match: ParsableCommand {
@@ -28,7 +28,8 @@ struct PKCommand: ParsableCommand {
     }
 
     struct Invite: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "The host of --room invites the host of --peer; prints the invitation (JSON key id).")
+        static let configuration = CommandConfiguration(
+            abstract: "The host of --room invites the host of --peer; prints the invitation (`request ID …`; JSON key request.id) and the room.")
         @OptionGroup var actor: InteractionActor
         @Option(help: "The invited room.") var peer: String
         @Option(help: "Seconds the PK lasts (0: until stopped).") var duration: UInt32 = 0
@@ -51,7 +52,7 @@ struct PKCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "answer", abstract: "The invited host accepts (--accept) or rejects an invitation; its sender cancels it (--cancel).")
         @OptionGroup var actor: InteractionActor
-        @Option(help: "The invitation's id.") var invitation: String
+        @Option(help: "The invitation's id (what pk invite prints: `request ID`, JSON request.id).") var invitation: String
         @Flag(help: "Accept (default: reject).") var accept = false
         @Flag(help: "Cancel an invitation this room sent.") var cancel = false
 
@@ -67,7 +68,7 @@ struct PKCommand: ParsableCommand {
     struct Stop: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Either host ends the PK it names.")
         @OptionGroup var actor: InteractionActor
-        @Option(help: "The PK's id.") var pk: String
+        @Option(help: "The PK's id: the id of the invitation that started it (JSON key interactionId of either room).") var pk: String
 
         func run() throws {
             try actor.send("pk stop", .roomPkStop, RoomPkStopRequest.with {
@@ -114,7 +115,7 @@ struct CoHostCommand: ParsableCommand {
     struct Answer: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The one asked accepts (--accept) or rejects an application or invitation.")
         @OptionGroup var actor: InteractionActor
-        @Option(help: "The request's id.") var request: String
+        @Option(help: "The application's or invitation's id (what cohost apply or invite prints: `request ID`, JSON request.id).") var request: String
         @Flag(help: "Accept (default: reject).") var accept = false
 
         func run() throws {
@@ -128,7 +129,7 @@ struct CoHostCommand: ParsableCommand {
     struct Stop: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The co-host or the host ends the seat it names.")
         @OptionGroup var actor: InteractionActor
-        @Option(help: "The seat's id.") var seat: String
+        @Option(help: "The seat's id (the room's `seats=UID:ID`; JSON key cohosts[].seatId).") var seat: String
 
         func run() throws {
             try actor.send("cohost stop", .roomCohostStop, RoomCoHostStopRequest.with {
@@ -151,8 +152,8 @@ struct InteractionActor: ParsableArguments {
         try app.token(channel: channel.isEmpty ? room : channel, uid: uid, role: .publisher)
     }
 
-    /// Sends the request as this actor; prints the room after it (and the request made, JSON key
-    /// `request`).
+    /// Sends the request as this actor; prints the room after it. With a request made (an
+    /// invitation or application), JSON `{"room": …, "request": …}`; without, the room's object.
     func send(_ what: String, _ kind: WireMessageKind, _ body: some RoomActorRequest) throws {
         try runCommand(what) {
             let answer = try common.link().request(kind, body: body.acting(in: room, as: uid, token: try token()),

@@ -14,7 +14,7 @@ struct RoomsCommand: ParsableCommand {
 
     /// What every rooms command takes.
     struct Common: ParsableArguments {
-        @Option(name: .customLong("seed"), help: "A member's cluster endpoint (repeatable).")
+        @Option(name: .customLong("seed"), help: "A coordinator's client endpoint, or a member's cluster endpoint with SHOWROOM_KEYRING (repeatable).")
         var seeds: [String] = []
 
         @Flag(help: "Print JSON.")
@@ -57,7 +57,7 @@ struct RoomsCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List open rooms, newest first.")
         @OptionGroup var common: Common
         @Option(help: "Rooms per page (1-100).") var pageSize: UInt32 = 20
-        @Option(help: "The next_page_token of the previous page.") var pageToken = ""
+        @Option(help: "The previous page's token (printed as `more: --page-token …`; JSON key nextPageToken).") var pageToken = ""
         @Flag(help: "Follow the page tokens and print every open room.") var all = false
 
         func run() throws {
@@ -168,7 +168,9 @@ struct KickCommand: ParsableCommand {
                 ]
                 print(String(decoding: try JSONSerialization.data(withJSONObject: document, options: [.sortedKeys]), as: UTF8.self))
             } else {
-                print("kicked uid \(answer.ban.uid) from \(answer.ban.channel); banned until \(answer.ban.untilMs) ms (\(answer.edges) edges enforce it)")
+                print(banSeconds == 0
+                    ? "kicked uid \(answer.ban.uid) from \(answer.ban.channel); not banned (\(answer.edges) edges told)"
+                    : "kicked uid \(answer.ban.uid) from \(answer.ban.channel); banned until \(answer.ban.untilMs) ms (\(answer.edges) edges enforce it)")
             }
         }
     }
@@ -225,8 +227,11 @@ enum RoomView {
             .map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 
+    /// One line; a co-hosted room's seats as `seats=UID:SEAT_ID,…` (what `cohost stop --seat` takes).
     static func line(_ room: RoomRoom) -> String {
-        "\(room.roomID)  \(room.name)  owner=\(room.ownerUid)  audience=\(room.audienceCount)  channel=\(room.channel)  \(interaction(room))  \(state(room))\(room.state == .closed ? " (\(closeReason(room)))" : "")"
+        let seats = room.interaction.kind == .cohost
+            ? "  seats=" + room.interaction.seats.map { "\($0.uid):\($0.id)" }.joined(separator: ",") : ""
+        return "\(room.roomID)  \(room.name)  owner=\(room.ownerUid)  audience=\(room.audienceCount)  channel=\(room.channel)  \(interaction(room))\(seats)  \(state(room))\(room.state == .closed ? " (\(closeReason(room)))" : "")"
     }
 
     static func state(_ room: RoomRoom) -> String { room.state == .closed ? "closed" : "open" }

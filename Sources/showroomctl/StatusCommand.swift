@@ -10,15 +10,15 @@ import ZeroMQ
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show the cluster as one member sees it: members (role, state, address, load), rooms, channels.")
+        abstract: "Show the cluster as one member sees it: members (role, state, address, load), rooms, channels, PKs and co-hosts, calls.")
 
-    @Option(name: .customLong("seed"), help: "A member's cluster endpoint (repeatable: the first that answers is used).")
+    @Option(name: .customLong("seed"), help: "A member's cluster endpoint, with the operator's keys in SHOWROOM_KEYRING (repeatable: the first that answers is used). A client endpoint shows the members only.")
     var seeds: [String]
 
-    @Flag(help: "Print one JSON object (with --watch: one per change, one per line).")
+    @Flag(help: "Print one JSON object (with --watch: one per line, for every poll whose view changed).")
     var json = false
 
-    @Flag(help: "Keep watching; redraw when something changes. Stop with Ctrl-C.")
+    @Flag(help: "Keep watching: poll every --interval seconds and redraw when the view changed (last-heard times and loads change on most polls of a cluster endpoint). Stop with Ctrl-C.")
     var watch = false
 
     @Option(help: "Seconds between polls with --watch.")
@@ -48,11 +48,13 @@ struct StatusCommand: ParsableCommand {
                     FileHandle.standardError.write(Data("showroomctl status: \(error)\n".utf8))
                     throw ExitCode(1)
                 }
-                rendered = "no member answered: \(error)"
+                // A watcher reading JSON lines gets a JSON line for this too.
+                rendered = json ? (try? StatusView.errorJSON("no member answered: \(error)")) ?? "{}" : "no member answered: \(error)"
             }
             if rendered != previous {
                 if watch && !json { print("\u{1B}[H\u{1B}[2J", terminator: "") }
                 print(rendered)
+                if watch { fflush(nil) }  // every stream: a pipe reading the watch gets each view as it comes
                 previous = rendered
             }
             if watch { Thread.sleep(forTimeInterval: interval) }  // the poll period of a watch, not a wait for an event
@@ -177,6 +179,11 @@ enum StatusView {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// `{"error": message}`: what `--json --watch` prints while no member answers.
+    static func errorJSON(_ message: String) throws -> String {
+        String(decoding: try JSONSerialization.data(withJSONObject: ["error": message], options: [.sortedKeys]), as: UTF8.self)
+    }
+
     /// The rooms' PKs (one entry per pair: rooms, hosts, media mode, the forward each way with its
     /// state, since when) and co-hosting (the co-hosts per room).
     static func interactions(_ extra: Rooms) -> [[String: Any]] {
@@ -248,6 +255,10 @@ enum StatusView {
                 + [m.id == status.reporter ? "-" : lastHeard(m.lastHeardMsAgo)])
         }
         var text = ["members as seen by \(status.reporter): \(status.members.count) (\(summary))"] + layout(rows)
+        // A client face names no cluster endpoints, and rooms, channels and calls are asked there.
+        if !status.members.isEmpty && status.members.allSatisfy({ $0.clusterEndpoint.isEmpty }) {
+            text.append("(members only: rooms, channels and calls need a cluster endpoint as --seed, with SHOWROOM_KEYRING)")
+        }
         if status.members.contains(where: loadIsStale) {
             text.append("(n): what a member reported before it stopped being alive, no longer current (an edge's channels move elsewhere)")
         }

@@ -19,7 +19,8 @@ struct TokenCommand: ParsableCommand {
             --verify TOKEN prints the token's fields. With the certificate it also checks the \
             signature and verifies the token for --channel and --uid (default: the token's own) \
             at --now (default: the current time), printing the grant or the refusal's error code \
-            and message; the exit status is 1 when the token is refused.
+            and message; a signaling login token (RTM only, no --channel given) is verified as a \
+            login for its user instead. The exit status is 1 when the token is refused.
             """)
 
     @Option(name: .customLong("app-id"), help: "The app id (32 hex digits).")
