@@ -51,6 +51,25 @@ extension RoomService {
         }
     }
 
+    /// Joins a PK peer's channel as audience; a refusal another attempt may lift (the peer's
+    /// channel being placed or moved, an edge going away) is tried again with backoff for up to
+    /// 3 s, so the audience is not left without the peer for the whole PK.
+    private static func joinPeer(engine: ShowroomEngine, token: String, connection: ChannelConnection) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(3)
+        var delay = Duration.milliseconds(100)
+        while true {
+            do throws(ShowroomError) {
+                try await engine.joinChannelEx(token: token, connection: connection, options: .audience)
+                return true
+            } catch {
+                guard !EngineState.refusalIsFinal(error), error.code != .alreadyJoined, ContinuousClock.now + delay < deadline,
+                      !Task.isCancelled else { return false }
+            }
+            try? await Task.sleep(for: delay)
+            delay = min(delay * 2, .milliseconds(800))
+        }
+    }
+
     /// Switches the connection to broadcaster; a `NOT_ON_STAGE` refusal is tried again with backoff
     /// for up to 5 s, since the edge hears of the seat from the coordinator, not from this event.
     ///
@@ -98,7 +117,7 @@ extension RoomService {
                 }
                 if let pk, joined == nil, let token = try? await token(pk.peerChannel) {
                     let connection = ChannelConnection(channel: pk.peerChannel, uid: uid)
-                    if (try? await engine.joinChannelEx(token: token, connection: connection, options: .audience)) != nil {
+                    if await Self.joinPeer(engine: engine, token: token, connection: connection) {
                         joined = (pk, connection)
                         onJoined?(pk, connection)
                     }
