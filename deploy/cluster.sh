@@ -6,7 +6,7 @@
 #                                                 status view, first-frame times, an edge killed and its viewers
 #                                                 back, stop; fails naming a viewer that decodes no video. Its
 #                                                 run directory is run/demo (clients' output in run/demo/clients)
-#   deploy/cluster.sh up [--edges N] [--coordinators N] [--callsignals N] [--base-port P] [--plain-cluster]
+#   deploy/cluster.sh up [--edges N] [--coordinators N] [--callsignals N] [--base-port P] [--plain-cluster] [--room-expiry S]
 #   deploy/cluster.sh status [--json] [--watch]   the status tool against this cluster
 #   deploy/cluster.sh scale-edges N               add edges, or drain and remove the newest ones
 #   deploy/cluster.sh kill NODE_ID                SIGKILL one process (failure drills)
@@ -29,7 +29,8 @@
 # keys on its cluster endpoint; `--plain-cluster` runs without (plain links, for comparisons).
 # `--client-encryption curve` makes the edges encrypt client links too. `--relay-threshold N` lets a
 # channel's origin edge take N of its viewers before coordinators place more on relay edges. Clients (the SDK) are given
-# the coordinators' client endpoints as seeds (`client=` in their ready lines).
+# the coordinators' client endpoints as seeds (`client=` in their ready lines). `--room-expiry S`
+# sets rooms' lifetime (default 1200 s, the seeds' 20 minutes; a soak longer than that wants more).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -47,8 +48,9 @@ webhook_secret=""
 plain_cluster=""
 client_encryption=""
 relay_threshold=0
+room_expiry=1200
 
-usage() { sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
 command="${1:-}"
@@ -75,6 +77,7 @@ while [ $# -gt 0 ]; do
     --plain-cluster) plain_cluster=1; shift ;;
     --client-encryption) client_encryption="$2"; shift 2 ;;
     --relay-threshold) relay_threshold="$2"; shift 2 ;;
+    --room-expiry) room_expiry="$2"; shift 2 ;;
     --json|--watch) status_flags+=("$1"); shift ;;
     -h|--help) usage 0 ;;
     *) die "unknown option $1 (see --help)" ;;
@@ -224,8 +227,9 @@ cmd_up() {
   done
   [[ "$webhook_secret" =~ ^[^\"\\]*$ ]] || die "--webhook-secret may not contain quotes or backslashes"
   [[ "$relay_threshold" =~ ^[0-9]+$ ]] || die "--relay-threshold takes a number of viewers (0: off)"
-  ( umask 077; printf '{"appID": "%s", "appCertificate": "%s", "webhookURLs": [%s], "webhookSecret": "%s", "relayThreshold": %s}\n' \
-      "$app_id" "$app_certificate" "$hooks" "$webhook_secret" "$relay_threshold" > "$run_dir/app.json" )
+  [[ "$room_expiry" =~ ^[0-9]+$ ]] && [ "$room_expiry" -ge 1 ] || die "--room-expiry takes a number of seconds (at least 1)"
+  ( umask 077; printf '{"appID": "%s", "appCertificate": "%s", "webhookURLs": [%s], "webhookSecret": "%s", "relayThreshold": %s, "roomExpirySeconds": %s}\n' \
+      "$app_id" "$app_certificate" "$hooks" "$webhook_secret" "$relay_threshold" "$room_expiry" > "$run_dir/app.json" )
   rm -rf "$run_dir/keys" "$run_dir/client-encryption"
   if [ -z "$plain_cluster" ]; then
     ( umask 077; mkdir -p "$run_dir/keys" )

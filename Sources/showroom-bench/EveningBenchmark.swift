@@ -121,7 +121,7 @@ struct EveningBenchmark: AsyncParsableCommand {
                 "benchmark": "evening", "seed": seed, "minutes": minutes, "rooms": rooms, "viewers": viewers, "swipers": swipers, "edges": edges,
                 "schedule_digest": schedule.digest, "steps": schedule.steps.count, "step_counts": schedule.counts,
                 "invariants": invariants, "violations": book.violationTotal,
-                "violation_list": book.violations.prefix(50).map(\.description),
+                "violation_list": book.violations.map(\.description),
                 "events_numbered_checked": webhooks,
                 "elapsed_s": rounded(Double(elapsed.components.seconds)), "bench_cpu_s": rounded(benchCPU),
                 "processes": processes.mapValues { row in
@@ -134,7 +134,7 @@ struct EveningBenchmark: AsyncParsableCommand {
             print("  schedule digest \(schedule.digest): \(schedule.steps.count) steps \(schedule.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
             for line in book.summary { print("  " + line) }
             if !webhooks { print("  (events_numbered not checked: give --webhook-port and start the cluster with --webhook)") }
-            for violation in book.violations.prefix(20) { print("  VIOLATION " + violation.description) }
+            for violation in book.violations { print("  VIOLATION " + violation.description) }
             print(String(format: "  %.0f s, the bench's own synthetic clients used %.1f CPU s", Double(elapsed.components.seconds), benchCPU))
             print("  process         RSS MiB start / warm-up / end  (growth after warm-up)   fds start / warm-up / end")
             for (id, row) in processes.sorted(by: { $0.key < $1.key }) {

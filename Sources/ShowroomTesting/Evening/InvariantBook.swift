@@ -40,11 +40,11 @@ public final class InvariantBook: Sendable {
     }
 
     public let seed: UInt64
-    /// Violations kept in full (the count goes on past it).
+    /// Violations kept in full per invariant (the count goes on past it).
     public let keptViolations: Int
     private let counts = Mutex(Counts())
 
-    public init(seed: UInt64, keptViolations: Int = 200) {
+    public init(seed: UInt64, keptViolations: Int = 20) {
         self.seed = seed
         self.keptViolations = keptViolations
     }
@@ -56,7 +56,7 @@ public final class InvariantBook: Sendable {
             counts.checks[invariant, default: 0] += 1
             guard let violation else { return }
             counts.violationsByInvariant[invariant, default: 0] += 1
-            if counts.violations.count < keptViolations { counts.violations.append(violation) }
+            if counts.violationsByInvariant[invariant]! <= keptViolations { counts.violations.append(violation) }
         }
     }
 
