@@ -293,12 +293,14 @@ extension Evening {
                 }
                 step(inPK, "rooms \(a) and \(b): the \(outcome.rawValue) PK did not start in both rooms")
                 pkID = pkID ?? held.withLock { $0 }
+                // A random match is always forwarded (the cluster pairs the rooms, nobody picks a mode).
+                let subscribed = subscribe && outcome != .matched
                 let peerSeen = await waitFor(.seconds(6)) {
                     cast.viewers[a].allSatisfy { viewer in
-                        viewer.watching.sightings.last(channel: subscribe ? hostB.live.channel : hostA.live.channel, uid: hostB.uid).map { $0 > from } ?? false
+                        viewer.watching.sightings.last(channel: subscribed ? hostB.live.channel : hostA.live.channel, uid: hostB.uid).map { $0 > from } ?? false
                     }
                 }
-                step(peerSeen, "room \(a)'s audience did not decode peer host \(hostB.uid) during the \(subscribe ? "subscribed" : "forwarded") PK")
+                step(peerSeen, "room \(a)'s audience did not decode peer host \(hostB.uid) during the \(subscribed ? "subscribed" : "forwarded") PK")
                 try? await Task.sleep(until: end)
                 if outcome != .durationEnded, let pkID {
                     let (room, uid, token) = outcome == .stoppedByInvitee ? (hostB.roomID, hostB.uid, tokenB) : (hostA.roomID, hostA.uid, tokenA)
