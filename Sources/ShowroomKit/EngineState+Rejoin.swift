@@ -42,21 +42,18 @@ extension EngineState {
         guard !isShutDown, sessions[serial]?.phase == .open, let record = current(channel, on: serial),
               record.isJoined, record.rejoin == nil, record.move == nil
         else { return out }
-        guard settings.rejoinWindow > .zero else {
-            sessions[serial]?.channels.remove(channel)
+        sessions[serial]?.channels.remove(channel)
+        if settings.rejoinWindow > .zero {
+            startRejoin(channel, avoiding: nil, .closedByEdge(error), now: now, &out)
+            placeAgain(channel, &out)
+        } else {
             connections[channel] = nil
             forget(channel, &out)
             out.append(.emit(.connectionClosed(record.connection, error: error)))
             report(.failed, .closedByEdge(error), of: record, &out)
-            out.append(.refreshPublishing)
-            keepWarm(serial, &out)
-            return out
         }
-        sessions[serial]?.channels.remove(channel)
-        startRejoin(channel, avoiding: nil, .closedByEdge(error), now: now, &out)
         out.append(.refreshPublishing)
         keepWarm(serial, &out)
-        placeAgain(channel, &out)
         return out
     }
 

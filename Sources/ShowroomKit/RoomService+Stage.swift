@@ -55,19 +55,11 @@ extension RoomService {
     /// channel being placed or moved, an edge going away) is tried again with backoff for up to
     /// 3 s, so the audience is not left without the peer for the whole PK.
     private static func joinPeer(engine: ShowroomEngine, token: String, connection: ChannelConnection) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(3)
-        var delay = Duration.milliseconds(100)
-        while true {
-            do throws(ShowroomError) {
-                try await engine.joinChannelEx(token: token, connection: connection, options: .audience)
-                return true
-            } catch {
-                guard !EngineState.refusalIsFinal(error), error.code != .alreadyJoined, ContinuousClock.now + delay < deadline,
-                      !Task.isCancelled else { return false }
-            }
-            try? await Task.sleep(for: delay)
-            delay = min(delay * 2, .milliseconds(800))
+        let refusal = await retrying(for: .seconds(3), from: .milliseconds(100), upTo: .milliseconds(800),
+                                     while: { !EngineState.refusalIsFinal($0) && $0.code != .alreadyJoined }) { () throws(ShowroomError) in
+            _ = try await engine.joinChannelEx(token: token, connection: connection, options: .audience)
         }
+        return refusal == nil
     }
 
     /// Switches the connection to broadcaster; a `NOT_ON_STAGE` refusal is tried again with backoff
@@ -75,17 +67,29 @@ extension RoomService {
     ///
     /// - Returns: The refusal it gave up on, or nil once on stage.
     private static func goOnStage(engine: ShowroomEngine, options: ChannelMediaOptions, connection: ChannelConnection) async -> ShowroomError? {
-        let deadline = ContinuousClock.now + .seconds(5)
-        var delay = Duration.milliseconds(50)
+        await retrying(for: .seconds(5), from: .milliseconds(50), upTo: .milliseconds(500), while: { $0.code == .notOnStage }) { () throws(ShowroomError) in
+            try await engine.updateChannelEx(options: options, connection: connection)
+        }
+    }
+
+    /// Runs `attempt` until it succeeds, its refusal is not one `retryable` names, or `window`
+    /// has passed, sleeping between tries from `first` doubling up to `longest`.
+    ///
+    /// - Returns: The refusal it gave up on, or nil once `attempt` succeeded.
+    private static func retrying(for window: Duration, from first: Duration, upTo longest: Duration,
+                                 while retryable: (ShowroomError) -> Bool,
+                                 _ attempt: () async throws(ShowroomError) -> Void) async -> ShowroomError? {
+        let deadline = ContinuousClock.now + window
+        var delay = first
         while true {
             do throws(ShowroomError) {
-                try await engine.updateChannelEx(options: options, connection: connection)
+                try await attempt()
                 return nil
             } catch {
-                guard error.code == .notOnStage, ContinuousClock.now + delay < deadline, !Task.isCancelled else { return error }
+                guard retryable(error), ContinuousClock.now + delay < deadline, !Task.isCancelled else { return error }
             }
             try? await Task.sleep(for: delay)
-            delay = min(delay * 2, .milliseconds(500))
+            delay = min(delay * 2, longest)
         }
     }
 

@@ -200,7 +200,7 @@ struct LaunchedCluster: EveningCluster {
 
     /// The coordinators' client endpoints (their ready lines), for the SDK.
     func clientSeeds() throws -> [String] {
-        try processIDs(sync: ()).keys.filter { $0.hasPrefix("coordinator-") }.sorted().compactMap { id in
+        try runningProcessIDs().keys.filter { $0.hasPrefix("coordinator-") }.sorted().compactMap { id in
             let out = (try? String(contentsOfFile: "\(runDirectory)/\(id).out", encoding: .utf8)) ?? ""
             return out.split(separator: "\n").first { $0.hasPrefix("ready ") }?
                 .split(separator: " ").first { $0.hasPrefix("client=") }.map { String($0.dropFirst(7)) }
@@ -234,13 +234,13 @@ struct LaunchedCluster: EveningCluster {
     }
 
     func drainNode(_ id: String) async throws {
-        guard let pid = try processIDs(sync: ())[id] else { throw ShowroomError.invalidArgument("\(id) does not run in \(runDirectory)") }
+        guard let pid = try runningProcessIDs()[id] else { throw ShowroomError.invalidArgument("\(id) does not run in \(runDirectory)") }
         kill(pid, SIGTERM)
         try await eventually("\(id) (pid \(pid)) exits after its drain", timeout: .seconds(40)) { !processIsAlive(pid) }
     }
 
     func killNode(_ id: String) async throws {
-        guard let pid = try processIDs(sync: ())[id] else { throw ShowroomError.invalidArgument("\(id) does not run in \(runDirectory)") }
+        guard let pid = try runningProcessIDs()[id] else { throw ShowroomError.invalidArgument("\(id) does not run in \(runDirectory)") }
         _ = try await script(["kill", id])
         try await eventually("\(id) (pid \(pid)) is gone", timeout: .seconds(10)) { !processIsAlive(pid) }
     }
@@ -251,10 +251,10 @@ struct LaunchedCluster: EveningCluster {
 
     func statusJSON() async throws -> String { try await script(["status", "--json"]) }
 
-    func processIDs() async throws -> [String: Int32] { try processIDs(sync: ()) }
+    func processIDs() async throws -> [String: Int32] { try runningProcessIDs() }
 
     /// The running nodes' pids, from the script's pid files.
-    private func processIDs(sync: Void) throws -> [String: Int32] {
+    private func runningProcessIDs() throws -> [String: Int32] {
         let files = try FileManager.default.contentsOfDirectory(atPath: runDirectory).filter { $0.hasSuffix(".pid") }
         var pids: [String: Int32] = [:]
         for file in files {

@@ -18,7 +18,6 @@ final class CallThenPKTests: XCTestCase {
         let a = "cpk-a-\(suffix)", b = "cpk-b-\(suffix)"
         let loop = try EngineLoop(name: "call-then-pk")
         var engines: [ShowroomEngine] = []
-        defer { for engine in engines { Task { await engine.shutdown() } } }
 
         var hostLogs: [EventLog] = []
         var lives: [ChannelConnection] = []
@@ -99,5 +98,7 @@ final class CallThenPKTests: XCTestCase {
         await rooms.shutdown()
         await parties.hostCalls.close()
         await parties.viewerCalls.close()
+        for engine in engines { await engine.shutdown() }
+        await loop.shutdown()
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import ShowroomKit
 import ShowroomWire
 import Synchronization
+import ZeroMQ
 
 /// The tokens an evening's users get, minted as a business server would.
 public struct EveningTokens: Sendable {
@@ -289,8 +290,4 @@ extension Evening {
                        "channel \(channel) numbered \(sorted.prefix(20)) (gaps or repeats)")
         }
     }
-}
-
-extension Duration {
-    var milliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Membership
+import ZeroMQ
 
 /// What one evening is made of: its seed, how long it lasts, how many rooms and viewers.
 public struct EveningSettings: Sendable, Hashable {
@@ -114,7 +115,7 @@ public struct EveningStep: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "#\(index) at \(Self.seconds(at)) for \(Self.seconds(length)): \(action)" }
 
     static func seconds(_ duration: Duration) -> String {
-        let ms = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        let ms = duration.milliseconds
         return "\(ms / 1000).\(String(format: "%03d", ms % 1000))s"
     }
 }

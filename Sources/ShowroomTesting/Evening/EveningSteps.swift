@@ -95,14 +95,6 @@ final class Cast: Sendable {
             anchors.append(try hosts.map { AnchorInfo(channel: $0.live.channel, uid: $0.uid, token: try tokens.rtc($0.live.channel, uid, false)) })
         }
         let cast = Cast(hosts: hosts, viewers: viewers, swipers: swipers, rooms: rooms, loops: loops, anchors: anchors)
-        for swiper in cast.swipers {
-            let task = Task {
-                for await event in swiper.loader.events {
-                    if case .firstFrame(let channel, _, _, _) = event { swiper.firstFrames.withLock { $0.append(channel) } }
-                }
-            }
-            cast.viewers.first?.first?.tasks.withLock { $0.append(task) }
-        }
         try await eventually("every viewer decodes its host", timeout: .seconds(20)) {
             cast.viewers.joined().allSatisfy { viewer in
                 let host = cast.hosts[viewer.room]
@@ -125,6 +117,7 @@ final class Cast: Sendable {
             await viewer.engine.shutdown()
         }
         for swiper in swipers {
+            swiper.reader.withLock { $0?.cancel() }
             swiper.loader.cleanCache()
             await swiper.engine.shutdown()
         }
@@ -147,11 +140,18 @@ final class EveningSwiper: Sendable {
     let uid: UInt32
     /// The channels whose first frame the loader reported, in order.
     let firstFrames = Mutex<[String]>([])
+    let reader: Mutex<Task<Void, Never>?> = Mutex(nil)
 
     init(engine: ShowroomEngine, loader: VideoLoader, uid: UInt32) {
         self.engine = engine
         self.loader = loader
         self.uid = uid
+        let task = Task { [weak self] in
+            for await event in loader.events {
+                if case .firstFrame(let channel, _, _, _) = event { self?.firstFrames.withLock { $0.append(channel) } }
+            }
+        }
+        reader.withLock { $0 = task }
     }
 }
 
