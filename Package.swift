@@ -46,6 +46,8 @@ let package = Package(
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"]), .brew(["opus"])]),
         .systemLibrary(name: "CVPX", pkgConfig: "vpx", providers: [.apt(["libvpx-dev"]), .brew(["libvpx"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
+        // glibc's malloc controls (malloc_trim), part of libc itself.
+        .systemLibrary(name: "CMalloc"),
 
         // The thin Swift wrapper over libzmq: sockets, messages, the event loop.
         .target(
@@ -123,7 +125,7 @@ let package = Package(
         .target(
             name: "NodeRuntime",
             dependencies: [
-                "ZeroMQ", "ShowroomWire", "Membership", "AdminEndpoint", "Routing",
+                "ZeroMQ", "ShowroomWire", "Membership", "AdminEndpoint", "Routing", "CMalloc",
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -171,7 +171,7 @@ start_node() {
     [ "$kind" = edge ] && [ -f "$run_dir/client-encryption" ] && role_flags+=(--client-encryption "$(cat "$run_dir/client-encryption")")
     exec setsid "$bin_dir/showroom-$kind" --config "$run_dir/app.json" --node-id "$id" --bind "$bind" \
       "${role_flags[@]}" "${seeds[@]}"
-  ) >"$run_dir/$id.out" 2>"$run_dir/$id.log" </dev/null &
+  ) >"$run_dir/$id.out" 2>>"$run_dir/$id.log" </dev/null &
   echo $! > "$run_dir/$id.pid"
   disown "$!" 2>/dev/null || true  # the script reports nothing when the process dies later
   wait_ready "$id"
@@ -218,6 +218,8 @@ cmd_up() {
   [ -z "$(live_ids)" ] || die "a cluster already runs in $run_dir (deploy/cluster.sh down --run-dir $run_dir)"
   build
   mkdir -p "$run_dir"
+  # A node's log is appended to across its restarts; a new cluster starts new logs.
+  rm -f "$run_dir"/coordinator-*.log "$run_dir"/callsignal-*.log "$run_dir"/edge-*.log "$run_dir"/edge-*.out
   echo "$base_port" > "$run_dir/base-port"
   [[ "$app_id$app_certificate" =~ ^[0-9a-fA-F]{64}$ ]] || die "--app-id and --app-certificate take 32 hexadecimal characters each"
   local hooks="" url
@@ -262,7 +264,10 @@ cmd_scale_edges() {
   local live=() id next=0
   for id in $(live_ids); do [ "${id%-*}" = edge ] && live+=("$id"); done
   # New edges get numbers never used in this run directory, so each is a new member.
-  for id in $(known_ids); do [ "${id%-*}" = edge ] && [ "${id##*-}" -gt "$next" ] && next="${id##*-}"; done
+  # (Every edge ever started left its .out file; a stopped one's pid file is gone.)
+  for id in $(ls "$run_dir"/edge-*.out 2>/dev/null | xargs -rn1 basename | sed 's/\.out$//'); do
+    [ "${id##*-}" -gt "$next" ] && next="${id##*-}"
+  done
   if [ "$target" -gt "${#live[@]}" ]; then
     build
     local count=${#live[@]}

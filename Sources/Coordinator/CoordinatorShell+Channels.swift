@@ -285,7 +285,10 @@ extension CoordinatorShell {
     /// An edge's report: activities to number, publish and post (their order kept), and its channels.
     func edgeReport(_ request: WireEnvelope, _ respond: Node.Responder) {
         guard let report = respond.answering({ try request.decodeBody(RoomEdgeChannelReport.self) }) else { return }
-        if report.draining, drainingEdges.insert(report.edgeID).inserted {
+        // A draining report that arrives after its edge left (the last report of a drain) is
+        // not taken: the edge is gone, and the same id may come back as a new process.
+        let fromAliveEdge = alive(.edge).contains { $0.nodeID == report.edgeID }
+        if report.draining, fromAliveEdge, drainingEdges.insert(report.edgeID).inserted {
             logger.info("edge draining: nothing more is placed on it", metadata: ["edge": "\(report.edgeID)"])
         } else if !report.draining, report.hasChannels_p {
             drainingEdges.remove(report.edgeID)

@@ -170,6 +170,8 @@ final class CoordinatorShell {
             logger.info("edges gone: channels to place again", metadata: ["channels": "\(evicted.count)"])
         }
         for edge in edgeChannels.keys where !aliveEdges.contains(edge) { setChannels(of: edge, nil) }
+        // An edge that is gone drains no more (a new process under its id starts afresh).
+        drainingEdges.formIntersection(aliveEdges)
         let rooms = ownership.membersChanged(to: coordinators, holding: Array(registry.rooms.keys))
         let tables = clusterWide.membersChanged(to: coordinators, holding: [Self.clusterTablesKey])
         acknowledge(rooms.acknowledged, in: .owned)

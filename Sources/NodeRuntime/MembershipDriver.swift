@@ -48,6 +48,20 @@ final class MembershipDriver {
         loop.scheduleRepeating(every: Self.tickInterval) { [weak self] in self?.tick() }
         loop.scheduleTimer(after: Self.firstLoadRefresh) { [weak self] in self?.refreshLoad() }
         loop.scheduleRepeating(every: Self.loadRefreshInterval) { [weak self] in self?.refreshLoad() }
+        loop.scheduleRepeating(every: Self.idleLinkSweepInterval) { [weak self] in self?.closeIdleLinks() }
+    }
+
+    /// How often links to endpoints that are no member's are looked at, and how long such a link
+    /// must have been idle to be closed.
+    static let idleLinkSweepInterval = Duration.seconds(10)
+    static let idleLinkTime = Duration.seconds(30)
+
+    /// Closes the links to endpoints no known, live member has (left, dead, or moved away) once
+    /// they have been idle a while: what a member that comes and goes leaves behind is reclaimed.
+    private func closeIdleLinks() {
+        let live = Set(membership.members.filter { $0.state != .dead && $0.state != .left }.map(\.metadata.clusterEndpoint))
+        let closed = links.closeIdleLinks(keeping: live, idle: Self.idleLinkTime)
+        if !closed.isEmpty { logger.info("closed idle links to endpoints of no live member: \(closed.joined(separator: ", "))") }
     }
 
     private var now: Duration { origin.duration(to: .now) }

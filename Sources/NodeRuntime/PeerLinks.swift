@@ -40,6 +40,8 @@ final class PeerLinks {
     /// Links whose connection broke and is not up again (the peer most likely died; the
     /// membership will say so in a moment).
     private var down: Set<String> = []
+    /// When each link last carried a message.
+    private var lastUsed: [String: ContinuousClock.Instant] = [:]
 
     /// Whether the connection to `endpoint` broke and is not up again.
     func isBroken(_ endpoint: String) -> Bool { down.contains(endpoint) }
@@ -111,9 +113,30 @@ final class PeerLinks {
         }
     }
 
+    /// The endpoints this node holds a link to.
+    var linkedEndpoints: Set<String> { Set(sockets.keys) }
+
+    /// Closes the links to endpoints not in `keeping` that carried nothing for `idle` and wait for
+    /// no answer: a member gone is closed when the membership says so, but a message sent to it
+    /// afterwards (a late reply, a probe of a remembered dead member, a restarted member's old
+    /// endpoint) makes the link anew, and nothing else would close it. Each link holds a socket
+    /// and its monitor, so a cluster whose members come and go would otherwise grow for ever.
+    ///
+    /// - Returns: The endpoints closed.
+    @discardableResult
+    func closeIdleLinks(keeping: Set<String>, idle: Duration, now: ContinuousClock.Instant = .now) -> [String] {
+        let waiting = Set(pending.values.map(\.endpoint))
+        let idleOnes = sockets.keys.filter { endpoint in
+            !keeping.contains(endpoint) && !waiting.contains(endpoint) && (lastUsed[endpoint].map { now - $0 >= idle } ?? true)
+        }.sorted()
+        for endpoint in idleOnes { close(endpoint) }
+        return idleOnes
+    }
+
     /// Closes the link to `endpoint` (a member that is gone); its requests in flight fail now.
     func close(_ endpoint: String) {
         down.remove(endpoint)
+        lastUsed[endpoint] = nil
         guard let socket = sockets.removeValue(forKey: endpoint) else { return }
         if let monitor = monitors.removeValue(forKey: endpoint) {
             loop.unregister(monitor.socket)
@@ -152,6 +175,7 @@ final class PeerLinks {
         }
         do {
             let outcome = try link(to: endpoint).send(bytes)
+            lastUsed[endpoint] = .now
             if outcome == .sent {
                 traffic[envelope.kind, default: Traffic()].messagesSent += 1
                 traffic[envelope.kind, default: Traffic()].bytesSent += UInt64(bytes.count)

@@ -31,12 +31,18 @@ public struct MemberAddress: Sendable, Hashable, CustomStringConvertible {
 /// What the SDK knows of a cluster: the `CLUSTER_STATUS` answer of the first seed that answers,
 /// reused for `cacheDuration` so a burst of joins or room calls asks once. Shared by the
 /// placements and the room service.
+///
+/// The seed that answered last is asked first next time, and the coordinators the last answer
+/// listed are asked after the configured seeds: a seed that died (or came back on another port)
+/// costs one timeout, not one per refresh.
 final class ClusterDirectory: Sendable {
     let seeds: [String]
     let loop: EngineLoop
     let timeout: Duration
     let cacheDuration: Duration
     private let cache = Mutex<(status: AdminClusterStatus, at: ContinuousClock.Instant)?>(nil)
+    /// The seed that answered last, and the coordinators' client endpoints it listed.
+    private let learned = Mutex<(answered: String?, coordinators: [String])>((nil, []))
 
     init(seeds: [String], loop: EngineLoop, timeout: Duration, cacheDuration: Duration) {
         self.seeds = seeds
@@ -55,16 +61,26 @@ final class ClusterDirectory: Sendable {
         }
         guard !seeds.isEmpty else { throw .invalidArgument("the cluster entry has no seed endpoints") }
         var lastError = ShowroomError.unavailable("no seed answered")
-        for seed in seeds {
+        for seed in candidates() {
             do throws(ShowroomError) {
                 let status = try await Self.clusterStatus(seed: seed, loop: loop, timeout: timeout)
                 cache.withLock { $0 = (status, .now) }
+                let coordinators = Self.coordinators(in: status).map(\.endpoint)
+                learned.withLock { $0 = (seed, coordinators) }
                 return status
             } catch {
                 lastError = error
             }
         }
         throw lastError
+    }
+
+    /// The endpoints to ask, in order: the one that answered last, the configured seeds, the
+    /// coordinators the last answer listed; each once.
+    func candidates() -> [String] {
+        let learned = learned.withLock { $0 }
+        var seen = Set<String>()
+        return ([learned.answered].compactMap { $0 } + seeds + learned.coordinators).filter { seen.insert($0).inserted }
     }
 
     /// Forgets the cached status, so the next call asks again (after a member failed a request).

@@ -95,7 +95,9 @@ public enum EngineEvent: Sendable, Hashable {
     /// A connection's link state changed (`connectionChangedToState`).
     case connectionStateChanged(ChannelConnection, state: ConnectionState, reason: ConnectionStateReason)
     /// The edge refused something sent one-way (a media frame, a stream message), at most once a
-    /// second per kind: e.g. `ROLE_FORBIDS_PUBLISH` (E3001) for an audience member's frames.
+    /// second per kind: e.g. `ROLE_FORBIDS_PUBLISH` (E3001) for an audience member's frames; or
+    /// an attempt of an automatic rejoin failed (the connection stays reconnecting and the engine
+    /// tries again after its backoff).
     case error(ChannelConnection?, ShowroomError)
     /// A destination of this connection's forward changed state
     /// (``ShowroomEngine/startForwardStream(to:connection:)``; Agora's

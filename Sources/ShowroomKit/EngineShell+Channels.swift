@@ -6,11 +6,12 @@ internal import ZeroMQ
 
 extension EngineShell {
     func join(
-        token: String, connection: ChannelConnection, options: ChannelMediaOptions, edge: EdgeAddress,
+        token: String, connection: ChannelConnection, options: ChannelMediaOptions, edge: EdgeAddress, preloaded: Bool = false,
         primary: Bool, started: ContinuousClock.Instant, _ complete: @escaping Completion<ChannelConnection>
     ) {
         let ticket = ticket { result in complete(result.map { $0 ?? connection }) }
-        perform(state.join(token: token, connection: connection, options: options, edge: edge, primary: primary, ticket: ticket, now: started))
+        perform(state.join(token: token, connection: connection, options: options, edge: edge, preloaded: preloaded, primary: primary,
+                           ticket: ticket, now: started))
     }
 
     func leave(_ connection: ChannelConnection?, _ complete: @escaping Completion<Void>) {

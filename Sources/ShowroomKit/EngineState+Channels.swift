@@ -14,14 +14,21 @@ extension EngineState {
         case token(String)
     }
 
-    /// The app joins a channel on `edge` (placed by the cluster, or known from a preload).
+    /// The app joins a channel on `edge` (placed by the cluster, or known from a preload:
+    /// `preloaded`).
     mutating func join(
-        token: String, connection: ChannelConnection, options: ChannelMediaOptions, edge: EdgeAddress, primary: Bool,
-        ticket: EngineTicket, now: ContinuousClock.Instant
+        token: String, connection: ChannelConnection, options: ChannelMediaOptions, edge: EdgeAddress, preloaded: Bool = false,
+        primary: Bool, ticket: EngineTicket, now: ContinuousClock.Instant
     ) -> [EngineDirective] {
         guard !isShutDown else { return [.complete(ticket, .failure(.unavailable("the engine has shut down")))] }
         guard connections[connection.channel] == nil else {
             return [.complete(ticket, .failure(.alreadyJoined("this engine already holds a connection to '\(connection.channel)'")))]
+        }
+        // A preload is older than what this engine saw since: an edge that failed it (killed, or
+        // drained away) is not tried again; the caller asks the cluster at once.
+        if preloaded, let failedAt = failedEdges[edge.endpoint], now - failedAt < Self.failedEdgeMemory {
+            return [.complete(ticket, .failure(.unavailable(
+                "channel '\(connection.channel)' was preloaded on edge \(edge), which failed \(failedAt.duration(to: now).milliseconds) ms ago")))]
         }
         let role = options.joinRole
         var record = ConnectionRecord(

@@ -10,6 +10,7 @@ extension EngineState {
     mutating func edgeDraining(_ serial: SessionSerial, now: ContinuousClock.Instant, _ out: inout [EngineDirective]) {
         guard let session = sessions[serial], session.phase == .open, !session.isDraining else { return }
         sessions[serial]?.isDraining = true
+        remember(failed: session.edge, now: now)
         let channels = session.channels.sorted().filter { channel in
             guard let record = connections[channel] else { return false }
             return record.isJoined && record.rejoin == nil && record.move == nil && record.edgeEndpoint == session.edge.endpoint

@@ -10,6 +10,7 @@ extension EngineState {
     /// rejoins through the placement (or, with rejoin disabled, fails).
     mutating func edgeFailed(_ serial: SessionSerial, _ error: ShowroomError, now: ContinuousClock.Instant, _ out: inout [EngineDirective]) {
         guard let session = sessions[serial], session.phase == .open || session.phase == .opening else { return }
+        remember(failed: session.edge, now: now)
         settleMoves(leaving: serial, &out)
         guard settings.rejoinWindow > .zero else {
             closeConnections(of: serial, state: .failed, reason: .edgeLost, error: error, &out)
@@ -55,6 +56,12 @@ extension EngineState {
         out.append(.refreshPublishing)
         keepWarm(serial, &out)
         return out
+    }
+
+    /// Notes that `edge` failed (or is draining away): a channel preloaded there is placed again.
+    mutating func remember(failed edge: EdgeAddress, now: ContinuousClock.Instant) {
+        failedEdges = failedEdges.filter { now - $0.value < Self.failedEdgeMemory }
+        failedEdges[edge.endpoint] = now
     }
 
     /// Marks a connection as rejoining (reconnecting, with `reason`), its first frames to be
@@ -148,6 +155,8 @@ extension EngineState {
             return giveUp(channel, error, &out)
         }
         connections[channel]?.rejoin = rejoin
+        // The app hears why the attempt failed; the state stays reconnecting.
+        if let connection = connections[channel]?.connection { out.append(.emit(.error(connection, error))) }
         out.append(.schedule(.rejoinRetry(channel: channel, attempt: rejoin.attempt), after: delay))
     }
 

@@ -73,6 +73,12 @@ struct EngineState {
     var nextSerial: UInt64 = 1
     var shutdownTicket: EngineTicket?
     var shutdownWaits: Set<SessionSerial> = []
+    /// When a session to an edge last failed (broke, went silent, or was closed by the edge
+    /// draining), by the edge's client endpoint: a channel preloaded there is not joined there
+    /// (the edge is gone or going), the cluster is asked instead.
+    var failedEdges: [String: ContinuousClock.Instant] = [:]
+    /// How long a failed edge is remembered: as long as a preloaded edge is (30 s).
+    static let failedEdgeMemory = Duration.seconds(30)
 
     init(settings: Settings) {
         self.settings = settings

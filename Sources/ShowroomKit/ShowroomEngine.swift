@@ -189,8 +189,8 @@ public final class ShowroomEngine: Sendable {
         if let preloaded = preloads.edge(of: connection.channel) {
             do throws(ShowroomError) {
                 return try await loop.perform { complete in
-                    shell.value.join(token: token, connection: connection, options: options, edge: preloaded, primary: primary,
-                                     started: started, complete)
+                    shell.value.join(token: token, connection: connection, options: options, edge: preloaded, preloaded: true,
+                                     primary: primary, started: started, complete)
                 }
             } catch where [.unavailable, .deadlineExceeded].contains(error.code) {
                 preloads.forget(connection.channel)

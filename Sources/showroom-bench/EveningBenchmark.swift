@@ -177,7 +177,8 @@ final class SampleBook: @unchecked Sendable {
         var rows: [String: Row] = [:]
         for id in ids {
             let seen = samples.compactMap { $0.footprints[id] }
-            let complete = seen.count == samples.count
+            // Sampled every time, and the same process every time (a kill and restart is not).
+            let complete = seen.count == samples.count && Set(seen.map(\.pid)).count == 1
             var growth: Double?
             if complete, samples.count >= 3, seen[1].rssKiB > 0 {
                 growth = Double(seen[2].rssKiB - seen[1].rssKiB) * 100 / Double(seen[1].rssKiB)
@@ -213,15 +214,21 @@ struct LaunchedCluster: EveningCluster {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/bash")
             process.arguments = [script] + arguments + ["--run-dir", runDirectory, "--bin-dir", binaries]
+            // What the script says on standard error goes to a file, quoted when it fails.
+            let errors = FileManager.default.temporaryDirectory.appendingPathComponent("cluster-sh-\(UUID().uuidString).err")
+            FileManager.default.createFile(atPath: errors.path, contents: nil)
+            defer { try? FileManager.default.removeItem(at: errors) }
             let output = Pipe()
             process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
+            process.standardError = try FileHandle(forWritingTo: errors)
             process.standardInput = FileHandle.nullDevice
             try process.run()
             let data = output.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
             guard process.terminationStatus == 0 else {
-                throw ShowroomError.unavailable("cluster.sh \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
+                let said = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
+                throw ShowroomError.unavailable("cluster.sh \(arguments.joined(separator: " ")) exited \(process.terminationStatus): "
+                    + said.split(separator: "\n").suffix(5).joined(separator: " | "))
             }
             return String(decoding: data, as: UTF8.self)
         }

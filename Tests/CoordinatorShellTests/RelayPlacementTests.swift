@@ -86,6 +86,21 @@ final class RelayPlacementTests: XCTestCase {
         XCTAssertEqual(cluster.shells["coord-a"]?.drainingEdges, [origin])
     }
 
+    func testAnEdgeGoneAfterItsDrainIsForgottenAsDrainingSoANewProcessUnderItsIdTakesChannels() throws {
+        let cluster = try CoordinatorHarness(coordinators: ["coord-a"], edges: ["edge-1", "edge-2"])
+        try cluster.report(from: "edge-2", to: "coord-a", [], draining: true)
+        XCTAssertEqual(cluster.shells["coord-a"]?.drainingEdges, ["edge-2"])
+        // It leaves; its last report (still saying draining) arrives after.
+        cluster.network.kill("edge-2")
+        cluster.network.membershipChanged()
+        XCTAssertEqual(cluster.shells["coord-a"]?.drainingEdges, [], "a gone edge drains no more")
+        try cluster.report(from: "edge-2", to: "coord-a", [], draining: true)
+        XCTAssertEqual(cluster.shells["coord-a"]?.drainingEdges, [], "a draining report from an edge that is gone is not taken")
+        // A new process under the same id: placeable.
+        cluster.addEdge("edge-2")
+        XCTAssertEqual(cluster.shells["coord-a"]?.placeableEdges().map(\.nodeID).sorted(), ["edge-1", "edge-2"])
+    }
+
     func testAFreshChannelGoesWhereItsFirstJoinerAlreadyIsAndAPlacedOneStays() throws {
         let cluster = try CoordinatorHarness(coordinators: ["coord-a", "coord-b"], edges: ["edge-1", "edge-2", "edge-3"])
         // A call's channel: placed on the caller's edge, whichever it is; an unknown edge is passed over.

@@ -1,5 +1,5 @@
 import Routing
-import ShowroomKit
+@testable import ShowroomKit
 import ShowroomWire
 import XCTest
 
@@ -56,6 +56,25 @@ final class CoordinatorPlacementTests: XCTestCase {
         let alive = try await placement.aliveCoordinators()
         XCTAssertEqual(alive.map(\.id), ["coord-a"])
         XCTAssertEqual(alive.first?.eventsEndpoint, coordinator.eventsEndpoint)
+    }
+
+    func testADeadSeedIsAskedAfterTheOneThatAnsweredAndTheListedCoordinatorsBecomeSeeds() async throws {
+        let (alive, gone, later) = try { let started = try start("coord-a", "coord-b", "coord-c"); return (started[0], started[1], started[2]) }()
+        alive.answerStatus(with: [alive.member, later.member])
+        later.answerStatus(with: [later.member])
+        gone.stop()
+        let directory = ClusterDirectory(seeds: [gone.clusterEndpoint, alive.clusterEndpoint], loop: try engineLoop(),
+                                         timeout: .milliseconds(500), cacheDuration: .zero)
+        XCTAssertEqual(directory.candidates(), [gone.clusterEndpoint, alive.clusterEndpoint], "at first: the configured seeds in order")
+        let status = try await directory.status()
+        XCTAssertEqual(status.reporter, "coord-a")
+        XCTAssertEqual(directory.candidates(), [alive.clusterEndpoint, gone.clusterEndpoint, later.clusterEndpoint],
+                       "the seed that answered first, then the others, then the coordinators it listed")
+        // The configured seeds all gone: a listed coordinator answers.
+        alive.stop()
+        let next = try await directory.status()
+        XCTAssertEqual(next.reporter, "coord-c")
+        XCTAssertEqual(directory.candidates().first, later.clusterEndpoint)
     }
 
     func testRefusalsPassThroughWithTheirCodesWithoutRetrying() async throws {

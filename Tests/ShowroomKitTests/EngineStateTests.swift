@@ -288,6 +288,9 @@ final class EngineStateTests: XCTestCase {
         let first = try XCTUnwrap(driver.placements.last)
         driver.apply(driver.state.placed(channel: "room-1", first.purpose, .failure(.unavailable("no edge")), now: driver.now))
         XCTAssertEqual(driver.placements.count, 1, "the next attempt waits for the backoff")
+        XCTAssertTrue(driver.events.contains { if case .error(let connection?, let error) = $0 { connection.channel == "room-1" && error.message == "no edge" } else { false } },
+                      "the app hears why the attempt failed")
+        XCTAssertEqual(driver.transitions(of: "room-1").last, "reconnecting edgeLost", "and the connection stays reconnecting")
         // A late answer to the first attempt changes nothing once a second is under way.
         driver.advance(by: .seconds(2))
         XCTAssertEqual(driver.placements.count, 2)
@@ -305,6 +308,52 @@ final class EngineStateTests: XCTestCase {
         XCTAssertEqual(driver.waiting(on: b), ["closeSession"], "the session it opened for the rejoin is let go")
         driver.advance(by: .seconds(30))
         XCTAssertEqual(driver.placements.count, 2, "given up: no more attempts")
+    }
+
+    func testAChannelPreloadedOnAnEdgeThatFailedSinceIsNotJoinedThereButPlacedAgain() throws {
+        var driver = EngineStateDriver()
+        join(&driver, "room-1", on: edgeA)
+        let a = try XCTUnwrap(driver.serial(of: edgeA))
+        driver.apply(driver.state.linkBroke(a, now: driver.now))
+        driver.advance(by: .seconds(1))
+        func joinPreloaded(_ driver: inout EngineStateDriver, _ channel: String, on edge: EdgeAddress) -> EngineTicket {
+            let ticket = driver.ticket()
+            driver.apply(driver.state.join(
+                token: "token", connection: ChannelConnection(channel: channel, uid: 7), options: ChannelMediaOptions(role: .audience),
+                edge: edge, preloaded: true, primary: false, ticket: ticket, now: driver.now))
+            return ticket
+        }
+        // Preloaded on edge A before it failed: refused at once (the caller asks the cluster).
+        let refused = joinPreloaded(&driver, "room-2", on: edgeA)
+        guard case .failure(let error)? = driver.completed[refused] else { return XCTFail("\(String(describing: driver.completed[refused]))") }
+        XCTAssertEqual(error.code, .unavailable)
+        XCTAssertTrue(error.message.contains("failed 1000 ms ago"), error.message)
+        XCTAssertNil(driver.state.connections["room-2"])
+        XCTAssertTrue(driver.transitions(of: "room-2").isEmpty, "no connecting for a join that never started")
+        // A preload on another edge, and a join the cluster placed on edge A, go ahead.
+        let elsewhere = joinPreloaded(&driver, "room-3", on: edgeB)
+        XCTAssertNil(driver.completed[elsewhere])
+        XCTAssertEqual(driver.transitions(of: "room-3"), ["connecting joining"])
+        join(&driver, "room-4", on: edgeA)
+        XCTAssertEqual(driver.state.connections["room-4"]?.isJoined, true)
+        // Past the memory, edge A is trusted again.
+        driver.advance(by: EngineState.failedEdgeMemory)
+        let later = joinPreloaded(&driver, "room-5", on: edgeA)
+        XCTAssertNil(driver.completed[later])
+        XCTAssertEqual(driver.transitions(of: "room-5"), ["connecting joining"])
+    }
+
+    func testAnEdgeThatSaysItDrainsIsNotJoinedForAPreload() throws {
+        var driver = EngineStateDriver()
+        join(&driver, "room-1", on: edgeA)
+        let a = try XCTUnwrap(driver.serial(of: edgeA))
+        driver.apply(driver.state.edgeEvent(.draining(within: .seconds(5)), on: a, now: driver.now))
+        let ticket = driver.ticket()
+        driver.apply(driver.state.join(
+            token: "token", connection: ChannelConnection(channel: "room-2", uid: 7), options: ChannelMediaOptions(role: .audience),
+            edge: edgeA, preloaded: true, primary: false, ticket: ticket, now: driver.now))
+        guard case .failure(let error)? = driver.completed[ticket] else { return XCTFail("\(String(describing: driver.completed[ticket]))") }
+        XCTAssertEqual(error.code, .unavailable)
     }
 
     func testARejoinGivesUpOnceItsWindowHasPassed() throws {

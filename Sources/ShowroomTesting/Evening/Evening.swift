@@ -194,7 +194,8 @@ extension Evening {
         let last = viewer.watching.sightings.last(channel: host.live.channel, uid: host.uid)
         let fresh = last.map { $0 >= now - limit } ?? false
         book.check(.showPlays, fresh, step: watch.lastStep,
-                   "viewer \(viewer.uid) of room \(room) has not decoded host \(host.uid) for \(last.map { "\(($0.duration(to: now)).milliseconds) ms" } ?? "ever") (limit \(limit.milliseconds) ms)")
+                   "viewer \(viewer.uid) of room \(room) has not decoded host \(host.uid) for \(last.map { "\(($0.duration(to: now)).milliseconds) ms" } ?? "ever") (limit \(limit.milliseconds) ms); "
+                   + "the viewer's engine said: \(viewer.watching.diary.recent(.seconds(6), now: now)); the host's: \(host.diary.recent(.seconds(6), now: now))")
     }
 
     func checkStatus(_ cast: Cast) async {

@@ -55,22 +55,60 @@ public final class Sightings: Sendable {
     }
 }
 
+/// What an engine told its app about its connections (state changes, rejoins, errors), the
+/// newest 40 entries with their times: a violation quotes it, so a report says why.
+public final class Diary: Sendable {
+    private let entries = Mutex<[(at: ContinuousClock.Instant, text: String)]>([])
+
+    public init() {}
+
+    /// Notes the connection-level events; others are not kept.
+    public func note(_ event: EngineEvent) {
+        let text: String
+        switch event {
+        case .connectionStateChanged(let connection, let state, let reason): text = "\(connection.channel) \(state) (\(reason))"
+        case .rejoinedChannel(let connection, let elapsed): text = "\(connection.channel) rejoined after \(elapsed.milliseconds) ms"
+        case .error(let connection, let error): text = "\(connection?.channel ?? "-") error \(error)"
+        case .connectionClosed(let connection, let error): text = "\(connection.channel) closed: \(error)"
+        default: return
+        }
+        note(text)
+    }
+
+    public func note(_ text: String) {
+        let now = ContinuousClock.now
+        entries.withLock { entries in
+            entries.append((now, text))
+            if entries.count > 40 { entries.removeFirst(entries.count - 40) }
+        }
+    }
+
+    /// The entries of the last `window`, each with its age, oldest first ("none" when there are none).
+    public func recent(_ window: Duration, now: ContinuousClock.Instant = .now) -> String {
+        let lines = entries.withLock { $0 }.filter { $0.at >= now - window }
+            .map { "-\($0.at.duration(to: now).milliseconds) ms \($0.text)" }
+        return lines.isEmpty ? "none" : lines.joined(separator: "; ")
+    }
+}
+
 /// An audience member's engine the way an app runs it: every broadcaster announced
 /// (`userJoined`) gets a decoding sink once per connection, and what is decoded is noted.
 final class WatchingEngine: Sendable {
     let engine: ShowroomEngine
     let uid: UInt32
     let sightings = Sightings()
+    let diary = Diary()
     private let watcher: Mutex<Task<Void, Never>?> = Mutex(nil)
 
     init(engine: ShowroomEngine, uid: UInt32) {
         self.engine = engine
         self.uid = uid
         let events = engine.events(bufferingNewest: 10_000)
-        let sightings = self.sightings
+        let (sightings, diary) = (self.sightings, self.diary)
         let task = Task {
             var sinks = Set<Sightings.Key>()
             for await event in events {
+                diary.note(event)
                 switch event {
                 case .userJoined(let connection, let remote):
                     let key = Sightings.Key(channel: connection.channel, uid: remote)
@@ -110,7 +148,10 @@ final class EveningHost: Sendable {
     /// When the host's current call connected and ended (nil while none).
     let callWindow = Mutex<(connected: ContinuousClock.Instant?, ended: ContinuousClock.Instant?)>((nil, nil))
     let log: Mutex<[CallClientEvent]> = Mutex([])
+    /// What the host's engine said about its connections.
+    let diary = Diary()
     private let reader: Mutex<Task<Void, Never>?> = Mutex(nil)
+    private let diarist: Mutex<Task<Void, Never>?> = Mutex(nil)
 
     init(room: Int, roomID: String, uid: UInt32, engine: ShowroomEngine, live: ChannelConnection, calls: CallClient) {
         self.room = room
@@ -139,9 +180,14 @@ final class EveningHost: Sendable {
             }
         }
         reader.withLock { $0 = task }
+        let (events, diary) = (engine.events(bufferingNewest: 1_000), self.diary)
+        diarist.withLock { $0 = Task { for await event in events { diary.note(event) } } }
     }
 
-    func stop() { reader.withLock { $0?.cancel() } }
+    func stop() {
+        reader.withLock { $0?.cancel() }
+        diarist.withLock { $0?.cancel() }
+    }
 }
 
 /// A viewer that stays in one room all evening (following its PKs in subscribe mode); the first

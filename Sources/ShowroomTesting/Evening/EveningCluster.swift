@@ -55,6 +55,8 @@ extension TestCluster: EveningCluster {
 
 /// A process's memory and descriptors, read from `/proc` (Linux; zeros elsewhere).
 public struct ProcessFootprint: Sendable, Hashable {
+    /// The process measured: a node restarted under the same id is another process.
+    public var pid: Int32
     /// Resident set size, in KiB.
     public var rssKiB: Int
     /// Open file descriptors.
@@ -72,6 +74,7 @@ public struct ProcessFootprint: Sendable, Hashable {
     ]
 
     public init(pid: Int32) {
+        self.pid = pid
         let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
         let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
         rssKiB = Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0

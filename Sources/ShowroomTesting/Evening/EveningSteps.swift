@@ -117,7 +117,7 @@ final class Cast: Sendable {
             await viewer.engine.shutdown()
         }
         for swiper in swipers {
-            swiper.reader.withLock { $0?.cancel() }
+            swiper.stop()
             swiper.loader.cleanCache()
             await swiper.engine.shutdown()
         }
@@ -140,19 +140,31 @@ final class EveningSwiper: Sendable {
     let uid: UInt32
     /// The channels whose first frame the loader reported, in order.
     let firstFrames = Mutex<[String]>([])
-    let reader: Mutex<Task<Void, Never>?> = Mutex(nil)
+    /// What the loader and the engine reported: a swipe that showed nothing quotes it.
+    let diary = Diary()
+    let readers: Mutex<[Task<Void, Never>]> = Mutex([])
 
     init(engine: ShowroomEngine, loader: VideoLoader, uid: UInt32) {
         self.engine = engine
         self.loader = loader
         self.uid = uid
-        let task = Task { [weak self] in
+        let (diary, events) = (self.diary, engine.events(bufferingNewest: 1_000))
+        let loaderTask = Task { [self] in
             for await event in loader.events {
-                if case .firstFrame(let channel, _, _, _) = event { self?.firstFrames.withLock { $0.append(channel) } }
+                switch event {
+                case .firstFrame(let channel, _, let actual, _):
+                    firstFrames.withLock { $0.append(channel) }
+                    diary.note("\(channel) first frame after \(actual.milliseconds) ms")
+                case .error(let channel, let error):
+                    diary.note("\(channel) loader error \(error)")
+                }
             }
         }
-        reader.withLock { $0 = task }
+        let engineTask = Task { for await event in events { diary.note(event) } }
+        readers.withLock { $0 = [loaderTask, engineTask] }
     }
+
+    func stop() { readers.withLock { $0.forEach { $0.cancel() } } }
 }
 
 // MARK: - The steps
@@ -405,7 +417,8 @@ extension Evening {
             // a call shows nothing: the show is paused.
             let already = swiper.firstFrames.withLock { $0.last == anchors[index].channel }
             let paused = pausedBefore || watch.withLock { $0.paused[index] != nil || ($0.steadySince[index].map { $0 > .now - .seconds(4) } ?? false) }
-            step(shown || already || paused, "swiper \(swiper.uid) swiped to room \(index) and saw no first frame within 3 s")
+            step(shown || already || paused,
+                 "swiper \(swiper.uid) swiped to room \(index) and saw no first frame within 3 s; it heard: \(swiper.diary.recent(.seconds(4)))")
             try? await Task.sleep(for: .milliseconds(300))
         }
     }

@@ -1,0 +1,5 @@
+#ifndef SHOWROOM_CMALLOC_SHIM_H
+#define SHOWROOM_CMALLOC_SHIM_H
+// glibc's allocator controls (malloc_trim), which the Glibc module does not export.
+#include <malloc.h>
+#endif
