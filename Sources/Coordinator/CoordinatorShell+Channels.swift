@@ -77,11 +77,13 @@ extension CoordinatorShell {
 
     private func place(_ body: RoomPlaceChannelRequest, _ respond: Node.Responder) {
         let current = placements.placements[body.channel]
-        if !body.unreachableEdge.isEmpty, current?.edgeID == body.unreachableEdge,
-           let endpoint = clusterEndpoint(of: body.unreachableEdge) {
-            // A client could not reach the channel's edge: if this coordinator cannot either, the
-            // channel moves now rather than when the membership declares the edge dead. A link
-            // whose connection broke (the edge's process died) needs no probe.
+        if !body.unreachableEdge.isEmpty, let endpoint = clusterEndpoint(of: body.unreachableEdge) {
+            // A client could not reach an edge: if this coordinator cannot either, nothing is
+            // placed there, whether it is the channel's placement or only a host it reported (a
+            // coordinator that has no placement for the channel, just restarted, say, would
+            // otherwise send the client back to the edge it lost), and the channel moves now
+            // rather than when the membership declares the edge dead. A link whose connection
+            // broke (the edge's process died) needs no probe.
             if node.connectionBroken(to: endpoint) { return finishPlacement(body, avoiding: body.unreachableEdge, respond) }
             node.send(.nodeInfo, body: WireNodeInfoRequest(), to: endpoint, timeout: Self.probeTimeout) { [self] result in
                 let reachable: Bool

@@ -101,6 +101,17 @@ final class RelayPlacementTests: XCTestCase {
         XCTAssertEqual(cluster.shells["coord-a"]?.placeableEdges().map(\.nodeID).sorted(), ["edge-1", "edge-2"])
     }
 
+    func testAClientsUnreachableEdgeIsNotChosenEvenWhenItIsOnlyTheChannelsReportedHost() throws {
+        let cluster = try CoordinatorHarness(coordinators: ["coord-a"], edges: ["edge-1", "edge-2"])
+        // The coordinator has no placement for the channel, only edge-1's report that it hosts it.
+        try cluster.report(from: "edge-1", to: "coord-a", [], channels: [status("show", edge: "edge-1", subscribers: 3)])
+        XCTAssertNil(cluster.shells["coord-a"]?.placements.placements["show"])
+        // Edge-1 stops answering (it died; the membership does not know yet). A rejoining client
+        // names it.
+        cluster.node("edge-1").serve(.nodeInfo) { _, respond in respond(.failure(.unavailable("edge-1 is gone"))) }
+        XCTAssertEqual(try cluster.place("show", at: "coord-a", unreachableEdge: "edge-1").edgeID, "edge-2")
+    }
+
     func testAFreshChannelGoesWhereItsFirstJoinerAlreadyIsAndAPlacedOneStays() throws {
         let cluster = try CoordinatorHarness(coordinators: ["coord-a", "coord-b"], edges: ["edge-1", "edge-2", "edge-3"])
         // A call's channel: placed on the caller's edge, whichever it is; an unknown edge is passed over.
