@@ -137,7 +137,14 @@ is_running() {
 known_ids() { ls "$run_dir"/*.pid 2>/dev/null | xargs -rn1 basename | sed 's/\.pid$//' | sort -V; }
 live_ids() { local id; for id in $(known_ids); do is_running "$id" && echo "$id"; done; return 0; }
 endpoint_of() { sed -n 's/^ready .*endpoint=\([^ ]*\).*/\1/p' "$run_dir/$1.out" 2>/dev/null | head -1; }
-seed_flags() { local id; for id in $(live_ids); do echo "--seed $(endpoint_of "$id")"; done; }
+seed_flags() {
+  local id endpoint
+  for id in $(live_ids); do
+    endpoint="$(endpoint_of "$id")"
+    [ -n "$endpoint" ] && echo "--seed $endpoint"
+  done
+  return 0
+}
 # Seeds for clients (the SDK): the client endpoints of the running coordinators.
 client_of() { sed -n 's/^ready .* client=\([^ ]*\).*/\1/p' "$run_dir/$1.out" 2>/dev/null | head -1; }
 client_seed_flags() {
@@ -190,11 +197,13 @@ $(tail -5 "$run_dir/$id.log")"
 
 # Returns once every running member sees every running member alive.
 await_converged() {
-  local n
-  n="$(live_ids | wc -l)"
+  local seeds n
+  # Counted from the seeds (running nodes with a ready line), so the count and the members asked agree.
+  seeds="$(seed_flags)"
+  n="$(grep -c -- '--seed' <<<"$seeds" || true)"
   [ "$n" -gt 0 ] || return 0
-  # shellcheck disable=SC2046
-  ctl await-members --count "$n" --timeout 30 $(seed_flags) ||
+  # shellcheck disable=SC2086
+  ctl await-members --count "$n" --timeout 30 $seeds ||
     die "the cluster did not converge within 30 s; logs are in $run_dir"
 }
 

@@ -216,7 +216,7 @@ struct LaunchedCluster: EveningCluster {
             process.arguments = [script] + arguments + ["--run-dir", runDirectory, "--bin-dir", binaries]
             // What the script says on standard error goes to a file, quoted when it fails.
             let errors = FileManager.default.temporaryDirectory.appendingPathComponent("cluster-sh-\(UUID().uuidString).err")
-            FileManager.default.createFile(atPath: errors.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
             defer { try? FileManager.default.removeItem(at: errors) }
             let output = Pipe()
             process.standardOutput = output

@@ -49,6 +49,8 @@ public final class Evening: Sendable {
     }
 
     let watch = Mutex(Watch())
+    /// The operations, one at a time: one that overruns its slot holds the next back.
+    let operations = OperationLine()
 
     /// - Parameters:
     ///   - webhooks: A receiver the cluster's coordinators post to: the event numbering is checked
@@ -290,5 +292,22 @@ extension Evening {
             book.check(.eventsNumbered, sorted == Array(1...UInt64(sorted.count)), step: "(webhooks)",
                        "channel \(channel) numbered \(sorted.prefix(20)) (gaps or repeats)")
         }
+    }
+}
+
+/// Runs bodies one after another in the order they arrive: an operation on the cluster that
+/// overruns its slot in the schedule (a start that waits for the members to converge) holds the
+/// next one back rather than overlapping it (a SIGKILL of the edge a scale-up is waiting for).
+actor OperationLine {
+    private var last: Task<Void, Never>?
+
+    func run(_ body: @escaping @Sendable () async -> Void) async {
+        let previous = last
+        let task = Task {
+            await previous?.value
+            await body()
+        }
+        last = task
+        await task.value
     }
 }

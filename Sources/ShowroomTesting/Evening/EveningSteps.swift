@@ -184,7 +184,7 @@ extension Evening {
         case .chat(let room, let messages):
             await chat(room: room, messages: messages, cast)
         case .operation(let operation):
-            await operate(operation, cast)
+            await operations.run { await self.operate(operation, cast) }
         }
     }
 
