@@ -75,6 +75,12 @@ public final class Diary: Sendable {
         note(text)
     }
 
+    /// Notes what `engine` reports from now on, until the task returned is cancelled.
+    public func listen(to engine: ShowroomEngine) -> Task<Void, Never> {
+        let events = engine.events(bufferingNewest: 1_000)
+        return Task { for await event in events { note(event) } }
+    }
+
     public func note(_ text: String) {
         let now = ContinuousClock.now
         entries.withLock { entries in
@@ -180,8 +186,7 @@ final class EveningHost: Sendable {
             }
         }
         reader.withLock { $0 = task }
-        let (events, diary) = (engine.events(bufferingNewest: 1_000), self.diary)
-        diarist.withLock { $0 = Task { for await event in events { diary.note(event) } } }
+        diarist.withLock { $0 = diary.listen(to: engine) }
     }
 
     func stop() {

@@ -148,7 +148,7 @@ final class EveningSwiper: Sendable {
         self.engine = engine
         self.loader = loader
         self.uid = uid
-        let (diary, events) = (self.diary, engine.events(bufferingNewest: 1_000))
+        let diary = self.diary
         let loaderTask = Task { [self] in
             for await event in loader.events {
                 switch event {
@@ -160,8 +160,7 @@ final class EveningSwiper: Sendable {
                 }
             }
         }
-        let engineTask = Task { for await event in events { diary.note(event) } }
-        readers.withLock { $0 = [loaderTask, engineTask] }
+        readers.withLock { $0 = [loaderTask, diary.listen(to: engine)] }
     }
 
     func stop() { readers.withLock { $0.forEach { $0.cancel() } } }
