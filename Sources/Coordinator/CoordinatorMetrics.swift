@@ -15,10 +15,10 @@ final class CoordinatorMetrics {
     func record(_ shell: CoordinatorShell) {
         rooms.record(shell.registry.rooms.count)
         channelSequences.record(shell.sequencer.count)
-        placements.record(shell.placements.placements.count)
+        placements.record(shell.directory.placements.placements.count)
         bans.record(shell.bans.bans.count)
-        hostedChannels.record(shell.channelHosts.count)
-        relayChannels.record(shell.relayPlanner.channelCount)
+        hostedChannels.record(shell.directory.hostsByChannel.count)
+        relayChannels.record(shell.directory.relays.channelCount)
         stagesSent.record(shell.sentStages.count)
         pkForwards.record(shell.pkForwards.count)
     }

@@ -76,7 +76,6 @@ extension CoordinatorShell {
     }
 
     private func place(_ body: RoomPlaceChannelRequest, _ respond: Node.Responder) {
-        let current = placements.placements[body.channel]
         if !body.unreachableEdge.isEmpty, let endpoint = clusterEndpoint(of: body.unreachableEdge) {
             // A client could not reach an edge: if this coordinator cannot either, nothing is
             // placed there, whether it is the channel's placement or only a host it reported (a
@@ -92,66 +91,43 @@ extension CoordinatorShell {
             }
             return
         }
-        if body.audience, relayPlanner.threshold > 0, let origin = current?.edgeID, origin != body.unreachableEdge,
-           let relayed = relayEdge(for: body.channel, origin: origin, avoiding: body.unreachableEdge) {
-            return respond(.success(relayed))
+        if body.audience, let relay = directory.relay(for: body.channel, avoiding: body.unreachableEdge,
+                                                      edges: directoryEdges(), nowMs: nowMs) {
+            return answerPlacement(edge: relay, respond)
         }
         finishPlacement(body, avoiding: nil, respond)
     }
 
-    /// For an audience member of a channel whose origin is busy: the relay edge it joins (the
-    /// origin's own answer when the origin still has room, or nil when the origin is not alive).
-    private func relayEdge(for channel: String, origin: String, avoiding unreachable: String) -> RoomPlaceChannelResponse? {
-        // A relay a client could not reach (or whose link broke here) is no candidate.
-        let edges = placeableEdges().filter {
-            $0.nodeID != unreachable && !node.connectionBroken(to: $0.metadata.clusterEndpoint)
+    /// The alive edges that serve clients, as the directory's decisions take them.
+    func directoryEdges() -> [ChannelDirectory.Edge] {
+        alive(.edge).filter { !$0.metadata.clientEndpoint.isEmpty }.map {
+            ChannelDirectory.Edge(id: $0.nodeID, channels: $0.metadata.load.channels,
+                                  linkBroken: node.connectionBroken(to: $0.metadata.clusterEndpoint))
         }
-        guard edges.contains(where: { $0.nodeID == origin }) else { return nil }
-        var reported: [String: Int] = [:]
-        for (edge, channels) in edgeChannels {
-            if let status = channels.first(where: { $0.name == channel }) { reported[edge] = Int(status.subscribers) }
+    }
+
+    /// Answers a placement request with `edge`'s client endpoint.
+    private func answerPlacement(edge edgeID: String, _ respond: Node.Responder) {
+        guard let edge = alive(.edge).first(where: { $0.nodeID == edgeID }) else {
+            return respond(.failure(ShowroomError(.noEdgeAvailable, "edge \(edgeID) is not alive; retry in a moment")))
         }
-        let ring = OwnerRing(.edge, of: edges)
-        let chosen = relayPlanner.edge(for: channel, origin: origin, reported: reported, reportedAtMs: edgeReportedAtMs,
-                                       candidates: ring.holders(of: channel, count: edges.count), nowMs: nowMs)
-        guard let edge = edges.first(where: { $0.nodeID == chosen }) else { return nil }
         var answer = RoomPlaceChannelResponse()
-        answer.edgeID = chosen
+        answer.edgeID = edgeID
         answer.clientEndpoint = edge.metadata.clientEndpoint
         answer.clientCurvePublicKey = edge.metadata.clientCurvePublicKey
-        return answer
+        respond(.success(answer))
     }
 
     private func finishPlacement(_ body: RoomPlaceChannelRequest, avoiding: String?, _ respond: Node.Responder) {
-        let edges = placeableEdges()
-        do {
-            let loads = Dictionary(edges.map { ($0.nodeID, $0.metadata.load.channels) }) { first, _ in first }
-            // The channel leaving its origin (unreachable, or draining) goes to one of its relays
-            // first (its viewers are there).
-            let leaving = avoiding ?? placements.placements[body.channel].flatMap { drainingEdges.contains($0.edgeID) ? $0.edgeID : nil }
-            let relays = leaving == nil ? [] : (relayPlanner.relays[body.channel] ?? []).filter { relay in
-                edges.contains { $0.nodeID == relay && !node.connectionBroken(to: $0.metadata.clusterEndpoint) }
-            }.sorted()
-            let (placement, changed) = try placements.place(
-                channel: body.channel, edges: OwnerRing(.edge, of: edges), loads: loads, avoiding: avoiding,
-                hosting: hosts(of: body.channel) + relays, preferring: body.preferredEdges, nowMs: nowMs)
-            guard let edge = edges.first(where: { $0.id.rawValue == placement.edgeID }) else {
-                throw ShowroomError(.noEdgeAvailable, "edge \(placement.edgeID) is not alive; retry in a moment")
-            }
-            var answer = RoomPlaceChannelResponse()
-            answer.edgeID = placement.edgeID
-            answer.clientEndpoint = edge.metadata.clientEndpoint
-            answer.clientCurvePublicKey = edge.metadata.clientCurvePublicKey
-            guard changed else {
-                respond(.success(answer))
-                return
-            }
-            logger.info("channel placed", metadata: ["channel": "\(body.channel)", "edge": "\(placement.edgeID)"])
-            record(placement) { respond(.success(answer)) }
-        } catch let error as ShowroomError {
-            respond(.failure(error))
+        do throws(ShowroomError) {
+            guard case .placed(let edge, let recorded) = try directory.place(
+                body.channel, edges: directoryEdges(), avoiding: avoiding, preferring: body.preferredEdges, nowMs: nowMs)
+            else { return }
+            guard let recorded else { return answerPlacement(edge: edge, respond) }
+            logger.info("channel placed", metadata: ["channel": "\(body.channel)", "edge": "\(edge)"])
+            record(recorded) { [self] in answerPlacement(edge: edge, respond) }
         } catch {
-            respond(.failure(.internal("\(error)")))
+            respond(.failure(error))
         }
     }
 
@@ -185,94 +161,47 @@ extension CoordinatorShell {
     }
 
     private func decideClaim(_ body: RoomClaimChannelRequest, _ respond: Node.Responder) {
-        let edges = placeableEdges()
-        let isRelay = relayPlanner.isRelay(body.edgeID, of: body.channel)
-        // A relay of the channel (chosen for its audience): granted, pulling from the origin —
-        // unless the origin's link broke (it died): then the relay, which has the channel's
-        // viewers and its GOP, becomes the origin, and the publishers are placed there.
-        if isRelay, let origin = placements.placements[body.channel]?.edgeID,
-           origin != body.edgeID, let originEdge = edges.first(where: { $0.nodeID == origin }),
-           !node.connectionBroken(to: originEdge.metadata.clusterEndpoint) {
+        do throws(ShowroomError) {
             var answer = RoomClaimChannelResponse()
-            answer.granted = true
-            answer.edgeID = body.edgeID
-            answer.relayOfEdgeID = origin
-            answer.relayOfEndpoint = originEdge.metadata.clientEndpoint
-            answer.relayOfCurvePublicKey = originEdge.metadata.clientCurvePublicKey
-            return respond(.success(answer))
-        }
-        do {
-            let reachable = edges.filter { !node.connectionBroken(to: $0.metadata.clusterEndpoint) }
-            let decision = try placements.claim(
-                channel: body.channel, edge: body.edgeID, alive: Set(reachable.map(\.id.rawValue)),
-                hosting: hosts(of: body.channel) + (isRelay ? [body.edgeID] : []), nowMs: nowMs)
-            var answer = RoomClaimChannelResponse()
-            let placement: RoomChannelPlacement
-            let changed: Bool
-            switch decision {
-            case .granted(let granted, let isNew):
-                (placement, changed) = (granted, isNew)
-                answer.granted = true
-                answer.edgeID = granted.edgeID
-            case .elsewhere(let other, let isNew):
-                (placement, changed) = (other, isNew)
-                guard let edge = edges.first(where: { $0.id.rawValue == other.edgeID }) else {
-                    throw ShowroomError.unavailable("channel \(body.channel) is placed on edge \(other.edgeID), which is not reachable now; retry in a moment")
+            let recorded: RoomChannelPlacement?
+            switch try directory.claim(body.channel, by: body.edgeID, edges: directoryEdges(), nowMs: nowMs) {
+            case .relay(let origin):
+                guard let originEdge = alive(.edge).first(where: { $0.nodeID == origin }) else {
+                    throw ShowroomError.unavailable("channel \(body.channel)'s origin edge \(origin) is not alive; retry in a moment")
                 }
-                answer.edgeID = other.edgeID
+                answer.granted = true
+                answer.edgeID = body.edgeID
+                answer.relayOfEdgeID = origin
+                answer.relayOfEndpoint = originEdge.metadata.clientEndpoint
+                answer.relayOfCurvePublicKey = originEdge.metadata.clientCurvePublicKey
+                return respond(.success(answer))
+            case .granted(let placed):
+                recorded = placed
+                answer.granted = true
+                answer.edgeID = body.edgeID
+            case .elsewhere(let other, let placed):
+                recorded = placed
+                guard let edge = alive(.edge).first(where: { $0.nodeID == other }) else {
+                    throw ShowroomError.unavailable("channel \(body.channel) is placed on edge \(other), which is not reachable now; retry in a moment")
+                }
+                answer.edgeID = other
                 answer.clientEndpoint = edge.metadata.clientEndpoint
                 answer.clientCurvePublicKey = edge.metadata.clientCurvePublicKey
             }
-            guard changed else {
-                respond(.success(answer))
-                return
-            }
+            guard let recorded else { return respond(.success(answer)) }
             logger.info("channel placed by a claim", metadata: [
-                "channel": "\(body.channel)", "edge": "\(placement.edgeID)", "claimed by": "\(body.edgeID)",
+                "channel": "\(body.channel)", "edge": "\(recorded.edgeID)", "claimed by": "\(body.edgeID)",
             ])
-            record(placement) { respond(.success(answer)) }
-        } catch let error as ShowroomError {
-            respond(.failure(error))
+            record(recorded) { respond(.success(answer)) }
         } catch {
-            respond(.failure(.internal("\(error)")))
-        }
-    }
-
-    /// The alive edges that report hosting `channel` (a draining edge is leaving it).
-    func hosts(of channel: String) -> [String] {
-        channelHosts[channel].map { Array($0.subtracting(drainingEdges)).sorted() } ?? []
-    }
-
-    /// The alive edges a channel or an audience member may be placed on: they serve clients and
-    /// do not drain.
-    func placeableEdges() -> [Member] {
-        alive(.edge).filter { !$0.metadata.clientEndpoint.isEmpty && !drainingEdges.contains($0.nodeID) }
-    }
-
-    /// Takes an edge's latest channel list (or its absence: the edge is gone).
-    func setChannels(of edge: String, _ channels: [RoomChannelStatus]?) {
-        if channels == nil { drainingEdges.remove(edge) }
-        for old in edgeChannels[edge] ?? [] {
-            channelHosts[old.name]?.remove(edge)
-            if channelHosts[old.name]?.isEmpty == true { channelHosts[old.name] = nil }
-        }
-        for old in edgeChannels[edge] ?? [] where !old.originEdge.isEmpty { relayPlanner.reported(edge, relays: false, channel: old.name) }
-        edgeChannels[edge] = channels
-        edgeReportedAtMs[edge] = channels == nil ? nil : nowMs
-        for channel in channels ?? [] {
-            // A relay's copy of a channel is not where the channel is: its origin is.
-            if channel.originEdge.isEmpty {
-                channelHosts[channel.name, default: []].insert(edge)
-            } else {
-                relayPlanner.reported(edge, relays: true, channel: channel.name)
-            }
+            respond(.failure(error))
         }
     }
 
     /// Drops the placements of this coordinator's channels that no edge reported for the
     /// placement expiry: requests that never led to a join leave nothing behind.
     func expirePlacements(nowMs: Int64) {
-        let removed = placements.expire(nowMs: nowMs, owned: { [ownership] in ownership.owns($0) })
+        let removed = directory.expire(nowMs: nowMs, owned: { [ownership] in ownership.owns($0) })
         guard !removed.isEmpty else { return }
         logger.info("unused channel placements expired", metadata: ["channels": "\(removed.count)"])
         let channels = removed.map(\.channel)
@@ -287,17 +216,10 @@ extension CoordinatorShell {
     /// An edge's report: activities to number, publish and post (their order kept), and its channels.
     func edgeReport(_ request: WireEnvelope, _ respond: Node.Responder) {
         guard let report = respond.answering({ try request.decodeBody(RoomEdgeChannelReport.self) }) else { return }
-        // A draining report that arrives after its edge left (the last report of a drain) is
-        // not taken: the edge is gone, and the same id may come back as a new process.
-        let fromAliveEdge = alive(.edge).contains { $0.nodeID == report.edgeID }
-        if report.draining, fromAliveEdge, drainingEdges.insert(report.edgeID).inserted {
+        let edgeAlive = alive(.edge).contains { $0.nodeID == report.edgeID }
+        if directory.edgeReported(report.edgeID, draining: report.draining,
+                                  channels: report.hasChannels_p ? report.channels : nil, edgeAlive: edgeAlive, nowMs: nowMs) {
             logger.info("edge draining: nothing more is placed on it", metadata: ["edge": "\(report.edgeID)"])
-        } else if !report.draining, report.hasChannels_p {
-            drainingEdges.remove(report.edgeID)
-        }
-        if report.hasChannels_p {
-            setChannels(of: report.edgeID, report.channels)
-            placements.reported(channels: report.channels.map(\.name), nowMs: nowMs)
         }
         guard !report.activities.isEmpty else {
             respond(.success(RoomEdgeChannelReportResponse()))
@@ -401,8 +323,8 @@ extension CoordinatorShell {
     func listChannels() -> RoomListChannelsResponse {
         var answer = RoomListChannelsResponse()
         answer.coordinator = selfID
-        answer.drainingEdges = drainingEdges.sorted()
-        answer.channels = RoomChannelStatus.naming(edgeChannels.values.flatMap { $0 }, after: registry.rooms.values)
+        answer.drainingEdges = directory.draining.sorted()
+        answer.channels = RoomChannelStatus.naming(directory.reportedChannels, after: registry.rooms.values)
             .sorted { $0.name != $1.name ? $0.name < $1.name : $0.edge < $1.edge }
         return answer
     }

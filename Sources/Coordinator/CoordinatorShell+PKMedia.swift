@@ -27,7 +27,7 @@ extension CoordinatorShell {
         var wanted: [String: PKForward] = [:]
         for room in registry.rooms.values where room.state == .open && ownership.owns(room.roomID) {
             guard room.interaction.kind == .pk, room.interaction.mediaMode == .forward,
-                  let edge = channelHosts[room.channel]?.sorted().first ?? placements.placements[room.channel]?.edgeID
+                  let edge = directory.originEdge(of: room.channel)
             else { continue }
             wanted[room.roomID] = PKForward(edge: edge, channel: room.channel, uid: room.ownerUid,
                                             destination: room.interaction.peerChannel)

@@ -29,25 +29,17 @@ final class CoordinatorShell {
     let webhooks: WebhookDispatcher?
     let logger: Logger
     var registry: RoomRegistry
-    var placements: PlacementTable
-    /// Where busy channels' audience members go (origin or relay edges).
-    var relayPlanner: RelayPlanner
+    /// Where channels run: the edges' reports, placements and relays, and the decisions on them.
+    var directory: ChannelDirectory
     var sequencer = ChannelEventSequencer()
     var bans = BanList()
     /// Who holds rooms and channel event numbers: owner and successor.
     var ownership: Replication
     /// Who holds the cluster-wide tables (placements, bans, and event numbers for newcomers).
     var clusterWide: Replication
-    /// The latest channel list each edge reported, by edge id.
-    var edgeChannels: [String: [RoomChannelStatus]] = [:]
-    /// When each edge's latest channel list arrived.
-    var edgeReportedAtMs: [String: Int64] = [:]
-    /// The edges reporting each channel, by channel name (from ``edgeChannels``).
-    var channelHosts: [String: Set<String>] = [:]
-    /// The edges whose latest report says they drain (shutting down): nothing is placed on them,
-    /// and the channels they are the origin of move on their next placement.
-    var drainingEdges: Set<String> = []
-    var random = SystemRandomNumberGenerator()
+    /// Where room ids and request ids come from: the system's generator, or a seeded one in a
+    /// simulation.
+    var random: AnyRandomNumberGenerator
     /// Messages for other rooms' owners (PK steps), sent until the owner has them.
     lazy var deliveries = Deliveries(node: node, role: .coordinator, logger: logger, timeout: Self.peerTimeout)
     /// The PK forwards edges were told to run, by the room whose host is forwarded.
@@ -76,8 +68,10 @@ final class CoordinatorShell {
     static let clusterTablesKey = "cluster-tables"
 
     init(node: any NodeServices, configuration: NodeConfiguration, storage: StoreWriter, publisher: any EventSink,
-         webhooks: WebhookDispatcher?, logger: Logger) throws(ShowroomError) {
+         webhooks: WebhookDispatcher?, logger: Logger,
+         random: any RandomNumberGenerator = SystemRandomNumberGenerator()) throws(ShowroomError) {
         self.node = node
+        self.random = AnyRandomNumberGenerator(random)
         self.configuration = configuration
         self.storage = storage
         self.publisher = publisher
@@ -88,14 +82,14 @@ final class CoordinatorShell {
         settings.roomExpiryMs = Int64(configuration.roomExpirySeconds) * 1000
         settings.ownerGraceMs = Int64(configuration.ownerGraceSeconds) * 1000
         registry = RoomRegistry(settings: settings)
-        placements = PlacementTable(expiryMs: Int64(configuration.placementExpirySeconds) * 1000)
-        relayPlanner = RelayPlanner(threshold: configuration.relayThreshold)
+        directory = ChannelDirectory(placementExpiryMs: Int64(configuration.placementExpirySeconds) * 1000,
+                                     relayThreshold: configuration.relayThreshold)
         ownership = Replication(selfID: configuration.nodeID, role: .coordinator, scope: .ownerAndSuccessor)
         clusterWide = Replication(selfID: configuration.nodeID, role: .coordinator, scope: .everyMember)
         let stored = try storage.store.load()
         _ = registry.merge(rooms: stored.rooms, messages: stored.messages)
         // Loaded placements stand for one expiry from now, time for their edges to report.
-        _ = placements.merge(stored.placements, nowMs: node.clock.nowMs())
+        _ = directory.merge(stored.placements, nowMs: node.clock.nowMs())
         _ = sequencer.merge(stored.sequences, nowMs: node.clock.nowMs())
         _ = bans.merge(stored.bans)
         logger.info("coordinator state loaded", metadata: [
@@ -163,15 +157,12 @@ final class CoordinatorShell {
         let coordinators = OwnerRing(.coordinator, of: node.membersOnLoop).members
         let aliveEdges = Set(alive(.edge).map(\.id.rawValue))
         // Channels on edges that are gone: forgotten, so the next placement request places them again.
-        let evicted = placements.evict(keepingOnly: aliveEdges)
+        let evicted = directory.edgesChanged(alive: aliveEdges)
         if !evicted.isEmpty {
             let channels = evicted.map(\.channel)
             storage.write { try $0.delete(placementsOf: channels) }
             logger.info("edges gone: channels to place again", metadata: ["channels": "\(evicted.count)"])
         }
-        for edge in edgeChannels.keys where !aliveEdges.contains(edge) { setChannels(of: edge, nil) }
-        // An edge that is gone drains no more (a new process under its id starts afresh).
-        drainingEdges.formIntersection(aliveEdges)
         let rooms = ownership.membersChanged(to: coordinators, holding: Array(registry.rooms.keys))
         let tables = clusterWide.membersChanged(to: coordinators, holding: [Self.clusterTablesKey])
         acknowledge(rooms.acknowledged, in: .owned)
@@ -201,7 +192,6 @@ final class CoordinatorShell {
         let expired = bans.purge(nowMs: now)
         if !expired.isEmpty { storage.write { try $0.delete(bans: expired) } }
         expirePlacements(nowMs: now)
-        relayPlanner.expire(nowMs: now)
         pruneSequences(nowMs: now)
         metrics.record(self)
     }
@@ -211,9 +201,7 @@ final class CoordinatorShell {
     /// seconds after a start: the edges' reports (which channels are hosted) are not all in yet.
     private func pruneSequences(nowMs: Int64) {
         guard nowMs - startedAtMs >= Self.reportsSettleMs else { return }
-        let pruned = sequencer.prune(nowMs: nowMs) { [channelHosts, placements] channel in
-            channelHosts[channel] != nil || placements.placements[channel] != nil
-        }
+        let pruned = sequencer.prune(nowMs: nowMs) { [directory] in directory.isInUse($0) }
         guard !pruned.isEmpty else { return }
         storage.write { try $0.delete(sequencesOf: pruned) }
         logger.debug("event numbers of channels gone pruned", metadata: ["channels": "\(pruned.count)"])
@@ -330,7 +318,7 @@ final class CoordinatorShell {
     private func receiveState(_ batch: RoomStateBatch) throws(ShowroomError) {
         let changes = registry.merge(rooms: batch.rooms, messages: batch.messages)
         apply(changes, replicate: false, publish: { _ in false })
-        let placed = placements.merge(batch.placements, nowMs: nowMs)
+        let placed = directory.merge(batch.placements, nowMs: nowMs)
         let (removed, kept) = (placed.filter(\.edgeID.isEmpty), placed.filter { !$0.edgeID.isEmpty })
         if !kept.isEmpty { storage.write { try $0.save(placements: kept) } }
         if !removed.isEmpty {
@@ -355,7 +343,7 @@ final class CoordinatorShell {
             }
         }
         for newcomer in tables {
-            batches[newcomer, default: RoomStateBatch()].placements = Array(placements.placements.values)
+            batches[newcomer, default: RoomStateBatch()].placements = directory.placements.placements.values.sorted { $0.channel < $1.channel }
             batches[newcomer, default: RoomStateBatch()].sequences = sequencer.sequences
             batches[newcomer, default: RoomStateBatch()].bans = bans.active(nowMs: nowMs)
         }

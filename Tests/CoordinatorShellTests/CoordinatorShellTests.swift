@@ -199,7 +199,7 @@ final class CoordinatorShellTests: XCTestCase {
         XCTAssertTrue(["edge-1", "edge-2"].contains(first.edgeID))
         for id in ids { XCTAssertEqual(try cluster.place("show-1", at: id).edgeID, first.edgeID) }
         // Every coordinator holds the placement.
-        for id in ids { XCTAssertEqual(cluster.shells[id]!.placements.placements["show-1"]?.edgeID, first.edgeID) }
+        for id in ids { XCTAssertEqual(cluster.shells[id]!.directory.placements.placements["show-1"]?.edgeID, first.edgeID) }
 
         // A client reports the edge unreachable while it still answers: the channel stays.
         XCTAssertEqual(try cluster.place("show-1", at: "coord-b", unreachableEdge: first.edgeID).edgeID, first.edgeID)
@@ -207,7 +207,7 @@ final class CoordinatorShellTests: XCTestCase {
         cluster.network.kill(first.edgeID)
         let moved = try cluster.place("show-1", at: "coord-b", unreachableEdge: first.edgeID)
         XCTAssertNotEqual(moved.edgeID, first.edgeID)
-        for id in ids { XCTAssertEqual(cluster.shells[id]!.placements.placements["show-1"]?.edgeID, moved.edgeID) }
+        for id in ids { XCTAssertEqual(cluster.shells[id]!.directory.placements.placements["show-1"]?.edgeID, moved.edgeID) }
     }
 
     func testPlacementNeedsAValidToken() throws {
@@ -225,7 +225,7 @@ final class CoordinatorShellTests: XCTestCase {
         }, as: RoomPlaceChannelResponse.self)) { error in
             XCTAssertEqual((error as? ShowroomError)?.code, .tokenChannelMismatch)
         }
-        for id in ids { XCTAssertTrue(cluster.shells[id]!.placements.placements.isEmpty) }
+        for id in ids { XCTAssertTrue(cluster.shells[id]!.directory.placements.placements.isEmpty) }
     }
 
     func testAKickBansEverywhereAndEveryEdgeIsTold() throws {

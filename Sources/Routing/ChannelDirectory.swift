@@ -1,0 +1,225 @@
+import ShowroomWire
+
+/// A coordinator's view of where channels run, as a pure value type: what the edges report
+/// (their channels, whether they drain), the placements every coordinator holds, and the relays
+/// busy channels' audiences were sent to. It decides placements, claims and relay choices from
+/// those and from the alive edges the caller passes in (with whether this coordinator's link to
+/// each broke); the shell carries out the decisions: it answers, persists and replicates what a
+/// decision recorded, probes an edge a client could not reach.
+public struct ChannelDirectory: Sendable {
+    /// An alive edge that serves clients, as a decision sees it.
+    public struct Edge: Sendable, Equatable {
+        /// The edge's node id.
+        public var id: String
+        /// How many channels it hosts (its published load).
+        public var channels: Int
+        /// Whether this coordinator's connection to it broke (the edge most likely died).
+        public var linkBroken: Bool
+
+        /// An edge `id` with `channels` hosted.
+        public init(id: String, channels: Int = 0, linkBroken: Bool = false) {
+            self.id = id
+            self.channels = channels
+            self.linkBroken = linkBroken
+        }
+    }
+
+    /// What a placement request got.
+    public enum Placement: Sendable, Equatable {
+        /// The channel is hosted on `edge`; `recorded` is the placement this decision made (to
+        /// persist and replicate before answering), nil when it stood already.
+        case placed(edge: String, recorded: RoomChannelPlacement?)
+        /// An audience member of a busy channel goes to relay `edge` (or the origin itself).
+        case relay(edge: String)
+    }
+
+    /// What a claim got.
+    public enum Claim: Sendable, Equatable {
+        /// The claiming edge hosts the channel; `recorded` as for ``Placement/placed(edge:recorded:)``.
+        case granted(recorded: RoomChannelPlacement?)
+        /// Another edge hosts it: the claiming edge sends its client there.
+        case elsewhere(edge: String, recorded: RoomChannelPlacement?)
+        /// The claiming edge is a relay chosen for the channel's audience: it pulls from `origin`.
+        case relay(origin: String)
+    }
+
+    /// The placements (every coordinator holds them all).
+    public private(set) var placements: PlacementTable
+    /// Where busy channels' audience members went (origin or relay edges).
+    public private(set) var relays: RelayPlanner
+    /// The latest channel list each edge reported, by edge id.
+    public private(set) var reported: [String: [RoomChannelStatus]] = [:]
+    /// When each edge's latest channel list arrived.
+    public private(set) var reportedAtMs: [String: Int64] = [:]
+    /// The edges reporting each channel as its origin, by channel name (from ``reported``).
+    public private(set) var hostsByChannel: [String: Set<String>] = [:]
+    /// The edges whose latest report says they drain: nothing is placed on them, and the channels
+    /// they are the origin of move on their next placement.
+    public private(set) var draining: Set<String> = []
+
+    /// An empty directory whose placements expire after `placementExpiryMs` without a report and
+    /// whose channels get relays past `relayThreshold` viewers on an edge (0: never).
+    public init(placementExpiryMs: Int64, relayThreshold: Int) {
+        placements = PlacementTable(expiryMs: placementExpiryMs)
+        relays = RelayPlanner(threshold: relayThreshold)
+    }
+
+    // MARK: - What the edges say
+
+    /// An edge's report: whether it drains, and (when the report carries them) its channels.
+    /// A draining report from an edge that is not alive (the last report of a drain that arrived
+    /// after the edge left) is not taken: the same id may come back as a new process.
+    /// - Returns: Whether the edge began to drain with this report.
+    @discardableResult
+    public mutating func edgeReported(_ edge: String, draining isDraining: Bool, channels: [RoomChannelStatus]?,
+                                      edgeAlive: Bool, nowMs: Int64) -> Bool {
+        var began = false
+        if isDraining, edgeAlive {
+            began = draining.insert(edge).inserted
+        } else if !isDraining, channels != nil {
+            draining.remove(edge)
+        }
+        if let channels {
+            setChannels(of: edge, channels, nowMs: nowMs)
+            placements.reported(channels: channels.map(\.name), nowMs: nowMs)
+        }
+        return began
+    }
+
+    /// The alive edges changed: channels placed on edges that are gone lose their placement (so
+    /// the next request places them again) and those edges' reports and drains are forgotten.
+    /// - Returns: The placements dropped (to delete from the store).
+    public mutating func edgesChanged(alive: Set<String>) -> [RoomChannelPlacement] {
+        let evicted = placements.evict(keepingOnly: alive)
+        for edge in reported.keys.sorted() where !alive.contains(edge) { setChannels(of: edge, nil, nowMs: 0) }
+        // An edge that is gone drains no more (a new process under its id starts afresh).
+        draining.formIntersection(alive)
+        return evicted
+    }
+
+    /// Takes an edge's latest channel list, or its absence (the edge is gone).
+    private mutating func setChannels(of edge: String, _ channels: [RoomChannelStatus]?, nowMs: Int64) {
+        if channels == nil { draining.remove(edge) }
+        for old in reported[edge] ?? [] {
+            hostsByChannel[old.name]?.remove(edge)
+            if hostsByChannel[old.name]?.isEmpty == true { hostsByChannel[old.name] = nil }
+            if !old.originEdge.isEmpty { relays.reported(edge, relays: false, channel: old.name) }
+        }
+        reported[edge] = channels
+        reportedAtMs[edge] = channels == nil ? nil : nowMs
+        for channel in channels ?? [] {
+            // A relay's copy of a channel is not where the channel is: its origin is.
+            if channel.originEdge.isEmpty {
+                hostsByChannel[channel.name, default: []].insert(edge)
+            } else {
+                relays.reported(edge, relays: true, channel: channel.name)
+            }
+        }
+    }
+
+    // MARK: - Questions
+
+    /// The edges that report hosting `channel` as its origin and do not drain, sorted.
+    public func hosts(of channel: String) -> [String] {
+        hostsByChannel[channel].map { Array($0.subtracting(draining)).sorted() } ?? []
+    }
+
+    /// The edge a channel's publishers are on: the first reporting host, else its placement.
+    public func originEdge(of channel: String) -> String? {
+        hostsByChannel[channel]?.sorted().first ?? placements.placements[channel]?.edgeID
+    }
+
+    /// Whether anything still names `channel` (an edge hosts it or a placement does): its event
+    /// numbers must be kept.
+    public func isInUse(_ channel: String) -> Bool {
+        hostsByChannel[channel] != nil || placements.placements[channel] != nil
+    }
+
+    /// Every channel the edges reported, one entry per edge that reported it.
+    public var reportedChannels: [RoomChannelStatus] {
+        reported.keys.sorted().flatMap { reported[$0] ?? [] }
+    }
+
+    /// Of `edges`, those a channel or an audience member may be placed on: not draining.
+    public func placeable(_ edges: [Edge]) -> [Edge] {
+        edges.filter { !draining.contains($0.id) }
+    }
+
+    // MARK: - Decisions
+
+    /// Where an audience member of `channel` goes while the channel's origin is busy: the origin
+    /// itself or a relay. Nil when relays are off, the channel has no placement, or its origin is
+    /// `unreachable` or not among `edges` (then the channel is placed as for a broadcaster).
+    public mutating func relay(for channel: String, avoiding unreachable: String?, edges: [Edge],
+                               nowMs: Int64) -> String? {
+        guard relays.threshold > 0, let origin = placements.placements[channel]?.edgeID, origin != unreachable else {
+            return nil
+        }
+        // A relay a client could not reach (or whose link broke here) is no candidate.
+        let candidates = placeable(edges).filter { $0.id != unreachable && !$0.linkBroken }
+        guard candidates.contains(where: { $0.id == origin }) else { return nil }
+        var viewers: [String: Int] = [:]
+        for (edge, channels) in reported {
+            if let status = channels.first(where: { $0.name == channel }) { viewers[edge] = Int(status.subscribers) }
+        }
+        let ring = OwnerRing(.edge, memberIDs: candidates.map(\.id))
+        return relays.edge(for: channel, origin: origin, reported: viewers, reportedAtMs: reportedAtMs,
+                           candidates: ring.holders(of: channel, count: candidates.count), nowMs: nowMs)
+    }
+
+    /// Where `channel` is hosted, placing it if needed (``PlacementTable/place(channel:edges:loads:avoiding:hosting:preferring:nowMs:)``),
+    /// among the placeable `edges`. A channel leaving its origin (`avoiding` it, or the origin
+    /// drains) goes to one of its relays first: its viewers are there.
+    /// - Throws: `NO_EDGE_AVAILABLE` when no edge can host it; as ``PlacementTable`` does.
+    public mutating func place(_ channel: String, edges: [Edge], avoiding: String?, preferring: [String] = [],
+                               nowMs: Int64) throws(ShowroomError) -> Placement {
+        let usable = placeable(edges)
+        let loads = Dictionary(usable.map { ($0.id, $0.channels) }) { first, _ in first }
+        let leaving = avoiding ?? placements.placements[channel].flatMap { draining.contains($0.edgeID) ? $0.edgeID : nil }
+        let relayHosts = leaving == nil ? [] : (relays.relays[channel] ?? []).filter { relay in
+            usable.contains { $0.id == relay && !$0.linkBroken }
+        }.sorted()
+        let (placement, changed) = try placements.place(
+            channel: channel, edges: OwnerRing(.edge, memberIDs: usable.map(\.id)), loads: loads, avoiding: avoiding,
+            hosting: hosts(of: channel) + relayHosts, preferring: preferring, nowMs: nowMs)
+        return .placed(edge: placement.edgeID, recorded: changed ? placement : nil)
+    }
+
+    /// Edge `edge` asks to host `channel` because a client joins it there. A relay chosen for the
+    /// channel pulls from the origin, unless the origin's link broke (it died): then the relay,
+    /// which has the channel's viewers and its GOP, becomes the origin. Otherwise as
+    /// ``PlacementTable/claim(channel:edge:alive:hosting:nowMs:)`` decides, among the edges whose
+    /// link did not break.
+    public mutating func claim(_ channel: String, by edge: String, edges: [Edge], nowMs: Int64) throws(ShowroomError) -> Claim {
+        let usable = placeable(edges)
+        let isRelay = relays.isRelay(edge, of: channel)
+        if isRelay, let origin = placements.placements[channel]?.edgeID, origin != edge,
+           usable.contains(where: { $0.id == origin && !$0.linkBroken }) {
+            return .relay(origin: origin)
+        }
+        let reachable = Set(usable.filter { !$0.linkBroken }.map(\.id))
+        switch try placements.claim(channel: channel, edge: edge, alive: reachable,
+                                    hosting: hosts(of: channel) + (isRelay ? [edge] : []), nowMs: nowMs) {
+        case .granted(let placement, let changed):
+            return .granted(recorded: changed ? placement : nil)
+        case .elsewhere(let placement, let changed):
+            return .elsewhere(edge: placement.edgeID, recorded: changed ? placement : nil)
+        }
+    }
+
+    // MARK: - Time and replicas
+
+    /// Drops the placements `owned` says are this coordinator's that no edge reported for the
+    /// placement expiry, and forgets relay choices past their charge time.
+    /// - Returns: The placements dropped, as tombstones to replicate.
+    public mutating func expire(nowMs: Int64, owned: (String) -> Bool) -> [RoomChannelPlacement] {
+        relays.expire(nowMs: nowMs)
+        return placements.expire(nowMs: nowMs, owned: owned)
+    }
+
+    /// Placements from another coordinator (or the store): each kept when it is newer.
+    /// - Returns: The placements taken (an empty edge id is a removal).
+    public mutating func merge(_ incoming: [RoomChannelPlacement], nowMs: Int64?) -> [RoomChannelPlacement] {
+        placements.merge(incoming, nowMs: nowMs)
+    }
+}

@@ -1,0 +1,102 @@
+import Routing
+import ShowroomWire
+import XCTest
+
+final class ChannelDirectoryTests: XCTestCase {
+    let t0: Int64 = 1_700_000_000_000
+    let edges = ["edge-1", "edge-2", "edge-3"].map { ChannelDirectory.Edge(id: $0) }
+
+    func status(_ channel: String, edge: String, subscribers: UInt32 = 0, origin: String = "") -> RoomChannelStatus {
+        RoomChannelStatus.with {
+            $0.name = channel
+            $0.edge = edge
+            $0.subscribers = subscribers
+            $0.originEdge = origin
+        }
+    }
+
+    func testADrainingEdgeGetsNothingAndItsChannelMovesToItsRelay() throws {
+        var directory = ChannelDirectory(placementExpiryMs: 60_000, relayThreshold: 2)
+        guard case .placed("edge-1", let recorded?) = try directory.place("show", edges: edges, avoiding: nil,
+                                                                           preferring: ["edge-1"], nowMs: t0) else {
+            return XCTFail("a fresh channel goes to the edge its first joiner prefers")
+        }
+        XCTAssertEqual(recorded.edgeID, "edge-1")
+        directory.edgeReported("edge-1", draining: false, channels: [status("show", edge: "edge-1", subscribers: 5)],
+                               edgeAlive: true, nowMs: t0)
+        // The origin is full: an audience member goes to a relay, which then reports relaying.
+        let relay = try XCTUnwrap(directory.relay(for: "show", avoiding: nil, edges: edges, nowMs: t0))
+        XCTAssertNotEqual(relay, "edge-1")
+        XCTAssertEqual(try directory.claim("show", by: relay, edges: edges, nowMs: t0), .relay(origin: "edge-1"))
+        directory.edgeReported(relay, draining: false, channels: [status("show", edge: relay, origin: "edge-1")],
+                               edgeAlive: true, nowMs: t0 + 100)
+        XCTAssertEqual(directory.hosts(of: "show"), ["edge-1"], "a relay's copy is not where the channel is")
+
+        // The origin drains: nothing is placed there, and the channel moves to its relay.
+        XCTAssertTrue(directory.edgeReported("edge-1", draining: true, channels: nil, edgeAlive: true, nowMs: t0 + 200))
+        XCTAssertFalse(directory.edgeReported("edge-1", draining: true, channels: nil, edgeAlive: true, nowMs: t0 + 300),
+                       "a drain begins once")
+        XCTAssertEqual(directory.placeable(edges).map(\.id), edges.map(\.id).filter { $0 != "edge-1" })
+        XCTAssertEqual(try directory.place("show", edges: edges, avoiding: nil, nowMs: t0 + 400),
+                       .placed(edge: relay, recorded: directory.placements.placements["show"]))
+        XCTAssertEqual(directory.placements.placements["show"]?.edgeID, relay)
+    }
+
+    func testADrainReportFromAGoneEdgeIsNotTakenAndAGoneEdgeIsForgotten() {
+        var directory = ChannelDirectory(placementExpiryMs: 60_000, relayThreshold: 0)
+        XCTAssertFalse(directory.edgeReported("edge-2", draining: true, channels: nil, edgeAlive: false, nowMs: t0))
+        XCTAssertEqual(directory.draining, [])
+        directory.edgeReported("edge-2", draining: true, channels: [status("show", edge: "edge-2")], edgeAlive: true, nowMs: t0)
+        XCTAssertEqual(directory.draining, ["edge-2"])
+        XCTAssertTrue(directory.isInUse("show"))
+        _ = directory.edgesChanged(alive: ["edge-1", "edge-3"])
+        XCTAssertEqual(directory.draining, [], "a gone edge drains no more")
+        XCTAssertFalse(directory.isInUse("show"), "nor hosts anything")
+        XCTAssertTrue(directory.reportedChannels.isEmpty)
+    }
+
+    func testAClaimGoesToTheEdgeThatHostsAndARelayWhoseOriginDiedBecomesTheOrigin() throws {
+        var directory = ChannelDirectory(placementExpiryMs: 60_000, relayThreshold: 1)
+        XCTAssertEqual(try directory.claim("show", by: "edge-2", edges: edges, nowMs: t0),
+                       .granted(recorded: directory.placements.placements["show"]))
+        XCTAssertEqual(try directory.claim("show", by: "edge-3", edges: edges, nowMs: t0), .elsewhere(edge: "edge-2", recorded: nil))
+        directory.edgeReported("edge-2", draining: false, channels: [status("show", edge: "edge-2", subscribers: 3)],
+                               edgeAlive: true, nowMs: t0)
+        let relay = try XCTUnwrap(directory.relay(for: "show", avoiding: nil, edges: edges, nowMs: t0))
+        XCTAssertNotEqual(relay, "edge-2")
+        // The origin's process died: its link broke before the membership said so.
+        let broken = edges.map { ChannelDirectory.Edge(id: $0.id, linkBroken: $0.id == "edge-2") }
+        guard case .granted(let recorded?) = try directory.claim("show", by: relay, edges: broken, nowMs: t0 + 10) else {
+            return XCTFail("the relay takes the channel over")
+        }
+        XCTAssertEqual(recorded.edgeID, relay)
+        XCTAssertNil(directory.relay(for: "show", avoiding: relay, edges: broken, nowMs: t0 + 20),
+                     "an audience member who could not reach the origin is placed, not relayed")
+    }
+
+    func testAHostileChannelNameIsRefusedAndNothingIsPlacedWithoutEdges() {
+        var directory = ChannelDirectory(placementExpiryMs: 60_000, relayThreshold: 0)
+        XCTAssertThrowsError(try directory.place(String(repeating: "x", count: 65), edges: edges, avoiding: nil, nowMs: t0)) {
+            XCTAssertEqual(($0 as? ShowroomError)?.code, .invalidArgument)
+        }
+        XCTAssertThrowsError(try directory.place("show", edges: [], avoiding: nil, nowMs: t0)) {
+            XCTAssertEqual(($0 as? ShowroomError)?.code, .noEdgeAvailable)
+        }
+        let draining = ChannelDirectory.Edge(id: "edge-1")
+        directory.edgeReported("edge-1", draining: true, channels: nil, edgeAlive: true, nowMs: t0)
+        XCTAssertThrowsError(try directory.place("show", edges: [draining], avoiding: nil, nowMs: t0),
+                             "a draining edge is no choice even when it is the only one")
+        XCTAssertTrue(directory.placements.placements.isEmpty)
+    }
+
+    func testUnreportedPlacementsExpireOnlyAtTheirOwner() throws {
+        var directory = ChannelDirectory(placementExpiryMs: 1_000, relayThreshold: 0)
+        _ = try directory.place("mine", edges: edges, avoiding: nil, nowMs: t0)
+        _ = try directory.place("theirs", edges: edges, avoiding: nil, nowMs: t0)
+        XCTAssertEqual(directory.expire(nowMs: t0 + 500, owned: { _ in true }), [])
+        let removed = directory.expire(nowMs: t0 + 2_000, owned: { $0 == "mine" })
+        XCTAssertEqual(removed.map(\.channel), ["mine"])
+        XCTAssertEqual(removed.first?.edgeID, "", "a tombstone to replicate")
+        XCTAssertEqual(Array(directory.placements.placements.keys), ["theirs"])
+    }
+}
