@@ -195,7 +195,7 @@ let package = Package(
         .target(
             name: "OperatorTools",
             dependencies: [
-                "NodeRuntime", "ShowroomAuth",
+                "NodeRuntime", "ShowroomAuth", "ShowroomWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

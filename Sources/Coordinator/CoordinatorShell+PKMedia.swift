@@ -80,6 +80,7 @@ extension CoordinatorShell {
         }
         return try? RTCTokenBuilder.buildToken(appID: appID, appCertificate: certificate, channelName: channel, uid: uid,
                                                role: .publisher, tokenExpire: Self.forwardTokenSeconds,
-                                               issueTs: UInt32(clamping: nowMs / 1000))
+                                               issueTs: UInt32(clamping: nowMs / 1000),
+                                               salt: UInt32.random(in: 1...99_999_999, using: &random))
     }
 }

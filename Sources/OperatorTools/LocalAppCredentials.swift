@@ -1,4 +1,5 @@
 import Foundation
+import ShowroomAuth
 import ShowroomWire
 
 /// The app id and certificate an operator's tool (showroomctl, showroom-bench) mints tokens and
