@@ -40,6 +40,8 @@ final class CoordinatorShell {
     /// Where room ids and request ids come from: the system's generator, or a seeded one in a
     /// simulation.
     var random: AnyRandomNumberGenerator
+    /// Rules broken on purpose (a simulation's mutant); empty in every process.
+    let faults: DeliberateFaults
     /// Messages for other rooms' owners (PK steps), sent until the owner has them.
     lazy var deliveries = Deliveries(node: node, role: .coordinator, logger: logger, timeout: Self.peerTimeout)
     /// The PK forwards edges were told to run, by the room whose host is forwarded.
@@ -69,8 +71,10 @@ final class CoordinatorShell {
 
     init(node: any NodeServices, configuration: NodeConfiguration, storage: StoreWriter, publisher: any EventSink,
          webhooks: WebhookDispatcher?, logger: Logger,
-         random: any RandomNumberGenerator = SystemRandomNumberGenerator()) throws(ShowroomError) {
+         random: any RandomNumberGenerator = SystemRandomNumberGenerator(),
+         faults: DeliberateFaults = []) throws(ShowroomError) {
         self.node = node
+        self.faults = faults
         self.random = AnyRandomNumberGenerator(random)
         self.configuration = configuration
         self.storage = storage
@@ -271,7 +275,12 @@ final class CoordinatorShell {
         let write = holding == .owned ? ownership.beginWrite(key: key) : clusterWide.beginWrite(key: key)
         let asked = Set(write.replicas)
         if let done {
-            if asked.isEmpty { done() } else { waitingWrites[holding, default: [:]][write.id] = done }
+            // The deliberately broken rule answers at once, whether or not a replica holds the write.
+            if asked.isEmpty || faults.contains(.answerBeforeReplicated) {
+                done()
+            } else {
+                waitingWrites[holding, default: [:]][write.id] = done
+            }
         }
         for (holder, batch) in batches.sorted(by: { $0.key < $1.key }) {
             send(batch, to: holder) { [self] held in

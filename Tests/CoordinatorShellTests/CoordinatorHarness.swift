@@ -56,6 +56,8 @@ final class CoordinatorHarness {
     var settings: (roomExpirySeconds: Int, ownerGraceSeconds: Int) = (20 * 60, 5 * 60)
     /// Viewers per edge before audience members go to relays (0: never).
     var relayThreshold = 0
+    /// Rules the coordinators started from now on break on purpose.
+    var faults: DeliberateFaults = []
 
     /// Starts coordinators `ids` (and tells every node about them).
     init(coordinators ids: [String], edges: [String] = []) throws {
@@ -79,7 +81,7 @@ final class CoordinatorHarness {
         let sink = RecordingSink()
         sinks[id] = sink
         let shell = try CoordinatorShell(node: node, configuration: configuration, storage: storage, publisher: sink,
-                                         webhooks: nil, logger: LogCapture.logger(label: id))
+                                         webhooks: nil, logger: LogCapture.logger(label: id), faults: faults)
         shells[id] = shell
         shell.install()
         if announce { network.membershipChanged() }

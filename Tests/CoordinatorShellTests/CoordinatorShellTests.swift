@@ -93,6 +93,24 @@ final class CoordinatorShellTests: XCTestCase {
         XCTAssertEqual(cluster.room(roomID, at: "coord-b")?.name, "held")
     }
 
+    func testTheDeliberatelyBrokenRuleAnswersBeforeTheSuccessorHoldsTheWrite() throws {
+        let cluster = try CoordinatorHarness(coordinators: [])
+        cluster.faults = [.answerBeforeReplicated]
+        for id in ids { try cluster.start(id, announce: false) }
+        cluster.network.membershipChanged()
+        let roomID = roomID(ownedBy: "coord-a", successor: "coord-b", among: ids)
+        cluster.network.hold("coord-b")
+        var answer: Result<WireEnvelope, ShowroomError>?
+        try cluster.node("coord-a").begin(.roomCreate, RoomCreateRoomRequest.with {
+            $0.roomID = roomID
+            $0.name = "unsafe"
+            $0.ownerUid = 1
+        }) { answer = $0 }
+        cluster.network.run()
+        XCTAssertNil(try XCTUnwrap(answer, "the mutant answers at once").get().failure)
+        XCTAssertNil(cluster.room(roomID, at: "coord-b"), "while the successor holds nothing")
+    }
+
     func testAWriteWhoseSuccessorDiesIsAnsweredWhenTheMembershipSaysSo() throws {
         let cluster = try CoordinatorHarness(coordinators: ids)
         let roomID = roomID(ownedBy: "coord-a", successor: "coord-b", among: ids)
