@@ -23,7 +23,7 @@
 # outside this machine). showroomctl and showroom-bench read them there when SHOWROOM_RUN_DIR (or
 # their --run-dir) names DIR; this script sets it for the showroomctl commands it runs.
 # Coordinators keep their database in DIR/data/; `--webhook URL` (repeatable) and `--webhook-secret S`
-# make them post channel events there (also kept in DIR/app.json).
+# make them post channel events there (kept in DIR/coordinator.json, the coordinators' configuration).
 # Cluster links: `up` makes a CURVE keyring in DIR/keys/ (showroomctl keys generate: cluster.key, and
 # a key pair per process and for the operator's showroomctl) and every process admits only those
 # keys on its cluster endpoint; `--plain-cluster` runs without (plain links, for comparisons).
@@ -176,7 +176,9 @@ start_node() {
     [ "$kind" = coordinator ] && role_flags=(--data-dir "$run_dir/data")
     [ -n "$(keyring_dir)" ] && role_flags+=(--keyring "$(keyring_dir)")
     [ "$kind" = edge ] && [ -f "$run_dir/client-encryption" ] && role_flags+=(--client-encryption "$(cat "$run_dir/client-encryption")")
-    exec setsid "$bin_dir/showroom-$kind" --config "$run_dir/app.json" --node-id "$id" --bind "$bind" \
+    config="$run_dir/app.json"
+    [ "$kind" = coordinator ] && config="$run_dir/coordinator.json"
+    exec setsid "$bin_dir/showroom-$kind" --config "$config" --node-id "$id" --bind "$bind" \
       "${role_flags[@]}" "${seeds[@]}"
   ) >"$run_dir/$id.out" 2>>"$run_dir/$id.log" </dev/null &
   echo $! > "$run_dir/$id.pid"
@@ -239,8 +241,12 @@ cmd_up() {
   [[ "$webhook_secret" =~ ^[^\"\\]*$ ]] || die "--webhook-secret may not contain quotes or backslashes"
   [[ "$relay_threshold" =~ ^[0-9]+$ ]] || die "--relay-threshold takes a number of viewers (0: off)"
   [[ "$room_expiry" =~ ^[0-9]+$ ]] && [ "$room_expiry" -ge 1 ] || die "--room-expiry takes a number of seconds (at least 1)"
-  ( umask 077; printf '{"appID": "%s", "appCertificate": "%s", "webhookURLs": [%s], "webhookSecret": "%s", "relayThreshold": %s, "roomExpirySeconds": %s}\n' \
-      "$app_id" "$app_certificate" "$hooks" "$webhook_secret" "$relay_threshold" "$room_expiry" > "$run_dir/app.json" )
+  # Every member reads the app from app.json; coordinators read their own settings too, from
+  # coordinator.json (an edge refuses keys that are not its own).
+  ( umask 077
+    printf '{"appID": "%s", "appCertificate": "%s"}\n' "$app_id" "$app_certificate" > "$run_dir/app.json"
+    printf '{"appID": "%s", "appCertificate": "%s", "webhookURLs": [%s], "webhookSecret": "%s", "relayThreshold": %s, "roomExpirySeconds": %s}\n' \
+      "$app_id" "$app_certificate" "$hooks" "$webhook_secret" "$relay_threshold" "$room_expiry" > "$run_dir/coordinator.json" )
   rm -rf "$run_dir/keys" "$run_dir/client-encryption"
   if [ -z "$plain_cluster" ]; then
     ( umask 077; mkdir -p "$run_dir/keys" )

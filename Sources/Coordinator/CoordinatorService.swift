@@ -14,6 +14,7 @@ import ZeroMQ
 /// to the node, whose loop then runs everything the coordinator decides.
 public final class CoordinatorRoleService: NodeRoleService {
     private let configuration: NodeConfiguration
+    private let settings: CoordinatorSettings
     private let logger: Logger
     private let webhookSettings: WebhookSettings?
     private let parts = Mutex<Parts?>(nil)
@@ -24,20 +25,22 @@ public final class CoordinatorRoleService: NodeRoleService {
         let webhooks: WebhookDispatcher?
     }
 
-    /// A service for `configuration`; nothing is opened before ``start()``.
-    public init(configuration: NodeConfiguration, logger: Logger) throws(ShowroomError) {
-        webhookSettings = configuration.webhookURLs.isEmpty ? nil
-            : try WebhookSettings(urls: configuration.webhookURLs, secret: configuration.webhookSecret)
+    /// A service for `configuration` and the coordinator's own `settings`; nothing is opened
+    /// before ``start()``.
+    public init(configuration: NodeConfiguration, settings: CoordinatorSettings, logger: Logger) throws(ShowroomError) {
+        webhookSettings = settings.webhookURLs.isEmpty ? nil
+            : try WebhookSettings(urls: settings.webhookURLs, secret: settings.webhookSecret)
         self.configuration = configuration
+        self.settings = settings
         self.logger = logger
     }
 
     /// Opens the database and the events endpoint.
     public func start() throws -> RoleEndpoints {
-        let directory = URL(fileURLWithPath: configuration.dataDirectory, isDirectory: true)
+        let directory = URL(fileURLWithPath: settings.dataDirectory, isDirectory: true)
         let path = directory.appendingPathComponent("\(configuration.nodeID).sqlite").path
         let store = try RoomStore(path: path)
-        let publisher = try EventPublisher(bind: configuration.eventsBind, advertiseHost: configuration.advertiseHost,
+        let publisher = try EventPublisher(bind: settings.eventsBind, advertiseHost: configuration.advertiseHost,
                                            logger: logger)
         let webhooks = webhookSettings.map { WebhookDispatcher(settings: $0, logger: logger) }
         parts.withLock { $0 = Parts(publisher: publisher, store: store, webhooks: webhooks) }
@@ -49,11 +52,12 @@ public final class CoordinatorRoleService: NodeRoleService {
     public func attach(to node: Node) {
         guard let current = parts.withLock({ $0 }) else { return }
         let configuration = self.configuration
+        let settings = self.settings
         let logger = self.logger
         node.loop.execute {
             do {
                 let shell = try CoordinatorShell(
-                    node: node, configuration: configuration, storage: StoreWriter(store: current.store, logger: logger),
+                    node: node, configuration: configuration, settings: settings, storage: StoreWriter(store: current.store, logger: logger),
                     publisher: current.publisher, webhooks: current.webhooks, logger: logger)
                 shell.install()
             } catch {

@@ -69,7 +69,7 @@ final class CoordinatorShell {
     /// The key under which the cluster-wide tables are handed over.
     static let clusterTablesKey = "cluster-tables"
 
-    init(node: any NodeServices, configuration: NodeConfiguration, storage: StoreWriter, publisher: any EventSink,
+    init(node: any NodeServices, configuration: NodeConfiguration, settings: CoordinatorSettings, storage: StoreWriter, publisher: any EventSink,
          webhooks: WebhookDispatcher?, logger: Logger,
          random: any RandomNumberGenerator = SystemRandomNumberGenerator(),
          faults: DeliberateFaults = []) throws(ShowroomError) {
@@ -82,12 +82,12 @@ final class CoordinatorShell {
         self.webhooks = webhooks
         self.logger = logger
         startedAtMs = node.clock.nowMs()
-        var settings = RoomSettings()
-        settings.roomExpiryMs = Int64(configuration.roomExpirySeconds) * 1000
-        settings.ownerGraceMs = Int64(configuration.ownerGraceSeconds) * 1000
-        registry = RoomRegistry(settings: settings)
-        directory = ChannelDirectory(placementExpiryMs: Int64(configuration.placementExpirySeconds) * 1000,
-                                     relayThreshold: configuration.relayThreshold)
+        var rooms = RoomSettings()
+        rooms.roomExpiryMs = Int64(settings.roomExpirySeconds) * 1000
+        rooms.ownerGraceMs = Int64(settings.ownerGraceSeconds) * 1000
+        registry = RoomRegistry(settings: rooms)
+        directory = ChannelDirectory(placementExpiryMs: Int64(settings.placementExpirySeconds) * 1000,
+                                     relayThreshold: settings.relayThreshold)
         ownership = Replication(selfID: configuration.nodeID, role: .coordinator, scope: .ownerAndSuccessor)
         clusterWide = Replication(selfID: configuration.nodeID, role: .coordinator, scope: .everyMember)
         let stored = try storage.store.load()

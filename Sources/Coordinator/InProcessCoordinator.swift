@@ -27,16 +27,19 @@ public final class InProcessCoordinator {
     ///
     /// - Parameters:
     ///   - node: Where the coordinator runs; it reads the time from the node's clock.
-    ///   - configuration: Its settings (node id, app credentials, room expiry …).
+    ///   - configuration: What every server is configured with (node id, app credentials …).
+    ///   - settings: What a coordinator is (room expiry, relays …; its database and webhooks are
+    ///     not used here).
     ///   - store: Its database; pass the same one to a restarted coordinator.
     ///   - random: Where room ids and tokens' salts come from.
     ///   - faults: Rules to break on purpose (empty: none).
     ///   - logger: Its log.
     ///   - published: Receives what it publishes.
-    public init(node: any NodeServices, configuration: NodeConfiguration, store: RoomStore,
+    public init(node: any NodeServices, configuration: NodeConfiguration, settings: CoordinatorSettings = CoordinatorSettings(),
+                store: RoomStore,
                 random: any RandomNumberGenerator, faults: DeliberateFaults = [], logger: Logger,
                 published: @escaping Published) throws(ShowroomError) {
-        shell = try CoordinatorShell(node: node, configuration: configuration,
+        shell = try CoordinatorShell(node: node, configuration: configuration, settings: settings,
                                      storage: StoreWriter(store: store, logger: logger, inline: true),
                                      publisher: Sink(published), webhooks: nil, logger: logger,
                                      random: random, faults: faults)

@@ -37,26 +37,6 @@ public struct NodeConfiguration: Sendable {
     /// The app certificate tokens are signed with. Keep it in the configuration file rather than on
     /// the command line, where other users of the host can read it.
     public var appCertificate: String?
-    /// Where a coordinator publishes room notices and channel events (a ZeroMQ PUB socket).
-    /// `tcp://127.0.0.1:*` picks a free port; the bound address is announced in the membership.
-    public var eventsBind: String = "tcp://127.0.0.1:*"
-    /// Where a coordinator keeps its database (`<dataDirectory>/<nodeID>.sqlite`), so a restart loses
-    /// no room. Relative paths are taken from the working directory.
-    public var dataDirectory: String = "showroom-data"
-    /// URLs a coordinator posts channel events to (JSON, signed with ``webhookSecret``).
-    public var webhookURLs: [String] = []
-    /// Key of the webhooks' HMAC-SHA256 signature header; empty sends them unsigned.
-    public var webhookSecret: String = ""
-    /// How long a room stays open after its creation.
-    public var roomExpirySeconds: Int = 20 * 60
-    /// How long a room's owner may be away from its channel before the room closes.
-    public var ownerGraceSeconds: Int = 5 * 60
-    /// How long a coordinator keeps a channel placement that no edge reports hosting.
-    public var placementExpirySeconds: Int = 60
-    /// Viewers of one channel an edge takes before a coordinator places the channel's next audience
-    /// members on relay edges (which pull the channel from its origin); 0 keeps every viewer on
-    /// the origin.
-    public var relayThreshold: Int = 0
     /// Gossip timing (probe interval, timeouts, suspicion). The defaults suit a LAN.
     public var membershipSettings = MembershipSettings()
     /// How long a leaving member keeps gossiping so the others hear it left.
@@ -95,65 +75,28 @@ public struct NodeConfiguration: Sendable {
     /// Keys a configuration file may hold; any other key is refused so a typo is not ignored.
     public static let fileKeys: Set<String> = [
         "nodeID", "bind", "advertiseHost", "admin", "seeds", "logLevel", "maxMessageBytes", "highWaterMark", "ioThreads",
-        "clientBind", "appID", "appCertificate",
-        "eventsBind", "dataDirectory", "webhookURLs", "webhookSecret", "roomExpirySeconds", "ownerGraceSeconds",
-        "placementExpirySeconds", "relayThreshold",
-        "keyring", "clientEncryption",
+        "clientBind", "appID", "appCertificate", "keyring", "clientEncryption",
     ]
 
-    /// Applies the settings of a JSON configuration file on top of this configuration.
+    /// Applies the shared settings of a configuration file on top of this configuration; the
+    /// file may hold `roleKeys` too (the role's own settings, which the role takes).
     /// - Throws: ``ShowroomError`` (`invalidArgument`) naming the file and the offending key.
-    public mutating func apply(fileAt path: String) throws(ShowroomError) {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw .invalidArgument("cannot read configuration file \(path): \(error.localizedDescription)")
-        }
-        let object: [String: Any]
-        do {
-            guard let parsed = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-                throw ShowroomError.invalidArgument("configuration file \(path) must hold a JSON object")
-            }
-            object = parsed
-        } catch let error as ShowroomError {
-            throw error
-        } catch {
-            throw .invalidArgument("configuration file \(path) is not valid JSON: \(error.localizedDescription)")
-        }
-        if let unknown = object.keys.filter({ !Self.fileKeys.contains($0) }).sorted().first {
-            throw .invalidArgument(
-                "configuration file \(path): unknown key '\(unknown)'; known keys: \(Self.fileKeys.sorted().joined(separator: ", "))")
-        }
-        func value<T>(_ key: String, as type: T.Type) throws(ShowroomError) -> T? {
-            guard let raw = object[key] else { return nil }
-            guard let typed = raw as? T else {
-                throw .invalidArgument("configuration file \(path): '\(key)' must be a \(T.self), not \(raw)")
-            }
-            return typed
-        }
-        if let v = try value("nodeID", as: String.self) { nodeID = v }
-        if let v = try value("bind", as: String.self) { bind = v }
-        if let v = try value("advertiseHost", as: String.self) { advertiseHost = v }
-        if let v = try value("admin", as: String.self) { admin = v }
-        if let v = try value("seeds", as: [String].self) { seeds = v }
-        if let v = try value("logLevel", as: String.self) { logLevel = try Self.parseLogLevel(v) }
-        if let v = try value("maxMessageBytes", as: Int.self) { maxMessageBytes = v }
-        if let v = try value("highWaterMark", as: Int.self) { highWaterMark = Int32(clamping: v) }
-        if let v = try value("ioThreads", as: Int.self) { ioThreads = v }
-        if let v = try value("clientBind", as: String.self) { clientBind = v }
-        if let v = try value("appID", as: String.self) { appID = v }
-        if let v = try value("appCertificate", as: String.self) { appCertificate = v }
-        if let v = try value("eventsBind", as: String.self) { eventsBind = v }
-        if let v = try value("dataDirectory", as: String.self) { dataDirectory = v }
-        if let v = try value("webhookURLs", as: [String].self) { webhookURLs = v }
-        if let v = try value("webhookSecret", as: String.self) { webhookSecret = v }
-        if let v = try value("roomExpirySeconds", as: Int.self) { roomExpirySeconds = v }
-        if let v = try value("ownerGraceSeconds", as: Int.self) { ownerGraceSeconds = v }
-        if let v = try value("relayThreshold", as: Int.self) { relayThreshold = v }
-        if let v = try value("placementExpirySeconds", as: Int.self) { placementExpirySeconds = v }
-        if let v = try value("keyring", as: String.self) { keyring = v }
-        if let v = try value("clientEncryption", as: String.self) { clientEncryption = try Self.parseClientEncryption(v) }
+    public mutating func apply(_ file: ConfigurationFile, roleKeys: Set<String> = []) throws(ShowroomError) {
+        try file.check(known: Self.fileKeys.union(roleKeys))
+        if let v = try file.value("nodeID", as: String.self) { nodeID = v }
+        if let v = try file.value("bind", as: String.self) { bind = v }
+        if let v = try file.value("advertiseHost", as: String.self) { advertiseHost = v }
+        if let v = try file.value("admin", as: String.self) { admin = v }
+        if let v = try file.value("seeds", as: [String].self) { seeds = v }
+        if let v = try file.value("logLevel", as: String.self) { logLevel = try Self.parseLogLevel(v) }
+        if let v = try file.value("maxMessageBytes", as: Int.self) { maxMessageBytes = v }
+        if let v = try file.value("highWaterMark", as: Int.self) { highWaterMark = Int32(clamping: v) }
+        if let v = try file.value("ioThreads", as: Int.self) { ioThreads = v }
+        if let v = try file.value("clientBind", as: String.self) { clientBind = v }
+        if let v = try file.value("appID", as: String.self) { appID = v }
+        if let v = try file.value("appCertificate", as: String.self) { appCertificate = v }
+        if let v = try file.value("keyring", as: String.self) { keyring = v }
+        if let v = try file.value("clientEncryption", as: String.self) { clientEncryption = try Self.parseClientEncryption(v) }
         try validate()
     }
 
@@ -178,16 +121,9 @@ public struct NodeConfiguration: Sendable {
         if nodeID.isEmpty || nodeID.count > 64 || nodeID.contains(where: { $0.isWhitespace }) {
             throw .invalidArgument("node id '\(nodeID)' must be 1–64 characters without spaces")
         }
-        for endpoint in [bind, clientBind, eventsBind] + seeds where !endpoint.hasPrefix("tcp://") && !endpoint.hasPrefix("ipc://") {
+        for endpoint in [bind, clientBind] + seeds where !endpoint.hasPrefix("tcp://") && !endpoint.hasPrefix("ipc://") {
             throw .invalidArgument("endpoint '\(endpoint)' must start with tcp:// or ipc://")
         }
-        if roomExpirySeconds < 1 { throw .invalidArgument("roomExpirySeconds must be at least 1") }
-        if ownerGraceSeconds < 1 { throw .invalidArgument("ownerGraceSeconds must be at least 1") }
-        if !(0...1_000_000).contains(relayThreshold) { throw .invalidArgument("relayThreshold must be 0 (off) to 1000000 viewers") }
-        if placementExpirySeconds < 1 || placementExpirySeconds > 86_400 {
-            throw .invalidArgument("placementExpirySeconds must be 1–86400")
-        }
-        if dataDirectory.isEmpty { throw .invalidArgument("dataDirectory must name a directory") }
         if let keyring, keyring.isEmpty { throw .invalidArgument("keyring must name a directory of CURVE keys") }
         if maxMessageBytes < 1024 { throw .invalidArgument("maxMessageBytes must be at least 1024") }
         if highWaterMark < 1 { throw .invalidArgument("highWaterMark must be at least 1") }

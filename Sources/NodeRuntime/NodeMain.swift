@@ -23,9 +23,22 @@ public enum NodeMain {
         role: NodeRole, options: NodeOptions,
         roleService: (@Sendable (NodeConfiguration, Logger) throws -> any NodeRoleService)? = nil
     ) async throws {
+        var adapted: (@Sendable (NodeConfiguration, ConfigurationFile?, Logger) throws -> any NodeRoleService)?
+        if let roleService { adapted = { configuration, _, logger in try roleService(configuration, logger) } }
+        try await run(role: role, options: options, roleFileKeys: [], roleService: adapted)
+    }
+
+    /// Runs a server process of `role` whose configuration file may also hold `roleFileKeys`, the
+    /// role's own settings, which `roleService` takes from the file it is given (nil: no file).
+    public static func run(
+        role: NodeRole, options: NodeOptions, roleFileKeys: Set<String>,
+        roleService: (@Sendable (NodeConfiguration, ConfigurationFile?, Logger) throws -> any NodeRoleService)?
+    ) async throws {
         let configuration: NodeConfiguration
+        let file: ConfigurationFile?
         do {
-            configuration = try options.configuration(role: role)
+            file = try options.file()
+            configuration = try options.configuration(role: role, file: file, roleKeys: roleFileKeys)
         } catch {
             FileHandle.standardError.write(Data("\(role.executableName): \(error)\n".utf8))
             throw ExitCode(2)
@@ -35,7 +48,7 @@ public enum NodeMain {
         var added: (any NodeRoleService)?
         if let roleService {
             do {
-                added = try roleService(configuration, logger)
+                added = try roleService(configuration, file, logger)
             } catch let error as ShowroomError {
                 FileHandle.standardError.write(Data("\(role.executableName): \(error)\n".utf8))
                 throw ExitCode(2)

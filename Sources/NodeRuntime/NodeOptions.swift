@@ -34,30 +34,6 @@ public struct NodeOptions: ParsableArguments, Sendable {
     @Option(help: "App certificate tokens are signed with (32 hex characters); prefer the configuration file.")
     public var appCertificate: String?
 
-    @Option(help: "Where a coordinator publishes room notices and channel events, e.g. tcp://0.0.0.0:7400.")
-    public var eventsBind: String?
-
-    @Option(help: "Directory of a coordinator's database (<dir>/<node id>.sqlite).")
-    public var dataDir: String?
-
-    @Option(name: .customLong("webhook"), help: "URL a coordinator posts channel events to (repeatable).")
-    public var webhookURLs: [String] = []
-
-    @Option(help: "Secret signing the webhooks (HMAC-SHA256); prefer the configuration file.")
-    public var webhookSecret: String?
-
-    @Option(help: "Seconds a room stays open after its creation (default 1200).")
-    public var roomExpiry: Int?
-
-    @Option(help: "Seconds a room's owner may be away from its channel before the room closes (default 300).")
-    public var ownerGrace: Int?
-
-    @Option(help: "Seconds a coordinator keeps a channel placement no edge reports hosting (default 60).")
-    public var placementExpiry: Int?
-
-    @Option(help: "Viewers of one channel per edge before a coordinator places more on relay edges (default 0: never).")
-    public var relayThreshold: Int?
-
     @Option(help: "Directory of the cluster's CURVE keys (cluster.key, <id>.pub, this node's <id>.key); cluster links then admit only listed members.")
     public var keyring: String?
 
@@ -66,10 +42,21 @@ public struct NodeOptions: ParsableArguments, Sendable {
 
     public init() {}
 
-    /// The configuration for `role`: defaults, then the file, then these flags.
-    public func configuration(role: NodeRole) throws(ShowroomError) -> NodeConfiguration {
+    /// The configuration file, if one is given.
+    public func file() throws(ShowroomError) -> ConfigurationFile? {
+        guard let configFile else { return nil }
+        return try ConfigurationFile(path: configFile)
+    }
+
+    /// The configuration for `role`: defaults, then the file (which may also hold `roleKeys`, the
+    /// role's own settings), then these flags.
+    public func configuration(role: NodeRole, file: ConfigurationFile? = nil,
+                              roleKeys: Set<String> = []) throws(ShowroomError) -> NodeConfiguration {
         var configuration = NodeConfiguration(role: role)
-        if let configFile { try configuration.apply(fileAt: configFile) }
+        // `??` takes an autoclosure that would throw untyped errors.
+        let read: ConfigurationFile?
+        if let file { read = file } else { read = try self.file() }
+        if let read { try configuration.apply(read, roleKeys: roleKeys) }
         if let nodeID { configuration.nodeID = nodeID }
         if let bind { configuration.bind = bind }
         if let advertiseHost { configuration.advertiseHost = advertiseHost }
@@ -78,14 +65,6 @@ public struct NodeOptions: ParsableArguments, Sendable {
         if let clientBind { configuration.clientBind = clientBind }
         if let appID { configuration.appID = appID }
         if let appCertificate { configuration.appCertificate = appCertificate }
-        if let eventsBind { configuration.eventsBind = eventsBind }
-        if let dataDir { configuration.dataDirectory = dataDir }
-        if !webhookURLs.isEmpty { configuration.webhookURLs = webhookURLs }
-        if let webhookSecret { configuration.webhookSecret = webhookSecret }
-        if let roomExpiry { configuration.roomExpirySeconds = roomExpiry }
-        if let ownerGrace { configuration.ownerGraceSeconds = ownerGrace }
-        if let placementExpiry { configuration.placementExpirySeconds = placementExpiry }
-        if let relayThreshold { configuration.relayThreshold = relayThreshold }
         if let keyring { configuration.keyring = keyring }
         if let clientEncryption { configuration.clientEncryption = try NodeConfiguration.parseClientEncryption(clientEncryption) }
         if let logLevel { configuration.logLevel = try NodeConfiguration.parseLogLevel(logLevel) }

@@ -41,13 +41,16 @@ public final class TestCluster: @unchecked Sendable {
         precondition(coordinators >= 1, "a cluster needs a coordinator")
         runDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("showroom-cluster-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: runDirectory.appendingPathComponent("data"), withIntermediateDirectories: true)
-        let app: [String: Any] = [
-            "appID": TestApp.appID, "appCertificate": TestApp.certificate,
+        // Every member's file has the app; the coordinators' has their own settings too.
+        let app: [String: Any] = ["appID": TestApp.appID, "appCertificate": TestApp.certificate]
+        let coordinator = app.merging([
             "webhookURLs": webhookURLs, "webhookSecret": webhookSecret, "relayThreshold": relayThreshold,
-        ]
-        let appFile = runDirectory.appendingPathComponent("app.json")
-        try JSONSerialization.data(withJSONObject: app).write(to: appFile)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: appFile.path)
+        ]) { first, _ in first }
+        for (name, settings) in [("app.json", app), ("coordinator.json", coordinator)] {
+            let file = runDirectory.appendingPathComponent(name)
+            try JSONSerialization.data(withJSONObject: settings).write(to: file)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file.path)
+        }
         if plainCluster {
             keyring = nil
         } else {
@@ -178,7 +181,7 @@ public final class TestCluster: @unchecked Sendable {
         guard let role = NodeRole(rawValue: String(id.prefix { $0 != "-" })) else {
             throw ShowroomTestingError("unknown node id '\(id)' (ids look like edge-3, coordinator-1, callsignal-1)")
         }
-        var arguments = ["--config", runDirectory.appendingPathComponent("app.json").path]
+        var arguments = ["--config", runDirectory.appendingPathComponent(role == .coordinator ? "coordinator.json" : "app.json").path]
         if let keyring {
             // A new member gets its key pair before it starts; the others admit it from the directory.
             try ClusterKeyring.generate(directory: keyring.path, ids: [id])

@@ -72,15 +72,16 @@ final class CoordinatorHarness {
         var configuration = NodeConfiguration(role: .coordinator, nodeID: id)
         configuration.appID = TestApp.appID
         configuration.appCertificate = TestApp.certificate
-        configuration.roomExpirySeconds = settings.roomExpirySeconds
-        configuration.ownerGraceSeconds = settings.ownerGraceSeconds
-        configuration.relayThreshold = relayThreshold
+        var coordinator = CoordinatorSettings()
+        coordinator.roomExpirySeconds = settings.roomExpirySeconds
+        coordinator.ownerGraceSeconds = settings.ownerGraceSeconds
+        coordinator.relayThreshold = relayThreshold
         let store = try stores[id] ?? RoomStore.inMemory()
         stores[id] = store
         let storage = StoreWriter(store: store, logger: LogCapture.logger(label: "\(id).store"))
         let sink = RecordingSink()
         sinks[id] = sink
-        let shell = try CoordinatorShell(node: node, configuration: configuration, storage: storage, publisher: sink,
+        let shell = try CoordinatorShell(node: node, configuration: configuration, settings: coordinator, storage: storage, publisher: sink,
                                          webhooks: nil, logger: LogCapture.logger(label: id), faults: faults)
         shells[id] = shell
         shell.install()

@@ -1,0 +1,64 @@
+import NodeRuntime
+import ShowroomWire
+
+/// What only a coordinator is configured with — its database, events endpoint, webhooks, and the
+/// lifetimes of rooms and placements — beside the settings every server shares
+/// (``NodeConfiguration``). Filled from defaults, then the configuration file, then flags.
+public struct CoordinatorSettings: Sendable, Equatable {
+    /// Where the coordinator publishes room notices and channel events (a ZeroMQ PUB socket).
+    /// `tcp://127.0.0.1:*` picks a free port; the bound address is announced in the membership.
+    public var eventsBind: String = "tcp://127.0.0.1:*"
+    /// Where the coordinator keeps its database (`<dataDirectory>/<nodeID>.sqlite`), so a restart
+    /// loses no room. Relative paths are taken from the working directory.
+    public var dataDirectory: String = "showroom-data"
+    /// URLs the coordinator posts channel events to (JSON, signed with ``webhookSecret``).
+    public var webhookURLs: [String] = []
+    /// Key of the webhooks' HMAC-SHA256 signature header; empty sends them unsigned.
+    public var webhookSecret: String = ""
+    /// How long a room stays open after its creation.
+    public var roomExpirySeconds: Int = 20 * 60
+    /// How long a room's owner may be away from its channel before the room closes.
+    public var ownerGraceSeconds: Int = 5 * 60
+    /// How long the coordinator keeps a channel placement that no edge reports hosting.
+    public var placementExpirySeconds: Int = 60
+    /// Viewers of one channel an edge takes before the coordinator places the channel's next
+    /// audience members on relay edges (which pull the channel from its origin); 0 keeps every
+    /// viewer on the origin.
+    public var relayThreshold: Int = 0
+
+    /// The defaults.
+    public init() {}
+
+    /// The keys a coordinator's configuration file may hold besides the shared ones.
+    public static let fileKeys: Set<String> = [
+        "eventsBind", "dataDirectory", "webhookURLs", "webhookSecret", "roomExpirySeconds", "ownerGraceSeconds",
+        "placementExpirySeconds", "relayThreshold",
+    ]
+
+    /// Applies the coordinator's settings in `file` (the shared ones are ``NodeConfiguration``'s).
+    /// - Throws: `invalidArgument` naming the file and the key whose value is wrong.
+    public mutating func apply(_ file: ConfigurationFile) throws(ShowroomError) {
+        if let v = try file.value("eventsBind", as: String.self) { eventsBind = v }
+        if let v = try file.value("dataDirectory", as: String.self) { dataDirectory = v }
+        if let v = try file.value("webhookURLs", as: [String].self) { webhookURLs = v }
+        if let v = try file.value("webhookSecret", as: String.self) { webhookSecret = v }
+        if let v = try file.value("roomExpirySeconds", as: Int.self) { roomExpirySeconds = v }
+        if let v = try file.value("ownerGraceSeconds", as: Int.self) { ownerGraceSeconds = v }
+        if let v = try file.value("placementExpirySeconds", as: Int.self) { placementExpirySeconds = v }
+        if let v = try file.value("relayThreshold", as: Int.self) { relayThreshold = v }
+    }
+
+    /// Checks the values are usable.
+    public func validate() throws(ShowroomError) {
+        guard eventsBind.hasPrefix("tcp://") || eventsBind.hasPrefix("ipc://") else {
+            throw .invalidArgument("eventsBind '\(eventsBind)' must start with tcp:// or ipc://")
+        }
+        if roomExpirySeconds < 1 { throw .invalidArgument("roomExpirySeconds must be at least 1") }
+        if ownerGraceSeconds < 1 { throw .invalidArgument("ownerGraceSeconds must be at least 1") }
+        if !(0...1_000_000).contains(relayThreshold) { throw .invalidArgument("relayThreshold must be 0 (off) to 1000000 viewers") }
+        if placementExpirySeconds < 1 || placementExpirySeconds > 86_400 {
+            throw .invalidArgument("placementExpirySeconds must be 1–86400")
+        }
+        if dataDirectory.isEmpty { throw .invalidArgument("dataDirectory must name a directory") }
+    }
+}
