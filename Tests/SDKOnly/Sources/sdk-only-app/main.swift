@@ -45,7 +45,7 @@ if arguments.count >= 3 {
     do {
         try await run(seed: arguments[1], token: arguments[2], channel: arguments.count > 3 ? arguments[3] : "sdk-only")
     } catch let error as ShowroomError {
-        print("failed: \(error) (code \(error.code.rawValue), channel full: \(error.code == WireErrorCode.channelFull))")
+        print("failed: \(error) (code \(error.code.rawValue), channel full: \(error.code == ShowroomError.Code.channelFull))")
     } catch {
         print("failed: \(error)")
     }
