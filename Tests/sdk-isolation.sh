@@ -16,7 +16,7 @@ product="sdk-only-app"
 
 # What an app that uses the SDK may link: ShowroomKit, what it is built on, and the app itself.
 allowed=(
-  ShowroomKit EdgeProtocol ShowroomWire MediaCodecs ZeroMQ Routing Calls  # Showroom
+  ShowroomKit EdgeProtocol ShowroomWire MediaCodecs ZeroMQ Ownership CallAPI  # Showroom
   SwiftProtobuf HeapModule InternalCollectionsUtilities             # swift-protobuf, swift-collections
   sdk_only_app                                                      # the app
 )

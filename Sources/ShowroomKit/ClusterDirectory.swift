@@ -1,4 +1,4 @@
-internal import Routing
+internal import Ownership
 internal import ShowroomWire
 import Synchronization
 internal import ZeroMQ

@@ -1,4 +1,4 @@
-internal import Routing
+internal import Ownership
 internal import ShowroomWire
 
 /// Places channels over the alive edges of a cluster by rendezvous hashing (an ``OwnerRing`` of
