@@ -294,6 +294,7 @@ let package = Package(
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
+        .testTarget(name: "OwnershipTests", dependencies: ["Ownership", "ShowroomWire"]),
         .testTarget(name: "RoutingTests", dependencies: ["Routing", "ShowroomWire", "ShowroomTesting"]),
         .testTarget(name: "ReplicatedOwnershipTests", dependencies: ["ReplicatedOwnership", "Routing"]),
         .testTarget(
