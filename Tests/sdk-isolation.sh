@@ -8,7 +8,8 @@
 #   - if a public declaration an app sees (ShowroomKit's, and ShowroomError's, which it re-exports)
 #     names a generated wire type, a type of a module apps must not see, or one of ShowroomKit's
 #     internals: Tests/SDKOnly/check-public-api.swift reads the symbol graphs of the modules the app
-#     was built with.
+#     was built with;
+#   - if an app that imports ShowroomKit can name such a type at all (a re-exported module).
 #
 #   Tests/sdk-isolation.sh
 #
@@ -95,6 +96,25 @@ done
 if ! swift "$package/check-public-api.swift" "$graphs" >"$graphs/check.log" 2>&1; then
   cat "$graphs/check.log" >&2
   echo "sdk-isolation: FAILED: ShowroomKit's public API shows apps what they must not see" >&2
+  exit 1
+fi
+# And what an app can name at all (a whole module re-exported would show it every type without a
+# declaration of ShowroomKit naming one): none of these may be in scope after `import ShowroomKit`.
+hidden=(
+  WireErrorCode WireError WireRedirect WireEnvelope AdminClusterStatus SignalCallInfo  # generated
+  EdgeRequest EdgeCodec EventLoop Context NodeRole OwnerRing RendezvousHashing  # the SDK's own modules
+  PlacementTable RelayPlanner Call CallBook CallNotice Presence UserRecord DialRateLimit  # servers
+  EngineShell EngineState AnchorBook ChannelPlacement EdgeAddress CountingVideoSink  # SDK internals
+)
+probe="$graphs/probe.swift"
+{ echo "import ShowroomKit"; for name in "${hidden[@]}"; do echo "let _: $name.Type? = nil"; done; } >"$probe"
+swiftc -typecheck "${includes[@]}" "$probe" >"$graphs/probe.log" 2>&1 || true
+seen=()
+for name in "${hidden[@]}"; do
+  grep -q "cannot find type '$name' in scope" "$graphs/probe.log" || seen+=("$name")
+done
+if [ "${#seen[@]}" -gt 0 ]; then
+  echo "sdk-isolation: FAILED: an app that imports ShowroomKit can name: ${seen[*]}" >&2
   exit 1
 fi
 # It runs, too: without arguments it only prints its usage.
