@@ -63,15 +63,21 @@ let package = Package(
             dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")],
             exclude: ["Generated/README.md"]
         ),
-        // Who owns what: node roles, the alive members of a role and the owner of a key among
-        // them (rendezvous hashing), channel placement. Pure: no I/O.
-        .target(name: "Routing", dependencies: ["ShowroomWire"]),
+        // Who owns a key: node roles, the alive members of a role and the owner and successor of a
+        // key among them (rendezvous hashing). Shared by the servers and the client SDK. Pure: no I/O.
+        .target(name: "Ownership", dependencies: ["ShowroomWire"]),
+        // Where channels go: placement on edges and relays, for the servers (re-exports Ownership).
+        // Pure: no I/O.
+        .target(name: "Routing", dependencies: ["Ownership", "ShowroomWire"]),
         // Replicated ownership: keyed state held by each key's owner and successor among the alive
         // members of a role, with hand-over and catch-up, as pure value types.
         .target(name: "ReplicatedOwnership", dependencies: ["Routing"]),
-        // 1v1 calls as the call-signal role holds them: CallAPI's states, reasons and events, and
-        // the book of calls as a pure state machine.
-        .target(name: "Calls"),
+        // CallAPI's vocabulary (a side's states, reasons and events, by number) and the client's
+        // stale-notice filter: what the SDK's call client and the call-signal role share.
+        .target(name: "CallAPI"),
+        // 1v1 calls as the call-signal role holds them: the book of calls as a pure state machine
+        // (re-exports CallAPI).
+        .target(name: "Calls", dependencies: ["CallAPI"]),
         // AccessToken2 ("007...") tokens: build, parse, verify; compatible with Agora's token builders.
         .target(
             name: "ShowroomAuth",
@@ -101,7 +107,7 @@ let package = Package(
         .target(
             name: "ShowroomKit",
             dependencies: [
-                "ZeroMQ", "ShowroomWire", "EdgeProtocol", "MediaCodecs", "Routing", "Calls",
+                "ZeroMQ", "ShowroomWire", "EdgeProtocol", "MediaCodecs", "Ownership", "CallAPI",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
             // Its dependencies stay out of its public API unless a file imports one publicly.
@@ -288,6 +294,7 @@ let package = Package(
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
+        .testTarget(name: "OwnershipTests", dependencies: ["Ownership", "ShowroomWire"]),
         .testTarget(name: "RoutingTests", dependencies: ["Routing", "ShowroomWire", "ShowroomTesting"]),
         .testTarget(name: "ReplicatedOwnershipTests", dependencies: ["ReplicatedOwnership", "Routing"]),
         .testTarget(

@@ -6,8 +6,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 deploy/install-deps.sh
 swift build --build-tests
-# The client SDK links no server module: an app that depends on ShowroomKit alone is built and its
-# linked modules checked (about 2 minutes the first time, seconds after).
+# The client SDK links no server module and shows apps no wire, server or internal type: an app
+# that depends on ShowroomKit alone is built, its linked modules checked, and the public API it
+# sees read from symbol graphs (about 2 minutes the first time, 20 s after).
 Tests/sdk-isolation.sh
 # The committed generated code must be what proto/ generates (a step of its own: it builds
 # protoc-gen-swift, which the unit tests have no need of).

@@ -228,7 +228,7 @@ final class CallSignalShell {
 extension ShowroomError {
     /// A call refusal as it travels.
     init(_ refusal: CallRefusal) {
-        let code: WireErrorCode = switch refusal.code {
+        let code: ShowroomError.Code = switch refusal.code {
         case .invalidArgument: .invalidArgument
         case .callerInCall: .callerInCall
         case .calleeOffline: .calleeOffline

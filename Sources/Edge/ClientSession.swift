@@ -40,7 +40,7 @@ struct ClientSession: Sendable {
     var isRelayLink: Bool { RelayLinkIdentity.isLink(clientID: clientID) }
 
     struct Refusal: Sendable {
-        var code: WireErrorCode
+        var code: ShowroomError.Code
         var channel: String
         var at: Duration
     }

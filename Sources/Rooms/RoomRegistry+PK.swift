@@ -217,7 +217,7 @@ extension RoomRegistry {
         room.pkIntentExpiresAtMs = 0
         let invitation = room.pending.first { $0.id == pkID }
         guard committed, room.state == .open else {
-            room.pending.removeAll { $0.id == pkID && refusal.refusalCode == UInt32(WireErrorCode.interactionNotFound.rawValue) }
+            room.pending.removeAll { $0.id == pkID && refusal.refusalCode == UInt32(ShowroomError.Code.interactionNotFound.rawValue) }
             outcome.changes.append(store(room, nowMs: nowMs))
             if committed {
                 outcome.peerUpdates.append(RoomPeerUpdateRequest.with {
@@ -226,7 +226,7 @@ extension RoomRegistry {
                     $0.interaction = pk
                 })
             }
-            let code = WireErrorCode(rawValue: Int(refusal.refusalCode)) ?? .roomBusy
+            let code = ShowroomError.Code(rawValue: Int(refusal.refusalCode)) ?? .roomBusy
             throw ShowroomError(code == .unspecified ? .roomBusy : code,
                 "room \(pk.peerRoomID) did not start the PK: \(refusal.refusal.isEmpty ? "it is busy" : refusal.refusal)")
         }
@@ -351,7 +351,7 @@ extension RoomRegistry {
     /// very PK) and holds the invitation, or invited the coordinating room at the same time.
     private mutating func commit(_ update: RoomPeerUpdateRequest, into outcome: inout InteractionOutcome, nowMs: Int64) -> RoomPeerUpdateResponse {
         var answer = RoomPeerUpdateResponse()
-        func refuse(_ code: WireErrorCode, _ why: String) -> RoomPeerUpdateResponse {
+        func refuse(_ code: ShowroomError.Code, _ why: String) -> RoomPeerUpdateResponse {
             answer.committed = false
             answer.refusalCode = UInt32(code.rawValue)
             answer.refusal = why

@@ -1,3 +1,4 @@
+import Ownership
 import ShowroomWire
 
 /// Which edge hosts each channel: sticky while that edge is alive, so that everyone in a channel

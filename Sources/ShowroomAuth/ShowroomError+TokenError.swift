@@ -5,6 +5,6 @@ extension ShowroomError {
     ///
     /// - Parameter error: Why the token was refused.
     public init(_ error: TokenError) {
-        self.init(error.wireCode, error.message)
+        self.init(.init(wire: error.wireCode), error.message)
     }
 }

@@ -75,19 +75,8 @@ public struct TokenError: Error, Sendable, Hashable, CustomStringConvertible {
             }
         }
 
-        /// A short lowercase phrase, e.g. "token expired".
-        public var description: String {
-            switch wire {
-            case .tokenMalformed: return "malformed token"
-            case .tokenBadSignature: return "bad token signature"
-            case .tokenWrongAppID: return "token for another app id"
-            case .tokenExpired: return "token expired"
-            case .tokenChannelMismatch: return "token for another channel"
-            case .tokenUidMismatch: return "token for another uid"
-            case .tokenMissingPrivilege: return "token lacks a privilege"
-            default: return "token error \(rawValue)"
-            }
-        }
+        /// A short lowercase phrase, e.g. "token expired": the code's summary.
+        public var description: String { ShowroomError.Code(wire: wire).summary }
     }
 
     /// Why the token was refused.
@@ -109,7 +98,7 @@ public struct TokenError: Error, Sendable, Hashable, CustomStringConvertible {
     public var wireCode: WireErrorCode { code.wire }
 
     /// This error as the ``ShowroomError`` that travels in `Envelope.error`.
-    public var showroomError: ShowroomError { ShowroomError(code.wire, message) }
+    public var showroomError: ShowroomError { ShowroomError(.init(wire: code.wire), message) }
 
     /// The error in the form `E2004 token expired: <message>`.
     public var description: String {

@@ -35,9 +35,9 @@ public struct AnchorInfo: Sendable, Hashable {
 /// room page, a list card, a PK view …); the channel's effective state is the highest any tag
 /// asks for, and the channel is left when no tag holds it any more (VideoLoaderAPI's
 /// `exConnectionDeps`). Changes return what the shell must do to the engine, in order.
-public struct AnchorBook: Sendable, Equatable {
+package struct AnchorBook: Sendable, Equatable {
     /// What the shell does to the engine.
-    public enum Directive: Sendable, Equatable {
+    package enum Directive: Sendable, Equatable {
         /// Join the channel as audience, subscribed to nothing.
         case join(AnchorInfo)
         /// Subscribe to (or drop) the host's video, rendering it.
@@ -49,34 +49,34 @@ public struct AnchorBook: Sendable, Equatable {
     }
 
     /// The viewer's own uid: its own channel is never joined as audience.
-    public let localUID: UInt32
+    package let localUID: UInt32
     /// A held channel: its anchor and the state each tag asks for.
-    public struct Hold: Sendable, Equatable {
+    package struct Hold: Sendable, Equatable {
         /// The room's host (with the latest token given).
-        public var anchor: AnchorInfo
+        package var anchor: AnchorInfo
         /// The state each tag asks for (none idle).
-        public var tags: [String: AnchorState]
+        package var tags: [String: AnchorState]
     }
 
     /// The held channels.
-    public private(set) var channels: [String: Hold] = [:]
+    package private(set) var channels: [String: Hold] = [:]
 
     /// No channel held.
-    public init(localUID: UInt32) {
+    package init(localUID: UInt32) {
         self.localUID = localUID
     }
 
     /// The channel's effective state.
-    public func state(of channel: String) -> AnchorState {
+    package func state(of channel: String) -> AnchorState {
         channels[channel]?.tags.values.max() ?? .idle
     }
 
     /// The channels held (not idle).
-    public var heldChannels: [String] { channels.keys.sorted() }
+    package var heldChannels: [String] { channels.keys.sorted() }
 
     /// `tag` asks for `state` of `anchor`'s channel (idle drops the tag's hold). Nothing happens for
     /// the viewer's own room.
-    public mutating func set(_ state: AnchorState, for anchor: AnchorInfo, tag: String) -> [Directive] {
+    package mutating func set(_ state: AnchorState, for anchor: AnchorInfo, tag: String) -> [Directive] {
         guard anchor.uid != localUID, !anchor.channel.isEmpty else { return [] }
         let before = self.state(of: anchor.channel)
         var entry = channels[anchor.channel] ?? Hold(anchor: anchor, tags: [:])
@@ -88,7 +88,7 @@ public struct AnchorBook: Sendable, Equatable {
     }
 
     /// Every tag's hold on every channel ends: every channel is left.
-    public mutating func clean() -> [Directive] {
+    package mutating func clean() -> [Directive] {
         let held = channels.values.sorted { $0.anchor.channel < $1.anchor.channel }
         channels = [:]
         return held.flatMap { Self.transition($0.anchor, from: $0.tags.values.max() ?? .idle, to: .idle) }

@@ -1,13 +1,13 @@
-public import Calls
-internal import Routing
+public import CallAPI
+internal import Ownership
 internal import ShowroomWire
 import Synchronization
 
 /// CallAPI's states, reasons, events and call types, by the same names and numbers.
-public typealias CallState = Calls.CallState
-public typealias CallStateReason = Calls.CallStateReason
-public typealias CallEvent = Calls.CallEvent
-public typealias CallType = Calls.CallType
+public typealias CallState = CallAPI.CallState
+public typealias CallStateReason = CallAPI.CallStateReason
+public typealias CallEvent = CallAPI.CallEvent
+public typealias CallType = CallAPI.CallType
 
 /// A 1v1 call as one side sees it (CallAPI's `eventInfo` and `onCallConnected` arguments).
 public struct CallInfo: Sendable, Equatable {

@@ -1,13 +1,13 @@
 internal import ShowroomWire
 
 /// An edge a client can connect to.
-public struct EdgeAddress: Sendable, Hashable, CustomStringConvertible {
+package struct EdgeAddress: Sendable, Hashable, CustomStringConvertible {
     /// The edge's node id (the endpoint itself for an edge given directly).
-    public var id: String
+    package var id: String
     /// Its client endpoint, `tcp://host:port`.
-    public var endpoint: String
+    package var endpoint: String
     /// The edge's CURVE public key (Z85) when it encrypts client links; "" for plain links.
-    public var curvePublicKey: String = ""
+    package var curvePublicKey: String = ""
 
     /// Creates an address.
     ///
@@ -15,28 +15,28 @@ public struct EdgeAddress: Sendable, Hashable, CustomStringConvertible {
     ///   - id: The edge's node id.
     ///   - endpoint: Its client endpoint.
     ///   - curvePublicKey: Its client-link CURVE key, "" for plain links.
-    public init(id: String, endpoint: String, curvePublicKey: String = "") {
+    package init(id: String, endpoint: String, curvePublicKey: String = "") {
         self.id = id
         self.endpoint = endpoint
         self.curvePublicKey = curvePublicKey
     }
 
     /// `id@endpoint`.
-    public var description: String { "\(id)@\(endpoint)" }
+    package var description: String { "\(id)@\(endpoint)" }
 }
 
 /// Who asks for a placement: the uid and token the client joins with. Coordinators place a
 /// channel only for a token that lets its holder join it.
-public struct PlacementCredentials: Sendable, Hashable {
+package struct PlacementCredentials: Sendable, Hashable {
     /// The uid the client joins as.
-    public var uid: UInt32
+    package var uid: UInt32
     /// The AccessToken2 token it joins with.
-    public var token: String
+    package var token: String
     /// It joins as audience: a busy channel's audience may be placed on a relay edge.
-    public var audience: Bool
+    package var audience: Bool
     /// Edges (node ids, at most 4) the client already has sessions with, best first: a channel not
     /// placed yet goes to one of them, so joining it opens no new session.
-    public var preferredEdges: [String]
+    package var preferredEdges: [String]
 
     /// Creates credentials.
     ///
@@ -45,7 +45,7 @@ public struct PlacementCredentials: Sendable, Hashable {
     ///   - token: The token it joins with.
     ///   - audience: Whether it joins as audience.
     ///   - preferredEdges: Edges the client already has sessions with, best first (at most 4).
-    public init(uid: UInt32, token: String, audience: Bool = false, preferredEdges: [String] = []) {
+    package init(uid: UInt32, token: String, audience: Bool = false, preferredEdges: [String] = []) {
         self.uid = uid
         self.token = token
         self.audience = audience
@@ -55,7 +55,7 @@ public struct PlacementCredentials: Sendable, Hashable {
 
 /// Decides which edge serves a channel. The engine asks once per join, and again (naming the edge
 /// that failed) for every connection it rejoins after an edge died or drained.
-public protocol ChannelPlacement: Sendable {
+package protocol ChannelPlacement: Sendable {
     /// The edge to join `channel` on.
     ///
     /// - Parameter channel: The channel name.
@@ -91,12 +91,12 @@ public protocol ChannelPlacement: Sendable {
 
 extension ChannelPlacement {
     /// ``edge(for:)``, whatever failed: the placement knows no other edge.
-    public func edge(for channel: String, avoiding failedEdge: EdgeAddress?) async throws(ShowroomError) -> EdgeAddress {
+    package func edge(for channel: String, avoiding failedEdge: EdgeAddress?) async throws(ShowroomError) -> EdgeAddress {
         try await edge(for: channel)
     }
 
     /// ``edge(for:avoiding:)``: the placement needs no credentials.
-    public func edge(
+    package func edge(
         for channel: String, avoiding failedEdge: EdgeAddress?, joiningAs credentials: PlacementCredentials?
     ) async throws(ShowroomError) -> EdgeAddress {
         try await edge(for: channel, avoiding: failedEdge)
@@ -104,17 +104,17 @@ extension ChannelPlacement {
 }
 
 /// Every channel on one edge: for a single-edge deployment and tests.
-public struct FixedEdgePlacement: ChannelPlacement {
+package struct FixedEdgePlacement: ChannelPlacement {
     /// The edge.
-    public let edge: EdgeAddress
+    package let edge: EdgeAddress
 
     /// Creates a placement onto `endpoint`.
     ///
     /// - Parameter endpoint: The edge's client endpoint.
-    public init(endpoint: String) {
+    package init(endpoint: String) {
         edge = EdgeAddress(id: endpoint, endpoint: endpoint)
     }
 
     /// Always ``edge``; a rejoin after it failed tries it again.
-    public func edge(for channel: String) async throws(ShowroomError) -> EdgeAddress { edge }
+    package func edge(for channel: String) async throws(ShowroomError) -> EdgeAddress { edge }
 }

@@ -1,16 +1,16 @@
-internal import Routing
+internal import Ownership
 internal import ShowroomWire
 import Synchronization
 internal import ZeroMQ
 
 /// A room coordinator or call-signal node as the membership announces it.
-public struct MemberAddress: Sendable, Hashable, CustomStringConvertible {
+package struct MemberAddress: Sendable, Hashable, CustomStringConvertible {
     /// The member's node id.
-    public var id: String
+    package var id: String
     /// Where it serves clients' requests: its client endpoint (`tcp://host:port`).
-    public var endpoint: String
+    package var endpoint: String
     /// Where it publishes notices (a PUB socket), empty if it announces none.
-    public var eventsEndpoint: String
+    package var eventsEndpoint: String
 
     /// Creates an address.
     ///
@@ -18,14 +18,14 @@ public struct MemberAddress: Sendable, Hashable, CustomStringConvertible {
     ///   - id: The node id.
     ///   - endpoint: Its client endpoint.
     ///   - eventsEndpoint: Its events endpoint.
-    public init(id: String, endpoint: String, eventsEndpoint: String = "") {
+    package init(id: String, endpoint: String, eventsEndpoint: String = "") {
         self.id = id
         self.endpoint = endpoint
         self.eventsEndpoint = eventsEndpoint
     }
 
     /// `id@endpoint`.
-    public var description: String { "\(id)@\(endpoint)" }
+    package var description: String { "\(id)@\(endpoint)" }
 }
 
 /// What the SDK knows of a cluster: the `CLUSTER_STATUS` answer of the first seed that answers,

@@ -1,4 +1,4 @@
-internal import Routing
+internal import Ownership
 internal import ShowroomWire
 
 /// Places channels over the alive edges of a cluster by rendezvous hashing (an ``OwnerRing`` of
@@ -8,9 +8,9 @@ internal import ShowroomWire
 /// The edge list comes from any seed member's `CLUSTER_STATUS` answer (the members with role
 /// `edge`, state alive and a client endpoint), tried in order, and is reused for
 /// `cacheDuration` so a burst of joins asks once.
-public final class ClusterPlacement: ChannelPlacement {
+package final class ClusterPlacement: ChannelPlacement {
     /// The cluster endpoints asked, in order.
-    public var seeds: [String] { directory.seeds }
+    package var seeds: [String] { directory.seeds }
     let directory: ClusterDirectory
 
     /// Creates a placement.
@@ -20,7 +20,7 @@ public final class ClusterPlacement: ChannelPlacement {
     ///   - loop: The loop the status requests run on.
     ///   - timeout: How long to wait for each seed.
     ///   - cacheDuration: How long an edge list is reused.
-    public convenience init(seeds: [String], loop: EngineLoop, timeout: Duration = .seconds(3), cacheDuration: Duration = .seconds(2)) {
+    package convenience init(seeds: [String], loop: EngineLoop, timeout: Duration = .seconds(3), cacheDuration: Duration = .seconds(2)) {
         self.init(directory: ClusterDirectory(seeds: seeds, loop: loop, timeout: timeout, cacheDuration: cacheDuration))
     }
 
@@ -29,14 +29,14 @@ public final class ClusterPlacement: ChannelPlacement {
     }
 
     /// The edge chosen by rendezvous hashing over ``aliveEdges()``.
-    public func edge(for channel: String) async throws(ShowroomError) -> EdgeAddress {
+    package func edge(for channel: String) async throws(ShowroomError) -> EdgeAddress {
         try await edge(for: channel, avoiding: nil)
     }
 
     /// The edge chosen by rendezvous hashing over the alive edges except `failedEdge` (unless it
     /// is the only one): the channel's next edge in every client's eyes, so the audience of a
     /// failed edge gathers on one edge again.
-    public func edge(for channel: String, avoiding failedEdge: EdgeAddress?) async throws(ShowroomError) -> EdgeAddress {
+    package func edge(for channel: String, avoiding failedEdge: EdgeAddress?) async throws(ShowroomError) -> EdgeAddress {
         // A cached list is fine: the failed edge is left out whatever the membership says yet.
         let edges = try await aliveEdges()
         return try Self.choose(channel: channel, among: edges, avoiding: failedEdge, seeds: seeds)
@@ -45,7 +45,7 @@ public final class ClusterPlacement: ChannelPlacement {
     /// The alive edges as the first seed that answers sees them (cached).
     ///
     /// - Throws: The last seed's error when none answers, `INVALID_ARGUMENT` without seeds.
-    public func aliveEdges() async throws(ShowroomError) -> [EdgeAddress] {
+    package func aliveEdges() async throws(ShowroomError) -> [EdgeAddress] {
         Self.edges(in: try await directory.status())
     }
 

@@ -10,11 +10,11 @@ internal import ShowroomWire
 /// (`NO_EDGE_AVAILABLE` 4005 when the cluster has no edge). A cluster without coordinators is
 /// placed by rendezvous hashing over its edges, as ``ClusterPlacement`` does, unless
 /// `fallbackToEdges` is off (then `NO_COORDINATOR` 4007).
-public final class CoordinatorPlacement: ChannelPlacement {
+package final class CoordinatorPlacement: ChannelPlacement {
     /// The cluster endpoints asked, in order.
-    public var seeds: [String] { client.directory.seeds }
+    package var seeds: [String] { client.directory.seeds }
     /// Whether a cluster without an alive coordinator is placed by rendezvous hashing.
-    public let fallbackToEdges: Bool
+    package let fallbackToEdges: Bool
     private let client: MemberClient
 
     /// Creates a placement.
@@ -26,7 +26,7 @@ public final class CoordinatorPlacement: ChannelPlacement {
     ///   - cacheDuration: How long a cluster status is reused.
     ///   - fallbackToEdges: Place by rendezvous hashing over the alive edges when the cluster has
     ///     no alive coordinator.
-    public convenience init(
+    package convenience init(
         seeds: [String], loop: EngineLoop, timeout: Duration = .seconds(3), cacheDuration: Duration = .seconds(2),
         fallbackToEdges: Bool = true
     ) {
@@ -42,19 +42,19 @@ public final class CoordinatorPlacement: ChannelPlacement {
     /// The edge the coordinators place `channel` on. Without credentials the coordinators refuse
     /// to place a channel nobody hosts yet; the engine passes its join's token (see
     /// ``edge(for:avoiding:joiningAs:)``).
-    public func edge(for channel: String) async throws(ShowroomError) -> EdgeAddress {
+    package func edge(for channel: String) async throws(ShowroomError) -> EdgeAddress {
         try await edge(for: channel, avoiding: nil, joiningAs: nil)
     }
 
     /// The edge the coordinators place `channel` on, told that `failedEdge` failed this client.
-    public func edge(for channel: String, avoiding failedEdge: EdgeAddress?) async throws(ShowroomError) -> EdgeAddress {
+    package func edge(for channel: String, avoiding failedEdge: EdgeAddress?) async throws(ShowroomError) -> EdgeAddress {
         try await edge(for: channel, avoiding: failedEdge, joiningAs: nil)
     }
 
     /// The edge the coordinators place `channel` on for a client joining with `credentials`, told
     /// that `failedEdge` failed this client: a coordinator that cannot reach that edge either
     /// moves the channel at once.
-    public func edge(
+    package func edge(
         for channel: String, avoiding failedEdge: EdgeAddress?, joiningAs credentials: PlacementCredentials?
     ) async throws(ShowroomError) -> EdgeAddress {
         let status = try await client.directory.status()
@@ -83,7 +83,7 @@ public final class CoordinatorPlacement: ChannelPlacement {
     }
 
     /// The alive coordinators as the cluster status shows them (cached).
-    public func aliveCoordinators() async throws(ShowroomError) -> [MemberAddress] {
+    package func aliveCoordinators() async throws(ShowroomError) -> [MemberAddress] {
         try await client.members()
     }
 }

@@ -55,49 +55,49 @@ public struct ReceivedFrameStatistics: Sendable, Hashable {
 
 /// A video sink that decodes nothing: counts frames, sequence gaps and latency. For benchmarks
 /// with hundreds of subscribers, where decoding would measure the codec, not the network.
-public final class CountingVideoSink: RemoteVideoSink {
+package final class CountingVideoSink: RemoteVideoSink {
     private let counters = Mutex(ReceivedFrameStatistics())
 
     /// Creates a sink.
-    public init() {}
+    package init() {}
 
     /// What it has counted so far.
-    public var statistics: ReceivedFrameStatistics { counters.withLock { $0 } }
+    package var statistics: ReceivedFrameStatistics { counters.withLock { $0 } }
 
     /// Counts the frame.
-    public func consume(_ frame: RemoteMediaFrame) -> VideoSinkOutcome {
+    package func consume(_ frame: RemoteMediaFrame) -> VideoSinkOutcome {
         counters.withLock { $0.record(frame) }
         return .received
     }
 }
 
 /// An audio sink that decodes nothing: counts frames, gaps and latency.
-public final class CountingAudioSink: RemoteAudioSink {
+package final class CountingAudioSink: RemoteAudioSink {
     private let counters = Mutex(ReceivedFrameStatistics())
 
     /// Creates a sink.
-    public init() {}
+    package init() {}
 
     /// What it has counted so far.
-    public var statistics: ReceivedFrameStatistics { counters.withLock { $0 } }
+    package var statistics: ReceivedFrameStatistics { counters.withLock { $0 } }
 
     /// Counts the frame.
-    public func consume(_ frame: RemoteMediaFrame) {
+    package func consume(_ frame: RemoteMediaFrame) {
         counters.withLock { $0.record(frame) }
     }
 }
 
 /// A video sink that hands each frame to a closure (on the loop thread), which says what it did.
-public final class ClosureVideoSink: RemoteVideoSink {
+package final class ClosureVideoSink: RemoteVideoSink {
     private let body: @Sendable (RemoteMediaFrame) -> VideoSinkOutcome
 
     /// Creates a sink.
     ///
     /// - Parameter body: Called with every frame on the engine's loop thread.
-    public init(_ body: @escaping @Sendable (RemoteMediaFrame) -> VideoSinkOutcome) {
+    package init(_ body: @escaping @Sendable (RemoteMediaFrame) -> VideoSinkOutcome) {
         self.body = body
     }
 
     /// Calls the closure.
-    public func consume(_ frame: RemoteMediaFrame) -> VideoSinkOutcome { body(frame) }
+    package func consume(_ frame: RemoteMediaFrame) -> VideoSinkOutcome { body(frame) }
 }

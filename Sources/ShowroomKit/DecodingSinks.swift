@@ -31,7 +31,7 @@ public struct DecodedVideoStatistics: Sendable, Hashable {
 /// test pattern's frame counter (``TestPatternSource/readFrameCounter(from:)``) must increase.
 ///
 /// Decoding costs real CPU on the loop (a few milliseconds per 320×240 frame); use small
-/// pictures, or ``CountingVideoSink`` where only delivery matters.
+/// pictures, or a sink of your own that does not decode where only delivery matters.
 public final class DecodingVideoSink: RemoteVideoSink {
     private struct State {
         var decoder: VideoDecoder?

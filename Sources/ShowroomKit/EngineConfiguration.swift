@@ -7,8 +7,8 @@ public import Foundation  // UUID in a default argument
 /// Where an engine finds its edges.
 public enum ClusterEntry: Sendable, Hashable {
     /// Cluster endpoints of any members: the engine asks the cluster's room coordinators where
-    /// each channel goes (``CoordinatorPlacement``), or, in a cluster without coordinators, places
-    /// it over the alive edges by rendezvous hashing.
+    /// each channel goes, or, in a cluster without coordinators, places it over the alive edges by
+    /// rendezvous hashing.
     case seeds([String])
     /// One edge's client endpoint: every channel goes there.
     case edge(String)

@@ -5,9 +5,10 @@ internal import ZeroMQ
 
 /// The thread an engine's sockets, timers, encoders and decoders live on: one ZeroMQ event loop.
 ///
-/// By default each engine makes its own. Many engines can share one (a benchmark puts hundreds of
-/// engines on a couple of loops): pass the same `EngineLoop` to each, and shut it down after them.
-/// Sinks and sources run on this thread, so a slow sink slows every engine on the loop.
+/// Each engine makes its own (``ShowroomEngine/loop``); an app hands it on to the services that
+/// work beside the engine (``RoomService/init(seeds:loop:timeout:)``). Within this package many
+/// engines can share one (a benchmark puts hundreds of engines on a couple of loops). Sinks and
+/// sources run on this thread, so a slow sink slows every engine on the loop.
 public final class EngineLoop: Sendable {
     /// The ZeroMQ event loop.
     let eventLoop: EventLoop
@@ -18,7 +19,7 @@ public final class EngineLoop: Sendable {
     ///
     /// - Parameter name: The thread's name, for debuggers and logs.
     /// - Throws: `INTERNAL` if the loop cannot start.
-    public init(name: String = "showroom-engine") throws(ShowroomError) {
+    package init(name: String = "showroom-engine") throws(ShowroomError) {
         do {
             let context = try Context(ioThreads: 1)
             self.context = context
@@ -30,7 +31,7 @@ public final class EngineLoop: Sendable {
 
     /// Stops the loop (closing every socket still on it) and waits for its thread to end, without
     /// blocking the caller's thread.
-    public func shutdown() async {
+    package func shutdown() async {
         let loop = eventLoop
         loop.execute { loop.shutdown() }  // from the loop itself: returns at once, stops after
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

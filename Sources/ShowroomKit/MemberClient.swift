@@ -1,4 +1,4 @@
-internal import Routing
+internal import Ownership
 internal import ShowroomWire
 internal import SwiftProtobuf
 internal import ZeroMQ

@@ -7,11 +7,11 @@ internal import ZeroMQ
 /// Requests go to an alive room coordinator learned from the seeds (the room's owner first, the
 /// next one on `UNAVAILABLE` / `DEADLINE_EXCEEDED`); refusals come back with their codes
 /// (`ROOM_NOT_FOUND` 4000, `NOT_ROOM_OWNER` 4001, `ROOM_CLOSED` 4003 …), and `NO_COORDINATOR`
-/// 4007 when the cluster has none alive. Sockets live on an ``EngineLoop`` (which may be an
-/// engine's); the methods never block the caller's thread.
+/// 4007 when the cluster has none alive. Sockets live on the engine's loop
+/// (``ShowroomEngine/loop``); the methods never block the caller's thread.
 ///
 /// ```swift
-/// let rooms = RoomService(seeds: ["tcp://10.0.0.5:7100"], loop: try EngineLoop())
+/// let rooms = RoomService(seeds: ["tcp://10.0.0.5:7100"], loop: engine.loop)
 /// let room = try await rooms.createRoom(name: "Friday show", ownerUid: 1)
 /// for await event in rooms.events(for: room.roomID) { ... }
 /// ```
@@ -28,7 +28,7 @@ public final class RoomService: Sendable {
     ///
     /// - Parameters:
     ///   - seeds: Cluster endpoints of any members (`tcp://host:port`).
-    ///   - loop: The loop its sockets live on.
+    ///   - loop: The loop its sockets live on: an engine's (``ShowroomEngine/loop``).
     ///   - timeout: How long to wait for a seed or a coordinator.
     public init(seeds: [String], loop: EngineLoop, timeout: Duration = .seconds(3)) {
         self.loop = loop

@@ -38,7 +38,7 @@ public final class ShowroomEngine: Sendable {
     /// The loop its sockets live on.
     public let loop: EngineLoop
     /// How channels are placed on edges.
-    public let placement: any ChannelPlacement
+    package let placement: any ChannelPlacement
 
     private let shell: LoopBound<EngineShell>
     private let ownsLoop: Bool
@@ -79,14 +79,23 @@ public final class ShowroomEngine: Sendable {
         let view = Mutex(EngineView())
     }
 
+    /// Creates an engine on a loop of its own.
+    ///
+    /// - Parameter configuration: Where the edges are, timeouts, media encoding.
+    /// - Throws: `INTERNAL` if the loop cannot start.
+    public convenience init(configuration: EngineConfiguration) async throws(ShowroomError) {
+        try await self.init(configuration: configuration, loop: nil, placement: nil)
+    }
+
     /// Creates an engine.
     ///
     /// - Parameters:
     ///   - configuration: Where the edges are, timeouts, media encoding.
-    ///   - loop: A loop to share with other engines; a new one owned by this engine if `nil`.
+    ///   - loop: A loop to share with other engines (a benchmark's hundreds of engines on a couple
+    ///     of loops); a new one owned by this engine if `nil`.
     ///   - placement: Overrides the placement ``EngineConfiguration/entry`` implies.
     /// - Throws: `INTERNAL` if the loop cannot start.
-    public init(configuration: EngineConfiguration, loop: EngineLoop? = nil, placement: (any ChannelPlacement)? = nil) async throws(ShowroomError) {
+    package init(configuration: EngineConfiguration, loop: EngineLoop? = nil, placement: (any ChannelPlacement)? = nil) async throws(ShowroomError) {
         let engineLoop: EngineLoop
         if let loop { engineLoop = loop } else { engineLoop = try EngineLoop(name: "showroom-engine") }
         ownsLoop = loop == nil

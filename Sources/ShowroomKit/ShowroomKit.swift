@@ -2,6 +2,5 @@
 // and the video frames sources and sinks exchange. Re-exported one by one so that `import
 // ShowroomKit` is all an app writes, without exposing the wire contract or the codecs' internals.
 @_exported public import struct ShowroomWire.ShowroomError
-@_exported public import enum ShowroomWire.WireErrorCode
 @_exported public import struct MediaCodecs.I420Frame
 @_exported public import struct MediaCodecs.EncodedVideoFrame

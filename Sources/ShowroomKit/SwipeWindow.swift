@@ -1,22 +1,22 @@
 /// Which live rooms a swiping viewer holds, as a pure value type (VideoLoaderAPI's slicing
 /// handler): the room on screen with video (and audio once the scroll ended), the rooms one swipe
 /// away prejoined, every other room left.
-public struct SwipeWindow: Sendable, Equatable {
+package struct SwipeWindow: Sendable, Equatable {
     /// How many rooms above and below the current one are prejoined (VideoLoaderAPI's
     /// `prejoinCount`, default 1).
-    public var prejoinCount: Int
+    package var prejoinCount: Int
     /// The state each room of the window is in now, by channel.
-    public private(set) var states: [String: AnchorState] = [:]
+    package private(set) var states: [String: AnchorState] = [:]
 
     /// An empty window.
-    public init(prejoinCount: Int = 1) {
+    package init(prejoinCount: Int = 1) {
         self.prejoinCount = max(0, prejoinCount)
     }
 
     /// The viewer is at `index` of `rooms` (`settled`: the scroll ended, so the room is heard as
     /// well as seen). Returns each room whose state changes, with its new state (idle: it left the
     /// window): the room on screen first, the rooms leaving the window last.
-    public mutating func focus(on index: Int, of rooms: [AnchorInfo], settled: Bool) -> [(anchor: AnchorInfo, state: AnchorState)] {
+    package mutating func focus(on index: Int, of rooms: [AnchorInfo], settled: Bool) -> [(anchor: AnchorInfo, state: AnchorState)] {
         var wanted: [String: (AnchorInfo, AnchorState)] = [:]
         if rooms.indices.contains(index) {
             for offset in -prejoinCount...prejoinCount {

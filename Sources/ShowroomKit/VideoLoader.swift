@@ -16,7 +16,7 @@ public enum VideoLoaderEvent: Sendable, Equatable {
 /// about to see are joined ahead on their own connections (``AnchorState/prejoined``), so showing
 /// one is a subscription on a channel already joined, not a join.
 ///
-/// States are asked for per tag and counted (``AnchorBook``): a channel is in the highest state
+/// States are asked for per tag and counted: a channel is in the highest state
 /// any tag asks for and is left when no tag holds it. ``swipe(to:in:settled:)`` drives a swipe
 /// feed: the room on screen with video (and audio once the scroll ended), one room above and
 /// below prejoined, every other room left. Calls return at once; the engine steps run in order

@@ -35,7 +35,7 @@ public let packageRoot = URL(fileURLWithPath: #filePath)
 
 #if canImport(XCTest)
 /// Asserts that `body` fails with `code` and a message a person can act on.
-public func assertFails<T>(_ code: WireErrorCode, _ what: String, file: StaticString = #filePath, line: UInt = #line,
+public func assertFails<T>(_ code: ShowroomError.Code, _ what: String, file: StaticString = #filePath, line: UInt = #line,
                            _ body: () async throws -> T) async {
     do {
         _ = try await body()
@@ -52,7 +52,7 @@ public func assertFails<T>(_ code: WireErrorCode, _ what: String, file: StaticSt
 /// returns the error for further checks.
 @discardableResult
 public func assertThrows<T>(
-    _ code: WireErrorCode, _ body: () throws(ShowroomError) -> T, file: StaticString = #filePath, line: UInt = #line
+    _ code: ShowroomError.Code, _ body: () throws(ShowroomError) -> T, file: StaticString = #filePath, line: UInt = #line
 ) -> ShowroomError? {
     do {
         let value = try body()

@@ -159,7 +159,7 @@ final class EdgeCodecTests: XCTestCase {
             XCTAssertTrue((201...299).contains(EdgeCodec.messageKind(of: kind).rawValue), "\(kind)")
             XCTAssertEqual(EdgeCodec.requestKind(of: EdgeCodec.messageKind(of: kind)), kind)
         }
-        let codes: [WireErrorCode] = [
+        let codes: [ShowroomError.Code] = [
             .notJoined, .roleForbidsPublish, .privilegeExpired, .trackNotPublished, .frameTooLarge,
             .tooManyChannels, .channelFull, .tooManyPublishers, .unknownTrack, .streamMessageTooLarge,
             .streamMessageRateLimited, .alreadyJoined, .noSession, .uidReplaced, .sessionTimedOut, .sessionReplaced,

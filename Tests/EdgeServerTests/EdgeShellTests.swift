@@ -34,7 +34,7 @@ final class EdgeShellTests: XCTestCase {
 
     func testTokensAreVerifiedWithDistinctCodes() throws {
         let c = try client()
-        func code(_ token: String, channel: String = "room", uid: UInt32 = 7) throws -> WireErrorCode? {
+        func code(_ token: String, channel: String = "room", uid: UInt32 = 7) throws -> ShowroomError.Code? {
             try c.join(channel, uid: uid, token: token, role: .audience).failure?.code
         }
         XCTAssertEqual(try code("007garbage"), .tokenMalformed)
@@ -57,7 +57,7 @@ final class EdgeShellTests: XCTestCase {
     func testACallsPrivateChannelOpensOnlyForTheTokensBoundToItAndTheUid() throws {
         let c = try client()
         let channel = Names.callChannelPrefix + "0123456789abcdef0123456789abcdef"
-        func code(_ token: String, uid: UInt32 = 7) throws -> WireErrorCode? {
+        func code(_ token: String, uid: UInt32 = 7) throws -> ShowroomError.Code? {
             try c.join(channel, uid: uid, token: token, role: .broadcaster).failure?.code
         }
         // A stranger with a valid wildcard token (any channel, any uid, or both) stays out.

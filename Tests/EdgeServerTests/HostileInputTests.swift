@@ -202,7 +202,7 @@ final class HostileInputTests: XCTestCase {
         XCTAssertNil(try viewer.join("show", uid: 2, token: TestApp.token(channel: "show", uid: 2, role: .subscriber), role: .audience).failure)
         try viewer.waitForEvent("user joined") { $0 == .userJoined(channel: "show", uid: 1) }
 
-        var cases: [(String, WireMediaHeader, WireErrorCode)] = []
+        var cases: [(String, WireMediaHeader, ShowroomError.Code)] = []
         cases.append(("NUL channel", header(channel: "sh\u{0}w", size: 3), .invalidArgument))
         cases.append(("Opus on video", header(codec: .opus, size: 3), .invalidArgument))
         cases.append(("VP8 on audio", header(track: .audio, codec: .vp8, size: 3), .invalidArgument))

@@ -315,7 +315,7 @@ final class ForwardBookTests: XCTestCase {
             }
             return try WireEnvelope(request: kind, id: 1, body: body)
         }
-        let cases: [(WireEnvelope, WireErrorCode)] = [
+        let cases: [(WireEnvelope, ShowroomError.Code)] = [
             (try request(.startForward, "src", []), .invalidArgument),
             (try request(.startForward, "src", (0..<5).map { ("d\($0)", "t") }), .forwardTooManyDestinations),
             (try request(.startForward, "src", (0..<100_000).map { _ in ("d", "t") }), .forwardTooManyDestinations),

@@ -5,7 +5,7 @@ import XCTest
 /// The edge's pure checks of hostile input: channel names in every request, media headers, the
 /// envelope peek for oversize messages, the announced limits, and connections without a session.
 final class InputValidationTests: XCTestCase {
-    private func code(_ request: EdgeRequest) -> WireErrorCode? {
+    private func code(_ request: EdgeRequest) -> ShowroomError.Code? {
         do {
             _ = try EdgeCodec.request(from: EdgeCodec.envelope(request: request, id: 1))
             return nil
@@ -90,7 +90,7 @@ final class InputValidationTests: XCTestCase {
     }
 
     func testHostileHeadersAreRefusedWithTheirCodes() {
-        let cases: [(String, WireMediaHeader, Int, WireErrorCode, String)] = [
+        let cases: [(String, WireMediaHeader, Int, ShowroomError.Code, String)] = [
             ("NUL channel", header { $0.channel = "sh\u{0}w" }, 1200, .invalidArgument, "media header channel holds byte 0x00"),
             ("1 MB channel", header { $0.channel = String(repeating: "c", count: 1 << 20) }, 1200, .invalidArgument, "is 1048576 bytes"),
             ("empty channel", header { $0.channel = "" }, 1200, .invalidArgument, "media header channel is empty"),

@@ -42,7 +42,7 @@ final class StreamMessageTests: XCTestCase {
         XCTAssertEqual(tooLarge.events, [], "nothing delivered")
 
         // 60 messages a second (one is already in this second's window).
-        var refused: [WireErrorCode?] = []
+        var refused: [ShowroomError.Code?] = []
         for _ in 0..<60 { refused.append(send(&edge, stream: 2, [1]).failure?.code) }
         XCTAssertEqual(refused.compactMap { $0 }, [.streamMessageRateLimited])
         edge.now += .seconds(1)

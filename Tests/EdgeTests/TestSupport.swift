@@ -170,7 +170,7 @@ extension Array where Element == (at: Duration, directive: EdgeDirective) {
 }
 
 extension Array where Element == EdgeEvent {
-    var errorCodes: [WireErrorCode] {
+    var errorCodes: [ShowroomError.Code] {
         compactMap { if case .error(let error, _, _) = $0 { error.code } else { nil } }
     }
 }
@@ -186,7 +186,7 @@ func audio(_ channel: String, _ uid: UInt32) -> TrackID { TrackID(channel: chann
 
 extension EdgeEvent {
     /// The code of a session-closed, connection-closed or error event.
-    var code: WireErrorCode? {
+    var code: ShowroomError.Code? {
         switch self {
         case .sessionClosed(let reason): reason.code
         case .connectionClosed(_, let reason): reason.code

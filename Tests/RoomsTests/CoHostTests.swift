@@ -50,7 +50,7 @@ final class CoHostTests: XCTestCase {
         }, nowMs: t0)
     }
 
-    func code(_ body: () throws -> Void) -> WireErrorCode? {
+    func code(_ body: () throws -> Void) -> ShowroomError.Code? {
         do {
             try body()
             return nil

@@ -13,7 +13,7 @@ final class PKTests: XCTestCase {
         return world
     }
 
-    func code(_ body: () throws -> Void) -> WireErrorCode? {
+    func code(_ body: () throws -> Void) -> ShowroomError.Code? {
         do {
             try body()
             return nil
@@ -245,7 +245,7 @@ final class PKTests: XCTestCase {
         bogus.interaction.peerRoomID = "room-a"
         let answer = try world.deliver(bogus)
         XCTAssertFalse(answer.committed, "a commit without an invitation is refused")
-        XCTAssertEqual(answer.refusalCode, UInt32(WireErrorCode.interactionNotFound.rawValue))
+        XCTAssertEqual(answer.refusalCode, UInt32(ShowroomError.Code.interactionNotFound.rawValue))
         XCTAssertEqual(world.room("room-b")?.interaction.kind, .idle)
         bogus.op = .UNRECOGNIZED(99)
         XCTAssertEqual(code { try world.deliver(bogus) }, .invalidArgument)

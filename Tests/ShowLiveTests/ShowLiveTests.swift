@@ -163,7 +163,7 @@ final class ShowLiveTests: SharedClusterTestCase {
 
     func testBadTokensAreRefusedWithDistinctCodes() async throws {
         let engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds([SharedCluster.seed])))
-        func code(_ token: String, channel: String = "live-tokens", uid: UInt32 = 5) async -> WireErrorCode? {
+        func code(_ token: String, channel: String = "live-tokens", uid: UInt32 = 5) async -> ShowroomError.Code? {
             do {
                 try await engine.joinChannel(token: token, channel: channel, uid: uid, options: .audience)
                 return nil
@@ -180,7 +180,7 @@ final class ShowLiveTests: SharedClusterTestCase {
             appID: TestApp.appID, appCertificate: TestApp.certificate, channelName: "live-tokens", uid: 5, tokenExpire: 600,
             joinChannelPrivilegeExpire: 1, publishAudioPrivilegeExpire: 600, publishVideoPrivilegeExpire: 600,
             publishDataStreamPrivilegeExpire: 600, issueTs: now - 10)
-        let codes: [WireErrorCode?] = [
+        let codes: [ShowroomError.Code?] = [
             await code("007not-a-token"), await code(forged), await code(expired), await code(otherChannel),
             await code(otherUID), await code(noJoin),
         ]

@@ -132,7 +132,7 @@ final class StreamForwardingTests: SharedClusterTestCase {
 }
 
 /// Awaits `body` and checks it fails with `code`.
-func assertRefused(_ code: WireErrorCode, file: StaticString = #filePath, line: UInt = #line, _ body: () async throws -> Void) async {
+func assertRefused(_ code: ShowroomError.Code, file: StaticString = #filePath, line: UInt = #line, _ body: () async throws -> Void) async {
     do {
         try await body()
         XCTFail("expected \(code), got success", file: file, line: line)

@@ -112,7 +112,8 @@ final class EnvelopeRoundTripTests: XCTestCase {
         envelope.kind = .UNRECOGNIZED(377)
         envelope.requestID = 1
         envelope.isResponse = true
-        envelope.error = ShowroomError(.UNRECOGNIZED(4321), "room is full").wire
+        envelope.error.code = .UNRECOGNIZED(4321)
+        envelope.error.message = "room is full"
 
         var header = WireMediaHeader()
         header.track = .UNRECOGNIZED(9)
@@ -125,7 +126,8 @@ final class EnvelopeRoundTripTests: XCTestCase {
         XCTAssertEqual(decoded.error.code, .UNRECOGNIZED(4321))
 
         let failure = try XCTUnwrap(decoded.failure)
-        XCTAssertEqual(failure.code.rawValue, 4321)
+        XCTAssertEqual(failure.code, .unrecognized)
+        XCTAssertEqual(failure.number, 4321)
         XCTAssertEqual(failure.wire, decoded.error)
         XCTAssertEqual(failure.description, "E4321 unrecognized error: room is full")
 

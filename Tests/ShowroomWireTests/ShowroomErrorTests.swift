@@ -4,7 +4,7 @@ import XCTest
 
 final class ShowroomErrorTests: XCTestCase {
     func testStaticConstructorsUseTheGeneralCodes() {
-        let cases: [(ShowroomError, WireErrorCode, Int, String)] = [
+        let cases: [(ShowroomError, ShowroomError.Code, Int, String)] = [
             (.malformed("m"), .malformedMessage, 1000, "malformed message"),
             (.unknownKind("m"), .unknownKind, 1001, "unknown message kind"),
             (.deadlineExceeded("m"), .deadlineExceeded, 1002, "deadline exceeded"),
@@ -50,5 +50,43 @@ final class ShowroomErrorTests: XCTestCase {
         XCTAssertThrowsError(try fail()) { error in
             XCTAssertEqual((error as? ShowroomError)?.code, .deadlineExceeded)
         }
+    }
+
+    func testEveryWireCodeHasTheSameCodeByNumberAndName() {
+        for wire in WireErrorCode.allCases {
+            let code = ShowroomError.Code(wire: wire)
+            XCTAssertEqual(code.rawValue, wire.rawValue, "\(wire)")
+            XCTAssertEqual("\(code)", "\(wire)", "the SDK names code \(wire.rawValue) as the wire does")
+            XCTAssertEqual(code.wire, wire)
+            XCTAssertFalse(code.summary.isEmpty)
+        }
+        // And nothing else: every code but the stand-in for unknown ones is on the wire.
+        XCTAssertEqual(ShowroomError.Code.allCases.count, WireErrorCode.allCases.count + 1)
+        XCTAssertEqual(ShowroomError.Code.channelElsewhere.rawValue, 3017)
+    }
+
+    func testUnknownCodesKeepTheirNumber() throws {
+        var wire = WireError()
+        wire.code = .UNRECOGNIZED(6001)
+        wire.message = "from a newer node"
+        let error = ShowroomError(wire: wire)
+        XCTAssertEqual(error.code, .unrecognized)
+        XCTAssertEqual(error.number, 6001)
+        XCTAssertEqual(error.description, "E6001 unrecognized error: from a newer node")
+        XCTAssertEqual(error.wire, wire, "passed on unchanged")
+        XCTAssertNotEqual(error, ShowroomError(wire: { var other = wire; other.code = .UNRECOGNIZED(6002); return other }()))
+    }
+
+    func testRedirectTravelsWithChannelElsewhere() throws {
+        var redirect = WireRedirect()
+        redirect.edgeID = "edge-2"
+        redirect.clientEndpoint = "tcp://127.0.0.1:7002"
+        let error = ShowroomError.channelElsewhere("channel room-1 is on edge-2", redirect: redirect)
+        let bytes: [UInt8] = try error.wire.serializedBytes()
+        let received = ShowroomError(wire: try WireError(serializedBytes: bytes))
+        XCTAssertEqual(received, error)
+        XCTAssertEqual(received.code, .channelElsewhere)
+        XCTAssertEqual(received.redirect?.edgeID, "edge-2")
+        XCTAssertNil(ShowroomError.unavailable("x").wire.hasRedirect ? "redirect" : nil)
     }
 }

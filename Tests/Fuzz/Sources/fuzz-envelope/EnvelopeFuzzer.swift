@@ -47,7 +47,7 @@ private func check(_ bytes: UnsafeRawBufferPointer) {
     expect(again == envelope, "an envelope survives re-encoding unchanged")
     if let failure = envelope.failure {
         _ = failure.description
-        expect(ShowroomError(wire: failure.wire).code == failure.code, "an error's code survives re-encoding")
+        expect(WireEnvelope(responseTo: envelope, error: failure).failure == failure, "an error survives re-encoding")
     }
     body(of: envelope)
 }

@@ -92,7 +92,7 @@ struct FuzzCoordinator {
             }
         } catch {
             expect(!error.message.isEmpty, "a refusal says why (\(error.code))")
-            _ = ShowroomError(wire: error.wire)
+            expect(WireEnvelope(responseTo: envelope, error: error).failure == error, "a refusal survives encoding")
         }
     }
 

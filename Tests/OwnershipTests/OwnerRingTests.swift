@@ -1,4 +1,4 @@
-import Routing
+import Ownership
 import ShowroomWire
 import XCTest
 

@@ -1,4 +1,4 @@
-import Routing
+import Ownership
 import XCTest
 
 final class RendezvousHashingTests: XCTestCase {
