@@ -108,7 +108,7 @@ extension SignalCallRecord {
         do {
             try CallSettings.validate(`extension`)
         } catch {
-            throw ShowroomError(error)
+            throw ShowroomError(CallSignalShell.Machine.Refusal(error))
         }
         return Call(restoring: callID, caller: caller, callee: callee, type: CallType(type),
                     channel: channel, extensionInfo: `extension`, waitsForFirstFrame: waitsForFirstFrame,
