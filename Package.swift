@@ -278,7 +278,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "RoomsTests", dependencies: ["Rooms", "RoomStore", "ShowroomWire", "ShowroomAuth", "Routing", "ShowroomTesting"]),
-        .testTarget(name: "CallsTests", dependencies: ["Calls", "ReplicatedOwnership"]),
+        .testTarget(name: "CallsTests", dependencies: ["Calls", "ReplicatedOwnership", "Membership"]),
         // The call-signal shell on an in-process network with a clock moved by hand.
         .testTarget(
             name: "CallSignalTests",

@@ -23,43 +23,37 @@ extension CallSignalShell {
             case .sessionEnded(let session, let why):
                 logger.info("session ended", metadata: ["uid": "\(session.uid)", "why": "\(why.rawValue)"])
             case .call(.notify(let notice)):
-                let message = signalNotice(notice)
+                let message = SignalNotice(notice, call: info(notice.call, for: notice.to))
                 let owner = machine.owner(of: notice.to)
                 if owner == selfID { deliver(message) } else { remote[owner, default: []].append(message) }
             case .call(.seal(let channel, let parties)):
                 seal(channel, parties: parties)
             case .call(.started(let call)):
-                events.append(notification(201, call))
+                events.append(SignalCallNotification(201, call, nodeID: selfID, nowMs: nowMs))
             case .call(.interaction(let roomID, let owner, let callID, let inCall)):
                 showInRoom(roomID, owner: owner, callID: callID, inCall: inCall)
             case .call(.connected(let call)):
-                events.append(notification(202, call))
+                events.append(SignalCallNotification(202, call, nodeID: selfID, nowMs: nowMs))
                 CallMetrics.connected.increment()
                 CallMetrics.setup.recordMilliseconds((call.connectedAtMs ?? call.startedAtMs) - call.startedAtMs)
                 logger.info("call connected", metadata: [
                     "call": "\(call.id)", "setup_ms": "\((call.connectedAtMs ?? call.startedAtMs) - call.startedAtMs)",
                 ])
             case .call(.ended(let call)):
-                events.append(notification(203, call))
+                events.append(SignalCallNotification(203, call, nodeID: selfID, nowMs: nowMs))
                 Counter(label: "callsignal.calls_ended", dimensions: [("reason", call.end?.reason.rawValue ?? "")]).increment()
                 logger.info("call ended", metadata: [
                     "call": "\(call.id)", "reason": "\(call.end?.reason.rawValue ?? "")", "duration_ms": "\(call.connectedDurationMs)",
                 ])
             case .signal(let signaling, let uid, let callID, let owner):
-                var action = SignalPartyAction()
-                action.kind = UInt32((signaling == .returned ? WireMessageKind.callLogin : .callLogout).rawValue)
-                action.uid = uid
-                action.callID = callID
+                let action = SignalPartyAction(signaling == .returned ? .callLogin : .callLogout, uid: uid, callID: callID)
                 askCallOwner(owner, action) { [logger] result in
                     if case .failure(let error) = result {
                         logger.warning("a party's signaling change did not reach its call", metadata: ["call": "\(callID)", "error": "\(error)"])
                     }
                 }
             case .checkCall(let uid, let entry, let owner):
-                var ask = SignalPartyAction()
-                ask.kind = UInt32(WireMessageKind.callToken.rawValue)
-                ask.uid = uid
-                ask.callID = entry.callID
+                let ask = SignalPartyAction(.callToken, uid: uid, callID: entry.callID)
                 atCallOwner(owner, .callPartyAction, ask,
                             local: { () throws(ShowroomError) -> SignalCallActionResponse in SignalCallActionResponse() }) { [self] result in
                     let check: Machine.CallCheck = switch result {
@@ -71,7 +65,7 @@ extension CallSignalShell {
                 }
             case .callLost(let uid, let entry):
                 logger.warning("a call's node is gone with it: its party here is freed", metadata: ["call": "\(entry.callID)", "uid": "\(uid)"])
-                deliver(lostNotice(uid: uid, entry))
+                deliver(SignalNotice(lostCallOf: uid, entry))
             case .replicate(let batch):
                 replicate(batch)
             case .adopted(let call):
@@ -97,23 +91,6 @@ extension CallSignalShell {
                                 owner: notice.call.nodeID))
     }
 
-    /// The notice telling party `uid` its call failed with its node (with a sequence above any the
-    /// lost node could have sent), so no client stays stuck in calling, connecting or connected.
-    func lostNotice(uid: UInt32, _ entry: UserRecord.InCall) -> SignalNotice {
-        var notice = SignalNotice()
-        notice.callID = entry.callID
-        notice.sequence = 1 << 62
-        notice.to = uid
-        notice.state = UInt32(CallState.failed.rawValue)
-        notice.reason = UInt32(CallStateReason.messageFailed.rawValue)
-        notice.event = UInt32(CallEvent.none.rawValue)
-        notice.call.callID = entry.callID
-        notice.call.nodeID = entry.owner
-        notice.call.endReason = "callSignalLost"
-        notice.call.endMessage = "call-signal node \(entry.owner), which held the call, is gone and no other node holds it"
-        return notice
-    }
-
     /// Sends a batch of user records in slices; the machine learns whether the member holds them all.
     func replicate(_ batch: ReplicatedStore<UserRecord>.Batch) {
         guard !batch.entries.isEmpty else { return machine.replicaBatchAnswered(batch, held: true) }
@@ -135,27 +112,6 @@ extension CallSignalShell {
             }
         }
     }
-    /// A call event for business servers: `type` 201 started, 202 connected, 203 ended.
-    func notification(_ type: UInt32, _ call: Call) -> SignalCallNotification {
-        var event = SignalCallNotification()
-        event.noticeID = "\(call.id)-\(type)"
-        event.eventType = type
-        event.notifyMs = nowMs
-        event.callID = call.id
-        event.caller = call.caller
-        event.callee = call.callee
-        event.type = SignalCallType(call.type)
-        event.channel = call.channel
-        event.startedAtMs = call.startedAtMs
-        event.connectedAtMs = call.connectedAtMs ?? 0
-        event.endedAtMs = call.endedAtMs ?? 0
-        event.durationMs = call.connectedDurationMs
-        event.endReason = call.end?.reason.rawValue ?? ""
-        event.endedBy = call.end?.by ?? 0
-        event.nodeID = selfID
-        return event
-    }
-
     /// Sends call events to the coordinator owning each call's channel, which publishes them on its
     /// events endpoint and posts them to the webhooks.
     func report(_ events: [SignalCallNotification]) {
@@ -198,44 +154,9 @@ extension CallSignalShell {
         }
     }
 
-    // MARK: - Wire forms
-
-    /// A notice as it travels, with the call's token for the party while the call is on.
-    func signalNotice(_ notice: CallNotice) -> SignalNotice {
-        var message = SignalNotice()
-        message.callID = notice.callID
-        message.sequence = notice.sequence
-        message.to = notice.to
-        message.state = UInt32(notice.state.rawValue)
-        message.reason = UInt32(notice.reason.rawValue)
-        message.event = UInt32(notice.event.rawValue)
-        message.call = info(notice.call, for: notice.to)
-        return message
-    }
-
     /// The call as party `uid` sees it: its channel and token while the call is on.
     func info(_ call: Call, for uid: UInt32) -> SignalCallInfo {
-        var info = SignalCallInfo()
-        info.callID = call.id
-        info.caller = call.caller
-        info.callee = call.callee
-        info.type = SignalCallType(call.type)
-        info.extension = call.extensionInfo
-        info.startedAtMs = call.startedAtMs
-        info.acceptedAtMs = call.acceptedAtMs ?? 0
-        info.connectedAtMs = call.connectedAtMs ?? 0
-        info.endedAtMs = call.endedAtMs ?? 0
-        info.nodeID = selfID
-        if let end = call.end {
-            info.endReason = end.reason.rawValue
-            info.endedBy = end.by ?? 0
-            info.endMessage = end.message
-        }
-        if call.isActive, call.isParty(uid) {
-            info.channel = call.channel
-            info.token = callToken(call, uid: uid)
-        }
-        return info
+        SignalCallInfo(call, nodeID: selfID, token: call.isActive && call.isParty(uid) ? callToken(call, uid: uid) : nil)
     }
 
     /// A token for `uid` in the call's channel only, for ``callTokenSeconds``: the one minted for
@@ -250,38 +171,5 @@ extension CallSignalShell {
         else { return "" }
         machine.tokenMinted(token, callID: call.id, uid: uid, nowMs: now)
         return token
-    }
-}
-
-/// The call-signal node's counters and the set-up time histogram (Prometheus on the admin port).
-enum CallMetrics {
-    /// Calls rung (busy ones included).
-    static let rung = Counter(label: "callsignal.calls_rung")
-    /// Calls that connected.
-    static let connected = Counter(label: "callsignal.calls_connected")
-    /// From the call to connected on both sides.
-    static let setup = Metrics.Timer(label: "callsignal.call_setup")
-
-    /// The sizes of what the node keeps, so that a long run shows whether anything grows with
-    /// every user or call ever seen.
-    static let sessions = Gauge(label: "callsignal.sessions")
-    static let calls = Gauge(label: "callsignal.calls")
-    static let usersInCalls = Gauge(label: "callsignal.users_in_calls")
-    static let userRecords = Gauge(label: "callsignal.user_records")
-    static let tombstones = Gauge(label: "callsignal.user_record_tombstones")
-    static let mailboxes = Gauge(label: "callsignal.mailboxes")
-    static let callsWithTokens = Gauge(label: "callsignal.calls_with_tokens")
-    static let dialLimitedUsers = Gauge(label: "callsignal.dial_limited_users")
-
-    /// Refreshes the size gauges.
-    static func recordSizes(of machine: CallSignalShell.Machine) {
-        sessions.record(machine.presence.sessions.count)
-        calls.record(machine.book.calls.count)
-        usersInCalls.record(machine.callOf.count)
-        userRecords.record(machine.records.entries.count)
-        tombstones.record(machine.records.tombstoneCount)
-        mailboxes.record(machine.mailboxes.count)
-        callsWithTokens.record(machine.mintedTokens.count)
-        dialLimitedUsers.record(machine.dials.trackedUsers)
     }
 }

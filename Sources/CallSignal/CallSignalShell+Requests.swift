@@ -12,8 +12,8 @@ extension CallSignalShell {
         do throws(ShowroomError) {
             guard body.uid != 0 else { throw ShowroomError.invalidArgument("uid 0 cannot log in") }
             expiresAt = try verifyLogin(body.token, uid: body.uid)
-            let (session, directives) = try Self.refusing { () throws(Machine.Refusal) in
-                try machine.login(uid: body.uid, tokenExpiresAtMs: expiresAt, nowMs: nowMs)
+            let (session, directives) = try decide {
+                try $0.login(uid: body.uid, tokenExpiresAtMs: expiresAt, nowMs: nowMs)
             }
             sessionID = session
             perform(directives)
@@ -50,13 +50,13 @@ extension CallSignalShell {
             switch request.kind {
             case .callLogout:
                 let body = try request.decodeBody(SignalLogoutRequest.self)
-                perform(try Self.refusing { () throws(Machine.Refusal) in try machine.logout(body.sessionID, nowMs: now) })
+                perform(try decide { try $0.logout(body.sessionID, nowMs: now) })
                 respond(.success(SignalLogoutResponse()))
             case .callRenewToken:
                 let body = try request.decodeBody(SignalRenewTokenRequest.self)
-                let session = try Self.refusing { () throws(Machine.Refusal) in try machine.session(body.sessionID, nowMs: now) }
+                let session = try decide { try $0.session(body.sessionID, nowMs: now) }
                 let expiresAt = try verifyLogin(body.token, uid: session.uid)
-                try Self.refusing { () throws(Machine.Refusal) in try machine.renew(session.id, tokenExpiresAtMs: expiresAt, nowMs: now) }
+                try decide { try $0.renew(session.id, tokenExpiresAtMs: expiresAt, nowMs: now) }
                 respond(.success(SignalRenewTokenResponse.with { $0.tokenExpiresAtMs = expiresAt }))
             case .callPoll:
                 let body = try request.decodeBody(SignalPollRequest.self)
@@ -64,8 +64,8 @@ extension CallSignalShell {
                 nextPoll += 1
                 polls[poll] = respond
                 do throws(ShowroomError) {
-                    perform(try Self.refusing { () throws(Machine.Refusal) in
-                        try machine.poll(body.sessionID, poll: poll, waitMs: Int64(min(body.maxWaitMs, Self.maxPollMs)), nowMs: now)
+                    perform(try decide {
+                        try $0.poll(body.sessionID, poll: poll, waitMs: Int64(min(body.maxWaitMs, Self.maxPollMs)), nowMs: now)
                     })
                 } catch {
                     polls[poll] = nil
@@ -73,11 +73,11 @@ extension CallSignalShell {
                 }
             case .callDial:
                 let body = try request.decodeBody(SignalDialRequest.self)
-                let session = try Self.refusing { () throws(Machine.Refusal) in try machine.session(body.sessionID, nowMs: now) }
+                let session = try decide { try $0.session(body.sessionID, nowMs: now) }
                 try dial(body, caller: session.uid, respond)
             default:
                 let body = try request.decodeBody(SignalCallActionRequest.self)
-                let session = try Self.refusing { () throws(Machine.Refusal) in try machine.session(body.sessionID, nowMs: now) }
+                let session = try decide { try $0.session(body.sessionID, nowMs: now) }
                 try act(request.kind, body, uid: session.uid, respond)
             }
         } catch {
@@ -125,17 +125,9 @@ extension CallSignalShell {
     /// Reserves the caller, asks the callee's owner to ring, answers with the call.
     func dial(_ body: SignalDialRequest, caller: UInt32, _ respond: Node.Responder) throws(ShowroomError) {
         if !body.liveRoomID.isEmpty { try Names.validateRoomID(body.liveRoomID, field: "live_room_id") }
-        let plan = try Self.refusing { () throws(Machine.Refusal) in try machine.dial(body.callee, caller: caller, nowMs: nowMs) }
-        var ring = SignalRingRequest()
-        ring.callID = plan.callID
-        ring.channel = Names.callChannel(callee: body.callee, random: plan.channelSecret)
-        ring.caller = caller
-        ring.callee = body.callee
-        ring.type = body.type
-        ring.extension = body.extension
-        ring.timeoutMs = body.timeoutMs
-        ring.firstFrameWaitingDisabled = body.firstFrameWaitingDisabled
-        ring.liveRoomID = body.liveRoomID
+        let plan = try decide { try $0.dial(body.callee, caller: caller, nowMs: nowMs) }
+        let ring = SignalRingRequest(body, caller: caller, callID: plan.callID,
+                                     channel: Names.callChannel(callee: body.callee, random: plan.channelSecret))
         atCallOwner(plan.owner, .callRing, ring, local: { [self] () throws(ShowroomError) in try self.ring(ring) }) { [self] result in
             switch result {
             case .success(let answer):
@@ -151,15 +143,8 @@ extension CallSignalShell {
 
     /// `CALL_RING`: rings the callee (owned here), or ends the call busy.
     func ring(_ body: SignalRingRequest) throws(ShowroomError) -> SignalRingResponse {
-        guard Names.callee(ofCallChannel: body.channel) == body.callee else {
-            throw .invalidArgument("a ring names its caller, callee, call id and channel")
-        }
-        if !body.liveRoomID.isEmpty { try Names.validateRoomID(body.liveRoomID, field: "live_room_id") }
-        let ring = Machine.Ring(callID: body.callID, channel: body.channel, caller: body.caller, callee: body.callee,
-                                type: CallType(body.type), extensionInfo: body.extension,
-                                timeoutMs: body.timeoutMs == 0 ? nil : Int64(body.timeoutMs),
-                                waitsForFirstFrame: !body.firstFrameWaitingDisabled, liveRoom: body.liveRoomID)
-        let made = try Self.refusing { () throws(Machine.Refusal) in try machine.ring(ring, nowMs: nowMs) }
+        let ring = try Machine.Ring(body)
+        let made = try decide { try $0.ring(ring, nowMs: nowMs) }
         CallMetrics.rung.increment()
         perform(made.directives)
         return SignalRingResponse.with { $0.call = info(made.call, for: body.caller) }
@@ -171,12 +156,7 @@ extension CallSignalShell {
             throw ShowroomError(.unknownCall, "'\(body.callID.prefix(64))' is not a call id")
         }
         if !body.liveRoomID.isEmpty { try Names.validateRoomID(body.liveRoomID, field: "live_room_id") }
-        var action = SignalPartyAction()
-        action.kind = UInt32(kind.rawValue)
-        action.uid = uid
-        action.callID = body.callID
-        action.reason = body.reason
-        action.liveRoomID = body.liveRoomID
+        let action = SignalPartyAction(kind, uid: uid, callID: body.callID, reason: body.reason, liveRoomID: body.liveRoomID)
         askCallOwner(machine.owner(of: callee), action) { result in
             switch result {
             case .success(let answer): respond(.success(answer))
@@ -187,21 +167,8 @@ extension CallSignalShell {
 
     /// `CALL_PARTY_ACTION`: a party's request (or its signaling coming and going) for a call held here.
     func partyAction(_ action: SignalPartyAction) throws(ShowroomError) -> SignalCallActionResponse {
-        let request: Machine.PartyRequest
-        switch WireMessageKind(rawValue: Int(action.kind)) {
-        case .callAccept:
-            if !action.liveRoomID.isEmpty { try Names.validateRoomID(action.liveRoomID, field: "live_room_id") }
-            request = .accept(liveRoom: action.liveRoomID)
-        case .callCancel: request = .cancel
-        case .callReject: request = .reject(reason: action.reason)
-        case .callHangup: request = .hangup(reason: action.reason)
-        case .callFirstFrame: request = .firstFrame
-        case .callToken: request = .token
-        case .callLogin: request = .signaling(.returned)
-        case .callLogout: request = .signaling(.lost)
-        default: throw ShowroomError.invalidArgument("party action kind \(action.kind) is not a call request")
-        }
-        let acted = try Self.refusing { () throws(Machine.Refusal) in try machine.act(request, by: action.uid, callID: action.callID, nowMs: nowMs) }
+        let request = try Machine.PartyRequest(action)
+        let acted = try decide { try $0.act(request, by: action.uid, callID: action.callID, nowMs: nowMs) }
         perform(acted.directives)
         var answer = SignalCallActionResponse()
         if let call = acted.call { answer.call = info(call, for: action.uid) }

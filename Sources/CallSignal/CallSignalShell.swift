@@ -100,19 +100,8 @@ final class CallSignalShell {
         node.serve(.callList) { [self] _, respond in
             var answer = SignalCallListResponse()
             answer.nodeID = selfID
-            answer.calls = book.calls.values.sorted { ($0.startedAtMs, $0.id) < ($1.startedAtMs, $1.id) }.map { call in
-                SignalCallStatus.with {
-                    $0.callID = call.id
-                    $0.caller = call.caller
-                    $0.callee = call.callee
-                    $0.type = SignalCallType(call.type)
-                    $0.phase = call.phase.rawValue
-                    $0.channel = call.channel
-                    $0.nodeID = selfID
-                    $0.startedAtMs = call.startedAtMs
-                    $0.endReason = call.end?.reason.rawValue ?? ""
-                }
-            }
+            answer.calls = book.calls.values.sorted { ($0.startedAtMs, $0.id) < ($1.startedAtMs, $1.id) }
+                .map { SignalCallStatus($0, nodeID: selfID) }
             respond(.success(answer))
         }
         node.serve(.callDeliver) { [self] request, respond in
@@ -123,12 +112,7 @@ final class CallSignalShell {
         node.serve(.callReplica) { [self] request, respond in
             guard let body = respond.answering({ try request.decodeBody(SignalReplicaBatch.self) }) else { return }
             respond(Result { () throws(ShowroomError) in
-                guard body.records.count <= maxRecordsPerBatch else {
-                    throw .invalidArgument("a replica batch carries at most \(maxRecordsPerBatch) records, not \(body.records.count)")
-                }
-                var entries: [ReplicatedEntry<UserRecord>] = []
-                for record in body.records { entries.append(try record.entry()) }
-                perform(machine.receive(entries, nowMs: nowMs))
+                perform(machine.receive(try body.entries(), nowMs: nowMs))
                 return SignalReplicaBatchResponse()
             }.outcome)
         }
@@ -190,30 +174,18 @@ final class CallSignalShell {
         case .callDial: sessionID = try request.decodeBody(SignalDialRequest.self).sessionID
         default: sessionID = try request.decodeBody(SignalCallActionRequest.self).sessionID
         }
-        return try Self.refusing { () throws(Machine.Refusal) in try Machine.uid(ofSession: sessionID) }
+        do { return try Machine.uid(ofSession: sessionID) } catch { throw ShowroomError(error) }
     }
 
-    /// Runs `decide`, passing a refusal of the machine on as it travels.
+    /// Asks the machine, passing a refusal on as it travels.
     @discardableResult
-    static func refusing<T>(_ decide: () throws(Machine.Refusal) -> T) throws(ShowroomError) -> T {
-        do { return try decide() } catch { throw ShowroomError(error) }
-    }
-}
-
-extension ShowroomError {
-    /// A refusal of the call-signal machine as it travels.
-    init<Notice, Random>(_ refusal: CallSignalNode<Notice, Random>.Refusal) {
-        let code: WireErrorCode = switch refusal.code {
-        case .invalidArgument: .invalidArgument
-        case .notLoggedIn: .notLoggedIn
-        case .callRateLimited: .callRateLimited
-        case .callerInCall: .callerInCall
-        case .calleeOffline: .calleeOffline
-        case .unknownCall: .unknownCall
-        case .notYourCall: .notYourCall
-        case .stateMismatch: .callStateMismatch
-        case .callEnded: .callEnded
+    func decide<T>(_ ask: (inout Machine) throws -> T) throws(ShowroomError) -> T {
+        do {
+            return try ask(&machine)
+        } catch let refusal as Machine.Refusal {
+            throw ShowroomError(refusal)
+        } catch {
+            throw .internal("\(error)")  // the machine throws refusals only
         }
-        self.init(code, refusal.message)
     }
 }
