@@ -8,25 +8,21 @@ extension CallSignalShell {
     // MARK: - Sessions, at the user's owner
 
     func login(_ body: SignalLoginRequest, _ respond: Node.Responder) {
-        let sessionID: String, expiresAt: Int64
         do throws(ShowroomError) {
             guard body.uid != 0 else { throw ShowroomError.invalidArgument("uid 0 cannot log in") }
-            expiresAt = try verifyLogin(body.token, uid: body.uid)
-            let (session, directives) = try decide {
-                try $0.login(uid: body.uid, tokenExpiresAtMs: expiresAt, nowMs: nowMs)
-            }
-            sessionID = session
+            let expiresAt = try verifyLogin(body.token, uid: body.uid)
+            let (sessionID, directives) = try decide { try $0.login(uid: body.uid, tokenExpiresAtMs: expiresAt, nowMs: nowMs) }
             perform(directives)
+            logger.info("logged in", metadata: ["uid": "\(body.uid)"])
+            respond(.success(SignalLoginResponse.with {
+                $0.sessionID = sessionID
+                $0.heartbeatTimeoutMs = UInt32(clamping: presence.heartbeatTimeoutMs)
+                $0.tokenExpiresAtMs = expiresAt
+                $0.nodeID = selfID
+            }))
         } catch {
-            return respond(.failure(error))
+            respond(.failure(error))
         }
-        var answer = SignalLoginResponse()
-        answer.sessionID = sessionID
-        answer.heartbeatTimeoutMs = UInt32(clamping: presence.heartbeatTimeoutMs)
-        answer.tokenExpiresAtMs = expiresAt
-        answer.nodeID = selfID
-        logger.info("logged in", metadata: ["uid": "\(body.uid)"])
-        respond(.success(answer))
     }
 
     /// The login token's expiry (ms), or the refusal.
@@ -62,15 +58,11 @@ extension CallSignalShell {
                 let body = try request.decodeBody(SignalPollRequest.self)
                 let poll = nextPoll
                 nextPoll += 1
-                polls[poll] = respond
-                do throws(ShowroomError) {
-                    perform(try decide {
-                        try $0.poll(body.sessionID, poll: poll, waitMs: Int64(min(body.maxWaitMs, Self.maxPollMs)), nowMs: now)
-                    })
-                } catch {
-                    polls[poll] = nil
-                    throw error
+                let directives = try decide {
+                    try $0.poll(body.sessionID, poll: poll, waitMs: Int64(min(body.maxWaitMs, Self.maxPollMs)), nowMs: now)
                 }
+                polls[poll] = respond
+                perform(directives)
             case .callDial:
                 let body = try request.decodeBody(SignalDialRequest.self)
                 let session = try decide { try $0.session(body.sessionID, nowMs: now) }

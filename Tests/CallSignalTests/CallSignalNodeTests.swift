@@ -1,3 +1,4 @@
+import CallSignal
 import Calls
 import Membership
 import ReplicatedOwnership
