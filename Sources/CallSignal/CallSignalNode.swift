@@ -29,7 +29,7 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
             case notLoggedIn
             /// The caller dialled too often.
             case callRateLimited
-            /// As ``CallRefusal/Code``.
+            /// The call book's refusals (``CallRefusal/Code``).
             case callerInCall, calleeOffline, unknownCall, notYourCall, stateMismatch, callEnded
         }
 
@@ -81,10 +81,15 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
 
     /// A party's request at the call's owner.
     public enum PartyRequest: Sendable, Equatable {
+        /// The callee accepts, naming the live room it hosts (empty: none).
         case accept(liveRoom: String)
+        /// The caller cancels a call that rings.
         case cancel
+        /// The callee rejects a call that rings.
         case reject(reason: String)
+        /// A party hangs up.
         case hangup(reason: String)
+        /// The party decoded the other's first frame.
         case firstFrame
         /// A fresh token for a party of a call that goes on.
         case token
@@ -113,14 +118,21 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
 
     /// What a ring asks: the call as the caller's owner minted it.
     public struct Ring: Sendable, Equatable {
+        /// The call id (`<callee>-<hex>`), minted by the caller's owner.
         public var callID: String
+        /// The call's private channel (`call-<callee>-<hex>`).
         public var channel: String
+        /// Who calls.
         public var caller: UInt32
+        /// Who is called (owned by the node that rings).
         public var callee: UInt32
+        /// Video or audio.
         public var type: CallType
+        /// What the caller attached to the call.
         public var extensionInfo: [String: String]
         /// The calling timeout; nil for the settings'.
         public var timeoutMs: Int64?
+        /// Whether connected waits for both sides' first remote frames.
         public var waitsForFirstFrame: Bool
         /// The live room the caller hosts, if any.
         public var liveRoom: String
@@ -145,8 +157,9 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
     public struct DialPlan: Sendable, Equatable {
         /// The node owning the callee (and so the call): this one or another.
         public var owner: String
-        /// The call id (`<callee>-<24 hex digits>`) and the random part of its channel's name.
+        /// The call id (`<callee>-<24 hex digits>`).
         public var callID: String
+        /// The random part of the call channel's name (32 hex digits).
         public var channelSecret: String
     }
 
