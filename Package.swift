@@ -290,6 +290,7 @@ let package = Package(
             name: "CallSignalTests",
             dependencies: [
                 "CallSignal", "Calls", "NodeRuntime", "ShowroomTesting", "ShowroomWire", "ShowroomAuth", "Routing",
+                "ReplicatedOwnership", "Membership",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]

@@ -70,6 +70,19 @@ extension SignalUserRecord {
     }
 }
 
+extension SignalReplicaBatch {
+    /// The records a peer sent, each checked (``SignalUserRecord/entry()``), at most
+    /// ``maxRecordsPerBatch`` of them.
+    func entries() throws(ShowroomError) -> [ReplicatedEntry<UserRecord>] {
+        guard records.count <= maxRecordsPerBatch else {
+            throw .invalidArgument("a replica batch carries at most \(maxRecordsPerBatch) records, not \(records.count)")
+        }
+        var entries: [ReplicatedEntry<UserRecord>] = []
+        for record in records { entries.append(try record.entry()) }
+        return entries
+    }
+}
+
 extension SignalCallRecord {
     /// A call as it travels to a replica.
     init(_ call: Call) {
@@ -108,7 +121,7 @@ extension SignalCallRecord {
         do {
             try CallSettings.validate(`extension`)
         } catch {
-            throw ShowroomError(error)
+            throw ShowroomError(CallSignalShell.Machine.Refusal(error))
         }
         return Call(restoring: callID, caller: caller, callee: callee, type: CallType(type),
                     channel: channel, extensionInfo: `extension`, waitsForFirstFrame: waitsForFirstFrame,

@@ -229,7 +229,8 @@ public struct CallBook: Sendable {
                 end(&call, .init(reason: .timedOut, by: nil, message: ""), nowMs: nowMs,
                     notices: [(call.caller, .prepared, .callingTimeout, .callingTimeout),
                               (call.callee, .prepared, .remoteCallingTimeout, .remoteCallingTimeout)], into: &directives)
-            } else if let (leaver, since) = call.absentSince.min(by: { $0.value < $1.value }),
+            } else if let (leaver, since) = call.absentSince.min(by: { ($0.value, $0.key) < ($1.value, $1.key) }),
+                      // (both away since the same time: the lower uid, whatever the table's order)
                       nowMs - since >= settings.leaveGraceMs {
                 let other = call.other(than: leaver)
                 end(&call, .init(reason: .partyLeft, by: leaver, message: "uid \(leaver) left the call"), nowMs: nowMs,

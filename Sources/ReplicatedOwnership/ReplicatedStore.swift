@@ -59,6 +59,11 @@ public final class MemoryPersistence<Value: Sendable & Equatable>: ReplicaPersis
 /// as a pure value type: writes return what to send to whom, answers and membership changes
 /// return what may be acknowledged and handed over. The shell carries the messages and persists
 /// what ``Effects/persist`` names.
+///
+/// A role whose records follow from its own state (a user's session and call) marks keys changed
+/// as it goes (``markChanged(_:)``) and writes them all at once on a flush
+/// (``flush(current:)``), in one batch per member; deletions stay as tombstones until
+/// ``dropTombstones(olderThanMs:nowMs:)`` finds them old enough that no late copy is on its way.
 public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
     /// What the shell must do after a call.
     public struct Effects: Sendable, Equatable {
@@ -66,16 +71,58 @@ public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
         public var persist: [ReplicatedEntry<Value>] = []
         /// Entries to send, by member.
         public var send: [String: [ReplicatedEntry<Value>]] = [:]
+        /// The writes each member's entries in ``send`` carry: answer them with
+        /// ``ReplicatedStore/batchAnswered(_:held:)`` (none for a hand-over).
+        public var writes: [String: [UInt64]] = [:]
         /// Writes that may be answered now.
         public var acknowledged: [Replication.Acknowledged] = []
         /// Keys to delete from persistence (no longer held here).
         public var forget: [String] = []
+
+        /// What to send, one batch per member in member order.
+        public var batches: [Batch] {
+            send.keys.sorted().map { Batch(member: $0, entries: send[$0] ?? [], writes: writes[$0] ?? []) }
+        }
+
+        /// Adds `other`'s effects to these.
+        public mutating func merge(_ other: Effects) {
+            persist += other.persist
+            for (member, entries) in other.send { send[member, default: []] += entries }
+            for (member, ids) in other.writes { writes[member, default: []] += ids }
+            acknowledged += other.acknowledged
+            forget += other.forget
+        }
+    }
+
+    /// Entries for one member, and the writes they carry.
+    public struct Batch: Sendable, Equatable {
+        /// The member to send them to.
+        public var member: String
+        /// The entries, in key order.
+        public var entries: [ReplicatedEntry<Value>]
+        /// The writes the member's answer acknowledges (empty for a hand-over).
+        public var writes: [UInt64]
+
+        /// A batch of `entries` for `member`, carrying `writes`.
+        public init(member: String, entries: [ReplicatedEntry<Value>], writes: [UInt64]) {
+            self.member = member
+            self.entries = entries
+            self.writes = writes
+        }
     }
 
     /// Who holds which key.
     public private(set) var replication: Replication
     /// The entries held here (owned or replicated), tombstones included.
     public private(set) var entries: [String: ReplicatedEntry<Value>] = [:]
+    /// Keys marked changed since the last flush.
+    public private(set) var changed: Set<String> = []
+    /// When each tombstone held here was first seen by ``dropTombstones(olderThanMs:nowMs:)``
+    /// (nil until then).
+    private var tombstoneSeen: [String: Int64?] = [:]
+
+    /// How many deletions are held as tombstones.
+    public var tombstoneCount: Int { tombstoneSeen.count }
 
     /// A store for member `selfID` of `role` (owner and successor per key by default).
     public init(selfID: String, role: NodeRole, scope: Replication.Scope = .ownerAndSuccessor,
@@ -92,10 +139,13 @@ public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
     public mutating func write(_ value: Value?, for key: String) -> (write: UInt64, effects: Effects) {
         let version = (entries[key]?.version ?? 0) &+ 1
         let entry = ReplicatedEntry(key: key, value: value, version: version, writer: replication.selfID)
-        entries[key] = entry
+        store(entry)
         let ticket = replication.beginWrite(key: key)
         var effects = Effects(persist: [entry])
-        for replica in ticket.replicas { effects.send[replica] = [entry] }
+        for replica in ticket.replicas {
+            effects.send[replica] = [entry]
+            effects.writes[replica] = [ticket.id]
+        }
         if ticket.replicas.isEmpty {
             effects.acknowledged = [Replication.Acknowledged(write: ticket.id, key: key, fullyReplicated: true)]
         }
@@ -109,13 +159,73 @@ public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
         return effects
     }
 
+    /// A member answered a batch (`held`: it stored every entry): the writes it carried are
+    /// answered by that member.
+    public mutating func batchAnswered(_ batch: Batch, held: Bool) -> Effects {
+        var effects = Effects()
+        for write in batch.writes { effects.merge(replicaAnswered(write: write, by: batch.member, held: held)) }
+        return effects
+    }
+
+    // MARK: - Changes written on a flush
+
+    /// Notes that the value of `key` may have changed: the next ``flush(current:)`` writes it
+    /// when this member owns it and the value differs from the one held.
+    public mutating func markChanged(_ key: String) { changed.insert(key) }
+
+    /// Whether a flush has keys to look at.
+    public var isFlushDue: Bool { !changed.isEmpty }
+
+    /// Writes the changed keys this member owns whose value (`current`, nil for none) differs from
+    /// the one held, in key order: the effects hold one batch per replica with every entry and
+    /// write for it.
+    public mutating func flush(current: (String) -> Value?) -> Effects {
+        let keys = changed.sorted()
+        changed = []
+        var effects = Effects()
+        for key in keys where replication.owns(key) {
+            let value = current(key)
+            guard value != self[key] else { continue }
+            effects.merge(write(value, for: key).effects)
+        }
+        return effects
+    }
+
+    /// Forgets tombstones held for at least `lifetimeMs` (a tombstone's time starts at the first
+    /// call that sees it), so a store of short-lived records does not grow without end. Returns
+    /// the keys to forget in persistence.
+    public mutating func dropTombstones(olderThanMs lifetimeMs: Int64, nowMs: Int64) -> Effects {
+        var effects = Effects()
+        for key in tombstoneSeen.keys.sorted() {
+            guard let seen = tombstoneSeen[key] ?? nil else {
+                tombstoneSeen[key] = nowMs
+                continue
+            }
+            if nowMs - seen >= lifetimeMs {
+                dropTombstone(key)
+                effects.forget.append(key)
+            }
+        }
+        return effects
+    }
+
+    /// Keeps `entry`, noting whether it is a tombstone.
+    private mutating func store(_ entry: ReplicatedEntry<Value>) {
+        entries[entry.key] = entry
+        if entry.value == nil {
+            if tombstoneSeen[entry.key] == nil { tombstoneSeen[entry.key] = .some(nil) }
+        } else {
+            tombstoneSeen[entry.key] = nil
+        }
+    }
+
     /// Entries from another member (a replica of a write, or a hand-over): each is kept when it
     /// supersedes what is held. Returns what to persist.
     public mutating func receive(_ incoming: [ReplicatedEntry<Value>]) -> Effects {
         var effects = Effects()
         for entry in incoming {
             if let held = entries[entry.key], !entry.supersedes(held) { continue }
-            entries[entry.key] = entry
+            store(entry)
             effects.persist.append(entry)
         }
         return effects
@@ -130,7 +240,10 @@ public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
     /// still be on its way), so a store of short-lived records does not grow without end. A live
     /// value is kept.
     public mutating func dropTombstone(_ key: String) {
-        if let entry = entries[key], entry.value == nil { entries[key] = nil }
+        if let entry = entries[key], entry.value == nil {
+            entries[key] = nil
+            tombstoneSeen[key] = nil
+        }
     }
 
     /// The alive members changed: hand each key's new holders what is held of it, forget keys held
@@ -141,7 +254,10 @@ public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
         for (member, keys) in handOver.send {
             effects.send[member] = keys.sorted().compactMap { entries[$0] }
         }
-        for key in handOver.released { entries[key] = nil }
+        for key in handOver.released {
+            entries[key] = nil
+            tombstoneSeen[key] = nil
+        }
         effects.forget = handOver.released.sorted()
         return effects
     }

@@ -262,6 +262,17 @@ final class CallBookTests: XCTestCase {
         XCTAssertTrue(ended.contains(.seal(channel: "call-c1", parties: [viewer, host])))
     }
 
+    func testBothPartiesAwaySinceTheSameTimeEndTheCallOneWayWhateverTheTablesOrder() throws {
+        // Hash order differs from process to process: the same call must end the same way in each.
+        var book = CallBook()
+        _ = try ring(&book, waits: false)
+        _ = try book.accept("c1", by: host, nowMs: t0)
+        _ = book.partyLeft("c1", uid: viewer, nowMs: t0 + 1_000)
+        _ = book.partyLeft("c1", uid: host, nowMs: t0 + 1_000)
+        _ = book.tick(nowMs: t0 + 31_000)
+        XCTAssertEqual(book.calls["c1"]?.end?.by, min(host, viewer), "the lower uid is the leaver")
+    }
+
     func testAPartyBackWithinTheGraceContinuesTheCall() throws {
         var book = CallBook()
         _ = try ring(&book, waits: false)

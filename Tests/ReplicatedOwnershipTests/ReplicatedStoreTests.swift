@@ -220,4 +220,68 @@ final class ReplicatedStoreTests: XCTestCase {
         _ = members.stores[successor]!.receive([ReplicatedEntry(key: key, value: "ringing", version: 1, writer: owner)])
         XCTAssertNil(members.stores[successor]![key])
     }
+
+    func testChangedKeysAreWrittenOnAFlushInOneBatchPerMemberAndAcknowledgedByItsAnswer() {
+        let ids = ["c1", "c2", "c3"]
+        var store = ReplicatedStore<String>(selfID: "c1", role: .callsignal, members: ids)
+        let replication = store.replication
+        let owned = (0..<200).map { "uid/\($0)" }.filter { replication.owns($0) }
+        let foreign = (0..<200).map { "uid/\($0)" }.first { !replication.owns($0) }!
+        XCTAssertGreaterThan(owned.count, 4)
+        var values = Dictionary(uniqueKeysWithValues: owned.map { ($0, "v1") })
+        values[foreign] = "not mine"
+        for key in owned.reversed() + [foreign] { store.markChanged(key) }
+        XCTAssertTrue(store.isFlushDue)
+
+        let effects = store.flush { values[$0] }
+        XCTAssertFalse(store.isFlushDue)
+        XCTAssertEqual(effects.persist.map(\.key), owned.sorted(), "every owned key once, in key order; the foreign one not")
+        let batches = effects.batches
+        XCTAssertEqual(batches.map(\.member), batches.map(\.member).sorted())
+        XCTAssertEqual(Set(batches.map(\.member)), Set(owned.flatMap { replication.replicas(of: $0) }))
+        for batch in batches {
+            XCTAssertEqual(batch.entries.map(\.key), owned.sorted().filter { replication.replicas(of: $0) == [batch.member] })
+            XCTAssertEqual(batch.writes.count, batch.entries.count)
+        }
+        XCTAssertNil(store[foreign])
+
+        // An unchanged value is not written again; a key not marked is not looked at.
+        store.markChanged(owned[0])
+        values[owned[1]] = "v2"
+        XCTAssertTrue(store.flush { values[$0] }.persist.isEmpty)
+
+        // Each batch's answer acknowledges its writes, and only those.
+        var acknowledged: [UInt64] = []
+        let first = batches[0]
+        acknowledged += store.batchAnswered(first, held: true).acknowledged.map(\.write)
+        XCTAssertEqual(acknowledged.sorted(), first.writes.sorted())
+        XCTAssertTrue(store.batchAnswered(first, held: true).acknowledged.isEmpty, "a repeated answer acknowledges nothing")
+        for batch in batches.dropFirst() {
+            let done = store.batchAnswered(batch, held: false).acknowledged
+            XCTAssertEqual(done.map(\.write).sorted(), batch.writes.sorted())
+            XCTAssertTrue(done.allSatisfy { !$0.fullyReplicated }, "a failed batch is noted")
+        }
+        XCTAssertTrue(store.replication.pendingWrites.isEmpty)
+    }
+
+    func testATombstoneIsDroppedOnceItIsOldEnoughAndALiveValueNever() {
+        var store = ReplicatedStore<String>(selfID: "solo", role: .callsignal)
+        _ = store.write("v", for: "a")
+        _ = store.write(nil, for: "a")
+        _ = store.receive([ReplicatedEntry(key: "b", value: nil, version: 3, writer: "other")])
+        _ = store.write("live", for: "c")
+        XCTAssertEqual(store.tombstoneCount, 2)
+        XCTAssertTrue(store.dropTombstones(olderThanMs: 60_000, nowMs: 1_000).forget.isEmpty, "first seen now")
+        XCTAssertTrue(store.dropTombstones(olderThanMs: 60_000, nowMs: 60_999).forget.isEmpty)
+        _ = store.write("back", for: "a")
+        XCTAssertEqual(store.dropTombstones(olderThanMs: 60_000, nowMs: 61_000).forget, ["b"], "a revived key is no tombstone")
+        XCTAssertEqual(store.tombstoneCount, 0)
+        XCTAssertNil(store.entries["b"])
+        XCTAssertEqual(store["a"], "back")
+        XCTAssertEqual(store["c"], "live")
+        // A copy of the deletion arriving after it was forgotten is a tombstone again, aged anew.
+        _ = store.receive([ReplicatedEntry(key: "b", value: nil, version: 3, writer: "other")])
+        XCTAssertTrue(store.dropTombstones(olderThanMs: 60_000, nowMs: 200_000).forget.isEmpty)
+        XCTAssertEqual(store.dropTombstones(olderThanMs: 60_000, nowMs: 260_000).forget, ["b"])
+    }
 }

@@ -1,0 +1,652 @@
+// Pure: no I/O, no clock, no ambient randomness (only Calls and ReplicatedOwnership, themselves pure).
+import Calls
+import ReplicatedOwnership
+
+/// What one call-signal node decides, as a pure state machine: the sessions of the users it owns
+/// (``Presence``), the calls it owns (``CallBook``), the call each of its users is in or reserved
+/// for while dialling, the notices waiting for each session's poll, the call tokens minted, and
+/// which user records are due for replication (``ReplicatedStore``).
+///
+/// Events go in as plain values with the time (requests already decoded and checked for form,
+/// answers from other nodes, clock ticks, membership changes); ``Directive``s come out for the
+/// shell to carry out. Randomness (session secrets, call ids, channel names) comes from the
+/// injected `Random`, so a node driven by a seeded generator decides the same way every run.
+///
+/// Ownership: a user (key `uid/<uid>`) is owned by the first alive call-signal node in rendezvous
+/// order; a call by its callee's owner (the call id starts with the callee's uid, so any node
+/// finds the owner from the id alone). Dialling is the two-key operation: the caller's owner
+/// reserves the caller (``dial(_:caller:nowMs:)``), asks the callee's owner to ring
+/// (``ring(_:nowMs:)``), and drops the reservation when the ring is refused, fails or ends busy
+/// (``ringAnswered(caller:callID:_:)``).
+public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
+    /// Why a request was refused, with a stable code and a message a person can act on.
+    public struct Refusal: Error, Equatable, CustomStringConvertible {
+        /// The stable codes (each travels as the wire's error code of the same name).
+        public enum Code: String, Sendable, Equatable {
+            /// Malformed: a uid of 0, calling oneself, an oversize or foreign call id.
+            case invalidArgument
+            /// The session is unknown, ended or replaced.
+            case notLoggedIn
+            /// The caller dialled too often.
+            case callRateLimited
+            /// The call book's refusals (``CallRefusal/Code``).
+            case callerInCall, calleeOffline, unknownCall, notYourCall, stateMismatch, callEnded
+        }
+
+        /// The code.
+        public var code: Code
+        /// What happened and what to do.
+        public var message: String
+
+        /// A refusal with `code` and `message`.
+        public init(_ code: Code, _ message: String) {
+            self.code = code
+            self.message = message
+        }
+
+        /// The refusal of the call book, as the node passes it on.
+        public init(_ refusal: CallRefusal) {
+            self.init(Code(rawValue: refusal.code.rawValue) ?? .invalidArgument, refusal.message)
+        }
+
+        public var description: String { "\(code.rawValue): \(message)" }
+    }
+
+    /// A session's notices and its parked poll.
+    public struct Mailbox {
+        /// Notices not yet taken by a poll, oldest first.
+        public var notices: [Notice] = []
+        /// The poll waiting for notices, and until when it waits.
+        public var parked: (poll: UInt64, untilMs: Int64)?
+        /// Whether the next answer tells the session its login token expires soon.
+        public var tokenWillExpire = false
+    }
+
+    /// A call token minted for a party, sent again in every notice until it is a quarter of its
+    /// life old (minting costs more than the rest of a notice).
+    public struct MintedToken: Equatable {
+        /// The token.
+        public var token: String
+        /// When it was minted.
+        public var issuedMs: Int64
+    }
+
+    /// A party's signaling coming or going, for its call's owner.
+    public enum PartySignaling: Sendable, Equatable {
+        /// Logged in again (within the call's grace).
+        case returned
+        /// Its session ended.
+        case lost
+    }
+
+    /// A party's request at the call's owner.
+    public enum PartyRequest: Sendable, Equatable {
+        /// The callee accepts, naming the live room it hosts (empty: none).
+        case accept(liveRoom: String)
+        /// The caller cancels a call that rings.
+        case cancel
+        /// The callee rejects a call that rings.
+        case reject(reason: String)
+        /// A party hangs up.
+        case hangup(reason: String)
+        /// The party decoded the other's first frame.
+        case firstFrame
+        /// A fresh token for a party of a call that goes on.
+        case token
+        case signaling(PartySignaling)
+    }
+
+    /// How the callee's owner answered a ring.
+    public enum RingOutcome: Sendable, Equatable {
+        /// The call rings.
+        case rung
+        /// The call ended at once, busy.
+        case busy
+        /// Refused, or no answer.
+        case failed
+    }
+
+    /// How a call's owner answered whether it holds a call.
+    public enum CallCheck: Sendable, Equatable {
+        /// It holds the call, which goes on.
+        case holds
+        /// It does not know the call, or it is over.
+        case lost
+        /// No answer: asked again on the next check.
+        case noAnswer
+    }
+
+    /// What a ring asks: the call as the caller's owner minted it.
+    public struct Ring: Sendable, Equatable {
+        /// The call id (`<callee>-<hex>`), minted by the caller's owner.
+        public var callID: String
+        /// The call's private channel (`call-<callee>-<hex>`).
+        public var channel: String
+        /// Who calls.
+        public var caller: UInt32
+        /// Who is called (owned by the node that rings).
+        public var callee: UInt32
+        /// Video or audio.
+        public var type: CallType
+        /// What the caller attached to the call.
+        public var extensionInfo: [String: String]
+        /// The calling timeout; nil for the settings'.
+        public var timeoutMs: Int64?
+        /// Whether connected waits for both sides' first remote frames.
+        public var waitsForFirstFrame: Bool
+        /// The live room the caller hosts, if any.
+        public var liveRoom: String
+
+        /// A ring of call `callID` on `channel`.
+        public init(callID: String, channel: String, caller: UInt32, callee: UInt32, type: CallType,
+                    extensionInfo: [String: String] = [:], timeoutMs: Int64? = nil, waitsForFirstFrame: Bool = true,
+                    liveRoom: String = "") {
+            self.callID = callID
+            self.channel = channel
+            self.caller = caller
+            self.callee = callee
+            self.type = type
+            self.extensionInfo = extensionInfo
+            self.timeoutMs = timeoutMs
+            self.waitsForFirstFrame = waitsForFirstFrame
+            self.liveRoom = liveRoom
+        }
+    }
+
+    /// What a dial asks of the callee's owner.
+    public struct DialPlan: Sendable, Equatable {
+        /// The node owning the callee (and so the call): this one or another.
+        public var owner: String
+        /// The call id (`<callee>-<24 hex digits>`).
+        public var callID: String
+        /// The random part of the call channel's name (32 hex digits).
+        public var channelSecret: String
+    }
+
+    /// What the shell must do.
+    public enum Directive {
+        /// Answer poll `poll` with `notices` (empty: the poll just ends).
+        case answerPoll(UInt64, notices: [Notice], tokenWillExpire: Bool)
+        /// Answer poll `poll` with "not logged in": its session ended.
+        case refusePoll(UInt64, Presence.Ended)
+        /// A session ended (for the log).
+        case sessionEnded(Presence.Session, Presence.Ended)
+        /// Carry out what the book decided (the node has noted its changes already): a notice goes
+        /// to its party's owner, which may be this node (``deliver(_:to:callID:state:owner:)``).
+        case call(CallDirective)
+        /// Tell the owner of call `callID` that party `uid`'s signaling came or went.
+        case signal(PartySignaling, uid: UInt32, callID: String, owner: String)
+        /// Ask `owner` whether it holds call `entry.callID` of party `uid` (its recorded owner is
+        /// gone); answer with ``callChecked(uid:callID:owner:_:)``.
+        case checkCall(uid: UInt32, InCall, owner: String)
+        /// The call of `uid` is lost with its node: tell the party it failed (a notice built by
+        /// the shell and handed to ``deliver(_:to:callID:state:owner:)``).
+        case callLost(uid: UInt32, InCall)
+        /// Send the batch of user records; answer with ``replicaBatchAnswered(_:held:)``.
+        case replicate(ReplicatedStore<UserRecord>.Batch)
+        /// A call was taken over from its former owner (for the log).
+        case adopted(Call)
+    }
+
+    /// A reference to the call a user is in.
+    public typealias InCall = UserRecord.InCall
+
+    /// This node's id.
+    public let selfID: String
+    /// How long a call token lasts (seconds).
+    public let callTokenSeconds: UInt32
+    /// The sessions of the users owned here.
+    public private(set) var presence: Presence
+    /// The calls owned here.
+    public private(set) var book: CallBook
+    /// How often each user owned here may start calls.
+    public private(set) var dials = DialRateLimit()
+    /// The call each user owned here is in (or reserved for while dialling), with its owner.
+    public private(set) var callOf: [UInt32: InCall] = [:]
+    /// Notices waiting for each session, and its parked poll.
+    public private(set) var mailboxes: [String: Mailbox] = [:]
+    /// Call tokens handed out, by call id and party; dropped within a second of the call's end.
+    public private(set) var mintedTokens: [String: [UInt32: MintedToken]] = [:]
+    /// The records of the users owned here or replicated here.
+    public private(set) var records: ReplicatedStore<UserRecord>
+    /// The alive call-signal nodes as ``membersChanged(alive:gone:nowMs:)`` last saw them.
+    public private(set) var membersSeen: [String]?
+    private var lastCheckMs: Int64?
+    private var random: Random
+
+    /// The most notices kept for a session between polls (the oldest go first).
+    public static var mailboxLimit: Int { 256 }
+    /// How long a deleted record's tombstone is kept.
+    public static var tombstoneLifetimeMs: Int64 { 60_000 }
+    /// The longest a call id or session id may be.
+    public static var maxIDBytes: Int { 64 }
+
+    /// A node `selfID` with no users, deciding with `settings` and `random`.
+    public init(selfID: String, settings: CallSettings = CallSettings(), heartbeatTimeoutMs: Int64 = 10_000,
+                callTokenSeconds: UInt32 = 120, random: Random) {
+        self.selfID = selfID
+        self.callTokenSeconds = callTokenSeconds
+        self.random = random
+        presence = Presence(heartbeatTimeoutMs: heartbeatTimeoutMs)
+        book = CallBook(settings: settings)
+        records = ReplicatedStore(selfID: selfID, role: .callsignal)
+    }
+
+    // MARK: - Who owns what
+
+    /// The node owning `uid` (and the calls to it).
+    public func owner(of uid: UInt32) -> String { records.replication.owner(of: UserRecord.key(of: uid)) }
+
+    /// The callee a call id names (`<callee>-<hex>`), nil for anything else.
+    public static func callee(ofCallID id: String) -> UInt32? {
+        guard id.utf8.count <= maxIDBytes, let dash = id.firstIndex(of: "-"), let uid = UInt32(id[..<dash]), uid != 0 else {
+            return nil
+        }
+        return uid
+    }
+
+    /// The uid a session id names (`<uid>-<secret>`), or the refusal.
+    public static func uid(ofSession id: String) throws(Refusal) -> UInt32 {
+        guard id.utf8.count <= maxIDBytes, let dash = id.firstIndex(of: "-"), let uid = UInt32(id[..<dash]), uid != 0 else {
+            throw Refusal(.notLoggedIn, "'\(id.prefix(maxIDBytes))' is not a session id; log in and use the id it returns")
+        }
+        return uid
+    }
+
+    /// Online, in a call or offline, as this node (the owner) sees `uid`.
+    public func presenceState(of uid: UInt32) -> (online: Bool, inCall: Bool) {
+        (presence.isOnline(uid), callOf[uid] != nil)
+    }
+
+    // MARK: - Sessions
+
+    /// `uid` logs in (its token checked by the shell, valid until `tokenExpiresAtMs`): returns
+    /// the new session's id. A call it is in learns that it is back.
+    public mutating func login(uid: UInt32, tokenExpiresAtMs: Int64, nowMs: Int64) throws(Refusal) -> (session: String, directives: [Directive]) {
+        guard uid != 0 else { throw Refusal(.invalidArgument, "uid 0 cannot log in") }
+        let id = "\(uid)-\(randomHex(16))"
+        var directives = presenceChanged(presence.login(uid: uid, session: id, tokenExpiresAtMs: tokenExpiresAtMs, nowMs: nowMs))
+        changed(uid)
+        mailboxes[id] = Mailbox()
+        if let current = callOf[uid] { directives.append(signal(.returned, uid: uid, callID: current.callID)) }
+        return (id, directives)
+    }
+
+    /// The session `id`, heard from now, or the refusal.
+    public mutating func session(_ id: String, nowMs: Int64) throws(Refusal) -> Presence.Session {
+        guard let session = presence.session(id, nowMs: nowMs) else {
+            throw Refusal(.notLoggedIn,
+                          "no session \(id.prefix(12))…: never logged in, logged out, timed out or replaced by a newer login; log in again")
+        }
+        return session
+    }
+
+    /// The session logs out.
+    public mutating func logout(_ id: String, nowMs: Int64) throws(Refusal) -> [Directive] {
+        _ = try session(id, nowMs: nowMs)
+        return presenceChanged(presence.logout(id))
+    }
+
+    /// The session renewed its login token (checked by the shell).
+    public mutating func renew(_ id: String, tokenExpiresAtMs: Int64, nowMs: Int64) throws(Refusal) {
+        let session = try session(id, nowMs: nowMs)
+        presence.renew(id, tokenExpiresAtMs: tokenExpiresAtMs, nowMs: nowMs)
+        changed(session.uid)
+        mailboxes[id]?.tokenWillExpire = false
+    }
+
+    /// Poll `poll` of session `id`: answered at once when notices wait (or the token will
+    /// expire, or the session was just taken over from another node, so the client learns where
+    /// it is now), else parked for `waitMs`. A newer poll answers the parked one, empty.
+    public mutating func poll(_ id: String, poll: UInt64, waitMs: Int64, nowMs: Int64) throws(Refusal) -> [Directive] {
+        _ = try session(id, nowMs: nowMs)
+        let firstHere = mailboxes[id] == nil
+        var mailbox = mailboxes[id] ?? Mailbox()
+        var directives: [Directive] = []
+        if let parked = mailbox.parked { directives.append(.answerPoll(parked.poll, notices: [], tokenWillExpire: false)) }
+        mailbox.parked = nil
+        if mailbox.notices.isEmpty, !mailbox.tokenWillExpire, waitMs > 0, !firstHere {
+            mailbox.parked = (poll, nowMs + waitMs)
+            mailboxes[id] = mailbox
+            return directives
+        }
+        directives.append(.answerPoll(poll, notices: mailbox.notices, tokenWillExpire: mailbox.tokenWillExpire))
+        mailbox.notices = []
+        mailbox.tokenWillExpire = false
+        mailboxes[id] = mailbox
+        return directives
+    }
+
+    /// A notice for `uid` (owned here) of call `callID` owned by `owner`, with the party's state
+    /// in it (nil: not a state of an active call): keeps what `uid` is in up to date, queues the
+    /// notice for its session and wakes its parked poll.
+    public mutating func deliver(_ notice: Notice, to uid: UInt32, callID: String, state: CallState?,
+                                 owner: String) -> [Directive] {
+        changed(uid)
+        switch state {
+        case .calling, .connecting, .connected: callOf[uid] = InCall(callID: callID, owner: owner)
+        default: if callOf[uid]?.callID == callID { callOf[uid] = nil }
+        }
+        guard let id = presence.sessionOf[uid] else { return [] }
+        var mailbox = mailboxes[id] ?? Mailbox()
+        mailbox.notices.append(notice)
+        if mailbox.notices.count > Self.mailboxLimit { mailbox.notices.removeFirst(mailbox.notices.count - Self.mailboxLimit) }
+        mailboxes[id] = mailbox
+        return wake(id)
+    }
+
+    // MARK: - Dialling, at the caller's owner
+
+    /// `caller` dials `callee`: the caller is reserved for the new call; ring it at the plan's
+    /// owner and report the answer with ``ringAnswered(caller:callID:_:)``.
+    public mutating func dial(_ callee: UInt32, caller: UInt32, nowMs: Int64) throws(Refusal) -> DialPlan {
+        if let current = callOf[caller] {
+            throw Refusal(.callerInCall, "uid \(caller) is in call \(current.callID); hang it up first")
+        }
+        guard callee != 0, callee != caller else {
+            throw Refusal(.invalidArgument, "call another user: uid \(callee) cannot be called by uid \(caller)")
+        }
+        guard dials.admit(caller, nowMs: nowMs) else {
+            let wait = max(0, (dials.nextAllowedMs(caller, nowMs: nowMs) ?? nowMs) - nowMs)
+            throw Refusal(.callRateLimited,
+                          "uid \(caller) started \(dials.limit) calls within \(dials.windowMs / 1000) s; call again in \(wait) ms")
+        }
+        let plan = DialPlan(owner: owner(of: callee), callID: "\(callee)-\(randomHex(12))", channelSecret: randomHex(16))
+        callOf[caller] = InCall(callID: plan.callID, owner: plan.owner)
+        changed(caller)
+        return plan
+    }
+
+    /// The callee's owner answered the ring of `callID`: a refused, failed or busy ring drops the
+    /// caller's reservation (unless the caller moved on to another call meanwhile).
+    public mutating func ringAnswered(caller: UInt32, callID: String, _ outcome: RingOutcome) {
+        guard outcome != .rung, callOf[caller]?.callID == callID else { return }
+        callOf[caller] = nil
+        changed(caller)
+    }
+
+    // MARK: - At the call's owner
+
+    /// `CALL_RING`: rings the callee (owned here), or ends the call busy.
+    public mutating func ring(_ ring: Ring, nowMs: Int64) throws(Refusal) -> (call: Call, directives: [Directive]) {
+        guard ring.caller != 0, ring.callee != 0, Self.callee(ofCallID: ring.callID) == ring.callee,
+              ring.callID.hasPrefix("\(ring.callee)-"),
+              ring.channel.utf8.count <= Self.maxIDBytes else {
+            throw Refusal(.invalidArgument, "a ring names its caller, callee, call id and channel")
+        }
+        let made: (call: Call, directives: [CallDirective])
+        do {
+            made = try book.call(
+                id: ring.callID, channel: ring.channel, from: ring.caller, to: ring.callee, type: ring.type,
+                extensionInfo: ring.extensionInfo, timeoutMs: ring.timeoutMs, waitsForFirstFrame: ring.waitsForFirstFrame,
+                callerLiveRoom: ring.liveRoom, calleeOnline: presence.isOnline(ring.callee),
+                calleeInCallElsewhere: callOf[ring.callee]?.callID, nowMs: nowMs)
+        } catch {
+            throw Refusal(error)
+        }
+        return (made.call, booked(made.directives))
+    }
+
+    /// A party's request for call `callID` (owned here): the call as it is after it, if held.
+    public mutating func act(_ request: PartyRequest, by uid: UInt32, callID id: String,
+                             nowMs: Int64) throws(Refusal) -> (call: Call?, directives: [Directive]) {
+        guard let callee = Self.callee(ofCallID: id) else { throw Refusal(.unknownCall, "'\(id.prefix(Self.maxIDBytes))' is not a call id") }
+        var directives = adoptOnDemand(id, nowMs: nowMs)
+        changed(callee)
+        let decided: [CallDirective]
+        do throws(CallRefusal) {
+            switch request {
+            case .accept(let room): decided = try book.accept(id, by: uid, liveRoom: room, nowMs: nowMs)
+            case .cancel: decided = try book.cancel(id, by: uid, nowMs: nowMs)
+            case .reject(let reason): decided = try book.reject(id, by: uid, reason: reason, nowMs: nowMs)
+            case .hangup(let reason): decided = try book.hangup(id, by: uid, reason: reason, nowMs: nowMs)
+            case .firstFrame: decided = try book.firstFrameDecoded(id, by: uid, nowMs: nowMs)
+            case .token:
+                guard let call = book.calls[id] else { throw CallRefusal(.unknownCall, "no call \(id)") }
+                guard call.isParty(uid) else { throw CallRefusal(.notYourCall, "uid \(uid) is not a party of call \(id)") }
+                guard call.isActive else { throw CallRefusal(.callEnded, "call \(id) is over; its channel is sealed") }
+                decided = []
+            case .signaling(.returned): decided = book.partyJoined(id, uid: uid, nowMs: nowMs)
+            case .signaling(.lost): decided = book.partyLeft(id, uid: uid, nowMs: nowMs)
+            }
+        } catch {
+            throw Refusal(error)
+        }
+        directives += booked(decided)
+        return (book.calls[id], directives)
+    }
+
+    /// A party joined or left the channel of a call held here, as an edge saw it.
+    public mutating func channelActivity(channel: String, uid: UInt32, joined: Bool, nowMs: Int64) -> [Directive] {
+        guard let id = book.callOnChannel[channel] else { return [] }
+        if let callee = Self.callee(ofCallID: id) { changed(callee) }
+        return booked(joined ? book.partyJoined(id, uid: uid, nowMs: nowMs) : book.partyLeft(id, uid: uid, nowMs: nowMs))
+    }
+
+    // MARK: - Call tokens
+
+    /// The token minted for `uid` in call `callID` while it is under a quarter of its life old.
+    public func cachedToken(callID: String, uid: UInt32, nowMs: Int64) -> String? {
+        guard let minted = mintedTokens[callID]?[uid], nowMs - minted.issuedMs < Int64(callTokenSeconds) * 250 else { return nil }
+        return minted.token
+    }
+
+    /// Keeps a token just minted for `uid` in call `callID` (an active call held here).
+    public mutating func tokenMinted(_ token: String, callID: String, uid: UInt32, nowMs: Int64) {
+        guard book.calls[callID]?.isActive == true else { return }
+        mintedTokens[callID, default: [:]][uid] = MintedToken(token: token, issuedMs: nowMs)
+    }
+
+    // MARK: - The clock
+
+    /// What the clock ends: parked polls that waited long enough, silent sessions, calls past
+    /// their timers; once a second the calls of gone nodes (`gone`: dead or departed members) are
+    /// checked and old tombstones and ended calls' tokens forgotten.
+    public mutating func tick(nowMs: Int64, gone: Set<String>) -> [Directive] {
+        var directives: [Directive] = []
+        for id in mailboxes.keys.sorted() {
+            guard let parked = mailboxes[id]?.parked else { continue }
+            // A parked poll keeps its session alive.
+            _ = presence.session(id, nowMs: nowMs)
+            if nowMs >= parked.untilMs {
+                mailboxes[id]?.parked = nil
+                directives.append(.answerPoll(parked.poll, notices: [], tokenWillExpire: false))
+            }
+        }
+        directives += presenceChanged(presence.tick(nowMs: nowMs))
+        directives += booked(book.tick(nowMs: nowMs))
+        dials.purge(nowMs: nowMs)
+        if let last = lastCheckMs, nowMs - last < 1_000 { return directives }
+        lastCheckMs = nowMs
+        directives += checkCallsOfLostNodes(gone: gone)
+        _ = records.dropTombstones(olderThanMs: Self.tombstoneLifetimeMs, nowMs: nowMs)
+        mintedTokens = mintedTokens.filter { book.calls[$0.key]?.isActive == true }
+        return directives
+    }
+
+    // MARK: - Replication
+
+    /// Writes the changed records of the users owned here: a batch for each of their replicas.
+    public mutating func flush() -> [Directive] {
+        guard records.isFlushDue else { return [] }
+        // The record follows from the sessions, the calls and the book, none of which a flush changes.
+        let (presence, callOf, book) = (presence, callOf, book)
+        return records.flush { key in
+            UserRecord.uid(ofKey: key).flatMap { Self.record(of: $0, presence: presence, callOf: callOf, book: book) }
+        }.batches.map(Directive.replicate)
+    }
+
+    /// A member answered a batch of records.
+    public mutating func replicaBatchAnswered(_ batch: ReplicatedStore<UserRecord>.Batch, held: Bool) {
+        _ = records.batchAnswered(batch, held: held)
+    }
+
+    /// Records from a user's owner or a hand-over (checked for form by the shell): those of users
+    /// this node owns now are taken over at once.
+    public mutating func receive(_ entries: [ReplicatedEntry<UserRecord>], nowMs: Int64) -> [Directive] {
+        var directives: [Directive] = []
+        for entry in records.receive(entries).persist {
+            if let record = entry.value, records.replication.owns(entry.key) { directives += adopt(record, nowMs: nowMs) }
+        }
+        return directives
+    }
+
+    /// The alive call-signal nodes are `alive` (`gone`: dead or departed members): records go to
+    /// their new holders, users owned elsewhere now are given up (a parked poll answered empty, so
+    /// the client's next goes to the new owner), users owned here now are taken over from their
+    /// records, and the calls of parties held here whose owner died are checked.
+    public mutating func membersChanged(alive: [String], gone: Set<String>, nowMs: Int64) -> [Directive] {
+        // Most changes are other members' metadata: the call-signal nodes are the same.
+        guard alive != membersSeen else { return [] }
+        membersSeen = alive
+        var directives = flush()
+        directives += records.membersChanged(to: alive).batches.map(Directive.replicate)
+        var live = Set(presence.sessionOf.keys).union(callOf.keys)
+        live.formUnion(book.activeCall.compactMap { uid, id in book.calls[id]?.callee == uid ? uid : nil })
+        for uid in live.sorted() where !records.replication.owns(UserRecord.key(of: uid)) { directives += release(uid) }
+        for key in records.entries.keys.sorted() where records.replication.owns(key) {
+            if let record = records[key] { directives += adopt(record, nowMs: nowMs) }
+        }
+        directives += checkCallsOfLostNodes(gone: gone)
+        return directives
+    }
+
+    /// The owner of party `uid`'s call `callID` answered whether it holds it.
+    public mutating func callChecked(uid: UInt32, callID: String, owner: String, _ check: CallCheck) -> [Directive] {
+        guard let entry = callOf[uid], entry.callID == callID else { return [] }
+        changed(uid)
+        switch check {
+        case .holds: callOf[uid]?.owner = owner
+        case .lost: return lose(uid, entry)
+        case .noAnswer: break
+        }
+        return []
+    }
+
+    // MARK: - Inside
+
+    private mutating func changed(_ uid: UInt32) { records.markChanged(UserRecord.key(of: uid)) }
+
+    /// What a node holds of `uid`, nil for nothing.
+    private static func record(of uid: UInt32, presence: Presence, callOf: [UInt32: InCall], book: CallBook) -> UserRecord? {
+        var record = UserRecord(uid: uid, session: presence.state(of: uid))
+        record.inCall = callOf[uid]
+        if let call = book.call(of: uid), call.callee == uid { record.ownedCall = call }
+        return record.isEmpty ? nil : record
+    }
+
+    private mutating func wake(_ id: String) -> [Directive] {
+        guard var mailbox = mailboxes[id], let parked = mailbox.parked else { return [] }
+        let answer = Directive.answerPoll(parked.poll, notices: mailbox.notices, tokenWillExpire: mailbox.tokenWillExpire)
+        mailbox = Mailbox()
+        mailboxes[id] = mailbox
+        return [answer]
+    }
+
+    private mutating func presenceChanged(_ decided: [Presence.Directive]) -> [Directive] {
+        var directives: [Directive] = []
+        for directive in decided {
+            switch directive {
+            case .tokenWillExpire(let session):
+                mailboxes[session.id]?.tokenWillExpire = true
+                directives += wake(session.id)
+            case .ended(let session, let why):
+                changed(session.uid)
+                if let parked = mailboxes.removeValue(forKey: session.id)?.parked { directives.append(.refusePoll(parked.poll, why)) }
+                directives.append(.sessionEnded(session, why))
+                // Signaling lost in a call: the other side is told, and the grace starts.
+                if why != .replaced, let current = callOf[session.uid] {
+                    directives.append(signal(.lost, uid: session.uid, callID: current.callID))
+                }
+            }
+        }
+        return directives
+    }
+
+    private func signal(_ signaling: PartySignaling, uid: UInt32, callID: String) -> Directive {
+        .signal(signaling, uid: uid, callID: callID, owner: Self.callee(ofCallID: callID).map(owner) ?? selfID)
+    }
+
+    /// Notes the changes the book's directives make and passes them on.
+    private mutating func booked(_ decided: [CallDirective]) -> [Directive] {
+        for case .notify(let notice) in decided { changed(notice.call.callee) }
+        return decided.map(Directive.call)
+    }
+
+    /// Takes over a call this node does not hold whose record it holds as the replica of a node
+    /// that is no longer alive (the requester's view of the members may be ahead of this one's).
+    private mutating func adoptOnDemand(_ id: String, nowMs: Int64) -> [Directive] {
+        guard book.calls[id] == nil, let callee = Self.callee(ofCallID: id),
+              let entry = records.entries[UserRecord.key(of: callee)], let record = entry.value,
+              record.ownedCall?.id == id,
+              entry.writer == selfID || !records.replication.ring.members.contains(entry.writer)
+        else { return [] }
+        return adopt(record, nowMs: nowMs)
+    }
+
+    /// Takes over a user from its record (this node owns it now): what is held here already wins.
+    private mutating func adopt(_ record: UserRecord, nowMs: Int64) -> [Directive] {
+        var directives: [Directive] = []
+        if let session = record.session { presence.adopt(session, uid: record.uid, nowMs: nowMs) }
+        if callOf[record.uid] == nil { callOf[record.uid] = record.inCall }
+        if let call = record.ownedCall, book.adopt(call) {
+            directives.append(.adopted(call))
+            // The parties' nodes learn the call's new owner.
+            let me = selfID
+            for party in [call.caller, call.callee] where callOf[party]?.callID == call.id { callOf[party]?.owner = me }
+        }
+        changed(record.uid)
+        return directives
+    }
+
+    /// Gives up what this node held of `uid`, owned by another node now (which has its record).
+    private mutating func release(_ uid: UInt32) -> [Directive] {
+        var directives: [Directive] = []
+        if let id = presence.sessionOf[uid], let parked = mailboxes.removeValue(forKey: id)?.parked {
+            directives.append(.answerPoll(parked.poll, notices: [], tokenWillExpire: false))
+        }
+        presence.release(uid)
+        callOf[uid] = nil
+        if let call = book.call(of: uid), call.callee == uid { book.release(call.id) }
+        return directives
+    }
+
+    /// A party held here whose call's recorded owner is gone asks the call's owner now: a call it
+    /// took over goes on; one it does not know (never replicated) is over for the party.
+    private mutating func checkCallsOfLostNodes(gone: Set<String>) -> [Directive] {
+        var directives: [Directive] = []
+        for uid in callOf.keys.sorted() {
+            guard let entry = callOf[uid], entry.owner != selfID, gone.contains(entry.owner) else { continue }
+            guard let callee = Self.callee(ofCallID: entry.callID) else {
+                directives += lose(uid, entry)
+                continue
+            }
+            let owner = owner(of: callee)
+            if owner == selfID {
+                if book.calls[entry.callID]?.isActive == true { callOf[uid]?.owner = owner } else { directives += lose(uid, entry) }
+            } else {
+                directives.append(.checkCall(uid: uid, entry, owner: owner))
+            }
+        }
+        return directives
+    }
+
+    private mutating func lose(_ uid: UInt32, _ entry: InCall) -> [Directive] {
+        callOf[uid] = nil
+        changed(uid)
+        return [.callLost(uid: uid, entry)]
+    }
+
+    /// `bytes` random bytes as lowercase hex digits.
+    private mutating func randomHex(_ bytes: Int) -> String {
+        let digits = Array("0123456789abcdef")
+        var text = ""
+        text.reserveCapacity(bytes * 2)
+        for _ in 0..<bytes {
+            let byte = Int(UInt8.random(in: 0...255, using: &random))
+            text.append(digits[byte >> 4])
+            text.append(digits[byte & 15])
+        }
+        return text
+    }
+}

@@ -1,0 +1,175 @@
+import Calls
+import Metrics
+import NodeRuntime
+import ReplicatedOwnership
+import ShowroomAuth
+import ShowroomWire
+
+extension CallSignalShell {
+    /// Carries out what the machine decided.
+    func perform(_ directives: [Machine.Directive]) {
+        var remote: [String: [SignalNotice]] = [:]
+        var events: [SignalCallNotification] = []
+        for directive in directives {
+            switch directive {
+            case .answerPoll(let poll, let notices, let tokenWillExpire):
+                polls.removeValue(forKey: poll)?(.success(SignalPollResponse.with {
+                    $0.nodeID = selfID
+                    $0.notices = notices
+                    $0.tokenWillExpire = tokenWillExpire
+                }))
+            case .refusePoll(let poll, let why):
+                polls.removeValue(forKey: poll)?(.failure(ShowroomError(.notLoggedIn, "the session ended (\(why.rawValue)); log in again")))
+            case .sessionEnded(let session, let why):
+                logger.info("session ended", metadata: ["uid": "\(session.uid)", "why": "\(why.rawValue)"])
+            case .call(.notify(let notice)):
+                let message = SignalNotice(notice, call: info(notice.call, for: notice.to))
+                let owner = machine.owner(of: notice.to)
+                if owner == selfID { deliver(message) } else { remote[owner, default: []].append(message) }
+            case .call(.seal(let channel, let parties)):
+                seal(channel, parties: parties)
+            case .call(.started(let call)):
+                events.append(SignalCallNotification(201, call, nodeID: selfID, nowMs: nowMs))
+            case .call(.interaction(let roomID, let owner, let callID, let inCall)):
+                showInRoom(roomID, owner: owner, callID: callID, inCall: inCall)
+            case .call(.connected(let call)):
+                events.append(SignalCallNotification(202, call, nodeID: selfID, nowMs: nowMs))
+                CallMetrics.connected.increment()
+                CallMetrics.setup.recordMilliseconds((call.connectedAtMs ?? call.startedAtMs) - call.startedAtMs)
+                logger.info("call connected", metadata: [
+                    "call": "\(call.id)", "setup_ms": "\((call.connectedAtMs ?? call.startedAtMs) - call.startedAtMs)",
+                ])
+            case .call(.ended(let call)):
+                events.append(SignalCallNotification(203, call, nodeID: selfID, nowMs: nowMs))
+                Counter(label: "callsignal.calls_ended", dimensions: [("reason", call.end?.reason.rawValue ?? "")]).increment()
+                logger.info("call ended", metadata: [
+                    "call": "\(call.id)", "reason": "\(call.end?.reason.rawValue ?? "")", "duration_ms": "\(call.connectedDurationMs)",
+                ])
+            case .signal(let signaling, let uid, let callID, let owner):
+                let action = SignalPartyAction(signaling == .returned ? .callLogin : .callLogout, uid: uid, callID: callID)
+                askCallOwner(owner, action) { [logger] result in
+                    if case .failure(let error) = result {
+                        logger.warning("a party's signaling change did not reach its call", metadata: ["call": "\(callID)", "error": "\(error)"])
+                    }
+                }
+            case .checkCall(let uid, let entry, let owner):
+                let ask = SignalPartyAction(.callToken, uid: uid, callID: entry.callID)
+                atCallOwner(owner, .callPartyAction, ask,
+                            local: { () throws(ShowroomError) -> SignalCallActionResponse in SignalCallActionResponse() }) { [self] result in
+                    let check: Machine.CallCheck = switch result {
+                    case .success: .holds
+                    case .failure(let error) where [.unknownCall, .callEnded, .notYourCall].contains(error.code): .lost
+                    case .failure: .noAnswer
+                    }
+                    perform(machine.callChecked(uid: uid, callID: entry.callID, owner: owner, check))
+                }
+            case .callLost(let uid, let entry):
+                logger.warning("a call's node is gone with it: its party here is freed", metadata: ["call": "\(entry.callID)", "uid": "\(uid)"])
+                deliver(SignalNotice(lostCallOf: uid, entry))
+            case .replicate(let batch):
+                replicate(batch)
+            case .adopted(let call):
+                logger.info("took over a call from its former owner", metadata: ["call": "\(call.id)", "phase": "\(call.phase.rawValue)"])
+            }
+        }
+        report(events)
+        for (owner, notices) in remote.sorted(by: { $0.key < $1.key }) {
+            guard let endpoint = node.clusterEndpoint(of: owner) else { continue }
+            var deliver = SignalDeliverRequest()
+            deliver.notices = notices
+            node.send(.callDeliver, body: deliver, to: endpoint, timeout: Self.peerTimeout) { [logger] result in
+                if case .failure(let error) = result {
+                    logger.warning("notices not delivered", metadata: ["node": "\(owner)", "error": "\(error)"])
+                }
+            }
+        }
+    }
+
+    /// Hands a notice for a user owned here to the machine.
+    func deliver(_ notice: SignalNotice) {
+        perform(machine.deliver(notice, to: notice.to, callID: notice.callID, state: CallState(rawValue: Int(notice.state)),
+                                owner: notice.call.nodeID))
+    }
+
+    /// Sends a batch of user records in slices; the machine learns whether the member holds them all.
+    func replicate(_ batch: ReplicatedStore<UserRecord>.Batch) {
+        guard !batch.entries.isEmpty else { return machine.replicaBatchAnswered(batch, held: true) }
+        guard let endpoint = node.clusterEndpoint(of: batch.member) else {
+            return machine.replicaBatchAnswered(batch, held: false)
+        }
+        var remaining = (batch.entries.count + maxRecordsPerBatch - 1) / maxRecordsPerBatch
+        var held = true
+        for start in stride(from: 0, to: batch.entries.count, by: maxRecordsPerBatch) {
+            var slice = SignalReplicaBatch()
+            slice.records = batch.entries[start..<min(start + maxRecordsPerBatch, batch.entries.count)].map(SignalUserRecord.init)
+            node.send(.callReplica, body: slice, to: endpoint, timeout: Self.peerTimeout) { [self] result in
+                if let failure = result.refusal {
+                    held = false
+                    logger.warning("users' records not replicated", metadata: ["node": "\(batch.member)", "error": "\(failure)"])
+                }
+                remaining -= 1
+                if remaining == 0 { machine.replicaBatchAnswered(batch, held: held) }
+            }
+        }
+    }
+    /// Sends call events to the coordinator owning each call's channel, which publishes them on its
+    /// events endpoint and posts them to the webhooks.
+    func report(_ events: [SignalCallNotification]) {
+        for (channel, events) in Dictionary(grouping: events, by: \.channel).sorted(by: { $0.key < $1.key }) {
+            let report = SignalCallEventReport.with { $0.events = events }
+            deliveries.deliver(.callEvent, key: channel, what: "call events of \(channel)") { report }
+        }
+    }
+
+    /// Tells a live room's owner coordinator that its owner entered (or left) a call, so the room
+    /// and its audience show it.
+    func showInRoom(_ roomID: String, owner: UInt32, callID: String, inCall: Bool) {
+        var request = RoomSetInteractionRequest()
+        request.roomID = roomID
+        request.ownerUid = owner
+        request.kind = inCall ? .call : .idle
+        request.id = callID
+        deliveries.deliver(.roomInteraction, key: roomID, what: "room \(roomID)'s call status") { request }
+    }
+
+    /// Seals an ended call's channel: both parties are banned from it for as long as its tokens
+    /// last (nobody else holds a token that opens it), through a coordinator's signed kick, so
+    /// every edge closes their connections now and refuses them later, edges that start later
+    /// included.
+    func seal(_ channel: String, parties: [UInt32]) {
+        guard let certificate = configuration.appCertificate else { return }
+        // The parties' last tokens may have been minted just before the end.
+        let seconds = callTokenSeconds + 60
+        for party in parties {
+            deliveries.deliver(.kick, key: channel, what: "the seal of \(channel) for uid \(party)") { [self] in
+                var kick = RoomKickRequest()
+                kick.channel = channel
+                kick.uid = party
+                kick.banSeconds = seconds
+                // Signed when sent: a retry carries a fresh signature.
+                kick.admin = AdminSigner.sign(action: "kick", target: channel, uid: party, issuedAtMs: nowMs,
+                                              appCertificate: certificate)
+                return kick
+            }
+        }
+    }
+
+    /// The call as party `uid` sees it: its channel and token while the call is on.
+    func info(_ call: Call, for uid: UInt32) -> SignalCallInfo {
+        SignalCallInfo(call, nodeID: selfID, token: call.isActive && call.isParty(uid) ? callToken(call, uid: uid) : nil)
+    }
+
+    /// A token for `uid` in the call's channel only, for ``callTokenSeconds``: the one minted for
+    /// it earlier while that is under a quarter of its life old.
+    func callToken(_ call: Call, uid: UInt32) -> String {
+        let now = nowMs
+        if let token = machine.cachedToken(callID: call.id, uid: uid, nowMs: now) { return token }
+        guard let appID = configuration.appID, let certificate = configuration.appCertificate,
+              let token = try? RTCTokenBuilder.buildToken(appID: appID, appCertificate: certificate, channelName: call.channel,
+                                                         uid: uid, role: .publisher, tokenExpire: callTokenSeconds,
+                                                         issueTs: UInt32(clamping: now / 1000))
+        else { return "" }
+        machine.tokenMinted(token, callID: call.id, uid: uid, nowMs: now)
+        return token
+    }
+}

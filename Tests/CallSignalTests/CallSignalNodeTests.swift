@@ -1,0 +1,307 @@
+import CallSignal
+import Calls
+import Membership
+import ReplicatedOwnership
+import XCTest
+
+/// The call-signal node's machine with plain values and a clock that is a number; notices are
+/// strings here.
+final class CallSignalNodeTests: XCTestCase {
+    typealias Node = CallSignalNode<String, SeededRandom>
+    let t0: Int64 = 1_000_000
+    let caller: UInt32 = 2001
+    let callee: UInt32 = 1001
+
+    func makeNode(_ id: String = "n1", seed: UInt64 = 7, members: [String]? = nil) -> Node {
+        var node = Node(selfID: id, random: SeededRandom(seed: seed))
+        _ = node.membersChanged(alive: members ?? [id], gone: [], nowMs: t0)
+        return node
+    }
+
+    func login(_ node: inout Node, _ uid: UInt32, at now: Int64? = nil) throws -> String {
+        try node.login(uid: uid, tokenExpiresAtMs: t0 + 3_600_000, nowMs: now ?? t0).session
+    }
+
+    func refusal(_ body: () throws(Node.Refusal) -> Void) -> Node.Refusal? {
+        do { try body() } catch { return error }
+        return nil
+    }
+
+    /// The polls the directives answer, with their notices.
+    func answered(_ directives: [Node.Directive]) -> [UInt64: [String]] {
+        var answers: [UInt64: [String]] = [:]
+        for case .answerPoll(let poll, let notices, _) in directives { answers[poll] = notices }
+        return answers
+    }
+
+    func ring(_ node: inout Node, _ plan: Node.DialPlan, at now: Int64? = nil) throws -> (call: Call, directives: [Node.Directive]) {
+        try node.ring(Node.Ring(callID: plan.callID, channel: "call-\(callee)-\(plan.channelSecret)", caller: caller,
+                                callee: callee, type: .video), nowMs: now ?? t0)
+    }
+
+    // MARK: - Dialling
+
+    func testADialReservesTheCallerAndAFailedOrBusyRingDropsTheReservation() throws {
+        var node = makeNode()
+        _ = try login(&node, caller)
+        let plan = try node.dial(callee, caller: caller, nowMs: t0)
+        XCTAssertEqual(plan.owner, "n1")
+        XCTAssertTrue(plan.callID.hasPrefix("\(callee)-"))
+        XCTAssertEqual(plan.callID.count, "\(callee)-".count + 24)
+        XCTAssertEqual(plan.channelSecret.count, 32)
+        XCTAssertEqual(node.callOf[caller]?.callID, plan.callID, "reserved while the ring is on its way")
+        XCTAssertEqual(refusal { () throws(Node.Refusal) in _ = try node.dial(3003, caller: caller, nowMs: t0) }?.code, .callerInCall)
+
+        node.ringAnswered(caller: caller, callID: plan.callID, .failed)
+        XCTAssertNil(node.callOf[caller], "the ring failed: the reservation is dropped")
+
+        let second = try node.dial(callee, caller: caller, nowMs: t0 + 1)
+        XCTAssertNotEqual(second.callID, plan.callID)
+        node.ringAnswered(caller: caller, callID: plan.callID, .failed)
+        XCTAssertEqual(node.callOf[caller]?.callID, second.callID, "a late answer to the old ring keeps the new reservation")
+        node.ringAnswered(caller: caller, callID: second.callID, .rung)
+        XCTAssertEqual(node.callOf[caller]?.callID, second.callID, "a call that rings keeps it")
+        node.ringAnswered(caller: caller, callID: second.callID, .busy)
+        XCTAssertNil(node.callOf[caller], "a busy call ended at once")
+    }
+
+    func testDialsThatCannotBeCallsAreRefusedAndALoopIsSlowedDown() throws {
+        var node = makeNode()
+        XCTAssertEqual(refusal { () throws(Node.Refusal) in _ = try node.dial(0, caller: caller, nowMs: t0) }?.code, .invalidArgument)
+        XCTAssertEqual(refusal { () throws(Node.Refusal) in _ = try node.dial(caller, caller: caller, nowMs: t0) }?.code, .invalidArgument)
+        for i in 0..<10 {
+            let plan = try node.dial(callee, caller: caller, nowMs: t0 + Int64(i))
+            node.ringAnswered(caller: caller, callID: plan.callID, .failed)
+        }
+        let limited = refusal { () throws(Node.Refusal) in _ = try node.dial(callee, caller: caller, nowMs: t0 + 10) }
+        XCTAssertEqual(limited?.code, .callRateLimited)
+        XCTAssertNil(node.callOf[caller], "a refused dial reserves nothing")
+        XCTAssertNoThrow(try node.dial(callee, caller: 4004, nowMs: t0 + 10), "nobody else is slowed down")
+    }
+
+    func testTheSameSeedMintsTheSameIDsAndAnotherSeedOthers() throws {
+        func ids(seed: UInt64) throws -> [String] {
+            var node = makeNode(seed: seed)
+            let session = try login(&node, caller)
+            let plan = try node.dial(callee, caller: caller, nowMs: t0)
+            return [session, plan.callID, plan.channelSecret]
+        }
+        XCTAssertEqual(try ids(seed: 1), try ids(seed: 1))
+        XCTAssertNotEqual(try ids(seed: 1), try ids(seed: 2))
+    }
+
+    // MARK: - At the call's owner
+
+    func testARingTheCalleeHearsAndAHostileOrRepeatedOneChangesNothing() throws {
+        var node = makeNode()
+        _ = try login(&node, callee)
+        let plan = try node.dial(callee, caller: caller, nowMs: t0)
+        let made = try ring(&node, plan)
+        XCTAssertEqual(made.call.phase, .ringing)
+        let notified = made.directives.compactMap { directive -> UInt32? in
+            guard case .call(.notify(let notice)) = directive else { return nil }
+            return notice.to
+        }
+        XCTAssertEqual(notified, [caller, callee])
+
+        let again = try ring(&node, plan, at: t0 + 5)
+        XCTAssertEqual(again.call.id, plan.callID, "a repeated ring is the same call")
+        XCTAssertTrue(again.directives.isEmpty, "and tells nobody again")
+
+        let foreign = Node.Ring(callID: "999-abc", channel: "call-\(callee)-x", caller: caller, callee: callee, type: .audio)
+        XCTAssertEqual(refusal { () throws(Node.Refusal) in _ = try node.ring(foreign, nowMs: t0) }?.code, .invalidArgument,
+                       "a call id naming another callee")
+        let huge = Node.Ring(callID: "\(callee)-" + String(repeating: "f", count: 10_000), channel: "call-\(callee)-x",
+                             caller: caller, callee: callee, type: .audio)
+        XCTAssertEqual(refusal { () throws(Node.Refusal) in _ = try node.ring(huge, nowMs: t0) }?.code, .invalidArgument)
+        let padded = Node.Ring(callID: "0\(callee)-ab", channel: "call-\(callee)-x", caller: caller, callee: callee, type: .audio)
+        XCTAssertEqual(refusal { () throws(Node.Refusal) in _ = try node.ring(padded, nowMs: t0) }?.code, .invalidArgument)
+        XCTAssertEqual(node.book.calls.count, 1, "nothing refused was booked")
+    }
+
+    func testRequestsForUnknownMalformedOrHugeCallIDsAreRefusedClearly() {
+        var node = makeNode()
+        for (id, code) in [("\(callee)-nosuchcall", Node.Refusal.Code.unknownCall), ("not-a-call", .unknownCall),
+                           ("", .unknownCall), (String(repeating: "9", count: 100_000) + "-x", .unknownCall),
+                           ("0-abc", .unknownCall)] {
+            let refused = refusal { () throws(Node.Refusal) in _ = try node.act(.hangup(reason: ""), by: caller, callID: id, nowMs: t0) }
+            XCTAssertEqual(refused?.code, code, "call id of \(id.utf8.count) bytes")
+            XCTAssertLessThan(refused?.message.utf8.count ?? 0, 200, "the message quotes at most a prefix of the id")
+        }
+        for id in ["", "abc", "0-abc", String(repeating: "1", count: 5_000) + "-x"] {
+            let refused = refusal { () throws(Node.Refusal) in _ = try Node.uid(ofSession: id) }
+            XCTAssertEqual(refused?.code, .notLoggedIn)
+            XCTAssertLessThan(refused?.message.utf8.count ?? 0, 200)
+        }
+        XCTAssertEqual(try? Node.uid(ofSession: "42-secret"), 42)
+        XCTAssertEqual(refusal { () throws(Node.Refusal) in _ = try node.login(uid: 0, tokenExpiresAtMs: t0, nowMs: t0) }?.code,
+                       .invalidArgument)
+        XCTAssertTrue(node.channelActivity(channel: "call-1-nosuch", uid: caller, joined: true, nowMs: t0).isEmpty)
+    }
+
+    // MARK: - Mailboxes
+
+    func testAParkedPollIsAnsweredByANoticeByANewerPollOrByTheClock() throws {
+        var node = makeNode()
+        let session = try login(&node, callee)
+        XCTAssertTrue(try node.poll(session, poll: 1, waitMs: 20_000, nowMs: t0).isEmpty, "nothing waits: parked")
+        XCTAssertEqual(answered(node.deliver("ring", to: callee, callID: "\(callee)-a", state: .calling, owner: "n1")), [1: ["ring"]])
+        XCTAssertEqual(node.callOf[callee]?.callID, "\(callee)-a", "the callee is in the call it was told of")
+
+        XCTAssertTrue(try node.poll(session, poll: 2, waitMs: 20_000, nowMs: t0).isEmpty)
+        XCTAssertEqual(answered(try node.poll(session, poll: 3, waitMs: 20_000, nowMs: t0 + 10)), [2: []],
+                       "a newer poll ends the parked one, empty")
+        XCTAssertEqual(answered(node.tick(nowMs: t0 + 10 + 19_999, gone: [])), [:])
+        XCTAssertEqual(answered(node.tick(nowMs: t0 + 10 + 20_000, gone: [])), [3: []], "the clock ends it")
+
+        _ = node.deliver("ended", to: callee, callID: "\(callee)-a", state: .prepared, owner: "n1")
+        XCTAssertNil(node.callOf[callee], "a terminal notice frees the callee")
+        XCTAssertEqual(answered(try node.poll(session, poll: 4, waitMs: 20_000, nowMs: t0 + 30_000)), [4: ["ended"]],
+                       "a notice waiting is answered at once")
+        XCTAssertEqual(refusal { () throws(Node.Refusal) in _ = try node.poll("\(callee)-forged", poll: 5, waitMs: 0, nowMs: t0) }?.code,
+                       .notLoggedIn)
+    }
+
+    func testAMailboxKeepsTheNewestNoticesUpToItsLimit() throws {
+        var node = makeNode()
+        let session = try login(&node, callee)
+        for i in 0..<(Node.mailboxLimit + 44) {
+            _ = node.deliver("n\(i)", to: callee, callID: "\(callee)-a", state: .calling, owner: "n1")
+        }
+        let notices = answered(try node.poll(session, poll: 1, waitMs: 0, nowMs: t0))[1] ?? []
+        XCTAssertEqual(notices.count, Node.mailboxLimit)
+        XCTAssertEqual(notices.first, "n44", "the oldest went first")
+        XCTAssertEqual(notices.last, "n\(Node.mailboxLimit + 43)")
+        XCTAssertTrue(node.deliver("lost", to: 5005, callID: "\(callee)-a", state: .calling, owner: "n1").isEmpty,
+                      "no session: nothing queued")
+        XCTAssertNil(node.mailboxes.values.first { $0.notices.contains("lost") })
+    }
+
+    func testASessionThatEndsRefusesItsParkedPollAndTellsItsCall() throws {
+        var node = makeNode()
+        let session = try login(&node, callee)
+        _ = node.deliver("ring", to: callee, callID: "\(callee)-a", state: .calling, owner: "n1")
+        _ = try node.poll(session, poll: 1, waitMs: 0, nowMs: t0)
+        _ = try node.poll(session, poll: 2, waitMs: 20_000, nowMs: t0)
+        let directives = try node.logout(session, nowMs: t0 + 1)
+        XCTAssertTrue(directives.contains { if case .refusePoll(2, .loggedOut) = $0 { true } else { false } })
+        XCTAssertTrue(directives.contains {
+            if case .signal(.lost, callee, "\(callee)-a", "n1") = $0 { true } else { false }
+        }, "the call's owner learns its party lost signaling")
+    }
+
+    // MARK: - Call tokens
+
+    func testAMintedTokenIsReusedForAQuarterOfItsLifeAndForgottenWithItsCall() throws {
+        var node = makeNode()
+        _ = try login(&node, callee)
+        let plan = try node.dial(callee, caller: caller, nowMs: t0)
+        _ = try ring(&node, plan)
+        node.tokenMinted("tok", callID: plan.callID, uid: caller, nowMs: t0)
+        XCTAssertEqual(node.cachedToken(callID: plan.callID, uid: caller, nowMs: t0 + 29_999), "tok")
+        XCTAssertNil(node.cachedToken(callID: plan.callID, uid: caller, nowMs: t0 + 30_000), "a quarter of 120 s is gone")
+        XCTAssertNil(node.cachedToken(callID: plan.callID, uid: callee, nowMs: t0), "each party has its own")
+        node.tokenMinted("stray", callID: "\(callee)-nosuch", uid: caller, nowMs: t0)
+        XCTAssertNil(node.mintedTokens["\(callee)-nosuch"], "no token is kept for a call not held")
+
+        _ = try node.act(.cancel, by: caller, callID: plan.callID, nowMs: t0 + 100)
+        _ = node.tick(nowMs: t0 + 2_000, gone: [])
+        XCTAssertTrue(node.mintedTokens.isEmpty, "the ended call's tokens are forgotten")
+    }
+
+    // MARK: - Replication
+
+    /// A uid `owner` owns among `members`.
+    func uid(ownedBy owner: String, among members: [String]) -> UInt32 {
+        let node = makeNode(owner, members: members)
+        return (1...1_000).first { node.owner(of: $0) == owner }!
+    }
+
+    func testAChangeIsDueForReplicationOnceAndTheDeletionsTombstoneIsDroppedAfterItsTime() throws {
+        let members = ["n1", "n2"]
+        let user = uid(ownedBy: "n1", among: members)
+        var node = makeNode("n1", members: members)
+        XCTAssertTrue(node.flush().isEmpty, "nothing changed")
+
+        let session = try login(&node, user)
+        let sent = node.flush()
+        guard case .replicate(let batch) = sent.first, sent.count == 1 else { return XCTFail("one batch: \(sent)") }
+        XCTAssertEqual(batch.member, "n2")
+        XCTAssertEqual(batch.entries.map(\.value?.session?.id), [session])
+        XCTAssertEqual(batch.writes.count, 1)
+        XCTAssertTrue(node.flush().isEmpty, "flushed once")
+        XCTAssertFalse(node.records.replication.pendingWrites.isEmpty)
+        node.replicaBatchAnswered(batch, held: true)
+        XCTAssertTrue(node.records.replication.pendingWrites.isEmpty, "the successor holds it")
+
+        _ = try node.renew(session, tokenExpiresAtMs: t0 + 7_200_000, nowMs: t0 + 1)
+        guard case .replicate(let renewed) = node.flush().first else { return XCTFail("the renewal is due") }
+        XCTAssertEqual(renewed.entries.first?.value?.session?.tokenExpiresAtMs, t0 + 7_200_000)
+
+        _ = try node.logout(session, nowMs: t0 + 2)
+        guard case .replicate(let deleted) = node.flush().first else { return XCTFail("the deletion is due") }
+        XCTAssertNil(deleted.entries.first?.value)
+        XCTAssertEqual(node.records.tombstoneCount, 1)
+        _ = node.tick(nowMs: t0 + 10_000, gone: [])
+        _ = node.tick(nowMs: t0 + 10_000 + Node.tombstoneLifetimeMs - 1_000, gone: [])
+        XCTAssertEqual(node.records.tombstoneCount, 1, "kept while a late copy may be on its way")
+        _ = node.tick(nowMs: t0 + 10_000 + Node.tombstoneLifetimeMs, gone: [])
+        XCTAssertEqual(node.records.tombstoneCount, 0)
+        XCTAssertNil(node.records.entries[UserRecord.key(of: user)])
+    }
+
+    func testASuccessorTakesOverAUserAndItsCallAndTheFormerOwnerGivesThemUp() throws {
+        let members = ["n1", "n2"]
+        let user = uid(ownedBy: "n1", among: members)
+        var owner = makeNode("n1", members: members)
+        var successor = makeNode("n2", seed: 9, members: members)
+        let session = try login(&owner, user)
+        _ = try owner.poll(session, poll: 1, waitMs: 0, nowMs: t0)
+        _ = try owner.poll(session, poll: 2, waitMs: 20_000, nowMs: t0)
+        for case .replicate(let batch) in owner.flush() { _ = successor.receive(batch.entries, nowMs: t0) }
+        XCTAssertFalse(successor.presence.isOnline(user), "a replica only, while the owner lives")
+
+        _ = successor.membersChanged(alive: ["n2"], gone: ["n1"], nowMs: t0 + 100)
+        XCTAssertTrue(successor.presence.isOnline(user), "the session goes on at the successor")
+        XCTAssertNoThrow(try successor.session(session, nowMs: t0 + 100))
+
+        // The owner, cut off, comes back to a cluster where the newcomer owns the user.
+        let newcomer = "n0"
+        let moved = uid(ownedBy: newcomer, among: ["n1", newcomer])
+        var former = makeNode("n1", members: ["n1"])
+        let movedSession = try login(&former, moved)
+        _ = try former.poll(movedSession, poll: 1, waitMs: 0, nowMs: t0)
+        _ = try former.poll(movedSession, poll: 2, waitMs: 20_000, nowMs: t0)
+        let handOver = former.membersChanged(alive: ["n1", newcomer], gone: [], nowMs: t0 + 1)
+        XCTAssertEqual(answered(handOver), [2: []], "its parked poll ends, so the next one goes to the new owner")
+        XCTAssertFalse(former.presence.isOnline(moved))
+        XCTAssertTrue(handOver.contains { if case .replicate(let batch) = $0 { batch.member == newcomer } else { false } },
+                      "the newcomer is handed the record")
+        XCTAssertTrue(former.membersChanged(alive: ["n1", newcomer], gone: [], nowMs: t0 + 2).isEmpty,
+                      "the same members again change nothing")
+    }
+
+    func testACallWhoseOwnerIsGoneIsCheckedAndALostOneFreesTheParty() throws {
+        let members = ["n1", "n2", "n3"]
+        let user = uid(ownedBy: "n1", among: members)
+        var node = makeNode("n1", members: members)
+        _ = try login(&node, user)
+        let callID = "77-abc"
+        _ = node.deliver("ring", to: user, callID: callID, state: .calling, owner: "n3")
+        XCTAssertTrue(node.tick(nowMs: t0 + 5_000, gone: []).allSatisfy { if case .checkCall = $0 { false } else { true } })
+
+        let directives = node.membersChanged(alive: ["n1", "n2"], gone: ["n3"], nowMs: t0 + 6_000)
+        let owner = node.owner(of: 77)
+        if owner == "n1" {
+            XCTAssertTrue(directives.contains { if case .callLost(user, _) = $0 { true } else { false } },
+                          "this node owns the call now and does not hold it: lost")
+        } else {
+            XCTAssertTrue(directives.contains { if case .checkCall(user, _, owner) = $0 { true } else { false } })
+            XCTAssertTrue(node.callChecked(uid: user, callID: "other", owner: owner, .lost).isEmpty, "another call's answer is ignored")
+            XCTAssertTrue(node.callChecked(uid: user, callID: callID, owner: owner, .noAnswer).isEmpty)
+            XCTAssertEqual(node.callOf[user]?.owner, "n3", "no answer: asked again later")
+            XCTAssertEqual(node.callChecked(uid: user, callID: callID, owner: owner, .lost).count, 1)
+        }
+        XCTAssertNil(node.callOf[user], "the party is free")
+    }
+}
