@@ -77,7 +77,7 @@ let package = Package(
         .target(name: "CallAPI"),
         // 1v1 calls as the call-signal role holds them: the book of calls as a pure state machine
         // (re-exports CallAPI).
-        .target(name: "Calls", dependencies: ["CallAPI"]),
+        .target(name: "Calls", dependencies: ["CallAPI", "ReplicatedOwnership"]),
         // AccessToken2 ("007...") tokens: build, parse, verify; compatible with Agora's token builders.
         .target(
             name: "ShowroomAuth",
@@ -284,7 +284,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "RoomsTests", dependencies: ["Rooms", "RoomStore", "ShowroomWire", "ShowroomAuth", "Routing", "ShowroomTesting"]),
-        .testTarget(name: "CallsTests", dependencies: ["Calls"]),
+        .testTarget(name: "CallsTests", dependencies: ["Calls", "ReplicatedOwnership", "Membership"]),
         // The call-signal shell on an in-process network with a clock moved by hand.
         .testTarget(
             name: "CallSignalTests",

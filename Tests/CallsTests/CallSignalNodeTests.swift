@@ -1,4 +1,3 @@
-import CallSignal
 import Calls
 import Membership
 import ReplicatedOwnership

@@ -1,5 +1,4 @@
 // Pure: no I/O, no clock, no ambient randomness (only Calls and ReplicatedOwnership, themselves pure).
-import Calls
 import ReplicatedOwnership
 
 /// What one call-signal node decides, as a pure state machine: the sessions of the users it owns
