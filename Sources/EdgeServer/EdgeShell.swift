@@ -1,6 +1,5 @@
 import DequeModule
 import Edge
-import Foundation
 import Logging
 import NodeRuntime
 import ShowroomAuth
@@ -20,7 +19,8 @@ final class EdgeShell {
     var plane: ChannelPlane<Multipart>
     private let verifier: TokenVerifier
     let logger: Logger
-    private let origin = ContinuousClock.now
+    /// Every time the shell reads: the injected clock.
+    private var time: ElapsedTime
     private let maxQueuedControlMessages: Int
     private let metrics = EdgeMetrics()
     /// The receive buffer. Swapped for a fresh one when a video frame is handed to the plane, whose
@@ -97,8 +97,9 @@ final class EdgeShell {
     /// A relayed audio frame, moved into the plane's frame layout (reused).
     let relayAudioFrame = Multipart(capacity: 3)
 
-    init(configuration: EdgeServerConfiguration, loop: EventLoop, logger: Logger) throws {
+    init(configuration: EdgeServerConfiguration, loop: EventLoop, clock: WallClock, logger: Logger) throws {
         self.logger = logger
+        time = ElapsedTime(clock)
         self.loop = loop
         verifier = TokenVerifier(appID: configuration.appID, appCertificate: configuration.appCertificate)
         appID = configuration.appID
@@ -119,9 +120,10 @@ final class EdgeShell {
         // ZMTP heartbeats notice a dead TCP connection; the plane's own timeout covers silent clients.
         try socket.setHeartbeat(intervalMs: 1000, timeoutMs: 5000, ttlMs: 10000)
         // Before binding, so that every connection is seen.
+        var reaperTime = ElapsedTime(clock)
         reaper = try UnopenedConnectionReaper(
             watching: socket, loop: loop, timeout: configuration.unopenedConnectionTimeout,
-            maxCount: configuration.maxUnopenedConnections, logger: logger)
+            maxCount: configuration.maxUnopenedConnections, now: { reaperTime.now() }, logger: logger)
         if let key = configuration.clientCurveKey { try socket.makeCurveServer(key, zapDomain: "client") }
         let bound = try socket.bind(configuration.clientBind)
         endpoint = NodeConfiguration.advertised(bound, host: configuration.advertiseHost)
@@ -129,7 +131,7 @@ final class EdgeShell {
         loop.scheduleRepeating(every: configuration.tickInterval) { [unowned self] in self.tick() }
     }
 
-    var now: Duration { origin.duration(to: .now) }
+    var now: Duration { time.now() }
 
     // MARK: - Receiving
 
@@ -333,7 +335,7 @@ final class EdgeShell {
 
     /// Verifies an AccessToken2 token against the app and places its expiries on the plane's clock.
     func verify(_ token: String, channel: String, uid: UInt32, now: Duration) -> Result<ChannelGrant, ShowroomError> {
-        let unixNow = UInt32(clamping: Int64(Date().timeIntervalSince1970))
+        let unixNow = UInt32(clamping: time.unixNowMs / 1000)
         do {
             let grant = try verifier.verify(token, channel: channel, uid: uid, now: unixNow)
             if Names.isCallChannel(channel), grant.isWildcardChannel || grant.isWildcardUid {
@@ -541,7 +543,7 @@ final class EdgeShell {
     /// Keeps an activity for the coordinators, its time moved to the wall clock.
     private func hold(_ activity: ChannelActivity) {
         let age = now - activity.at
-        activities.append(EdgeCodec.wire(activity, atMs: Self.unixNowMs() - Int64(age.milliseconds)))
+        activities.append(EdgeCodec.wire(activity, atMs: time.unixNowMs - Int64(age.milliseconds)))
         channelsChanged = true
         if activities.count > maxHeldActivities {
             let excess = activities.count - maxHeldActivities
@@ -578,7 +580,7 @@ final class EdgeShell {
     /// - Throws: ``ShowroomError`` `INVALID_ARGUMENT` for a malformed ban (nothing is applied).
     func applyBans(_ bans: [RoomBan]) throws(ShowroomError) -> Int {
         let now = self.now
-        let checked = try EdgeCodec.bans(bans, now: now, unixNowMs: Self.unixNowMs())
+        let checked = try EdgeCodec.bans(bans, now: now, unixNowMs: time.unixNowMs)
         let (closed, directives) = plane.applyBans(checked, now: now)
         perform(directives)
         flushPendingControl()
@@ -593,10 +595,6 @@ final class EdgeShell {
         flushPendingControl()
         handOverReports()
         return demoted
-    }
-
-    static func unixNowMs() -> Int64 {
-        Int64((Date().timeIntervalSince1970 * 1000).rounded())
     }
 
     private static func level(_ level: EdgeLogEntry.Level) -> Logger.Level {
