@@ -81,19 +81,6 @@ final class EdgeShell {
     /// Links to origin edges, by the origin's client endpoint: one session for every channel
     /// pulled from that origin.
     var relayLinks: [String: ForwardLink] = [:]
-    /// The stand-in sessions publishing the origins' publishers here, both ways.
-    var standIns: [RelayedPublisher: SessionID] = [:]
-    /// Stand-ins of channels no longer relayed here, until they go (``tickRelays()``).
-    var orphanedStandIns: [RelayedPublisher: Duration] = [:]
-    var standInPublishers: [SessionID: RelayedPublisher] = [:]
-    var lastStandIn: UInt64 = 0
-    /// Relayed channels whose creation was not reported: their end is not either (the origin's
-    /// channel lives on).
-    var silentChannels: Set<String> = []
-    /// The uid offset of this edge's last relay link. Links from several relays join the same
-    /// origin channel, where one uid holds one connection: each edge starts its numbers at a
-    /// random place (two relays that both counted from 1 replaced each other's links).
-    var lastRelayLinkUID = UInt32.random(in: 0..<(UInt32.max - RelayLinkIdentity.firstUID))
     /// A relayed audio frame, moved into the plane's frame layout (reused).
     let relayAudioFrame = Multipart(capacity: 3)
 
@@ -104,7 +91,7 @@ final class EdgeShell {
         verifier = TokenVerifier(appID: configuration.appID, appCertificate: configuration.appCertificate)
         appID = configuration.appID
         appCertificate = configuration.appCertificate
-        relays = RelayBook(settings: configuration.relay)
+        relays = RelayBook(settings: configuration.relay, firstLinkUID: UInt32.random(in: 0 ... .max))
         plane = ChannelPlane(settings: configuration.settings)
         maxQueuedControlMessages = configuration.maxQueuedControlMessages
         socket = try Socket(.router, context: loop.context)
@@ -383,7 +370,7 @@ final class EdgeShell {
                 work += plane.sendCachedFrames(track, to: session, now: now) { subscriber, frame in
                     Self.deliver(frame, to: subscriber, on: socket)
                 }
-            case .requestKeyframe(let track, let publisher) where standInPublishers[publisher] != nil:
+            case .requestKeyframe(let track, let publisher) where relays.isStandIn(publisher):
                 performRelay(relays.keyframeWanted(track, now: now))
             case .requestKeyframe(let track, let publisher):
                 work += control(to: publisher) { () throws(ShowroomError) in try EdgeCodec.keyframeRequest(for: track) }
@@ -392,7 +379,7 @@ final class EdgeShell {
             case .log(let entry):
                 logger.log(level: Self.level(entry.level), "\(entry.message)")
             case .report(let activity):
-                if !relays.isEmpty || !silentChannels.isEmpty, !relayReports(activity) { continue }
+                if !relays.isIdle, !relayReports(activity) { continue }
                 hold(activity)
                 if !forwards.isEmpty { work += forwardActivity(activity) }
             }
@@ -404,7 +391,7 @@ final class EdgeShell {
     /// - Returns: What dropping it leads to (nothing if it was sent or queued).
     private func control(to session: SessionID, _ encode: () throws(ShowroomError) -> WireEnvelope) -> [EdgeDirective] {
         // A stand-in has no client: what the plane tells it is known to the relay already.
-        if standInPublishers[session] != nil { return [] }
+        if relays.isStandIn(session) { return [] }
         do {
             if sendControl(try encode(), to: session) { return [] }
             return plane.sessionUnreachable(session, now: now)
