@@ -46,14 +46,18 @@ final class EdgeOnNodeLoop: CoordinatorLinkEdge {
         return { value in loop.execute { bound.value(value) } }
     }
 
-    /// What the edge's loop hands over, carried to `link` on its node's loop.
-    static func reports(to link: LoopBound<CoordinatorLink>) -> CoordinatorReports {
+    /// What the edge's loop hands over, carried to `link` on its node's loop (and the drain's
+    /// announcement back to `edgeLoop`).
+    static func reports(to link: LoopBound<CoordinatorLink>, edgeLoop: EventLoop) -> CoordinatorReports {
         let loop = link.loop
         return CoordinatorReports(
             activities: { activities in loop.execute { link.value.add(activities) } },
             summary: { channels in loop.execute { link.value.setSummary(channels) } },
             claim: { channel in loop.execute { link.value.claim(channel) } },
             place: { placement in loop.execute { link.value.place(placement) } },
-            draining: { announced in loop.execute { link.value.announceDraining(announced) } })
+            draining: { announced in
+                let back = LoopBound(announced, loop: edgeLoop)
+                loop.execute { link.value.announceDraining { edgeLoop.execute { back.value() } } }
+            })
     }
 }

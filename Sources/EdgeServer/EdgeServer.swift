@@ -21,7 +21,7 @@ public final class EdgeServer: Sendable {
     public let endpoint: String
     /// The loop the client socket and the plane live on.
     public let loop: EventLoop
-    private let shell: LoopBound<EdgeShell>
+    private let shell: LoopBound<EdgeShell<RouterClientFace>>
 
     /// Binds the client endpoint and starts serving.
     ///
@@ -36,11 +36,12 @@ public final class EdgeServer: Sendable {
         let loop = try EventLoop.start(name: "edge-clients", context: context)
         self.loop = loop
         do {
-            let shell = try loop.submitAndWait { () throws -> LoopBound<EdgeShell> in
-                LoopBound(try EdgeShell(configuration: configuration, loop: loop, clock: clock, logger: logger), loop: loop)
+            let shell = try loop.submitAndWait { () throws -> LoopBound<EdgeShell<RouterClientFace>> in
+                let face = try RouterClientFace(configuration: configuration, loop: loop, clock: clock, logger: logger)
+                return LoopBound(EdgeShell(configuration: configuration, face: face, clock: clock, logger: logger), loop: loop)
             }
             self.shell = shell
-            endpoint = try loop.submitAndWait { shell.value.endpoint }
+            endpoint = try loop.submitAndWait { shell.value.face.endpoint }
         } catch {
             loop.shutdown()
             context.shutdown()
@@ -231,7 +232,7 @@ public final class EdgeRoleService: NodeRoleService {
                 node: node, edge: EdgeOnNodeLoop(edge, nodeLoop: node.loop),
                 run: String(UInt64.random(in: 0 ... .max), radix: 16), logger: logger)
             let bound = LoopBound(started, loop: node.loop)
-            edge.setCoordinatorReports(EdgeOnNodeLoop.reports(to: bound))
+            edge.setCoordinatorReports(EdgeOnNodeLoop.reports(to: bound, edgeLoop: edge.loop))
             link.withLock { $0 = (node, bound) }
         }
     }

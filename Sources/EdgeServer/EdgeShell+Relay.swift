@@ -11,7 +11,7 @@ import ZeroMQ
 extension EdgeShell {
     /// How long a relay link's token lasts; the origin ends the link's connection when it
     /// expires, and the relay claims and links again with a fresh one.
-    private static let relayTokenLifetime: UInt32 = 24 * 3600
+    private static var relayTokenLifetime: UInt32 { 24 * 3600 }
 
     // MARK: - Hosting
 
@@ -110,9 +110,7 @@ extension EdgeShell {
         } else {
             let key = ForwardKey(channel: "", uid: relays.nextLinkUID())
             do {
-                link = try ForwardLink(
-                    key: key, edge: origin,
-                    context: loop.context, now: now)
+                link = try face.link(key, to: origin, now: now)
             } catch {
                 logger.warning("relay of channel \(channel): cannot link to edge \(origin): \(error)")
                 return performRelay(relays.linkDown(endpoint: origin.endpoint, now: now))
