@@ -167,7 +167,7 @@ extension EdgeShell {
 
     func performForward(_ directives: [ForwardDirective]) {
         guard !directives.isEmpty else { return }
-        channelsChanged = true
+        reports.channelsDidChange()
         perform(forwardDirectives(directives))
     }
 

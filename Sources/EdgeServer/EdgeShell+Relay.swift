@@ -19,7 +19,7 @@ extension EdgeShell {
     func hostRelay(_ channel: String, of origin: RelayOrigin) {
         logger.info("hosting channel \(channel) as a relay of edge \(origin)")
         performRelay(relays.host(channel, origin: origin, now: now))
-        channelsChanged = true
+        reports.channelsDidChange()
     }
 
     /// What a claim's answer means for relaying: the first `relay_of_*` answer makes the channel
@@ -96,7 +96,7 @@ extension EdgeShell {
                 perform(dropped ? plane.sessionUnreachable(id, now: now) : plane.closeSession(id, now: now))
             case .release(let channel):
                 logger.info("channel \(channel) is no longer relayed here")
-                channelsChanged = true
+                reports.channelsDidChange()
             }
         }
     }

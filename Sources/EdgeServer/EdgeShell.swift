@@ -17,32 +17,20 @@ final class EdgeShell<Face: ClientFace> {
     /// Every time the shell reads: the injected clock.
     private var time: ElapsedTime
     private let metrics = EdgeMetrics()
-    /// Refuses new joins once set (the edge is shutting down).
-    private(set) var draining = false
-    /// While draining: when what is left is closed, and who waits for it.
-    private var drainDeadline: Duration?
+    /// The drain, once begun (new joins are refused).
+    private var drain = EdgeDrain()
+    /// Who waits for the drain to end.
     private var drainedWaiters: [() -> Void] = []
-    private var drainingNodeID = ""
+    /// Whether the edge drains (it refuses new joins).
+    var draining: Bool { drain.isDraining }
     /// Told the hosted channel and connection counts when they change.
     var reportLoad: (_ channels: Int, _ connections: Int) -> Void = { _, _ in }
-    private var reportedLoad = (channels: -1, connections: -1)
-    private var loadReportedAt: Duration?
-    /// The load goes to the gossip at most this often: each change raises this member's
-    /// incarnation and reaches every member, and a burst of joins changes it every tick.
-    static var loadReportInterval: Duration { .milliseconds(250) }
     /// Where channel activities and summaries for the room-coordinators go, once the node is up.
     var coordinatorReports: CoordinatorReports? {
-        didSet { lastSummary = nil }
+        didSet { reports.linked() }
     }
-    /// Activities not yet handed to ``coordinatorReports``, oldest first, bounded like the
-    /// node side's queue.
-    private var activities: [RoomChannelActivity] = []
-    private let maxHeldActivities = 50_000
-    /// Dropping was logged; once per overflow, not per activity.
-    private var loggedOverflow = false
-    /// The channels (or their forwards) changed since the last summary.
-    var channelsChanged = false
-    private var lastSummary: Duration?
+    /// The activities held for ``coordinatorReports``, the summary's and the load's pacing.
+    var reports = EdgeReportBook()
     /// Joins waiting for their channel's owner coordinator (``holdForClaim(_:from:requestID:)``).
     var claims = ChannelClaims()
     /// Largest message read from a client (``EdgeLimits/maxMessageBytes``).
@@ -152,7 +140,7 @@ final class EdgeShell<Face: ClientFace> {
             refuse(envelope, from: session, error)
             return
         }
-        if draining, case .join = request {
+        if drain.isDraining, case .join = request {
             refuse(envelope, from: session, .unavailable("this edge is shutting down; join the channel again through the cluster"))
             return
         }
@@ -379,15 +367,11 @@ final class EdgeShell<Face: ClientFace> {
         face.closeUnopened()
         flushPendingControl()
         handOverReports()
-        if let deadline = drainDeadline, now >= deadline || !plane.awaitsMovingClients { finishDraining() }
-        let load = (channels: plane.channelCount, connections: plane.connectionCount)
-        metrics.update(plane.statistics, sessions: plane.sessionCount, channels: load.channels, connections: load.connections,
+        if drain.finishes(now: now, awaitsMovingClients: plane.awaitsMovingClients) { finishDraining() }
+        let (channels, connections) = (plane.channelCount, plane.connectionCount)
+        metrics.update(plane.statistics, sessions: plane.sessionCount, channels: channels, connections: connections,
                        bans: plane.banCount, stages: plane.stageCount)
-        if load != reportedLoad, loadReportedAt.map({ now - $0 >= Self.loadReportInterval }) ?? true {
-            reportedLoad = load
-            loadReportedAt = now
-            reportLoad(load.channels, load.connections)
-        }
+        if reports.shouldReportLoad(channels: channels, connections: connections, now: now) { reportLoad(channels, connections) }
     }
 
     /// Drains the edge (make before break): refuses new joins, tells the room-coordinators (who
@@ -397,25 +381,21 @@ final class EdgeShell<Face: ClientFace> {
     /// viewers still here never see it go offline) or `within` has passed. `done` runs then.
     func beginDraining(nodeID: String, within: Duration, _ done: @escaping () -> Void) {
         drainedWaiters.append(done)
-        guard !draining else { return }
-        draining = true
-        drainingNodeID = nodeID
+        guard drain.begin(nodeID: nodeID) else { return }
         // The clients are told once the coordinators know, so that none is placed here again.
-        guard let reports = coordinatorReports else { return notifyDraining(within: within) }
-        reports.draining { self.notifyDraining(within: within) }
+        guard let link = coordinatorReports else { return notifyDraining(within: within) }
+        link.draining { self.notifyDraining(within: within) }
     }
 
     private func notifyDraining(within: Duration) {
-        guard drainDeadline == nil else { return }
-        drainDeadline = now + within
+        guard drain.clientsTold(now: now, within: within) else { return }
         perform(plane.drainingNotices(within: within))
         flushPendingControl()
     }
 
     private func finishDraining() {
-        drainDeadline = nil
         perform(plane.closeAllSessions(
-            reason: .unavailable("edge \(drainingNodeID) is shutting down; join the channel again through the cluster"), now: now))
+            reason: .unavailable("edge \(drain.nodeID) is shutting down; join the channel again through the cluster"), now: now))
         flushPendingControl()
         handOverReports()
         let waiters = drainedWaiters
@@ -428,35 +408,20 @@ final class EdgeShell<Face: ClientFace> {
     /// Keeps an activity for the coordinators, its time moved to the wall clock.
     private func hold(_ activity: ChannelActivity) {
         let age = now - activity.at
-        activities.append(EdgeCodec.wire(activity, atMs: time.unixNowMs - Int64(age.milliseconds)))
-        channelsChanged = true
-        if activities.count > maxHeldActivities {
-            let excess = activities.count - maxHeldActivities
-            activities.removeFirst(excess)
-            metrics.activitiesDropped.increment(by: Int64(excess))
-            if !loggedOverflow {
-                loggedOverflow = true
-                logger.warning("no link to the room-coordinators; dropping the oldest channel activities beyond \(maxHeldActivities)")
-            }
+        let (dropped, overflowBegan) = reports.hold(EdgeCodec.wire(activity, atMs: time.unixNowMs - Int64(age.milliseconds)))
+        guard dropped > 0 else { return }
+        metrics.activitiesDropped.increment(by: Int64(dropped))
+        if overflowBegan {
+            logger.warning("no link to the room-coordinators; dropping the oldest channel activities beyond \(reports.maxHeldActivities)")
         }
     }
 
-    /// Hands the activities to the node side, and the channel summary every second or soon after
-    /// a change.
+    /// Hands the activities to the node side, and the channel summary when it is due.
     private func handOverReports() {
-        guard let reports = coordinatorReports else { return }
-        if !activities.isEmpty {
-            reports.activities(activities)
-            activities.removeAll(keepingCapacity: true)
-            loggedOverflow = false
-        }
-        let now = self.now
-        let age = lastSummary.map { now - $0 }
-        if age == nil || age! >= .seconds(1) || (channelsChanged && age! >= .milliseconds(100)) {
-            lastSummary = now
-            channelsChanged = false
-            reports.summary(reportedSummaries())
-        }
+        guard let link = coordinatorReports else { return }
+        let (activities, summaryDue) = reports.handOver(now: now)
+        if !activities.isEmpty { link.activities(activities) }
+        if summaryDue { link.summary(reportedSummaries()) }
     }
 
     /// Enforces bans from a room-coordinator.
