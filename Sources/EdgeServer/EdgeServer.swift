@@ -38,7 +38,8 @@ public final class EdgeServer: Sendable {
         do {
             let shell = try loop.submitAndWait { () throws -> LoopBound<EdgeShell<RouterClientFace>> in
                 let face = try RouterClientFace(configuration: configuration, loop: loop, clock: clock, logger: logger)
-                return LoopBound(EdgeShell(configuration: configuration, face: face, clock: clock, logger: logger), loop: loop)
+                return LoopBound(EdgeShell(configuration: configuration, face: face, clock: clock, random: { .random(in: 0 ... .max) }, logger: logger),
+                                 loop: loop)
             }
             self.shell = shell
             endpoint = try loop.submitAndWait { shell.value.face.endpoint }

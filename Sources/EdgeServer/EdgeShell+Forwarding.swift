@@ -244,7 +244,7 @@ extension EdgeShell {
         let link = try face.link(key, to: edge, now: now)
         links[linkKey] = link
         attach(link, receive: { [unowned self] link in receive(on: link) }, broke: { [unowned self] link, error in linkDown(link, error) })
-        let clientID = "\(ForwardLinkIdentity.clientIDPrefix)\(key.channel)/\(key.uid)/\(String(UInt64.random(in: 0 ... .max), radix: 16))"
+        let clientID = "\(ForwardLinkIdentity.clientIDPrefix)\(key.channel)/\(key.uid)/\(String(random(), radix: 16))"
         link.open(clientID: clientID, now: now)
         logger.info("forward of \(key): link to edge \(edge)")
         return link

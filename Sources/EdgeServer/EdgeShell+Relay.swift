@@ -118,7 +118,7 @@ extension EdgeShell {
             relayLinks[origin.endpoint] = link
             attach(link, receive: { [unowned self] link in receiveRelayed(on: link) },
                    broke: { [unowned self] link, error in relayLinkDown(link, error) })
-            link.open(clientID: "\(RelayLinkIdentity.clientIDPrefix)\(String(UInt64.random(in: 0 ... .max), radix: 16))", now: now)
+            link.open(clientID: "\(RelayLinkIdentity.clientIDPrefix)\(String(random(), radix: 16))", now: now)
             logger.info("relay link to edge \(origin) as uid \(key.uid)")
         }
         link.channels.insert(channel)

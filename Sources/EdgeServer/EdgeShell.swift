@@ -16,6 +16,9 @@ final class EdgeShell<Face: ClientFace> {
     let logger: Logger
     /// Every time the shell reads: the injected clock.
     private var time: ElapsedTime
+    /// Every random number the shell draws (link names, where relay link uids start): injected,
+    /// so that a simulation replays.
+    let random: () -> UInt64
     private let metrics = EdgeMetrics()
     /// The drain, once begun (new joins are refused).
     private var drain = EdgeDrain()
@@ -57,14 +60,15 @@ final class EdgeShell<Face: ClientFace> {
     /// A relayed audio frame, moved into the plane's frame layout (reused).
     let relayAudioFrame = Multipart(capacity: 3)
 
-    init(configuration: EdgeServerConfiguration, face: Face, clock: WallClock, logger: Logger) {
+    init(configuration: EdgeServerConfiguration, face: Face, clock: WallClock, random: @escaping () -> UInt64, logger: Logger) {
         self.face = face
         self.logger = logger
+        self.random = random
         time = ElapsedTime(clock)
         verifier = TokenVerifier(appID: configuration.appID, appCertificate: configuration.appCertificate)
         appID = configuration.appID
         appCertificate = configuration.appCertificate
-        relays = RelayBook(settings: configuration.relay, firstLinkUID: UInt32.random(in: 0 ... .max))
+        relays = RelayBook(settings: configuration.relay, firstLinkUID: UInt32(truncatingIfNeeded: random()))
         plane = ChannelPlane(settings: configuration.settings)
         maxMessageBytes = configuration.settings.limits.maxMessageBytes
         face.start(receive: { [unowned self] message in handle(message) }, tick: { [unowned self] in tick() },

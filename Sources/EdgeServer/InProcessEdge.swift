@@ -23,10 +23,13 @@ public final class InProcessEdge {
     /// - Parameters:
     ///   - configuration: The edge's settings (the client binding ones are not used).
     ///   - node: The edge's node: its membership, requests, timers and clock.
+    ///   - random: Every random number the edge draws (default: the system's); a simulation
+    ///     gives one drawn from its seed.
     ///   - logger: Where the edge logs.
-    public init(configuration: EdgeServerConfiguration, node: any NodeServices, logger: Logger) {
+    public init(configuration: EdgeServerConfiguration, node: any NodeServices,
+                random: @escaping () -> UInt64 = { .random(in: 0 ... .max) }, logger: Logger) {
         face = InProcessClientFace(node: node)
-        shell = EdgeShell(configuration: configuration, face: face, clock: node.clock, logger: logger)
+        shell = EdgeShell(configuration: configuration, face: face, clock: node.clock, random: random, logger: logger)
         link = CoordinatorLink.start(node: node, edge: SameThreadEdge(shell), run: "\(node.nodeID)-\(node.clock.nowMs())",
                                      logger: logger)
         shell.coordinatorReports = .direct(to: link)
