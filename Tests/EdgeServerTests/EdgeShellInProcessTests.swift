@@ -1,6 +1,7 @@
 import Edge
 import EdgeServer
 import Foundation
+import NodeRuntime
 import ShowroomAuth
 import ShowroomTesting
 import ShowroomWire
@@ -306,5 +307,41 @@ final class EdgeShellInProcessTests: XCTestCase {
         guard case .sessionClosed(let reason) = closed.first else { return XCTFail("\(closed)") }
         XCTAssertEqual(reason.code, .unavailable)
         XCTAssertTrue(reason.message.contains("edge-1"), reason.message)
+    }
+
+    // MARK: - Determinism
+
+    /// The same start time, random source and client messages give the same bytes to every
+    /// client and the coordinators: what a simulation replaying a seed relies on.
+    func testTheSameScheduleGivesByteIdenticalOutput() throws {
+        let startMs = WallClock.system.nowMs()
+        let tokens = try (1...3).map { try TestApp.token(channel: "show", uid: UInt32($0)) }
+        func run() throws -> [[UInt8]] {
+            var seed: UInt64 = 42
+            let harness = InProcessEdgeHarness(startMs: startMs) {
+                seed = seed &* 6364136223846793005 &+ 1442695040888963407
+                return seed
+            }
+            let clients = try (0..<3).map { _ in try harness.client() }
+            for (index, client) in clients.enumerated() {
+                _ = try client.join("show", uid: UInt32(index + 1), token: tokens[index], role: index == 0 ? .broadcaster : .audience)
+            }
+            for sequence in 0..<20 {
+                try clients[0].publish(channel: "show", uid: 1, sequence: UInt32(sequence), keyframe: sequence % 10 == 0,
+                                       payload: [UInt8](repeating: UInt8(sequence), count: 100))
+                harness.network.advance(by: .milliseconds(33))
+            }
+            _ = try clients[2].request(.leave(channel: "show"))
+            try harness.advance(by: .seconds(2), keepAlive: [clients[0]])
+            var output = try harness.reports.map { try $0.serializedBytes() as [UInt8] }
+            for client in clients {
+                client.collect()
+                output += client.messages.flatMap { $0 }
+            }
+            return output
+        }
+        let first = try run()
+        XCTAssertGreaterThan(first.count, 80, "replies, events, frames and reports")
+        XCTAssertEqual(try run(), first)
     }
 }

@@ -10,7 +10,7 @@ import XCTest
 /// An edge on the in-process network with a room-coordinator that records the edge's reports and
 /// answers its claims and ban list as the test says; one thread, the clock moved by hand.
 final class InProcessEdgeHarness {
-    let network = InProcessNetwork()
+    let network: InProcessNetwork
     let coordinator: InProcessNetwork.Node
     let edgeNode: InProcessNetwork.Node
     let edge: InProcessEdge
@@ -24,12 +24,14 @@ final class InProcessEdgeHarness {
 
     var activities: [RoomChannelActivity] { reports.flatMap(\.activities) }
 
-    init(settings: EdgeSettings = EdgeSettings()) {
+    init(settings: EdgeSettings = EdgeSettings(), startMs: Int64 = WallClock.system.nowMs(),
+         random: @escaping () -> UInt64 = { .random(in: 0 ... .max) }) {
+        network = InProcessNetwork(startMs: startMs)
         coordinator = network.add("coord-1", role: .coordinator)
         edgeNode = network.add("edge-1", role: .edge)
         edge = InProcessEdge(
             configuration: EdgeServerConfiguration(appID: TestApp.appID, appCertificate: TestApp.certificate, settings: settings),
-            node: edgeNode, logger: LogCapture.logger(label: "edge-1"))
+            node: edgeNode, random: random, logger: LogCapture.logger(label: "edge-1"))
         coordinator.serve(.edgeChannelReport) { [unowned self] request, respond in
             guard let report = try? request.decodeBody(RoomEdgeChannelReport.self) else {
                 return respond(.failure(.malformed("not a channel report")))
@@ -81,6 +83,8 @@ final class InProcessEdgeHarness {
         private var replies: [UInt64: EdgeReply] = [:]
         /// Events received, oldest first.
         private(set) var events: [EdgeEvent] = []
+        /// Every message received as it came, oldest first.
+        private(set) var messages: [[[UInt8]]] = []
         /// Media frames received, oldest first.
         private(set) var frames: [(header: WireMediaHeader, payload: [UInt8])] = []
 
@@ -149,6 +153,7 @@ final class InProcessEdgeHarness {
         /// Files what the edge sent: replies, events and frames.
         func collect() {
             for message in connection.takeReceived() {
+                messages.append(message)
                 guard let first = message.first, let envelope = try? WireEnvelope.decode(frame: first) else {
                     XCTFail("the edge sent something unreadable: \(message)")
                     continue
