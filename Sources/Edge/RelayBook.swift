@@ -1,5 +1,19 @@
 import ShowroomWire
 
+/// A publisher of an origin edge, shown in a relayed channel here by a stand-in session.
+public struct RelayedPublisher: Hashable, Sendable {
+    /// The relayed channel.
+    public var channel: String
+    /// The publisher's uid.
+    public var uid: UInt32
+
+    /// The publisher `uid` of `channel`.
+    public init(channel: String, uid: UInt32) {
+        self.channel = channel
+        self.uid = uid
+    }
+}
+
 /// The edge a relayed channel is pulled from: the origin the coordinator's claim answer named
 /// (`ClaimChannelResponse.relay_of_*`), linked to like a forward's destination edge.
 public typealias RelayOrigin = ForwardEdge
@@ -15,11 +29,16 @@ public enum RelayDirective: Sendable, Equatable {
     case claim(channel: String)
     /// Send `RELAY_KEYFRAME_REQUEST` for `track` to `origin`.
     case requestKeyframe(TrackID, origin: RelayOrigin)
-    /// These stand-in publishers go offline for the local viewers (the origin did not come back
-    /// in time, or the channel is no longer relayed).
-    case dropPublishers(channel: String, uids: [UInt32])
-    /// The channel is no longer relayed here: end its stand-ins (its local channel goes once
-    /// nobody is left).
+    /// Open the stand-in session `session` for `publisher` and join it to the channel as a
+    /// broadcaster publishing nothing yet.
+    case openStandIn(SessionID, publisher: RelayedPublisher)
+    /// Close the stand-in session `session`: the publisher quit (`dropped` false: it left, or
+    /// nobody took over a released channel's stand-in), or the origin was lost (`dropped`: it
+    /// went offline for the viewers as a dropped connection does).
+    case endStandIn(SessionID, dropped: Bool)
+    /// The channel is no longer relayed here: its stand-ins stay for ``RelayBook/Settings/publisherGrace``
+    /// (publishers joining here take them over), then end; its local channel goes once nobody
+    /// is left.
     case release(channel: String)
 }
 
@@ -29,6 +48,13 @@ public enum RelayDirective: Sendable, Equatable {
 /// after the link breaks, claims every ``Settings/reclaimInterval`` (slower after
 /// ``Settings/fastReclaims``) until an answer names an origin, and the publishers shown offline
 /// only if the origin has not come back within ``Settings/publisherGrace``.
+///
+/// It also keeps the stand-ins: one session per publisher of the origin, opened when the origin
+/// announces it and ended when it leaves, when the origin is lost, or a grace after the channel
+/// stopped being relayed (an edge that became the channel's origin lets its arriving publishers
+/// take over without their viewers seeing them go). And it decides which of the plane's channel
+/// activities the coordinators hear: a relay reports its viewers, not the channel's creation and
+/// end, which are the origin's.
 ///
 /// Publishing in a relayed channel is refused (``refusal(of:)``): `CHANNEL_ELSEWHERE` naming the
 /// origin, which the SDK follows.
@@ -75,19 +101,56 @@ public struct RelayBook: Sendable {
         var lastKeyframeRequest: [TrackID: Duration] = [:]
     }
 
+    /// Stand-in session ids: a length byte no routing id has, so never a client's.
+    public static let standInIDBase: UInt64 = 0xFF00_0000_0000_0000
+
     /// The timers it runs with.
     public let settings: Settings
     private var entries: [String: Entry] = [:]
+    /// The stand-ins, both ways.
+    private var standIns: [RelayedPublisher: SessionID] = [:]
+    private var standInPublishers: [SessionID: RelayedPublisher] = [:]
+    /// Stand-ins of channels no longer relayed here, and when they end.
+    private var orphans: [RelayedPublisher: Duration] = [:]
+    private var lastStandIn: UInt64 = 0
+    /// Relayed channels whose creation was not reported: their end is not either (the origin's
+    /// channel lives on).
+    private var silentChannels: Set<String> = []
+    /// The uid offset of the last relay link.
+    private var lastLinkUID: UInt32
 
     /// Creates an empty book.
-    public init(settings: Settings = Settings()) {
+    ///
+    /// - Parameters:
+    ///   - settings: The timers.
+    ///   - firstLinkUID: Where this edge's relay link uids start (see ``nextLinkUID()``): links
+    ///     from several relays join the same origin channel, where one uid holds one connection,
+    ///     so each edge starts at a random place (two relays that both counted from 1 replaced
+    ///     each other's links).
+    public init(settings: Settings = Settings(), firstLinkUID: UInt32 = 0) {
         self.settings = settings
+        lastLinkUID = firstLinkUID % (UInt32.max - RelayLinkIdentity.firstUID)
     }
 
     // MARK: - Reading
 
     /// Whether no channel is hosted as a relay.
     public var isEmpty: Bool { entries.isEmpty }
+
+    /// Whether nothing is relayed, shown or awaited: no channel, stand-in or unreported channel.
+    public var isIdle: Bool { entries.isEmpty && standIns.isEmpty && silentChannels.isEmpty }
+
+    /// Whether `session` is a stand-in (it has no client: what the plane tells it is known here).
+    public func isStandIn(_ session: SessionID) -> Bool { standInPublishers[session] != nil }
+
+    /// The stand-in of `publisher`, if it has one.
+    public func standIn(of publisher: RelayedPublisher) -> SessionID? { standIns[publisher] }
+
+    /// The uid of a new relay link: the next of this edge's range.
+    public mutating func nextLinkUID() -> UInt32 {
+        lastLinkUID = lastLinkUID == UInt32.max - RelayLinkIdentity.firstUID ? 0 : lastLinkUID + 1
+        return RelayLinkIdentity.firstUID + lastLinkUID
+    }
 
     /// Whether `channel` is hosted as a relay.
     public func isRelayed(_ channel: String) -> Bool { entries[channel] != nil }
@@ -146,15 +209,23 @@ public struct RelayBook: Sendable {
         return [.link(channel: channel, origin: origin)]
     }
 
-    /// A claim's answer while the link was down said this edge hosts `channel` itself (or it is
-    /// hosted elsewhere, not as a relay): it is no longer relayed; its stand-ins go.
-    public mutating func stopRelaying(_ channel: String) -> [RelayDirective] {
+    /// A claim's answer said this edge hosts `channel` itself (or it is hosted elsewhere, not as
+    /// a relay): it is no longer relayed; its stand-ins go after the grace.
+    public mutating func stopRelaying(_ channel: String, now: Duration) -> [RelayDirective] {
         guard let entry = entries.removeValue(forKey: channel) else { return [] }
         var out: [RelayDirective] = []
         if case .linked = entry.state { out.append(.unlink(channel: channel, origin: entry.origin)) }
         if case .releasing = entry.state { out.append(.unlink(channel: channel, origin: entry.origin)) }
-        out.append(.release(channel: channel))
+        out.append(release(channel, now: now))
         return out
+    }
+
+    /// `channel` is no longer relayed: its stand-ins are orphans until the grace ends.
+    private mutating func release(_ channel: String, now: Duration) -> RelayDirective {
+        for publisher in standIns.keys where publisher.channel == channel {
+            orphans[publisher] = now + settings.publisherGrace
+        }
+        return .release(channel: channel)
     }
 
     /// A local viewer joined `channel`: the first one starts the pull.
@@ -185,16 +256,52 @@ public struct RelayBook: Sendable {
         entries[channel] = entry
     }
 
-    /// The origin announced a publisher in `channel` (user joined): it is a stand-in here.
-    public mutating func publisherJoined(_ channel: String, uid: UInt32) {
+    /// The origin announced a publisher in `channel` (user joined): it is a stand-in here,
+    /// opened now unless it has one (announced again after the link came back, or an orphan).
+    public mutating func publisherJoined(_ channel: String, uid: UInt32) -> [RelayDirective] {
         entries[channel]?.publishers.insert(uid)
         entries[channel]?.stale.remove(uid)
+        let publisher = RelayedPublisher(channel: channel, uid: uid)
+        orphans[publisher] = nil
+        guard standIns[publisher] == nil else { return [] }
+        lastStandIn += 1
+        let id = SessionID(Self.standInIDBase | lastStandIn)
+        standIns[publisher] = id
+        standInPublishers[id] = publisher
+        return [.openStandIn(id, publisher: publisher)]
     }
 
-    /// The origin said a publisher of `channel` went offline.
-    public mutating func publisherLeft(_ channel: String, uid: UInt32) {
-        entries[channel]?.publishers.remove(uid)
-        entries[channel]?.stale.remove(uid)
+    /// The origin said a publisher of `channel` went offline: its stand-in quits.
+    public mutating func publisherLeft(_ channel: String, uid: UInt32) -> [RelayDirective] {
+        endStandIn(RelayedPublisher(channel: channel, uid: uid), dropped: false)
+    }
+
+    private mutating func endStandIn(_ publisher: RelayedPublisher, dropped: Bool) -> [RelayDirective] {
+        entries[publisher.channel]?.publishers.remove(publisher.uid)
+        entries[publisher.channel]?.stale.remove(publisher.uid)
+        orphans[publisher] = nil
+        guard let id = standIns.removeValue(forKey: publisher) else { return [] }
+        standInPublishers[id] = nil
+        return [.endStandIn(id, dropped: dropped)]
+    }
+
+    /// Counts the local viewers of relayed channels from the plane's activities (stand-ins are
+    /// never reported, so every audience join is a viewer's), and decides whether an activity is
+    /// reported to the coordinators: not a relayed channel's creation, nor the end of one whose
+    /// creation was not reported.
+    public mutating func report(_ activity: ChannelActivity, now: Duration) -> (reported: Bool, directives: [RelayDirective]) {
+        let channel = activity.channel
+        switch activity.kind {
+        case .audienceJoined: return (true, viewerJoined(channel))
+        case .audienceLeft: viewerLeft(channel, now: now)
+        case .channelCreated where isRelayed(channel):
+            silentChannels.insert(channel)
+            return (false, [])
+        case .channelDestroyed:
+            return (silentChannels.remove(channel) == nil, [])
+        default: break
+        }
+        return (true, [])
     }
 
     /// The link to the edge at `endpoint` broke (or, with `only`, the origin ended that channel's
@@ -237,22 +344,24 @@ public struct RelayBook: Sendable {
         for channel in entries.keys.sorted() {
             guard var entry = entries[channel] else { continue }
             if !entry.stale.isEmpty, now - entry.staleSince >= settings.publisherGrace {
-                out.append(.dropPublishers(channel: channel, uids: entry.stale.sorted()))
+                let stale = entry.stale.sorted()
                 entry.publishers.subtract(entry.stale)
                 entry.stale = []
+                entries[channel] = entry
+                for uid in stale { out += endStandIn(RelayedPublisher(channel: channel, uid: uid), dropped: true) }
             }
             switch entry.state {
             case .unlinked(let until) where until <= now:
                 entries[channel] = nil
-                out.append(.release(channel: channel))
+                out.append(release(channel, now: now))
                 continue
             case .releasing(let until) where until <= now:
                 entries[channel] = nil
-                out += [.unlink(channel: channel, origin: entry.origin), .release(channel: channel)]
+                out += [.unlink(channel: channel, origin: entry.origin), release(channel, now: now)]
                 continue
             case .down where entry.viewers == 0:
                 entries[channel] = nil
-                out.append(.release(channel: channel))
+                out.append(release(channel, now: now))
                 continue
             case .down(let nextClaim, let claims) where nextClaim <= now:
                 let interval = claims + 1 < settings.fastReclaims ? settings.reclaimInterval : settings.slowReclaimInterval
@@ -262,6 +371,11 @@ public struct RelayBook: Sendable {
                 break
             }
             entries[channel] = entry
+        }
+        // Stand-ins of a released channel that no publisher took over go (quit).
+        for (publisher, until) in orphans.sorted(by: { ($0.key.channel, $0.key.uid) < ($1.key.channel, $1.key.uid) })
+        where until <= now {
+            out += endStandIn(publisher, dropped: false)
         }
         return out
     }

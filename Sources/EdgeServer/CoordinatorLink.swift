@@ -5,22 +5,39 @@ import Metrics
 import NodeRuntime
 import Routing
 import ShowroomWire
-import ZeroMQ
 
-/// The edge's side of the room-coordinators, confined to the node's loop: it sends the channel
-/// activities and summaries the edge's loop hands over (``CoordinatorOutbox`` decides what goes
-/// where and when), answers `EDGE_BANS` by applying them on the edge's loop, and fetches the bans
-/// in force (`BAN_LIST`) once at start.
+/// The edge as ``CoordinatorLink`` reaches it. Called on the link's thread, and every completion
+/// runs there too: the node's process hops to the edge's loop and back (``EdgeOnNodeLoop``); a
+/// single-threaded harness calls the edge's shell directly.
+protocol CoordinatorLinkEdge: AnyObject {
+    /// The owner coordinator's answer to a channel claim (see ``CoordinatorReports/claim``).
+    func claimAnswered(_ channel: String, _ outcome: ClaimOutcome)
+    /// A coordinator's answer to a forward destination's placement.
+    func forwardPlaced(_ placement: ForwardPlacement, _ result: Result<ForwardEdge, ShowroomError>)
+    /// Carries out a coordinator's `FORWARD_COMMAND`: the destinations after it.
+    func forwardCommand(_ command: EdgeForwardCommand, completion: @escaping (Result<[ForwardDestinationStatus], ShowroomError>) -> Void)
+    /// The forwards the edge runs.
+    func forwardedPublishers(_ completion: @escaping ([EdgeForwardedPublisher]) -> Void)
+    /// Enforces bans: how many connections were closed, or `INVALID_ARGUMENT` (nothing applied).
+    func applyBans(_ bans: [RoomBan], completion: @escaping (Result<Int, ShowroomError>) -> Void)
+    /// Applies stages: how many broadcasters became audience.
+    func applyStages(_ stages: [RoomStage], completion: @escaping (Result<Int, ShowroomError>) -> Void)
+}
+
+/// The edge's side of the room-coordinators, on the node's thread: it sends the channel
+/// activities and summaries the edge hands over (``CoordinatorOutbox`` decides what goes where
+/// and when), answers `EDGE_BANS`, `EDGE_STAGE`, `FORWARD_COMMAND` and `FORWARD_LIST` through the
+/// edge, and fetches the bans in force (`BAN_LIST`) once at start.
 ///
-/// The edge's plane lives on the edge's loop, the node's sockets on the node's loop; data crosses
-/// with `execute` in both directions and nothing mutable is shared.
+/// It reaches the cluster through ``NodeServices`` alone and reads time from the node's clock,
+/// so it runs on a ZeroMQ node and on an in-process network alike.
 final class CoordinatorLink {
-    private let node: Node
-    private let edge: EdgeServer
+    private let node: any NodeServices
+    private let edge: any CoordinatorLinkEdge
     private let nodeID: String
     private let logger: Logger
     private var outbox = CoordinatorOutbox()
-    private let origin = ContinuousClock.now
+    private var time: ElapsedTime
     /// This run of the edge, as the coordinators know its activities: new on every start.
     private let activityOrigin: String
     /// Activities numbered in this run.
@@ -42,51 +59,44 @@ final class CoordinatorLink {
         return (OwnerRing(.coordinator, of: members), endpoints)
     }
 
-    private init(node: Node, edge: EdgeServer, nodeID: String, logger: Logger) {
+    private init(node: any NodeServices, edge: any CoordinatorLinkEdge, run: String, logger: Logger) {
         self.node = node
         self.edge = edge
-        self.nodeID = nodeID
+        self.nodeID = node.nodeID
         self.logger = logger
-        self.activityOrigin = "\(nodeID)/\(String(UInt64.random(in: 0 ... .max), radix: 16))"
+        time = ElapsedTime(node.clock)
+        activityOrigin = "\(node.nodeID)/\(run)"
     }
 
-    /// Starts the link: registers the `EDGE_BANS` handler, the timer, and the edge's hand-over.
-    /// Node loop only.
+    /// Starts the link: registers the handlers of what the coordinators ask the edge, and the
+    /// timer. On the node's thread. The edge's reports reach the link through the methods of
+    /// "From the edge", on the same thread.
     ///
-    /// - Returns: The link, bound to the node's loop.
-    static func start(node: Node, edge: EdgeServer, nodeID: String, logger: Logger) -> LoopBound<CoordinatorLink> {
-        let link = CoordinatorLink(node: node, edge: edge, nodeID: nodeID, logger: logger)
-        let bound = LoopBound(link, loop: node.loop)
-        node.handleDeferred(.edgeBans) { request, _, respond in
-            link.handleBans(request, respond)
-        }
-        node.handleDeferred(.edgeStage) { request, _, respond in
-            link.handleStages(request, respond)
-        }
-        node.handleDeferred(.forwardCommand) { request, _, respond in
-            link.handleForwardCommand(request, respond)
-        }
-        node.handleDeferred(.forwardList) { _, _, respond in
-            link.handleForwardList(respond)
-        }
+    /// - Parameters:
+    ///   - node: The edge's node.
+    ///   - edge: The edge.
+    ///   - run: Names this run of the edge in its activities' origin: different on every start.
+    ///   - logger: Where the link logs.
+    static func start(node: any NodeServices, edge: any CoordinatorLinkEdge, run: String, logger: Logger) -> CoordinatorLink {
+        let link = CoordinatorLink(node: node, edge: edge, run: run, logger: logger)
+        node.serve(.edgeBans) { request, respond in link.handleBans(request, respond) }
+        node.serve(.edgeStage) { request, respond in link.handleStages(request, respond) }
+        node.serve(.forwardCommand) { request, respond in link.handleForwardCommand(request, respond) }
+        node.serve(.forwardList) { _, respond in link.handleForwardList(respond) }
         node.onMembershipChange { link.pump() }
-        _ = node.loop.scheduleRepeating(every: .milliseconds(25)) { link.pump() }
-        let loop = node.loop
-        edge.setCoordinatorReports(CoordinatorReports(
-            activities: { activities in loop.execute { bound.value.add(activities) } },
-            summary: { channels in loop.execute { bound.value.setSummary(channels) } },
-            claim: { channel in loop.execute { bound.value.claim(channel) } },
-            place: { placement in loop.execute { bound.value.place(placement) } },
-            draining: { announced in loop.execute { bound.value.announceDraining(announced) } }))
-        return bound
+        node.scheduleRepeating(every: .milliseconds(25)) { link.pump() }
+        return link
     }
 
-    private var now: Duration { origin.duration(to: .now) }
+    private var now: Duration { time.now() }
 
     /// Activities not yet accepted by a coordinator (queued or in flight).
     var pendingActivities: Int { outbox.queued + outbox.inFlightCount }
 
-    private func add(_ activities: [RoomChannelActivity]) {
+    // MARK: - From the edge
+
+    /// Channel activities, in the order the plane saw them, times on the wall clock.
+    func add(_ activities: [RoomChannelActivity]) {
         // Numbered in this run, so a coordinator that gets one twice (resent after a lost answer)
         // numbers it once.
         let activities = activities.map { activity in
@@ -103,7 +113,7 @@ final class CoordinatorLink {
 
     /// Tells every alive coordinator at once that the edge drains (each report from now on says
     /// so too), so that none places a client here after the clients were told to move.
-    private func announceDraining(_ announced: @escaping @Sendable () -> Void) {
+    func announceDraining(_ announced: @escaping () -> Void) {
         draining = true
         let endpoints = coordinators().endpoints.values
         var remaining = endpoints.count
@@ -119,7 +129,8 @@ final class CoordinatorLink {
         }
     }
 
-    private func setSummary(_ channels: [ChannelSummary]) {
+    /// Every hosted channel, for every coordinator.
+    func setSummary(_ channels: [ChannelSummary]) {
         outbox.setSummary(channels.map { EdgeCodec.wire($0, edge: nodeID) })
         pump()
     }
@@ -189,7 +200,7 @@ final class CoordinatorLink {
     /// and hands the answer to the edge. With no coordinator alive at all the join is admitted, as
     /// the SDK's own fallback places channels by hashing then; a claim that goes unanswered is
     /// refused `UNAVAILABLE`, since the channel may be placed elsewhere.
-    private func claim(_ channel: String) {
+    func claim(_ channel: String) {
         let (coordinators, endpoints) = self.coordinators()
         guard let owner = coordinators.owner(of: channel), let endpoint = endpoints[owner]
         else {
@@ -241,7 +252,7 @@ final class CoordinatorLink {
 
     /// Asks the destination channel's owner coordinator where it is hosted (`CHANNEL_PLACE` with
     /// the destination token, as a client would), placing it if it is not yet.
-    private func place(_ placement: ForwardPlacement) {
+    func place(_ placement: ForwardPlacement) {
         let (coordinators, endpoints) = self.coordinators()
         guard let owner = coordinators.owner(of: placement.destination), let endpoint = endpoints[owner] else {
             edge.forwardPlaced(placement, .failure(ShowroomError(.noCoordinator, "no room-coordinator is alive to place channel '\(placement.destination)'")))
@@ -270,7 +281,7 @@ final class CoordinatorLink {
         }
     }
 
-    /// `FORWARD_COMMAND`: carried out on the edge's loop, answered on the node's.
+    /// `FORWARD_COMMAND`: carried out by the edge.
     private func handleForwardCommand(_ request: WireEnvelope, _ respond: Node.Responder) {
         let command: EdgeForwardCommand
         do {
@@ -279,40 +290,27 @@ final class CoordinatorLink {
             respond(.failure(error))
             return
         }
-        let answer = LoopBound(respond, loop: node.loop)
-        let loop = node.loop
         edge.forwardCommand(command) { result in
-            loop.execute {
-                switch result {
-                case .success(let destinations):
-                    var response = EdgeForwardCommandResponse()
-                    response.destinations = destinations.map(EdgeCodec.wire)
-                    answer.value(.success(response))
-                case .failure(let error):
-                    answer.value(.failure(error))
-                }
-            }
+            respond(result.map { destinations in
+                EdgeForwardCommandResponse.with { $0.destinations = destinations.map(EdgeCodec.wire) }
+            }.outcome)
         }
     }
 
     /// `FORWARD_LIST`: the edge's forwards.
     private func handleForwardList(_ respond: Node.Responder) {
-        let answer = LoopBound(respond, loop: node.loop)
-        let (loop, edge, nodeID) = (node.loop, edge, nodeID)
-        Task {
-            let forwards = (try? await edge.forwards()) ?? []
-            loop.execute {
-                var response = EdgeForwardListResponse()
-                response.edgeID = nodeID
-                response.forwards = forwards
-                answer.value(.success(response))
-            }
+        let nodeID = self.nodeID
+        edge.forwardedPublishers { forwards in
+            var response = EdgeForwardListResponse()
+            response.edgeID = nodeID
+            response.forwards = forwards
+            respond(.success(response))
         }
     }
 
     // MARK: - Bans
 
-    /// `EDGE_BANS`: applied on the edge's loop, answered on the node's.
+    /// `EDGE_BANS`: applied by the edge.
     private func handleBans(_ request: WireEnvelope, _ respond: Node.Responder) {
         let body: RoomEdgeBansRequest
         do {
@@ -321,23 +319,14 @@ final class CoordinatorLink {
             respond(.failure(error))
             return
         }
-        let answer = LoopBound(respond, loop: node.loop)
-        let loop = node.loop
         edge.applyBans(body.bans) { result in
-            loop.execute {
-                switch result {
-                case .success(let closed):
-                    var response = RoomEdgeBansResponse()
-                    response.connectionsClosed = UInt32(clamping: closed)
-                    answer.value(.success(response))
-                case .failure(let error):
-                    answer.value(.failure(error))
-                }
-            }
+            respond(result.map { closed in
+                RoomEdgeBansResponse.with { $0.connectionsClosed = UInt32(clamping: closed) }
+            }.outcome)
         }
     }
 
-    /// `EDGE_STAGE`: applies the stages on the edge's loop, answers how many were made audience.
+    /// `EDGE_STAGE`: applies the stages, answers how many were made audience.
     private func handleStages(_ request: WireEnvelope, _ respond: Node.Responder) {
         let body: RoomEdgeStageRequest
         do {
@@ -346,14 +335,10 @@ final class CoordinatorLink {
             respond(.failure(error))
             return
         }
-        let answer = LoopBound(respond, loop: node.loop)
-        let loop = node.loop
         edge.applyStages(body.stages) { result in
-            loop.execute {
-                answer.value(result.map { demoted in
-                    RoomEdgeStageResponse.with { $0.connectionsDemoted = UInt32(clamping: demoted) }
-                }.outcome)
-            }
+            respond(result.map { demoted in
+                RoomEdgeStageResponse.with { $0.connectionsDemoted = UInt32(clamping: demoted) }
+            }.outcome)
         }
     }
 

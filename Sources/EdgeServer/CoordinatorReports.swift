@@ -1,8 +1,9 @@
 import Edge
 import ShowroomWire
 
-/// Where the edge's loop hands what the room-coordinators are to hear; both are called on the
-/// edge's loop and pass the data on to the node's loop.
+/// Where the edge's shell hands what the room-coordinators are to hear: called on the edge's
+/// thread, they pass it on to the coordinator link (on the node's loop in the edge's process,
+/// see ``EdgeOnNodeLoop/reports(to:edgeLoop:)``; directly on one thread in process).
 struct CoordinatorReports: Sendable {
     /// Channel activities, in the order the plane saw them, times on the wall clock.
     var activities: @Sendable ([RoomChannelActivity]) -> Void
@@ -14,9 +15,9 @@ struct CoordinatorReports: Sendable {
     /// Asks a coordinator where a forward's destination channel is hosted (`CHANNEL_PLACE` with
     /// the destination token); the answer comes back through ``EdgeServer/forwardPlaced(_:_:)``.
     var place: @Sendable (_ placement: ForwardPlacement) -> Void
-    /// The edge drains: every report from now on says so; `announced` runs once every alive
-    /// coordinator has heard it (or did not answer within a second).
-    var draining: @Sendable (_ announced: @escaping @Sendable () -> Void) -> Void = { $0() }
+    /// The edge drains: every report from now on says so; `announced` runs on the edge's thread
+    /// once every alive coordinator has heard it (or did not answer within a second).
+    var draining: @Sendable (_ announced: @escaping () -> Void) -> Void = { $0() }
 }
 
 /// A forward destination's placement request, carried to the node's loop and back with its answer.

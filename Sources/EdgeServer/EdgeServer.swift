@@ -21,22 +21,28 @@ public final class EdgeServer: Sendable {
     public let endpoint: String
     /// The loop the client socket and the plane live on.
     public let loop: EventLoop
-    private let shell: LoopBound<EdgeShell>
+    private let shell: LoopBound<EdgeShell<RouterClientFace>>
 
     /// Binds the client endpoint and starts serving.
     ///
+    /// - Parameters:
+    ///   - configuration: The edge's settings.
+    ///   - clock: The clock every decision of the edge reads (default: the system's).
+    ///   - logger: Where the edge logs.
     /// - Throws: ``ShowroomError`` or `ZeroMQError` if the endpoint cannot be bound.
-    public init(configuration: EdgeServerConfiguration, logger: Logger) throws {
+    public init(configuration: EdgeServerConfiguration, clock: WallClock = .system, logger: Logger) throws {
         try ZeroMQLibrary.requireSupported()
         let context = try Context(ioThreads: 1)
         let loop = try EventLoop.start(name: "edge-clients", context: context)
         self.loop = loop
         do {
-            let shell = try loop.submitAndWait { () throws -> LoopBound<EdgeShell> in
-                LoopBound(try EdgeShell(configuration: configuration, loop: loop, logger: logger), loop: loop)
+            let shell = try loop.submitAndWait { () throws -> LoopBound<EdgeShell<RouterClientFace>> in
+                let face = try RouterClientFace(configuration: configuration, loop: loop, clock: clock, logger: logger)
+                return LoopBound(EdgeShell(configuration: configuration, face: face, clock: clock, random: { .random(in: 0 ... .max) }, logger: logger),
+                                 loop: loop)
             }
             self.shell = shell
-            endpoint = try loop.submitAndWait { shell.value.endpoint }
+            endpoint = try loop.submitAndWait { shell.value.face.endpoint }
         } catch {
             loop.shutdown()
             context.shutdown()
@@ -77,6 +83,11 @@ public final class EdgeServer: Sendable {
     /// The forwards this edge runs, sorted by source channel and uid.
     public func forwards() async throws -> [EdgeForwardedPublisher] {
         try await loop.submit { [shell] in shell.value.forwardedPublishers }
+    }
+
+    /// The forwards this edge runs; `completion` runs on the edge's loop.
+    func forwards(completion: @escaping @Sendable ([EdgeForwardedPublisher]) -> Void) {
+        loop.execute { [shell] in completion(shell.value.forwardedPublishers) }
     }
 
     /// Enforces bans from a room-coordinator; `completion` runs on the edge's loop with the number
@@ -216,10 +227,14 @@ public final class EdgeRoleService: NodeRoleService {
     public func attach(to node: Node) {
         guard let edge = server.withLock({ $0 }) else { return }
         edge.onLoadChange { channels, connections in node.updateLoad(channels: channels, connections: connections) }
-        let (nodeID, logger) = (self.nodeID, self.logger)
+        let logger = self.logger
         node.loop.execute { [self] in
-            let started = CoordinatorLink.start(node: node, edge: edge, nodeID: nodeID, logger: logger)
-            link.withLock { $0 = (node, started) }
+            let started = CoordinatorLink.start(
+                node: node, edge: EdgeOnNodeLoop(edge, nodeLoop: node.loop),
+                run: String(UInt64.random(in: 0 ... .max), radix: 16), logger: logger)
+            let bound = LoopBound(started, loop: node.loop)
+            edge.setCoordinatorReports(EdgeOnNodeLoop.reports(to: bound, edgeLoop: edge.loop))
+            link.withLock { $0 = (node, bound) }
         }
     }
 
@@ -229,8 +244,8 @@ public final class EdgeRoleService: NodeRoleService {
     public func drain() async {
         await server.withLock { $0 }?.drain(nodeID: nodeID, within: configuration.drainTime)
         guard let (node, link) = link.withLock({ $0 }) else { return }
-        let deadline = ContinuousClock.now + reportFlushTimeout
-        while ContinuousClock.now < deadline {
+        let deadlineMs = node.clock.nowMs() + Int64(reportFlushTimeout.milliseconds)
+        while node.clock.nowMs() < deadlineMs {
             guard let pending = try? await node.loop.submit({ link.value.pendingActivities }), pending > 0 else { return }
             try? await Task.sleep(for: .milliseconds(20))  // poll period while the last reports go out
         }

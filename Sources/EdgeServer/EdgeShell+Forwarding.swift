@@ -167,7 +167,7 @@ extension EdgeShell {
 
     func performForward(_ directives: [ForwardDirective]) {
         guard !directives.isEmpty else { return }
-        channelsChanged = true
+        reports.channelsDidChange()
         perform(forwardDirectives(directives))
     }
 
@@ -241,10 +241,10 @@ extension EdgeShell {
     private func link(_ key: ForwardKey, to edge: ForwardEdge) throws(ShowroomError) -> ForwardLink {
         let linkKey = ForwardLinkKey(key: key, endpoint: edge.endpoint)
         if let link = links[linkKey] { return link }
-        let link = try ForwardLink(key: key, edge: edge, context: loop.context, now: now)
+        let link = try face.link(key, to: edge, now: now)
         links[linkKey] = link
         attach(link, receive: { [unowned self] link in receive(on: link) }, broke: { [unowned self] link, error in linkDown(link, error) })
-        let clientID = "\(ForwardLinkIdentity.clientIDPrefix)\(key.channel)/\(key.uid)/\(String(UInt64.random(in: 0 ... .max), radix: 16))"
+        let clientID = "\(ForwardLinkIdentity.clientIDPrefix)\(key.channel)/\(key.uid)/\(String(random(), radix: 16))"
         link.open(clientID: clientID, now: now)
         logger.info("forward of \(key): link to edge \(edge)")
         return link
@@ -258,13 +258,10 @@ extension EdgeShell {
         retire(link, .unavailable("the forward link was closed"))
     }
 
-    /// Puts a new link's socket and monitor on the loop: `receive` when messages wait, `broke`
-    /// when the monitor sees the connection break.
+    /// Has the face watch a new link: `receive` when messages wait, `broke` when its connection
+    /// breaks.
     func attach(_ link: ForwardLink, receive: @escaping (ForwardLink) -> Void, broke: @escaping (ForwardLink, ShowroomError) -> Void) {
-        loop.register(link.socket) { [unowned link] _, _ in receive(link) }
-        loop.register(link.monitor.socket) { [unowned link] _, _ in
-            if link.connectionBroke() { broke(link, .unavailable("the connection to edge \(link.edge.id) broke")) }
-        }
+        face.attach(link, receive: receive) { link in broke(link, .unavailable("the connection to edge \(link.edge.id) broke")) }
     }
 
     /// Ends a link nothing uses any more (already out of its table): `EDGE_CLOSE_SESSION` first
@@ -275,10 +272,9 @@ extension EdgeShell {
         link.request(.closeSession, now: now) { _ in finish() }
     }
 
-    /// Takes a link off the loop and closes it; what waits on it fails with `error`.
+    /// Stops watching a link and closes it; what waits on it fails with `error`.
     func detach(_ link: ForwardLink, _ error: ShowroomError) {
-        loop.unregister(link.socket)
-        loop.unregister(link.monitor.socket)
+        face.detach(link)
         link.close(error)
     }
 

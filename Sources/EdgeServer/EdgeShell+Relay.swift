@@ -4,22 +4,14 @@ import ShowroomAuth
 import ShowroomWire
 import ZeroMQ
 
-/// A publisher of an origin edge, as a stand-in in a relayed channel here.
-struct RelayedPublisher: Hashable {
-    var channel: String
-    var uid: UInt32
-}
-
 // Relay edges: channels hosted as relays of their origin edge (a claim answer with relay_of_*),
 // pulled over one link per origin and fanned out here; and, on the origin, the relay links'
 // keyframe requests. ``RelayBook`` decides; this carries it out.
 
 extension EdgeShell {
-    /// Stand-in session ids: a length byte no routing id has, so never a client's.
-    private static let standInIDBase: UInt64 = 0xFF00_0000_0000_0000
     /// How long a relay link's token lasts; the origin ends the link's connection when it
     /// expires, and the relay claims and links again with a fresh one.
-    private static let relayTokenLifetime: UInt32 = 24 * 3600
+    private static var relayTokenLifetime: UInt32 { 24 * 3600 }
 
     // MARK: - Hosting
 
@@ -27,7 +19,7 @@ extension EdgeShell {
     func hostRelay(_ channel: String, of origin: RelayOrigin) {
         logger.info("hosting channel \(channel) as a relay of edge \(origin)")
         performRelay(relays.host(channel, origin: origin, now: now))
-        channelsChanged = true
+        reports.channelsDidChange()
     }
 
     /// What a claim's answer means for relaying: the first `relay_of_*` answer makes the channel
@@ -38,12 +30,12 @@ extension EdgeShell {
         if case .placed = outcome, relays.isRelayed(channel), !relays.isDown(channel) {
             // The coordinator made this edge the channel's origin (the old one died and a
             // publisher joins here): pull no more, publish here.
-            return performRelay(relays.stopRelaying(channel))
+            return performRelay(relays.stopRelaying(channel, now: now))
         }
         if relays.isDown(channel) {
             switch outcome {
             case .relay(let origin): hostRelay(channel, of: origin)
-            case .admit, .placed: performRelay(relays.stopRelaying(channel))
+            case .admit, .placed: performRelay(relays.stopRelaying(channel, now: now))
             case .refuse: break
             }
         } else if case .relay(let origin) = outcome, relays.isRelayed(channel) || !plane.hosts(channel: channel) {
@@ -63,25 +55,11 @@ extension EdgeShell {
         return relays.refusal(of: request)
     }
 
-    /// Counts the local viewers of relayed channels from the plane's activities (stand-ins are
-    /// never reported, so every audience join is a viewer's), and decides whether an activity is
-    /// reported: a relay reports its viewers' joins and leaves, not the channel's creation and end,
-    /// which are the origin's.
-    ///
-    /// - Returns: Whether the coordinators hear of it.
+    /// Whether the coordinators hear of a plane's activity (see ``RelayBook/report(_:now:)``).
     func relayReports(_ activity: ChannelActivity) -> Bool {
-        let channel = activity.channel
-        switch activity.kind {
-        case .audienceJoined: performRelay(relays.viewerJoined(channel))
-        case .audienceLeft: relays.viewerLeft(channel, now: now)
-        case .channelCreated where relays.isRelayed(channel):
-            silentChannels.insert(channel)
-            return false
-        case .channelDestroyed:
-            return silentChannels.remove(channel) == nil
-        default: break
-        }
-        return true
+        let (reported, directives) = relays.report(activity, now: now)
+        performRelay(directives)
+        return reported
     }
 
     /// The channel summaries as reported: forwards, and the origin of relayed channels.
@@ -112,16 +90,13 @@ extension EdgeShell {
                     let bytes = try? envelope.serializedBytes() as [UInt8]
                 else { continue }
                 _ = try? link.socket.send(bytes)
-            case .dropPublishers(let channel, let uids):
-                for uid in uids { endStandIn(RelayedPublisher(channel: channel, uid: uid), dropped: true) }
+            case .openStandIn(let id, let publisher):
+                openStandIn(id, for: publisher)
+            case .endStandIn(let id, let dropped):
+                perform(dropped ? plane.sessionUnreachable(id, now: now) : plane.closeSession(id, now: now))
             case .release(let channel):
                 logger.info("channel \(channel) is no longer relayed here")
-                // The stand-ins stay a moment: when this edge became the channel's origin, its
-                // publishers arrive and take them over without their viewers seeing them go.
-                for publisher in standIns.keys where publisher.channel == channel {
-                    orphanedStandIns[publisher] = now + relays.settings.publisherGrace
-                }
-                channelsChanged = true
+                reports.channelsDidChange()
             }
         }
     }
@@ -133,12 +108,9 @@ extension EdgeShell {
         if let existing = relayLinks[origin.endpoint] {
             link = existing
         } else {
-            lastRelayLinkUID = lastRelayLinkUID == UInt32.max - RelayLinkIdentity.firstUID ? 0 : lastRelayLinkUID + 1
-            let key = ForwardKey(channel: "", uid: RelayLinkIdentity.firstUID + lastRelayLinkUID)
+            let key = ForwardKey(channel: "", uid: relays.nextLinkUID())
             do {
-                link = try ForwardLink(
-                    key: key, edge: origin,
-                    context: loop.context, now: now)
+                link = try face.link(key, to: origin, now: now)
             } catch {
                 logger.warning("relay of channel \(channel): cannot link to edge \(origin): \(error)")
                 return performRelay(relays.linkDown(endpoint: origin.endpoint, now: now))
@@ -146,7 +118,7 @@ extension EdgeShell {
             relayLinks[origin.endpoint] = link
             attach(link, receive: { [unowned self] link in receiveRelayed(on: link) },
                    broke: { [unowned self] link, error in relayLinkDown(link, error) })
-            link.open(clientID: "\(RelayLinkIdentity.clientIDPrefix)\(String(UInt64.random(in: 0 ... .max), radix: 16))", now: now)
+            link.open(clientID: "\(RelayLinkIdentity.clientIDPrefix)\(String(random(), radix: 16))", now: now)
             logger.info("relay link to edge \(origin) as uid \(key.uid)")
         }
         link.channels.insert(channel)
@@ -203,14 +175,7 @@ extension EdgeShell {
 
     /// A publisher the origin announced becomes a broadcaster here, publishing nothing until its
     /// tracks are announced.
-    private func startStandIn(_ publisher: RelayedPublisher) {
-        orphanedStandIns[publisher] = nil
-        relays.publisherJoined(publisher.channel, uid: publisher.uid)
-        guard standIns[publisher] == nil else { return }
-        lastStandIn += 1
-        let id = SessionID(Self.standInIDBase | lastStandIn)
-        standIns[publisher] = id
-        standInPublishers[id] = publisher
+    private func openStandIn(_ id: SessionID, for publisher: RelayedPublisher) {
         let now = self.now
         let grant = ChannelGrant(
             channel: publisher.channel, uid: publisher.uid,
@@ -226,17 +191,8 @@ extension EdgeShell {
         perform(out)
     }
 
-    /// The stand-in goes: offline (quit) for the viewers, or dropped when the origin was lost.
-    private func endStandIn(_ publisher: RelayedPublisher, dropped: Bool) {
-        orphanedStandIns[publisher] = nil
-        guard let id = standIns.removeValue(forKey: publisher) else { return }
-        standInPublishers[id] = nil
-        relays.publisherLeft(publisher.channel, uid: publisher.uid)
-        perform(dropped ? plane.sessionUnreachable(id, now: now) : plane.closeSession(id, now: now))
-    }
-
     private func setStandInTrack(_ track: TrackID, published: Bool) {
-        guard let id = standIns[RelayedPublisher(channel: track.channel, uid: track.uid)] else { return }
+        guard let id = relays.standIn(of: RelayedPublisher(channel: track.channel, uid: track.uid)) else { return }
         var update = MediaOptionsUpdate()
         switch track.kind {
         case .audio: update.publishAudio = published
@@ -272,7 +228,7 @@ extension EdgeShell {
         guard let header = try? envelope.decodeBody(WireMediaHeader.self),
             let info = try? EdgeCodec.checkedFrameInfo(header: header, payloadSize: buffer.size(of: 1)),
             link.channels.contains(info.channel),
-            let standIn = standIns[RelayedPublisher(channel: info.channel, uid: info.publisherUID)]
+            let standIn = relays.standIn(of: RelayedPublisher(channel: info.channel, uid: info.publisherUID))
         else { return }
         // Video stays in the GOP cache: a message of its own; audio reuses one.
         let frame = info.kind == .video ? Multipart(capacity: 3) : relayAudioFrame
@@ -288,9 +244,9 @@ extension EdgeShell {
     private func relayEvent(_ event: EdgeEvent, on link: ForwardLink) {
         switch event {
         case .userJoined(let channel, let uid) where link.channels.contains(channel):
-            startStandIn(RelayedPublisher(channel: channel, uid: uid))
+            performRelay(relays.publisherJoined(channel, uid: uid))
         case .userOffline(let channel, let uid, _) where link.channels.contains(channel):
-            endStandIn(RelayedPublisher(channel: channel, uid: uid), dropped: false)
+            performRelay(relays.publisherLeft(channel, uid: uid))
         case .remoteTrackPublished(let track) where link.channels.contains(track.channel):
             setStandInTrack(track, published: true)
         case .remoteTrackUnpublished(let track) where link.channels.contains(track.channel):
@@ -321,11 +277,9 @@ extension EdgeShell {
 
     /// The book's releases and claims, the links' heartbeats and deadlines.
     func tickRelays() {
-        guard !relays.isEmpty || !relayLinks.isEmpty || !orphanedStandIns.isEmpty else { return }
+        guard !relays.isIdle || !relayLinks.isEmpty else { return }
         let now = self.now
         performRelay(relays.tick(now: now))
-        // Stand-ins of a released channel that no publisher took over go (quit).
-        for (publisher, until) in orphanedStandIns where until <= now { endStandIn(publisher, dropped: false) }
         for link in Array(relayLinks.values) {
             if let error = link.tick(now: now) { relayLinkDown(link, error) }
         }

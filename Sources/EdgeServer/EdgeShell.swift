@@ -1,67 +1,43 @@
-import DequeModule
 import Edge
-import Foundation
 import Logging
 import NodeRuntime
 import ShowroomAuth
 import ShowroomWire
 import ZeroMQ
 
-/// The edge's loop-confined shell around ``ChannelPlane``: the client ROUTER, the receive path,
-/// the fan-out sends, the control messages waiting for a congested client, and the plane's timers.
-///
-/// Wire layout on the ROUTER: `[routing id][envelope]` for requests and events, and
-/// `[routing id][envelope: MEDIA_FRAME + MediaHeader][payload]` for media. A frame is forwarded by
-/// sending its envelope and payload frames by reference (`zmq_msg_copy`) behind each subscriber's
-/// routing id: the payload is never read and never copied.
-final class EdgeShell {
-    let socket: Socket
-    let endpoint: String
+/// The edge's shell around ``ChannelPlane``, confined to one thread: the receive path, the
+/// fan-out, the plane's timers, the links to other edges, and carrying out what the plane and the
+/// books (``ForwardBook``, ``RelayBook``, ``ChannelClaims``) decide. Its clients reach it through
+/// a ``ClientFace``: the client ROUTER in the edge's process, in-process clients in a harness.
+final class EdgeShell<Face: ClientFace> {
+    let face: Face
     var plane: ChannelPlane<Multipart>
     private let verifier: TokenVerifier
     let logger: Logger
-    private let origin = ContinuousClock.now
-    private let maxQueuedControlMessages: Int
+    /// Every time the shell reads: the injected clock.
+    private var time: ElapsedTime
+    /// Every random number the shell draws (link names, where relay link uids start): injected,
+    /// so that a simulation replays.
+    let random: () -> UInt64
     private let metrics = EdgeMetrics()
-    /// The receive buffer. Swapped for a fresh one when a video frame is handed to the plane, whose
-    /// GOP cache may keep it.
-    private var incoming = Multipart(capacity: 4)
-    /// Replies and events for clients at their high-water mark, oldest first.
-    private var pendingControl: [SessionID: Deque<[UInt8]>] = [:]
-    /// Refuses new joins once set (the edge is shutting down).
-    private(set) var draining = false
-    /// While draining: when what is left is closed, and who waits for it.
-    private var drainDeadline: Duration?
+    /// The drain, once begun (new joins are refused).
+    private var drain = EdgeDrain()
+    /// Who waits for the drain to end.
     private var drainedWaiters: [() -> Void] = []
-    private var drainingNodeID = ""
+    /// Whether the edge drains (it refuses new joins).
+    var draining: Bool { drain.isDraining }
     /// Told the hosted channel and connection counts when they change.
     var reportLoad: (_ channels: Int, _ connections: Int) -> Void = { _, _ in }
-    private var reportedLoad = (channels: -1, connections: -1)
-    private var loadReportedAt: Duration?
-    /// The load goes to the gossip at most this often: each change raises this member's
-    /// incarnation and reaches every member, and a burst of joins changes it every tick.
-    static let loadReportInterval = Duration.milliseconds(250)
     /// Where channel activities and summaries for the room-coordinators go, once the node is up.
     var coordinatorReports: CoordinatorReports? {
-        didSet { lastSummary = nil }
+        didSet { reports.linked() }
     }
-    /// Activities not yet handed to ``coordinatorReports``, oldest first, bounded like the
-    /// node side's queue.
-    private var activities: [RoomChannelActivity] = []
-    private let maxHeldActivities = 50_000
-    /// Dropping was logged; once per overflow, not per activity.
-    private var loggedOverflow = false
-    /// The channels (or their forwards) changed since the last summary.
-    var channelsChanged = false
-    private var lastSummary: Duration?
+    /// The activities held for ``coordinatorReports``, the summary's and the load's pacing.
+    var reports = EdgeReportBook()
     /// Joins waiting for their channel's owner coordinator (``holdForClaim(_:from:requestID:)``).
     var claims = ChannelClaims()
     /// Largest message read from a client (``EdgeLimits/maxMessageBytes``).
     private let maxMessageBytes: Int
-    /// Closes connections that open no session in time.
-    private let reaper: UnopenedConnectionReaper
-    /// The loop the client socket and the forward links live on.
-    let loop: EventLoop
     /// The forwards of broadcasters on this edge into other channels.
     var forwards = ForwardBook()
     /// Links to destination edges, per forward and edge endpoint.
@@ -81,83 +57,44 @@ final class EdgeShell {
     /// Links to origin edges, by the origin's client endpoint: one session for every channel
     /// pulled from that origin.
     var relayLinks: [String: ForwardLink] = [:]
-    /// The stand-in sessions publishing the origins' publishers here, both ways.
-    var standIns: [RelayedPublisher: SessionID] = [:]
-    /// Stand-ins of channels no longer relayed here, until they go (``tickRelays()``).
-    var orphanedStandIns: [RelayedPublisher: Duration] = [:]
-    var standInPublishers: [SessionID: RelayedPublisher] = [:]
-    var lastStandIn: UInt64 = 0
-    /// Relayed channels whose creation was not reported: their end is not either (the origin's
-    /// channel lives on).
-    var silentChannels: Set<String> = []
-    /// The uid offset of this edge's last relay link. Links from several relays join the same
-    /// origin channel, where one uid holds one connection: each edge starts its numbers at a
-    /// random place (two relays that both counted from 1 replaced each other's links).
-    var lastRelayLinkUID = UInt32.random(in: 0..<(UInt32.max - RelayLinkIdentity.firstUID))
     /// A relayed audio frame, moved into the plane's frame layout (reused).
     let relayAudioFrame = Multipart(capacity: 3)
 
-    init(configuration: EdgeServerConfiguration, loop: EventLoop, logger: Logger) throws {
+    init(configuration: EdgeServerConfiguration, face: Face, clock: WallClock, random: @escaping () -> UInt64, logger: Logger) {
+        self.face = face
         self.logger = logger
-        self.loop = loop
+        self.random = random
+        time = ElapsedTime(clock)
         verifier = TokenVerifier(appID: configuration.appID, appCertificate: configuration.appCertificate)
         appID = configuration.appID
         appCertificate = configuration.appCertificate
-        relays = RelayBook(settings: configuration.relay)
+        relays = RelayBook(settings: configuration.relay, firstLinkUID: UInt32(truncatingIfNeeded: random()))
         plane = ChannelPlane(settings: configuration.settings)
-        maxQueuedControlMessages = configuration.maxQueuedControlMessages
-        socket = try Socket(.router, context: loop.context)
-        // Unknown peers are reported (a vanished client is dropped at once), not silently skipped.
-        try socket.set(.routerMandatory, 1)
-        try socket.setHighWaterMarks(send: configuration.clientHighWaterMark, receive: configuration.clientReceiveHighWaterMark)
-        try socket.set(.sendBuffer, configuration.clientSendBufferBytes)
-        // Up to maxMessageBytes a message is answered (TOO_LARGE beyond it); a frame far beyond
-        // (4 times) closes the connection unread, so a peer cannot make the edge buffer more.
         maxMessageBytes = configuration.settings.limits.maxMessageBytes
-        try socket.setMaxMessageSize(Int64(configuration.settings.limits.connectionCloseBytes))
-        try socket.set(.handshakeInterval, Int32(clamping: configuration.unopenedConnectionTimeout.milliseconds))
-        // ZMTP heartbeats notice a dead TCP connection; the plane's own timeout covers silent clients.
-        try socket.setHeartbeat(intervalMs: 1000, timeoutMs: 5000, ttlMs: 10000)
-        // Before binding, so that every connection is seen.
-        reaper = try UnopenedConnectionReaper(
-            watching: socket, loop: loop, timeout: configuration.unopenedConnectionTimeout,
-            maxCount: configuration.maxUnopenedConnections, logger: logger)
-        if let key = configuration.clientCurveKey { try socket.makeCurveServer(key, zapDomain: "client") }
-        let bound = try socket.bind(configuration.clientBind)
-        endpoint = NodeConfiguration.advertised(bound, host: configuration.advertiseHost)
-        loop.register(socket) { [unowned self] _, _ in self.drain() }
-        loop.scheduleRepeating(every: configuration.tickInterval) { [unowned self] in self.tick() }
+        face.start(receive: { [unowned self] message in handle(message) }, tick: { [unowned self] in tick() },
+                   every: configuration.tickInterval)
     }
 
-    var now: Duration { origin.duration(to: .now) }
+    var now: Duration { time.now() }
 
     // MARK: - Receiving
 
-    /// Handles the waiting messages, at most 512 per wake-up so timers get their turn.
-    private func drain() {
-        for _ in 0..<512 {
-            do {
-                guard try socket.receive(into: incoming) else { return }
-            } catch {
-                logger.warning("receive failed", metadata: ["error": "\(error)"])
-                return
-            }
-            handleIncoming()
-        }
-    }
-
-    private func handleIncoming() {
-        guard incoming.count >= 2 else { return }  // a bare routing id: nothing to answer
+    /// Handles one client message.
+    ///
+    /// - Returns: Whether the message's buffer is kept (a video frame in a GOP cache).
+    private func handle(_ incoming: Multipart) -> Bool {
+        guard incoming.count >= 2 else { return false }  // a bare routing id: nothing to answer
         guard let session = incoming.withBytes(of: 0, { SessionID(routingID: $0) }) else {
             // Only a client that set a long ZMQ_ROUTING_ID gets here; tell it why, once per message.
-            sendRaw(incoming.bytes(of: 0), WireEnvelope(responseTo: WireEnvelope(), error: .invalidArgument(
-                "client routing ids longer than 7 bytes are not accepted; do not set ZMQ_ROUTING_ID")))
-            return
+            let refusal = WireEnvelope(responseTo: WireEnvelope(), error: .invalidArgument(
+                "client routing ids longer than 7 bytes are not accepted; do not set ZMQ_ROUTING_ID"))
+            if let bytes = try? refusal.serializedBytes() as [UInt8] { face.sendRaw(bytes, to: incoming.bytes(of: 0)) }
+            return false
         }
-        let size = messageBytes()
+        let size = Self.messageBytes(incoming)
         if size > maxMessageBytes {
-            refuseOversize(size, from: session)
-            return
+            refuseOversize(incoming, size: size, from: session)
+            return false
         }
         let envelope: WireEnvelope
         do {
@@ -166,23 +103,27 @@ final class EdgeShell {
             }
         } catch {
             perform([.send(.error(error, channel: "", track: nil), to: session)])
-            return
+            return false
         }
-        if envelope.isResponse { return }
+        if envelope.isResponse { return false }
         if envelope.protocolVersion > WireEnvelope.currentProtocolVersion {
             refuse(envelope, from: session, .unsupportedVersion(
                 "protocol version \(envelope.protocolVersion) is newer than this edge's \(WireEnvelope.currentProtocolVersion); upgrade the edge"))
-            return
+            return false
         }
         if envelope.kind == .mediaFrame {
-            handleFrame(envelope, from: session)
-            return
+            return handleFrame(envelope, incoming, from: session)
         }
         guard incoming.count == 2 else {
             refuse(envelope, from: session, .malformed(
                 "a \(envelope.kind) message is one frame, [envelope], with no attachments; got \(incoming.count - 1) frames"))
-            return
+            return false
         }
+        handleRequest(envelope, incoming, from: session)
+        return false
+    }
+
+    private func handleRequest(_ envelope: WireEnvelope, _ incoming: Multipart, from session: SessionID) {
         if EdgeCodec.isForwardRequest(envelope.kind) {
             handleForwardRequest(envelope, from: session)
             return
@@ -203,11 +144,11 @@ final class EdgeShell {
             refuse(envelope, from: session, error)
             return
         }
-        if draining, case .join = request {
+        if drain.isDraining, case .join = request {
             refuse(envelope, from: session, .unavailable("this edge is shutting down; join the channel again through the cluster"))
             return
         }
-        if case .openSession = request { reaper.sessionOpened(onDescriptor: incoming.sourceDescriptor(of: 1)) }
+        if case .openSession = request { face.sessionOpened(by: incoming) }
         if let error = relayRefusal(of: request, from: session) {
             // A broadcaster joining a relayed channel: the coordinator may have moved the channel
             // here (its origin died), so it is asked; its answer admits the join or names the origin.
@@ -230,10 +171,12 @@ final class EdgeShell {
     }
 
     /// The media path: read the header, hand the frame to the plane, send what it says.
-    private func handleFrame(_ envelope: WireEnvelope, from session: SessionID) {
-        guard incoming.count == 3 else {
-            refuseFrame(.malformed("a media frame is two frames, [envelope][payload]; got \(incoming.count - 1) frames"), from: session)
-            return
+    ///
+    /// - Returns: Whether the frame's buffer is kept (video, in the GOP cache).
+    private func handleFrame(_ envelope: WireEnvelope, _ frame: Multipart, from session: SessionID) -> Bool {
+        guard frame.count == 3 else {
+            refuseFrame(.malformed("a media frame is two frames, [envelope][payload]; got \(frame.count - 1) frames"), from: session)
+            return false
         }
         let header: WireMediaHeader
         let info: MediaFrameInfo
@@ -241,48 +184,31 @@ final class EdgeShell {
             header = try envelope.decodeBody(WireMediaHeader.self)
         } catch {
             refuseFrame(error, from: session)
-            return
+            return false
         }
         do {
-            info = try EdgeCodec.checkedFrameInfo(header: header, payloadSize: incoming.size(of: 2))
+            info = try EdgeCodec.checkedFrameInfo(header: header, payloadSize: frame.size(of: 2))
         } catch {
             refuseFrame(error, channel: header.channel, track: EdgeCodec.trackKind(header.track), from: session)
-            return
+            return false
         }
         if !header.alsoChannels.isEmpty, !plane.isForwardLink(session) {
             refuseFrame(.invalidArgument("media header also_channels is for edge-to-edge links only; send one frame per channel"),
                         channel: header.channel, track: EdgeCodec.trackKind(header.track), from: session)
-            return
+            return false
         }
-        let frame = incoming
-        if info.kind == .video { incoming = Multipart(capacity: 4) }
         let directives = forwardInPlane(frame, info: info, from: session)
         if !forwards.isEmpty { forwardFrame(frame, header: header, info: info, from: session) }
         if !directives.isEmpty { perform(directives) }
         if !header.alsoChannels.isEmpty { forwardAlso(frame, header: header, info: info, from: session) }
+        return info.kind == .video
     }
 
     /// Forwards a frame to the channel's subscribers (the plane decides who gets it).
     func forwardInPlane(_ frame: Multipart, info: MediaFrameInfo, from session: SessionID) -> [EdgeDirective] {
-        let socket = self.socket
+        let face = self.face
         return plane.forward(frame, info: info, from: session, now: now) { subscriber, frame in
-            Self.deliver(frame, to: subscriber, on: socket)
-        }
-    }
-
-    /// Sends a media frame (envelope and payload, by reference) to one subscriber.
-    @inline(__always)
-    private static func deliver(_ frame: Multipart, to session: SessionID, on socket: Socket) -> DeliveryOutcome {
-        session.withRoutingID { id in
-            do {
-                switch try socket.send(to: id, frame, from: 1) {
-                case .sent: return .sent
-                case .wouldBlock: return .wouldBlock
-                case .hostUnreachable: return .unreachable
-                }
-            } catch {
-                return .unreachable
-            }
+            face.sendFrame(frame, to: subscriber)
         }
     }
 
@@ -293,16 +219,16 @@ final class EdgeShell {
         if !directives.isEmpty { perform(directives) }
     }
 
-    /// The size of the received message without its routing id.
-    private func messageBytes() -> Int {
+    /// The size of a received message without its routing id.
+    private static func messageBytes(_ message: Multipart) -> Int {
         var total = 0
-        for index in 1..<incoming.count { total += incoming.size(of: index) }
+        for index in 1..<message.count { total += message.size(of: index) }
         return total
     }
 
     /// Answers a message over ``EdgeLimits/maxMessageBytes`` without decoding it: a failed reply
     /// to its request id, or an error event (rate-limited for media frames); it is then dropped.
-    private func refuseOversize(_ size: Int, from session: SessionID) {
+    private func refuseOversize(_ incoming: Multipart, size: Int, from session: SessionID) {
         let error = ShowroomError.tooLarge(
             "the message is \(size) bytes; this edge reads at most \(maxMessageBytes) bytes per message "
                 + "(max_message_bytes in the session's limits); media payloads are at most max_frame_bytes")
@@ -333,7 +259,7 @@ final class EdgeShell {
 
     /// Verifies an AccessToken2 token against the app and places its expiries on the plane's clock.
     func verify(_ token: String, channel: String, uid: UInt32, now: Duration) -> Result<ChannelGrant, ShowroomError> {
-        let unixNow = UInt32(clamping: Int64(Date().timeIntervalSince1970))
+        let unixNow = UInt32(clamping: time.unixNowMs / 1000)
         do {
             let grant = try verifier.verify(token, channel: channel, uid: uid, now: unixNow)
             if Names.isCallChannel(channel), grant.isWildcardChannel || grant.isWildcardUid {
@@ -377,20 +303,20 @@ final class EdgeShell {
             case .send(let event, let session):
                 work += control(to: session) { () throws(ShowroomError) in try EdgeCodec.envelope(event: event) }
             case .sendCachedFrames(let track, let session):
-                let socket = self.socket
+                let face = self.face
                 work += plane.sendCachedFrames(track, to: session, now: now) { subscriber, frame in
-                    Self.deliver(frame, to: subscriber, on: socket)
+                    face.sendFrame(frame, to: subscriber)
                 }
-            case .requestKeyframe(let track, let publisher) where standInPublishers[publisher] != nil:
+            case .requestKeyframe(let track, let publisher) where relays.isStandIn(publisher):
                 performRelay(relays.keyframeWanted(track, now: now))
             case .requestKeyframe(let track, let publisher):
                 work += control(to: publisher) { () throws(ShowroomError) in try EdgeCodec.keyframeRequest(for: track) }
             case .closeSession(let session):
-                pendingControl[session] = nil
+                face.sessionClosed(session)
             case .log(let entry):
                 logger.log(level: Self.level(entry.level), "\(entry.message)")
             case .report(let activity):
-                if !relays.isEmpty || !silentChannels.isEmpty, !relayReports(activity) { continue }
+                if !relays.isIdle, !relayReports(activity) { continue }
                 hold(activity)
                 if !forwards.isEmpty { work += forwardActivity(activity) }
             }
@@ -402,7 +328,7 @@ final class EdgeShell {
     /// - Returns: What dropping it leads to (nothing if it was sent or queued).
     private func control(to session: SessionID, _ encode: () throws(ShowroomError) -> WireEnvelope) -> [EdgeDirective] {
         // A stand-in has no client: what the plane tells it is known to the relay already.
-        if standInPublishers[session] != nil { return [] }
+        if relays.isStandIn(session) { return [] }
         do {
             if sendControl(try encode(), to: session) { return [] }
             return plane.sessionUnreachable(session, now: now)
@@ -424,57 +350,13 @@ final class EdgeShell {
             logger.error("cannot serialize \(envelope.kind)", metadata: ["error": "\(error)"])
             return true
         }
-        if var queue = pendingControl.removeValue(forKey: session) {
-            guard queue.count < maxQueuedControlMessages else { return false }
-            queue.append(bytes)
-            pendingControl[session] = queue
-            return true
-        }
-        switch sendNow(bytes, to: session) {
-        case .sent: return true
-        case .wouldBlock:
-            pendingControl[session] = [bytes]
-            return true
-        case .unreachable: return false
-        }
+        return face.sendControl(bytes, to: session)
     }
 
-    private func sendNow(_ bytes: [UInt8], to session: SessionID) -> DeliveryOutcome {
-        do {
-            switch try socket.send(frames: [session.routingID, bytes]) {
-            case .sent: return .sent
-            case .wouldBlock: return .wouldBlock
-            case .hostUnreachable: return .unreachable
-            }
-        } catch {
-            return .unreachable
-        }
-    }
-
-    /// A reply to a peer the plane does not know (no usable session id).
-    private func sendRaw(_ routingID: [UInt8], _ envelope: WireEnvelope) {
-        guard let bytes = try? envelope.serializedBytes() as [UInt8] else { return }
-        _ = try? socket.send(frames: [routingID, bytes])
-    }
-
-    /// Sends what waits for clients that were at their high-water mark, as far as they take it.
+    /// Sends what waits for clients that were at their high-water mark; those found gone are
+    /// dropped from the plane.
     private func flushPendingControl() {
-        guard !pendingControl.isEmpty else { return }
-        var gone: [SessionID] = []
-        for session in Array(pendingControl.keys) {
-            guard var queue = pendingControl.removeValue(forKey: session) else { continue }
-            while let first = queue.first {
-                let outcome = sendNow(first, to: session)
-                if outcome == .sent {
-                    queue.removeFirst()
-                    continue
-                }
-                if outcome == .unreachable { gone.append(session) }
-                break
-            }
-            if !queue.isEmpty, !gone.contains(session) { pendingControl[session] = queue }
-        }
-        for session in gone {
+        for session in face.flush() {
             perform(plane.sessionUnreachable(session, now: now))
         }
     }
@@ -486,18 +368,14 @@ final class EdgeShell {
         tickForwards()
         tickRelays()
         expireClaims()
-        reaper.tick()
+        face.closeUnopened()
         flushPendingControl()
         handOverReports()
-        if let deadline = drainDeadline, now >= deadline || !plane.awaitsMovingClients { finishDraining() }
-        let load = (channels: plane.channelCount, connections: plane.connectionCount)
-        metrics.update(plane.statistics, sessions: plane.sessionCount, channels: load.channels, connections: load.connections,
+        if drain.finishes(now: now, awaitsMovingClients: plane.awaitsMovingClients) { finishDraining() }
+        let (channels, connections) = (plane.channelCount, plane.connectionCount)
+        metrics.update(plane.statistics, sessions: plane.sessionCount, channels: channels, connections: connections,
                        bans: plane.banCount, stages: plane.stageCount)
-        if load != reportedLoad, loadReportedAt.map({ now - $0 >= Self.loadReportInterval }) ?? true {
-            reportedLoad = load
-            loadReportedAt = now
-            reportLoad(load.channels, load.connections)
-        }
+        if reports.shouldReportLoad(channels: channels, connections: connections, now: now) { reportLoad(channels, connections) }
     }
 
     /// Drains the edge (make before break): refuses new joins, tells the room-coordinators (who
@@ -507,28 +385,21 @@ final class EdgeShell {
     /// viewers still here never see it go offline) or `within` has passed. `done` runs then.
     func beginDraining(nodeID: String, within: Duration, _ done: @escaping () -> Void) {
         drainedWaiters.append(done)
-        guard !draining else { return }
-        draining = true
-        drainingNodeID = nodeID
+        guard drain.begin(nodeID: nodeID) else { return }
         // The clients are told once the coordinators know, so that none is placed here again.
-        let notify: @Sendable () -> Void = { [loop, shell = LoopBound(self, loop: loop)] in
-            loop.execute { shell.value.notifyDraining(within: within) }
-        }
-        guard let reports = coordinatorReports else { return notifyDraining(within: within) }
-        reports.draining(notify)
+        guard let link = coordinatorReports else { return notifyDraining(within: within) }
+        link.draining { self.notifyDraining(within: within) }
     }
 
     private func notifyDraining(within: Duration) {
-        guard drainDeadline == nil else { return }
-        drainDeadline = now + within
+        guard drain.clientsTold(now: now, within: within) else { return }
         perform(plane.drainingNotices(within: within))
         flushPendingControl()
     }
 
     private func finishDraining() {
-        drainDeadline = nil
         perform(plane.closeAllSessions(
-            reason: .unavailable("edge \(drainingNodeID) is shutting down; join the channel again through the cluster"), now: now))
+            reason: .unavailable("edge \(drain.nodeID) is shutting down; join the channel again through the cluster"), now: now))
         flushPendingControl()
         handOverReports()
         let waiters = drainedWaiters
@@ -541,35 +412,20 @@ final class EdgeShell {
     /// Keeps an activity for the coordinators, its time moved to the wall clock.
     private func hold(_ activity: ChannelActivity) {
         let age = now - activity.at
-        activities.append(EdgeCodec.wire(activity, atMs: Self.unixNowMs() - Int64(age.milliseconds)))
-        channelsChanged = true
-        if activities.count > maxHeldActivities {
-            let excess = activities.count - maxHeldActivities
-            activities.removeFirst(excess)
-            metrics.activitiesDropped.increment(by: Int64(excess))
-            if !loggedOverflow {
-                loggedOverflow = true
-                logger.warning("no link to the room-coordinators; dropping the oldest channel activities beyond \(maxHeldActivities)")
-            }
+        let (dropped, overflowBegan) = reports.hold(EdgeCodec.wire(activity, atMs: time.unixNowMs - Int64(age.milliseconds)))
+        guard dropped > 0 else { return }
+        metrics.activitiesDropped.increment(by: Int64(dropped))
+        if overflowBegan {
+            logger.warning("no link to the room-coordinators; dropping the oldest channel activities beyond \(reports.maxHeldActivities)")
         }
     }
 
-    /// Hands the activities to the node side, and the channel summary every second or soon after
-    /// a change.
+    /// Hands the activities to the node side, and the channel summary when it is due.
     private func handOverReports() {
-        guard let reports = coordinatorReports else { return }
-        if !activities.isEmpty {
-            reports.activities(activities)
-            activities.removeAll(keepingCapacity: true)
-            loggedOverflow = false
-        }
-        let now = self.now
-        let age = lastSummary.map { now - $0 }
-        if age == nil || age! >= .seconds(1) || (channelsChanged && age! >= .milliseconds(100)) {
-            lastSummary = now
-            channelsChanged = false
-            reports.summary(reportedSummaries())
-        }
+        guard let link = coordinatorReports else { return }
+        let (activities, summaryDue) = reports.handOver(now: now)
+        if !activities.isEmpty { link.activities(activities) }
+        if summaryDue { link.summary(reportedSummaries()) }
     }
 
     /// Enforces bans from a room-coordinator.
@@ -578,7 +434,7 @@ final class EdgeShell {
     /// - Throws: ``ShowroomError`` `INVALID_ARGUMENT` for a malformed ban (nothing is applied).
     func applyBans(_ bans: [RoomBan]) throws(ShowroomError) -> Int {
         let now = self.now
-        let checked = try EdgeCodec.bans(bans, now: now, unixNowMs: Self.unixNowMs())
+        let checked = try EdgeCodec.bans(bans, now: now, unixNowMs: time.unixNowMs)
         let (closed, directives) = plane.applyBans(checked, now: now)
         perform(directives)
         flushPendingControl()
@@ -593,10 +449,6 @@ final class EdgeShell {
         flushPendingControl()
         handOverReports()
         return demoted
-    }
-
-    static func unixNowMs() -> Int64 {
-        Int64((Date().timeIntervalSince1970 * 1000).rounded())
     }
 
     private static func level(_ level: EdgeLogEntry.Level) -> Logger.Level {

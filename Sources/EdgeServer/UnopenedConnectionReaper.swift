@@ -26,7 +26,8 @@ final class UnopenedConnectionReaper {
     private let monitor: SocketMonitor
     private var table: UnopenedConnections<ConnectionAddresses>
     private let logger: Logger
-    private let origin = ContinuousClock.now
+    /// The shell's clock.
+    private let now: () -> Duration
     /// Connections closed for taking too long or for being too many, since the start.
     private(set) var closedCount = 0
 
@@ -37,19 +38,19 @@ final class UnopenedConnectionReaper {
     ///   - loop: Its loop (the monitor's events are read there).
     ///   - timeout: How long a connection may stay open without a session.
     ///   - maxCount: Most connections waiting for a session at once.
+    ///   - now: The shell's clock.
     ///   - logger: Where closings are logged (debug).
-    init(watching socket: Socket, loop: EventLoop, timeout: Duration, maxCount: Int, logger: Logger) throws {
+    init(watching socket: Socket, loop: EventLoop, timeout: Duration, maxCount: Int, now: @escaping () -> Duration, logger: Logger) throws {
         monitor = try SocketMonitor(watching: socket, events: [.accepted, .disconnected], context: loop.context)
         table = UnopenedConnections(timeout: timeout, maxCount: maxCount)
         self.logger = logger
+        self.now = now
         loop.register(monitor.socket) { [unowned self] _, _ in self.drainEvents() }
         loop.onShutdown { [monitor] in
             loop.unregister(monitor.socket)
             monitor.stop()
         }
     }
-
-    private var now: Duration { origin.duration(to: .now) }
 
     /// Connections waiting for a session now.
     var waiting: Int { table.count }
@@ -64,7 +65,7 @@ final class UnopenedConnectionReaper {
     /// Closes the connections whose time is up.
     func tick() {
         drainEvents()
-        close(table.expired(now: now))
+        close(table.expired(now: now()))
     }
 
     private func drainEvents() {
@@ -72,7 +73,7 @@ final class UnopenedConnectionReaper {
             let descriptor = Int32(bitPattern: event.value)
             switch event.event {
             case .accepted:
-                close(table.accepted(descriptor, peer: ConnectionAddresses(of: descriptor), now: now))
+                close(table.accepted(descriptor, peer: ConnectionAddresses(of: descriptor), now: now()))
             case .disconnected:
                 table.disconnected(descriptor)
             default:

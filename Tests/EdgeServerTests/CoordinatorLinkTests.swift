@@ -11,9 +11,10 @@ import Synchronization
 import XCTest
 import ZeroMQ
 
-/// The edge and the room-coordinators with real sockets: an edge node (``EdgeRoleService``
-/// attached to an in-process ``Node``), in-process coordinator nodes that record what they get,
-/// and bare clients.
+/// The edge and the room-coordinators with real sockets and gossip: an edge node
+/// (``EdgeRoleService`` attached to an in-process ``Node``, its link hopping between the node's
+/// loop and the edge's), coordinator nodes that record what they get, and bare clients. What the
+/// edge reports and applies is tested on the in-process network (``EdgeShellInProcessTests``).
 final class CoordinatorLinkTests: XCTestCase {
     private var context: Context!
     private var started: [() -> Void] = []
@@ -30,89 +31,6 @@ final class CoordinatorLinkTests: XCTestCase {
     }
 
     // MARK: - Scenarios
-
-    func testActivitiesAndSummariesReachTheChannelsCoordinatorInOrder() throws {
-        let recorder = ReportRecorder()
-        let coordinator = try startCoordinator("coord-a", recorder: recorder)
-        let edge = try startEdge("edge-a", seeds: [coordinator.node.endpoint])
-
-        let host = try client(edge)
-        XCTAssertNil(try host.join("show", uid: 1, token: TestApp.token(channel: "show", uid: 1), role: .broadcaster).failure)
-        let viewer = try client(edge)
-        XCTAssertNil(try viewer.join("show", uid: 2, token: TestApp.token(channel: "show", uid: 2, role: .subscriber), role: .audience).failure)
-
-        // Every coordinator gets the channel with its publishers and connection count.
-        try waitUntil("a summary of channel show", keepAlive: [host, viewer]) {
-            recorder.summaries(from: "edge-a").last?.first { $0.name == "show" }.map { $0.publishers == [1] && $0.subscribers == 2 } ?? false
-        }
-        let summary = try XCTUnwrap(recorder.summaries(from: "edge-a").last?.first { $0.name == "show" })
-        XCTAssertEqual(summary.edge, "edge-a")
-
-        XCTAssertNil(try viewer.request(.leave(channel: "show")).failure)
-        XCTAssertNil(try host.request(.closeSession).failure)
-
-        let expected = [
-            "101 show 0", "103 show 1", "105 show 2", "106 show 2 quit", "104 show 1 quit", "102 show 0",
-        ]
-        try waitUntil("six activities") { recorder.activities.count >= expected.count }
-        XCTAssertEqual(recorder.activities.map(Self.describe), expected)
-        XCTAssertEqual(Set(recorder.reports.map(\.edgeID)), ["edge-a"])
-        let nowMs = Int64(Date().timeIntervalSince1970 * 1000)
-        for activity in recorder.activities {
-            XCTAssertLessThan(abs(activity.atMs - nowMs), 60_000, "times are on the wall clock")
-        }
-        XCTAssertEqual(recorder.reports.map(\.edgeID).count, recorder.reports.count)
-        // Each activity carries this edge run and its number in the run, so a resend is recognisable.
-        let origins = Set(recorder.activities.map(\.origin))
-        XCTAssertEqual(origins.count, 1)
-        XCTAssertTrue(origins.first?.hasPrefix("edge-a/") ?? false, "origin \(origins)")
-        XCTAssertEqual(recorder.activities.map(\.originSequence), Array(1...UInt64(expected.count)))
-
-        // Once the channel is gone, the summary says so.
-        try waitUntil("an empty summary") { recorder.summaries(from: "edge-a").last?.isEmpty == true }
-    }
-
-    func testBansFromACoordinatorCloseTheConnectionAndRefuseRejoining() throws {
-        let recorder = ReportRecorder()
-        let endMs = Int64(Date().timeIntervalSince1970 * 1000) + 60_000
-        // A ban in force before the edge starts: the edge learns it through BAN_LIST.
-        recorder.banList = [Self.ban("show", uid: 8, privileges: [1], untilMs: endMs)]
-        let coordinator = try startCoordinator("coord-b", recorder: recorder)
-        let edge = try startEdge("edge-b", seeds: [coordinator.node.endpoint])
-
-        let user = try client(edge)
-        XCTAssertNil(try user.join("show", uid: 7, token: TestApp.token(channel: "show", uid: 7, role: .subscriber), role: .audience).failure)
-        try waitUntil("the join reported", keepAlive: [user]) { recorder.activities.count >= 2 }
-        XCTAssertGreaterThanOrEqual(recorder.banListRequests, 1)
-
-        // Uid 8 is refused once the ban list is applied (joins that got in before are undone).
-        let other = try client(edge)
-        try waitUntil("uid 8 refused", keepAlive: [user]) {
-            let reply = try other.join("show", uid: 8, token: TestApp.token(channel: "show", uid: 8, role: .subscriber), role: .audience)
-            if reply.failure == nil { XCTAssertNil(try other.request(.leave(channel: "show")).failure) }
-            return reply.failure?.code == .banned
-        }
-
-        // EDGE_BANS: uid 7 is kicked at once and may not come back.
-        let answer = try coordinator.send(.edgeBans, Self.bans([Self.ban("show", uid: 7, privileges: [1], untilMs: endMs)]), to: edge.node.endpoint)
-        XCTAssertNil(answer.failure)
-        XCTAssertEqual(try answer.decodeBody(RoomEdgeBansResponse.self).connectionsClosed, 1)
-        let closed = try user.waitForEvent("connection closed") { if case .connectionClosed = $0 { true } else { false } }
-        guard case .connectionClosed(let channel, let reason) = closed else { return XCTFail("\(closed)") }
-        XCTAssertEqual(channel, "show")
-        XCTAssertEqual(reason.code, .banned)
-        XCTAssertTrue(reason.message.contains("until"), reason.message)
-        let rejoin = try user.join("show", uid: 7, token: TestApp.token(channel: "show", uid: 7, role: .subscriber), role: .audience)
-        XCTAssertEqual(rejoin.failure?.code, .banned)
-        try waitUntil("the kick reported", keepAlive: [user]) {
-            recorder.activities.contains { $0.type == .audienceLeft && $0.uid == 7 && $0.reason == .kicked }
-        }
-
-        // A malformed ban is refused with a clear error and changes nothing.
-        let bad = try coordinator.send(.edgeBans, Self.bans([Self.ban("show", uid: 9, privileges: [7], untilMs: endMs)]), to: edge.node.endpoint)
-        XCTAssertEqual(bad.failure?.code, .invalidArgument)
-        XCTAssertTrue(bad.failure?.message.contains("privilege 7") == true, "\(String(describing: bad.failure))")
-    }
 
     func testQueuedActivitiesArriveAfterFailuresAndFollowANewCoordinator() throws {
         let recorder = ReportRecorder()

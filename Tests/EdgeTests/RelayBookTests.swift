@@ -104,24 +104,102 @@ final class RelayBookTests: XCTestCase {
         XCTAssertEqual(relays.tick(now: now + .seconds(1)), [])
     }
 
-    func testPublishersGoOfflineOnlyIfTheOriginIsNotBackWithinASecond() {
+    /// The stand-in sessions of the directives, in order.
+    private func ended(_ directives: [RelayDirective], dropped: Bool = true) -> [SessionID] {
+        directives.compactMap { if case .endStandIn(let id, dropped) = $0 { id } else { nil } }
+    }
+
+    private func opened(_ directives: [RelayDirective]) -> SessionID? {
+        guard directives.count == 1, case .openStandIn(let id, _) = directives[0] else { return nil }
+        return id
+    }
+
+    func testPublishersGoOfflineOnlyIfTheOriginIsNotBackWithinASecond() throws {
         var relays = book()
         _ = relays.host("show", origin: origin, now: .zero)
         _ = relays.viewerJoined("show")
-        relays.publisherJoined("show", uid: 1)
-        relays.publisherJoined("show", uid: 2)
+        let one = try XCTUnwrap(opened(relays.publisherJoined("show", uid: 1)))
+        let two = try XCTUnwrap(opened(relays.publisherJoined("show", uid: 2)))
         _ = relays.linkDown(endpoint: origin.endpoint, now: .seconds(10))
         _ = relays.host("show", origin: origin, now: .seconds(10) + .milliseconds(300))
-        relays.publisherJoined("show", uid: 1)  // announced again by the origin
+        XCTAssertEqual(relays.publisherJoined("show", uid: 1), [], "announced again by the origin: the stand-in stays")
         let ticks = relays.tick(now: .seconds(11))
-        XCTAssertEqual(ticks, [.dropPublishers(channel: "show", uids: [2])], "only the one the origin did not announce again")
+        XCTAssertEqual(ticks, [.endStandIn(two, dropped: true)], "only the one the origin did not announce again")
+        XCTAssertFalse(relays.isStandIn(two))
         XCTAssertEqual(relays.tick(now: .seconds(12)), [])
 
         // Not back at all: both go after the grace.
-        relays.publisherJoined("show", uid: 2)
+        let twoAgain = try XCTUnwrap(opened(relays.publisherJoined("show", uid: 2)))
+        XCTAssertNotEqual(twoAgain, two, "a new stand-in session")
         _ = relays.linkDown(endpoint: origin.endpoint, now: .seconds(20))
-        XCTAssertFalse(relays.tick(now: .seconds(20) + .milliseconds(990)).contains { if case .dropPublishers = $0 { true } else { false } })
-        XCTAssertTrue(relays.tick(now: .seconds(21)).contains(.dropPublishers(channel: "show", uids: [1, 2])))
+        XCTAssertEqual(ended(relays.tick(now: .seconds(20) + .milliseconds(990))), [])
+        XCTAssertEqual(ended(relays.tick(now: .seconds(21))), [one, twoAgain])
+    }
+
+    func testAStandInIsOpenedOncePerPublisherNeverWithAClientsIdAndQuitsWhenItsPublisherLeaves() throws {
+        var relays = book()
+        _ = relays.host("show", origin: origin, now: .zero)
+        let directives = relays.publisherJoined("show", uid: 7)
+        guard case .openStandIn(let id, let publisher) = directives.first, directives.count == 1 else { return XCTFail("\(directives)") }
+        XCTAssertEqual(publisher, RelayedPublisher(channel: "show", uid: 7))
+        XCTAssertEqual(id.rawValue & RelayBook.standInIDBase, RelayBook.standInIDBase, "outside every routing id")
+        XCTAssertTrue(relays.isStandIn(id))
+        XCTAssertEqual(relays.standIn(of: publisher), id)
+        XCTAssertEqual(relays.publisherJoined("show", uid: 7), [], "announced twice: one stand-in")
+        XCTAssertEqual(relays.publisherLeft("show", uid: 7), [.endStandIn(id, dropped: false)])
+        XCTAssertFalse(relays.isStandIn(id))
+        XCTAssertEqual(relays.publisherLeft("show", uid: 7), [], "a second offline ends nothing")
+        XCTAssertEqual(relays.publisherLeft("other", uid: 9), [], "a publisher never announced")
+        XCTAssertFalse(relays.isStandIn(SessionID(1)), "a client's session")
+    }
+
+    func testAReleasedChannelsStandInsStayForTheGraceUnlessTheirPublishersReturn() throws {
+        var relays = book()
+        _ = relays.host("show", origin: origin, now: .zero)
+        _ = relays.viewerJoined("show")
+        let one = try XCTUnwrap(opened(relays.publisherJoined("show", uid: 1)))
+        _ = try XCTUnwrap(opened(relays.publisherJoined("show", uid: 2)))
+        // This edge became the channel's origin: no more pulling, the stand-ins wait a moment.
+        XCTAssertEqual(relays.stopRelaying("show", now: .seconds(1)), [.unlink(channel: "show", origin: origin), .release(channel: "show")])
+        XCTAssertFalse(relays.isIdle, "the stand-ins are still shown")
+        // Uid 2 comes back through the origin meanwhile (relayed again): its stand-in stays.
+        _ = relays.host("show", origin: origin, now: .seconds(1) + .milliseconds(100))
+        XCTAssertEqual(relays.publisherJoined("show", uid: 2), [])
+        XCTAssertEqual(relays.tick(now: .seconds(1) + .milliseconds(900)), [])
+        XCTAssertEqual(relays.tick(now: .seconds(2)), [.endStandIn(one, dropped: false)], "quit for the viewers, not dropped")
+        XCTAssertEqual(relays.tick(now: .seconds(3)), [])
+    }
+
+    func testARelayReportsItsViewersButNotTheChannelsCreationAndEnd() {
+        var relays = book()
+        _ = relays.host("show", origin: origin, now: .zero)
+        let created = relays.report(ChannelActivity(.channelCreated, channel: "show", at: .zero), now: .zero)
+        XCTAssertFalse(created.reported, "the origin's channel")
+        let joined = relays.report(ChannelActivity(.audienceJoined, channel: "show", uid: 5, at: .zero), now: .zero)
+        XCTAssertTrue(joined.reported)
+        XCTAssertEqual(joined.directives, [.link(channel: "show", origin: origin)], "the first viewer pulls")
+        XCTAssertEqual(relays.viewers(of: "show"), 1)
+        XCTAssertTrue(relays.report(ChannelActivity(.audienceLeft, channel: "show", uid: 5, at: .zero), now: .zero).reported)
+        XCTAssertEqual(relays.viewers(of: "show"), 0)
+        XCTAssertFalse(relays.report(ChannelActivity(.channelDestroyed, channel: "show", at: .zero), now: .zero).reported,
+                       "its end was not this edge's either")
+        // An ordinary channel's are reported, and a destroy the book never saw created too.
+        XCTAssertTrue(relays.report(ChannelActivity(.channelCreated, channel: "own", at: .zero), now: .zero).reported)
+        XCTAssertTrue(relays.report(ChannelActivity(.channelDestroyed, channel: "own", at: .zero), now: .zero).reported)
+        XCTAssertTrue(relays.report(ChannelActivity(.channelDestroyed, channel: "show", at: .zero), now: .zero).reported)
+    }
+
+    func testRelayLinkUidsStayInTheRelayRangeAndWrap() {
+        var relays = RelayBook(firstLinkUID: UInt32.max)
+        var seen: Set<UInt32> = []
+        for _ in 0..<3 {
+            let uid = relays.nextLinkUID()
+            XCTAssertTrue(RelayLinkIdentity.isLinkUID(uid), "\(uid)")
+            seen.insert(uid)
+        }
+        XCTAssertEqual(seen.count, 3, "each link its own uid")
+        var fromZero = RelayBook(firstLinkUID: 0)
+        XCTAssertEqual(fromZero.nextLinkUID(), RelayLinkIdentity.firstUID + 1)
     }
 
     func testAnAnswerAdmittingTheChannelHereEndsRelayingAndAViewerlessLostChannelIsReleased() {
@@ -129,7 +207,7 @@ final class RelayBookTests: XCTestCase {
         _ = relays.host("show", origin: origin, now: .zero)
         _ = relays.viewerJoined("show")
         _ = relays.linkDown(endpoint: origin.endpoint, now: .zero)
-        XCTAssertEqual(relays.stopRelaying("show"), [.release(channel: "show")])
+        XCTAssertEqual(relays.stopRelaying("show", now: .zero), [.release(channel: "show")])
         XCTAssertNil(relays.refusal(of: .setRole(channel: "show", role: .broadcaster)), "an ordinary channel now")
 
         _ = relays.host("live", origin: origin, now: .zero)

@@ -1,0 +1,76 @@
+import Edge
+import ShowroomWire
+import XCTest
+
+/// ``EdgeReportBook`` and ``EdgeDrain`` with plain values and a fake clock.
+final class EdgeReportBookTests: XCTestCase {
+    private func activity(_ uid: UInt32) -> RoomChannelActivity {
+        var activity = RoomChannelActivity()
+        activity.channel = "show"
+        activity.uid = uid
+        return activity
+    }
+
+    func testActivitiesWaitForTheLinkAndTheOldestGoBeyondTheBoundLoggedOncePerOverflow() {
+        var book = EdgeReportBook(maxHeldActivities: 3)
+        for uid: UInt32 in 1...3 { XCTAssertEqual(book.hold(activity(uid)).dropped, 0) }
+        let first = book.hold(activity(4))
+        XCTAssertEqual(first.dropped, 1)
+        XCTAssertTrue(first.overflowBegan)
+        let second = book.hold(activity(5))
+        XCTAssertEqual(second.dropped, 1)
+        XCTAssertFalse(second.overflowBegan, "logged once per overflow")
+        XCTAssertEqual(book.handOver(now: .zero).activities.map(\.uid), [3, 4, 5], "the newest kept, in order")
+        XCTAssertEqual(book.handOver(now: .zero).activities, [], "taken once")
+        for uid: UInt32 in 6...9 { _ = book.hold(activity(uid)) }
+        XCTAssertEqual(book.hold(activity(10)).overflowBegan, false)
+        _ = book.handOver(now: .zero)
+        for uid: UInt32 in 1...3 { _ = book.hold(activity(uid)) }
+        XCTAssertTrue(book.hold(activity(4)).overflowBegan, "a new overflow after a hand-over is logged again")
+    }
+
+    func testTheSummaryIsDueEverySecondSoonAfterAChangeAndAtOnceForANewLink() {
+        var book = EdgeReportBook()
+        XCTAssertTrue(book.handOver(now: .zero).summaryDue, "the first one at once")
+        XCTAssertFalse(book.handOver(now: .milliseconds(500)).summaryDue)
+        XCTAssertTrue(book.handOver(now: .seconds(1)).summaryDue)
+        book.channelsDidChange()
+        XCTAssertFalse(book.handOver(now: .seconds(1) + .milliseconds(50)).summaryDue, "not more than every 100 ms")
+        XCTAssertTrue(book.handOver(now: .seconds(1) + .milliseconds(100)).summaryDue)
+        XCTAssertFalse(book.handOver(now: .seconds(1) + .milliseconds(300)).summaryDue)
+        _ = book.hold(activity(1))
+        XCTAssertTrue(book.handOver(now: .seconds(1) + .milliseconds(300)).summaryDue, "an activity changes the channels")
+        book.linked()
+        XCTAssertTrue(book.handOver(now: .seconds(1) + .milliseconds(301)).summaryDue)
+    }
+
+    func testTheLoadIsReportedOnAChangeAtMostEveryInterval() {
+        var book = EdgeReportBook(loadReportInterval: .milliseconds(250))
+        XCTAssertTrue(book.shouldReportLoad(channels: 0, connections: 0, now: .zero))
+        XCTAssertFalse(book.shouldReportLoad(channels: 0, connections: 0, now: .seconds(5)), "unchanged")
+        XCTAssertTrue(book.shouldReportLoad(channels: 1, connections: 1, now: .seconds(5)))
+        XCTAssertFalse(book.shouldReportLoad(channels: 1, connections: 2, now: .seconds(5) + .milliseconds(100)), "too soon")
+        XCTAssertTrue(book.shouldReportLoad(channels: 1, connections: 2, now: .seconds(5) + .milliseconds(250)))
+    }
+
+    func testADrainBeginsOnceTellsTheClientsOnceAndEndsWhenNobodyIsLeftOrAtItsDeadline() {
+        var drain = EdgeDrain()
+        XCTAssertFalse(drain.clientsTold(now: .zero, within: .seconds(5)), "not draining")
+        XCTAssertFalse(drain.finishes(now: .seconds(100), awaitsMovingClients: false))
+        XCTAssertTrue(drain.begin(nodeID: "edge-1"))
+        XCTAssertFalse(drain.begin(nodeID: "edge-2"), "once")
+        XCTAssertEqual(drain.nodeID, "edge-1")
+        XCTAssertFalse(drain.finishes(now: .seconds(1), awaitsMovingClients: false), "the clients are not told yet")
+        XCTAssertTrue(drain.clientsTold(now: .seconds(1), within: .seconds(5)))
+        XCTAssertFalse(drain.clientsTold(now: .seconds(2), within: .seconds(5)), "told once")
+        XCTAssertFalse(drain.finishes(now: .seconds(5), awaitsMovingClients: true))
+        XCTAssertTrue(drain.finishes(now: .seconds(6), awaitsMovingClients: true), "the deadline")
+        XCTAssertFalse(drain.finishes(now: .seconds(7), awaitsMovingClients: false), "ended once")
+        XCTAssertTrue(drain.isDraining, "still refusing joins")
+
+        var early = EdgeDrain()
+        _ = early.begin(nodeID: "edge-1")
+        _ = early.clientsTold(now: .zero, within: .seconds(30))
+        XCTAssertTrue(early.finishes(now: .seconds(1), awaitsMovingClients: false), "everyone moved")
+    }
+}
