@@ -167,7 +167,7 @@ extension CallSignalShell {
         guard let appID = configuration.appID, let certificate = configuration.appCertificate,
               let token = try? RTCTokenBuilder.buildToken(appID: appID, appCertificate: certificate, channelName: call.channel,
                                                          uid: uid, role: .publisher, tokenExpire: callTokenSeconds,
-                                                         issueTs: UInt32(clamping: now / 1000))
+                                                         issueTs: UInt32(clamping: now / 1000), salt: machine.tokenSalt())
         else { return "" }
         machine.tokenMinted(token, callID: call.id, uid: uid, nowMs: now)
         return token

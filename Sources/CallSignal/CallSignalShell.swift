@@ -23,8 +23,9 @@ import SwiftProtobuf
 /// dies, its successor goes on with its users' sessions and the calls it owned. A call not
 /// replicated yet is lost: its parties are told it failed, so nobody stays stuck in one.
 final class CallSignalShell {
-    /// The machine with this shell's notices and the system's random numbers.
-    typealias Machine = CallSignalNode<SignalNotice, SystemRandomNumberGenerator>
+    /// The machine with this shell's notices and the random source it was given (the system's,
+    /// or a seeded one in a simulation).
+    typealias Machine = CallSignalNode<SignalNotice, AnyRandomNumberGenerator>
 
     let node: any NodeServices
     let configuration: NodeConfiguration
@@ -50,12 +51,13 @@ final class CallSignalShell {
     static let maxPresenceUIDs = 100
 
     init(node: any NodeServices, configuration: NodeConfiguration, logger: Logger,
-         settings: CallSettings = CallSettings(), heartbeatTimeoutMs: Int64 = 10_000, callTokenSeconds: UInt32 = 120) {
+         settings: CallSettings = CallSettings(), heartbeatTimeoutMs: Int64 = 10_000, callTokenSeconds: UInt32 = 120,
+         random: any RandomNumberGenerator = SystemRandomNumberGenerator()) {
         self.node = node
         self.configuration = configuration
         self.logger = logger
         machine = Machine(selfID: configuration.nodeID, settings: settings, heartbeatTimeoutMs: heartbeatTimeoutMs,
-                          callTokenSeconds: callTokenSeconds, random: SystemRandomNumberGenerator())
+                          callTokenSeconds: callTokenSeconds, random: AnyRandomNumberGenerator(random))
     }
 
     var selfID: String { configuration.nodeID }

@@ -637,6 +637,12 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
     }
 
     /// `bytes` random bytes as lowercase hex digits.
+    /// A token's salt (1 … 99 999 999, as the reference builders draw it) from the node's random
+    /// source, so a minted token is the same in every run of a seeded simulation.
+    public mutating func tokenSalt() -> UInt32 {
+        UInt32.random(in: 1...99_999_999, using: &random)
+    }
+
     private mutating func randomHex(_ bytes: Int) -> String {
         let digits = Array("0123456789abcdef")
         var text = ""
