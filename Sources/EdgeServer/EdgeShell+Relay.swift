@@ -127,7 +127,8 @@ extension EdgeShell {
         do {
             token = try RTCTokenBuilder.buildToken(
                 appID: appID, appCertificate: appCertificate, channelName: channel, uid: uid, role: .subscriber,
-                tokenExpire: Self.relayTokenLifetime)
+                tokenExpire: Self.relayTokenLifetime, issueTs: UInt32(clamping: self.time.unixNowMs / 1000),
+                salt: UInt32(random() % 99_999_999) + 1)
         } catch {
             logger.error("relay of channel \(channel): cannot mint the link's token: \(error)")
             return

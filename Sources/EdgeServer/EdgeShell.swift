@@ -15,7 +15,7 @@ final class EdgeShell<Face: ClientFace> {
     private let verifier: TokenVerifier
     let logger: Logger
     /// Every time the shell reads: the injected clock.
-    private var time: ElapsedTime
+    private(set) var time: ElapsedTime
     /// Every random number the shell draws (link names, where relay link uids start): injected,
     /// so that a simulation replays.
     let random: () -> UInt64
