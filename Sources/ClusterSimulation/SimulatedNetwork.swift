@@ -261,6 +261,8 @@ public final class SimulatedNetwork {
             }
             let lateMs = Int64(rng.int(in: 500...3000))
             scheduler.after(lateMs) { [unowned self] in
+                // Never sent if the owner died first.
+                guard sender?.isCurrent ?? true else { return record("never sent \(from)>\(to) \(what)") }
                 transmit(from: from, to: to, what: what) { [unowned self] in
                     handle(request, at: to) { _ in }
                 }

@@ -133,7 +133,7 @@ final class Faults {
     func inject() {
         let network = cluster.network
         let servers = cluster.coordinatorIDs + cluster.callSignalIDs
-        let duration = Int64(rng.int(in: 300...max(300, knobs.faultMaxDurationMs)))
+        var duration = Int64(rng.int(in: 300...max(300, knobs.faultMaxDurationMs)))
         if rng.chance(perMille: knobs.partitionPerMille) {
             guard !network.partitioned else { return }
             let everyone = network.order
@@ -151,6 +151,10 @@ final class Faults {
             let victim = rng.pick(servers)
             let settled = !network.partitioned && network.now - cluster.lastFaultEndedMs >= Self.settleMs
             let diskLost = settled && cluster.coordinatorIDs.contains(victim) && rng.chance(perMille: knobs.diskLossPerMille)
+            if !rng.chance(perMille: knobs.quickRestartPerMille) {
+                // Dead until every member noticed, as a membership protocol would see a crash.
+                duration = max(duration, Int64(knobs.detectionMaxMs) + 500)
+            }
             network.record("fault kill \(victim)\(diskLost ? " disk lost" : "") for \(duration)ms")
             cluster.kill(victim)
             cluster.faultEnded(after: duration) { [cluster] in

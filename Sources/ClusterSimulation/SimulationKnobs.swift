@@ -35,6 +35,9 @@ public struct SimulationKnobs: Sendable, Equatable, CustomStringConvertible {
     public var faultMaxDurationMs: Int
     /// Of the faults, the share (per thousand) that are partitions; the rest are process kills.
     public var partitionPerMille: Int
+    /// Of the kills, the share (per thousand) whose process comes back before the others noticed
+    /// it die; the others wait until every member saw it dead.
+    public var quickRestartPerMille: Int
     /// Of the kills, the share (per thousand) that lose the process's disk too: it comes back
     /// empty, as a replaced machine does. Only while nothing else is wrong.
     public var diskLossPerMille: Int
@@ -52,7 +55,7 @@ public struct SimulationKnobs: Sendable, Equatable, CustomStringConvertible {
             lossPerMille: rng.pick([0, 0, 5, 20, 50, 100]),
             duplicatePerMille: rng.pick([0, 0, 5, 20]),
             reorderPerMille: rng.pick([0, 10, 100, 300]),
-            pathCapacity: rng.int(in: 8...256),
+            pathCapacity: rng.int(in: 64...1024),
             detectionMinMs: rng.int(in: 200...1000),
             detectionMaxMs: rng.int(in: 1000...4000),
             clockSkewMaxMs: rng.pick([0, 50, 500, 3000]),
@@ -61,6 +64,7 @@ public struct SimulationKnobs: Sendable, Equatable, CustomStringConvertible {
             faultMeanMs: rng.pick([0, 1000, 3000, 8000]),
             faultMaxDurationMs: rng.int(in: 500...8000),
             partitionPerMille: rng.int(in: 0...1000),
+            quickRestartPerMille: rng.pick([0, 0, 200]),
             diskLossPerMille: rng.pick([0, 100, 300]),
             livenessMs: 30_000
         )
@@ -71,7 +75,7 @@ public struct SimulationKnobs: Sendable, Equatable, CustomStringConvertible {
             + "loss=\(lossPerMille)‰ dup=\(duplicatePerMille)‰ reorder=\(reorderPerMille)‰ capacity=\(pathCapacity) "
             + "detection=\(detectionMinMs)-\(detectionMaxMs)ms skew=±\(clockSkewMaxMs)ms steps=\(steps) "
             + "op=exp(\(operationMeanMs))ms faults=exp(\(faultMeanMs))ms≤\(faultMaxDurationMs)ms "
-            + "partitions=\(partitionPerMille)‰ diskloss=\(diskLossPerMille)‰ liveness=\(livenessMs)ms"
+            + "partitions=\(partitionPerMille)‰ quickrestarts=\(quickRestartPerMille)‰ diskloss=\(diskLossPerMille)‰ liveness=\(livenessMs)ms"
     }
 }
 
@@ -87,14 +91,17 @@ public struct SimulationOverrides: Sendable, Equatable {
     public var noPartitions = false
     /// No process kills.
     public var noKills = false
+    /// Every killed process stays dead until every member noticed.
+    public var noQuickRestarts = false
 
     public init(steps: Int? = nil, noFaults: Bool = false, cleanNetwork: Bool = false, noPartitions: Bool = false,
-                noKills: Bool = false) {
+                noKills: Bool = false, noQuickRestarts: Bool = false) {
         self.steps = steps
         self.noFaults = noFaults
         self.cleanNetwork = cleanNetwork
         self.noPartitions = noPartitions
         self.noKills = noKills
+        self.noQuickRestarts = noQuickRestarts
     }
 
     /// Whether nothing is overridden.
@@ -108,6 +115,7 @@ public struct SimulationOverrides: Sendable, Equatable {
         if cleanNetwork { flags.append("--clean-network") }
         if noPartitions { flags.append("--no-partitions") }
         if noKills { flags.append("--no-kills") }
+        if noQuickRestarts { flags.append("--no-quick-restarts") }
         return flags.joined(separator: " ")
     }
 
@@ -118,10 +126,12 @@ public struct SimulationOverrides: Sendable, Equatable {
             knobs.lossPerMille = 0
             knobs.duplicatePerMille = 0
             knobs.reorderPerMille = 0
+            knobs.pathCapacity = 1_000_000
         }
         if noFaults { knobs.faultMeanMs = 0 }
         if noPartitions { knobs.partitionPerMille = 0 }
         if noKills { knobs.partitionPerMille = 1000 }
+        if noQuickRestarts { knobs.quickRestartPerMille = 0 }
         if noPartitions && noKills { knobs.faultMeanMs = 0 }
         return knobs
     }

@@ -32,6 +32,9 @@ struct SimulateBenchmark: ParsableCommand {
     @Flag(help: "No process kills.")
     var noKills = false
 
+    @Flag(help: "Every killed process stays dead until every member noticed.")
+    var noQuickRestarts = false
+
     @Flag(help: "Break a rule on purpose (replication answered before the successor holds it), to see the checks catch it.")
     var brokenRule = false
 
@@ -52,7 +55,7 @@ struct SimulateBenchmark: ParsableCommand {
             throw NothingMeasured("this build cannot run the server roles in the simulation: build without -c release")
         }
         let overrides = SimulationOverrides(steps: steps, noFaults: noFaults, cleanNetwork: cleanNetwork,
-                                            noPartitions: noPartitions, noKills: noKills)
+                                            noPartitions: noPartitions, noKills: noKills, noQuickRestarts: noQuickRestarts)
         let wallStart = ContinuousClock.now
         var digests: [String] = []
         var failing: [UInt64] = []
