@@ -121,6 +121,8 @@ final class SimulatedCluster {
         case .callsignal: startCallSignal(node)
         default: startEdge(node)
         }
+        // It learned the members from its seeds as it joined.
+        for observer in node.membershipObservers where node.isCurrent { observer() }
     }
 
     /// Runs `end` (a heal, a restart) after `delayMs`, and notes when.

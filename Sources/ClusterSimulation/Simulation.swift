@@ -28,6 +28,12 @@ public struct Simulation {
             "seed=\(seed) events=\(events) simtime=\(Double(simulatedMs) / 1000)s digest=\(digest)"
         }
 
+        /// The same outcome with only the violations `include` keeps.
+        public func keeping(_ include: (Violation) -> Bool) -> Outcome {
+            Outcome(seed: seed, knobs: knobs, overrides: overrides, events: events, simulatedMs: simulatedMs,
+                    digest: digest, violations: violations.filter(include), answered: answered, tail: tail, lines: lines)
+        }
+
         /// How to run this seed again, cut down by `overrides`.
         public var replay: String {
             "showroom-bench simulate --from \(seed) --seeds 1" + (overrides.isEmpty ? "" : " " + overrides.flags)
