@@ -93,15 +93,18 @@ public struct SimulationOverrides: Sendable, Equatable {
     public var noKills = false
     /// Every killed process stays dead until every member noticed.
     public var noQuickRestarts = false
+    /// No process loses its disk.
+    public var noDiskLoss = false
 
     public init(steps: Int? = nil, noFaults: Bool = false, cleanNetwork: Bool = false, noPartitions: Bool = false,
-                noKills: Bool = false, noQuickRestarts: Bool = false) {
+                noKills: Bool = false, noQuickRestarts: Bool = false, noDiskLoss: Bool = false) {
         self.steps = steps
         self.noFaults = noFaults
         self.cleanNetwork = cleanNetwork
         self.noPartitions = noPartitions
         self.noKills = noKills
         self.noQuickRestarts = noQuickRestarts
+        self.noDiskLoss = noDiskLoss
     }
 
     /// Whether nothing is overridden.
@@ -116,6 +119,7 @@ public struct SimulationOverrides: Sendable, Equatable {
         if noPartitions { flags.append("--no-partitions") }
         if noKills { flags.append("--no-kills") }
         if noQuickRestarts { flags.append("--no-quick-restarts") }
+        if noDiskLoss { flags.append("--no-disk-loss") }
         return flags.joined(separator: " ")
     }
 
@@ -132,6 +136,7 @@ public struct SimulationOverrides: Sendable, Equatable {
         if noPartitions { knobs.partitionPerMille = 0 }
         if noKills { knobs.partitionPerMille = 1000 }
         if noQuickRestarts { knobs.quickRestartPerMille = 0 }
+        if noDiskLoss { knobs.diskLossPerMille = 0 }
         if noPartitions && noKills { knobs.faultMeanMs = 0 }
         return knobs
     }

@@ -35,6 +35,9 @@ struct SimulateBenchmark: ParsableCommand {
     @Flag(help: "Every killed process stays dead until every member noticed.")
     var noQuickRestarts = false
 
+    @Flag(help: "No process loses its disk.")
+    var noDiskLoss = false
+
     @Flag(help: "Break a rule on purpose (replication answered before the successor holds it), to see the checks catch it.")
     var brokenRule = false
 
@@ -55,7 +58,8 @@ struct SimulateBenchmark: ParsableCommand {
             throw NothingMeasured("this build cannot run the server roles in the simulation: build without -c release")
         }
         let overrides = SimulationOverrides(steps: steps, noFaults: noFaults, cleanNetwork: cleanNetwork,
-                                            noPartitions: noPartitions, noKills: noKills, noQuickRestarts: noQuickRestarts)
+                                            noPartitions: noPartitions, noKills: noKills, noQuickRestarts: noQuickRestarts,
+                                            noDiskLoss: noDiskLoss)
         let wallStart = ContinuousClock.now
         var digests: [String] = []
         var failing: [UInt64] = []
