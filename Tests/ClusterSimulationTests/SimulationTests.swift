@@ -78,6 +78,20 @@ final class SimulationTests: XCTestCase {
         }
     }
 
+    func testReplicationAnsweredBeforeTheSuccessorHoldsItIsCaught() throws {
+        guard Simulation.available else { return XCTFail("the server roles run only in a build with testable imports") }
+        // Kills only, on a clean network, each process dead until the others noticed: seed 1 runs
+        // clean, and breaks once replication is answered early.
+        var simulation = Simulation(seed: 1)
+        simulation.overrides = SimulationOverrides(cleanNetwork: true, noPartitions: true, noQuickRestarts: true, noDiskLoss: true)
+        let honest = try simulation.run()
+        XCTAssertEqual(honest.violations, [], "\(honest.summary)\n\(honest.tail.joined())")
+        simulation.answerReplicationBeforeHeld = true
+        let broken = try simulation.run()
+        XCTAssertFalse(broken.violations.isEmpty, "the broken rule went unnoticed: \(broken.summary)")
+        XCTAssertNotEqual(broken.digest, honest.digest)
+    }
+
     /// Where two logs part, for the failure message.
     static func firstDifference(_ a: [String], _ b: [String]) -> String {
         guard let index = a.indices.first(where: { $0 < b.count && a[$0] != b[$0] }) else { return "the logs differ in length only" }
