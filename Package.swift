@@ -218,9 +218,23 @@ let package = Package(
             name: "showroom-bench",
             dependencies: [
                 "ShowroomTesting", "NodeRuntime", "ZeroMQ", "CZeroMQ", "ShowroomWire", "MediaCodecs", "ShowroomAuth",
-                "ShowroomKit", "Edge", "AdminEndpoint", "Routing", "OperatorTools", "Membership",
+                "ShowroomKit", "Edge", "AdminEndpoint", "Routing", "OperatorTools", "Membership", "ClusterSimulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
+
+        // The whole cluster in one process, deterministic for a seed: coordinators, call-signal
+        // nodes and fake edges on a simulated network and clock, faults drawn from the seed, the
+        // event log's digest, and the checks after every fault healed.
+        .target(
+            name: "ClusterSimulation",
+            dependencies: [
+                "NodeRuntime", "Coordinator", "CallSignal", "Rooms", "RoomStore", "Routing", "ShowroomWire", "Membership",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
 
@@ -328,6 +342,8 @@ let package = Package(
         ),
         // Show → 1v1 on real processes with real media, through the SDK's CallClient.
         .testTarget(name: "CallTests", dependencies: ["ShowroomKit", "ShowroomTesting", "ShowroomAuth", "ShowroomWire", "Routing"]),
+        // The deterministic simulation: generator, scheduler, network faults, same seed same digest.
+        .testTarget(name: "ClusterSimulationTests", dependencies: ["ClusterSimulation", "ShowroomWire"]),
         .testTarget(name: "ClusterTests", dependencies: ["ShowroomTesting", "NodeRuntime", "ShowroomWire"]),
         .testTarget(name: "ShowroomWireTests", dependencies: ["ShowroomWire"]),
         .testTarget(

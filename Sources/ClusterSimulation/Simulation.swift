@@ -1,0 +1,172 @@
+import Foundation
+
+/// One run of a whole cluster for one seed: the knobs drawn (and overridden), the workload and
+/// the faults interleaved on the simulated network, then every fault healed and the cluster left
+/// to settle, then the checks. Same seed, same build: the same event log, byte for byte.
+public struct Simulation {
+    /// What a run did and found.
+    public struct Outcome: Sendable {
+        public let seed: UInt64
+        public let knobs: SimulationKnobs
+        public let overrides: SimulationOverrides
+        /// Events in the log.
+        public let events: Int
+        /// Simulated time the run covered, in milliseconds.
+        public let simulatedMs: Int64
+        /// SHA-256 of the event log.
+        public let digest: String
+        public let violations: [Violation]
+        /// Client operations answered with success, with an error, and not answered.
+        public let answered: (ok: Int, failed: Int, unknown: Int)
+        /// The log's last lines (what led to a failure).
+        public let tail: [String]
+        /// Every line of the log, when asked for.
+        public let lines: [String]?
+
+        /// `seed= events= simtime= digest=`.
+        public var summary: String {
+            "seed=\(seed) events=\(events) simtime=\(Double(simulatedMs) / 1000)s digest=\(digest)"
+        }
+
+        /// The same outcome with only the violations `include` keeps.
+        public func keeping(_ include: (Violation) -> Bool) -> Outcome {
+            Outcome(seed: seed, knobs: knobs, overrides: overrides, events: events, simulatedMs: simulatedMs,
+                    digest: digest, violations: violations.filter(include), answered: answered, tail: tail, lines: lines)
+        }
+
+        /// How to run this seed again, cut down by `overrides`.
+        public var replay: String {
+            "showroom-bench simulate --from \(seed) --seeds 1" + (overrides.isEmpty ? "" : " " + overrides.flags)
+        }
+    }
+
+    /// The time every run starts at (milliseconds since the Unix epoch): fixed, so that nothing
+    /// depends on when a run happens.
+    public static let startMs: Int64 = 1_800_000_000_000
+    /// A run that takes more events than this stopped making progress.
+    public static let maxEvents = 5_000_000
+
+    public let seed: UInt64
+    public var overrides = SimulationOverrides()
+    /// Breaks a rule on purpose: replication is answered before the successor holds it. Shows
+    /// that the checks catch a broken rule.
+    public var answerReplicationBeforeHeld = false
+    /// Keeps every line of the log in the outcome.
+    public var keepLines = false
+
+    public init(seed: UInt64) {
+        self.seed = seed
+    }
+
+    /// Whether this build runs the server roles (a build with testable imports).
+    public static var available: Bool { SimulatedCluster.rolesAvailable }
+
+    /// Runs the seed.
+    public func run() throws -> Outcome {
+        let root = SimulationRNG(seed: seed)
+        var knobsRNG = root.child("knobs")
+        let knobs = overrides.applied(to: SimulationKnobs.draw(&knobsRNG))
+        let scheduler = SimulationScheduler(startMs: Self.startMs)
+        var log = SimulationEventLog(keepLines: keepLines)
+        log.record(scheduler.now, "seed=\(seed) \(knobs)\(answerReplicationBeforeHeld ? " broken-rule=answer-replication-before-held" : "")")
+        let network = SimulatedNetwork(scheduler: scheduler, log: log, rng: root.child("network"), knobs: knobs)
+        network.answerReplicationBeforeHeld = answerReplicationBeforeHeld
+        let cluster = try SimulatedCluster(network: network, knobs: knobs)
+        let workload = RoomWorkload(rng: root.child("workload"), cluster: cluster)
+        let faults = Faults(rng: root.child("faults"), cluster: cluster, knobs: knobs)
+        var violations: [Violation] = []
+
+        // Faults and the workload, interleaved.
+        var clients = root.child("clients")
+        var at = scheduler.now + 2_000
+        for _ in 0..<knobs.steps {
+            at += 1 + clients.exponential(meanMs: knobs.operationMeanMs)
+            scheduler.schedule(at: at) { workload.step() }
+        }
+        let faultPhaseEnd = at + RoomWorkload.clientTimeoutMs
+        var next = scheduler.now + 2_000
+        while knobs.faultMeanMs > 0 {
+            next += 1 + faults.interval()
+            guard next < faultPhaseEnd else { break }
+            scheduler.schedule(at: next) { faults.inject() }
+        }
+        if !scheduler.run(until: faultPhaseEnd, maxEvents: Self.maxEvents) {
+            violations.append(Violation(rule: "no progress", detail: "more than \(Self.maxEvents) events in the fault phase"))
+        }
+
+        // Liveness: everything healed, a clean network, time to settle.
+        network.knobs.lossPerMille = 0
+        network.knobs.duplicatePerMille = 0
+        network.knobs.reorderPerMille = 0
+        network.heal()
+        for id in cluster.coordinatorIDs + cluster.callSignalIDs where !network.isAlive(id) {
+            try cluster.restart(id, diskLost: false)
+        }
+        network.record("liveness")
+        if violations.isEmpty,
+           !scheduler.run(until: scheduler.now + Int64(knobs.livenessMs), maxEvents: Self.maxEvents) {
+            violations.append(Violation(rule: "no progress", detail: "more than \(Self.maxEvents) events while settling"))
+        }
+        violations += Invariants.rooms(workload, cluster)
+        violations += Invariants.channelEvents(cluster.published)
+        for violation in violations { network.record("violation \(violation)") }
+        let log2 = network.log
+        return Outcome(seed: seed, knobs: knobs, overrides: overrides, events: log2.count,
+                       simulatedMs: scheduler.now - Self.startMs, digest: log2.digest, violations: violations,
+                       answered: workload.answered, tail: log2.tail, lines: log2.lines)
+    }
+}
+
+/// The faults of a run, drawn from the faults generator: partitions (one node cut off, the cluster
+/// split, or one side's messages lost one way) that heal, and processes killed and started again
+/// (rarely with their disk lost, only while nothing else is wrong). At most one server process is
+/// dead at a time.
+final class Faults {
+    private var rng: SimulationRNG
+    private let cluster: SimulatedCluster
+    private let knobs: SimulationKnobs
+    /// A disk is lost only this long after the last fault ended.
+    static let settleMs: Int64 = 10_000
+
+    init(rng: SimulationRNG, cluster: SimulatedCluster, knobs: SimulationKnobs) {
+        self.rng = rng
+        self.cluster = cluster
+        self.knobs = knobs
+    }
+
+    func interval() -> Int64 { rng.exponential(meanMs: knobs.faultMeanMs) }
+
+    func inject() {
+        let network = cluster.network
+        let servers = cluster.coordinatorIDs + cluster.callSignalIDs
+        var duration = Int64(rng.int(in: 300...max(300, knobs.faultMaxDurationMs)))
+        if rng.chance(perMille: knobs.partitionPerMille) {
+            guard !network.partitioned else { return }
+            let everyone = network.order
+            switch rng.int(in: 0...2) {
+            case 0: network.partition([rng.pick(everyone)], asymmetric: false)
+            case 1:
+                let side = everyone.filter { _ in rng.chance(perMille: 500) }
+                guard !side.isEmpty, side.count < everyone.count else { return }
+                network.partition(side, asymmetric: false)
+            default: network.partition([rng.pick(everyone)], asymmetric: true)
+            }
+            cluster.faultEnded(after: duration) { network.heal() }
+        } else {
+            guard servers.allSatisfy({ network.isAlive($0) }) else { return }
+            let victim = rng.pick(servers)
+            let settled = !network.partitioned && network.now - cluster.lastFaultEndedMs >= Self.settleMs
+            let diskLost = settled && cluster.coordinatorIDs.contains(victim) && rng.chance(perMille: knobs.diskLossPerMille)
+            if !rng.chance(perMille: knobs.quickRestartPerMille) {
+                // Dead until every member noticed, as a membership protocol would see a crash.
+                duration = max(duration, Int64(knobs.detectionMaxMs) + 500)
+            }
+            network.record("fault kill \(victim)\(diskLost ? " disk lost" : "") for \(duration)ms")
+            cluster.kill(victim)
+            cluster.faultEnded(after: duration) { [cluster] in
+                guard !network.isAlive(victim) else { return }
+                try? cluster.restart(victim, diskLost: diskLost)
+            }
+        }
+    }
+}
