@@ -6,12 +6,8 @@ import RoomStore
 import Routing
 import ShowroomWire
 import SwiftProtobuf
-// The shells are internal to their modules: the simulation reaches them as tests do, so the
-// roles run only in a build with testable imports (a debug build).
-#if DEBUG
-@testable import CallSignal
-@testable import Coordinator
-#endif
+import CallSignal
+import Coordinator
 
 /// A channel event as a coordinator published it.
 struct PublishedEvent: Equatable {
@@ -34,28 +30,23 @@ final class SimulatedCluster {
     /// Every channel event every coordinator published, in order.
     var published: [PublishedEvent] = []
     private let logger = Logger(label: "simulation") { _ in SwiftLogNoOpLogHandler() }
-    #if DEBUG
-    private(set) var coordinators: [String: CoordinatorShell] = [:]
+    private(set) var coordinators: [String: InProcessCoordinator] = [:]
     private var stores: [String: RoomStore] = [:]
-    private var callSignals: [String: CallSignalShell] = [:]
-    #endif
+    private var callSignals: [String: InProcessCallSignal] = [:]
+    /// Where each process's random numbers come from: a child per node and incarnation.
+    private let rng: SimulationRNG
+    /// Rules the coordinators break on purpose.
+    private let faults: DeliberateFaults
     /// When the last partition healed or the last dead process came back.
     private(set) var lastFaultEndedMs: Int64 = 0
     /// Each fake edge's activities not yet taken, in order.
     private var edgeOutboxes: [String: [RoomChannelActivity]] = [:]
     private var edgeNumbers: [String: UInt64] = [:]
 
-    /// Whether this build can run the server roles.
-    static var rolesAvailable: Bool {
-        #if DEBUG
-        true
-        #else
-        false
-        #endif
-    }
-
-    init(network: SimulatedNetwork, knobs: SimulationKnobs) throws {
+    init(network: SimulatedNetwork, knobs: SimulationKnobs, rng: SimulationRNG, faults: DeliberateFaults = []) throws {
         self.network = network
+        self.rng = rng
+        self.faults = faults
         coordinatorIDs = (1...knobs.coordinators).map { "coord-\($0)" }
         callSignalIDs = (1...knobs.callSignals).map { "signal-\($0)" }
         edgeIDs = (1...knobs.edges).map { "edge-\($0)" }
@@ -73,49 +64,47 @@ final class SimulatedCluster {
         return configuration
     }
 
+    /// The random source of `node`'s current process.
+    private func random(of node: SimulatedNode) -> SimulationRNG {
+        rng.child("\(node.nodeID)#\(node.incarnation)")
+    }
+
     private func startCoordinator(_ node: SimulatedNode) throws {
-        #if DEBUG
         let id = node.nodeID
         let store = try stores[id] ?? RoomStore.inMemory()
         stores[id] = store
-        let sink = PublishedEvents { [unowned self] event in
+        let coordinator = try InProcessCoordinator(
+            node: node, configuration: configuration(.coordinator, id), store: store, random: random(of: node),
+            faults: faults, logger: logger
+        ) { [unowned self] _, kind, body in
+            guard kind == .channelEvent, let event = try? RoomChannelEvent(serializedBytes: body) else { return }
             published.append(PublishedEvent(coordinator: id, channel: event.channel, series: event.series,
                                             sequence: event.sequence,
                                             what: "\(event.type) uid=\(event.uid) at=\(event.atMs)"))
         }
-        let shell = try CoordinatorShell(node: node, configuration: configuration(.coordinator, id),
-                                         storage: StoreWriter(store: store, logger: logger), publisher: sink,
-                                         webhooks: nil, logger: logger)
-        shell.install()
-        coordinators[id] = shell
-        #endif
+        coordinator.install()
+        coordinators[id] = coordinator
     }
 
     private func startCallSignal(_ node: SimulatedNode) {
-        #if DEBUG
-        let shell = CallSignalShell(node: node, configuration: configuration(.callsignal, node.nodeID), logger: logger)
-        shell.install()
-        callSignals[node.nodeID] = shell
-        #endif
+        let callSignal = InProcessCallSignal(node: node, configuration: configuration(.callsignal, node.nodeID),
+                                             random: random(of: node), logger: logger)
+        callSignal.install()
+        callSignals[node.nodeID] = callSignal
     }
 
-    /// Kills `id`'s process: its memory goes; a coordinator's database stays (every write it
-    /// queued is in it: the database's writes are not part of the simulation).
+    /// Kills `id`'s process: its memory goes; a coordinator's database stays with every write
+    /// it made (a simulated coordinator writes inline).
     func kill(_ id: String) {
-        #if DEBUG
-        coordinators[id]?.storage.flush()
         coordinators[id] = nil
         callSignals[id] = nil
-        #endif
         network.kill(id)
     }
 
     /// Starts `id` again; with `diskLost`, a coordinator comes back with an empty database.
     func restart(_ id: String, diskLost: Bool) throws {
         let node = network.restart(id)
-        #if DEBUG
         if diskLost { stores[id] = nil }
-        #endif
         switch node.role {
         case .coordinator: try startCoordinator(node)
         case .callsignal: startCallSignal(node)
@@ -135,20 +124,12 @@ final class SimulatedCluster {
 
     /// The room as coordinator `id` holds it.
     func room(_ roomID: String, at id: String) -> RoomRoom? {
-        #if DEBUG
-        coordinators[id]?.registry.room(roomID)
-        #else
-        nil
-        #endif
+        coordinators[id]?.room(roomID)
     }
 
     /// The chat messages of a room as coordinator `id` holds them.
     func messages(in roomID: String, at id: String) -> [RoomChatMessage] {
-        #if DEBUG
-        coordinators[id]?.registry.messages(in: roomID) ?? []
-        #else
-        []
-        #endif
+        coordinators[id]?.messages(in: roomID) ?? []
     }
 
     // MARK: Fake edges
@@ -198,19 +179,6 @@ final class SimulatedCluster {
         }
     }
 }
-
-#if DEBUG
-/// What a coordinator publishes, caught: its channel events go to the run's checks.
-private final class PublishedEvents: EventSink {
-    let channelEvent: (RoomChannelEvent) -> Void
-    init(_ channelEvent: @escaping (RoomChannelEvent) -> Void) { self.channelEvent = channelEvent }
-
-    func publish(topic: String, kind: WireMessageKind, body: some SwiftProtobuf.Message) {
-        guard kind == .channelEvent, let event = body as? RoomChannelEvent else { return }
-        channelEvent(event)
-    }
-}
-#endif
 
 /// The app a simulated cluster serves.
 enum SimulationApp {

@@ -42,10 +42,6 @@ public final class SimulatedNetwork {
     private var views: [String: [String: View]] = [:]
     private var generations: [String: UInt64] = [:]
     private var requestIDs: UInt64 = 0
-    /// The deliberately broken rule: a coordinator's replication (a `COORDINATOR_STATE` batch) is
-    /// answered as held at once, while the batch itself reaches the successor late, or never if
-    /// the network loses it. Off in every honest run.
-    var answerReplicationBeforeHeld = false
 
     init(scheduler: SimulationScheduler, log: SimulationEventLog, rng: SimulationRNG, knobs: SimulationKnobs) {
         self.scheduler = scheduler
@@ -252,22 +248,6 @@ public final class SimulatedNetwork {
             guard !pending.done else { return }
             record("timeout \(from)>\(to) \(what)")
             answer(.failure(.deadlineExceeded("\(request.kind) to \(to): no answer in \(timeoutMs) ms")))
-        }
-        if answerReplicationBeforeHeld, request.kind == .coordinatorState {
-            // The broken rule: held, says the network, before the successor has it; the batch
-            // follows late.
-            transmit(from: to, to: from, what: "early ack \(what)") {
-                answer(.success(Node.Responder.response(to: request, Node.Responder.Outcome.success(RoomStateBatchResponse()), senderNode: to)))
-            }
-            let lateMs = Int64(rng.int(in: 500...3000))
-            scheduler.after(lateMs) { [unowned self] in
-                // Never sent if the owner died first.
-                guard sender?.isCurrent ?? true else { return record("never sent \(from)>\(to) \(what)") }
-                transmit(from: from, to: to, what: what) { [unowned self] in
-                    handle(request, at: to) { _ in }
-                }
-            }
-            return
         }
         transmit(from: from, to: to, what: what, clean: sender == nil) { [unowned self] in
             handle(request, at: to) { [unowned self] response in

@@ -48,8 +48,8 @@ public struct Simulation {
 
     public let seed: UInt64
     public var overrides = SimulationOverrides()
-    /// Breaks a rule on purpose: replication is answered before the successor holds it. Shows
-    /// that the checks catch a broken rule.
+    /// Breaks a rule on purpose: the coordinators answer a write before their successors hold it
+    /// (``DeliberateFaults/answerBeforeReplicated``). Shows that the checks catch a broken rule.
     public var answerReplicationBeforeHeld = false
     /// Keeps every line of the log in the outcome.
     public var keepLines = false
@@ -57,9 +57,6 @@ public struct Simulation {
     public init(seed: UInt64) {
         self.seed = seed
     }
-
-    /// Whether this build runs the server roles (a build with testable imports).
-    public static var available: Bool { SimulatedCluster.rolesAvailable }
 
     /// Runs the seed.
     public func run() throws -> Outcome {
@@ -70,8 +67,8 @@ public struct Simulation {
         var log = SimulationEventLog(keepLines: keepLines)
         log.record(scheduler.now, "seed=\(seed) \(knobs)\(answerReplicationBeforeHeld ? " broken-rule=answer-replication-before-held" : "")")
         let network = SimulatedNetwork(scheduler: scheduler, log: log, rng: root.child("network"), knobs: knobs)
-        network.answerReplicationBeforeHeld = answerReplicationBeforeHeld
-        let cluster = try SimulatedCluster(network: network, knobs: knobs)
+        let cluster = try SimulatedCluster(network: network, knobs: knobs, rng: root.child("nodes"),
+                                           faults: answerReplicationBeforeHeld ? [.answerBeforeReplicated] : [])
         let workload = RoomWorkload(rng: root.child("workload"), cluster: cluster)
         let faults = Faults(rng: root.child("faults"), cluster: cluster, knobs: knobs)
         var violations: [Violation] = []

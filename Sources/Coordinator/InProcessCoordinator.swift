@@ -47,4 +47,10 @@ public final class InProcessCoordinator {
 
     /// Registers the request handlers and timers on the node.
     public func install() { shell.install() }
+
+    /// Room `roomID` as this coordinator holds it (owned or replicated), if it does.
+    public func room(_ roomID: String) -> RoomRoom? { shell.registry.room(roomID) }
+
+    /// The chat messages of room `roomID` as this coordinator holds them.
+    public func messages(in roomID: String) -> [RoomChatMessage] { shell.registry.messages(in: roomID) }
 }

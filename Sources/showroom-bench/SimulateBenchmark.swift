@@ -54,9 +54,6 @@ struct SimulateBenchmark: ParsableCommand {
 
     func run() throws {
         Self.ensureDeterministicHashing()
-        guard Simulation.available else {
-            throw NothingMeasured("this build cannot run the server roles in the simulation: build without -c release")
-        }
         let overrides = SimulationOverrides(steps: steps, noFaults: noFaults, cleanNetwork: cleanNetwork,
                                             noPartitions: noPartitions, noKills: noKills, noQuickRestarts: noQuickRestarts,
                                             noDiskLoss: noDiskLoss)
