@@ -287,6 +287,9 @@ extension EngineState {
         case .forwardStateChanged(let change):
             emit(change.channel) { .forwardStateChanged($0, destination: ForwardDestinationStatus(change.destination)) }
         case .error(let error, let channel, _):
+            // A frame sent just before the app left the channel (or the edge put it out) is refused
+            // when it arrives: nothing is wrong, and the app has nothing to act on.
+            if error.code == .notJoined, !channel.isEmpty, connections[channel] == nil { break }
             out.append(.emit(.error(connections[channel]?.connection, error)))
             // A refused frame or request of a connection this edge should hold: it forgot it.
             if error.code == .notJoined { out += forgottenByEdge(channel, on: serial, error, now: now) }

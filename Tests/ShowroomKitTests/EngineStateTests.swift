@@ -265,8 +265,11 @@ final class EngineStateTests: XCTestCase {
         // A request answered "not joined" does the same; a connection the app left does nothing.
         driver.apply(driver.state.forgottenByEdge("other", on: a, notJoined, now: driver.now))
         XCTAssertEqual(driver.transitions(of: "other").last, "reconnecting closedByEdge")
+        let errorsBefore = driver.events.filter { if case .error = $0 { true } else { false } }.count
         driver.apply(driver.state.edgeEvent(.error(notJoined, channel: "gone", track: nil), on: a, now: driver.now))
         XCTAssertEqual(driver.placements.count, 2)
+        XCTAssertEqual(driver.events.filter { if case .error = $0 { true } else { false } }.count, errorsBefore,
+                       "a frame refused after the app left its channel (it was in flight) is no error for the app")
     }
 
     func testWithoutRejoinAForgottenConnectionFailsWithTheEdgesReason() throws {
