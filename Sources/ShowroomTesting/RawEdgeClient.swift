@@ -55,15 +55,8 @@ public final class RawEdgeClient {
 
     /// Publishes one media frame.
     public func publish(channel: String, uid: UInt32, track: WireTrackKind, sequence: UInt32, keyframe: Bool, payload: [UInt8]) throws {
-        var header = WireMediaHeader()
-        header.channel = channel
-        header.publisherUid = uid
-        header.track = track
-        header.codec = track == .audio ? .opus : .vp8
-        header.sequence = sequence
-        header.keyframe = keyframe
-        header.audioLevel = track == .audio ? 80 : 0
-        header.payloadSize = UInt32(payload.count)
+        let header = WireMediaHeader.testFrame(channel: channel, uid: uid, track: track, sequence: sequence,
+                                               keyframe: keyframe, payloadSize: payload.count)
         var envelope = WireEnvelope()
         envelope.kind = .mediaFrame
         envelope.body = try header.serializedData()
@@ -130,5 +123,22 @@ public final class RawEdgeClient {
             events.append(try EdgeCodec.event(from: envelope))
         }
         return nil
+    }
+}
+
+extension WireMediaHeader {
+    /// The header of a test client's media frame: VP8 video or Opus audio (heard at level 80).
+    public static func testFrame(channel: String, uid: UInt32, track: WireTrackKind, sequence: UInt32, keyframe: Bool,
+                                 payloadSize: Int) -> WireMediaHeader {
+        var header = WireMediaHeader()
+        header.channel = channel
+        header.publisherUid = uid
+        header.track = track
+        header.codec = track == .audio ? .opus : .vp8
+        header.sequence = sequence
+        header.keyframe = keyframe
+        header.audioLevel = track == .audio ? 80 : 0
+        header.payloadSize = UInt32(payloadSize)
+        return header
     }
 }

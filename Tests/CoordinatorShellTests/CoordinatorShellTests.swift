@@ -74,20 +74,14 @@ final class CoordinatorShellTests: XCTestCase {
         let cluster = try CoordinatorHarness(coordinators: ids)
         let roomID = roomID(ownedBy: "coord-a", successor: "coord-b", among: ids)
         cluster.network.hold("coord-b")
-        var answer: Result<WireEnvelope, ShowroomError>?
-        try cluster.node("coord-a").begin(.roomCreate, RoomCreateRoomRequest.with {
-            $0.roomID = roomID
-            $0.name = "held"
-            $0.ownerUid = 1
-        }) { answer = $0 }
-        cluster.network.run()
-        XCTAssertNil(answer, "answered before the successor held the room")
+        let answer = try beginCreate(roomID, named: "held", at: "coord-a", in: cluster)
+        XCTAssertNil(answer.result, "answered before the successor held the room")
         XCTAssertNotNil(cluster.room(roomID, at: "coord-a"))
         XCTAssertNil(cluster.room(roomID, at: "coord-b"))
         XCTAssertEqual(cluster.network.heldCount(for: "coord-b"), 1)
 
         cluster.network.release("coord-b")
-        let envelope = try XCTUnwrap(answer).get()
+        let envelope = try XCTUnwrap(answer.result).get()
         XCTAssertNil(envelope.failure)
         XCTAssertEqual(try envelope.decodeBody(RoomCreateRoomResponse.self).room.roomID, roomID)
         XCTAssertEqual(cluster.room(roomID, at: "coord-b")?.name, "held")
@@ -100,14 +94,8 @@ final class CoordinatorShellTests: XCTestCase {
         cluster.network.membershipChanged()
         let roomID = roomID(ownedBy: "coord-a", successor: "coord-b", among: ids)
         cluster.network.hold("coord-b")
-        var answer: Result<WireEnvelope, ShowroomError>?
-        try cluster.node("coord-a").begin(.roomCreate, RoomCreateRoomRequest.with {
-            $0.roomID = roomID
-            $0.name = "unsafe"
-            $0.ownerUid = 1
-        }) { answer = $0 }
-        cluster.network.run()
-        XCTAssertNil(try XCTUnwrap(answer, "the mutant answers at once").get().failure)
+        let answer = try beginCreate(roomID, named: "unsafe", at: "coord-a", in: cluster)
+        XCTAssertNil(try XCTUnwrap(answer.result, "the mutant answers at once").get().failure)
         XCTAssertNil(cluster.room(roomID, at: "coord-b"), "while the successor holds nothing")
     }
 
@@ -115,17 +103,11 @@ final class CoordinatorShellTests: XCTestCase {
         let cluster = try CoordinatorHarness(coordinators: ids)
         let roomID = roomID(ownedBy: "coord-a", successor: "coord-b", among: ids)
         cluster.network.hold("coord-b")
-        var answer: Result<WireEnvelope, ShowroomError>?
-        try cluster.node("coord-a").begin(.roomCreate, RoomCreateRoomRequest.with {
-            $0.roomID = roomID
-            $0.name = "orphan"
-            $0.ownerUid = 1
-        }) { answer = $0 }
-        cluster.network.run()
-        XCTAssertNil(answer)
+        let answer = try beginCreate(roomID, named: "orphan", at: "coord-a", in: cluster)
+        XCTAssertNil(answer.result)
         cluster.network.dropHeld("coord-b")
         cluster.kill("coord-b")
-        XCTAssertNil(try XCTUnwrap(answer).get().failure)
+        XCTAssertNil(try XCTUnwrap(answer.result).get().failure)
         // The new successor got the room in the hand-over.
         XCTAssertEqual(cluster.room(roomID, at: "coord-c")?.name, "orphan")
     }
@@ -405,5 +387,22 @@ final class CoordinatorShellTests: XCTestCase {
             }
         }
         XCTAssertEqual(cluster.sinks["coord-a"]!.published.filter { $0.kind == .callEvent }.count, 1, "nothing of a bad report went out")
+    }
+
+    /// Where the answer to a request lands once the network delivers it.
+    final class PendingAnswer {
+        var result: Result<WireEnvelope, ShowroomError>?
+    }
+
+    /// Starts creating room `roomID` at coordinator `id` and delivers what can be delivered now.
+    func beginCreate(_ roomID: String, named name: String, at id: String, in cluster: CoordinatorHarness) throws -> PendingAnswer {
+        let answer = PendingAnswer()
+        try cluster.node(id).begin(.roomCreate, RoomCreateRoomRequest.with {
+            $0.roomID = roomID
+            $0.name = name
+            $0.ownerUid = 1
+        }) { answer.result = $0 }
+        cluster.network.run()
+        return answer
     }
 }

@@ -122,15 +122,8 @@ final class InProcessEdgeHarness {
         }
 
         func publish(channel: String, uid: UInt32, track: WireTrackKind = .video, sequence: UInt32, keyframe: Bool, payload: [UInt8]) throws {
-            var header = WireMediaHeader()
-            header.channel = channel
-            header.publisherUid = uid
-            header.track = track
-            header.codec = track == .audio ? .opus : .vp8
-            header.sequence = sequence
-            header.keyframe = keyframe
-            header.payloadSize = UInt32(payload.count)
-            try publish(header, payload: payload)
+            try publish(.testFrame(channel: channel, uid: uid, track: track, sequence: sequence, keyframe: keyframe,
+                                   payloadSize: payload.count), payload: payload)
         }
 
         /// A media frame: the header as given, `payload` as the attachment.
