@@ -225,12 +225,25 @@ extension CoordinatorShell {
             respond(.success(RoomEdgeChannelReportResponse()))
             return
         }
+        // Only a channel's owner numbers its events, and only once it holds the numbers given so
+        // far: the edge sends again, to the owner its view names then.
+        if let channel = report.activities.map(\.channel).first(where: {
+            !seesMostOfTheCluster || !ownership.owns($0) || catchUp.mustWait($0, selfID: selfID)
+        }) {
+            let reason = !seesMostOfTheCluster ? "sees less than half of the cluster"
+                : ownership.owns(channel) ? "is taking over channel \(channel) from the others"
+                : "does not own channel \(channel) (\(ownership.owner(of: channel)) does)"
+            respond(.failure(.unavailable("coordinator \(selfID) \(reason); send the activities again in a moment")))
+            return
+        }
         let now = nowMs
         // An activity sent again (its first answer was lost) is numbered once: skip what was.
         var fresh: [RoomChannelActivity] = []
         var events: [RoomChannelEvent] = []
         for activity in report.activities {
-            guard let event = sequencer.number(activity, edge: report.edgeID, nowMs: now) else { continue }
+            let newSeries = !seriesBegun.contains(activity.channel)
+            guard let event = sequencer.number(activity, edge: report.edgeID, nowMs: now, newSeries: newSeries) else { continue }
+            seriesBegun.insert(activity.channel)
             fresh.append(activity)
             events.append(event)
         }
@@ -251,6 +264,7 @@ extension CoordinatorShell {
         var remaining = sequences.count
         for sequence in sequences {
             var batch = RoomStateBatch()
+            batch.ownerWrite = true
             batch.sequences = [sequence]
             let batches = Dictionary(uniqueKeysWithValues: ownership.replicas(of: sequence.channel).map { ($0, batch) })
             replicate(batches, key: sequence.channel) { [self] in

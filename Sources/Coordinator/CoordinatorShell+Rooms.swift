@@ -19,7 +19,17 @@ extension CoordinatorShell {
         }
         let owner = ownership.owner(of: roomID)
         if request.forwarded || owner == selfID {
-            serveRoomRequest(request, respond)
+            afterCatchUp(of: roomID) { [self] in
+                if catchUp.tookOver(roomID, selfID: selfID), raised.insert(roomID).inserted,
+                   let room = registry.raiseVersion(of: roomID, by: Self.takeOverVersionStep) {
+                    apply([RoomChange(room: room)], replicate: true)
+                }
+                serveRoomRequest(request, respond)
+            } fail: { [self] in
+                let why = seesMostOfTheCluster ? "is taking over room \(roomID) from the others"
+                    : "sees less than half of the cluster (a network partition?) and writes nothing until it sees more"
+                respond(.failure(.unavailable("coordinator \(selfID) \(why); retry in a moment")))
+            }
             return
         }
         guard let endpoint = clusterEndpoint(of: owner) else {

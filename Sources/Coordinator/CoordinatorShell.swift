@@ -61,6 +61,38 @@ final class CoordinatorShell {
     let metrics = CoordinatorMetrics()
     /// Callbacks of writes waiting for their replicas, by write id.
     private var waitingWrites: [Holding: [UInt64: () -> Void]] = [:]
+    /// The pull of what this coordinator holds from every other one, after the alive coordinators
+    /// changed or at start: writes of rooms and channels it took over wait for it.
+    var catchUp = CatchUp()
+    /// The alive coordinators as last seen (nil before the first look).
+    private var ring: OwnerRing?
+    /// Requests for rooms taken over, held until the catch-up is over (or their deadline passes).
+    private var heldForCatchUp: [(deadlineMs: Int64, serve: () -> Void, fail: () -> Void)] = []
+    /// How long a request waits for a catch-up: less than a forwarding coordinator waits.
+    static let catchUpWaitMs: Int64 = 1_500
+    /// Rooms per catch-up page (with their chat), so no answer nears the message size limit.
+    static let catchUpPageRooms = 100
+    /// Channels whose events this coordinator has numbered since the alive coordinators last
+    /// changed: the first event it numbers of any other begins a new series, so two coordinators
+    /// that both took themselves for the owner while their views differed never give one number
+    /// twice.
+    var seriesBegun: Set<String> = []
+    /// Rooms taken over whose version was raised since the alive coordinators last changed
+    /// (``RoomRegistry/raiseVersion(of:by:)``).
+    var raised: Set<String> = []
+    /// How far a coordinator that took a room over raises its version.
+    static let takeOverVersionStep: UInt64 = 1_000
+
+    /// Whether this coordinator sees more than half of the cluster's members alive (every role:
+    /// the edges and call-signal nodes are witnesses, so a cluster of two coordinators still
+    /// writes when one dies). A coordinator cut off with a minority of the cluster writes nothing
+    /// and acknowledges nothing: the other side goes on, and nothing either side was told is lost
+    /// when the partition heals. Members that left are not counted; dead ones until their
+    /// tombstones expire.
+    var seesMostOfTheCluster: Bool {
+        let known = node.membersOnLoop.filter { $0.state != .left }
+        return known.filter { $0.state == .alive }.count * 2 > known.count
+    }
 
     /// How long a forwarded request or a replication may take.
     static let peerTimeout = Duration.seconds(2)
@@ -128,8 +160,9 @@ final class CoordinatorShell {
         }
         node.serve(.coordinatorState) { [self] request, respond in
             do throws(ShowroomError) {
-                try receiveState(try request.decodeBody(RoomStateBatch.self))
-                respond(.success(RoomStateBatchResponse()))
+                let batch = try request.decodeBody(RoomStateBatch.self)
+                if !batch.catchUp { try receiveState(batch) }
+                respond(.success(batch.catchUp ? try catchUpPage(for: batch) : RoomStateBatchResponse()))
             } catch {
                 respond(.failure(error))
             }
@@ -159,6 +192,15 @@ final class CoordinatorShell {
 
     private func membershipChanged() {
         let coordinators = OwnerRing(.coordinator, of: node.membersOnLoop).members
+        let now = OwnerRing(.coordinator, memberIDs: Set(coordinators).union([selfID]))
+        if now != ring {
+            seriesBegun = []
+            raised = []
+            let before = ring
+            ring = now
+            askForCatchUp(catchUp.membersChanged(from: before, to: now, selfID: selfID))
+            serveHeldIfCaughtUp()
+        }
         let aliveEdges = Set(alive(.edge).map(\.id.rawValue))
         // Channels on edges that are gone: forgotten, so the next placement request places them again.
         let evicted = directory.edgesChanged(alive: aliveEdges)
@@ -197,6 +239,11 @@ final class CoordinatorShell {
         if !expired.isEmpty { storage.write { try $0.delete(bans: expired) } }
         expirePlacements(nowMs: now)
         pruneSequences(nowMs: now)
+        sendRepairs()
+        askForCatchUp(catchUp.takeAsks())
+        let late = heldForCatchUp.filter { $0.deadlineMs <= now }
+        heldForCatchUp.removeAll { $0.deadlineMs <= now }
+        for request in late { request.fail() }
         metrics.record(self)
     }
 
@@ -246,11 +293,79 @@ final class CoordinatorShell {
         var batches: [String: RoomStateBatch] = [:]
         for change in changes where !change.purged {
             for holder in ownership.replicas(of: change.room.roomID) {
+                batches[holder, default: RoomStateBatch()].ownerWrite = ownership.owns(change.room.roomID)
                 batches[holder, default: RoomStateBatch()].rooms.append(change.room)
                 if let message = change.message { batches[holder, default: RoomStateBatch()].messages.append(message) }
             }
         }
         self.replicate(batches, key: changes[0].room.roomID, then: done)
+    }
+
+    // MARK: - Catch-up
+
+    /// Runs `serve` now, or once the catch-up is over when `key` is a room or channel this
+    /// coordinator took over (`fail` runs instead if that takes too long).
+    func afterCatchUp(of key: String, serve: @escaping () -> Void, fail: @escaping () -> Void) {
+        guard seesMostOfTheCluster else { return fail() }
+        guard catchUp.mustWait(key, selfID: selfID) else { return serve() }
+        heldForCatchUp.append((nowMs + Self.catchUpWaitMs, serve, fail))
+    }
+
+    private func serveHeldIfCaughtUp() {
+        guard catchUp.isCaughtUp, !heldForCatchUp.isEmpty else { return }
+        let held = heldForCatchUp
+        heldForCatchUp = []
+        for request in held { request.serve() }
+    }
+
+    /// Asks peers for pages of what this coordinator holds.
+    private func askForCatchUp(_ asks: [CatchUp.Ask]) {
+        for ask in asks {
+            var request = RoomStateBatch()
+            request.catchUp = true
+            request.afterRoomID = ask.after
+            request.members = ring?.members ?? [selfID]
+            guard let endpoint = clusterEndpoint(of: ask.member) else {
+                askForCatchUp(catchUp.answered(ask, answered: false, more: false, last: ""))
+                continue
+            }
+            request.from = selfID
+            node.send(.coordinatorState, body: request, to: endpoint, timeout: Self.peerTimeout) { [self] result in
+                var answer: RoomStateBatchResponse?
+                if case .success(let envelope) = result, envelope.failure == nil {
+                    answer = try? envelope.decodeBody(RoomStateBatchResponse.self)
+                }
+                if let answer { try? receiveState(answer.batch) }
+                let last = answer?.batch.rooms.last?.roomID ?? ""
+                askForCatchUp(catchUp.answered(ask, answered: answer != nil, more: answer?.more ?? false, last: last))
+                serveHeldIfCaughtUp()
+            }
+        }
+    }
+
+    /// One page of what the asker holds among what is held here: rooms (with chat) after its
+    /// cursor whose holders, over the asker's members, include it; the cluster-wide tables on the
+    /// first page.
+    private func catchUpPage(for request: RoomStateBatch) throws(ShowroomError) -> RoomStateBatchResponse {
+        guard request.members.count <= 1_000, request.members.allSatisfy({ $0.utf8.count <= 256 }) else {
+            throw .invalidArgument("a catch-up request names at most 1000 members of at most 256 bytes")
+        }
+        // Until this coordinator sees the asker, it may still write what the asker takes over:
+        // the asker asks again.
+        guard ownership.ring.members.contains(request.from) else {
+            throw .unavailable("coordinator \(selfID) does not see \(request.from) among the coordinators yet; ask again")
+        }
+        let asker = OwnerRing(.coordinator, memberIDs: Set(request.members).union([request.from]))
+        var answer = RoomStateBatchResponse()
+        if request.afterRoomID.isEmpty { answer.batch = clusterTables() }
+        let roomIDs = registry.rooms.keys.filter { $0 > request.afterRoomID && asker.holders(of: $0, count: 2).contains(request.from) }.sorted()
+        for roomID in roomIDs.prefix(Self.catchUpPageRooms) {
+            guard let room = registry.room(roomID) else { continue }
+            answer.batch.rooms.append(room)
+            answer.batch.messages += registry.messages(in: roomID)
+        }
+        answer.more = roomIDs.count > Self.catchUpPageRooms
+        return answer
     }
 
     /// Sends `batches` (the replicas of one write of `key`, plus those of other rooms the write
@@ -284,6 +399,8 @@ final class CoordinatorShell {
         }
         for (holder, batch) in batches.sorted(by: { $0.key < $1.key }) {
             send(batch, to: holder) { [self] held in
+                // What did not arrive is owed to the holder: the tick sends it again.
+                if !held { owe(batch, to: holder) }
                 if asked.contains(holder) { answered(write.id, in: holding, by: holder, held: held) }
             }
         }
@@ -298,7 +415,54 @@ final class CoordinatorShell {
     }
 
     private func acknowledge(_ writes: [Replication.Acknowledged], in holding: Holding) {
-        for write in writes { waitingWrites[holding]?.removeValue(forKey: write.write)?() }
+        for write in writes {
+            guard let done = waitingWrites[holding]?.removeValue(forKey: write.write) else { continue }
+            // A write whose replica left while this coordinator sees only a minority of the
+            // cluster, or owns the key no more, may lose to another's: its client is told
+            // nothing (it retries).
+            let stillOwner = holding == .clusterWide || ownership.owns(write.key)
+            if write.fullyReplicated || (seesMostOfTheCluster && stillOwner) { done() }
+        }
+    }
+
+    /// Notes that `holder` missed `batch`: its rooms, and the cluster-wide tables if it carried any.
+    private func owe(_ batch: RoomStateBatch, to holder: String) {
+        ownership.owe(Set(batch.rooms.map(\.roomID)).union(batch.messages.map(\.roomID)), to: holder)
+        if !batch.placements.isEmpty || !batch.sequences.isEmpty || !batch.bans.isEmpty {
+            clusterWide.owe([Self.clusterTablesKey], to: holder)
+        }
+    }
+
+    /// Sends every holder what it missed (the rooms as held now, the cluster-wide tables), and
+    /// acknowledges the writes that waited for it once it holds them.
+    func sendRepairs() {
+        for (holding, repair) in ownership.takeRepairs().map({ (Holding.owned, $0) }) + clusterWide.takeRepairs().map({ (Holding.clusterWide, $0) }) {
+            var batch = RoomStateBatch()
+            if holding == .clusterWide {
+                batch = clusterTables()
+            } else {
+                for roomID in repair.keys {
+                    guard let room = registry.room(roomID) else { continue }
+                    batch.rooms.append(room)
+                    batch.messages += registry.messages(in: roomID)
+                }
+            }
+            send(batch, to: repair.member) { [self] held in
+                let done = holding == .owned
+                    ? ownership.repaired(repair.keys, by: repair.member, held: held, through: repair.through)
+                    : clusterWide.repaired(repair.keys, by: repair.member, held: held, through: repair.through)
+                acknowledge(done, in: holding)
+            }
+        }
+    }
+
+    /// The cluster-wide tables as held here: placements, event numbers, bans.
+    private func clusterTables() -> RoomStateBatch {
+        var batch = RoomStateBatch()
+        batch.placements = directory.placements.placements.values.sorted { $0.channel < $1.channel }
+        batch.sequences = sequencer.sequences
+        batch.bans = bans.active(nowMs: nowMs)
+        return batch
     }
 
     /// Sends one batch to coordinator `holder`; `done` learns whether it holds it now.
@@ -325,6 +489,12 @@ final class CoordinatorShell {
 
     /// A batch from another coordinator: replication or catch-up.
     private func receiveState(_ batch: RoomStateBatch) throws(ShowroomError) {
+        if batch.ownerWrite {
+            let keys = batch.rooms.map(\.roomID) + batch.sequences.map(\.channel)
+            if let key = keys.first(where: { ownership.owner(of: $0) != batch.from }) {
+                throw .unavailable("coordinator \(selfID) takes \(ownership.owner(of: key)) for the owner of \(key), not \(batch.from); the members are settling")
+            }
+        }
         let changes = registry.merge(rooms: batch.rooms, messages: batch.messages)
         apply(changes, replicate: false, publish: { _ in false })
         let placed = directory.merge(batch.placements, nowMs: nowMs)
@@ -352,9 +522,10 @@ final class CoordinatorShell {
             }
         }
         for newcomer in tables {
-            batches[newcomer, default: RoomStateBatch()].placements = directory.placements.placements.values.sorted { $0.channel < $1.channel }
-            batches[newcomer, default: RoomStateBatch()].sequences = sequencer.sequences
-            batches[newcomer, default: RoomStateBatch()].bans = bans.active(nowMs: nowMs)
+            let tables = clusterTables()
+            batches[newcomer, default: RoomStateBatch()].placements = tables.placements
+            batches[newcomer, default: RoomStateBatch()].sequences = tables.sequences
+            batches[newcomer, default: RoomStateBatch()].bans = tables.bans
         }
         // Large holdings go in slices so no message nears the size limit.
         var sliced: [(String, RoomStateBatch)] = []
@@ -375,7 +546,9 @@ final class CoordinatorShell {
                 sliced.append((holder, slice))
             }
         }
-        for (holder, batch) in sliced { send(batch, to: holder) { _ in } }
+        for (holder, batch) in sliced {
+            send(batch, to: holder) { [self] held in if !held { owe(batch, to: holder) } }
+        }
         if !sliced.isEmpty {
             logger.info("coordinators changed: handing over state", metadata: [
                 "coordinators": "\(ownership.ring.members)", "batches": "\(sliced.count)",

@@ -79,9 +79,13 @@ public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
         /// Keys to delete from persistence (no longer held here).
         public var forget: [String] = []
 
+        /// The last write begun when these effects were made: the batches carry every write up
+        /// to it.
+        public var through: UInt64 = 0
+
         /// What to send, one batch per member in member order.
         public var batches: [Batch] {
-            send.keys.sorted().map { Batch(member: $0, entries: send[$0] ?? [], writes: writes[$0] ?? []) }
+            send.keys.sorted().map { Batch(member: $0, entries: send[$0] ?? [], writes: writes[$0] ?? [], through: through) }
         }
 
         /// Adds `other`'s effects to these.
@@ -91,6 +95,7 @@ public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
             for (member, ids) in other.writes { writes[member, default: []] += ids }
             acknowledged += other.acknowledged
             forget += other.forget
+            through = max(through, other.through)
         }
     }
 
@@ -102,12 +107,16 @@ public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
         public var entries: [ReplicatedEntry<Value>]
         /// The writes the member's answer acknowledges (empty for a hand-over).
         public var writes: [UInt64]
+        /// The last write begun when the batch was made: its entries hold every write of their
+        /// keys up to this one.
+        public var through: UInt64
 
-        /// A batch of `entries` for `member`, carrying `writes`.
-        public init(member: String, entries: [ReplicatedEntry<Value>], writes: [UInt64]) {
+        /// A batch of `entries` for `member`, carrying `writes` (and every write up to `through`).
+        public init(member: String, entries: [ReplicatedEntry<Value>], writes: [UInt64], through: UInt64 = 0) {
             self.member = member
             self.entries = entries
             self.writes = writes
+            self.through = through
         }
     }
 
@@ -141,7 +150,7 @@ public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
         let entry = ReplicatedEntry(key: key, value: value, version: version, writer: replication.selfID)
         store(entry)
         let ticket = replication.beginWrite(key: key)
-        var effects = Effects(persist: [entry])
+        var effects = Effects(persist: [entry], through: ticket.id)
         for replica in ticket.replicas {
             effects.send[replica] = [entry]
             effects.writes[replica] = [ticket.id]
@@ -160,10 +169,29 @@ public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
     }
 
     /// A member answered a batch (`held`: it stored every entry): the writes it carried are
-    /// answered by that member.
+    /// answered by that member. A batch that failed leaves its keys owed to the member, sent again
+    /// by ``repairs()`` until it holds them or leaves.
     public mutating func batchAnswered(_ batch: Batch, held: Bool) -> Effects {
         var effects = Effects()
         for write in batch.writes { effects.merge(replicaAnswered(write: write, by: batch.member, held: held)) }
+        let keys = batch.entries.map(\.key)
+        if held {
+            effects.acknowledged += replication.repaired(keys, by: batch.member, held: true, through: batch.through)
+        } else {
+            replication.owe(keys, to: batch.member)
+        }
+        return effects
+    }
+
+    /// What is owed to members whose write or hand-over failed: the latest entry of each key, one
+    /// batch per member (none to a member whose last repair is unanswered). Answer each with
+    /// ``batchAnswered(_:held:)``.
+    public mutating func repairs() -> Effects {
+        var effects = Effects(through: replication.lastWrite)
+        for repair in replication.takeRepairs() {
+            let entries = repair.keys.compactMap { self.entries[$0] }
+            if !entries.isEmpty { effects.send[repair.member] = entries }
+        }
         return effects
     }
 
@@ -173,8 +201,8 @@ public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
     /// when this member owns it and the value differs from the one held.
     public mutating func markChanged(_ key: String) { changed.insert(key) }
 
-    /// Whether a flush has keys to look at.
-    public var isFlushDue: Bool { !changed.isEmpty }
+    /// Whether a flush has keys to look at or repairs to send.
+    public var isFlushDue: Bool { !changed.isEmpty || !replication.owed.isEmpty }
 
     /// Writes the changed keys this member owns whose value (`current`, nil for none) differs from
     /// the one held, in key order: the effects hold one batch per replica with every entry and
@@ -188,6 +216,7 @@ public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
             guard value != self[key] else { continue }
             effects.merge(write(value, for: key).effects)
         }
+        effects.merge(repairs())
         return effects
     }
 
@@ -250,7 +279,7 @@ public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
     /// no longer, acknowledge writes whose replicas left.
     public mutating func membersChanged(to members: some Sequence<String>) -> Effects {
         let handOver = replication.membersChanged(to: members, holding: entries.keys)
-        var effects = Effects(acknowledged: handOver.acknowledged)
+        var effects = Effects(acknowledged: handOver.acknowledged, through: replication.lastWrite)
         for (member, keys) in handOver.send {
             effects.send[member] = keys.sorted().compactMap { entries[$0] }
         }

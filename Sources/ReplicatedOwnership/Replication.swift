@@ -136,9 +136,22 @@ public struct Replication: Sendable, Equatable {
     }
 
     /// A replica's answer to a write (`held`: it stored it; false: it refused, failed or timed
-    /// out). Returns the acknowledgement once the last replica answered, else nil. Answers for
-    /// unknown writes (acknowledged already) are ignored.
+    /// out). Returns the acknowledgement once the last replica holds it, else nil. A replica that
+    /// failed while still a member is owed the key (``owed``): the write waits until a repair
+    /// reaches it (``repaired(_:by:held:)``) or it leaves the membership, so a client told "done"
+    /// never depends on one lost message. Answers for unknown writes (acknowledged already) are
+    /// ignored.
     public mutating func replicaAnswered(write id: UInt64, by member: String, held: Bool) -> Acknowledged? {
+        guard let write = pending[id], write.waitingFor.contains(member) else { return nil }
+        guard held || !holders(of: write.key).contains(member) else {
+            owe([write.key], to: member)
+            return nil
+        }
+        return release(id, from: member, held: held)
+    }
+
+    /// Takes `member` off write `id`'s wait; the acknowledgement when nobody is left.
+    private mutating func release(_ id: UInt64, from member: String, held: Bool) -> Acknowledged? {
         guard var write = pending[id], write.waitingFor.remove(member) != nil else { return nil }
         if !held { write.fullyReplicated = false }
         guard write.waitingFor.isEmpty else {
@@ -147,6 +160,61 @@ public struct Replication: Sendable, Equatable {
         }
         pending[id] = nil
         return Acknowledged(write: id, key: write.key, fullyReplicated: write.fullyReplicated)
+    }
+
+    // MARK: - Repairs
+
+    /// Keys each member holds whose last write or hand-over did not reach it, by member: send it
+    /// what is held of them now, and report the answer with ``repaired(_:by:held:)``.
+    public private(set) var owed: [String: Set<String>] = [:]
+
+    /// Notes that `member` missed what was sent of `keys` (a failed hand-over or write).
+    public mutating func owe(_ keys: some Sequence<String>, to member: String) {
+        guard member != selfID, ring.members.contains(member) else { return }
+        let held = keys.filter { holders(of: $0).contains(member) }
+        guard !held.isEmpty else { return }
+        owed[member, default: []].formUnion(held)
+    }
+
+    /// Members a repair was sent to and has not been answered yet.
+    private var repairing: Set<String> = []
+
+    /// The repairs due now, one list of keys per member, in member then key order, with the write
+    /// they carry up to (``lastWrite``): a member with a repair unanswered gets none until the
+    /// answer (``repaired(_:by:held:through:)``), so a member that stopped answering is not
+    /// flooded.
+    public mutating func takeRepairs() -> [(member: String, keys: [String], through: UInt64)] {
+        let due = owed.keys.sorted().filter { !repairing.contains($0) }
+        repairing.formUnion(due)
+        return due.map { ($0, owed[$0]!.sorted(), lastWrite) }
+    }
+
+    /// The id of the last write begun here (0: none): a repair sent now carries every write up
+    /// to it.
+    public var lastWrite: UInt64 { nextWrite &- 1 }
+
+    /// `member` answered a repair of `keys` sent when ``lastWrite`` was `through`: once it holds
+    /// them, they are no longer owed and every write of them up to `through` waiting for it is
+    /// answered (what was sent was the latest of each key then, which includes every earlier
+    /// write). Returns the writes that may be acknowledged now.
+    public mutating func repaired(_ keys: [String], by member: String, held: Bool, through: UInt64) -> [Acknowledged] {
+        repairing.remove(member)
+        guard held else {
+            owe(keys, to: member)
+            return []
+        }
+        // A key with a later write still waiting for the member stays owed (that write may have
+        // failed since the repair was sent).
+        let later = Set(pending.filter { $0.key > through && $0.value.waitingFor.contains(member) }.map(\.value.key))
+        let repaired = Set(keys)
+        owed[member]?.subtract(repaired.subtracting(later))
+        if owed[member]?.isEmpty == true { owed[member] = nil }
+        var done: [Acknowledged] = []
+        for id in pending.keys.sorted() {
+            guard id <= through, let write = pending[id], repaired.contains(write.key), write.waitingFor.contains(member) else { continue }
+            if let acknowledged = release(id, from: member, held: true) { done.append(acknowledged) }
+        }
+        return done
     }
 
     // MARK: - Membership
@@ -170,8 +238,17 @@ public struct Replication: Sendable, Equatable {
             if before.contains(selfID), !now.contains(selfID) { handOver.released.append(key) }
         }
         let alive = Set(ring.members)
+        // What is owed to a member that left, or of a key it no longer holds, is handed over anew.
+        for member in owed.keys.sorted() {
+            let keys: Set<String> = alive.contains(member) ? owed[member]!.filter { Self.holders(of: $0, in: ring, scope: scope).contains(member) } : []
+            owed[member] = keys.isEmpty ? nil : keys
+        }
+        repairing.formIntersection(alive)
         for (id, var write) in pending {
-            let gone = write.waitingFor.subtracting(alive)
+            // A replica that left, or holds the key no longer (it reaches its new holders by the
+            // hand-over), is waited for no more.
+            let holdersNow = Set(Self.holders(of: write.key, in: ring, scope: scope))
+            let gone = write.waitingFor.filter { !alive.contains($0) || !holdersNow.contains($0) }
             guard !gone.isEmpty else { continue }
             write.waitingFor.subtract(gone)
             write.fullyReplicated = false

@@ -73,10 +73,20 @@ public struct ChannelEventSequencer: Sendable {
     /// - Returns: The event: the activity's fields, the next sequence in the channel's series,
     ///   notice id `<channel>/<series>-<sequence>` (`<channel>-<sequence>` in an undated series);
     ///   nil if this activity (same origin, same or earlier origin sequence) was numbered already.
-    public mutating func number(_ activity: RoomChannelActivity, edge: String, nowMs: Int64) -> RoomChannelEvent? {
+    ///   - newSeries: Begin a new series first (dated `nowMs`, or just after the current one), keeping
+    ///     what each edge run had numbered: for a coordinator that takes over a channel's numbering,
+    ///     so numbers it gives never meet those a coordinator that still took itself for the owner
+    ///     gives in the old series.
+    public mutating func number(_ activity: RoomChannelActivity, edge: String, nowMs: Int64,
+                                newSeries: Bool = false) -> RoomChannelEvent? {
         var record = records[activity.channel] ?? Self.newSeries(activity.channel, nowMs: nowMs)
         if !activity.origin.isEmpty {
             guard Self.note(origin: activity.origin, sequence: activity.originSequence, in: &record) else { return nil }
+        }
+        if newSeries, record.lastSequence > 0 {
+            let origins = record.origins
+            record = Self.newSeries(activity.channel, nowMs: max(nowMs, record.series &+ 1))
+            record.origins = origins
         }
         record.lastSequence += 1
         record.lastNumberedAtMs = nowMs

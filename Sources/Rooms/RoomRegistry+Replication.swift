@@ -1,4 +1,5 @@
 import ShowroomWire
+import SwiftProtobuf
 
 extension RoomRegistry {
     /// Takes in rooms and chat messages from another coordinator (replication, catch-up) or from
@@ -13,15 +14,20 @@ extension RoomRegistry {
     ///   last message change.
     public mutating func merge(rooms incoming: [RoomRoom], messages: [RoomChatMessage]) -> [RoomChange] {
         var changes: [RoomChange] = []
+        var won = Set<String>()
         for room in incoming where !room.roomID.isEmpty {
-            if let ours = rooms[room.roomID], ours.version >= room.version { continue }
-            put(room)
-            changes.append(RoomChange(room: room))
+            guard let kept = Self.merged(rooms[room.roomID], room) else { continue }
+            put(kept)
+            changes.append(RoomChange(room: kept))
+            var taken = kept
+            taken.version = room.version
+            if taken == room { won.insert(room.roomID) }
         }
         let byRoom = Dictionary(grouping: messages, by: \.roomID)
-        for roomID in byRoom.keys.sorted() {
-            guard let room = rooms[roomID], let roomMessages = byRoom[roomID] else { continue }
-            let (added, dropped) = insert(messages: roomMessages, roomID: roomID)
+        for roomID in Set(byRoom.keys).union(won).sorted() {
+            guard let room = rooms[roomID] else { continue }
+            let (added, dropped) = insert(messages: byRoom[roomID] ?? [], roomID: roomID, replacing: won.contains(roomID),
+                                          through: room.lastChatSequence)
             for (index, message) in added.enumerated() {
                 changes.append(RoomChange(
                     room: room, message: message, droppedMessageSequences: index == added.count - 1 ? dropped : []))
@@ -32,6 +38,41 @@ extension RoomRegistry {
             }
         }
         return changes
+    }
+
+    /// The record to keep of a room held as `ours` when `incoming` arrives, or nil to keep ours.
+    /// Every holder comes to the same record whatever order copies arrive in: a closed room stays
+    /// closed (a room never reopens, so a close made on one side of a partition beats writes made
+    /// on the other), at the higher of the two versions (no version a client was answered goes
+    /// back); else the higher version wins; two different records of one version (two
+    /// coordinators that both took themselves for the owner) are ordered by their encoding.
+    static func merged(_ ours: RoomRoom?, _ incoming: RoomRoom) -> RoomRoom? {
+        guard let ours, ours != incoming else { return ours == nil ? incoming : nil }
+        let (oursClosed, incomingClosed) = (ours.state == .closed, incoming.state == .closed)
+        if oursClosed != incomingClosed {
+            guard incomingClosed else {
+                guard incoming.version > ours.version else { return nil }
+                var kept = ours
+                kept.version = incoming.version
+                return kept
+            }
+            var kept = incoming
+            kept.version = max(ours.version, incoming.version)
+            return kept
+        }
+        if incoming.version != ours.version { return incoming.version > ours.version ? incoming : nil }
+        let (a, b) = ((try? ours.serializedBytes() as [UInt8]) ?? [], (try? incoming.serializedBytes() as [UInt8]) ?? [])
+        return b.lexicographicallyPrecedes(a) ? incoming : nil
+    }
+
+    /// Raises a room's version by `step` and returns the room (to persist and replicate): a coordinator that took a room over does so before its first write, so that its
+    /// writes win over those a coordinator that still took itself for the owner made meanwhile
+    /// (never acknowledged: that one could not reach most of the cluster).
+    public mutating func raiseVersion(of roomID: String, by step: UInt64) -> RoomRoom? {
+        guard var room = rooms[roomID] else { return nil }
+        room.version &+= step
+        put(room)
+        return room
     }
 
     /// Drops rooms and their chat history without a trace (no change to persist or publish): for

@@ -69,27 +69,39 @@ public struct RoomRegistry: Sendable {
     ///
     /// - Returns: The messages added and kept, by sequence; and the sequences trimmed that had been
     ///   kept before (the ones the store holds).
-    mutating func insert(messages incoming: [RoomChatMessage], roomID: String) -> (added: [RoomChatMessage], dropped: [UInt64]) {
+    /// Adds `incoming` chat messages of a room (from a replica, a catch-up or the store), keeping
+    /// only numbers up to `last` (the room's last chat number as held): what a losing copy of the
+    /// room numbered beyond it goes. With `replacing` (the incoming room record won), an incoming
+    /// message replaces a different one under its number: the chat follows the record that won.
+    mutating func insert(messages incoming: [RoomChatMessage], roomID: String, replacing: Bool = false,
+                         through last: UInt64 = .max) -> (added: [RoomChatMessage], dropped: [UInt64]) {
         var kept = chat[roomID] ?? []
         let before = Set(kept.map(\.sequence))
-        var seen = before
+        var index = Dictionary(kept.enumerated().map { ($1.sequence, $0) }, uniquingKeysWith: { first, _ in first })
         var added: [RoomChatMessage] = []
-        for message in incoming where seen.insert(message.sequence).inserted {
+        for message in incoming where message.sequence <= last {
+            if let at = index[message.sequence] {
+                guard replacing, kept[at] != message else { continue }
+                kept[at] = message
+            } else {
+                index[message.sequence] = kept.count
+                kept.append(message)
+            }
             added.append(message)
         }
-        guard !added.isEmpty else { return ([], []) }
-        kept.append(contentsOf: added)
+        var dropped = kept.filter { $0.sequence > last }.map(\.sequence)
+        kept.removeAll { $0.sequence > last }
+        guard !added.isEmpty || !dropped.isEmpty else { return ([], []) }
         kept.sort { $0.sequence < $1.sequence }
-        var dropped: [UInt64] = []
         let excess = kept.count - max(0, settings.chatHistoryKept)
         if excess > 0 {
             let trimmed = Set(kept.prefix(excess).map(\.sequence))
             kept.removeFirst(excess)
-            dropped = trimmed.filter(before.contains).sorted()
+            dropped += trimmed.filter(before.contains)
             added.removeAll { trimmed.contains($0.sequence) }
         }
         chat[roomID] = kept
-        return (added.sorted { $0.sequence < $1.sequence }, dropped)
+        return (added.sorted { $0.sequence < $1.sequence }, dropped.filter(before.contains).sorted())
     }
 
     // MARK: - Shared checks

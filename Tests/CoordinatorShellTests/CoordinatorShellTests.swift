@@ -304,14 +304,19 @@ final class CoordinatorShellTests: XCTestCase {
         ])
         XCTAssertEqual(cluster.sinks[holders[0]]!.channelEvents.map(\.sequence), [1, 2, 3])
 
-        // The owner dies: its successor goes on from the replicated number.
+        // The owner dies: its successor numbers on in a new, later series (the old owner, were it
+        // only cut off, could still number in the old one), and skips what was numbered already.
+        let series = try XCTUnwrap(cluster.sinks[holders[0]]!.channelEvents.last).series
         cluster.kill(holders[0])
         let next = cluster.holders(of: channel)[0]
         XCTAssertEqual(next, holders[1])
         try cluster.report(from: "edge-1", to: next, [
+            activity(.audienceJoined, channel: channel, uid: 5, number: 3, atMs: now),
             activity(.audienceLeft, channel: channel, uid: 5, number: 4, atMs: now),
         ])
-        XCTAssertEqual(cluster.sinks[next]!.channelEvents.map(\.sequence), [4])
+        XCTAssertEqual(cluster.sinks[next]!.channelEvents.map(\.sequence), [1])
+        XCTAssertEqual(cluster.sinks[next]!.channelEvents.map(\.type), [.audienceLeft])
+        XCTAssertGreaterThan(try XCTUnwrap(cluster.sinks[next]!.channelEvents.first).series, series)
     }
 
     /// A channel gone (destroyed, then an hour) is forgotten by every coordinator holding its

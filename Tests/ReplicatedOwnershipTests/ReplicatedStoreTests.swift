@@ -101,16 +101,26 @@ final class ReplicatedStoreTests: XCTestCase {
         for other in ids where !holders.contains(other) { XCTAssertNil(members.stores[other]![key]) }
     }
 
-    func testAReplicaThatFailsOrLeavesIsNotedAndTheWriteStillAcknowledged() {
+    func testAReplicaThatFailsIsOwedTheWriteAndOneThatLeavesIsNoted() {
         var members = Members(ids)
         let key = "room-9"
         let holders = members.holders(of: key)
         let id = members.write("a", key, at: holders[0])
         XCTAssertNil(members.stores[holders[0]]!.replicaAnswered(write: id, by: "stranger", held: true).acknowledged.first,
                      "an answer from a member that was not asked is ignored")
-        members.stores[holders[1]] = nil  // the successor dies before the message arrives
+        let successor = members.stores[holders[1]]
+        members.stores[holders[1]] = nil  // the successor stops answering before the message arrives
         members.deliverAll()
-        XCTAssertEqual(members.acknowledged[holders[0]], [.init(write: id, key: key, fullyReplicated: false)])
+        XCTAssertEqual(members.acknowledged[holders[0], default: []], [], "a write a live replica missed is not acknowledged")
+        XCTAssertEqual(members.stores[holders[0]]!.replication.owed, [holders[1]: [key]])
+        // It answers again: the repair reaches it and acknowledges the write.
+        members.stores[holders[1]] = successor
+        let repair = members.stores[holders[0]]!.repairs().batches
+        XCTAssertEqual(repair.map(\.member), [holders[1]])
+        _ = members.stores[holders[1]]!.receive(repair[0].entries)
+        XCTAssertEqual(members.stores[holders[1]]![key], "a")
+        XCTAssertEqual(members.stores[holders[0]]!.batchAnswered(repair[0], held: true).acknowledged,
+                       [.init(write: id, key: key, fullyReplicated: true)])
 
         // A write whose replica leaves the membership before answering is acknowledged on the change.
         var again = Members(ids)
@@ -256,12 +266,25 @@ final class ReplicatedStoreTests: XCTestCase {
         acknowledged += store.batchAnswered(first, held: true).acknowledged.map(\.write)
         XCTAssertEqual(acknowledged.sorted(), first.writes.sorted())
         XCTAssertTrue(store.batchAnswered(first, held: true).acknowledged.isEmpty, "a repeated answer acknowledges nothing")
+        // A failed batch acknowledges nothing: its keys are owed to the member, and the next
+        // flush sends them again (the latest of each); that answer acknowledges the writes.
         for batch in batches.dropFirst() {
-            let done = store.batchAnswered(batch, held: false).acknowledged
+            XCTAssertTrue(store.batchAnswered(batch, held: false).acknowledged.isEmpty, "a failed batch acknowledges nothing")
+            XCTAssertEqual(store.replication.owed[batch.member], Set(batch.entries.map(\.key)))
+        }
+        XCTAssertTrue(store.isFlushDue, "repairs are due")
+        let repairs = store.flush { values[$0] }.batches
+        XCTAssertEqual(repairs.map(\.member), batches.dropFirst().map(\.member))
+        XCTAssertTrue(store.flush { values[$0] }.batches.isEmpty, "no second repair while one is unanswered")
+        for (repair, batch) in zip(repairs, batches.dropFirst()) {
+            XCTAssertEqual(repair.entries.map(\.key), batch.entries.map(\.key))
+            XCTAssertTrue(repair.writes.isEmpty)
+            let done = store.batchAnswered(repair, held: true).acknowledged
             XCTAssertEqual(done.map(\.write).sorted(), batch.writes.sorted())
-            XCTAssertTrue(done.allSatisfy { !$0.fullyReplicated }, "a failed batch is noted")
+            XCTAssertTrue(done.allSatisfy(\.fullyReplicated))
         }
         XCTAssertTrue(store.replication.pendingWrites.isEmpty)
+        XCTAssertTrue(store.replication.owed.isEmpty)
     }
 
     func testATombstoneIsDroppedOnceItIsOldEnoughAndALiveValueNever() {

@@ -32,6 +32,24 @@ final class ChannelEventSequencerTests: XCTestCase {
         XCTAssertEqual(sequencer.sequence(of: "show").lastSequence, 2)
     }
 
+    func testACoordinatorTakingOverBeginsANewSeriesAndStillNumbersAnActivityOnce() throws {
+        var sequencer = ChannelEventSequencer()
+        var activity = RoomChannelActivity()
+        activity.channel = "show"
+        activity.origin = "edge-a#1"
+        activity.originSequence = 1
+        _ = sequencer.number(activity, edge: "edge-a", nowMs: 1_000)
+        activity.originSequence = 2
+        let taken = try XCTUnwrap(sequencer.number(activity, edge: "edge-a", nowMs: 500, newSeries: true))
+        XCTAssertEqual(taken.series, 1_001, "a later series even on a clock behind the old one's")
+        XCTAssertEqual(taken.sequence, 1)
+        XCTAssertNil(sequencer.number(activity, edge: "edge-a", nowMs: 1_002, newSeries: true),
+                     "an activity numbered already is not numbered again in the new series")
+        var fresh = ChannelEventSequencer()
+        XCTAssertEqual(fresh.number(activity, edge: "edge-a", nowMs: 7, newSeries: true)?.series, 7,
+                       "a channel with nothing numbered needs no new series")
+    }
+
     func testMergeKeepsTheHigherNumber() {
         var sequencer = ChannelEventSequencer()
         var activity = RoomChannelActivity()

@@ -106,9 +106,15 @@ final class RoomLifecycleTests: XCTestCase {
         var older = newer
         older.version = 1
 
-        XCTAssertTrue(ours.merge(rooms: [sameVersion], messages: []).isEmpty, "equal version keeps ours")
-        XCTAssertEqual(ours.room("r")?.name, "Evening show")
+        // Two records of one version: every holder keeps the same one, whichever arrives where.
+        var theirs = RoomRegistry()
+        _ = theirs.merge(rooms: [sameVersion], messages: [])
+        _ = theirs.merge(rooms: [try XCTUnwrap(ours.room("r"))], messages: [])
+        _ = ours.merge(rooms: [sameVersion], messages: [])
+        XCTAssertEqual(ours.room("r"), theirs.room("r"), "equal versions: one record wins on every holder")
+        let kept = try XCTUnwrap(ours.room("r"))
         XCTAssertTrue(ours.merge(rooms: [older], messages: []).isEmpty)
+        XCTAssertEqual(ours.room("r"), kept)
         let applied = ours.merge(rooms: [newer], messages: [])
         XCTAssertEqual(applied, [RoomChange(room: newer)])
         XCTAssertEqual(ours.room("r"), newer)
@@ -135,6 +141,40 @@ final class RoomLifecycleTests: XCTestCase {
         // The successor goes on where the owner stopped.
         let next = try successor.sendChat(Requests.chat("r", text: "m4"), nowMs: t0 + 10)
         XCTAssertEqual(next.message?.sequence, 4)
+    }
+
+    func testAClosedRoomStaysClosedAtTheHigherVersion() throws {
+        var closed = RoomRegistry()
+        closed.mustCreate("r", nowMs: t0)
+        var open = closed
+        _ = try closed.close(Requests.close("r", uid: 7), byAdmin: false, nowMs: t0 + 1)   // version 2, closed
+        for uid in 1...3 { _ = try open.join(Requests.join("r", uid: UInt32(uid)), nowMs: t0 + 2) }   // version 4, open
+        let (closedRoom, openRoom) = (try XCTUnwrap(closed.room("r")), try XCTUnwrap(open.room("r")))
+        _ = closed.merge(rooms: [openRoom], messages: [])
+        _ = open.merge(rooms: [closedRoom], messages: [])
+        for registry in [closed, open] {
+            XCTAssertEqual(registry.room("r")?.state, .closed, "a room never reopens")
+            XCTAssertEqual(registry.room("r")?.version, 4, "no version a client was told goes back")
+        }
+        XCTAssertEqual(closed.room("r"), open.room("r"))
+    }
+
+    func testTheChatFollowsTheRecordThatWins() throws {
+        var base = RoomRegistry()
+        base.mustCreate("r", nowMs: t0)
+        _ = try base.sendChat(Requests.chat("r", text: "both"), nowMs: t0 + 1)
+        var loser = base
+        var winner = base
+        _ = try loser.sendChat(Requests.chat("r", text: "lost 2"), nowMs: t0 + 2)
+        _ = try loser.sendChat(Requests.chat("r", text: "lost 3"), nowMs: t0 + 3)
+        _ = winner.raiseVersion(of: "r", by: 1_000)
+        _ = try winner.sendChat(Requests.chat("r", text: "kept 2"), nowMs: t0 + 4)
+        let applied = loser.merge(rooms: [try XCTUnwrap(winner.room("r"))], messages: winner.messages(in: "r"))
+        XCTAssertEqual(loser.room("r"), winner.room("r"))
+        XCTAssertEqual(loser.messages(in: "r").map(\.text), ["both", "kept 2"], "the losing side's numbers go")
+        XCTAssertEqual(applied.flatMap(\.droppedMessageSequences), [3], "number 3 is deleted from the store")
+        XCTAssertTrue(winner.merge(rooms: [try XCTUnwrap(base.room("r"))], messages: loser.messages(in: "r")).isEmpty,
+                      "an older record and its chat change nothing")
     }
 
     func testMergeTrimsHistory() throws {

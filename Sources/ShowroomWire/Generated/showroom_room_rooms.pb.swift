@@ -2301,6 +2301,24 @@ public nonisolated struct RoomStateBatch: Sendable {
 
   public var from: String = String()
 
+  /// A catch-up request (no records of its own): a coordinator whose set of alive coordinators
+  /// changed, or that just started, asks every other one for what it now holds, and serves no
+  /// write of a room or channel it took over until each has answered (or left). The answer carries
+  /// the rooms (with chat) the asker holds, in room id order after `after_room_id`, one page at a
+  /// time, and the cluster-wide tables on the first page.
+  public var catchUp: Bool = false
+
+  public var afterRoomID: String = String()
+
+  /// With catch_up: the alive coordinators as the asker sees them (who holds what is computed
+  /// over these, so a peer whose view lags still sends everything the asker holds).
+  public var members: [String] = []
+
+  /// A write replicated by the owner of its rooms and channels: a holder that takes another
+  /// coordinator for the owner of any of them refuses the batch (two coordinators whose views of
+  /// the members differ must not both have writes acknowledged).
+  public var ownerWrite: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2311,9 +2329,24 @@ public nonisolated struct RoomStateBatchResponse: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  /// The answer to a catch-up request: one page of what the asker holds.
+  public var batch: RoomStateBatch {
+    get {_batch ?? RoomStateBatch()}
+    set {_batch = newValue}
+  }
+  /// Returns true if `batch` has been explicitly set.
+  public var hasBatch: Bool {self._batch != nil}
+  /// Clears the value of `batch`. Subsequent reads from it will return its default value.
+  public mutating func clearBatch() {self._batch = nil}
+
+  /// More rooms follow: ask again after the last room of this page.
+  public var more: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+
+  fileprivate var _batch: RoomStateBatch? = nil
 }
 
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
@@ -5369,7 +5402,7 @@ nonisolated extension RoomActivityOriginMark: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension RoomStateBatch: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StateBatch"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}rooms\0\u{1}messages\0\u{1}bans\0\u{1}placements\0\u{1}sequences\0\u{1}from\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}rooms\0\u{1}messages\0\u{1}bans\0\u{1}placements\0\u{1}sequences\0\u{1}from\0\u{3}catch_up\0\u{3}after_room_id\0\u{1}members\0\u{3}owner_write\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5383,6 +5416,10 @@ nonisolated extension RoomStateBatch: SwiftProtobuf.Message, SwiftProtobuf._Mess
       case 4: try { try decoder.decodeRepeatedMessageField(value: &self.placements) }()
       case 5: try { try decoder.decodeRepeatedMessageField(value: &self.sequences) }()
       case 6: try { try decoder.decodeSingularStringField(value: &self.from) }()
+      case 7: try { try decoder.decodeSingularBoolField(value: &self.catchUp) }()
+      case 8: try { try decoder.decodeSingularStringField(value: &self.afterRoomID) }()
+      case 9: try { try decoder.decodeRepeatedStringField(value: &self.members) }()
+      case 10: try { try decoder.decodeSingularBoolField(value: &self.ownerWrite) }()
       default: break
       }
     }
@@ -5407,6 +5444,18 @@ nonisolated extension RoomStateBatch: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if !self.from.isEmpty {
       try visitor.visitSingularStringField(value: self.from, fieldNumber: 6)
     }
+    if self.catchUp != false {
+      try visitor.visitSingularBoolField(value: self.catchUp, fieldNumber: 7)
+    }
+    if !self.afterRoomID.isEmpty {
+      try visitor.visitSingularStringField(value: self.afterRoomID, fieldNumber: 8)
+    }
+    if !self.members.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.members, fieldNumber: 9)
+    }
+    if self.ownerWrite != false {
+      try visitor.visitSingularBoolField(value: self.ownerWrite, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5417,6 +5466,10 @@ nonisolated extension RoomStateBatch: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs.placements != rhs.placements {return false}
     if lhs.sequences != rhs.sequences {return false}
     if lhs.from != rhs.from {return false}
+    if lhs.catchUp != rhs.catchUp {return false}
+    if lhs.afterRoomID != rhs.afterRoomID {return false}
+    if lhs.members != rhs.members {return false}
+    if lhs.ownerWrite != rhs.ownerWrite {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -5424,18 +5477,38 @@ nonisolated extension RoomStateBatch: SwiftProtobuf.Message, SwiftProtobuf._Mess
 
 nonisolated extension RoomStateBatchResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StateBatchResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}batch\0\u{1}more\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    // Load everything into unknown fields
-    while try decoder.nextFieldNumber() != nil {}
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._batch) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.more) }()
+      default: break
+      }
+    }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._batch {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if self.more != false {
+      try visitor.visitSingularBoolField(value: self.more, fieldNumber: 2)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: RoomStateBatchResponse, rhs: RoomStateBatchResponse) -> Bool {
+    if lhs._batch != rhs._batch {return false}
+    if lhs.more != rhs.more {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,0 +1,75 @@
+import ReplicatedOwnership
+import Routing
+import XCTest
+
+/// The catch-up after the alive members change: who is asked, what waits, when it is over.
+final class CatchUpTests: XCTestCase {
+    private func ring(_ ids: [String]) -> OwnerRing { OwnerRing(.coordinator, memberIDs: Set(ids)) }
+
+    func testAStartingMemberWaitsForEveryOtherPageByPageAndOnlyForKeysItTookOver() {
+        var catchUp = CatchUp()
+        let all = ring(["c1", "c2", "c3"])
+        let asks = catchUp.membersChanged(from: nil, to: all, selfID: "c1")
+        XCTAssertEqual(asks.map(\.member), ["c2", "c3"])
+        XCTAssertTrue(asks.allSatisfy { $0.after.isEmpty })
+        let mine = (0..<50).map { "room-\($0)" }.first { all.owner(of: $0) == "c1" }!
+        let theirs = (0..<50).map { "room-\($0)" }.first { all.owner(of: $0) != "c1" }!
+        XCTAssertTrue(catchUp.mustWait(mine, selfID: "c1"), "at start every key it owns waits")
+        XCTAssertFalse(catchUp.mustWait(theirs, selfID: "c1"), "a key owned elsewhere is forwarded, not held")
+
+        XCTAssertTrue(catchUp.takeAsks().isEmpty, "nothing asked twice while in flight")
+        XCTAssertEqual(catchUp.answered(asks[0], answered: true, more: true, last: "room-7").map(\.after), ["room-7"])
+        XCTAssertTrue(catchUp.answered(asks[1], answered: false, more: false, last: "").isEmpty)
+        XCTAssertEqual(catchUp.takeAsks().map(\.member), ["c3"], "a failed ask is asked again")
+        let page2 = CatchUp.Ask(member: "c2", round: asks[0].round, after: "room-7")
+        _ = catchUp.answered(page2, answered: true, more: false, last: "room-9")
+        XCTAssertFalse(catchUp.isCaughtUp)
+        _ = catchUp.answered(CatchUp.Ask(member: "c3", round: asks[1].round, after: ""), answered: true, more: false, last: "")
+        XCTAssertTrue(catchUp.isCaughtUp)
+        XCTAssertFalse(catchUp.mustWait(mine, selfID: "c1"))
+    }
+
+    func testAfterAChangeOnlyKeysTakenOverWaitAndOldAnswersAreIgnored() {
+        var catchUp = CatchUp()
+        let three = ring(["c1", "c2", "c3"])
+        for ask in catchUp.membersChanged(from: nil, to: three, selfID: "c1") {
+            _ = catchUp.answered(ask, answered: true, more: false, last: "")
+        }
+        XCTAssertTrue(catchUp.isCaughtUp)
+        let two = ring(["c1", "c2"])
+        let stale = CatchUp.Ask(member: "c2", round: 1, after: "")
+        let asks = catchUp.membersChanged(from: three, to: two, selfID: "c1")
+        XCTAssertEqual(asks.map(\.member), ["c2"])
+        XCTAssertTrue(catchUp.answered(stale, answered: true, more: false, last: "").isEmpty)
+        XCTAssertFalse(catchUp.isCaughtUp, "an answer of an earlier round does not count")
+        let keys = (0..<200).map { "room-\($0)" }
+        let keptHere = keys.first { three.owner(of: $0) == "c1" }!
+        let takenOver = keys.first { three.owner(of: $0) == "c3" && two.owner(of: $0) == "c1" }!
+        XCTAssertFalse(catchUp.mustWait(keptHere, selfID: "c1"), "a key owned before and after goes on")
+        XCTAssertTrue(catchUp.mustWait(takenOver, selfID: "c1"))
+        XCTAssertTrue(catchUp.tookOver(takenOver, selfID: "c1"))
+        _ = catchUp.answered(asks[0], answered: true, more: false, last: "")
+        XCTAssertFalse(catchUp.mustWait(takenOver, selfID: "c1"))
+        XCTAssertTrue(catchUp.tookOver(takenOver, selfID: "c1"), "still taken over in this round: its version is raised once")
+    }
+
+    func testARepairAnswersOnlyTheWritesItCarried() {
+        var replication = Replication(selfID: "c1", role: .coordinator, scope: .ownerAndSuccessor, members: ["c1", "c2"])
+        let first = replication.beginWrite(key: "k")
+        XCTAssertNil(replication.replicaAnswered(write: first.id, by: "c2", held: false), "a live replica that failed is owed")
+        XCTAssertEqual(replication.owed, ["c2": ["k"]])
+        let repairs = replication.takeRepairs()
+        XCTAssertEqual(repairs.map(\.member), ["c2"])
+        let second = replication.beginWrite(key: "k")
+        let done = replication.repaired(repairs[0].keys, by: "c2", held: true, through: repairs[0].through)
+        XCTAssertEqual(done.map(\.write), [first.id], "the write made after the repair was sent still waits")
+        XCTAssertEqual(replication.owed, ["c2": ["k"]], "and keeps the key owed until it is answered")
+        XCTAssertEqual(replication.replicaAnswered(write: second.id, by: "c2", held: true)?.write, second.id)
+        // A replica that leaves is waited for no more, and owed nothing.
+        let third = replication.beginWrite(key: "k")
+        _ = replication.replicaAnswered(write: third.id, by: "c2", held: false)
+        let handOver = replication.membersChanged(to: ["c1"], holding: ["k"])
+        XCTAssertEqual(handOver.acknowledged, [.init(write: third.id, key: "k", fullyReplicated: false)])
+        XCTAssertTrue(replication.owed.isEmpty)
+    }
+}
