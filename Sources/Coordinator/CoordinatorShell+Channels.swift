@@ -246,6 +246,7 @@ extension CoordinatorShell {
             seriesBegun.insert(activity.channel)
             fresh.append(activity)
             events.append(event)
+            unpublished[event.channel, default: []].append((event, false))
         }
         guard !events.isEmpty else {
             respond(.success(RoomEdgeChannelReportResponse()))
@@ -267,15 +268,31 @@ extension CoordinatorShell {
             batch.ownerWrite = true
             batch.sequences = [sequence]
             let batches = Dictionary(uniqueKeysWithValues: ownership.replicas(of: sequence.channel).map { ($0, batch) })
-            replicate(batches, key: sequence.channel) { [self] in
+            replicate(batches, key: sequence.channel, settled: { [self] in
                 remaining -= 1
                 guard remaining == 0 else { return }
-                for event in events {
-                    publisher.publish(topic: "channel/\(event.channel)", kind: .channelEvent, body: event)
-                    webhooks?.enqueue(event)
-                }
+                publish(events)
                 respond(.success(RoomEdgeChannelReportResponse()))
+            })
+        }
+    }
+
+    /// `events` have their numbers replicated: each channel's events go out in number order, an
+    /// event only once every event numbered before it here went out (a report whose replication
+    /// is repaired later than the next one's holds that one back, so no subscriber sees a gap).
+    private func publish(_ events: [RoomChannelEvent]) {
+        let settled = Set(events.map { "\($0.series)/\($0.sequence)" })
+        for channel in Set(events.map(\.channel)).sorted() {
+            guard var queue = unpublished[channel] else { continue }
+            for index in queue.indices where settled.contains("\(queue[index].event.series)/\(queue[index].event.sequence)") {
+                queue[index].settled = true
             }
+            while let first = queue.first, first.settled {
+                queue.removeFirst()
+                publisher.publish(topic: "channel/\(channel)", kind: .channelEvent, body: first.event)
+                webhooks?.enqueue(first.event)
+            }
+            unpublished[channel] = queue.isEmpty ? nil : queue
         }
     }
 

@@ -60,14 +60,21 @@ final class CoordinatorShell {
     /// The sizes of the state kept, as gauges.
     let metrics = CoordinatorMetrics()
     /// Callbacks of writes waiting for their replicas, by write id.
-    private var waitingWrites: [Holding: [UInt64: () -> Void]] = [:]
+    private var waitingWrites: [Holding: [UInt64: Settled]] = [:]
+    /// What runs when a write is settled: `done` once it may be acknowledged; `settledAnyway`
+    /// (when given) also when it may not (its replica left while this coordinator lost the key
+    /// or most of the cluster).
+    struct Settled {
+        var done: () -> Void
+        var settledAnyway: Bool
+    }
     /// The pull of what this coordinator holds from every other one, after the alive coordinators
     /// changed or at start: writes of rooms and channels it took over wait for it.
     var catchUp = CatchUp()
     /// The alive coordinators as last seen (nil before the first look).
     private var ring: OwnerRing?
     /// Requests for rooms taken over, held until the catch-up is over (or their deadline passes).
-    private var heldForCatchUp: [(deadlineMs: Int64, serve: () -> Void, fail: () -> Void)] = []
+    private var heldForCatchUp: [(deadlineMs: Int64, key: String, serve: () -> Void, fail: () -> Void)] = []
     /// How long a request waits for a catch-up: less than a forwarding coordinator waits.
     static let catchUpWaitMs: Int64 = 1_500
     /// Rooms per catch-up page (with their chat), so no answer nears the message size limit.
@@ -77,6 +84,9 @@ final class CoordinatorShell {
     /// that both took themselves for the owner while their views differed never give one number
     /// twice.
     var seriesBegun: Set<String> = []
+    /// Events numbered here and not yet published, per channel in number order, with whether
+    /// their numbers are replicated yet.
+    var unpublished: [String: [(event: RoomChannelEvent, settled: Bool)]] = [:]
     /// Rooms taken over whose version was raised since the alive coordinators last changed
     /// (``RoomRegistry/raiseVersion(of:by:)``).
     var raised: Set<String> = []
@@ -198,7 +208,10 @@ final class CoordinatorShell {
             raised = []
             let before = ring
             ring = now
-            askForCatchUp(catchUp.membersChanged(from: before, to: now, selfID: selfID))
+            let known = OwnerRing(.coordinator, memberIDs: Set(node.membersOnLoop.filter {
+                $0.state != .left && $0.metadata.role == NodeRole.coordinator.rawValue
+            }.map(\.id.rawValue)).union([selfID]))
+            askForCatchUp(catchUp.membersChanged(from: before, to: now, known: known, selfID: selfID))
             serveHeldIfCaughtUp()
         }
         let aliveEdges = Set(alive(.edge).map(\.id.rawValue))
@@ -308,14 +321,15 @@ final class CoordinatorShell {
     func afterCatchUp(of key: String, serve: @escaping () -> Void, fail: @escaping () -> Void) {
         guard seesMostOfTheCluster else { return fail() }
         guard catchUp.mustWait(key, selfID: selfID) else { return serve() }
-        heldForCatchUp.append((nowMs + Self.catchUpWaitMs, serve, fail))
+        heldForCatchUp.append((nowMs + Self.catchUpWaitMs, key, serve, fail))
     }
 
+    /// Serves the held requests whose keys need wait no more.
     private func serveHeldIfCaughtUp() {
-        guard catchUp.isCaughtUp, !heldForCatchUp.isEmpty else { return }
-        let held = heldForCatchUp
-        heldForCatchUp = []
-        for request in held { request.serve() }
+        let ready = heldForCatchUp.filter { !catchUp.mustWait($0.key, selfID: selfID) }
+        guard !ready.isEmpty else { return }
+        heldForCatchUp.removeAll { !catchUp.mustWait($0.key, selfID: selfID) }
+        for request in ready { request.serve() }
     }
 
     /// Asks peers for pages of what this coordinator holds.
@@ -375,6 +389,14 @@ final class CoordinatorShell {
         replicate(batches, key: key, in: .owned, then: done)
     }
 
+    /// Like ``replicate(_:key:then:)``, but `settled` runs also when the write may not be
+    /// acknowledged (a channel's numbered events are published then all the same: numbers are
+    /// never reused, since a coordinator taking the channel over numbers in a new series, and a
+    /// number withheld would leave a gap).
+    func replicate(_ batches: [String: RoomStateBatch], key: String, settled: @escaping () -> Void) {
+        replicate(batches, key: key, in: .owned, then: settled, settledAnyway: true)
+    }
+
     /// Sends `batch` (placements, bans) to every other alive coordinator; `done` runs once each
     /// answered, failed or left.
     func replicateClusterWide(_ batch: RoomStateBatch, then done: (() -> Void)? = nil) {
@@ -386,7 +408,7 @@ final class CoordinatorShell {
     enum Holding { case owned, clusterWide }
 
     private func replicate(_ batches: [String: RoomStateBatch], key: String, in holding: Holding,
-                           then done: (() -> Void)?) {
+                           then done: (() -> Void)?, settledAnyway: Bool = false) {
         let write = holding == .owned ? ownership.beginWrite(key: key) : clusterWide.beginWrite(key: key)
         let asked = Set(write.replicas)
         if let done {
@@ -394,7 +416,7 @@ final class CoordinatorShell {
             if asked.isEmpty || faults.contains(.answerBeforeReplicated) {
                 done()
             } else {
-                waitingWrites[holding, default: [:]][write.id] = done
+                waitingWrites[holding, default: [:]][write.id] = Settled(done: done, settledAnyway: settledAnyway)
             }
         }
         for (holder, batch) in batches.sorted(by: { $0.key < $1.key }) {
@@ -416,12 +438,12 @@ final class CoordinatorShell {
 
     private func acknowledge(_ writes: [Replication.Acknowledged], in holding: Holding) {
         for write in writes {
-            guard let done = waitingWrites[holding]?.removeValue(forKey: write.write) else { continue }
+            guard let settled = waitingWrites[holding]?.removeValue(forKey: write.write) else { continue }
             // A write whose replica left while this coordinator sees only a minority of the
             // cluster, or owns the key no more, may lose to another's: its client is told
             // nothing (it retries).
             let stillOwner = holding == .clusterWide || ownership.owns(write.key)
-            if write.fullyReplicated || (seesMostOfTheCluster && stillOwner) { done() }
+            if write.fullyReplicated || (seesMostOfTheCluster && stillOwner) || settled.settledAnyway { settled.done() }
         }
     }
 

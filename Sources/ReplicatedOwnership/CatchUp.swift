@@ -37,6 +37,12 @@ public struct CatchUp: Sendable, Equatable {
     private var previous: OwnerRing?
     /// The members now.
     private var current: OwnerRing?
+    /// Every member known, alive or dead (not those that left): where keys live when all are up.
+    private var known: OwnerRing?
+    /// The members that sent everything this round.
+    private var answeredAll: Set<String> = []
+    /// How many members hold each key (owner and successor).
+    public static let holdersPerKey = 2
 
     /// A catch-up with nothing to wait for yet.
     public init() {}
@@ -44,10 +50,22 @@ public struct CatchUp: Sendable, Equatable {
     /// Whether every other alive member has answered this round.
     public var isCaughtUp: Bool { waiting.isEmpty }
 
-    /// Whether a write of `key` must wait: the catch-up is not over and this member owns `key`
-    /// now but did not before the change (or just started).
+    /// Whether a write of `key` must wait: this member owns `key` now but did not before the
+    /// change (or just started), and either the catch-up is not over or nobody that held `key`
+    /// has answered. Who held it: the holders in the members before the change, or, for a member
+    /// that just started (its own copy may be old), the other holders among every member known.
+    /// A key whose holders are all out of reach (a partition left them on the other side) waits
+    /// until one is back: its latest writes may be there.
     public func mustWait(_ key: String, selfID: String) -> Bool {
-        !isCaughtUp && tookOver(key, selfID: selfID)
+        guard tookOver(key, selfID: selfID) else { return false }
+        guard isCaughtUp else { return true }
+        if let previous {
+            let holders = previous.holders(of: key, count: Self.holdersPerKey)
+            return !holders.contains(selfID) && answeredAll.isDisjoint(with: holders)
+        }
+        guard let known else { return false }
+        let holders = known.holders(of: key, count: Self.holdersPerKey).filter { $0 != selfID }
+        return !holders.isEmpty && answeredAll.isDisjoint(with: holders)
     }
 
     /// Whether this member owns `key` now and did not before the last change (or just started).
@@ -56,10 +74,14 @@ public struct CatchUp: Sendable, Equatable {
         return previous?.owner(of: key) != selfID
     }
 
-    /// The alive members of the role changed from `before` (nil at start) to `now`: a new round
-    /// asks every other member of `now` for its first page.
-    public mutating func membersChanged(from before: OwnerRing?, to now: OwnerRing, selfID: String) -> [Ask] {
+    /// The alive members of the role changed from `before` (nil at start) to `now` (`known`: every
+    /// member known, dead ones included): a new round asks every other member of `now` for its
+    /// first page.
+    public mutating func membersChanged(from before: OwnerRing?, to now: OwnerRing, known: OwnerRing? = nil,
+                                        selfID: String) -> [Ask] {
         round &+= 1
+        self.known = known
+        answeredAll = []
         // Keys taken over in an unfinished round stay taken over: compare with what was owned
         // before that round began.
         if isCaughtUp || current == nil { previous = before }
@@ -88,6 +110,7 @@ public struct CatchUp: Sendable, Equatable {
             return takeAsks()
         }
         waiting[ask.member] = nil
+        answeredAll.insert(ask.member)
         return []
     }
 }

@@ -19,9 +19,7 @@ extension RoomRegistry {
             guard let kept = Self.merged(rooms[room.roomID], room) else { continue }
             put(kept)
             changes.append(RoomChange(room: kept))
-            var taken = kept
-            taken.version = room.version
-            if taken == room { won.insert(room.roomID) }
+            won.insert(room.roomID)
         }
         let byRoom = Dictionary(grouping: messages, by: \.roomID)
         for roomID in Set(byRoom.keys).union(won).sorted() {
@@ -41,25 +39,13 @@ extension RoomRegistry {
     }
 
     /// The record to keep of a room held as `ours` when `incoming` arrives, or nil to keep ours.
-    /// Every holder comes to the same record whatever order copies arrive in: a closed room stays
-    /// closed (a room never reopens, so a close made on one side of a partition beats writes made
-    /// on the other), at the higher of the two versions (no version a client was answered goes
-    /// back); else the higher version wins; two different records of one version (two
-    /// coordinators that both took themselves for the owner) are ordered by their encoding.
+    /// Every holder comes to the same record whatever order copies arrive in: the higher version
+    /// wins; two different records of one version (two coordinators that both took themselves for
+    /// the owner) are ordered by their encoding. Only one side of a partition writes, and a
+    /// coordinator that takes a room over raises its version first (``raiseVersion(of:by:)``), so
+    /// the record a client was answered from is the one that wins.
     static func merged(_ ours: RoomRoom?, _ incoming: RoomRoom) -> RoomRoom? {
         guard let ours, ours != incoming else { return ours == nil ? incoming : nil }
-        let (oursClosed, incomingClosed) = (ours.state == .closed, incoming.state == .closed)
-        if oursClosed != incomingClosed {
-            guard incomingClosed else {
-                guard incoming.version > ours.version else { return nil }
-                var kept = ours
-                kept.version = incoming.version
-                return kept
-            }
-            var kept = incoming
-            kept.version = max(ours.version, incoming.version)
-            return kept
-        }
         if incoming.version != ours.version { return incoming.version > ours.version ? incoming : nil }
         let (a, b) = ((try? ours.serializedBytes() as [UInt8]) ?? [], (try? incoming.serializedBytes() as [UInt8]) ?? [])
         return b.lexicographicallyPrecedes(a) ? incoming : nil

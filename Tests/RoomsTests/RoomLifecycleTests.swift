@@ -143,22 +143,6 @@ final class RoomLifecycleTests: XCTestCase {
         XCTAssertEqual(next.message?.sequence, 4)
     }
 
-    func testAClosedRoomStaysClosedAtTheHigherVersion() throws {
-        var closed = RoomRegistry()
-        closed.mustCreate("r", nowMs: t0)
-        var open = closed
-        _ = try closed.close(Requests.close("r", uid: 7), byAdmin: false, nowMs: t0 + 1)   // version 2, closed
-        for uid in 1...3 { _ = try open.join(Requests.join("r", uid: UInt32(uid)), nowMs: t0 + 2) }   // version 4, open
-        let (closedRoom, openRoom) = (try XCTUnwrap(closed.room("r")), try XCTUnwrap(open.room("r")))
-        _ = closed.merge(rooms: [openRoom], messages: [])
-        _ = open.merge(rooms: [closedRoom], messages: [])
-        for registry in [closed, open] {
-            XCTAssertEqual(registry.room("r")?.state, .closed, "a room never reopens")
-            XCTAssertEqual(registry.room("r")?.version, 4, "no version a client was told goes back")
-        }
-        XCTAssertEqual(closed.room("r"), open.room("r"))
-    }
-
     func testTheChatFollowsTheRecordThatWins() throws {
         var base = RoomRegistry()
         base.mustCreate("r", nowMs: t0)
