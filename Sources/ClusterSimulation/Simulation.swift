@@ -58,6 +58,40 @@ public struct Simulation {
         self.seed = seed
     }
 
+    /// A smaller schedule of this seed that still breaks `outcome`'s first rule: each fault class
+    /// switched off where the failure stays without it, then the client operations halved while
+    /// it stays. At most about 20 runs. Returns the failing outcome of the smallest schedule
+    /// found (`outcome` itself when nothing smaller fails).
+    public func shrink(_ outcome: Outcome) throws -> Outcome {
+        guard let rule = outcome.violations.first?.rule else { return outcome }
+        var smallest = outcome
+        func attempt(_ overrides: SimulationOverrides) throws -> Bool {
+            var smaller = self
+            smaller.overrides = overrides
+            smaller.keepLines = false
+            let tried = try smaller.run()
+            guard tried.violations.contains(where: { $0.rule == rule }) else { return false }
+            smallest = tried
+            return true
+        }
+        let switches: [WritableKeyPath<SimulationOverrides, Bool>] = [
+            \.noPartitions, \.noKills, \.noDiskLoss, \.noQuickRestarts, \.cleanNetwork,
+        ]
+        for flag in switches where !smallest.overrides[keyPath: flag] {
+            var overrides = smallest.overrides
+            overrides[keyPath: flag] = true
+            _ = try attempt(overrides)
+        }
+        var steps = smallest.knobs.steps
+        while steps > 1 {
+            var overrides = smallest.overrides
+            overrides.steps = steps / 2
+            guard try attempt(overrides) else { break }
+            steps /= 2
+        }
+        return smallest
+    }
+
     /// Runs the seed.
     public func run() throws -> Outcome {
         let root = SimulationRNG(seed: seed)

@@ -47,6 +47,9 @@ struct SimulateBenchmark: ParsableCommand {
     @Flag(help: "Print one JSON object.")
     var json = false
 
+    /// How many failing seeds are cut down to a minimal schedule (each takes up to about 20 runs).
+    static let shrunkSeeds = 10
+
     func validate() throws {
         guard (1...1_000_000).contains(seeds) else { throw ValidationError("--seeds must be 1–1000000") }
         if let steps, !(0...100_000).contains(steps) { throw ValidationError("--steps must be 0–100000") }
@@ -63,6 +66,8 @@ struct SimulateBenchmark: ParsableCommand {
         var violations = 0
         var simulatedMs: Int64 = 0
         var events = 0
+        // Cutting failures down is not simulation time of the seeds: it is left out of the rate.
+        var shrinking = Duration.zero
         for seed in from..<(from + UInt64(seeds)) {
             var simulation = Simulation(seed: seed)
             simulation.overrides = overrides
@@ -89,8 +94,15 @@ struct SimulateBenchmark: ParsableCommand {
             progress("FAIL seed=\(seed) \(outcome.knobs)", json: json)
             for violation in outcome.violations.prefix(10) { progress("  \(violation)", json: json) }
             progress("  replay: \(outcome.replay)\(brokenRule ? " --broken-rule" : "")", json: json)
+            if failing.count <= Self.shrunkSeeds {
+                let shrinkStart = ContinuousClock.now
+                let minimal = try simulation.shrink(outcome)
+                shrinking += ContinuousClock.now - shrinkStart
+                progress("  minimal: \(minimal.replay)\(brokenRule ? " --broken-rule" : "") (\(minimal.events) events, "
+                         + "\(minimal.knobs.steps) operations): \(minimal.violations.first.map(\.description) ?? "")", json: json)
+            }
         }
-        let wall = ContinuousClock.now - wallStart
+        let wall = ContinuousClock.now - wallStart - shrinking
         let wallSeconds = Double(wall.components.seconds) + Double(wall.components.attoseconds) / 1e18
         let simulatedSeconds = Double(simulatedMs) / 1000
         let digest = SimulationEventLog.combined(digests)
