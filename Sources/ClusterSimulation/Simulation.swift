@@ -150,8 +150,8 @@ public struct Simulation {
 
 /// The faults of a run, drawn from the faults generator: partitions (one node cut off, the cluster
 /// split, or one side's messages lost one way) that heal, and processes killed and started again
-/// (rarely with their disk lost, only while nothing else is wrong). At most one server process is
-/// dead at a time.
+/// (rarely with their disk lost, only while nothing else is wrong). One failure at a time: each
+/// heals, and the members can notice, before the next.
 final class Faults {
     private var rng: SimulationRNG
     private let cluster: SimulatedCluster
@@ -170,9 +170,14 @@ final class Faults {
     func inject() {
         let network = cluster.network
         let servers = cluster.coordinatorIDs + cluster.callSignalIDs
+        // One failure at a time: a new one only once the last has healed and every member could
+        // have noticed. Owner and successor survive any one failure; two at once (a partition
+        // that cut an owner's successor off, then the owner's death) can lose a write
+        // acknowledged while only its owner held it, which no two-copy scheme prevents.
+        guard !network.partitioned, servers.allSatisfy({ network.isAlive($0) }),
+              network.now - cluster.lastFaultEndedMs >= Int64(knobs.detectionMaxMs) + 500 else { return }
         var duration = Int64(rng.int(in: 300...max(300, knobs.faultMaxDurationMs)))
         if rng.chance(perMille: knobs.partitionPerMille) {
-            guard !network.partitioned else { return }
             let everyone = network.order
             switch rng.int(in: 0...2) {
             case 0: network.partition([rng.pick(everyone)], asymmetric: false)
@@ -184,7 +189,6 @@ final class Faults {
             }
             cluster.faultEnded(after: duration) { network.heal() }
         } else {
-            guard servers.allSatisfy({ network.isAlive($0) }) else { return }
             let victim = rng.pick(servers)
             let settled = !network.partitioned && network.now - cluster.lastFaultEndedMs >= Self.settleMs
             let diskLost = settled && cluster.coordinatorIDs.contains(victim) && rng.chance(perMille: knobs.diskLossPerMille)

@@ -88,10 +88,8 @@ final class CoordinatorShell {
     /// their numbers are replicated yet.
     var unpublished: [String: [(event: RoomChannelEvent, settled: Bool)]] = [:]
     /// Rooms taken over whose version was raised since the alive coordinators last changed
-    /// (``RoomRegistry/raiseVersion(of:by:)``).
+    /// (``RoomRegistry/raiseVersion(of:nowMs:)``).
     var raised: Set<String> = []
-    /// How far a coordinator that took a room over raises its version.
-    static let takeOverVersionStep: UInt64 = 1_000
 
     /// Whether this coordinator sees more than half of the cluster's members alive (every role:
     /// the edges and call-signal nodes are witnesses, so a cluster of two coordinators still
@@ -463,11 +461,16 @@ final class CoordinatorShell {
             if holding == .clusterWide {
                 batch = clusterTables()
             } else {
-                for roomID in repair.keys {
-                    guard let room = registry.room(roomID) else { continue }
-                    batch.rooms.append(room)
-                    batch.messages += registry.messages(in: roomID)
+                // A key is a room id or a channel name (its event numbers), or both.
+                for key in repair.keys {
+                    if let room = registry.room(key) {
+                        batch.rooms.append(room)
+                        batch.messages += registry.messages(in: key)
+                    }
+                    if sequencer.lastSequence[key] != nil { batch.sequences.append(sequencer.sequence(of: key)) }
                 }
+                // The owner's latest of its keys: a holder with a newer record refuses it.
+                batch.ownerWrite = repair.keys.allSatisfy { ownership.owns($0) }
             }
             send(batch, to: repair.member) { [self] held in
                 let done = holding == .owned
@@ -517,7 +520,27 @@ final class CoordinatorShell {
                 throw .unavailable("coordinator \(selfID) takes \(ownership.owner(of: key)) for the owner of \(key), not \(batch.from); the members are settling")
             }
         }
+        if batch.ownerWrite {
+            // An owner's write from a record older than the one held here (the owner had not yet
+            // seen a newer owner's writes) is refused: acknowledging it would tell a client its
+            // write holds when the newer record replaces it. The owner is sent the newer one.
+            let newer = batch.rooms.compactMap { room in registry.room(room.roomID).flatMap { held in
+                held.version > room.version || (held.version == room.version && held != room) ? held : nil
+            } }
+            if !newer.isEmpty {
+                var reply = RoomStateBatch()
+                reply.rooms = newer
+                for room in newer { reply.messages += registry.messages(in: room.roomID) }
+                send(reply, to: batch.from) { _ in }
+                throw .unavailable("coordinator \(selfID) holds a newer record of room \(newer[0].roomID) than \(batch.from) wrote to")
+            }
+        }
         let changes = registry.merge(rooms: batch.rooms, messages: batch.messages)
+        // A record of ours replaced by another coordinator's: our writes of it still waiting for
+        // replicas are not in it, and are never acknowledged.
+        for roomID in Set(changes.filter { $0.message == nil }.map(\.room.roomID)) {
+            for id in ownership.abandonWrites(of: roomID) { waitingWrites[.owned]?[id] = nil }
+        }
         apply(changes, replicate: false, publish: { _ in false })
         let placed = directory.merge(batch.placements, nowMs: nowMs)
         let (removed, kept) = (placed.filter(\.edgeID.isEmpty), placed.filter { !$0.edgeID.isEmpty })

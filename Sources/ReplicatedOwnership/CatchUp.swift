@@ -80,11 +80,12 @@ public struct CatchUp: Sendable, Equatable {
     public mutating func membersChanged(from before: OwnerRing?, to now: OwnerRing, known: OwnerRing? = nil,
                                         selfID: String) -> [Ask] {
         round &+= 1
+        // Keys taken over in an unfinished round stay taken over: compare with what was owned
+        // before that round began. A round that nobody answered (a member that started before it
+        // saw the others) settles nothing either: its keys were never checked against anyone.
+        if current == nil || (isCaughtUp && (!answeredAll.isEmpty || known?.members == [selfID])) { previous = before }
         self.known = known
         answeredAll = []
-        // Keys taken over in an unfinished round stay taken over: compare with what was owned
-        // before that round began.
-        if isCaughtUp || current == nil { previous = before }
         current = now
         waiting = Dictionary(uniqueKeysWithValues: now.members.filter { $0 != selfID }.map { ($0, "") })
         asked = []

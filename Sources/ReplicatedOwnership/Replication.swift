@@ -162,6 +162,15 @@ public struct Replication: Sendable, Equatable {
         return Acknowledged(write: id, key: write.key, fullyReplicated: write.fullyReplicated)
     }
 
+    /// Gives up the writes of `key` still waiting for replicas (the key's record here was
+    /// replaced by another coordinator's, which does not hold them): they are never acknowledged.
+    /// Returns their ids.
+    public mutating func abandonWrites(of key: String) -> [UInt64] {
+        let ids = pending.filter { $0.value.key == key }.map(\.key).sorted()
+        for id in ids { pending[id] = nil }
+        return ids
+    }
+
     // MARK: - Repairs
 
     /// Keys each member holds whose last write or hand-over did not reach it, by member: send it

@@ -42,7 +42,7 @@ extension RoomRegistry {
     /// Every holder comes to the same record whatever order copies arrive in: the higher version
     /// wins; two different records of one version (two coordinators that both took themselves for
     /// the owner) are ordered by their encoding. Only one side of a partition writes, and a
-    /// coordinator that takes a room over raises its version first (``raiseVersion(of:by:)``), so
+    /// coordinator that takes a room over raises its version first (``raiseVersion(of:nowMs:)``), so
     /// the record a client was answered from is the one that wins.
     static func merged(_ ours: RoomRoom?, _ incoming: RoomRoom) -> RoomRoom? {
         guard let ours, ours != incoming else { return ours == nil ? incoming : nil }
@@ -51,15 +51,26 @@ extension RoomRegistry {
         return b.lexicographicallyPrecedes(a) ? incoming : nil
     }
 
-    /// Raises a room's version by `step` and returns the room (to persist and replicate): a coordinator that took a room over does so before its first write, so that its
-    /// writes win over those a coordinator that still took itself for the owner made meanwhile
-    /// (never acknowledged: that one could not reach most of the cluster).
-    public mutating func raiseVersion(of roomID: String, by step: UInt64) -> RoomRoom? {
+    /// Raises a room's version for a coordinator that took the room over, before its first
+    /// write, and returns the room (to persist and replicate): to 1,000 per millisecond of
+    /// `nowMs` (a term that grows with time, so it is above what an earlier owner, one that has
+    /// not noticed it was cut off, gave the room however many unacknowledged writes it made
+    /// since its own term began), and at least 1,000 above the room's version (when clocks
+    /// differ). Its writes then win over the cut-off owner's.
+    public mutating func raiseVersion(of roomID: String, nowMs: Int64) -> RoomRoom? {
         guard var room = rooms[roomID] else { return nil }
-        room.version &+= step
+        var term: UInt64 = 0
+        if nowMs > 0 {
+            let (product, overflow) = UInt64(nowMs).multipliedReportingOverflow(by: Self.versionsPerMillisecond)
+            if !overflow { term = product }
+        }
+        room.version = max(room.version &+ Self.versionsPerMillisecond, term)
         put(room)
         return room
     }
+
+    /// How many versions a term leaves a room per millisecond (``raiseVersion(of:nowMs:)``).
+    public static let versionsPerMillisecond: UInt64 = 1_000
 
     /// Drops rooms and their chat history without a trace (no change to persist or publish): for
     /// rooms this coordinator is neither owner nor successor of any more.
