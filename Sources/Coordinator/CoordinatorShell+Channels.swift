@@ -241,7 +241,7 @@ extension CoordinatorShell {
         var fresh: [RoomChannelActivity] = []
         var events: [RoomChannelEvent] = []
         for activity in report.activities {
-            let newSeries = !seriesBegun.contains(activity.channel)
+            let newSeries = catchUp.tookOver(activity.channel, selfID: selfID) && !seriesBegun.contains(activity.channel)
             guard let event = sequencer.number(activity, edge: report.edgeID, nowMs: now, newSeries: newSeries) else { continue }
             seriesBegun.insert(activity.channel)
             fresh.append(activity)

@@ -79,10 +79,10 @@ final class CoordinatorShell {
     static let catchUpWaitMs: Int64 = 1_500
     /// Rooms per catch-up page (with their chat), so no answer nears the message size limit.
     static let catchUpPageRooms = 100
-    /// Channels whose events this coordinator has numbered since the alive coordinators last
-    /// changed: the first event it numbers of any other begins a new series, so two coordinators
-    /// that both took themselves for the owner while their views differed never give one number
-    /// twice.
+    /// Channels taken over whose events this coordinator has numbered since the alive
+    /// coordinators last changed: the first event it numbers of a channel it took over begins a
+    /// new series, so two coordinators that both took themselves for the owner while their views
+    /// differed never give one number twice (a channel it owned before goes on in its series).
     var seriesBegun: Set<String> = []
     /// Events numbered here and not yet published, per channel in number order, with whether
     /// their numbers are replicated yet.
@@ -202,8 +202,11 @@ final class CoordinatorShell {
         let coordinators = OwnerRing(.coordinator, of: node.membersOnLoop).members
         let now = OwnerRing(.coordinator, memberIDs: Set(coordinators).union([selfID]))
         if now != ring {
-            seriesBegun = []
-            raised = []
+            // What this coordinator owned before and owns still goes on (its series, its raised
+            // versions); what it lost is begun or raised anew if it takes it over again.
+            let kept: (String) -> Bool = { [ring, selfID] key in now.owner(of: key) == selfID && ring?.owner(of: key) == selfID }
+            seriesBegun = seriesBegun.filter(kept)
+            raised = raised.filter(kept)
             let before = ring
             ring = now
             let known = OwnerRing(.coordinator, memberIDs: Set(node.membersOnLoop.filter {
@@ -539,7 +542,11 @@ final class CoordinatorShell {
         // A record of ours replaced by another coordinator's: our writes of it still waiting for
         // replicas are not in it, and are never acknowledged.
         for roomID in Set(changes.filter { $0.message == nil }.map(\.room.roomID)) {
-            for id in ownership.abandonWrites(of: roomID) { waitingWrites[.owned]?[id] = nil }
+            for id in ownership.abandonWrites(of: roomID) {
+                // A channel's numbers under the same key are published all the same (see
+                // ``replicate(_:key:settled:)``).
+                if let settled = waitingWrites[.owned]?.removeValue(forKey: id), settled.settledAnyway { settled.done() }
+            }
         }
         apply(changes, replicate: false, publish: { _ in false })
         let placed = directory.merge(batch.placements, nowMs: nowMs)

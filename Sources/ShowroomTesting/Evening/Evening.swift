@@ -264,7 +264,8 @@ extension Evening {
     }
 
     /// Each channel's webhooks, de-duplicated by notice id as a business server does: numbered
-    /// 1, 2, 3 … without a gap, and a notice id always carries the same event.
+    /// 1, 2, 3 … without a gap in each series (a coordinator that takes a channel over numbers in
+    /// a new one), and a notice id always carries the same event.
     func checkEventNumbering() async {
         guard let webhooks else { return }
         // Quiet for two seconds: the coordinators have posted what they had.
@@ -285,12 +286,15 @@ extension Evening {
                 continue
             }
             byNotice[event.noticeID] = event
-            sequences[event.channel, default: []].append(event.sequence)
+            // The series is in the notice id (`<channel>/<series>-<n>`; a webhook carries no
+            // field of its own for it).
+            let series = event.noticeID.lastIndex(of: "-").map { String(event.noticeID[..<$0]) } ?? event.channel
+            sequences[series, default: []].append(event.sequence)
         }
-        for (channel, numbers) in sequences.sorted(by: { $0.key < $1.key }) {
+        for (series, numbers) in sequences.sorted(by: { $0.key < $1.key }) {
             let sorted = numbers.sorted()
             book.check(.eventsNumbered, sorted == Array(1...UInt64(sorted.count)), step: "(webhooks)",
-                       "channel \(channel) numbered \(sorted.prefix(20)) (gaps or repeats)")
+                       "channel \(series) numbered \(sorted.prefix(20)) (gaps or repeats)")
         }
     }
 }

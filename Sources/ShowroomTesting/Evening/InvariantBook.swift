@@ -24,7 +24,7 @@ public final class InvariantBook: Sendable {
         case rightPeopleSeen = "right_people_seen"
         /// The status view lists each live channel once, on the edge its host and viewers use.
         case statusAgrees = "status_agrees"
-        /// Each channel's events are numbered without gaps or repeats; each notice id delivered
+        /// Each channel's events are numbered without gaps or repeats in each series; each notice id delivered
         /// once (after de-duplication, as a business server does).
         case eventsNumbered = "events_numbered"
         /// When everything has ended, the cluster's gauges are back at their baseline.
