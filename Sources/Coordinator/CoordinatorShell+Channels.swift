@@ -228,7 +228,7 @@ extension CoordinatorShell {
         // Only a channel's owner numbers its events, and only once it holds the numbers given so
         // far: the edge sends again, to the owner its view names then.
         if let channel = report.activities.map(\.channel).first(where: {
-            !seesMostOfTheCluster || !ownership.owns($0) || catchUp.mustWait($0, selfID: selfID)
+            !seesMostOfTheCluster || !ownership.owns($0) || takeOver.mustWait($0)
         }) {
             let reason = !seesMostOfTheCluster ? "sees less than half of the cluster"
                 : ownership.owns(channel) ? "is taking over channel \(channel) from the others"
@@ -241,12 +241,12 @@ extension CoordinatorShell {
         var fresh: [RoomChannelActivity] = []
         var events: [RoomChannelEvent] = []
         for activity in report.activities {
-            let newSeries = catchUp.tookOver(activity.channel, selfID: selfID) && !seriesBegun.contains(activity.channel)
+            let newSeries = takeOver.beginsTerm(.channelSeries, of: activity.channel)
             guard let event = sequencer.number(activity, edge: report.edgeID, nowMs: now, newSeries: newSeries) else { continue }
-            seriesBegun.insert(activity.channel)
+            takeOver.began(.channelSeries, of: activity.channel)
             fresh.append(activity)
             events.append(event)
-            unpublished[event.channel, default: []].append((event, false))
+            unpublished.numbered(event)
         }
         guard !events.isEmpty else {
             respond(.success(RoomEdgeChannelReportResponse()))
@@ -277,22 +277,12 @@ extension CoordinatorShell {
         }
     }
 
-    /// `events` have their numbers replicated: each channel's events go out in number order, an
-    /// event only once every event numbered before it here went out (a report whose replication
-    /// is repaired later than the next one's holds that one back, so no subscriber sees a gap).
+    /// `events` have their numbers replicated: what ``ChannelEventOutbox`` lets out goes to the
+    /// subscribers and the webhooks.
     private func publish(_ events: [RoomChannelEvent]) {
-        let settled = Set(events.map { "\($0.series)/\($0.sequence)" })
-        for channel in Set(events.map(\.channel)).sorted() {
-            guard var queue = unpublished[channel] else { continue }
-            for index in queue.indices where settled.contains("\(queue[index].event.series)/\(queue[index].event.sequence)") {
-                queue[index].settled = true
-            }
-            while let first = queue.first, first.settled {
-                queue.removeFirst()
-                publisher.publish(topic: "channel/\(channel)", kind: .channelEvent, body: first.event)
-                webhooks?.enqueue(first.event)
-            }
-            unpublished[channel] = queue.isEmpty ? nil : queue
+        for event in unpublished.settled(events) {
+            publisher.publish(topic: "channel/\(event.channel)", kind: .channelEvent, body: event)
+            webhooks?.enqueue(event)
         }
     }
 

@@ -29,9 +29,8 @@ extension CoordinatorShell {
         }
         if request.forwarded || owner == selfID {
             afterCatchUp(of: roomID) { [self] in
-                if catchUp.tookOver(roomID, selfID: selfID), !raised.contains(roomID),
-                   let room = registry.raiseVersion(of: roomID, nowMs: nowMs) {
-                    raised.insert(roomID)
+                if takeOver.beginsTerm(.roomVersion, of: roomID), let room = registry.raiseVersion(of: roomID, nowMs: nowMs) {
+                    takeOver.began(.roomVersion, of: roomID)
                     apply([RoomChange(room: room)], replicate: true)
                 }
                 serveRoomRequest(request, respond)

@@ -68,28 +68,17 @@ final class CoordinatorShell {
         var done: () -> Void
         var settledAnyway: Bool
     }
-    /// The pull of what this coordinator holds from every other one, after the alive coordinators
-    /// changed or at start: writes of rooms and channels it took over wait for it.
-    var catchUp = CatchUp()
-    /// The alive coordinators as last seen (nil before the first look).
-    private var ring: OwnerRing?
+    /// The rooms and channels this coordinator takes over from others: the catch-up before it
+    /// writes them, the new term each begins (``TakeOver``).
+    var takeOver: TakeOver
     /// Requests for rooms taken over, held until the catch-up is over (or their deadline passes).
     private var heldForCatchUp: [(deadlineMs: Int64, key: String, serve: () -> Void, fail: () -> Void)] = []
     /// How long a request waits for a catch-up: less than a forwarding coordinator waits.
     static let catchUpWaitMs: Int64 = 1_500
     /// Rooms per catch-up page (with their chat), so no answer nears the message size limit.
     static let catchUpPageRooms = 100
-    /// Channels taken over whose events this coordinator has numbered since the alive
-    /// coordinators last changed: the first event it numbers of a channel it took over begins a
-    /// new series, so two coordinators that both took themselves for the owner while their views
-    /// differed never give one number twice (a channel it owned before goes on in its series).
-    var seriesBegun: Set<String> = []
-    /// Events numbered here and not yet published, per channel in number order, with whether
-    /// their numbers are replicated yet.
-    var unpublished: [String: [(event: RoomChannelEvent, settled: Bool)]] = [:]
-    /// Rooms taken over whose version was raised since the alive coordinators last changed
-    /// (``RoomRegistry/raiseVersion(of:nowMs:)``).
-    var raised: Set<String> = []
+    /// Channel events numbered here and not yet published (``ChannelEventOutbox``).
+    var unpublished = ChannelEventOutbox()
 
     /// Whether this coordinator sees more than half of the cluster's members alive (every role:
     /// the edges and call-signal nodes are witnesses, so a cluster of two coordinators still
@@ -129,6 +118,7 @@ final class CoordinatorShell {
         directory = ChannelDirectory(placementExpiryMs: Int64(settings.placementExpirySeconds) * 1000,
                                      relayThreshold: settings.relayThreshold)
         ownership = Replication(selfID: configuration.nodeID, role: .coordinator, scope: .ownerAndSuccessor)
+        takeOver = TakeOver(selfID: configuration.nodeID)
         clusterWide = Replication(selfID: configuration.nodeID, role: .coordinator, scope: .everyMember)
         let stored = try storage.store.load()
         _ = registry.merge(rooms: stored.rooms, messages: stored.messages)
@@ -201,18 +191,11 @@ final class CoordinatorShell {
     private func membershipChanged() {
         let coordinators = OwnerRing(.coordinator, of: node.membersOnLoop).members
         let now = OwnerRing(.coordinator, memberIDs: Set(coordinators).union([selfID]))
-        if now != ring {
-            // What this coordinator owned before and owns still goes on (its series, its raised
-            // versions); what it lost is begun or raised anew if it takes it over again.
-            let kept: (String) -> Bool = { [ring, selfID] key in now.owner(of: key) == selfID && ring?.owner(of: key) == selfID }
-            seriesBegun = seriesBegun.filter(kept)
-            raised = raised.filter(kept)
-            let before = ring
-            ring = now
-            let known = OwnerRing(.coordinator, memberIDs: Set(node.membersOnLoop.filter {
-                $0.state != .left && $0.metadata.role == NodeRole.coordinator.rawValue
-            }.map(\.id.rawValue)).union([selfID]))
-            askForCatchUp(catchUp.membersChanged(from: before, to: now, known: known, selfID: selfID))
+        let known = OwnerRing(.coordinator, memberIDs: Set(node.membersOnLoop.filter {
+            $0.state != .left && $0.metadata.role == NodeRole.coordinator.rawValue
+        }.map(\.id.rawValue)).union([selfID]))
+        if let asks = takeOver.membersChanged(to: now, known: known) {
+            askForCatchUp(asks)
             serveHeldIfCaughtUp()
         }
         let aliveEdges = Set(alive(.edge).map(\.id.rawValue))
@@ -254,7 +237,7 @@ final class CoordinatorShell {
         expirePlacements(nowMs: now)
         pruneSequences(nowMs: now)
         sendRepairs()
-        askForCatchUp(catchUp.takeAsks())
+        askForCatchUp(takeOver.takeAsks())
         let late = heldForCatchUp.filter { $0.deadlineMs <= now }
         heldForCatchUp.removeAll { $0.deadlineMs <= now }
         for request in late { request.fail() }
@@ -321,15 +304,15 @@ final class CoordinatorShell {
     /// coordinator took over (`fail` runs instead if that takes too long).
     func afterCatchUp(of key: String, serve: @escaping () -> Void, fail: @escaping () -> Void) {
         guard seesMostOfTheCluster else { return fail() }
-        guard catchUp.mustWait(key, selfID: selfID) else { return serve() }
+        guard takeOver.mustWait(key) else { return serve() }
         heldForCatchUp.append((nowMs + Self.catchUpWaitMs, key, serve, fail))
     }
 
     /// Serves the held requests whose keys need wait no more.
     private func serveHeldIfCaughtUp() {
-        let ready = heldForCatchUp.filter { !catchUp.mustWait($0.key, selfID: selfID) }
+        let ready = heldForCatchUp.filter { !takeOver.mustWait($0.key) }
         guard !ready.isEmpty else { return }
-        heldForCatchUp.removeAll { !catchUp.mustWait($0.key, selfID: selfID) }
+        heldForCatchUp.removeAll { !takeOver.mustWait($0.key) }
         for request in ready { request.serve() }
     }
 
@@ -339,9 +322,9 @@ final class CoordinatorShell {
             var request = RoomStateBatch()
             request.catchUp = true
             request.afterRoomID = ask.after
-            request.members = ring?.members ?? [selfID]
+            request.members = takeOver.ring?.members ?? [selfID]
             guard let endpoint = clusterEndpoint(of: ask.member) else {
-                askForCatchUp(catchUp.answered(ask, answered: false, more: false, last: ""))
+                askForCatchUp(takeOver.answered(ask, answered: false, more: false, last: ""))
                 continue
             }
             request.from = selfID
@@ -352,7 +335,7 @@ final class CoordinatorShell {
                 }
                 if let answer { try? receiveState(answer.batch) }
                 let last = answer?.batch.rooms.last?.roomID ?? ""
-                askForCatchUp(catchUp.answered(ask, answered: answer != nil, more: answer?.more ?? false, last: last))
+                askForCatchUp(takeOver.answered(ask, answered: answer != nil, more: answer?.more ?? false, last: last))
                 serveHeldIfCaughtUp()
             }
         }

@@ -73,3 +73,47 @@ final class CatchUpTests: XCTestCase {
         XCTAssertTrue(replication.owed.isEmpty)
     }
 }
+
+/// The terms a take-over begins: once per key, kept while the key stays owned, begun again
+/// after it was lost and taken back.
+final class TakeOverTests: XCTestCase {
+    private func ring(_ ids: [String]) -> OwnerRing { OwnerRing(.coordinator, memberIDs: Set(ids)) }
+
+    func testATermBeginsOncePerTakeOverAndAgainAfterTheKeyWasLostAndTakenBack() throws {
+        let three = ring(["c1", "c2", "c3"])
+        let two = ring(["c1", "c2"])
+        var takeOver = TakeOver(selfID: "c1")
+        for ask in try XCTUnwrap(takeOver.membersChanged(to: three, known: three)) {
+            _ = takeOver.answered(ask, answered: true, more: false, last: "")
+        }
+        XCTAssertNil(takeOver.membersChanged(to: three, known: three), "the same members: nothing to do")
+        let keys = (0..<300).map { "room-\($0)" }
+        let owned = try XCTUnwrap(keys.first { three.owner(of: $0) == "c1" })
+        let fromC3 = try XCTUnwrap(keys.first { three.owner(of: $0) == "c3" && two.owner(of: $0) == "c1" })
+
+        // c3 goes: its keys are taken over; each begins a room term and a series once.
+        let asks = try XCTUnwrap(takeOver.membersChanged(to: two, known: three))
+        XCTAssertEqual(asks.map(\.member), ["c2"])
+        XCTAssertTrue(takeOver.mustWait(fromC3), "not before c2 answered")
+        _ = takeOver.answered(asks[0], answered: true, more: false, last: "")
+        XCTAssertFalse(takeOver.mustWait(fromC3))
+        XCTAssertTrue(takeOver.beginsTerm(.roomVersion, of: fromC3))
+        takeOver.began(.roomVersion, of: fromC3)
+        XCTAssertFalse(takeOver.beginsTerm(.roomVersion, of: fromC3))
+        XCTAssertTrue(takeOver.beginsTerm(.channelSeries, of: fromC3), "each term on its own")
+        takeOver.began(.channelSeries, of: fromC3)
+        XCTAssertFalse(takeOver.beginsTerm(.roomVersion, of: owned), "a key owned all along begins nothing")
+
+        // c2 goes too: what c1 owned before and owns still keeps its term.
+        _ = takeOver.membersChanged(to: ring(["c1"]), known: three)
+        XCTAssertFalse(takeOver.beginsTerm(.roomVersion, of: fromC3))
+        // c3 comes back and takes its key; when it goes again, c1 begins a new term.
+        for ask in try XCTUnwrap(takeOver.membersChanged(to: three, known: three)) {
+            _ = takeOver.answered(ask, answered: true, more: false, last: "")
+        }
+        for ask in try XCTUnwrap(takeOver.membersChanged(to: two, known: three)) {
+            _ = takeOver.answered(ask, answered: true, more: false, last: "")
+        }
+        XCTAssertTrue(takeOver.beginsTerm(.roomVersion, of: fromC3))
+    }
+}

@@ -256,3 +256,24 @@ final class ChannelEventSequencerTests: XCTestCase {
         return sequence
     }
 }
+
+final class ChannelEventOutboxTests: XCTestCase {
+    private func event(_ channel: String, _ sequence: UInt64, series: Int64 = 7) -> RoomChannelEvent {
+        RoomChannelEvent.with {
+            $0.channel = channel
+            $0.sequence = sequence
+            $0.series = series
+        }
+    }
+
+    func testEventsGoOutInNumberOrderOnlyOnceEveryEarlierOneIsSettled() {
+        var outbox = ChannelEventOutbox()
+        for number in 1...3 { outbox.numbered(event("a", UInt64(number))) }
+        outbox.numbered(event("b", 1))
+        XCTAssertEqual(outbox.settled([event("a", 2), event("a", 3)]), [], "number 1 is not settled yet")
+        XCTAssertEqual(outbox.settled([event("b", 1)]).map(\.sequence), [1], "another channel goes on")
+        XCTAssertEqual(outbox.settled([event("a", 1)]).map(\.sequence), [1, 2, 3])
+        XCTAssertEqual(outbox.count, 0)
+        XCTAssertEqual(outbox.settled([event("a", 9)]), [], "an event never numbered here goes nowhere")
+    }
+}

@@ -1,0 +1,68 @@
+import Routing
+
+/// What a member decides about the keys it takes over from others, as a pure value type: the
+/// catch-up that must be over before it writes them (``CatchUp``), and the new term each one
+/// begins with its first write (a room's version raised, a channel's numbers in a new series),
+/// so that what it writes wins over what an earlier owner that has not noticed yet writes
+/// meanwhile. The shell reports each change of the alive members and asks before each write.
+public struct TakeOver: Sendable, Equatable {
+    /// What begins anew with a key's first write after a take-over.
+    public enum Term: Sendable, Hashable {
+        /// A room's version is raised (the room registry's `raiseVersion(of:nowMs:)`).
+        case roomVersion
+        /// A channel's events are numbered in a new series.
+        case channelSeries
+    }
+
+    /// This member's id.
+    public let selfID: String
+    /// The pull of what this member holds from the others.
+    public private(set) var catchUp = CatchUp()
+    /// The alive members as last seen (nil before the first look).
+    public private(set) var ring: OwnerRing?
+    /// Keys whose new term began, by term.
+    private var begun: [Term: Set<String>] = [:]
+
+    /// Nothing taken over yet, for member `selfID`.
+    public init(selfID: String) {
+        self.selfID = selfID
+    }
+
+    /// The alive members are `now` (`known`: every member known, dead ones included). Returns
+    /// the catch-up's first asks, or nil when the members are the ones seen last. What this
+    /// member owned before and owns still keeps its term; what it lost begins a new one if it
+    /// takes it over again.
+    public mutating func membersChanged(to now: OwnerRing, known: OwnerRing) -> [CatchUp.Ask]? {
+        guard now != ring else { return nil }
+        let kept: (String) -> Bool = { [ring, selfID] key in now.owner(of: key) == selfID && ring?.owner(of: key) == selfID }
+        begun = begun.mapValues { $0.filter(kept) }
+        let before = ring
+        ring = now
+        return catchUp.membersChanged(from: before, to: now, known: known, selfID: selfID)
+    }
+
+    /// Whether a write of `key` must wait for the catch-up (``CatchUp/mustWait(_:selfID:)``).
+    public func mustWait(_ key: String) -> Bool { catchUp.mustWait(key, selfID: selfID) }
+
+    /// Whether this member took `key` over (``CatchUp/tookOver(_:selfID:)``).
+    public func tookOver(_ key: String) -> Bool { catchUp.tookOver(key, selfID: selfID) }
+
+    /// Whether `key`'s `term` begins with the write about to be made (it was taken over and has
+    /// not begun since). Call ``began(_:of:)`` once it did.
+    public func beginsTerm(_ term: Term, of key: String) -> Bool {
+        tookOver(key) && begun[term]?.contains(key) != true
+    }
+
+    /// `key`'s `term` began.
+    public mutating func began(_ term: Term, of key: String) {
+        begun[term, default: []].insert(key)
+    }
+
+    /// The catch-up's asks due now (``CatchUp/takeAsks()``).
+    public mutating func takeAsks() -> [CatchUp.Ask] { catchUp.takeAsks() }
+
+    /// A catch-up ask was answered (``CatchUp/answered(_:answered:more:last:)``).
+    public mutating func answered(_ ask: CatchUp.Ask, answered: Bool, more: Bool, last: String) -> [CatchUp.Ask] {
+        catchUp.answered(ask, answered: answered, more: more, last: last)
+    }
+}
