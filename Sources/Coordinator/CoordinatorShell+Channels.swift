@@ -227,10 +227,11 @@ extension CoordinatorShell {
         }
         // Only a channel's owner numbers its events, and only once it holds the numbers given so
         // far: the edge sends again, to the owner its view names then.
+        let writable = seesMostOfTheCluster  // one look at the members, not one per activity
         if let channel = report.activities.map(\.channel).first(where: {
-            !seesMostOfTheCluster || !ownership.owns($0) || takeOver.mustWait($0)
+            !writable || !ownership.owns($0) || takeOver.mustWait($0)
         }) {
-            let reason = !seesMostOfTheCluster ? "sees less than half of the cluster"
+            let reason = !writable ? "sees less than half of the cluster"
                 : ownership.owns(channel) ? "is taking over channel \(channel) from the others"
                 : "does not own channel \(channel) (\(ownership.owner(of: channel)) does)"
             respond(.failure(.unavailable("coordinator \(selfID) \(reason); send the activities again in a moment")))

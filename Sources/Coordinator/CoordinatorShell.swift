@@ -453,7 +453,7 @@ final class CoordinatorShell {
                         batch.rooms.append(room)
                         batch.messages += registry.messages(in: key)
                     }
-                    if sequencer.lastSequence[key] != nil { batch.sequences.append(sequencer.sequence(of: key)) }
+                    if sequencer.holds(key) { batch.sequences.append(sequencer.sequence(of: key)) }
                 }
                 // The owner's latest of its keys: a holder with a newer record refuses it.
                 batch.ownerWrite = repair.keys.allSatisfy { ownership.owns($0) }

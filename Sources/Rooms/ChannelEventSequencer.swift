@@ -188,6 +188,9 @@ public struct ChannelEventSequencer: Sendable {
         records.keys.sorted().map { sequence(of: $0) }
     }
 
+    /// Whether any number of `channel` is held.
+    public func holds(_ channel: String) -> Bool { records[channel] != nil }
+
     /// Everything known about one channel's numbers, to persist and replicate after numbering.
     public func sequence(of channel: String) -> RoomChannelSequence {
         records[channel] ?? RoomChannelSequence.with { $0.channel = channel }
