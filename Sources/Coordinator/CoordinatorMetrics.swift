@@ -19,7 +19,7 @@ final class CoordinatorMetrics {
         bans.record(shell.bans.bans.count)
         hostedChannels.record(shell.directory.hostsByChannel.count)
         relayChannels.record(shell.directory.relays.channelCount)
-        stagesSent.record(shell.sentStages.count)
-        pkForwards.record(shell.pkForwards.count)
+        stagesSent.record(shell.edgeInstructions.stagesSent)
+        pkForwards.record(shell.edgeInstructions.forwards.count)
     }
 }

@@ -205,11 +205,7 @@ extension CoordinatorShell {
         let outcome = registry.tickInteractions(nowMs: now) { [ownership] in ownership.owns($0) }
         for update in registry.takePeerUpdates() { deliverPeerUpdate(update) }
         carryOut(outcome, roomID: "") { _ in }
-        stageRefreshTicks += 1
-        if stageRefreshTicks >= Self.stageRefreshTicks {
-            stageRefreshTicks = 0
-            pushStages(of: Array(registry.rooms.values), onlyChanged: false)
-        }
+        if edgeInstructions.tick() { pushStages(of: Array(registry.rooms.values), onlyChanged: false) }
         for update in registry.matchEnqueues(nowMs: now, owns: { [ownership] in ownership.owns($0) }) { askPeer(update) { _ in } }
         // Intents begun a second ago or more: a fresh one's commit is on its way.
         for commit in registry.pkIntents(begunBefore: now - 1_000, owns: { [ownership] in ownership.owns($0) }) {
@@ -223,29 +219,11 @@ extension CoordinatorShell {
 
     // MARK: - The stage at the edges
 
-    /// The stage of a room as edges get it.
-    static func stage(of room: RoomRoom) -> RoomStage {
-        RoomStage.with {
-            $0.channel = room.channel
-            $0.roomID = room.roomID
-            $0.uids = RoomRegistry.stage(of: room)
-            $0.version = room.version
-            $0.removed = room.state != .open
-        }
-    }
-
     /// Sends the stages of the rooms this coordinator owns among `rooms` to every alive edge: all
     /// of them (`onlyChanged` false: the periodic refresh, which also reaches an edge that started
     /// since), or those whose uids changed since last sent.
     func pushStages(of rooms: [RoomRoom], onlyChanged: Bool) {
-        var stages: [RoomStage] = []
-        for room in rooms where ownership.owns(room.roomID) {
-            let stage = Self.stage(of: room)
-            let key = StageKey(uids: stage.uids, removed: stage.removed)
-            if onlyChanged, sentStages[room.channel] == key { continue }
-            sentStages[room.channel] = key
-            stages.append(stage)
-        }
+        let stages = edgeInstructions.stages(of: rooms, onlyChanged: onlyChanged) { [ownership] in ownership.owns($0) }
         guard !stages.isEmpty else { return }
         let request = RoomEdgeStageRequest.with { $0.stages = stages }
         for edge in alive(.edge) where !edge.metadata.clusterEndpoint.isEmpty {
@@ -257,10 +235,4 @@ extension CoordinatorShell {
             }
         }
     }
-}
-
-/// What an edge was last sent of a channel's stage.
-struct StageKey: Equatable {
-    var uids: [UInt32]
-    var removed: Bool
 }

@@ -10,33 +10,17 @@ import ShowroomWire
 // Each room's owner forwards its own host, so a PK runs both ways. Reconciled on every change and
 // every tick: what should run is compared with what the edges were told.
 
-/// A forward a coordinator had an edge start: the room's host into the peer's channel.
-struct PKForward: Equatable {
-    var edge: String
-    var channel: String
-    var uid: UInt32
-    var destination: String
-}
-
 extension CoordinatorShell {
     /// How long a forward token lasts (a PK's longest duration, with room to spare).
     static let forwardTokenSeconds: UInt32 = 2 * 3600
 
     /// Starts the forwards PKs need and stops those they no longer do.
     func reconcilePKForwards() {
-        var wanted: [String: PKForward] = [:]
-        for room in registry.rooms.values where room.state == .open && ownership.owns(room.roomID) {
-            guard room.interaction.kind == .pk, room.interaction.mediaMode == .forward,
-                  let edge = directory.originEdge(of: room.channel)
-            else { continue }
-            wanted[room.roomID] = PKForward(edge: edge, channel: room.channel, uid: room.ownerUid,
-                                            destination: room.interaction.peerChannel)
-        }
-        for (roomID, running) in pkForwards where wanted[roomID] != running {
-            pkForwards[roomID] = nil
-            command(.stop, running, destinations: [])
-        }
-        for (roomID, forward) in wanted where pkForwards[roomID] != forward {
+        let wanted = EdgeInstructions.wantedForwards(of: registry.rooms.values, owns: { [ownership] in ownership.owns($0) },
+                                                     origin: { [directory] in directory.originEdge(of: $0) })
+        let (stop, start) = edgeInstructions.reconcile(wanted: wanted)
+        for running in stop { command(.stop, running, destinations: []) }
+        for (roomID, forward) in start {
             guard let token = forwardToken(channel: forward.destination, uid: forward.uid) else { continue }
             let destination = EdgeForwardDestination.with {
                 $0.channel = forward.destination
@@ -44,7 +28,7 @@ extension CoordinatorShell {
             }
             command(.start, forward, destinations: [destination]) { [self] started in
                 // Not yet (the host has not joined its channel): the next tick tries again.
-                if started, registry.room(roomID)?.interaction.kind == .pk { pkForwards[roomID] = forward }
+                if started, registry.room(roomID)?.interaction.kind == .pk { edgeInstructions.started(forward, for: roomID) }
             }
         }
     }

@@ -44,15 +44,10 @@ final class CoordinatorShell {
     let faults: DeliberateFaults
     /// Messages for other rooms' owners (PK steps), sent until the owner has them.
     lazy var deliveries = Deliveries(node: node, role: .coordinator, logger: logger, timeout: Self.peerTimeout)
-    /// The PK forwards edges were told to run, by the room whose host is forwarded.
-    var pkForwards: [String: PKForward] = [:]
-    /// What each room's channel's stage was last sent to the edges as, by channel.
-    var sentStages: [String: StageKey] = [:]
-    /// Ticks since every stage was last sent to every edge.
-    var stageRefreshTicks = 0
-    /// Every stage goes to every edge this often (in ticks of a second): an edge that started since,
-    /// or missed a change, catches up.
-    static let stageRefreshTicks = 5
+    /// What the edges are told of the rooms owned here: stages and PK forwards. Every stage goes
+    /// to every edge each 5 ticks (seconds), so an edge that started since, or missed a change,
+    /// catches up.
+    var edgeInstructions = EdgeInstructions(refreshTicks: 5)
     /// When this coordinator started (its clock).
     let startedAtMs: Int64
     /// How long after a start every edge has reported its channels (edges report every second).
@@ -71,8 +66,9 @@ final class CoordinatorShell {
     /// The rooms and channels this coordinator takes over from others: the catch-up before it
     /// writes them, the new term each begins (``TakeOver``).
     var takeOver: TakeOver
-    /// Requests for rooms taken over, held until the catch-up is over (or their deadline passes).
-    private var heldForCatchUp: [(deadlineMs: Int64, key: String, serve: () -> Void, fail: () -> Void)] = []
+    /// What runs when a request held for a catch-up (``TakeOver/hold(_:deadlineMs:)``) is served
+    /// or refused, by its id.
+    private var heldForCatchUp: [UInt64: (serve: () -> Void, fail: () -> Void)] = [:]
     /// How long a request waits for a catch-up: less than a forwarding coordinator waits.
     static let catchUpWaitMs: Int64 = 1_500
     /// Rooms per catch-up page (with their chat), so no answer nears the message size limit.
@@ -196,7 +192,7 @@ final class CoordinatorShell {
         }.map(\.id.rawValue)).union([selfID]))
         if let asks = takeOver.membersChanged(to: now, known: known) {
             askForCatchUp(asks)
-            serveHeldIfCaughtUp()
+            releaseHeld()
         }
         let aliveEdges = Set(alive(.edge).map(\.id.rawValue))
         // Channels on edges that are gone: forgotten, so the next placement request places them again.
@@ -215,7 +211,7 @@ final class CoordinatorShell {
         // handed over: a stale copy must not tick, expire or be served as if it were current.
         if !rooms.released.isEmpty {
             let released = rooms.released
-            for roomID in released { if let room = registry.room(roomID) { sentStages[room.channel] = nil } }
+            for roomID in released { if let room = registry.room(roomID) { edgeInstructions.forgetStage(of: room.channel) } }
             registry.forget(released)
             storage.write { try $0.delete(roomIDs: released) }
         }
@@ -238,9 +234,7 @@ final class CoordinatorShell {
         pruneSequences(nowMs: now)
         sendRepairs()
         askForCatchUp(takeOver.takeAsks())
-        let late = heldForCatchUp.filter { $0.deadlineMs <= now }
-        heldForCatchUp.removeAll { $0.deadlineMs <= now }
-        for request in late { request.fail() }
+        releaseHeld()
         metrics.record(self)
     }
 
@@ -267,7 +261,7 @@ final class CoordinatorShell {
         }
         storage.write { try $0.persist(changes) }
         // A purged room's channel is sent no more stages (its removal went out while it was closed).
-        for change in changes where change.purged { sentStages[change.room.channel] = nil }
+        for change in changes where change.purged { edgeInstructions.forgetStage(of: change.room.channel) }
         pushStages(of: changes.filter { !$0.purged }.map(\.room), onlyChanged: true)
         if changes.contains(where: { [.pkStarted, .pkEnded].contains($0.event?.type) || $0.room.state == .closed }) {
             reconcilePKForwards()
@@ -305,15 +299,14 @@ final class CoordinatorShell {
     func afterCatchUp(of key: String, serve: @escaping () -> Void, fail: @escaping () -> Void) {
         guard seesMostOfTheCluster else { return fail() }
         guard takeOver.mustWait(key) else { return serve() }
-        heldForCatchUp.append((nowMs + Self.catchUpWaitMs, key, serve, fail))
+        heldForCatchUp[takeOver.hold(key, deadlineMs: nowMs + Self.catchUpWaitMs)] = (serve, fail)
     }
 
-    /// Serves the held requests whose keys need wait no more.
-    private func serveHeldIfCaughtUp() {
-        let ready = heldForCatchUp.filter { !takeOver.mustWait($0.key) }
-        guard !ready.isEmpty else { return }
-        heldForCatchUp.removeAll { !takeOver.mustWait($0.key) }
-        for request in ready { request.serve() }
+    /// Serves the held requests whose keys need wait no more, refuses those past their deadline.
+    private func releaseHeld() {
+        let (serve, refuse) = takeOver.release(nowMs: nowMs)
+        for id in serve { heldForCatchUp.removeValue(forKey: id)?.serve() }
+        for id in refuse { heldForCatchUp.removeValue(forKey: id)?.fail() }
     }
 
     /// Asks peers for pages of what this coordinator holds.
@@ -336,7 +329,7 @@ final class CoordinatorShell {
                 if let answer { try? receiveState(answer.batch) }
                 let last = answer?.batch.rooms.last?.roomID ?? ""
                 askForCatchUp(takeOver.answered(ask, answered: answer != nil, more: answer?.more ?? false, last: last))
-                serveHeldIfCaughtUp()
+                releaseHeld()
             }
         }
     }

@@ -22,6 +22,13 @@ public struct TakeOver: Sendable, Equatable {
     public private(set) var ring: OwnerRing?
     /// Keys whose new term began, by term.
     private var begun: [Term: Set<String>] = [:]
+    /// Requests held until their key's catch-up is over, by id: the key and the deadline.
+    private var held: [UInt64: HeldRequest] = [:]
+    private struct HeldRequest: Sendable, Equatable {
+        var key: String
+        var deadlineMs: Int64
+    }
+    private var lastHeld: UInt64 = 0
 
     /// Nothing taken over yet, for member `selfID`.
     public init(selfID: String) {
@@ -56,6 +63,33 @@ public struct TakeOver: Sendable, Equatable {
     /// `key`'s `term` began.
     public mutating func began(_ term: Term, of key: String) {
         begun[term, default: []].insert(key)
+    }
+
+    /// Holds a request of `key` until its catch-up is over or `deadlineMs` passes. Returns the
+    /// request's id (``release(nowMs:)`` names it).
+    public mutating func hold(_ key: String, deadlineMs: Int64) -> UInt64 {
+        lastHeld &+= 1
+        held[lastHeld] = HeldRequest(key: key, deadlineMs: deadlineMs)
+        return lastHeld
+    }
+
+    /// The held requests to serve now (their key need wait no more) and those to refuse (their
+    /// deadline passed first), each in the order they were held; both are forgotten.
+    public mutating func release(nowMs: Int64) -> (serve: [UInt64], refuse: [UInt64]) {
+        var serve: [UInt64] = []
+        var refuse: [UInt64] = []
+        for id in held.keys.sorted() {
+            let request = held[id]!
+            if !mustWait(request.key) {
+                serve.append(id)
+            } else if request.deadlineMs <= nowMs {
+                refuse.append(id)
+            } else {
+                continue
+            }
+            held[id] = nil
+        }
+        return (serve, refuse)
     }
 
     /// The catch-up's asks due now (``CatchUp/takeAsks()``).

@@ -116,4 +116,28 @@ final class TakeOverTests: XCTestCase {
         }
         XCTAssertTrue(takeOver.beginsTerm(.roomVersion, of: fromC3))
     }
+
+    func testARequestHeldForACatchUpIsServedOnceItIsOverOrRefusedAtItsDeadline() throws {
+        let three = ring(["c1", "c2", "c3"])
+        let two = ring(["c1", "c2"])
+        var takeOver = TakeOver(selfID: "c1")
+        for ask in try XCTUnwrap(takeOver.membersChanged(to: three, known: three)) {
+            _ = takeOver.answered(ask, answered: true, more: false, last: "")
+        }
+        let keys = (0..<300).map { "room-\($0)" }
+        let fromC3 = try XCTUnwrap(keys.first { three.owner(of: $0) == "c3" && two.owner(of: $0) == "c1" })
+        let asks = try XCTUnwrap(takeOver.membersChanged(to: two, known: three))
+        let early = takeOver.hold(fromC3, deadlineMs: 1_000)
+        let late = takeOver.hold(fromC3, deadlineMs: 3_000)
+        XCTAssertNotEqual(early, late)
+        var released = takeOver.release(nowMs: 500)
+        XCTAssertEqual(released.serve, [])
+        XCTAssertEqual(released.refuse, [], "nothing before its deadline")
+        released = takeOver.release(nowMs: 1_000)
+        XCTAssertEqual(released.refuse, [early], "the deadline passed while c2 had not answered")
+        _ = takeOver.answered(asks[0], answered: true, more: false, last: "")
+        released = takeOver.release(nowMs: 5_000)
+        XCTAssertEqual(released.serve, [late], "caught up: served, even past its deadline")
+        XCTAssertEqual(takeOver.release(nowMs: 6_000).serve, [], "each request released once")
+    }
 }
