@@ -206,7 +206,7 @@ final class CoordinatorShell {
         let tables = clusterWide.membersChanged(to: coordinators, holding: [Self.clusterTablesKey])
         acknowledge(rooms.acknowledged, in: .owned)
         acknowledge(tables.acknowledged, in: .clusterWide)
-        handOver(rooms: rooms.send, tables: tables.send.keys)
+        handOver(rooms.send, tables.send)
         // Rooms this coordinator holds no longer (a member it stood in for is back) are dropped once
         // handed over: a stale copy must not tick, expire or be served as if it were current.
         if !rooms.released.isEmpty {
@@ -436,21 +436,9 @@ final class CoordinatorShell {
     /// acknowledges the writes that waited for it once it holds them.
     func sendRepairs() {
         for (holding, repair) in ownership.takeRepairs().map({ (Holding.owned, $0) }) + clusterWide.takeRepairs().map({ (Holding.clusterWide, $0) }) {
-            var batch = RoomStateBatch()
-            if holding == .clusterWide {
-                batch = clusterTables()
-            } else {
-                // A key is a room id or a channel name (its event numbers), or both.
-                for key in repair.keys {
-                    if let room = registry.room(key) {
-                        batch.rooms.append(room)
-                        batch.messages += registry.messages(in: key)
-                    }
-                    if sequencer.holds(key) { batch.sequences.append(sequencer.sequence(of: key)) }
-                }
-                // The owner's latest of its keys: a holder with a newer record refuses it.
-                batch.ownerWrite = repair.keys.allSatisfy { ownership.owns($0) }
-            }
+            var batch = records(of: repair.keys)
+            // The owner's latest of its keys: a holder with a newer record refuses it.
+            batch.ownerWrite = holding == .owned && repair.keys.allSatisfy { ownership.owns($0) }
             send(batch, to: repair.member) { [self] held in
                 let done = holding == .owned
                     ? ownership.repaired(repair.keys, by: repair.member, held: held, through: repair.through)
@@ -458,6 +446,28 @@ final class CoordinatorShell {
                 acknowledge(done, in: holding)
             }
         }
+    }
+
+    /// What is held here of `keys`: each room (a key may be a room id, a channel name with its
+    /// event numbers, or both) with its chat, each channel's numbers, and the cluster-wide tables
+    /// for their key.
+    private func records(of keys: [String]) -> RoomStateBatch {
+        var batch = RoomStateBatch()
+        for key in keys {
+            if key == Self.clusterTablesKey {
+                let tables = clusterTables()
+                batch.placements = tables.placements
+                batch.bans = tables.bans
+                batch.sequences += tables.sequences
+                continue
+            }
+            if let room = registry.room(key) {
+                batch.rooms.append(room)
+                batch.messages += registry.messages(in: key)
+            }
+            if sequencer.holds(key) { batch.sequences.append(sequencer.sequence(of: key)) }
+        }
+        return batch
     }
 
     /// The cluster-wide tables as held here: placements, event numbers, bans.
@@ -540,21 +550,10 @@ final class CoordinatorShell {
 
     /// Hands every coordinator the rooms (with their chat) it now holds and did not before, and the
     /// cluster-wide tables (placements, sequences, bans) to those that newly hold them.
-    private func handOver(rooms: [String: [String]], tables: some Sequence<String>) {
-        var batches: [String: RoomStateBatch] = [:]
-        for (holder, roomIDs) in rooms {
-            for roomID in roomIDs {
-                guard let room = registry.room(roomID) else { continue }
-                batches[holder, default: RoomStateBatch()].rooms.append(room)
-                batches[holder, default: RoomStateBatch()].messages.append(contentsOf: registry.messages(in: roomID))
-            }
-        }
-        for newcomer in tables {
-            let tables = clusterTables()
-            batches[newcomer, default: RoomStateBatch()].placements = tables.placements
-            batches[newcomer, default: RoomStateBatch()].sequences = tables.sequences
-            batches[newcomer, default: RoomStateBatch()].bans = tables.bans
-        }
+    private func handOver(_ handOvers: [String: [String]]...) {
+        var keys: [String: [String]] = [:]
+        for handOver in handOvers { keys.merge(handOver, uniquingKeysWith: +) }
+        let batches = keys.mapValues { records(of: $0.sorted()) }
         // Large holdings go in slices so no message nears the size limit.
         var sliced: [(String, RoomStateBatch)] = []
         for (holder, batch) in batches.sorted(by: { $0.key < $1.key }) {
