@@ -93,15 +93,15 @@ extension CallSignalShell {
 
     /// Sends a batch of user records in slices; the machine learns whether the member holds them all.
     func replicate(_ batch: ReplicatedStore<UserRecord>.Batch) {
-        guard !batch.entries.isEmpty else { return machine.replicaBatchAnswered(batch, held: true) }
+        guard !batch.records.isEmpty else { return machine.replicaBatchAnswered(batch, held: true) }
         guard let endpoint = node.clusterEndpoint(of: batch.member) else {
             return machine.replicaBatchAnswered(batch, held: false)
         }
-        var remaining = (batch.entries.count + maxRecordsPerBatch - 1) / maxRecordsPerBatch
+        var remaining = (batch.records.count + maxRecordsPerBatch - 1) / maxRecordsPerBatch
         var held = true
-        for start in stride(from: 0, to: batch.entries.count, by: maxRecordsPerBatch) {
+        for start in stride(from: 0, to: batch.records.count, by: maxRecordsPerBatch) {
             var slice = SignalReplicaBatch()
-            slice.records = batch.entries[start..<min(start + maxRecordsPerBatch, batch.entries.count)].map(SignalUserRecord.init)
+            slice.records = batch.records[start..<min(start + maxRecordsPerBatch, batch.records.count)].map(SignalUserRecord.init)
             node.send(.callReplica, body: slice, to: endpoint, timeout: Self.peerTimeout) { [self] result in
                 if let failure = result.refusal {
                     held = false

@@ -348,13 +348,8 @@ final class CoordinatorShell {
         }
         let asker = OwnerRing(.coordinator, memberIDs: Set(request.members).union([request.from]))
         var answer = RoomStateBatchResponse()
-        if request.afterRoomID.isEmpty { answer.batch = clusterTables() }
         let roomIDs = registry.rooms.keys.filter { $0 > request.afterRoomID && asker.holders(of: $0, count: 2).contains(request.from) }.sorted()
-        for roomID in roomIDs.prefix(Self.catchUpPageRooms) {
-            guard let room = registry.room(roomID) else { continue }
-            answer.batch.rooms.append(room)
-            answer.batch.messages += registry.messages(in: roomID)
-        }
+        answer.batch = records(of: (request.afterRoomID.isEmpty ? [Self.clusterTablesKey] : []) + roomIDs.prefix(Self.catchUpPageRooms))
         answer.more = roomIDs.count > Self.catchUpPageRooms
         return answer
     }
@@ -455,10 +450,9 @@ final class CoordinatorShell {
         var batch = RoomStateBatch()
         for key in keys {
             if key == Self.clusterTablesKey {
-                let tables = clusterTables()
-                batch.placements = tables.placements
-                batch.bans = tables.bans
-                batch.sequences += tables.sequences
+                batch.placements = directory.placements.placements.values.sorted { $0.channel < $1.channel }
+                batch.sequences += sequencer.sequences
+                batch.bans = bans.active(nowMs: nowMs)
                 continue
             }
             if let room = registry.room(key) {
@@ -467,15 +461,6 @@ final class CoordinatorShell {
             }
             if sequencer.holds(key) { batch.sequences.append(sequencer.sequence(of: key)) }
         }
-        return batch
-    }
-
-    /// The cluster-wide tables as held here: placements, event numbers, bans.
-    private func clusterTables() -> RoomStateBatch {
-        var batch = RoomStateBatch()
-        batch.placements = directory.placements.placements.values.sorted { $0.channel < $1.channel }
-        batch.sequences = sequencer.sequences
-        batch.bans = bans.active(nowMs: nowMs)
         return batch
     }
 

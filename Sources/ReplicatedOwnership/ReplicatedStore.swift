@@ -56,72 +56,64 @@ public final class MemoryPersistence<Value: Sendable & Equatable>: ReplicaPersis
 }
 
 /// A keyed store replicated to each key's owner and successor among the alive members of a role,
-/// as a pure value type: writes return what to send to whom, answers and membership changes
-/// return what may be acknowledged and handed over. The shell carries the messages and persists
-/// what ``Effects/persist`` names.
+/// as a pure value type: versioned entries held here, replicated by a ``Replicator`` (writes
+/// return what to send to whom, answers and membership changes return what may be acknowledged
+/// and handed over). The shell carries the batches and persists what ``Effects/persist`` names.
 ///
 /// A role whose records follow from its own state (a user's session and call) marks keys changed
 /// as it goes (``markChanged(_:)``) and writes them all at once on a flush
 /// (``flush(current:)``), in one batch per member; deletions stay as tombstones until
 /// ``dropTombstones(olderThanMs:nowMs:)`` finds them old enough that no late copy is on its way.
 public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
+    /// Entries for one member, and the writes they carry.
+    public typealias Batch = Replicator<ReplicatedEntry<Value>>.Batch
+
     /// What the shell must do after a call.
     public struct Effects: Sendable, Equatable {
         /// Entries to persist (new or replaced).
         public var persist: [ReplicatedEntry<Value>] = []
-        /// Entries to send, by member.
-        public var send: [String: [ReplicatedEntry<Value>]] = [:]
-        /// The writes each member's entries in ``send`` carry: answer them with
-        /// ``ReplicatedStore/batchAnswered(_:held:)`` (none for a hand-over).
-        public var writes: [String: [UInt64]] = [:]
+        /// Batches to send, in member order; answer each with ``ReplicatedStore/batchAnswered(_:held:)``.
+        public var batches: [Batch] = []
         /// Writes that may be answered now.
         public var acknowledged: [Replication.Acknowledged] = []
         /// Keys to delete from persistence (no longer held here).
         public var forget: [String] = []
 
-        /// The last write begun when these effects were made: the batches carry every write up
-        /// to it.
-        public var through: UInt64 = 0
-
-        /// What to send, one batch per member in member order.
-        public var batches: [Batch] {
-            send.keys.sorted().map { Batch(member: $0, entries: send[$0] ?? [], writes: writes[$0] ?? [], through: through) }
+        /// Every entry to send, by member.
+        public var send: [String: [ReplicatedEntry<Value>]] {
+            batches.reduce(into: [:]) { $0[$1.member, default: []] += $1.records }
         }
 
-        /// Adds `other`'s effects to these.
+        /// Adds `other`'s effects to these (one batch per member, in member order).
         public mutating func merge(_ other: Effects) {
             persist += other.persist
-            for (member, entries) in other.send { send[member, default: []] += entries }
-            for (member, ids) in other.writes { writes[member, default: []] += ids }
+            add(other.batches)
             acknowledged += other.acknowledged
             forget += other.forget
-            through = max(through, other.through)
+        }
+
+        mutating func merge(_ other: Replicator<ReplicatedEntry<Value>>.Effects) {
+            add(other.batches)
+            acknowledged += other.acknowledged
+        }
+
+        /// Adds `more` to the batches, into the batch of the same member where there is one.
+        private mutating func add(_ more: [Batch]) {
+            for batch in more {
+                if let index = batches.firstIndex(where: { $0.member == batch.member }) {
+                    batches[index].absorb(batch)
+                } else {
+                    batches.append(batch)
+                    batches.sort { $0.member < $1.member }
+                }
+            }
         }
     }
 
-    /// Entries for one member, and the writes they carry.
-    public struct Batch: Sendable, Equatable {
-        /// The member to send them to.
-        public var member: String
-        /// The entries, in key order.
-        public var entries: [ReplicatedEntry<Value>]
-        /// The writes the member's answer acknowledges (empty for a hand-over).
-        public var writes: [UInt64]
-        /// The last write begun when the batch was made: its entries hold every write of their
-        /// keys up to this one.
-        public var through: UInt64
-
-        /// A batch of `entries` for `member`, carrying `writes` (and every write up to `through`).
-        public init(member: String, entries: [ReplicatedEntry<Value>], writes: [UInt64], through: UInt64 = 0) {
-            self.member = member
-            self.entries = entries
-            self.writes = writes
-            self.through = through
-        }
-    }
-
+    /// Who holds which key, and the batches that replicate it.
+    public private(set) var replicator: Replicator<ReplicatedEntry<Value>>
     /// Who holds which key.
-    public private(set) var replication: Replication
+    public var replication: Replication { replicator.replication }
     /// The entries held here (owned or replicated), tombstones included.
     public private(set) var entries: [String: ReplicatedEntry<Value>] = [:]
     /// Keys marked changed since the last flush.
@@ -136,7 +128,7 @@ public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
     /// A store for member `selfID` of `role` (owner and successor per key by default).
     public init(selfID: String, role: NodeRole, scope: Replication.Scope = .ownerAndSuccessor,
                 members: some Sequence<String> = []) {
-        replication = Replication(selfID: selfID, role: role, scope: scope, members: members)
+        replicator = Replicator(selfID: selfID, role: role, scope: scope, members: members)
     }
 
     /// The live value of `key`, if any.
@@ -144,28 +136,15 @@ public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
 
     /// Writes `value` (nil deletes) under `key` here, as its owner: the write is stored, and the
     /// effects name the replicas to send it to. Answer the client once ``Effects/acknowledged``
-    /// (here or from ``replicaAnswered(write:by:held:)``) names the returned write id.
+    /// (here or from ``batchAnswered(_:held:)``) names the returned write id.
     public mutating func write(_ value: Value?, for key: String) -> (write: UInt64, effects: Effects) {
         let version = (entries[key]?.version ?? 0) &+ 1
         let entry = ReplicatedEntry(key: key, value: value, version: version, writer: replication.selfID)
         store(entry)
-        let ticket = replication.beginWrite(key: key)
-        var effects = Effects(persist: [entry], through: ticket.id)
-        for replica in ticket.replicas {
-            effects.send[replica] = [entry]
-            effects.writes[replica] = [ticket.id]
-        }
-        if ticket.replicas.isEmpty {
-            effects.acknowledged = [Replication.Acknowledged(write: ticket.id, key: key, fullyReplicated: true)]
-        }
-        return (ticket.id, effects)
-    }
-
-    /// A replica answered a write.
-    public mutating func replicaAnswered(write: UInt64, by member: String, held: Bool) -> Effects {
-        var effects = Effects()
-        if let done = replication.replicaAnswered(write: write, by: member, held: held) { effects.acknowledged = [done] }
-        return effects
+        let (write, replicated) = replicator.write(key, record: entry)
+        var effects = Effects(persist: [entry])
+        effects.merge(replicated)
+        return (write, effects)
     }
 
     /// A member answered a batch (`held`: it stored every entry): the writes it carried are
@@ -173,13 +152,7 @@ public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
     /// by ``repairs()`` until it holds them or leaves.
     public mutating func batchAnswered(_ batch: Batch, held: Bool) -> Effects {
         var effects = Effects()
-        for write in batch.writes { effects.merge(replicaAnswered(write: write, by: batch.member, held: held)) }
-        let keys = batch.entries.map(\.key)
-        if held {
-            effects.acknowledged += replication.repaired(keys, by: batch.member, held: true, through: batch.through)
-        } else {
-            replication.owe(keys, to: batch.member)
-        }
+        effects.acknowledged = replicator.batchAnswered(batch, held: held)
         return effects
     }
 
@@ -187,11 +160,9 @@ public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
     /// batch per member (none to a member whose last repair is unanswered). Answer each with
     /// ``batchAnswered(_:held:)``.
     public mutating func repairs() -> Effects {
-        var effects = Effects(through: replication.lastWrite)
-        for repair in replication.takeRepairs() {
-            let entries = repair.keys.compactMap { self.entries[$0] }
-            if !entries.isEmpty { effects.send[repair.member] = entries }
-        }
+        var effects = Effects()
+        let entries = entries
+        effects.merge(replicator.repairs { keys in keys.compactMap { entries[$0] } })
         return effects
     }
 
@@ -278,16 +249,15 @@ public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
     /// The alive members changed: hand each key's new holders what is held of it, forget keys held
     /// no longer, acknowledge writes whose replicas left.
     public mutating func membersChanged(to members: some Sequence<String>) -> Effects {
-        let handOver = replication.membersChanged(to: members, holding: entries.keys)
-        var effects = Effects(acknowledged: handOver.acknowledged, through: replication.lastWrite)
-        for (member, keys) in handOver.send {
-            effects.send[member] = keys.sorted().compactMap { entries[$0] }
-        }
+        let entries = entries
+        let handOver = replicator.membersChanged(to: members, holding: entries.keys) { keys in keys.compactMap { entries[$0] } }
+        var effects = Effects()
+        effects.merge(handOver)
         for key in handOver.released {
-            entries[key] = nil
+            self.entries[key] = nil
             tombstoneSeen[key] = nil
         }
-        effects.forget = handOver.released.sorted()
+        effects.forget = handOver.released
         return effects
     }
 }

@@ -188,14 +188,14 @@ public struct Replication: Sendable, Equatable {
     /// Members a repair was sent to and has not been answered yet.
     private var repairing: Set<String> = []
 
-    /// The repairs due now, one list of keys per member, in member then key order, with the write
-    /// they carry up to (``lastWrite``): a member with a repair unanswered gets none until the
-    /// answer (``repaired(_:by:held:through:)``), so a member that stopped answering is not
-    /// flooded.
-    public mutating func takeRepairs() -> [(member: String, keys: [String], through: UInt64)] {
+    /// The repairs due now, one list of keys per member (at most `maxKeys`; the rest follow the
+    /// answer), in member then key order, with the write they carry up to (``lastWrite``): a
+    /// member with a repair unanswered gets none until the answer
+    /// (``repaired(_:by:held:through:)``), so a member that stopped answering is not flooded.
+    public mutating func takeRepairs(maxKeys: Int = .max) -> [(member: String, keys: [String], through: UInt64)] {
         let due = owed.keys.sorted().filter { !repairing.contains($0) }
         repairing.formUnion(due)
-        return due.map { ($0, owed[$0]!.sorted(), lastWrite) }
+        return due.map { ($0, Array(owed[$0]!.sorted().prefix(max(1, maxKeys))), lastWrite) }
     }
 
     /// The id of the last write begun here (0: none): a repair sent now carries every write up

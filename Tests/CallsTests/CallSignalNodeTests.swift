@@ -226,7 +226,7 @@ final class CallSignalNodeTests: XCTestCase {
         let sent = node.flush()
         guard case .replicate(let batch) = sent.first, sent.count == 1 else { return XCTFail("one batch: \(sent)") }
         XCTAssertEqual(batch.member, "n2")
-        XCTAssertEqual(batch.entries.map(\.value?.session?.id), [session])
+        XCTAssertEqual(batch.records.map(\.value?.session?.id), [session])
         XCTAssertEqual(batch.writes.count, 1)
         XCTAssertTrue(node.flush().isEmpty, "flushed once")
         XCTAssertFalse(node.records.replication.pendingWrites.isEmpty)
@@ -235,11 +235,11 @@ final class CallSignalNodeTests: XCTestCase {
 
         _ = try node.renew(session, tokenExpiresAtMs: t0 + 7_200_000, nowMs: t0 + 1)
         guard case .replicate(let renewed) = node.flush().first else { return XCTFail("the renewal is due") }
-        XCTAssertEqual(renewed.entries.first?.value?.session?.tokenExpiresAtMs, t0 + 7_200_000)
+        XCTAssertEqual(renewed.records.first?.value?.session?.tokenExpiresAtMs, t0 + 7_200_000)
 
         _ = try node.logout(session, nowMs: t0 + 2)
         guard case .replicate(let deleted) = node.flush().first else { return XCTFail("the deletion is due") }
-        XCTAssertNil(deleted.entries.first?.value)
+        XCTAssertNil(deleted.records.first?.value)
         XCTAssertEqual(node.records.tombstoneCount, 1)
         _ = node.tick(nowMs: t0 + 10_000, gone: [])
         _ = node.tick(nowMs: t0 + 10_000 + Node.tombstoneLifetimeMs - 1_000, gone: [])
@@ -257,7 +257,7 @@ final class CallSignalNodeTests: XCTestCase {
         let session = try login(&owner, user)
         _ = try owner.poll(session, poll: 1, waitMs: 0, nowMs: t0)
         _ = try owner.poll(session, poll: 2, waitMs: 20_000, nowMs: t0)
-        for case .replicate(let batch) in owner.flush() { _ = successor.receive(batch.entries, nowMs: t0) }
+        for case .replicate(let batch) in owner.flush() { _ = successor.receive(batch.records, nowMs: t0) }
         XCTAssertFalse(successor.presence.isOnline(user), "a replica only, while the owner lives")
 
         _ = successor.membersChanged(alive: ["n2"], gone: ["n1"], nowMs: t0 + 100)

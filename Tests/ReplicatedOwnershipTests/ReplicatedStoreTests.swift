@@ -7,8 +7,8 @@ import XCTest
 private struct Members {
     var stores: [String: ReplicatedStore<String>]
     var memories: [String: MemoryPersistence<String>]
-    /// Messages sent and not yet delivered: (from, to, entries, write id).
-    var inFlight: [(from: String, to: String, entries: [ReplicatedEntry<String>], write: UInt64?)] = []
+    /// Batches sent and not yet delivered, with their sender.
+    var inFlight: [(from: String, batch: ReplicatedStore<String>.Batch)] = []
     var acknowledged: [String: [Replication.Acknowledged]] = [:]
 
     init(_ ids: [String]) {
@@ -16,18 +16,16 @@ private struct Members {
         memories = Dictionary(uniqueKeysWithValues: ids.map { ($0, MemoryPersistence<String>()) })
     }
 
-    mutating func carry(_ effects: ReplicatedStore<String>.Effects, from member: String, write: UInt64? = nil) {
+    mutating func carry(_ effects: ReplicatedStore<String>.Effects, from member: String) {
         try! memories[member]!.save(effects.persist)
         try! memories[member]!.delete(keys: effects.forget)
         acknowledged[member, default: []] += effects.acknowledged
-        for (to, entries) in effects.send.sorted(by: { $0.key < $1.key }) {
-            inFlight.append((member, to, entries, write))
-        }
+        for batch in effects.batches { inFlight.append((member, batch)) }
     }
 
     mutating func write(_ value: String?, _ key: String, at member: String) -> UInt64 {
         let (id, effects) = stores[member]!.write(value, for: key)
-        carry(effects, from: member, write: id)
+        carry(effects, from: member)
         return id
     }
 
@@ -35,17 +33,10 @@ private struct Members {
     /// running is answered as failed.
     mutating func deliverAll() {
         while !inFlight.isEmpty {
-            let message = inFlight.removeFirst()
-            guard stores[message.to] != nil else {
-                if let write = message.write, stores[message.from] != nil {
-                    carry(stores[message.from]!.replicaAnswered(write: write, by: message.to, held: false), from: message.from)
-                }
-                continue
-            }
-            carry(stores[message.to]!.receive(message.entries), from: message.to)
-            if let write = message.write, stores[message.from] != nil {
-                carry(stores[message.from]!.replicaAnswered(write: write, by: message.to, held: true), from: message.from)
-            }
+            let (from, batch) = inFlight.removeFirst()
+            let held = stores[batch.member] != nil
+            if held { carry(stores[batch.member]!.receive(batch.records), from: batch.member) }
+            if stores[from] != nil { carry(stores[from]!.batchAnswered(batch, held: held), from: from) }
         }
     }
 
@@ -92,7 +83,7 @@ final class ReplicatedStoreTests: XCTestCase {
         let (owner, successor) = (holders[0], holders[1])
         let id = members.write("live", key, at: owner)
         XCTAssertEqual(members.acknowledged[owner, default: []], [], "nothing acknowledged before the replica answered")
-        XCTAssertEqual(members.inFlight.map(\.to), [successor], "the write goes to the successor only")
+        XCTAssertEqual(members.inFlight.map(\.batch.member), [successor], "the write goes to the successor only")
         XCTAssertNil(members.stores[successor]![key])
         members.deliverAll()
         XCTAssertEqual(members.stores[successor]![key], "live")
@@ -106,7 +97,8 @@ final class ReplicatedStoreTests: XCTestCase {
         let key = "room-9"
         let holders = members.holders(of: key)
         let id = members.write("a", key, at: holders[0])
-        XCTAssertNil(members.stores[holders[0]]!.replicaAnswered(write: id, by: "stranger", held: true).acknowledged.first,
+        XCTAssertNil(members.stores[holders[0]]!.batchAnswered(
+            .init(member: "stranger", keys: [key], records: [], writes: [id]), held: true).acknowledged.first,
                      "an answer from a member that was not asked is ignored")
         let successor = members.stores[holders[1]]
         members.stores[holders[1]] = nil  // the successor stops answering before the message arrives
@@ -117,7 +109,7 @@ final class ReplicatedStoreTests: XCTestCase {
         members.stores[holders[1]] = successor
         let repair = members.stores[holders[0]]!.repairs().batches
         XCTAssertEqual(repair.map(\.member), [holders[1]])
-        _ = members.stores[holders[1]]!.receive(repair[0].entries)
+        _ = members.stores[holders[1]]!.receive(repair[0].records)
         XCTAssertEqual(members.stores[holders[1]]![key], "a")
         XCTAssertEqual(members.stores[holders[0]]!.batchAnswered(repair[0], held: true).acknowledged,
                        [.init(write: id, key: key, fullyReplicated: true)])
@@ -250,8 +242,8 @@ final class ReplicatedStoreTests: XCTestCase {
         XCTAssertEqual(batches.map(\.member), batches.map(\.member).sorted())
         XCTAssertEqual(Set(batches.map(\.member)), Set(owned.flatMap { replication.replicas(of: $0) }))
         for batch in batches {
-            XCTAssertEqual(batch.entries.map(\.key), owned.sorted().filter { replication.replicas(of: $0) == [batch.member] })
-            XCTAssertEqual(batch.writes.count, batch.entries.count)
+            XCTAssertEqual(batch.records.map(\.key), owned.sorted().filter { replication.replicas(of: $0) == [batch.member] })
+            XCTAssertEqual(batch.writes.count, batch.records.count)
         }
         XCTAssertNil(store[foreign])
 
@@ -270,14 +262,14 @@ final class ReplicatedStoreTests: XCTestCase {
         // flush sends them again (the latest of each); that answer acknowledges the writes.
         for batch in batches.dropFirst() {
             XCTAssertTrue(store.batchAnswered(batch, held: false).acknowledged.isEmpty, "a failed batch acknowledges nothing")
-            XCTAssertEqual(store.replication.owed[batch.member], Set(batch.entries.map(\.key)))
+            XCTAssertEqual(store.replication.owed[batch.member], Set(batch.records.map(\.key)))
         }
         XCTAssertTrue(store.isFlushDue, "repairs are due")
         let repairs = store.flush { values[$0] }.batches
         XCTAssertEqual(repairs.map(\.member), batches.dropFirst().map(\.member))
         XCTAssertTrue(store.flush { values[$0] }.batches.isEmpty, "no second repair while one is unanswered")
         for (repair, batch) in zip(repairs, batches.dropFirst()) {
-            XCTAssertEqual(repair.entries.map(\.key), batch.entries.map(\.key))
+            XCTAssertEqual(repair.records.map(\.key), batch.records.map(\.key))
             XCTAssertTrue(repair.writes.isEmpty)
             let done = store.batchAnswered(repair, held: true).acknowledged
             XCTAssertEqual(done.map(\.write).sorted(), batch.writes.sorted())
