@@ -33,10 +33,13 @@ final class CoordinatorShell {
     var directory: ChannelDirectory
     var sequencer = ChannelEventSequencer()
     var bans = BanList()
+    /// Rooms and channel event numbers, replicated to owner and successor.
+    var owned: Replicator<RoomStateBatch>
+    /// The cluster-wide tables (placements, bans, and event numbers for newcomers), replicated to
+    /// every coordinator under one key.
+    var clusterWide: Replicator<RoomStateBatch>
     /// Who holds rooms and channel event numbers: owner and successor.
-    var ownership: Replication
-    /// Who holds the cluster-wide tables (placements, bans, and event numbers for newcomers).
-    var clusterWide: Replication
+    var ownership: Replication { owned.replication }
     /// Where room ids and request ids come from: the system's generator, or a seeded one in a
     /// simulation.
     var random: AnyRandomNumberGenerator
@@ -113,9 +116,9 @@ final class CoordinatorShell {
         registry = RoomRegistry(settings: rooms)
         directory = ChannelDirectory(placementExpiryMs: Int64(settings.placementExpirySeconds) * 1000,
                                      relayThreshold: settings.relayThreshold)
-        ownership = Replication(selfID: configuration.nodeID, role: .coordinator, scope: .ownerAndSuccessor)
+        owned = Replicator(selfID: configuration.nodeID, role: .coordinator, scope: .ownerAndSuccessor)
         takeOver = TakeOver(selfID: configuration.nodeID)
-        clusterWide = Replication(selfID: configuration.nodeID, role: .coordinator, scope: .everyMember)
+        clusterWide = Replicator(selfID: configuration.nodeID, role: .coordinator, scope: .everyMember)
         let stored = try storage.store.load()
         _ = registry.merge(rooms: stored.rooms, messages: stored.messages)
         // Loaded placements stand for one expiry from now, time for their edges to report.
@@ -202,11 +205,16 @@ final class CoordinatorShell {
             storage.write { try $0.delete(placementsOf: channels) }
             logger.info("edges gone: channels to place again", metadata: ["channels": "\(evicted.count)"])
         }
-        let rooms = ownership.membersChanged(to: coordinators, holding: Array(registry.rooms.keys))
-        let tables = clusterWide.membersChanged(to: coordinators, holding: [Self.clusterTablesKey])
-        acknowledge(rooms.acknowledged, in: .owned)
-        acknowledge(tables.acknowledged, in: .clusterWide)
-        handOver(rooms.send, tables.send)
+        // The hand-over: each key's new holders are sent what is held here of it.
+        let rooms = owned.membersChanged(to: coordinators, holding: Array(registry.rooms.keys)) { [self] in [records(of: $0)] }
+        let tables = clusterWide.membersChanged(to: coordinators, holding: [Self.clusterTablesKey]) { [self] in [records(of: $0)] }
+        carry(rooms, in: .owned)
+        carry(tables, in: .clusterWide)
+        if !rooms.batches.isEmpty || !tables.batches.isEmpty {
+            logger.info("coordinators changed: handing over state", metadata: [
+                "coordinators": "\(ownership.ring.members)", "batches": "\(rooms.batches.count + tables.batches.count)",
+            ])
+        }
         // Rooms this coordinator holds no longer (a member it stood in for is back) are dropped once
         // handed over: a stale copy must not tick, expire or be served as if it were current.
         if !rooms.released.isEmpty {
@@ -356,7 +364,7 @@ final class CoordinatorShell {
 
     /// Sends `batches` (the replicas of one write of `key`, plus those of other rooms the write
     /// changed) and runs `done` once each holder of `key` answered, failed or left: the write is
-    /// acknowledged through ``Replication``.
+    /// acknowledged through ``Replicator``.
     func replicate(_ batches: [String: RoomStateBatch], key: String, then done: (() -> Void)? = nil) {
         replicate(batches, key: key, in: .owned, then: done)
     }
@@ -372,40 +380,55 @@ final class CoordinatorShell {
     /// Sends `batch` (placements, bans) to every other alive coordinator; `done` runs once each
     /// answered, failed or left.
     func replicateClusterWide(_ batch: RoomStateBatch, then done: (() -> Void)? = nil) {
-        let batches = Dictionary(uniqueKeysWithValues: clusterWide.others.map { ($0, batch) })
+        let batches = Dictionary(uniqueKeysWithValues: clusterWide.replication.others.map { ($0, batch) })
         replicate(batches, key: Self.clusterTablesKey, in: .clusterWide, then: done)
     }
 
-    /// Which ``Replication`` a write goes through.
+    /// Which ``Replicator`` a write goes through.
     enum Holding { case owned, clusterWide }
 
     private func replicate(_ batches: [String: RoomStateBatch], key: String, in holding: Holding,
                            then done: (() -> Void)?, settledAnyway: Bool = false) {
-        let write = holding == .owned ? ownership.beginWrite(key: key) : clusterWide.beginWrite(key: key)
-        let asked = Set(write.replicas)
+        // A write carries what changed (a chat message, not the room's whole chat): a member that
+        // missed an earlier one is still owed it after holding this one.
+        let sends = batches.mapValues { batch in (keys: Self.keys(of: batch, in: holding), records: [batch]) }
+        let (write, effects) = holding == .owned ? owned.write(key, sends: sends, isLatest: false)
+            : clusterWide.write(key, sends: sends, isLatest: false)
         if let done {
             // The deliberately broken rule answers at once, whether or not a replica holds the write.
-            if asked.isEmpty || faults.contains(.answerBeforeReplicated) {
+            if faults.contains(.answerBeforeReplicated) {
                 done()
             } else {
-                waitingWrites[holding, default: [:]][write.id] = Settled(done: done, settledAnyway: settledAnyway)
+                waitingWrites[holding, default: [:]][write] = Settled(done: done, settledAnyway: settledAnyway)
             }
         }
-        for (holder, batch) in batches.sorted(by: { $0.key < $1.key }) {
-            send(batch, to: holder) { [self] held in
-                // What did not arrive is owed to the holder: the tick sends it again.
-                if !held { owe(batch, to: holder) }
-                if asked.contains(holder) { answered(write.id, in: holding, by: holder, held: held) }
-            }
-        }
-        // A replica the write had nothing for (a purge) holds nothing new: it has answered.
-        for replica in asked where batches[replica] == nil { answered(write.id, in: holding, by: replica, held: true) }
+        carry(effects, in: holding)
     }
 
-    private func answered(_ write: UInt64, in holding: Holding, by member: String, held: Bool) {
-        let done = holding == .owned ? ownership.replicaAnswered(write: write, by: member, held: held)
-            : clusterWide.replicaAnswered(write: write, by: member, held: held)
-        if let done { acknowledge([done], in: holding) }
+    /// The keys a batch carries records of: rooms and channels, or the cluster-wide tables.
+    private static func keys(of batch: RoomStateBatch, in holding: Holding) -> [String] {
+        guard holding == .owned else { return [clusterTablesKey] }
+        return Array(Set(batch.rooms.map(\.roomID)).union(batch.messages.map(\.roomID)).union(batch.sequences.map(\.channel))).sorted()
+    }
+
+    /// Sends the batches `effects` name and acknowledges the writes it may.
+    private func carry(_ effects: Replicator<RoomStateBatch>.Effects, in holding: Holding) {
+        acknowledge(effects.acknowledged, in: holding)
+        for batch in effects.batches {
+            var wire = RoomStateBatch()
+            for record in batch.records {
+                wire.rooms += record.rooms
+                wire.messages += record.messages
+                wire.sequences += record.sequences
+                wire.placements += record.placements
+                wire.bans += record.bans
+                wire.ownerWrite = wire.ownerWrite || record.ownerWrite
+            }
+            send(wire, to: batch.member) { [self] held in
+                let done = holding == .owned ? owned.batchAnswered(batch, held: held) : clusterWide.batchAnswered(batch, held: held)
+                acknowledge(done, in: holding)
+            }
+        }
     }
 
     private func acknowledge(_ writes: [Replication.Acknowledged], in holding: Holding) {
@@ -419,28 +442,16 @@ final class CoordinatorShell {
         }
     }
 
-    /// Notes that `holder` missed `batch`: its rooms, and the cluster-wide tables if it carried any.
-    private func owe(_ batch: RoomStateBatch, to holder: String) {
-        ownership.owe(Set(batch.rooms.map(\.roomID)).union(batch.messages.map(\.roomID)), to: holder)
-        if !batch.placements.isEmpty || !batch.sequences.isEmpty || !batch.bans.isEmpty {
-            clusterWide.owe([Self.clusterTablesKey], to: holder)
-        }
-    }
-
     /// Sends every holder what it missed (the rooms as held now, the cluster-wide tables), and
     /// acknowledges the writes that waited for it once it holds them.
     func sendRepairs() {
-        for (holding, repair) in ownership.takeRepairs().map({ (Holding.owned, $0) }) + clusterWide.takeRepairs().map({ (Holding.clusterWide, $0) }) {
-            var batch = records(of: repair.keys)
-            // The owner's latest of its keys: a holder with a newer record refuses it.
-            batch.ownerWrite = holding == .owned && repair.keys.allSatisfy { ownership.owns($0) }
-            send(batch, to: repair.member) { [self] held in
-                let done = holding == .owned
-                    ? ownership.repaired(repair.keys, by: repair.member, held: held, through: repair.through)
-                    : clusterWide.repaired(repair.keys, by: repair.member, held: held, through: repair.through)
-                acknowledge(done, in: holding)
-            }
+        var rooms = owned.repairs { [self] in [records(of: $0)] }
+        // The owner's latest of its keys: a holder with a newer record refuses it.
+        for index in rooms.batches.indices where rooms.batches[index].keys.allSatisfy({ ownership.owns($0) }) {
+            rooms.batches[index].records[0].ownerWrite = true
         }
+        carry(rooms, in: .owned)
+        carry(clusterWide.repairs { [self] in [records(of: $0)] }, in: .clusterWide)
     }
 
     /// What is held here of `keys`: each room (a key may be a room id, a channel name with its
@@ -513,7 +524,7 @@ final class CoordinatorShell {
         // A record of ours replaced by another coordinator's: our writes of it still waiting for
         // replicas are not in it, and are never acknowledged.
         for roomID in Set(changes.filter { $0.message == nil }.map(\.room.roomID)) {
-            for id in ownership.abandonWrites(of: roomID) {
+            for id in owned.abandonWrites(of: roomID) {
                 // A channel's numbers under the same key are published all the same (see
                 // ``replicate(_:key:settled:)``).
                 if let settled = waitingWrites[.owned]?.removeValue(forKey: id), settled.settledAnyway { settled.done() }
@@ -531,40 +542,5 @@ final class CoordinatorShell {
         if !numbered.isEmpty { storage.write { try $0.save(sequences: numbered) } }
         let banned = bans.merge(batch.bans)
         if !banned.isEmpty { storage.write { try $0.save(bans: banned) } }
-    }
-
-    /// Hands every coordinator the rooms (with their chat) it now holds and did not before, and the
-    /// cluster-wide tables (placements, sequences, bans) to those that newly hold them.
-    private func handOver(_ handOvers: [String: [String]]...) {
-        var keys: [String: [String]] = [:]
-        for handOver in handOvers { keys.merge(handOver, uniquingKeysWith: +) }
-        let batches = keys.mapValues { records(of: $0.sorted()) }
-        // Large holdings go in slices so no message nears the size limit.
-        var sliced: [(String, RoomStateBatch)] = []
-        for (holder, batch) in batches.sorted(by: { $0.key < $1.key }) {
-            if batch.rooms.count <= 200 && batch.messages.count <= 2000 {
-                sliced.append((holder, batch))
-                continue
-            }
-            var head = batch
-            head.rooms = []
-            head.messages = []
-            sliced.append((holder, head))
-            for start in stride(from: 0, to: batch.rooms.count, by: 200) {
-                var slice = RoomStateBatch()
-                slice.rooms = Array(batch.rooms[start..<min(start + 200, batch.rooms.count)])
-                let ids = Set(slice.rooms.map(\.roomID))
-                slice.messages = batch.messages.filter { ids.contains($0.roomID) }
-                sliced.append((holder, slice))
-            }
-        }
-        for (holder, batch) in sliced {
-            send(batch, to: holder) { [self] held in if !held { owe(batch, to: holder) } }
-        }
-        if !sliced.isEmpty {
-            logger.info("coordinators changed: handing over state", metadata: [
-                "coordinators": "\(ownership.ring.members)", "batches": "\(sliced.count)",
-            ])
-        }
     }
 }

@@ -100,7 +100,7 @@ public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
         /// Adds `more` to the batches, into the batch of the same member where there is one.
         private mutating func add(_ more: [Batch]) {
             for batch in more {
-                if let index = batches.firstIndex(where: { $0.member == batch.member }) {
+                if let index = batches.firstIndex(where: { $0.member == batch.member && $0.isLatest == batch.isLatest }) {
                     batches[index].absorb(batch)
                 } else {
                     batches.append(batch)

@@ -28,23 +28,31 @@ public struct Replicator<Record: Sendable & Equatable>: Sendable {
         /// The writes the member's answer acknowledges (none for a hand-over or repair: those
         /// answer the writes of their keys up to ``through``).
         public var writes: [UInt64]
-        /// The last write begun when the batch was made: its records hold every write of their
-        /// keys up to this one.
+        /// The last write begun when the batch was made.
         public var through: UInt64
+        /// Whether the records are the whole of their keys as held when the batch was made (a
+        /// repair, a hand-over, a store's write of a whole entry), so that once held they answer
+        /// every write of their keys up to ``through`` and settle what was owed. A write that
+        /// carries only what changed (a chat message) does not: an earlier change the member
+        /// missed is still owed.
+        public var isLatest: Bool
 
-        /// A batch of `records` (of `keys`) for `member`, carrying `writes` and every write up
-        /// to `through`.
-        public init(member: String, keys: [String], records: [Record], writes: [UInt64] = [], through: UInt64 = 0) {
+        /// A batch of `records` (of `keys`) for `member`, carrying `writes`, made when `through`
+        /// was the last write.
+        public init(member: String, keys: [String], records: [Record], writes: [UInt64] = [], through: UInt64 = 0,
+                    isLatest: Bool = true) {
             self.member = member
             self.keys = keys
             self.records = records
             self.writes = writes
             self.through = through
+            self.isLatest = isLatest
         }
 
         /// Takes `other`'s records and writes into this batch (both for the same member, made
-        /// in the same call, so this batch's answer answers both).
+        /// in the same call, both whole or both changes, so this batch's answer answers both).
         public mutating func absorb(_ other: Batch) {
+            precondition(isLatest == other.isLatest, "a whole batch and a batch of changes are answered differently")
             keys += other.keys
             records += other.records
             writes += other.writes
@@ -86,17 +94,20 @@ public struct Replicator<Record: Sendable & Equatable>: Sendable {
     }
 
     /// A write of `key` made here, as its owner: `sends` names what each member gets (the key's
-    /// replicas, and other members holding other keys the same change touched). A replica `sends`
+    /// replicas, and other members holding other keys the same change touched), whole records of
+    /// their keys or only what changed (`isLatest`, see ``Batch/isLatest``). A replica `sends`
     /// leaves out holds nothing new and counts as having answered. With no replica the write is
     /// acknowledged at once.
-    public mutating func write(_ key: String, sends: [String: (keys: [String], records: [Record])]) -> (write: UInt64, effects: Effects) {
+    public mutating func write(_ key: String, sends: [String: (keys: [String], records: [Record])],
+                               isLatest: Bool) -> (write: UInt64, effects: Effects) {
         let ticket = replication.beginWrite(key: key)
         var effects = Effects()
         let replicas = Set(ticket.replicas)
         for member in sends.keys.sorted() {
             let send = sends[member]!
             effects.batches.append(Batch(member: member, keys: send.keys, records: send.records,
-                                         writes: replicas.contains(member) ? [ticket.id] : [], through: ticket.id))
+                                         writes: replicas.contains(member) ? [ticket.id] : [], through: ticket.id,
+                                         isLatest: isLatest))
         }
         if ticket.replicas.isEmpty {
             effects.acknowledged.append(Replication.Acknowledged(write: ticket.id, key: key, fullyReplicated: true))
@@ -107,24 +118,27 @@ public struct Replicator<Record: Sendable & Equatable>: Sendable {
         return (ticket.id, effects)
     }
 
-    /// A write of `key` sending `record` to each of the key's replicas.
+    /// A write of `key` sending `record`, the whole of it, to each of the key's replicas.
     public mutating func write(_ key: String, record: Record) -> (write: UInt64, effects: Effects) {
         let replicas = replication.replicas(of: key)
-        return write(key, sends: Dictionary(uniqueKeysWithValues: replicas.map { ($0, (keys: [key], records: [record])) }))
+        return write(key, sends: Dictionary(uniqueKeysWithValues: replicas.map { ($0, (keys: [key], records: [record])) }),
+                     isLatest: true)
     }
 
     /// A member answered a batch (`held`: it stored every record): the writes it carried are
-    /// answered by that member, and so is every write of its keys up to ``Batch/through``. A
-    /// batch that failed leaves its keys owed to the member, sent again by ``repairs(records:)``
-    /// until it holds them or leaves. Returns the writes that may be acknowledged now.
+    /// answered by that member, and, for whole records, every write of its keys up to
+    /// ``Batch/through``. A batch that failed leaves its keys owed to the member, sent again by
+    /// ``repairs(records:)`` until it holds them or leaves. Returns the writes that may be
+    /// acknowledged now.
     public mutating func batchAnswered(_ batch: Batch, held: Bool) -> [Replication.Acknowledged] {
         var done: [Replication.Acknowledged] = []
         for write in batch.writes {
             if let acknowledged = replication.replicaAnswered(write: write, by: batch.member, held: held) { done.append(acknowledged) }
         }
-        if held {
-            done += replication.repaired(batch.keys, by: batch.member, held: true, through: batch.through)
-        } else {
+        if batch.isLatest {
+            // Also ends the member's repair in flight, held or not, so the next one can go.
+            done += replication.repaired(batch.keys, by: batch.member, held: held, through: batch.through)
+        } else if !held {
             replication.owe(batch.keys, to: batch.member)
         }
         return done
