@@ -506,17 +506,11 @@ final class CoordinatorShell {
             }
         }
         if batch.ownerWrite {
-            // An owner's write from a record older than the one held here (the owner had not yet
-            // seen a newer owner's writes) is refused: acknowledging it would tell a client its
-            // write holds when the newer record replaces it. The owner is sent the newer one.
-            let newer = batch.rooms.compactMap { room in registry.room(room.roomID).flatMap { held in
-                held.version > room.version || (held.version == room.version && held != room) ? held : nil
-            } }
+            // An owner's write from a record older than the one held here is refused, and the
+            // owner sent the one held (``RoomRegistry/heldOver(_:)``).
+            let newer = registry.heldOver(batch.rooms)
             if !newer.isEmpty {
-                var reply = RoomStateBatch()
-                reply.rooms = newer
-                for room in newer { reply.messages += registry.messages(in: room.roomID) }
-                send(reply, to: batch.from) { _ in }
+                send(records(of: newer.map(\.roomID)), to: batch.from) { _ in }
                 throw .unavailable("coordinator \(selfID) holds a newer record of room \(newer[0].roomID) than \(batch.from) wrote to")
             }
         }

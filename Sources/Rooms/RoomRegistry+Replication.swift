@@ -38,6 +38,18 @@ extension RoomRegistry {
         return changes
     }
 
+    /// The records held here that an owner's write of `incoming` must not be taken over: a newer
+    /// one, or another record of the same version. The owner had not seen them when it wrote;
+    /// acknowledging its write would tell a client its write holds when the held record replaces
+    /// it. The owner is sent these instead, and its write refused.
+    public func heldOver(_ incoming: [RoomRoom]) -> [RoomRoom] {
+        incoming.compactMap { room in
+            rooms[room.roomID].flatMap { held in
+                held.version > room.version || (held.version == room.version && held != room) ? held : nil
+            }
+        }
+    }
+
     /// The record to keep of a room held as `ours` when `incoming` arrives, or nil to keep ours.
     /// Every holder comes to the same record whatever order copies arrive in: the higher version
     /// wins; two different records of one version (two coordinators that both took themselves for

@@ -120,6 +120,24 @@ final class RoomLifecycleTests: XCTestCase {
         XCTAssertEqual(ours.room("r"), newer)
     }
 
+    func testAnOwnersWriteFromAnOlderRecordIsHeldOver() throws {
+        var replica = RoomRegistry()
+        replica.mustCreate("r", nowMs: t0)
+        _ = try replica.join(Requests.join("r", uid: 1), nowMs: t0 + 1)   // version 2
+        let held = try XCTUnwrap(replica.room("r"))
+        var older = held
+        older.version = 1
+        var rival = held
+        rival.name = "another record of the same version"
+        var newer = held
+        newer.version = 3
+        var unknown = held
+        unknown.roomID = "s"
+        XCTAssertEqual(replica.heldOver([older]), [held], "the owner had not seen version 2")
+        XCTAssertEqual(replica.heldOver([rival]), [held], "two records of one version: neither is acknowledged over the other")
+        XCTAssertEqual(replica.heldOver([held, newer, unknown]), [], "the same, a newer or an unknown room is taken")
+    }
+
     func testMergeBringsNewRoomsAndMessagesByRoomAndSequence() throws {
         var owner = RoomRegistry()
         owner.mustCreate("r", nowMs: t0)
