@@ -89,8 +89,9 @@ final class InteractionWorkload {
             }
         case 15..<30:
             // The host invites another room's host to a PK (inviting back accepts).
-            let peer = rng.pick(open.filter { $0 != roomID })
-            guard peer != roomID else { return }
+            let peers = open.filter { $0 != roomID }
+            guard !peers.isEmpty else { return }
+            let peer = rng.pick(peers)
             let duration = UInt32(rng.pick([0, 0, 5, 12]))
             act(.roomPkInvite, RoomPkInviteRequest.with {
                 $0.roomID = roomID
