@@ -230,8 +230,8 @@ let package = Package(
         .target(
             name: "ClusterSimulation",
             dependencies: [
-                "NodeRuntime", "Coordinator", "CallSignal", "Rooms", "RoomStore", "Routing", "ShowroomWire", "Membership",
-                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                "NodeRuntime", "Coordinator", "CallSignal", "Calls", "Rooms", "RoomStore", "Routing", "ShowroomWire", "Membership",
+                "ShowroomAuth", .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -343,7 +343,7 @@ let package = Package(
         // Show → 1v1 on real processes with real media, through the SDK's CallClient.
         .testTarget(name: "CallTests", dependencies: ["ShowroomKit", "ShowroomTesting", "ShowroomAuth", "ShowroomWire", "Routing"]),
         // The deterministic simulation: generator, scheduler, network faults, same seed same digest.
-        .testTarget(name: "ClusterSimulationTests", dependencies: ["ClusterSimulation", "ShowroomWire"]),
+        .testTarget(name: "ClusterSimulationTests", dependencies: ["ClusterSimulation", "ShowroomWire", "Calls", "Routing"]),
         .testTarget(name: "ClusterTests", dependencies: ["ShowroomTesting", "NodeRuntime", "ShowroomWire"]),
         .testTarget(name: "ShowroomWireTests", dependencies: ["ShowroomWire"]),
         .testTarget(

@@ -8,7 +8,7 @@ import ShowroomWire
 extension CallSignalShell {
     /// Carries out what the machine decided.
     func perform(_ directives: [Machine.Directive]) {
-        var remote: [String: [SignalNotice]] = [:]
+        var remote: [SignalNotice] = []
         var events: [SignalCallNotification] = []
         for directive in directives {
             switch directive {
@@ -24,8 +24,7 @@ extension CallSignalShell {
                 logger.info("session ended", metadata: ["uid": "\(session.uid)", "why": "\(why.rawValue)"])
             case .call(.notify(let notice)):
                 let message = SignalNotice(notice, call: info(notice.call, for: notice.to))
-                let owner = machine.owner(of: notice.to)
-                if owner == selfID { deliver(message) } else { remote[owner, default: []].append(message) }
+                if machine.owner(of: notice.to) == selfID { deliver(message) } else { remote.append(message) }
             case .call(.seal(let channel, let parties)):
                 seal(channel, parties: parties)
             case .call(.started(let call)):
@@ -73,14 +72,12 @@ extension CallSignalShell {
             }
         }
         report(events)
-        for (owner, notices) in remote.sorted(by: { $0.key < $1.key }) {
-            guard let endpoint = node.clusterEndpoint(of: owner) else { continue }
-            var deliver = SignalDeliverRequest()
-            deliver.notices = notices
-            node.send(.callDeliver, body: deliver, to: endpoint, timeout: Self.peerTimeout) { [logger] result in
-                if case .failure(let error) = result {
-                    logger.warning("notices not delivered", metadata: ["node": "\(owner)", "error": "\(error)"])
-                }
+        // Until the party's owner of the moment takes it: a lost notice would leave the party in a
+        // call that is over (its owner noting it busy, its app never told).
+        for notice in remote {
+            noticeDeliveries.deliver(.callDeliver, key: UserRecord.key(of: notice.to),
+                                     what: "notice \(notice.sequence) of call \(notice.callID) for uid \(notice.to)") {
+                SignalDeliverRequest.with { $0.notices = [notice] }
             }
         }
     }
@@ -88,7 +85,7 @@ extension CallSignalShell {
     /// Hands a notice for a user owned here to the machine.
     func deliver(_ notice: SignalNotice) {
         perform(machine.deliver(notice, to: notice.to, callID: notice.callID, state: CallState(rawValue: Int(notice.state)),
-                                owner: notice.call.nodeID))
+                                owner: notice.call.nodeID, sequence: notice.sequence))
     }
 
     /// Sends a batch of user records in slices; the machine learns whether the member holds them all.

@@ -39,6 +39,8 @@ final class CallSignalShell {
     var callSignalRing = MembershipView.ring(.callsignal)
     /// Messages for coordinators, sent until one answers.
     lazy var deliveries = Deliveries(node: node, role: .coordinator, logger: logger, timeout: Self.peerTimeout)
+    /// Notices for users owned by other call-signal nodes, sent until the user's owner takes them.
+    lazy var noticeDeliveries = Deliveries(node: node, role: .callsignal, logger: logger, timeout: Self.peerTimeout)
 
     /// How often changed records are sent to the successors: a node that dies loses at most this
     /// much of its latest changes (its successor's timers still end what they touch).
@@ -108,6 +110,10 @@ final class CallSignalShell {
         }
         node.serve(.callDeliver) { [self] request, respond in
             guard let body = respond.answering({ try request.decodeBody(SignalDeliverRequest.self) }) else { return }
+            // A notice for a user owned elsewhere now goes there: its sender tries again.
+            if let stray = body.notices.first(where: { machine.owner(of: $0.to) != selfID }) {
+                return respond(.failure(.unavailable("uid \(stray.to) is owned by another call-signal node now; deliver it there")))
+            }
             for notice in body.notices { deliver(notice) }
             respond(.success(SignalDeliverResponse()))
         }
@@ -137,6 +143,7 @@ final class CallSignalShell {
     func tick() {
         perform(machine.tick(nowMs: nowMs, gone: goneMembers))
         deliveries.retryDue()
+        noticeDeliveries.retryDue()
         CallMetrics.recordSizes(of: machine)
     }
 

@@ -1,3 +1,4 @@
+import Calls
 import Logging
 import NodeRuntime
 
@@ -21,4 +22,14 @@ public final class InProcessCallSignal {
 
     /// Registers the request handlers and timers on the node.
     public func install() { shell.install() }
+
+    /// The calls this node holds (active, and ended ones kept a while), by id: what a
+    /// simulation's checks read after a run.
+    public var calls: [String: Call] { shell.book.calls }
+
+    /// The call each user this node owns is in (or is reserved for while dialling).
+    public var callOfUsers: [UInt32: UserRecord.InCall] { shell.machine.callOf }
+
+    /// The record of `uid` this node holds, as its owner or its replica.
+    public func record(of uid: UInt32) -> UserRecord? { shell.records[UserRecord.key(of: uid)] }
 }

@@ -208,6 +208,9 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
     public private(set) var mintedTokens: [String: [UInt32: MintedToken]] = [:]
     /// The records of the users owned here or replicated here.
     public private(set) var records: ReplicatedStore<UserRecord>
+    /// The last notice number delivered to each user owned here, for its latest calls: a notice
+    /// delivered again (deliveries are retried) or overtaken by a later one changes nothing.
+    public private(set) var deliveredNotices: [UInt32: [(callID: String, sequence: UInt64)]] = [:]
     /// The alive call-signal nodes as ``membersChanged(alive:gone:nowMs:)`` last saw them.
     public private(set) var membersSeen: [String]?
     private var lastCheckMs: Int64?
@@ -215,6 +218,8 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
 
     /// The most notices kept for a session between polls (the oldest go first).
     public static var mailboxLimit: Int { 256 }
+    /// The most calls per user whose last delivered notice number is kept.
+    public static var deliveredCallsLimit: Int { 8 }
     /// How long a deleted record's tombstone is kept.
     public static var tombstoneLifetimeMs: Int64 { 60_000 }
     /// The longest a call id or session id may be.
@@ -318,9 +323,22 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
 
     /// A notice for `uid` (owned here) of call `callID` owned by `owner`, with the party's state
     /// in it (nil: not a state of an active call): keeps what `uid` is in up to date, queues the
-    /// notice for its session and wakes its parked poll.
+    /// notice for its session and wakes its parked poll. With its `sequence`, a notice no newer
+    /// than the last one delivered of the call is dropped: a retried or overtaken notice never
+    /// takes a user back into a call that ended.
     public mutating func deliver(_ notice: Notice, to uid: UInt32, callID: String, state: CallState?,
-                                 owner: String) -> [Directive] {
+                                 owner: String, sequence: UInt64? = nil) -> [Directive] {
+        if let sequence {
+            var marks = deliveredNotices[uid, default: []]
+            if let index = marks.firstIndex(where: { $0.callID == callID }) {
+                guard sequence > marks[index].sequence else { return [] }
+                marks[index].sequence = sequence
+            } else {
+                marks.append((callID, sequence))
+                if marks.count > Self.deliveredCallsLimit { marks.removeFirst(marks.count - Self.deliveredCallsLimit) }
+            }
+            deliveredNotices[uid] = marks
+        }
         changed(uid)
         switch state {
         case .calling, .connecting, .connected: callOf[uid] = InCall(callID: callID, owner: owner)
@@ -606,6 +624,7 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         }
         presence.release(uid)
         callOf[uid] = nil
+        deliveredNotices[uid] = nil
         if let call = book.call(of: uid), call.callee == uid { book.release(call.id) }
         return directives
     }

@@ -127,6 +127,9 @@ final class SimulatedCluster {
         coordinators[id]?.room(roomID)
     }
 
+    /// Call-signal node `id`'s process, while it runs.
+    func callSignal(_ id: String) -> InProcessCallSignal? { callSignals[id] }
+
     /// The chat messages of a room as coordinator `id` holds them.
     func messages(in roomID: String, at id: String) -> [RoomChatMessage] {
         coordinators[id]?.messages(in: roomID) ?? []

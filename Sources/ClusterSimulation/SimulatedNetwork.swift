@@ -69,6 +69,8 @@ public final class SimulatedNetwork {
         for other in order {
             views[other, default: [:]][id] = View(alive: true, incarnation: 1)
             views[id, default: [:]][other] = View(alive: true, incarnation: nodes[other]!.incarnation)
+            // Their views changed: what they derived from the members (rings) is derived again.
+            if other != id { generations[other, default: 0] += 1 }
         }
         record("add \(id) role=\(role.rawValue) skew=\(skew)")
         return node

@@ -114,6 +114,10 @@ public struct Simulation {
             at += 1 + clients.exponential(meanMs: knobs.operationMeanMs)
             scheduler.schedule(at: at) { workload.step() }
         }
+        let calls = CallWorkload(rng: root.child("calls"), cluster: cluster)
+        let interactions = InteractionWorkload(rng: root.child("interactions"), cluster: cluster)
+        scheduleCallsAndInteractions(calls, interactions, rng: root.child("call and interaction clients"),
+                                     steps: knobs.steps, from: scheduler.now + 1_000, until: at, on: scheduler)
         let faultPhaseEnd = at + RoomWorkload.clientTimeoutMs
         var next = scheduler.now + 2_000
         while knobs.faultMeanMs > 0 {
@@ -140,6 +144,11 @@ public struct Simulation {
         }
         violations += Invariants.rooms(workload, cluster)
         violations += Invariants.channelEvents(cluster.published)
+        violations += Invariants.calls(.init(cluster, uids: calls.uids), nodes: cluster.callSignalIDs, uids: calls.uids,
+                                       clients: calls.views)
+        let held = Invariants.roomsAtHolders(interactions.createdRoomIDs, cluster)
+        violations += Invariants.interactions(rooms: held.rooms, successors: held.successors, nowMs: scheduler.now,
+                                              skewMs: 2 * Int64(knobs.clockSkewMaxMs) + 1_000)
         for violation in violations { network.record("violation \(violation)") }
         let log2 = network.log
         return Outcome(seed: seed, knobs: knobs, overrides: overrides, events: log2.count,
@@ -202,6 +211,26 @@ final class Faults {
                 guard !network.isAlive(victim) else { return }
                 try? cluster.restart(victim, diskLost: diskLost)
             }
+        }
+    }
+}
+
+extension Simulation {
+    /// Starts the call and interaction workloads at `from` (users log in, rooms are created) and
+    /// spreads `steps` of their steps, drawn between the two, over the client phase until `until`.
+    /// Their own generator: the room workload's operations keep their times.
+    func scheduleCallsAndInteractions(_ calls: CallWorkload, _ interactions: InteractionWorkload, rng: SimulationRNG,
+                                      steps: Int, from: Int64, until: Int64, on scheduler: SimulationScheduler) {
+        var rng = rng
+        scheduler.schedule(at: from) {
+            calls.start()
+            interactions.start()
+        }
+        let span = Int(max(0, until - from - 1_000))
+        for _ in 0..<steps {
+            let at = from + 1_000 + Int64(rng.int(in: 0...span))
+            let call = rng.chance(perMille: 500)
+            scheduler.schedule(at: at) { call ? calls.step() : interactions.step() }
         }
     }
 }

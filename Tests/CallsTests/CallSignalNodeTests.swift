@@ -161,6 +161,29 @@ final class CallSignalNodeTests: XCTestCase {
                        .notLoggedIn)
     }
 
+    func testANoticeDeliveredAgainOrOvertakenNeverTakesAUserBackIntoAnEndedCall() throws {
+        // Notices for another node's users are sent until taken: one may arrive twice, or after a
+        // later one. The call ended (notice 5) stays ended for the user whatever comes late.
+        var node = makeNode()
+        let session = try login(&node, caller)
+        let call = "\(callee)-a"
+        _ = node.deliver("connecting", to: caller, callID: call, state: .connecting, owner: "n2", sequence: 3)
+        XCTAssertEqual(node.callOf[caller]?.callID, call)
+        _ = node.deliver("ended", to: caller, callID: call, state: .prepared, owner: "n2", sequence: 5)
+        XCTAssertNil(node.callOf[caller])
+        XCTAssertTrue(node.deliver("connected", to: caller, callID: call, state: .connected, owner: "n2", sequence: 4).isEmpty)
+        XCTAssertTrue(node.deliver("ended", to: caller, callID: call, state: .prepared, owner: "n2", sequence: 5).isEmpty)
+        XCTAssertNil(node.callOf[caller], "an overtaken notice does not put the caller back in the call")
+        XCTAssertEqual(answered(try node.poll(session, poll: 1, waitMs: 0, nowMs: t0))[1], ["connecting", "ended"],
+                       "each notice reaches the app once, in order")
+
+        // A later call starts afresh; the marks kept per user stay bounded.
+        _ = node.deliver("ring", to: caller, callID: "\(callee)-b", state: .calling, owner: "n2", sequence: 1)
+        XCTAssertEqual(node.callOf[caller]?.callID, "\(callee)-b")
+        for i in 0..<20 { _ = node.deliver("x", to: caller, callID: "\(callee)-x\(i)", state: .prepared, owner: "n2", sequence: 1) }
+        XCTAssertEqual(node.deliveredNotices[caller]?.count, Node.deliveredCallsLimit)
+    }
+
     func testAMailboxKeepsTheNewestNoticesUpToItsLimit() throws {
         var node = makeNode()
         let session = try login(&node, callee)
