@@ -50,9 +50,11 @@ extension CoordinatorShell {
                 throws(ShowroomError) -> (String, InteractionOutcome) {
                 let body = try request.decodeBody(Body.self)
                 try verifyMember(body.token, uid: body.uid, roomID: body.roomID, nowMs: now)
+                let before = registry.room(body.roomID)
                 do {
                     return (body.roomID, try step(&registry, body))
                 } catch {
+                    replicateIfChanged(body.roomID, from: before)
                     throw error as? ShowroomError ?? .internal("\(request.kind) failed: \(error)")
                 }
             }
@@ -122,10 +124,11 @@ extension CoordinatorShell {
         apply(outcome.changes, replicate: true, then: { [self] in
             if let offer = outcome.offer {
                 askPeer(offer) { [self] result in
+                    let before = registry.room(roomID)
                     let next = Result { () throws(ShowroomError) in
                         try registry.pkOfferAnswered(roomID: roomID, invitationID: offer.request.id, result: result, nowMs: nowMs)
                     }
-                    continueWith(next, roomID: roomID, done: done)
+                    continueWith(next, roomID: roomID, before: before, done: done)
                 }
             } else if let commit = outcome.commit {
                 askPeer(commit) { [self] result in
@@ -138,11 +141,12 @@ extension CoordinatorShell {
                         // until it commits or expires (then aborts).
                         return done(.failure(.unavailable("room \(commit.roomID)'s coordinator did not answer the PK start; it is retried until \(settingsIntentSeconds) s have passed")))
                     }
+                    let before = registry.room(roomID)
                     let next = Result { () throws(ShowroomError) in
                         try registry.pkCommitAnswered(roomID: roomID, pkID: commit.interaction.id, committed: answer.committed,
                                                       refusal: answer, nowMs: nowMs)
                     }
-                    continueWith(next, roomID: roomID, done: done)
+                    continueWith(next, roomID: roomID, before: before, done: done)
                 }
             } else {
                 done(.success(()))
@@ -152,16 +156,22 @@ extension CoordinatorShell {
 
     private var settingsIntentSeconds: Int64 { registry.settings.pkIntentExpiryMs / 1000 }
 
-    private func continueWith(_ next: Result<InteractionOutcome, ShowroomError>, roomID: String,
+    private func continueWith(_ next: Result<InteractionOutcome, ShowroomError>, roomID: String, before: RoomRoom?,
                               done: @escaping (Result<Void, ShowroomError>) -> Void) {
         switch next {
         case .success(let outcome):
             carryOut(outcome, roomID: roomID, done: done)
         case .failure(let error):
-            // The registry's refusal may still have changed rooms (a dropped intent or invitation):
-            // those changes are in its state and go out with the next write or tick.
+            replicateIfChanged(roomID, from: before)
             done(.failure(error))
         }
+    }
+
+    /// A refusal that still changed the room (a dropped intent or invitation): the room as it is
+    /// now is persisted and sent to its successor like any write, so the two hold the same record.
+    private func replicateIfChanged(_ roomID: String, from before: RoomRoom?) {
+        guard let room = registry.room(roomID), room != before else { return }
+        apply([RoomChange(room: room)], replicate: true)
     }
 
     /// Sends a peer update to its room's owner (served here when that is this coordinator) and
