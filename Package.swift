@@ -231,6 +231,7 @@ let package = Package(
             name: "ClusterSimulation",
             dependencies: [
                 "NodeRuntime", "Coordinator", "CallSignal", "Rooms", "RoomStore", "Routing", "ShowroomWire", "Membership",
+                "EdgeServer", "Edge", "EdgeProtocol", "ShowroomAuth", "Ownership",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Crypto", package: "swift-crypto"),
