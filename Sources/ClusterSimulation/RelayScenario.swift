@@ -96,8 +96,11 @@ public struct RelayScenario {
         /// Of its viewers, those that missed a frame (the rest got the frames they missed from
         /// their new edge's GOP cache).
         public let killedViewersMissingFrames: Int
-        /// Viewers on other edges that noticed: a frame skipped, or no frame for two intervals.
+        /// Viewers on other edges, receiving when the relay died, that noticed: a frame skipped,
+        /// or no frame for two intervals.
         public let noticedElsewhere: Int
+        /// Viewers on other edges not receiving when the relay died (still joining).
+        public let notReceivingAtKill: Int
         /// Of the killed relay's viewers, those receiving frames again by the end.
         public let back: Int
         /// From the relay's death to each of its viewers' first frame on its new edge.
@@ -166,6 +169,8 @@ private final class RelayClient {
     var backAtMs: Int64?
     /// A frame skipped, or a silence, after the relay's death.
     var sawGap = false
+    /// Whether it received frames when the relay died.
+    var receivingAtKill = false
 
     init(uid: UInt32, broadcaster: Bool) {
         self.uid = uid
@@ -336,10 +341,17 @@ private final class RelayRun {
 
         let killedSet = Set(killedViewers.map { ObjectIdentifier($0) })
         var noticedElsewhere = 0
+        var notReceivingAtKill = 0
         for viewer in viewers where !killedSet.contains(ObjectIdentifier(viewer)) {
+            // One not receiving when the relay died (still joining) had nothing to notice.
+            guard viewer.receivingAtKill else {
+                notReceivingAtKill += 1
+                continue
+            }
             // Two frame intervals without a frame is a gap too.
             if viewer.sawGap || end - viewer.lastFrameMs > 2 * interval { noticedElsewhere += 1 }
         }
+
         let killedAt = killedAtMs ?? end
         let rejoin = killedViewers.compactMap { viewer in viewer.backAtMs.map { $0 - killedAt } }
         let log = network.log
@@ -356,6 +368,7 @@ private final class RelayRun {
                 viewer.firstFrameMs.map { $0 - viewer.joinStartedMs } }),
             killedEdge: victim.map { edgeIDs[$0] } ?? "", killedViewers: killedViewers.count,
             killedViewersMissingFrames: killedViewers.filter(\.sawGap).count, noticedElsewhere: noticedElsewhere,
+            notReceivingAtKill: notReceivingAtKill,
             back: rejoin.count, rejoinMs: RelayScenario.Percentiles(rejoin),
             backWithinGoal: rejoin.filter { $0 <= Int64(settings.failoverGoalMs) }.count,
             events: log.count, simulatedMs: now - Simulation.startMs, digest: log.digest)
@@ -364,6 +377,8 @@ private final class RelayRun {
     /// Kills edge `index` as SIGKILL does: the process, its links and its clients' connections.
     private func kill(_ index: Int) {
         killedAtMs = now
+        let interval = Int64(1000 / max(settings.fps, 1))
+        for viewer in viewers { viewer.receivingAtKill = viewer.firstFrameMs != nil && now - viewer.lastFrameMs <= 2 * interval }
         network.record("kill relay \(edgeIDs[index])")
         network.kill(edgeIDs[index])
         fabric.kill(endpoints[index])

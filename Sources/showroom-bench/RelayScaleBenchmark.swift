@@ -78,7 +78,7 @@ struct RelayScaleBenchmark: ParsableCommand {
                 "first_frame_ms_max": o.firstFrameMs.max,
                 "killed_edge": o.killedEdge, "killed_viewers": o.killedViewers,
                 "killed_viewers_missing_frames": o.killedViewersMissingFrames,
-                "noticed_elsewhere": o.noticedElsewhere, "back": o.back,
+                "noticed_elsewhere": o.noticedElsewhere, "not_receiving_at_kill": o.notReceivingAtKill, "back": o.back,
                 "rejoin_ms_p50": o.rejoinMs.p50, "rejoin_ms_p99": o.rejoinMs.p99, "rejoin_ms_max": o.rejoinMs.max,
                 "failover_goal_ms": settings.failoverGoalMs, "back_within_goal": o.backWithinGoal,
                 "events": o.events, "simulated_s": rounded(Double(o.simulatedMs) / 1000), "digest": o.digest,
@@ -95,7 +95,8 @@ struct RelayScaleBenchmark: ParsableCommand {
             print(String(format: "origin egress to its own viewers: %.1f frames/s, %.0f bytes/s",
                          o.originLocalFramesPerSecond, o.originLocalBytesPerSecond))
             print("relay \(o.killedEdge) killed: its \(o.killedViewers) viewers rejoined, \(o.back) back "
-                  + "(\(o.killedViewersMissingFrames) missed a frame); \(o.noticedElsewhere) viewers elsewhere saw a gap")
+                  + "(\(o.killedViewersMissingFrames) missed a frame); \(o.noticedElsewhere) viewers elsewhere saw a gap "
+                  + "(\(o.notReceivingAtKill) others were not receiving yet)")
             print("  back after p50 \(o.rejoinMs.p50) ms, p99 \(o.rejoinMs.p99) ms, max \(o.rejoinMs.max) ms; "
                   + "\(o.backWithinGoal) of \(o.killedViewers) within the \(settings.failoverGoalMs) ms goal")
             print("events=\(o.events) simulated=\(Double(o.simulatedMs) / 1000)s digest=\(o.digest)")

@@ -36,6 +36,7 @@ final class RelayScenarioTests: XCTestCase {
         XCTAssertNotEqual(outcome.killedEdge, outcome.origin)
         XCTAssertGreaterThan(outcome.killedViewers, 0)
         XCTAssertEqual(outcome.noticedElsewhere, 0)
+        XCTAssertEqual(outcome.notReceivingAtKill, 0, "everyone was watching")
         XCTAssertEqual(outcome.back, outcome.killedViewers, "all back")
         XCTAssertEqual(outcome.backWithinGoal, outcome.killedViewers)
         XCTAssertLessThanOrEqual(outcome.rejoinMs.max, 2_000)
