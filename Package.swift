@@ -231,7 +231,8 @@ let package = Package(
             name: "ClusterSimulation",
             dependencies: [
                 "NodeRuntime", "Coordinator", "CallSignal", "Calls", "Rooms", "RoomStore", "Routing", "ShowroomWire", "Membership",
-                "ShowroomAuth", .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                "EdgeServer", "Edge", "EdgeProtocol", "ShowroomAuth", "Ownership",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

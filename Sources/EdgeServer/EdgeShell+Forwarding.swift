@@ -294,7 +294,7 @@ extension EdgeShell {
         let buffer = link.receiveBuffer
         for _ in 0..<256 {
             guard links[ForwardLinkKey(key: link.key, endpoint: link.edge.endpoint)] === link,
-                (try? link.socket.receive(into: buffer)) == true
+                link.receive(into: buffer)
             else { return }
             link.lastHeard = now
             guard buffer.count == 1,

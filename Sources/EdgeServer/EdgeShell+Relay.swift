@@ -89,7 +89,7 @@ extension EdgeShell {
                     let envelope = try? EdgeCodec.relayKeyframeRequest(for: track),
                     let bytes = try? envelope.serializedBytes() as [UInt8]
                 else { continue }
-                _ = try? link.socket.send(bytes)
+                _ = try? link.send(bytes: bytes)
             case .openStandIn(let id, let publisher):
                 openStandIn(id, for: publisher)
             case .endStandIn(let id, let dropped):
@@ -207,7 +207,7 @@ extension EdgeShell {
     private func receiveRelayed(on link: ForwardLink) {
         let buffer = link.receiveBuffer
         for _ in 0..<256 {
-            guard relayLinks[link.edge.endpoint] === link, (try? link.socket.receive(into: buffer)) == true else { return }
+            guard relayLinks[link.edge.endpoint] === link, link.receive(into: buffer) else { return }
             link.lastHeard = now
             guard let envelope = try? buffer.withBytes(of: 0, { (bytes) throws(ShowroomError) in try WireEnvelope.decode(frame: bytes) })
             else { continue }

@@ -19,7 +19,18 @@ import ZeroMQ
 /// range (``RelayLinkIdentity``; `key` then names no forward: an empty channel and that uid), and
 /// the origin's frames received on it. Confined to the edge's loop; its timers run from the
 /// shell's tick (heartbeats, request deadlines, silence).
+///
+/// The messages cross a DEALER socket between processes, or an ``InProcessEdgeLink`` between
+/// edges of one process (``InProcessEdgeFabric``); the session on top is the same.
 final class ForwardLink {
+    /// What carries the link's messages.
+    enum Transport {
+        /// A DEALER connected to the other edge's client ROUTER, with its connection monitor.
+        case socket(Socket, SocketMonitor)
+        /// A client connection of another edge in the same process.
+        case inProcess(InProcessEdgeLink)
+    }
+
     typealias Completion = (Result<WireEnvelope, ShowroomError>) -> Void
 
     struct Pending {
@@ -30,9 +41,9 @@ final class ForwardLink {
 
     let key: ForwardKey
     let edge: ForwardEdge
-    let socket: Socket
-    /// Reports the connection breaking (a killed edge's TCP connection closes at once).
-    let monitor: SocketMonitor
+    /// The socket and its monitor (which reports the connection breaking: a killed edge's TCP
+    /// connection closes at once), or the in-process connection.
+    let transport: Transport
     let receiveBuffer = Multipart(capacity: 4)
     private(set) var isOpen = false
     /// Work waiting for the session to open.
@@ -60,17 +71,33 @@ final class ForwardLink {
         lastHeartbeat = now
         do {
             // Live media: a full queue drops (video then restarts at a keyframe) rather than delays.
-            (socket, monitor) = try Socket.monitoredDealer(
+            let (socket, monitor) = try Socket.monitoredDealer(
                 to: edge.endpoint, serverPublicKey: edge.curvePublicKey, send: 2000, receive: 1000, context: context)
+            transport = .socket(socket, monitor)
         } catch {
             throw .unavailable("cannot connect a forward link to edge \(edge): \(error)")
         }
     }
 
+    /// A link over an in-process connection to `edge`; the session is opened by
+    /// ``open(clientID:now:)``.
+    init(key: ForwardKey, edge: ForwardEdge, inProcess connection: InProcessEdgeLink, now: Duration) {
+        self.key = key
+        self.edge = edge
+        lastHeard = now
+        lastHeartbeat = now
+        transport = .inProcess(connection)
+    }
+
     /// Stops the monitor and closes the socket; what waits fails with `error`.
     func close(_ error: ShowroomError) {
-        monitor.stop()
-        socket.close()
+        switch transport {
+        case .socket(let socket, let monitor):
+            monitor.stop()
+            socket.close()
+        case .inProcess(let connection):
+            connection.close()
+        }
         isOpen = false
         let requests = pending.sorted { $0.key < $1.key }
         pending = [:]
@@ -83,8 +110,39 @@ final class ForwardLink {
     /// True when the monitor reported the connection broken, or a connection attempt refused
     /// (the edge is gone: a relay sent to a dead origin asks again at once). Drains the monitor.
     func connectionBroke() -> Bool {
-        let seen = monitor.drain().seen
-        return seen.contains(.disconnected) || seen.contains(.connectRetried)
+        switch transport {
+        case .socket(_, let monitor):
+            let seen = monitor.drain().seen
+            return seen.contains(.disconnected) || seen.contains(.connectRetried)
+        case .inProcess(let connection):
+            return connection.isBroken
+        }
+    }
+
+    /// Reads the next waiting message into `buffer`.
+    ///
+    /// - Returns: false when nothing waits (or the link cannot be read).
+    func receive(into buffer: Multipart) -> Bool {
+        switch transport {
+        case .socket(let socket, _): (try? socket.receive(into: buffer)) == true
+        case .inProcess(let connection): connection.receive(into: buffer)
+        }
+    }
+
+    /// Sends one message of one frame (an envelope).
+    ///
+    /// - Returns: Whether it was sent (false: the queue is full).
+    func send(bytes: [UInt8]) throws(ShowroomError) -> Bool {
+        switch transport {
+        case .socket(let socket, _):
+            do {
+                return try socket.send(bytes) == .sent
+            } catch {
+                throw .unavailable("sending to edge \(edge.id): \(error)")
+            }
+        case .inProcess(let connection):
+            return connection.send([bytes])
+        }
     }
 
     // MARK: - Session
@@ -159,14 +217,19 @@ final class ForwardLink {
     ///
     /// - Returns: How it went; `.wouldBlock` when the edge's queue is full (the frame is dropped).
     func sendFrame(_ buffer: Multipart) -> DeliveryOutcome {
-        do {
-            switch try socket.send(buffer) {
-            case .sent: return .sent
-            case .wouldBlock: return .wouldBlock
-            case .hostUnreachable: return .unreachable
+        switch transport {
+        case .socket(let socket, _):
+            do {
+                switch try socket.send(buffer) {
+                case .sent: return .sent
+                case .wouldBlock: return .wouldBlock
+                case .hostUnreachable: return .unreachable
+                }
+            } catch {
+                return .unreachable
             }
-        } catch {
-            return .unreachable
+        case .inProcess(let connection):
+            return connection.send(buffer.allBytes) ? .sent : .unreachable
         }
     }
 
@@ -175,11 +238,7 @@ final class ForwardLink {
         do { bytes = try envelope.serializedBytes() } catch {
             throw .internal("cannot serialize a \(envelope.kind) message: \(error)")
         }
-        do {
-            return try socket.send(bytes) == .sent
-        } catch {
-            throw .unavailable("sending to edge \(edge.id): \(error)")
-        }
+        return try send(bytes: bytes)
     }
 
     /// The reply body of a response envelope, or its failure.

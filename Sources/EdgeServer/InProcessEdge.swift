@@ -12,7 +12,9 @@ import ZeroMQ
 /// the edge too.
 ///
 /// What crosses sockets in the edge's process (framing, CURVE, the zero-copy fan-out, ZeroMQ's
-/// heartbeats) is not here; links to other edges (forwards, relays) are refused `UNAVAILABLE`.
+/// heartbeats) is not here. Links to other edges (forwards, relays) are client connections of
+/// the other edge, found through an ``InProcessEdgeFabric``; without one they are refused
+/// `UNAVAILABLE`.
 public final class InProcessEdge {
     let face: InProcessClientFace
     let shell: EdgeShell<InProcessClientFace>
@@ -25,14 +27,20 @@ public final class InProcessEdge {
     ///   - node: The edge's node: its membership, requests, timers and clock.
     ///   - random: Every random number the edge draws (default: the system's); a simulation
     ///     gives one drawn from its seed.
+    ///   - fabric: Where the edge is found by other edges, and finds them, for edge-to-edge
+    ///     links; nil: it has no such links.
+    ///   - endpoint: The edge's client endpoint, as its member metadata advertises it (what
+    ///     coordinators name in relay and forward answers); registered in `fabric`.
     ///   - logger: Where the edge logs.
     public init(configuration: EdgeServerConfiguration, node: any NodeServices,
-                random: @escaping () -> UInt64 = { .random(in: 0 ... .max) }, logger: Logger) {
-        face = InProcessClientFace(node: node)
+                random: @escaping () -> UInt64 = { .random(in: 0 ... .max) },
+                fabric: InProcessEdgeFabric? = nil, endpoint: String = "", logger: Logger) {
+        face = InProcessClientFace(node: node, fabric: fabric, endpoint: endpoint)
         shell = EdgeShell(configuration: configuration, face: face, clock: node.clock, random: random, logger: logger)
         link = CoordinatorLink.start(node: node, edge: SameThreadEdge(shell), run: "\(node.nodeID)-\(node.clock.nowMs())",
                                      logger: logger)
         shell.coordinatorReports = .direct(to: link)
+        fabric?.register(self, endpoint: endpoint)
     }
 
     /// A new client connection.
@@ -106,15 +114,20 @@ public final class InProcessEdgeClient {
 }
 
 /// The client face of an ``InProcessEdge``: messages to and from ``InProcessEdgeClient``s as
-/// bytes, the timer on the node's, no links to other edges.
+/// bytes, the timer on the node's, links to other edges through the fabric.
 final class InProcessClientFace: ClientFace {
     private let node: any NodeServices
+    private let fabric: InProcessEdgeFabric?
+    /// This edge's client endpoint in the fabric.
+    private let endpoint: String
     private var clients: [SessionID: InProcessEdgeClient] = [:]
     private var handler: (Multipart) -> Bool = { _ in false }
     private var lastClient: UInt32 = 0
 
-    init(node: any NodeServices) {
+    init(node: any NodeServices, fabric: InProcessEdgeFabric?, endpoint: String) {
         self.node = node
+        self.fabric = fabric
+        self.endpoint = endpoint
     }
 
     func connect() -> InProcessEdgeClient {
@@ -160,11 +173,27 @@ final class InProcessClientFace: ClientFace {
     func closeUnopened() {}
 
     func link(_ key: ForwardKey, to edge: ForwardEdge, now: Duration) throws(ShowroomError) -> ForwardLink {
-        throw .unavailable("an in-process edge has no links to other edges (edge \(edge.id))")
+        guard let fabric else {
+            throw .unavailable("an in-process edge without a fabric has no links to other edges (edge \(edge.id))")
+        }
+        guard let connection = fabric.connect(from: endpoint, to: edge.endpoint) else {
+            throw .unavailable("cannot connect a link to edge \(edge): not reachable in process")
+        }
+        return ForwardLink(key: key, edge: edge, inProcess: connection, now: now)
     }
 
-    func attach(_ link: ForwardLink, receive: @escaping (ForwardLink) -> Void, broke: @escaping (ForwardLink) -> Void) {}
-    func detach(_ link: ForwardLink) {}
+    func attach(_ link: ForwardLink, receive: @escaping (ForwardLink) -> Void, broke: @escaping (ForwardLink) -> Void) {
+        guard case .inProcess(let connection) = link.transport else { return }
+        connection.onReadable = { [weak link] in if let link { receive(link) } }
+        connection.onBroke = { [weak link] in if let link { broke(link) } }
+        if connection.isBroken { fabric?.carry { [weak link] in if let link { broke(link) } } }
+    }
+
+    func detach(_ link: ForwardLink) {
+        guard case .inProcess(let connection) = link.transport else { return }
+        connection.onReadable = nil
+        connection.onBroke = nil
+    }
 }
 
 /// The shell as the coordinator link reaches it on the same thread.

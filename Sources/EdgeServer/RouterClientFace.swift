@@ -154,14 +154,16 @@ final class RouterClientFace: ClientFace {
     }
 
     func attach(_ link: ForwardLink, receive: @escaping (ForwardLink) -> Void, broke: @escaping (ForwardLink) -> Void) {
-        loop.register(link.socket) { [unowned link] _, _ in receive(link) }
-        loop.register(link.monitor.socket) { [unowned link] _, _ in
+        guard case .socket(let socket, let monitor) = link.transport else { return }
+        loop.register(socket) { [unowned link] _, _ in receive(link) }
+        loop.register(monitor.socket) { [unowned link] _, _ in
             if link.connectionBroke() { broke(link) }
         }
     }
 
     func detach(_ link: ForwardLink) {
-        loop.unregister(link.socket)
-        loop.unregister(link.monitor.socket)
+        guard case .socket(let socket, let monitor) = link.transport else { return }
+        loop.unregister(socket)
+        loop.unregister(monitor.socket)
     }
 }
