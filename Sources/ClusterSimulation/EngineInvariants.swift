@@ -46,6 +46,9 @@ enum EngineInvariants {
         /// Channels an edge hosted when its process was killed: their users that were on it
         /// left without an event (no edge was left to report it).
         var channelsOfKilledEdges: Set<String>
+        /// Each edge's channel activities the coordinators have not taken yet: what a failure of
+        /// the events check is read with.
+        var unreported: [String: Int] = [:]
     }
 
     /// How recent the host's last frame must be: a few frame intervals.
@@ -120,18 +123,19 @@ enum EngineInvariants {
             connected[channel.channel, default: []].formUnion(channel.broadcasters.union(channel.audience))
         }
         var violations: [Violation] = []
+        let pending = snapshot.unreported.keys.sorted().map { "\($0) \(snapshot.unreported[$0]!)" }.joined(separator: ", ")
         for channel in Set(announced.keys).union(connected.keys).sorted() {
             let there = connected[channel] ?? []
             let said = announced[channel] ?? []
             let missing = there.subtracting(said)
             if !missing.isEmpty {
                 violations.append(Violation(rule: "channel events miss a connection", detail:
-                    "\(channel): uids \(missing.sorted()) are connected, the events say \(said.sorted())"))
+                    "\(channel): uids \(missing.sorted()) are connected, the events say \(said.sorted()) (activities not taken: \(pending))"))
             }
             let gone = said.subtracting(there)
             if !gone.isEmpty, !snapshot.channelsOfKilledEdges.contains(channel) {
                 violations.append(Violation(rule: "channel events keep a user who left", detail:
-                    "\(channel): the events say \(said.sorted()), the edges have \(there.sorted())"))
+                    "\(channel): the events say \(said.sorted()), the edges have \(there.sorted()) (activities not taken: \(pending))"))
             }
         }
         return violations
@@ -167,6 +171,7 @@ extension EngineInvariants.Snapshot {
             }
         }
         events = cluster.published
+        unreported = cluster.edges.mapValues(\.pendingActivities)
         self.channelsOfKilledEdges = channelsOfKilledEdges
     }
 }

@@ -82,6 +82,7 @@ final class SimulatedCluster {
             faults: faults, logger: logger
         ) { [unowned self] _, kind, body in
             guard kind == .channelEvent, let event = try? RoomChannelEvent(serializedBytes: body) else { return }
+            network.record("published \(id) \(event.channel)/\(event.series)-\(event.sequence) \(event.type) uid=\(event.uid)")
             published.append(PublishedEvent(coordinator: id, channel: event.channel, series: event.series,
                                             sequence: event.sequence,
                                             what: "\(event.type) uid=\(event.uid) at=\(event.atMs)",
