@@ -225,13 +225,13 @@ let package = Package(
         ),
 
         // The whole cluster in one process, deterministic for a seed: coordinators, call-signal
-        // nodes and fake edges on a simulated network and clock, faults drawn from the seed, the
-        // event log's digest, and the checks after every fault healed.
+        // nodes, edges and SDK engines on a simulated network and clock, faults drawn from the
+        // seed, the event log's digest, and the checks after every fault healed.
         .target(
             name: "ClusterSimulation",
             dependencies: [
                 "NodeRuntime", "Coordinator", "CallSignal", "Calls", "Rooms", "RoomStore", "Routing", "ShowroomWire", "Membership",
-                "EdgeServer", "Edge", "EdgeProtocol", "ShowroomAuth", "Ownership",
+                "EdgeServer", "Edge", "EdgeProtocol", "ShowroomKit", "ShowroomAuth", "Ownership",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Crypto", package: "swift-crypto"),

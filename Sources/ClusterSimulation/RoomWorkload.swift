@@ -4,7 +4,7 @@ import SwiftProtobuf
 /// Client operations on rooms drawn from the workload's generator, sent to any coordinator as an
 /// app's server sends them, with what each answer acknowledged kept for the checks: a room
 /// acknowledged created must exist, an acknowledged close must hold, an acknowledged chat message
-/// must keep its number. Edges report viewers joining and leaving the rooms' channels.
+/// must keep its number. Viewers' apps join, swipe between and leave the rooms' channels.
 final class RoomWorkload {
     /// What the clients were told about one room.
     struct Acknowledged {
@@ -23,7 +23,8 @@ final class RoomWorkload {
     private(set) var acknowledged: [String: Acknowledged] = [:]
     private var operations = 0
     private(set) var answered = (ok: 0, failed: 0, unknown: 0)
-    private var viewers: [String: [UInt32]] = [:]
+    /// The apps: hosts go on air with their rooms, viewers join, swipe and leave.
+    var engines: EngineWorkload?
     static let clientTimeoutMs: Int64 = 5_000
 
     init(rng: SimulationRNG, cluster: SimulatedCluster) {
@@ -68,20 +69,16 @@ final class RoomWorkload {
                 $0.uid = 42
             }, as: RoomCloseRoomResponse.self, at: coordinator, roomID: roomID) { [unowned self] answer in
                 acknowledged[roomID]?.closed = true
+                engines?.roomClosed(roomID)
                 return answer.room
             }
         case 72..<80:
             ask(.roomGet, RoomGetRoomRequest.with { $0.roomID = roomID },
                 as: RoomGetRoomResponse.self, at: coordinator, roomID: roomID) { _ in nil }
         default:
-            // A viewer joins or leaves the room's channel on an edge.
-            let edge = rng.pick(cluster.edgeIDs)
-            var present = viewers[roomID, default: []]
-            let joined = !present.contains(uid)
-            if joined { present.append(uid) } else { present.removeAll { $0 == uid } }
-            viewers[roomID] = present
-            network.record("op \(operations) edge \(edge) \(joined ? "join" : "leave") \(roomID) uid=\(uid)")
-            cluster.edgeActivity(edge, joined: joined, channel: roomID, uid: uid)
+            // A viewer's app joins the room's channel, swipes to it or leaves it.
+            network.record("op \(operations) viewer \(uid) \(roomID)")
+            engines?.viewerStep(roomID, uid: uid)
         }
     }
 
@@ -96,6 +93,7 @@ final class RoomWorkload {
             $0.ownerName = "host"
         }, as: RoomCreateRoomResponse.self, at: coordinator, roomID: roomID) { [unowned self] answer in
             acknowledged[roomID]?.created = true
+            engines?.roomCreated(roomID)
             return answer.room
         }
     }

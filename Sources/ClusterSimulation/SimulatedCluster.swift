@@ -8,6 +8,7 @@ import ShowroomWire
 import SwiftProtobuf
 import CallSignal
 import Coordinator
+import EdgeServer
 
 /// A channel event as a coordinator published it.
 struct PublishedEvent: Equatable {
@@ -17,11 +18,13 @@ struct PublishedEvent: Equatable {
     let sequence: UInt64
     /// What happened, to tell two events under one number apart.
     let what: String
+    let type: RoomChannelEventType
+    let uid: UInt32
 }
 
 /// The server roles of a run on the simulated network: coordinators (each with a database that
-/// outlives its process), call-signal nodes, and fake edges that report channel activities to the
-/// channel's owner as an edge does, sending again until the report is taken.
+/// outlives its process), call-signal nodes and edges (the real edge shell, ``InProcessEdge``,
+/// whose clients are the run's SDK engines).
 final class SimulatedCluster {
     let network: SimulatedNetwork
     private(set) var coordinatorIDs: [String] = []
@@ -39,9 +42,10 @@ final class SimulatedCluster {
     private let faults: DeliberateFaults
     /// When the last partition healed or the last dead process came back.
     private(set) var lastFaultEndedMs: Int64 = 0
-    /// Each fake edge's activities not yet taken, in order.
-    private var edgeOutboxes: [String: [RoomChannelActivity]] = [:]
-    private var edgeNumbers: [String: UInt64] = [:]
+    /// The running edge processes, by node id.
+    private(set) var edges: [String: InProcessEdge] = [:]
+    /// Called with an edge's id and the channels it hosted when its process is killed.
+    var onEdgeKilled: ((String, [String]) -> Void)?
 
     init(network: SimulatedNetwork, knobs: SimulationKnobs, rng: SimulationRNG, faults: DeliberateFaults = []) throws {
         self.network = network
@@ -78,9 +82,11 @@ final class SimulatedCluster {
             faults: faults, logger: logger
         ) { [unowned self] _, kind, body in
             guard kind == .channelEvent, let event = try? RoomChannelEvent(serializedBytes: body) else { return }
+            network.record("published \(id) \(event.channel)/\(event.series)-\(event.sequence) \(event.type) uid=\(event.uid)")
             published.append(PublishedEvent(coordinator: id, channel: event.channel, series: event.series,
                                             sequence: event.sequence,
-                                            what: "\(event.type) uid=\(event.uid) at=\(event.atMs)"))
+                                            what: "\(event.type) uid=\(event.uid) at=\(event.atMs)",
+                                            type: event.type, uid: event.uid))
         }
         coordinator.install()
         coordinators[id] = coordinator
@@ -98,6 +104,7 @@ final class SimulatedCluster {
     func kill(_ id: String) {
         coordinators[id] = nil
         callSignals[id] = nil
+        if let edge = edges.removeValue(forKey: id) { onEdgeKilled?(id, edge.channelNames) }
         network.kill(id)
     }
 
@@ -135,51 +142,16 @@ final class SimulatedCluster {
         coordinators[id]?.messages(in: roomID) ?? []
     }
 
-    // MARK: Fake edges
+    // MARK: Edges
 
+    /// Starts an edge's process on `node`: the real edge shell and its link to the coordinators.
     private func startEdge(_ node: SimulatedNode) {
-        let id = node.nodeID
-        node.serve(.nodeInfo) { _, respond in respond(.success(WireNodeInfo())) }
-        node.serve(.edgeBans) { _, respond in respond(.success(RoomEdgeBansResponse())) }
-        node.serve(.edgeStage) { _, respond in respond(.success(RoomEdgeStageResponse())) }
-        node.scheduleRepeating(every: .milliseconds(500)) { [unowned self, unowned node] in pumpEdge(node) }
-        // A new run of the edge numbers its activities afresh, under a new origin.
-        edgeNumbers[id] = 0
-        edgeOutboxes[id] = []
-    }
-
-    /// Edge `id` saw `uid` join or leave `channel`: it reports it to the channel's owner.
-    func edgeActivity(_ id: String, joined: Bool, channel: String, uid: UInt32) {
-        guard let node = network.nodes[id], node.alive else { return }
-        edgeNumbers[id, default: 0] += 1
-        edgeOutboxes[id, default: []].append(RoomChannelActivity.with {
-            $0.type = joined ? .audienceJoined : .audienceLeft
-            $0.channel = channel
-            $0.uid = uid
-            $0.atMs = node.clock.nowMs()
-            $0.origin = "\(id)#\(node.incarnation)"
-            $0.originSequence = edgeNumbers[id]!
-        })
-        pumpEdge(node)
-    }
-
-    private func pumpEdge(_ node: SimulatedNode) {
-        guard node.isCurrent, let pending = edgeOutboxes[node.nodeID], let first = pending.first else { return }
-        let coordinators = node.membersOnLoop.filter { $0.state == .alive && $0.metadata.role == NodeRole.coordinator.rawValue }
-        let ring = OwnerRing(.coordinator, memberIDs: coordinators.map(\.id.rawValue))
-        guard let owner = ring.owner(of: first.channel) else { return }
-        // One channel's activities at a time, in order, to that channel's owner.
-        let batch = Array(pending.prefix { $0.channel == first.channel }.prefix(16))
-        let report = RoomEdgeChannelReport.with {
-            $0.edgeID = node.nodeID
-            $0.activities = batch
-        }
-        node.send(.edgeChannelReport, body: report, to: SimulatedNetwork.endpoint(owner), timeout: .seconds(1)) {
-            [unowned self, unowned node] result in
-            guard case .success(let answer) = result, answer.failure == nil, node.isCurrent else { return }
-            let taken = Set(batch.map(\.originSequence))
-            edgeOutboxes[node.nodeID]?.removeAll { taken.contains($0.originSequence) }
-        }
+        var random = random(of: node)
+        var configuration = EdgeServerConfiguration(appID: SimulationApp.appID, appCertificate: SimulationApp.certificate)
+        // The plane's timers at a tenth of a second: what they time (heartbeats, token warnings)
+        // counts in seconds, and a run's events stay few.
+        configuration.tickInterval = .milliseconds(100)
+        edges[node.nodeID] = InProcessEdge(configuration: configuration, node: node, random: { random.next() }, logger: logger)
     }
 }
 

@@ -104,6 +104,14 @@ public struct Simulation {
         let cluster = try SimulatedCluster(network: network, knobs: knobs, rng: root.child("nodes"),
                                            faults: answerReplicationBeforeHeld ? [.answerBeforeReplicated] : [])
         let workload = RoomWorkload(rng: root.child("workload"), cluster: cluster)
+        let links = SimulatedClientLinks(scheduler: scheduler, rng: root.child("client links"), knobs: knobs)
+        let engines = EngineWorkload(cluster: cluster, links: links)
+        workload.engines = engines
+        var edgesKilled: [(edge: String, channels: [String])] = []
+        cluster.onEdgeKilled = { edge, channels in
+            edgesKilled.append((edge, channels))
+            links.edgeDied(edge)
+        }
         let faults = Faults(rng: root.child("faults"), cluster: cluster, knobs: knobs)
         var violations: [Violation] = []
 
@@ -134,7 +142,7 @@ public struct Simulation {
         network.knobs.duplicatePerMille = 0
         network.knobs.reorderPerMille = 0
         network.heal()
-        for id in cluster.coordinatorIDs + cluster.callSignalIDs where !network.isAlive(id) {
+        for id in cluster.coordinatorIDs + cluster.callSignalIDs + cluster.edgeIDs where !network.isAlive(id) {
             try cluster.restart(id, diskLost: false)
         }
         network.record("liveness")
@@ -149,6 +157,8 @@ public struct Simulation {
         let held = Invariants.roomsAtHolders(interactions.createdRoomIDs, cluster)
         violations += Invariants.interactions(rooms: held.rooms, successors: held.successors, nowMs: scheduler.now,
                                               skewMs: 2 * Int64(knobs.clockSkewMaxMs) + 1_000)
+        violations += EngineInvariants.check(EngineInvariants.Snapshot(
+            cluster: cluster, engines: engines, channelsOfKilledEdges: Set(edgesKilled.flatMap(\.channels))))
         for violation in violations { network.record("violation \(violation)") }
         let log2 = network.log
         return Outcome(seed: seed, knobs: knobs, overrides: overrides, events: log2.count,
@@ -178,7 +188,7 @@ final class Faults {
 
     func inject() {
         let network = cluster.network
-        let servers = cluster.coordinatorIDs + cluster.callSignalIDs
+        let servers = cluster.coordinatorIDs + cluster.callSignalIDs + cluster.edgeIDs
         // One failure at a time: a new one only once the last has healed and every member could
         // have noticed. Owner and successor survive any one failure; two at once (a partition
         // that cut an owner's successor off, then the owner's death) can lose a write

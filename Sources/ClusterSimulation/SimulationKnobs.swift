@@ -6,7 +6,7 @@ public struct SimulationKnobs: Sendable, Equatable, CustomStringConvertible {
     public var coordinators: Int
     /// Call-signal nodes in the cluster.
     public var callSignals: Int
-    /// Fake edges reporting channel activities.
+    /// Edges (the real edge shell), whose clients are the run's SDK engines.
     public var edges: Int
     /// One-way delay of a message: at least this ...
     public var delayMinMs: Int
