@@ -215,7 +215,7 @@ extension CoordinatorShell {
         let outcome = registry.tickInteractions(nowMs: now) { [ownership] in ownership.owns($0) }
         for update in registry.takePeerUpdates() { deliverPeerUpdate(update) }
         carryOut(outcome, roomID: "") { _ in }
-        if edgeInstructions.tick() { pushStages(of: Array(registry.rooms.values), onlyChanged: false) }
+        if edgeInstructions.tick() { pushStages(of: registry.rooms.values.sorted { $0.roomID < $1.roomID }, onlyChanged: false) }
         for update in registry.matchEnqueues(nowMs: now, owns: { [ownership] in ownership.owns($0) }) { askPeer(update) { _ in } }
         // Intents begun a second ago or more: a fresh one's commit is on its way.
         for commit in registry.pkIntents(begunBefore: now - 1_000, owns: { [ownership] in ownership.owns($0) }) {
