@@ -52,7 +52,8 @@ extension CallSignalShell {
                     }
                 }
             case .checkCall(let uid, let entry, let owner):
-                let ask = SignalPartyAction(.callToken, uid: uid, callID: entry.callID)
+                var ask = SignalPartyAction(.callToken, uid: uid, callID: entry.callID)
+                ask.checkOnly = true
                 atCallOwner(owner, .callPartyAction, ask,
                             local: { () throws(ShowroomError) -> SignalCallActionResponse in SignalCallActionResponse() }) { [self] result in
                     let check: Machine.CallCheck = switch result {

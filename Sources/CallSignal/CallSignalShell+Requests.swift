@@ -163,7 +163,7 @@ extension CallSignalShell {
         let acted = try decide { try $0.act(request, by: action.uid, callID: action.callID, nowMs: nowMs) }
         perform(acted.directives)
         var answer = SignalCallActionResponse()
-        if let call = acted.call { answer.call = info(call, for: action.uid) }
+        if let call = acted.call, !action.checkOnly { answer.call = info(call, for: action.uid) }
         return answer
     }
 

@@ -202,6 +202,11 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
     public private(set) var dials = DialRateLimit()
     /// The call each user owned here is in (or reserved for while dialling), with its owner.
     public private(set) var callOf: [UInt32: InCall] = [:]
+    /// Since when each party's call has been noted here, by uid (to ask its owner now and then).
+    private var notedSince: [UInt32: (callID: String, sinceMs: Int64)] = [:]
+    /// A party's call noted this long (longer than any dial's ring) is confirmed with its owner,
+    /// and again each time as long.
+    public static var callRecheckMs: Int64 { 10_000 }
     /// Notices waiting for each session, and its parked poll.
     public private(set) var mailboxes: [String: Mailbox] = [:]
     /// Call tokens handed out, by call id and party; dropped within a second of the call's end.
@@ -476,6 +481,7 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         if let last = lastCheckMs, nowMs - last < 1_000 { return directives }
         lastCheckMs = nowMs
         directives += checkCallsOfLostNodes(gone: gone)
+        directives += recheckCalls(nowMs: nowMs)
         _ = records.dropTombstones(olderThanMs: Self.tombstoneLifetimeMs, nowMs: nowMs)
         mintedTokens = mintedTokens.filter { book.calls[$0.key]?.isActive == true }
         return directives
@@ -639,6 +645,31 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
                 directives += lose(uid, entry)
                 continue
             }
+            let owner = owner(of: callee)
+            if owner == selfID {
+                if book.calls[entry.callID]?.isActive == true { callOf[uid]?.owner = owner } else { directives += lose(uid, entry) }
+            } else {
+                directives.append(.checkCall(uid: uid, entry, owner: owner))
+            }
+        }
+        return directives
+    }
+
+    /// Each party's call noted for ``callRecheckMs`` is confirmed with its owner (here: the
+    /// book), so a call that ended or was lost where this node could not hear of it (a partition
+    /// that healed, an owner restarted before anyone noticed) does not hold its party for good.
+    private mutating func recheckCalls(nowMs: Int64) -> [Directive] {
+        var directives: [Directive] = []
+        notedSince = notedSince.filter { callOf[$0.key]?.callID == $0.value.callID }
+        for uid in callOf.keys.sorted() {
+            guard let entry = callOf[uid] else { continue }
+            guard let since = notedSince[uid]?.sinceMs else {
+                notedSince[uid] = (entry.callID, nowMs)
+                continue
+            }
+            guard nowMs - since >= Self.callRecheckMs else { continue }
+            notedSince[uid] = (entry.callID, nowMs)
+            guard let callee = Self.callee(ofCallID: entry.callID) else { continue }
             let owner = owner(of: callee)
             if owner == selfID {
                 if book.calls[entry.callID]?.isActive == true { callOf[uid]?.owner = owner } else { directives += lose(uid, entry) }

@@ -326,4 +326,37 @@ final class CallSignalNodeTests: XCTestCase {
         }
         XCTAssertNil(node.callOf[user], "the party is free")
     }
+
+    func testAPartysCallIsConfirmedWithItsOwnerOnceNotedLongEnoughAndAgainLater() throws {
+        let members = ["n1", "n2", "n3"]
+        let user = uid(ownedBy: "n1", among: members)
+        var node = makeNode("n1", members: members)
+        _ = try login(&node, user)
+        let callID = "77-abc"
+        _ = node.deliver("ring", to: user, callID: callID, state: .calling, owner: "n3")
+        func checks(_ directives: [Node.Directive]) -> [String] {
+            directives.compactMap { if case .checkCall(user, let entry, let owner) = $0 { "\(entry.callID)@\(owner)" } else { nil } }
+        }
+        let owner = node.owner(of: 77)
+        var now = t0 + 1_000
+        XCTAssertEqual(checks(node.tick(nowMs: now, gone: [])), [], "noted now: a dial's ring may still be on its way")
+        now += Node.callRecheckMs - 1_000
+        XCTAssertEqual(checks(node.tick(nowMs: now, gone: [])), [], "not yet")
+        now += 1_000
+        let first = node.tick(nowMs: now, gone: [])
+        if owner == "n1" {
+            XCTAssertTrue(first.contains { if case .callLost(user, _) = $0 { true } else { false } },
+                          "this node owns the call and does not hold it: the party is freed")
+            XCTAssertNil(node.callOf[user])
+            return
+        }
+        XCTAssertEqual(checks(first), ["\(callID)@\(owner)"])
+        XCTAssertTrue(node.callChecked(uid: user, callID: callID, owner: owner, .holds).isEmpty)
+        now += 1_000
+        XCTAssertEqual(checks(node.tick(nowMs: now, gone: [])), [], "held: asked again only after as long")
+        now += Node.callRecheckMs
+        XCTAssertEqual(checks(node.tick(nowMs: now, gone: [])), ["\(callID)@\(owner)"])
+        XCTAssertEqual(node.callChecked(uid: user, callID: callID, owner: owner, .lost).count, 1)
+        XCTAssertNil(node.callOf[user], "a call its owner no longer holds frees the party")
+    }
 }

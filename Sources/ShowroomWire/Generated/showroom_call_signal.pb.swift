@@ -541,6 +541,10 @@ public nonisolated struct SignalPartyAction: Sendable {
 
   public var liveRoomID: String = String()
 
+  /// A party's node asking the call's owner whether it still holds the call (CALL_TOKEN only):
+  /// answered without a call or token, so the check mints nothing.
+  public var checkOnly: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1753,7 +1757,7 @@ nonisolated extension SignalRingResponse: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension SignalPartyAction: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".PartyAction"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}uid\0\u{3}call_id\0\u{1}reason\0\u{3}live_room_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}kind\0\u{1}uid\0\u{3}call_id\0\u{1}reason\0\u{3}live_room_id\0\u{3}check_only\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1766,6 +1770,7 @@ nonisolated extension SignalPartyAction: SwiftProtobuf.Message, SwiftProtobuf._M
       case 3: try { try decoder.decodeSingularStringField(value: &self.callID) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.reason) }()
       case 5: try { try decoder.decodeSingularStringField(value: &self.liveRoomID) }()
+      case 6: try { try decoder.decodeSingularBoolField(value: &self.checkOnly) }()
       default: break
       }
     }
@@ -1787,6 +1792,9 @@ nonisolated extension SignalPartyAction: SwiftProtobuf.Message, SwiftProtobuf._M
     if !self.liveRoomID.isEmpty {
       try visitor.visitSingularStringField(value: self.liveRoomID, fieldNumber: 5)
     }
+    if self.checkOnly != false {
+      try visitor.visitSingularBoolField(value: self.checkOnly, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -1796,6 +1804,7 @@ nonisolated extension SignalPartyAction: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.callID != rhs.callID {return false}
     if lhs.reason != rhs.reason {return false}
     if lhs.liveRoomID != rhs.liveRoomID {return false}
+    if lhs.checkOnly != rhs.checkOnly {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
