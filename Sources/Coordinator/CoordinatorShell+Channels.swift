@@ -221,13 +221,14 @@ extension CoordinatorShell {
                                   channels: report.hasChannels_p ? report.channels : nil, edgeAlive: edgeAlive, nowMs: nowMs) {
             logger.info("edge draining: nothing more is placed on it", metadata: ["edge": "\(report.edgeID)"])
         }
+        let writable = seesMostOfTheCluster  // one look at the members, not one per activity
+        let answer = report.hasChannels_p && writable ? strayChannels(of: report.edgeID) : RoomEdgeChannelReportResponse()
         guard !report.activities.isEmpty else {
-            respond(.success(RoomEdgeChannelReportResponse()))
+            respond(.success(answer))
             return
         }
         // Only a channel's owner numbers its events, and only once it holds the numbers given so
         // far: the edge sends again, to the owner its view names then.
-        let writable = seesMostOfTheCluster  // one look at the members, not one per activity
         if let channel = report.activities.map(\.channel).first(where: {
             !writable || !ownership.owns($0) || takeOver.mustWait($0)
         }) {
@@ -241,7 +242,7 @@ extension CoordinatorShell {
         // An activity sent again (its first answer was lost) is numbered once: skip what was.
         var fresh: [RoomChannelActivity] = []
         var events: [RoomChannelEvent] = []
-        for activity in report.activities {
+        for activity in report.activities where directory.announces(activity.type, of: activity.channel, from: report.edgeID) {
             let newSeries = takeOver.beginsTerm(.channelSeries, of: activity.channel)
             guard let event = sequencer.number(activity, edge: report.edgeID, nowMs: now, newSeries: newSeries) else { continue }
             takeOver.began(.channelSeries, of: activity.channel)
@@ -250,7 +251,7 @@ extension CoordinatorShell {
             unpublished.numbered(event)
         }
         guard !events.isEmpty else {
-            respond(.success(RoomEdgeChannelReportResponse()))
+            respond(.success(answer))
             return
         }
         passOnCallChannelActivities(fresh)
@@ -273,9 +274,34 @@ extension CoordinatorShell {
                 remaining -= 1
                 guard remaining == 0 else { return }
                 publish(events)
-                respond(.success(RoomEdgeChannelReportResponse()))
+                respond(.success(answer))
             })
         }
+    }
+
+    /// The answer to an edge's report of its channels: those of this coordinator's that the edge
+    /// hosts while they are placed on another edge (``ChannelDirectory/strays(on:edges:owned:)``),
+    /// with where they are placed.
+    private func strayChannels(of edgeID: String) -> RoomEdgeChannelReportResponse {
+        var answer = RoomEdgeChannelReportResponse()
+        let strays = directory.strays(on: edgeID, edges: directoryEdges()) { [ownership, takeOver] in
+            ownership.owns($0) && !takeOver.mustWait($0)
+        }
+        guard !strays.isEmpty else { return answer }
+        let edges = Dictionary(alive(.edge).map { ($0.nodeID, $0.metadata) }) { first, _ in first }
+        for stray in strays {
+            guard let placed = edges[stray.placedOn] else { continue }
+            answer.elsewhere.append(RoomChannelElsewhere.with {
+                $0.channel = stray.channel
+                $0.placedOn.edgeID = stray.placedOn
+                $0.placedOn.clientEndpoint = placed.clientEndpoint
+                $0.placedOn.clientCurvePublicKey = placed.clientCurvePublicKey
+            })
+        }
+        logger.info("channels hosted away from their placement: their clients go there", metadata: [
+            "edge": "\(edgeID)", "channels": "\(answer.elsewhere.map(\.channel))",
+        ])
+        return answer
     }
 
     /// `events` have their numbers replicated: what ``ChannelEventOutbox`` lets out goes to the

@@ -200,6 +200,7 @@ final class CoordinatorShell {
         let aliveEdges = Set(alive(.edge).map(\.id.rawValue))
         // Channels on edges that are gone: forgotten, so the next placement request places them again.
         let evicted = directory.edgesChanged(alive: aliveEdges)
+        sequencer.edgesGone(keeping: aliveEdges)
         if !evicted.isEmpty {
             let channels = evicted.map(\.channel)
             storage.write { try $0.delete(placementsOf: channels) }

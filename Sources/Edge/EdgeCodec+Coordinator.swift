@@ -83,6 +83,33 @@ extension EdgeCodec {
     /// The most uids a stage lists (the owner, eight co-hosts, a forwarded PK host, with room to spare).
     public static let maxStageUIDs = 16
 
+    /// The most channels one answer may send elsewhere.
+    public static let maxChannelsElsewhere = 1_000
+
+    /// Channels placed on other edges, from a room-coordinator's answer to a report, checked: a
+    /// valid channel name and an edge id, client endpoint and CURVE key of sane sizes.
+    ///
+    /// - Throws: `INVALID_ARGUMENT` naming the first that is not (nothing is taken).
+    public static func elsewhere(_ wire: [RoomChannelElsewhere]) throws(ShowroomError) -> [ChannelPlacedElsewhere] {
+        guard wire.count <= maxChannelsElsewhere else {
+            throw .invalidArgument("an answer sends at most \(maxChannelsElsewhere) channels elsewhere, not \(wire.count)")
+        }
+        return try wire.enumerated().map { (index, item) throws(ShowroomError) -> ChannelPlacedElsewhere in
+            do throws(ShowroomError) {
+                try Names.validateChannel(item.channel)
+            } catch {
+                throw .invalidArgument("channel elsewhere \(index + 1): \(error.message)")
+            }
+            let edge = item.placedOn
+            guard (1...64).contains(edge.edgeID.utf8.count), (1...256).contains(edge.clientEndpoint.utf8.count),
+                  edge.clientCurvePublicKey.isEmpty || edge.clientCurvePublicKey.utf8.count == 40 else {
+                throw .invalidArgument(
+                    "channel elsewhere \(index + 1) (\(item.channel)) names no usable edge: an id of 1–64 bytes, an endpoint of 1–256 bytes and an empty or 40-character CURVE key")
+            }
+            return ChannelPlacedElsewhere(channel: item.channel, placedOn: edge)
+        }
+    }
+
     /// Stages from an `EDGE_STAGE` request, checked.
     ///
     /// - Throws: `INVALID_ARGUMENT` for a stage without a valid channel or room id, with uid 0, or

@@ -22,6 +22,9 @@ protocol CoordinatorLinkEdge: AnyObject {
     func applyBans(_ bans: [RoomBan], completion: @escaping (Result<Int, ShowroomError>) -> Void)
     /// Applies stages: how many broadcasters became audience.
     func applyStages(_ stages: [RoomStage], completion: @escaping (Result<Int, ShowroomError>) -> Void)
+    /// Channels the edge hosts that their owner coordinator placed on another edge: their
+    /// connections are sent there.
+    func channelsElsewhere(_ channels: [RoomChannelElsewhere])
 }
 
 /// The edge's side of the room-coordinators, on the node's thread: it sends the channel
@@ -169,6 +172,10 @@ final class CoordinatorLink {
             var delivered = true
             switch result {
             case .success(let answer):
+                if answer.failure == nil, request.channels != nil,
+                   let body = try? answer.decodeBody(RoomEdgeChannelReportResponse.self), !body.elsewhere.isEmpty {
+                    edge.channelsElsewhere(body.elsewhere)
+                }
                 if let error = answer.failure {
                     if error.code == .invalidArgument || error.code == .malformedMessage {
                         // Sending the same again cannot help.

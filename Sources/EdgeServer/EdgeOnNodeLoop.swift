@@ -39,6 +39,10 @@ final class EdgeOnNodeLoop: CoordinatorLinkEdge {
         edge.applyStages(stages, completion: back(completion))
     }
 
+    func channelsElsewhere(_ channels: [RoomChannelElsewhere]) {
+        edge.channelsElsewhere(channels)
+    }
+
     /// `completion`, called from the edge's loop, run on the node's loop.
     private func back<Value: Sendable>(_ completion: @escaping (Value) -> Void) -> @Sendable (Value) -> Void {
         let bound = LoopBound(completion, loop: nodeLoop)

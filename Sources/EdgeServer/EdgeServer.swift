@@ -98,6 +98,11 @@ public final class EdgeServer: Sendable {
         }
     }
 
+    /// Sends the connections of channels placed on other edges there, on the edge's loop.
+    func channelsElsewhere(_ channels: [RoomChannelElsewhere]) {
+        loop.execute { [shell] in shell.value.channelsElsewhere(channels) }
+    }
+
     /// Applies the stages of rooms' channels on the edge's loop; `completion` gets how many
     /// broadcasters became audience.
     func applyStages(_ stages: [RoomStage], completion: @escaping @Sendable (Result<Int, ShowroomError>) -> Void) {

@@ -442,6 +442,21 @@ final class EdgeShell<Face: ClientFace> {
         return closed
     }
 
+    /// Sends the connections of channels their owner coordinator placed on another edge there
+    /// (``ChannelPlane/sendElsewhere(_:now:)``); what does not check out is logged and left.
+    func channelsElsewhere(_ channels: [RoomChannelElsewhere]) {
+        let moves: [ChannelPlacedElsewhere]
+        do throws(ShowroomError) {
+            moves = try EdgeCodec.elsewhere(channels)
+        } catch {
+            logger.warning("channels placed elsewhere not taken: \(error)")
+            return
+        }
+        perform(plane.sendElsewhere(moves, now: now))
+        flushPendingControl()
+        handOverReports()
+    }
+
     /// Applies the stages of rooms' channels; returns how many broadcasters became audience.
     func applyStages(_ stages: [RoomStage]) throws(ShowroomError) -> Int {
         let (demoted, directives) = plane.applyStages(try EdgeCodec.stages(stages), now: now)

@@ -221,6 +221,8 @@ private final class SameThreadEdge<Face: ClientFace>: CoordinatorLinkEdge {
     func applyStages(_ stages: [RoomStage], completion: @escaping (Result<Int, ShowroomError>) -> Void) {
         completion(Result { () throws(ShowroomError) in try shell.applyStages(stages) })
     }
+
+    func channelsElsewhere(_ channels: [RoomChannelElsewhere]) { shell.channelsElsewhere(channels) }
 }
 
 extension CoordinatorReports {

@@ -52,6 +52,8 @@ public struct ChannelEventSequencer: Sendable {
     /// numbered, whether that event ended it, and the last activity numbered from each recent
     /// edge run (least recent first).
     private var records: [String: RoomChannelSequence] = [:]
+    /// Who is in each channel, as this coordinator numbered it: which joins and leaves are news.
+    public private(set) var presence = ChannelPresence()
 
     /// Creates a sequencer that has numbered nothing.
     public init(retention: Retention = Retention()) {
@@ -72,7 +74,9 @@ public struct ChannelEventSequencer: Sendable {
     ///   - nowMs: The time now (the event's `notifiedAtMs`, and a new series' date).
     /// - Returns: The event: the activity's fields, the next sequence in the channel's series,
     ///   notice id `<channel>/<series>-<sequence>` (`<channel>-<sequence>` in an undated series);
-    ///   nil if this activity (same origin, same or earlier origin sequence) was numbered already.
+    ///   nil if this activity (same origin, same or earlier origin sequence) was numbered already,
+    ///   or is no news for the channel (``ChannelPresence/take(_:edge:)``: a join of a user
+    ///   connected on another edge, or a leave of a connection that was not its last).
     ///   - newSeries: Begin a new series first (dated `nowMs`, or just after the current one), keeping
     ///     what each edge run had numbered: for a coordinator that takes over a channel's numbering,
     ///     so numbers it gives never meet those a coordinator that still took itself for the owner
@@ -82,6 +86,10 @@ public struct ChannelEventSequencer: Sendable {
         var record = records[activity.channel] ?? Self.newSeries(activity.channel, nowMs: nowMs)
         if !activity.origin.isEmpty {
             guard Self.note(origin: activity.origin, sequence: activity.originSequence, in: &record) else { return nil }
+        }
+        guard presence.take(activity, edge: edge) else {
+            records[activity.channel] = record  // its origin's mark, so it is not taken again
+            return nil
         }
         if newSeries, record.lastSequence > 0 {
             let origins = record.origins
@@ -104,6 +112,11 @@ public struct ChannelEventSequencer: Sendable {
         event.edge = edge
         event.notifiedAtMs = nowMs
         return event
+    }
+
+    /// The edges that are not alive any more: their users left without a word.
+    public mutating func edgesGone(keeping alive: Set<String>) {
+        presence.edgesGone(keeping: alive)
     }
 
     /// The notice id of event `sequence` of a channel's `series`.
@@ -179,7 +192,10 @@ public struct ChannelEventSequencer: Sendable {
             guard abandoned || (record.ended && ended(record, retainedAt: nowMs)) else { continue }
             pruned.append(channel)
         }
-        for channel in pruned { records[channel] = nil }
+        for channel in pruned {
+            records[channel] = nil
+            presence.forget(channel: channel)
+        }
         return pruned.sorted()
     }
 

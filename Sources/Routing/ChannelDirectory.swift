@@ -145,7 +145,50 @@ public struct ChannelDirectory: Sendable {
         edges.filter { !draining.contains($0.id) }
     }
 
+    /// Whether an edge's `channelCreated` or `channelDestroyed` of `channel` is the channel's own
+    /// beginning or end, to be announced: not while another edge hosts the channel as its origin
+    /// or the channel is placed on another edge (a move's two edges overlap, and a channel placed
+    /// twice across a partition runs on two until one sends its clients to the other), for the
+    /// channel goes on there. The placement counts too because edges report their channels only
+    /// every so often: the other edge's latest report may not list the channel yet.
+    public func announces(_ type: RoomChannelEventType, of channel: String, from edge: String) -> Bool {
+        guard type == .channelCreated || type == .channelDestroyed else { return true }
+        if let placed = placements.placements[channel]?.edgeID, placed != edge { return false }
+        return hostsByChannel[channel]?.subtracting([edge]).isEmpty ?? true
+    }
+
     // MARK: - Decisions
+
+    /// A channel an edge hosts as its origin while the channel is placed on another edge.
+    public struct Stray: Sendable, Equatable {
+        /// The channel.
+        public var channel: String
+        /// The edge it is placed on, where the stray edge's clients are to go.
+        public var placedOn: String
+
+        /// Channel `channel`, placed on `placedOn`.
+        public init(channel: String, placedOn: String) {
+            self.channel = channel
+            self.placedOn = placedOn
+        }
+    }
+
+    /// The channels `edge` reports hosting as their origin that `owned` says this coordinator
+    /// decides for, while they are placed on another of `edges` that takes clients (placeable, its
+    /// link here whole). Two sides of a partition can each place a channel, each on an edge of
+    /// its own; once it heals the placements merge to one, and the edge left with the other
+    /// sends its clients to it, so that the channel's viewers and publishers meet on one edge
+    /// again. A draining edge is left alone: its clients are moving already.
+    public func strays(on edge: String, edges: [Edge], owned: (String) -> Bool) -> [Stray] {
+        guard !draining.contains(edge), let channels = reported[edge] else { return [] }
+        let takers = Set(placeable(edges).filter { !$0.linkBroken }.map(\.id))
+        return channels.compactMap { status -> Stray? in
+            guard status.originEdge.isEmpty, owned(status.name),
+                  let placed = placements.placements[status.name]?.edgeID, placed != edge, takers.contains(placed)
+            else { return nil }
+            return Stray(channel: status.name, placedOn: placed)
+        }.sorted { $0.channel < $1.channel }
+    }
 
     /// Where an audience member of `channel` goes while the channel's origin is busy: the origin
     /// itself or a relay. Nil when relays are off, the channel has no placement, or its origin is

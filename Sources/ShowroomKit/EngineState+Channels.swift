@@ -294,6 +294,10 @@ extension EngineState {
             // A refused frame or request of a connection this edge should hold: it forgot it.
             if error.code == .notJoined { out += forgottenByEdge(channel, on: serial, error, now: now) }
         case .connectionClosed(let channel, let reason):
+            // The channel runs on another edge (it was placed twice across a partition): go there.
+            if let target = Self.redirectTarget(of: reason), movedElsewhere(channel, from: serial, to: target, reason, now: now, &out) {
+                break
+            }
             sessions[serial]?.channels.remove(channel)
             // A connection that lives on another edge now: only this edge's part of it ended.
             if current(channel, on: serial) != nil, let record = connections.removeValue(forKey: channel) {

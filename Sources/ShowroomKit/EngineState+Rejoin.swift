@@ -58,6 +58,27 @@ extension EngineState {
         return out
     }
 
+    /// The edge closed a connection because its channel is placed on `target`: the connection
+    /// rejoins there at once with the same token, uid, role, options and subscriptions (the app
+    /// sees reconnecting, closed by the edge, then connected), falling back to the placement if
+    /// that join fails. False (nothing done) when the connection is not joined on this session or
+    /// is already rejoining or moving, or rejoins are off.
+    mutating func movedElsewhere(_ channel: String, from serial: SessionSerial, to target: EdgeAddress, _ error: ShowroomError,
+                                 now: ContinuousClock.Instant, _ out: inout [EngineDirective]) -> Bool {
+        guard !isShutDown, settings.rejoinWindow > .zero, sessions[serial]?.phase == .open,
+              let record = current(channel, on: serial), record.isJoined, record.rejoin == nil, record.move == nil,
+              target.endpoint != record.edgeEndpoint
+        else { return false }
+        sessions[serial]?.channels.remove(channel)
+        startRejoin(channel, avoiding: nil, .closedByEdge(error), now: now, &out)
+        let attempt = nextNumber()
+        connections[channel]?.rejoin?.attempt = attempt
+        withSession(to: target, .join(channel: channel, .rejoin(attempt: attempt, redirected: true)), now: now, &out)
+        out.append(.refreshPublishing)
+        releaseIfUnused(serial, &out)
+        return true
+    }
+
     /// Notes that `edge` failed (or is draining away): a channel preloaded there is placed again.
     mutating func remember(failed edge: EdgeAddress, now: ContinuousClock.Instant) {
         failedEdges = failedEdges.filter { now - $0.value < Self.failedEdgeMemory }

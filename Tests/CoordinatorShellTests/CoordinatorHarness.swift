@@ -201,9 +201,10 @@ final class CoordinatorHarness {
     }
 
     /// An edge's report of channel activities, sent to coordinator `id` as the edge sends it.
+    @discardableResult
     func report(from edge: String, to id: String, _ activities: [RoomChannelActivity],
-                channels: [RoomChannelStatus]? = nil, draining: Bool = false) throws {
-        _ = try node(id).ask(.edgeChannelReport, RoomEdgeChannelReport.with {
+                channels: [RoomChannelStatus]? = nil, draining: Bool = false) throws -> RoomEdgeChannelReportResponse {
+        try node(id).ask(.edgeChannelReport, RoomEdgeChannelReport.with {
             $0.edgeID = edge
             $0.activities = activities
             $0.draining = draining

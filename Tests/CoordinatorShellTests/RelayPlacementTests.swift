@@ -112,6 +112,35 @@ final class RelayPlacementTests: XCTestCase {
         XCTAssertEqual(try cluster.place("show", at: "coord-a", unreachableEdge: "edge-1").edgeID, "edge-2")
     }
 
+    func testAnEdgeHostingAChannelPlacedOnAnotherIsToldWhereAndItsEndIsNotTheChannels() throws {
+        let cluster = try CoordinatorHarness(coordinators: ["coord-a"], edges: ["edge-1", "edge-2"])
+        XCTAssertEqual(try cluster.place("show", at: "coord-a", preferring: ["edge-1"]).edgeID, "edge-1")
+        let now = cluster.network.now
+        try cluster.report(from: "edge-1", to: "coord-a", [
+            activity(.channelCreated, channel: "show", uid: 0, number: 1, atMs: now),
+            activity(.broadcasterJoined, channel: "show", uid: 42, number: 2, atMs: now),
+        ], channels: [status("show", edge: "edge-1", subscribers: 0)])
+        // Edge-2 hosts it too (it was placed there on the other side of a partition).
+        let answer = try cluster.report(from: "edge-2", to: "coord-a", [
+            activity(.channelCreated, channel: "show", uid: 0, origin: "edge-2#1", number: 1, atMs: now),
+            activity(.audienceJoined, channel: "show", uid: 108, origin: "edge-2#1", number: 2, atMs: now),
+        ], channels: [status("show", edge: "edge-2", subscribers: 1)])
+        XCTAssertEqual(answer.elsewhere.map(\.channel), ["show"])
+        XCTAssertEqual(answer.elsewhere.first?.placedOn.edgeID, "edge-1")
+        XCTAssertFalse(answer.elsewhere.first?.placedOn.clientEndpoint.isEmpty ?? true, "the clients can go there without asking")
+        XCTAssertEqual(try cluster.report(from: "edge-1", to: "coord-a", [], channels: [status("show", edge: "edge-1", subscribers: 1)])
+            .elsewhere, [], "the placed edge keeps its clients")
+        XCTAssertEqual(try cluster.report(from: "edge-2", to: "coord-a", []).elsewhere, [], "only a report of the edge's channels is answered so")
+
+        // Edge-2's clients leave it; its channel's end there is not the channel's end.
+        try cluster.report(from: "edge-2", to: "coord-a", [
+            activity(.audienceLeft, channel: "show", uid: 108, origin: "edge-2#1", number: 3, atMs: now),
+            activity(.channelDestroyed, channel: "show", uid: 0, origin: "edge-2#1", number: 4, atMs: now),
+        ], channels: [])
+        XCTAssertEqual(cluster.sinks["coord-a"]!.channelEvents.map(\.type),
+                       [.channelCreated, .broadcasterJoined, .audienceJoined, .audienceLeft])
+    }
+
     func testAFreshChannelGoesWhereItsFirstJoinerAlreadyIsAndAPlacedOneStays() throws {
         let cluster = try CoordinatorHarness(coordinators: ["coord-a", "coord-b"], edges: ["edge-1", "edge-2", "edge-3"])
         // A call's channel: placed on the caller's edge, whichever it is; an unknown edge is passed over.

@@ -16,6 +16,7 @@ final class CoordinatorLinkInProcessTests: XCTestCase {
         var claims: [(channel: String, outcome: ClaimOutcome)] = []
         var bans: [[RoomBan]] = []
         var stages: [[RoomStage]] = []
+        var elsewhere: [[String]] = []
 
         func claimAnswered(_ channel: String, _ outcome: ClaimOutcome) { claims.append((channel, outcome)) }
         func forwardPlaced(_ placement: ForwardPlacement, _ result: Result<ForwardEdge, ShowroomError>) {}
@@ -31,6 +32,7 @@ final class CoordinatorLinkInProcessTests: XCTestCase {
             self.stages.append(stages)
             completion(.success(0))
         }
+        func channelsElsewhere(_ channels: [RoomChannelElsewhere]) { elsewhere.append(channels.map(\.channel)) }
     }
 
     private var network: InProcessNetwork!
@@ -52,8 +54,17 @@ final class CoordinatorLinkInProcessTests: XCTestCase {
                 reportFailures -= 1
                 return respond(.failure(.unavailable("not now")))
             }
-            reports.append(try! request.decodeBody(RoomEdgeChannelReport.self))
-            respond(.success(RoomEdgeChannelReportResponse()))
+            let report = try! request.decodeBody(RoomEdgeChannelReport.self)
+            reports.append(report)
+            // A channel of the edge's that is placed on edge-2.
+            respond(.success(RoomEdgeChannelReportResponse.with {
+                guard report.hasChannels_p, report.channels.contains(where: { $0.name == "split" }) else { return }
+                $0.elsewhere = [RoomChannelElsewhere.with {
+                    $0.channel = "split"
+                    $0.placedOn.edgeID = "edge-2"
+                    $0.placedOn.clientEndpoint = "tcp://127.0.0.1:7002"
+                }]
+            }))
         }
         coordinator.serve(.banList) { [unowned self] _, respond in
             if banListFailures > 0 {
@@ -100,6 +111,16 @@ final class CoordinatorLinkInProcessTests: XCTestCase {
         XCTAssertEqual(reports.first?.activities.map(\.origin), ["edge-1/run-1", "edge-1/run-1"])
         XCTAssertEqual(reports.first?.activities.map(\.originSequence), [1, 2])
         XCTAssertEqual(link.pendingActivities, 0)
+    }
+
+    func testChannelsTheAnswerSaysArePlacedElsewhereReachTheEdge() {
+        start()
+        link.add([activity("split", uid: 1)])
+        XCTAssertEqual(edge.elsewhere, [], "a report without the edge's channels is not answered so")
+        link.setSummary([ChannelSummary(name: "split", broadcasters: [], connections: 1), ChannelSummary(name: "show", broadcasters: [], connections: 1)])
+        network.advance(by: .milliseconds(50))
+        XCTAssertEqual(reports.last?.channels.map(\.name), ["split", "show"])
+        XCTAssertEqual(edge.elsewhere, [["split"]])
     }
 
     func testTheBanListIsAskedUntilACoordinatorAnswersAndAppliedOnce() {

@@ -85,11 +85,64 @@ final class ChannelEventSequencerTests: XCTestCase {
                        "the edge restarted: a new run")
         XCTAssertEqual(sequencer.number(activity("other", origin: "edge-a/1", 2), edge: "edge-a", nowMs: 0)?.sequence, 1,
                        "marks are per channel")
-        let unmarked = activity("show", origin: "", 0)
+        var unmarked = activity("show", origin: "", 0)
+        unmarked.type = .audienceLeft
         XCTAssertEqual(sequencer.number(unmarked, edge: "old-edge", nowMs: 0)?.sequence, 5)
         XCTAssertEqual(sequencer.number(unmarked, edge: "old-edge", nowMs: 0)?.sequence, 6)
         XCTAssertEqual(sequencer.sequence(of: "show").origins.map(\.origin), ["edge-a/1", "edge-a/2"])
         XCTAssertEqual(sequencer.sequence(of: "show").origins.map(\.originSequence), [5, 1])
+    }
+
+    /// A user moving to another edge joins there before the old edge's leave arrives, or an old
+    /// join held through a partition arrives after a new one: the channel's events say it joined
+    /// with its first connection and left with its last, and what is no news is not numbered
+    /// (nor taken when sent again).
+    func testAUserOnTwoEdgesJoinsWithItsFirstConnectionAndLeavesWithItsLast() {
+        var sequencer = ChannelEventSequencer()
+        func event(_ type: RoomChannelEventType, uid: UInt32, on edge: String, _ number: UInt64) -> RoomChannelEvent? {
+            var activity = activity("show", origin: "\(edge)/1", number)
+            activity.type = type
+            activity.uid = uid
+            return sequencer.number(activity, edge: edge, nowMs: 0)
+        }
+        XCTAssertEqual(event(.audienceJoined, uid: 7, on: "edge-a", 1)?.sequence, 1)
+        XCTAssertEqual(event(.broadcasterJoined, uid: 8, on: "edge-a", 2)?.sequence, 2)
+        XCTAssertNil(event(.audienceJoined, uid: 7, on: "edge-b", 1), "it moves to edge-b: it is in the channel already")
+        XCTAssertNil(event(.audienceLeft, uid: 7, on: "edge-a", 3), "edge-a's leave is not its last connection's")
+        XCTAssertNil(event(.audienceLeft, uid: 7, on: "edge-a", 3), "nor when sent again")
+        XCTAssertEqual(event(.broadcasterLeft, uid: 8, on: "edge-a", 4)?.sequence, 3)
+        XCTAssertEqual(event(.audienceLeft, uid: 7, on: "edge-b", 2)?.sequence, 4, "its last connection")
+        XCTAssertEqual(event(.audienceLeft, uid: 9, on: "edge-c", 1)?.sequence, 5, "a user whose join this coordinator never saw")
+        XCTAssertEqual(sequencer.sequence(of: "show").origins.first { $0.origin == "edge-a/1" }?.originSequence, 4)
+
+        // Joined on edge-b, then edge-a's older join (held through a partition) arrives, then
+        // edge-a's leave: still present.
+        XCTAssertEqual(event(.audienceJoined, uid: 10, on: "edge-b", 3)?.sequence, 6)
+        XCTAssertNil(event(.audienceJoined, uid: 10, on: "edge-a", 5))
+        XCTAssertNil(event(.audienceLeft, uid: 10, on: "edge-a", 6))
+        XCTAssertEqual(sequencer.presence.count(in: "show"), 1)
+        // Edge-b dies: its users left without a word, and a later leave elsewhere is news.
+        XCTAssertNil(event(.audienceJoined, uid: 10, on: "edge-a", 7))
+        sequencer.edgesGone(keeping: ["edge-a"])
+        XCTAssertEqual(event(.audienceLeft, uid: 10, on: "edge-a", 8)?.sequence, 7)
+        XCTAssertEqual(sequencer.presence.count(in: "show"), 0)
+    }
+
+    /// An edge that restarts is a new run: the old run's users are gone with its process.
+    func testAnEdgesNewRunForgetsTheOldRunsUsers() {
+        var sequencer = ChannelEventSequencer()
+        func event(_ type: RoomChannelEventType, uid: UInt32, run: String, on edge: String, _ number: UInt64) -> RoomChannelEvent? {
+            var activity = activity("show", origin: run, number)
+            activity.type = type
+            activity.uid = uid
+            return sequencer.number(activity, edge: edge, nowMs: 0)
+        }
+        XCTAssertNotNil(event(.audienceJoined, uid: 7, run: "edge-a/1", on: "edge-a", 1))
+        XCTAssertNil(event(.audienceJoined, uid: 7, run: "edge-b/1", on: "edge-b", 1), "already present")
+        // Edge-a restarted: uid 7's connection there is gone; its leave on edge-b is its last.
+        XCTAssertNotNil(event(.audienceJoined, uid: 8, run: "edge-a/2", on: "edge-a", 1))
+        XCTAssertNotNil(event(.audienceLeft, uid: 7, run: "edge-b/1", on: "edge-b", 2))
+        XCTAssertEqual(sequencer.presence.count(in: "show"), 1)
     }
 
     /// The marks travel with the numbers: a coordinator that merged another's state (a successor,
@@ -240,7 +293,7 @@ final class ChannelEventSequencerTests: XCTestCase {
         var activity = RoomChannelActivity()
         activity.type = .audienceJoined
         activity.channel = channel
-        activity.uid = 7
+        activity.uid = 100 + UInt32(number)  // a user of its own: each join is news
         activity.origin = origin
         activity.originSequence = number
         return activity

@@ -74,6 +74,46 @@ final class ChannelDirectoryTests: XCTestCase {
                      "an audience member who could not reach the origin is placed, not relayed")
     }
 
+    func testAChannelPlacedTwiceAcrossAPartitionSendsTheLosingEdgesClientsToTheWinner() throws {
+        // Each side of a partition placed "show" on an edge of its own; once it healed, the
+        // placements merged to the later one (edge-2), and both edges report hosting the channel.
+        var directory = ChannelDirectory(placementExpiryMs: 60_000, relayThreshold: 0)
+        _ = try directory.claim("show", by: "edge-1", edges: edges, nowMs: t0)
+        var later = RoomChannelPlacement()
+        later.channel = "show"
+        later.edgeID = "edge-2"
+        later.placedAtMs = t0 + 5_000
+        XCTAssertEqual(directory.merge([later], nowMs: t0 + 6_000), [later])
+        directory.edgeReported("edge-1", draining: false, channels: [status("show", edge: "edge-1"), status("other", edge: "edge-1")],
+                               edgeAlive: true, nowMs: t0 + 6_000)
+        directory.edgeReported("edge-2", draining: false, channels: [status("show", edge: "edge-2")], edgeAlive: true, nowMs: t0 + 6_000)
+        let owned: (String) -> Bool = { _ in true }
+
+        XCTAssertEqual(directory.strays(on: "edge-1", edges: edges, owned: owned),
+                       [ChannelDirectory.Stray(channel: "show", placedOn: "edge-2")])
+        XCTAssertEqual(directory.strays(on: "edge-2", edges: edges, owned: owned), [], "the placed edge keeps its clients")
+        XCTAssertEqual(directory.strays(on: "edge-1", edges: edges, owned: { $0 != "show" }), [],
+                       "only the channel's owner coordinator sends clients away")
+        let broken = edges.map { ChannelDirectory.Edge(id: $0.id, linkBroken: $0.id == "edge-2") }
+        XCTAssertEqual(directory.strays(on: "edge-1", edges: broken, owned: owned), [], "nobody is sent to an edge that seems dead")
+        XCTAssertEqual(directory.strays(on: "edge-1", edges: edges.filter { $0.id != "edge-2" }, owned: owned), [])
+
+        // While the channel runs on two edges, neither one's creating or ending it is the channel's.
+        XCTAssertFalse(directory.announces(.channelDestroyed, of: "show", from: "edge-1"))
+        XCTAssertFalse(directory.announces(.channelCreated, of: "show", from: "edge-1"))
+        XCTAssertTrue(directory.announces(.audienceLeft, of: "show", from: "edge-1"))
+        // The losing edge emptied; its next report no longer lists the channel.
+        directory.edgeReported("edge-1", draining: false, channels: [status("other", edge: "edge-1")], edgeAlive: true, nowMs: t0 + 7_000)
+        XCTAssertEqual(directory.strays(on: "edge-1", edges: edges, owned: owned), [])
+        XCTAssertTrue(directory.announces(.channelDestroyed, of: "show", from: "edge-2"), "the placed edge's end is the channel's")
+        XCTAssertFalse(directory.announces(.channelDestroyed, of: "show", from: "edge-1"),
+                       "an end from an edge the channel is not placed on, reported before its last list, is not")
+
+        // A draining edge is not told: its clients are moving already.
+        directory.edgeReported("edge-3", draining: true, channels: [status("show", edge: "edge-3")], edgeAlive: true, nowMs: t0 + 7_000)
+        XCTAssertEqual(directory.strays(on: "edge-3", edges: edges, owned: owned), [])
+    }
+
     func testAHostileChannelNameIsRefusedAndNothingIsPlacedWithoutEdges() {
         var directory = ChannelDirectory(placementExpiryMs: 60_000, relayThreshold: 0)
         XCTAssertThrowsError(try directory.place(String(repeating: "x", count: 65), edges: edges, avoiding: nil, nowMs: t0)) {

@@ -272,6 +272,41 @@ final class EngineStateTests: XCTestCase {
                        "a frame refused after the app left its channel (it was in flight) is no error for the app")
     }
 
+    func testAConnectionClosedBecauseItsChannelIsPlacedElsewhereRejoinsThereAtOnce() throws {
+        var driver = EngineStateDriver()
+        join(&driver, "live", on: edgeA, role: .broadcaster)
+        join(&driver, "other", on: edgeA)
+        let a = try XCTUnwrap(driver.serial(of: edgeA))
+        var redirect = WireRedirect()
+        redirect.edgeID = edgeB.id
+        redirect.clientEndpoint = edgeB.endpoint
+        let elsewhere = ShowroomError.channelElsewhere("channel live is placed on edge b; join it there", redirect: redirect)
+
+        driver.apply(driver.state.edgeEvent(.connectionClosed(channel: "live", reason: elsewhere), on: a, now: driver.now))
+        XCTAssertEqual(driver.transitions(of: "live").suffix(1), ["reconnecting closedByEdge"])
+        XCTAssertTrue(driver.placements.isEmpty, "the redirect names the edge: no placement is asked")
+        XCTAssertFalse(driver.events.contains { if case .connectionClosed = $0 { true } else { false } },
+                       "the app's connection is not closed: it reconnects")
+        let b = try XCTUnwrap(driver.serial(of: edgeB))
+        driver.openSession(b)
+        let rejoin = try XCTUnwrap(driver.sent.first { $0.session == b && $0.request.kind == .join }?.request)
+        guard case .join("live", let uid, let token, let role, _) = rejoin else { return XCTFail("sent \(rejoin)") }
+        XCTAssertEqual(uid, 7)
+        XCTAssertEqual(token, "token-live")
+        XCTAssertEqual(role, .broadcaster)
+        driver.acceptJoin("live", on: b, role: .broadcaster)
+        XCTAssertEqual(driver.transitions(of: "live").suffix(2), ["reconnecting closedByEdge", "connected rejoinSucceeded"])
+        XCTAssertEqual(driver.state.connections["live"]?.edgeEndpoint, edgeB.endpoint)
+        XCTAssertEqual(driver.transitions(of: "other"), ["connecting joining", "connected joinSucceeded"], "the other channel stays")
+
+        // The placed edge refuses too: the rejoin falls back to the placement after its backoff.
+        driver.apply(driver.state.edgeEvent(.connectionClosed(channel: "other", reason: elsewhere), on: a, now: driver.now))
+        driver.answer(.failure(.unavailable("edge b is full"))) { request, session in request.kind == .join && session == b }
+        driver.advance(by: .seconds(2))
+        XCTAssertEqual(driver.placements.last?.channel, "other")
+        XCTAssertEqual(driver.transitions(of: "other").last, "reconnecting closedByEdge")
+    }
+
     func testWithoutRejoinAForgottenConnectionFailsWithTheEdgesReason() throws {
         var driver = EngineStateDriver(rejoinWindow: .zero)
         join(&driver, "live", on: edgeA, role: .broadcaster)

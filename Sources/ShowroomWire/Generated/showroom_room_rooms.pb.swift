@@ -2032,14 +2032,45 @@ public nonisolated struct RoomEdgeChannelReport: Sendable {
   public init() {}
 }
 
+/// Body of an EDGE_CHANNEL_REPORT response. Only to a report that carries the edge's channels:
+/// the channels of this coordinator's that the edge hosts as their origin although they are placed
+/// on another alive edge (two sides of a partition each placed the channel, say). The edge closes
+/// its connections there with CHANNEL_ELSEWHERE naming the placed edge, and its clients join there,
+/// so that a channel runs on one edge again.
 public nonisolated struct RoomEdgeChannelReportResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
+  public var elsewhere: [RoomChannelElsewhere] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+}
+
+/// A channel an edge hosts that is placed on another edge.
+public nonisolated struct RoomChannelElsewhere: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channel: String = String()
+
+  public var placedOn: WireRedirect {
+    get {_placedOn ?? WireRedirect()}
+    set {_placedOn = newValue}
+  }
+  /// Returns true if `placedOn` has been explicitly set.
+  public var hasPlacedOn: Bool {self._placedOn != nil}
+  /// Clears the value of `placedOn`. Subsequent reads from it will return its default value.
+  public mutating func clearPlacedOn() {self._placedOn = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _placedOn: WireRedirect? = nil
 }
 
 /// A ban: the uid may not use the listed privileges in the channel until `until_ms`.
@@ -4896,18 +4927,68 @@ nonisolated extension RoomEdgeChannelReport: SwiftProtobuf.Message, SwiftProtobu
 
 nonisolated extension RoomEdgeChannelReportResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".EdgeChannelReportResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}elsewhere\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    // Load everything into unknown fields
-    while try decoder.nextFieldNumber() != nil {}
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.elsewhere) }()
+      default: break
+      }
+    }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.elsewhere.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.elsewhere, fieldNumber: 1)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: RoomEdgeChannelReportResponse, rhs: RoomEdgeChannelReportResponse) -> Bool {
+    if lhs.elsewhere != rhs.elsewhere {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomChannelElsewhere: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ChannelElsewhere"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{3}placed_on\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.channel) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._placedOn) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.channel.isEmpty {
+      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 1)
+    }
+    try { if let v = self._placedOn {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomChannelElsewhere, rhs: RoomChannelElsewhere) -> Bool {
+    if lhs.channel != rhs.channel {return false}
+    if lhs._placedOn != rhs._placedOn {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
