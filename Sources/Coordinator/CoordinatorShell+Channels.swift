@@ -243,8 +243,8 @@ extension CoordinatorShell {
         var fresh: [RoomChannelActivity] = []
         var events: [RoomChannelEvent] = []
         for activity in report.activities where directory.announces(activity.type, of: activity.channel, from: report.edgeID) {
-            let newSeries = takeOver.beginsTerm(.channelSeries, of: activity.channel)
-            guard let event = sequencer.number(activity, edge: report.edgeID, nowMs: now, newSeries: newSeries) else { continue }
+            let newSeries = takeOver.beginsTerm(.channelSeries, of: activity.channel) ? takeOver.termMs : nil
+            guard let event = sequencer.number(activity, edge: report.edgeID, nowMs: now, newSeriesAtMs: newSeries) else { continue }
             takeOver.began(.channelSeries, of: activity.channel)
             fresh.append(activity)
             events.append(event)

@@ -29,7 +29,7 @@ extension CoordinatorShell {
         }
         if request.forwarded || owner == selfID {
             afterCatchUp(of: roomID) { [self] in
-                if takeOver.beginsTerm(.roomVersion, of: roomID), let room = registry.raiseVersion(of: roomID, nowMs: nowMs) {
+                if takeOver.beginsTerm(.roomVersion, of: roomID), let room = registry.raiseVersion(of: roomID, termMs: takeOver.termMs) {
                     takeOver.began(.roomVersion, of: roomID)
                     apply([RoomChange(room: room)], replicate: true)
                 }

@@ -193,7 +193,7 @@ final class CoordinatorShell {
         let known = OwnerRing(.coordinator, memberIDs: Set(node.membersOnLoop.filter {
             $0.state != .left && $0.metadata.role == NodeRole.coordinator.rawValue
         }.map(\.id.rawValue)).union([selfID]))
-        if let asks = takeOver.membersChanged(to: now, known: known) {
+        if let asks = takeOver.membersChanged(to: now, known: known, nowMs: nowMs) {
             askForCatchUp(asks)
             releaseHeld()
         }

@@ -8,7 +8,7 @@ import Routing
 public struct TakeOver: Sendable, Equatable {
     /// What begins anew with a key's first write after a take-over.
     public enum Term: Sendable, Hashable {
-        /// A room's version is raised (the room registry's `raiseVersion(of:nowMs:)`).
+        /// A room's version is raised (the room registry's `raiseVersion(of:termMs:)`).
         case roomVersion
         /// A channel's events are numbered in a new series.
         case channelSeries
@@ -20,6 +20,14 @@ public struct TakeOver: Sendable, Equatable {
     public private(set) var catchUp = CatchUp()
     /// The alive members as last seen (nil before the first look).
     public private(set) var ring: OwnerRing?
+    /// When the members were last seen to change (ms since the Unix epoch): what the terms this
+    /// member begins are dated by (a room's raised version, a channel's new series). Not the time
+    /// of the first write: an earlier owner on the other side of a partition that has not noticed
+    /// it yet still writes with the older view it has, so its terms always date from before the
+    /// partition, and the new owner's from after. Dated by the write, that earlier owner's first
+    /// write after the new owner's would win once the partition healed, though nobody
+    /// acknowledged it.
+    public private(set) var termMs: Int64 = 0
     /// Keys whose new term began, by term.
     private var begun: [Term: Set<String>] = [:]
     /// Requests held until their key's catch-up is over, by id: the key and the deadline.
@@ -35,12 +43,14 @@ public struct TakeOver: Sendable, Equatable {
         self.selfID = selfID
     }
 
-    /// The alive members are `now` (`known`: every member known, dead ones included). Returns
+    /// The alive members are `now` (`known`: every member known, dead ones included) since
+    /// `nowMs`. Returns
     /// the catch-up's first asks, or nil when the members are the ones seen last. What this
     /// member owned before and owns still keeps its term; what it lost begins a new one if it
     /// takes it over again.
-    public mutating func membersChanged(to now: OwnerRing, known: OwnerRing) -> [CatchUp.Ask]? {
+    public mutating func membersChanged(to now: OwnerRing, known: OwnerRing, nowMs: Int64) -> [CatchUp.Ask]? {
         guard now != ring else { return nil }
+        termMs = nowMs
         let kept: (String) -> Bool = { [ring, selfID] key in now.owner(of: key) == selfID && ring?.owner(of: key) == selfID }
         begun = begun.mapValues { $0.filter(kept) }
         let before = ring

@@ -77,12 +77,13 @@ public struct ChannelEventSequencer: Sendable {
     ///   nil if this activity (same origin, same or earlier origin sequence) was numbered already,
     ///   or is no news for the channel (``ChannelPresence/take(_:edge:)``: a join of a user
     ///   connected on another edge, or a leave of a connection that was not its last).
-    ///   - newSeries: Begin a new series first (dated `nowMs`, or just after the current one), keeping
-    ///     what each edge run had numbered: for a coordinator that takes over a channel's numbering,
-    ///     so numbers it gives never meet those a coordinator that still took itself for the owner
-    ///     gives in the old series.
+    ///   - newSeriesAtMs: Begin a new series first, dated this (the take-over's term, see
+    ///     `TakeOver.termMs`) or just after the current one, keeping what each edge run had
+    ///     numbered: for a coordinator that takes over a channel's numbering, so numbers it gives
+    ///     never meet those a coordinator that still took itself for the owner gives in the old
+    ///     series, and its series is the later one.
     public mutating func number(_ activity: RoomChannelActivity, edge: String, nowMs: Int64,
-                                newSeries: Bool = false) -> RoomChannelEvent? {
+                                newSeriesAtMs: Int64? = nil) -> RoomChannelEvent? {
         var record = records[activity.channel] ?? Self.newSeries(activity.channel, nowMs: nowMs)
         if !activity.origin.isEmpty {
             guard Self.note(origin: activity.origin, sequence: activity.originSequence, in: &record) else { return nil }
@@ -91,9 +92,9 @@ public struct ChannelEventSequencer: Sendable {
             records[activity.channel] = record  // its origin's mark, so it is not taken again
             return nil
         }
-        if newSeries, record.lastSequence > 0 {
+        if let newSeriesAtMs, record.lastSequence > 0 {
             let origins = record.origins
-            record = Self.newSeries(activity.channel, nowMs: max(nowMs, record.series &+ 1))
+            record = Self.newSeries(activity.channel, nowMs: max(newSeriesAtMs, record.series &+ 1))
             record.origins = origins
         }
         record.lastSequence += 1

@@ -54,7 +54,7 @@ extension RoomRegistry {
     /// Every holder comes to the same record whatever order copies arrive in: the higher version
     /// wins; two different records of one version (two coordinators that both took themselves for
     /// the owner) are ordered by their encoding. Only one side of a partition writes, and a
-    /// coordinator that takes a room over raises its version first (``raiseVersion(of:nowMs:)``), so
+    /// coordinator that takes a room over raises its version first (``raiseVersion(of:termMs:)``), so
     /// the record a client was answered from is the one that wins.
     static func merged(_ ours: RoomRoom?, _ incoming: RoomRoom) -> RoomRoom? {
         guard let ours, ours != incoming else { return ours == nil ? incoming : nil }
@@ -65,15 +65,16 @@ extension RoomRegistry {
 
     /// Raises a room's version for a coordinator that took the room over, before its first
     /// write, and returns the room (to persist and replicate): to 1,000 per millisecond of
-    /// `nowMs` (a term that grows with time, so it is above what an earlier owner, one that has
-    /// not noticed it was cut off, gave the room however many unacknowledged writes it made
-    /// since its own term began), and at least 1,000 above the room's version (when clocks
-    /// differ). Its writes then win over the cut-off owner's.
-    public mutating func raiseVersion(of roomID: String, nowMs: Int64) -> RoomRoom? {
+    /// `termMs`, when the coordinator saw the members change (a term that grows with time, so
+    /// it is above what an earlier owner, one that has not noticed it was cut off, gave the
+    /// room however many unacknowledged writes it made since its own, older, term began), and
+    /// at least 1,000 above the room's version (when clocks differ). Its writes then win over
+    /// the cut-off owner's.
+    public mutating func raiseVersion(of roomID: String, termMs: Int64) -> RoomRoom? {
         guard var room = rooms[roomID] else { return nil }
         var term: UInt64 = 0
-        if nowMs > 0 {
-            let (product, overflow) = UInt64(nowMs).multipliedReportingOverflow(by: Self.versionsPerMillisecond)
+        if termMs > 0 {
+            let (product, overflow) = UInt64(termMs).multipliedReportingOverflow(by: Self.versionsPerMillisecond)
             if !overflow { term = product }
         }
         room.version = max(room.version &+ Self.versionsPerMillisecond, term)
@@ -81,7 +82,7 @@ extension RoomRegistry {
         return room
     }
 
-    /// How many versions a term leaves a room per millisecond (``raiseVersion(of:nowMs:)``).
+    /// How many versions a term leaves a room per millisecond (``raiseVersion(of:termMs:)``).
     public static let versionsPerMillisecond: UInt64 = 1_000
 
     /// Drops rooms and their chat history without a trace (no change to persist or publish): for

@@ -83,16 +83,19 @@ final class TakeOverTests: XCTestCase {
         let three = ring(["c1", "c2", "c3"])
         let two = ring(["c1", "c2"])
         var takeOver = TakeOver(selfID: "c1")
-        for ask in try XCTUnwrap(takeOver.membersChanged(to: three, known: three)) {
+        for ask in try XCTUnwrap(takeOver.membersChanged(to: three, known: three, nowMs: 0)) {
             _ = takeOver.answered(ask, answered: true, more: false, last: "")
         }
-        XCTAssertNil(takeOver.membersChanged(to: three, known: three), "the same members: nothing to do")
+        XCTAssertNil(takeOver.membersChanged(to: three, known: three, nowMs: 0), "the same members: nothing to do")
         let keys = (0..<300).map { "room-\($0)" }
         let owned = try XCTUnwrap(keys.first { three.owner(of: $0) == "c1" })
         let fromC3 = try XCTUnwrap(keys.first { three.owner(of: $0) == "c3" && two.owner(of: $0) == "c1" })
 
-        // c3 goes: its keys are taken over; each begins a room term and a series once.
-        let asks = try XCTUnwrap(takeOver.membersChanged(to: two, known: three))
+        // c3 goes: its keys are taken over; each begins a room term and a series once, dated by
+        // when c1 saw c3 go, not by its first write (c3, cut off and unaware, writes with its
+        // older view meanwhile, so its terms are older).
+        let asks = try XCTUnwrap(takeOver.membersChanged(to: two, known: three, nowMs: 5_000))
+        XCTAssertEqual(takeOver.termMs, 5_000)
         XCTAssertEqual(asks.map(\.member), ["c2"])
         XCTAssertTrue(takeOver.mustWait(fromC3), "not before c2 answered")
         _ = takeOver.answered(asks[0], answered: true, more: false, last: "")
@@ -105,13 +108,13 @@ final class TakeOverTests: XCTestCase {
         XCTAssertFalse(takeOver.beginsTerm(.roomVersion, of: owned), "a key owned all along begins nothing")
 
         // c2 goes too: what c1 owned before and owns still keeps its term.
-        _ = takeOver.membersChanged(to: ring(["c1"]), known: three)
+        _ = takeOver.membersChanged(to: ring(["c1"]), known: three, nowMs: 0)
         XCTAssertFalse(takeOver.beginsTerm(.roomVersion, of: fromC3))
         // c3 comes back and takes its key; when it goes again, c1 begins a new term.
-        for ask in try XCTUnwrap(takeOver.membersChanged(to: three, known: three)) {
+        for ask in try XCTUnwrap(takeOver.membersChanged(to: three, known: three, nowMs: 0)) {
             _ = takeOver.answered(ask, answered: true, more: false, last: "")
         }
-        for ask in try XCTUnwrap(takeOver.membersChanged(to: two, known: three)) {
+        for ask in try XCTUnwrap(takeOver.membersChanged(to: two, known: three, nowMs: 0)) {
             _ = takeOver.answered(ask, answered: true, more: false, last: "")
         }
         XCTAssertTrue(takeOver.beginsTerm(.roomVersion, of: fromC3))
@@ -121,12 +124,12 @@ final class TakeOverTests: XCTestCase {
         let three = ring(["c1", "c2", "c3"])
         let two = ring(["c1", "c2"])
         var takeOver = TakeOver(selfID: "c1")
-        for ask in try XCTUnwrap(takeOver.membersChanged(to: three, known: three)) {
+        for ask in try XCTUnwrap(takeOver.membersChanged(to: three, known: three, nowMs: 0)) {
             _ = takeOver.answered(ask, answered: true, more: false, last: "")
         }
         let keys = (0..<300).map { "room-\($0)" }
         let fromC3 = try XCTUnwrap(keys.first { three.owner(of: $0) == "c3" && two.owner(of: $0) == "c1" })
-        let asks = try XCTUnwrap(takeOver.membersChanged(to: two, known: three))
+        let asks = try XCTUnwrap(takeOver.membersChanged(to: two, known: three, nowMs: 0))
         let early = takeOver.hold(fromC3, deadlineMs: 1_000)
         let late = takeOver.hold(fromC3, deadlineMs: 3_000)
         XCTAssertNotEqual(early, late)

@@ -40,13 +40,13 @@ final class ChannelEventSequencerTests: XCTestCase {
         activity.originSequence = 1
         _ = sequencer.number(activity, edge: "edge-a", nowMs: 1_000)
         activity.originSequence = 2
-        let taken = try XCTUnwrap(sequencer.number(activity, edge: "edge-a", nowMs: 500, newSeries: true))
+        let taken = try XCTUnwrap(sequencer.number(activity, edge: "edge-a", nowMs: 500, newSeriesAtMs: 500))
         XCTAssertEqual(taken.series, 1_001, "a later series even on a clock behind the old one's")
         XCTAssertEqual(taken.sequence, 1)
-        XCTAssertNil(sequencer.number(activity, edge: "edge-a", nowMs: 1_002, newSeries: true),
+        XCTAssertNil(sequencer.number(activity, edge: "edge-a", nowMs: 1_002, newSeriesAtMs: 1_002),
                      "an activity numbered already is not numbered again in the new series")
         var fresh = ChannelEventSequencer()
-        XCTAssertEqual(fresh.number(activity, edge: "edge-a", nowMs: 7, newSeries: true)?.series, 7,
+        XCTAssertEqual(fresh.number(activity, edge: "edge-a", nowMs: 7, newSeriesAtMs: 7)?.series, 7,
                        "a channel with nothing numbered needs no new series")
     }
 

@@ -169,9 +169,9 @@ final class RoomLifecycleTests: XCTestCase {
         var winner = base
         _ = try loser.sendChat(Requests.chat("r", text: "lost 2"), nowMs: t0 + 2)
         _ = try loser.sendChat(Requests.chat("r", text: "lost 3"), nowMs: t0 + 3)
-        let raised = try XCTUnwrap(winner.raiseVersion(of: "r", nowMs: t0 + 4))
+        let raised = try XCTUnwrap(winner.raiseVersion(of: "r", termMs: t0 + 4))
         XCTAssertEqual(raised.version, UInt64(t0 + 4) * 1_000, "a term of its own, above the old owner's")
-        XCTAssertEqual(winner.raiseVersion(of: "r", nowMs: 1)?.version, raised.version + 1_000, "a clock behind still raises")
+        XCTAssertEqual(winner.raiseVersion(of: "r", termMs: 1)?.version, raised.version + 1_000, "a clock behind still raises")
         _ = try winner.sendChat(Requests.chat("r", text: "kept 2"), nowMs: t0 + 4)
         let applied = loser.merge(rooms: [try XCTUnwrap(winner.room("r"))], messages: winner.messages(in: "r"))
         XCTAssertEqual(loser.room("r"), winner.room("r"))
