@@ -101,8 +101,10 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         case rung
         /// The call ended at once, busy.
         case busy
-        /// Refused, or no answer.
+        /// Refused: nothing rings.
         case failed
+        /// No answer (the ring or its answer lost, the owner slow or gone): the call may ring.
+        case noAnswer
     }
 
     /// How a call's owner answered whether it holds a call.
@@ -176,7 +178,8 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         /// Tell the owner of call `callID` that party `uid`'s signaling came or went.
         case signal(PartySignaling, uid: UInt32, callID: String, owner: String)
         /// Ask `owner` whether it holds call `entry.callID` of party `uid` (its recorded owner is
-        /// gone); answer with ``callChecked(uid:callID:owner:_:)``.
+        /// gone, the call was noted long ago, or its ring went unanswered); answer with
+        /// ``callChecked(uid:callID:owner:_:)``.
         case checkCall(uid: UInt32, InCall, owner: String)
         /// The call of `uid` is lost with its node: tell the party it failed (a notice built by
         /// the shell and handed to ``deliver(_:to:callID:state:owner:)``).
@@ -379,12 +382,21 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         return plan
     }
 
-    /// The callee's owner answered the ring of `callID`: a refused, failed or busy ring drops the
-    /// caller's reservation (unless the caller moved on to another call meanwhile).
-    public mutating func ringAnswered(caller: UInt32, callID: String, _ outcome: RingOutcome) {
-        guard outcome != .rung, callOf[caller]?.callID == callID else { return }
+    /// The callee's owner answered the ring of `callID`: a refused or busy ring drops the
+    /// caller's reservation (unless the caller moved on to another call meanwhile). A ring not
+    /// answered may have rung (only its answer lost): the reservation stays, and the call's owner
+    /// is asked at once whether it holds the call (answer with
+    /// ``callChecked(uid:callID:owner:_:)``), so a call that rings never has a caller its owner
+    /// counts as free, and one that never rang frees the caller.
+    @discardableResult
+    public mutating func ringAnswered(caller: UInt32, callID: String, _ outcome: RingOutcome) -> [Directive] {
+        guard outcome != .rung, let entry = callOf[caller], entry.callID == callID else { return [] }
+        if outcome == .noAnswer {
+            return [.checkCall(uid: caller, entry, owner: Self.callee(ofCallID: callID).map(owner) ?? entry.owner)]
+        }
         callOf[caller] = nil
         changed(caller)
+        return []
     }
 
     // MARK: - At the call's owner

@@ -64,6 +64,36 @@ final class CallSignalNodeTests: XCTestCase {
         XCTAssertNil(node.callOf[caller], "a busy call ended at once")
     }
 
+    func testARingLeftUnansweredKeepsTheReservationUntilTheCallsOwnerSays() throws {
+        let members = ["n1", "n2"]
+        let dialler = uid(ownedBy: "n1", among: members)
+        let called = uid(ownedBy: "n2", among: members)
+        var node = makeNode("n1", members: members)
+        _ = try login(&node, dialler)
+        let plan = try node.dial(called, caller: dialler, nowMs: t0)
+        XCTAssertEqual(plan.owner, "n2")
+        // The call rang at n2 and its notice reached the caller; only the ring's answer was lost.
+        _ = node.deliver("ringing", to: dialler, callID: plan.callID, state: .calling, owner: "n2", sequence: 1)
+        let asked = node.ringAnswered(caller: dialler, callID: plan.callID, .noAnswer)
+        XCTAssertEqual(node.callOf[dialler]?.callID, plan.callID, "the call may ring: the caller stays in it")
+        guard case .checkCall(dialler, let entry, "n2")? = asked.first, asked.count == 1 else {
+            return XCTFail("the call's owner is asked at once: \(asked)")
+        }
+        XCTAssertEqual(entry.callID, plan.callID)
+        XCTAssertEqual(refusal { () throws(Node.Refusal) in _ = try node.dial(called, caller: dialler, nowMs: t0 + 1) }?.code,
+                       .callerInCall)
+        XCTAssertTrue(node.callChecked(uid: dialler, callID: plan.callID, owner: "n2", .holds).isEmpty)
+        XCTAssertEqual(node.callOf[dialler]?.callID, plan.callID, "its owner holds it: the caller is in it")
+
+        // A ring that never arrived: the owner knows no such call, and the caller is freed.
+        _ = node.deliver("over", to: dialler, callID: plan.callID, state: .prepared, owner: "n2", sequence: 2)
+        let lost = try node.dial(called, caller: dialler, nowMs: t0 + 2)
+        XCTAssertEqual(node.ringAnswered(caller: dialler, callID: lost.callID, .noAnswer).count, 1)
+        XCTAssertEqual(node.callOf[dialler]?.callID, lost.callID)
+        XCTAssertEqual(node.callChecked(uid: dialler, callID: lost.callID, owner: "n2", .lost).count, 1)
+        XCTAssertNil(node.callOf[dialler])
+    }
+
     func testDialsThatCannotBeCallsAreRefusedAndALoopIsSlowedDown() throws {
         var node = makeNode()
         XCTAssertEqual(refusal { () throws(Node.Refusal) in _ = try node.dial(0, caller: caller, nowMs: t0) }?.code, .invalidArgument)
