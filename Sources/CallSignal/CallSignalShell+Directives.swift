@@ -70,6 +70,8 @@ extension CallSignalShell {
                 replicate(batch)
             case .catchUp(let member, let after):
                 catchUp(from: member, after: after)
+            case .handOver(_, let notices):
+                remote += notices
             case .adopted(let call):
                 logger.info("took over a call from its former owner", metadata: ["call": "\(call.id)", "phase": "\(call.phase.rawValue)"])
             }

@@ -191,6 +191,10 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         case catchUp(member: String, after: String)
         /// A call was taken over from its former owner (for the log).
         case adopted(Call)
+        /// Notices for `uid` that no poll took before the user moved to another owner: send them
+        /// to its owner of the moment, like a notice of a call owned elsewhere, so that what a
+        /// call told its party here (its end above all) is not lost with the move.
+        case handOver(uid: UInt32, notices: [Notice])
     }
 
     /// A reference to the call a user is in.
@@ -705,8 +709,9 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
     /// Gives up what this node held of `uid`, owned by another node now (which has its record).
     private mutating func release(_ uid: UInt32) -> [Directive] {
         var directives: [Directive] = []
-        if let id = presence.sessionOf[uid], let parked = mailboxes.removeValue(forKey: id)?.parked {
-            directives.append(.answerPoll(parked.poll, notices: [], tokenWillExpire: false))
+        if let id = presence.sessionOf[uid], let mailbox = mailboxes.removeValue(forKey: id) {
+            if let parked = mailbox.parked { directives.append(.answerPoll(parked.poll, notices: [], tokenWillExpire: false)) }
+            if !mailbox.notices.isEmpty { directives.append(.handOver(uid: uid, notices: mailbox.notices)) }
         }
         presence.release(uid)
         callOf[uid] = nil

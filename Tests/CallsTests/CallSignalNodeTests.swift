@@ -405,6 +405,21 @@ final class CallSignalNodeTests: XCTestCase {
         XCTAssertEqual(successor.records[UserRecord.key(of: user)]?.session?.id, restarted.presence.sessionOf[user])
     }
 
+    func testNoticesNoPollTookMoveWithTheUserToItsNewOwner() throws {
+        let newcomer = "n0"
+        let moved = uid(ownedBy: newcomer, among: ["n1", newcomer])
+        var node = makeNode("n1", members: ["n1"])
+        let session = try login(&node, moved)
+        _ = try node.poll(session, poll: 1, waitMs: 0, nowMs: t0)
+        // The call ends while the user's poll is on its way elsewhere: the end waits here.
+        _ = node.deliver("ringing", to: moved, callID: "77-abc", state: .calling, owner: "n1", sequence: 1)
+        _ = node.deliver("over", to: moved, callID: "77-abc", state: .prepared, owner: "n1", sequence: 2)
+        let handOver = node.membersChanged(alive: ["n1", newcomer], gone: [], nowMs: t0 + 1)
+        let sent = handOver.compactMap { if case .handOver(moved, let notices) = $0 { notices } else { nil } }
+        XCTAssertEqual(sent, [["ringing", "over"]], "the user's new owner is sent what no poll took")
+        XCTAssertTrue(node.mailboxes.isEmpty)
+    }
+
     func testACallWhoseOwnerIsGoneIsCheckedAndALostOneFreesTheParty() throws {
         let members = ["n1", "n2", "n3"]
         let user = uid(ownedBy: "n1", among: members)
