@@ -68,6 +68,10 @@ extension CallSignalShell {
                 deliver(SignalNotice(lostCallOf: uid, entry))
             case .replicate(let batch):
                 replicate(batch)
+            case .catchUp(let member, let after):
+                catchUp(from: member, after: after)
+            case .handOver(_, let notices):
+                remote += notices
             case .adopted(let call):
                 logger.info("took over a call from its former owner", metadata: ["call": "\(call.id)", "phase": "\(call.phase.rawValue)"])
             }
@@ -89,26 +93,64 @@ extension CallSignalShell {
                                 owner: notice.call.nodeID, sequence: notice.sequence))
     }
 
-    /// Sends a batch of user records in slices; the machine learns whether the member holds them all.
+    /// Sends a batch of user records in slices; the machine learns whether the member holds them all,
+    /// and what it holds newer.
     func replicate(_ batch: ReplicatedStore<UserRecord>.Batch) {
-        guard !batch.records.isEmpty else { return machine.replicaBatchAnswered(batch, held: true) }
+        guard !batch.records.isEmpty else { return perform(machine.replicaBatchAnswered(batch, held: true)) }
         guard let endpoint = node.clusterEndpoint(of: batch.member) else {
-            return machine.replicaBatchAnswered(batch, held: false)
+            return perform(machine.replicaBatchAnswered(batch, held: false))
         }
         var remaining = (batch.records.count + maxRecordsPerBatch - 1) / maxRecordsPerBatch
         var held = true
+        var newer: [ReplicatedEntry<UserRecord>] = []
         for start in stride(from: 0, to: batch.records.count, by: maxRecordsPerBatch) {
             var slice = SignalReplicaBatch()
             slice.records = batch.records[start..<min(start + maxRecordsPerBatch, batch.records.count)].map(SignalUserRecord.init)
             node.send(.callReplica, body: slice, to: endpoint, timeout: Self.peerTimeout) { [self] result in
-                if let failure = result.refusal {
+                switch Self.replicaAnswer(result) {
+                case .success(let answer): newer += Self.entries(answer.newer)
+                case .failure(let failure):
                     held = false
                     logger.warning("users' records not replicated", metadata: ["node": "\(batch.member)", "error": "\(failure)"])
                 }
                 remaining -= 1
-                if remaining == 0 { machine.replicaBatchAnswered(batch, held: held) }
+                if remaining == 0 { perform(machine.replicaBatchAnswered(batch, held: held, newer: newer, nowMs: nowMs)) }
             }
         }
+    }
+
+    /// Asks `member` for the page after `after` of the records it holds of this node's keys.
+    func catchUp(from member: String, after: String) {
+        guard let endpoint = node.clusterEndpoint(of: member) else {
+            return perform(machine.caughtUp(from: member, after: after, nil, more: false, nowMs: nowMs))
+        }
+        let ask = SignalReplicaBatch.with {
+            $0.catchUp = true
+            $0.catchUpAfter = after
+        }
+        node.send(.callReplica, body: ask, to: endpoint, timeout: Self.peerTimeout) { [self] result in
+            switch Self.replicaAnswer(result) {
+            case .success(let answer):
+                perform(machine.caughtUp(from: member, after: after, Self.entries(answer.newer), more: answer.more, nowMs: nowMs))
+            case .failure(let failure):
+                logger.warning("no catch-up from a call-signal node", metadata: ["node": "\(member)", "error": "\(failure)"])
+                perform(machine.caughtUp(from: member, after: after, nil, more: false, nowMs: nowMs))
+            }
+        }
+    }
+
+    /// A replica batch's answer, decoded.
+    static func replicaAnswer(_ result: Result<WireEnvelope, ShowroomError>) -> Result<SignalReplicaBatchResponse, ShowroomError> {
+        Result { () throws(ShowroomError) -> SignalReplicaBatchResponse in
+            let answer = try result.get()
+            if let failure = answer.failure { throw failure }
+            return try answer.decodeBody(SignalReplicaBatchResponse.self)
+        }
+    }
+
+    /// The records a peer answered with, those that fail their checks left out.
+    static func entries(_ records: [SignalUserRecord]) -> [ReplicatedEntry<UserRecord>] {
+        records.compactMap { try? $0.entry() }
     }
     /// Sends call events to the coordinator owning each call's channel, which publishes them on its
     /// events endpoint and posts them to the webhooks.
@@ -171,3 +213,4 @@ extension CallSignalShell {
         return token
     }
 }
+

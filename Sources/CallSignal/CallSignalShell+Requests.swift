@@ -127,11 +127,20 @@ extension CallSignalShell {
                 machine.ringAnswered(caller: caller, callID: plan.callID, busy ? .busy : .rung)
                 respond(.success(SignalDialResponse.with { $0.call = answer.call }))
             case .failure(let error):
-                machine.ringAnswered(caller: caller, callID: plan.callID, .failed)
+                // A refusal means nothing rings; anything else (a lost answer, a timeout) may hide a
+                // call that rings.
+                let refused = Self.ringRefusals.contains(error.code)
+                perform(machine.ringAnswered(caller: caller, callID: plan.callID, refused ? .failed : .noAnswer))
                 respond(.failure(error))
             }
         }
     }
+
+    /// The codes a callee's owner refuses a ring with, having rung nothing.
+    static let ringRefusals: Set<ShowroomError.Code> = [
+        .invalidArgument, .notLoggedIn, .callRateLimited, .callerInCall, .calleeOffline, .unknownCall, .notYourCall,
+        .callStateMismatch, .callEnded,
+    ]
 
     /// `CALL_RING`: rings the callee (owned here), or ends the call busy.
     func ring(_ body: SignalRingRequest) throws(ShowroomError) -> SignalRingResponse {

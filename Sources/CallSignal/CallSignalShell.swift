@@ -120,8 +120,16 @@ final class CallSignalShell {
         node.serve(.callReplica) { [self] request, respond in
             guard let body = respond.answering({ try request.decodeBody(SignalReplicaBatch.self) }) else { return }
             respond(Result { () throws(ShowroomError) in
-                perform(machine.receive(try body.entries(), nowMs: nowMs))
-                return SignalReplicaBatchResponse()
+                if body.catchUp {
+                    let page = machine.catchUpPage(for: request.senderNode, after: body.catchUpAfter, limit: maxRecordsPerBatch)
+                    return SignalReplicaBatchResponse.with {
+                        $0.newer = page.entries.map(SignalUserRecord.init)
+                        $0.more = page.more
+                    }
+                }
+                let (newer, directives) = machine.replicaBatch(try body.entries(), nowMs: nowMs)
+                perform(directives)
+                return SignalReplicaBatchResponse.with { $0.newer = newer.map(SignalUserRecord.init) }
             }.outcome)
         }
         node.onMembershipChange { [self] in membersChanged() }

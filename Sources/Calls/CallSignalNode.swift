@@ -101,8 +101,10 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         case rung
         /// The call ended at once, busy.
         case busy
-        /// Refused, or no answer.
+        /// Refused: nothing rings.
         case failed
+        /// No answer (the ring or its answer lost, the owner slow or gone): the call may ring.
+        case noAnswer
     }
 
     /// How a call's owner answered whether it holds a call.
@@ -176,15 +178,23 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         /// Tell the owner of call `callID` that party `uid`'s signaling came or went.
         case signal(PartySignaling, uid: UInt32, callID: String, owner: String)
         /// Ask `owner` whether it holds call `entry.callID` of party `uid` (its recorded owner is
-        /// gone); answer with ``callChecked(uid:callID:owner:_:)``.
+        /// gone, the call was noted long ago, or its ring went unanswered); answer with
+        /// ``callChecked(uid:callID:owner:_:)``.
         case checkCall(uid: UInt32, InCall, owner: String)
         /// The call of `uid` is lost with its node: tell the party it failed (a notice built by
         /// the shell and handed to ``deliver(_:to:callID:state:owner:)``).
         case callLost(uid: UInt32, InCall)
-        /// Send the batch of user records; answer with ``replicaBatchAnswered(_:held:)``.
+        /// Send the batch of user records; answer with ``replicaBatchAnswered(_:held:newer:nowMs:)``.
         case replicate(ReplicatedStore<UserRecord>.Batch)
+        /// Ask `member` for the records it holds of the keys this node holds too, the page after
+        /// key `after` ("" for the first); answer with ``caughtUp(from:after:_:more:nowMs:)``.
+        case catchUp(member: String, after: String)
         /// A call was taken over from its former owner (for the log).
         case adopted(Call)
+        /// Notices for `uid` that no poll took before the user moved to another owner: send them
+        /// to its owner of the moment, like a notice of a call owned elsewhere, so that what a
+        /// call told its party here (its end above all) is not lost with the move.
+        case handOver(uid: UInt32, notices: [Notice])
     }
 
     /// A reference to the call a user is in.
@@ -220,6 +230,11 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
     public private(set) var membersSeen: [String]?
     private var lastCheckMs: Int64?
     private var random: Random
+    /// The members to catch up from (they joined this node's members, or this node started), with
+    /// the last key each sent so far.
+    public private(set) var catchingUp: [String: String] = [:]
+    /// The members with a catch-up ask in flight.
+    private var catchUpAsked: Set<String> = []
 
     /// The most notices kept for a session between polls (the oldest go first).
     public static var mailboxLimit: Int { 256 }
@@ -379,12 +394,21 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         return plan
     }
 
-    /// The callee's owner answered the ring of `callID`: a refused, failed or busy ring drops the
-    /// caller's reservation (unless the caller moved on to another call meanwhile).
-    public mutating func ringAnswered(caller: UInt32, callID: String, _ outcome: RingOutcome) {
-        guard outcome != .rung, callOf[caller]?.callID == callID else { return }
+    /// The callee's owner answered the ring of `callID`: a refused or busy ring drops the
+    /// caller's reservation (unless the caller moved on to another call meanwhile). A ring not
+    /// answered may have rung (only its answer lost): the reservation stays, and the call's owner
+    /// is asked at once whether it holds the call (answer with
+    /// ``callChecked(uid:callID:owner:_:)``), so a call that rings never has a caller its owner
+    /// counts as free, and one that never rang frees the caller.
+    @discardableResult
+    public mutating func ringAnswered(caller: UInt32, callID: String, _ outcome: RingOutcome) -> [Directive] {
+        guard outcome != .rung, let entry = callOf[caller], entry.callID == callID else { return [] }
+        if outcome == .noAnswer {
+            return [.checkCall(uid: caller, entry, owner: Self.callee(ofCallID: callID).map(owner) ?? entry.owner)]
+        }
         callOf[caller] = nil
         changed(caller)
+        return []
     }
 
     // MARK: - At the call's owner
@@ -484,6 +508,7 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         directives += recheckCalls(nowMs: nowMs)
         _ = records.dropTombstones(olderThanMs: Self.tombstoneLifetimeMs, nowMs: nowMs)
         mintedTokens = mintedTokens.filter { book.calls[$0.key]?.isActive == true }
+        directives += takeCatchUps()
         return directives
     }
 
@@ -499,9 +524,19 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         }.batches.map(Directive.replicate)
     }
 
-    /// A member answered a batch of records.
-    public mutating func replicaBatchAnswered(_ batch: ReplicatedStore<UserRecord>.Batch, held: Bool) {
+    /// A member answered a batch of records; `newer` are the records it kept over the batch's
+    /// (this node is behind on those users: it restarted, or was cut off while another node wrote
+    /// them). They are taken like a hand-over, ties included, so the next flush writes past them
+    /// instead of being ignored by the replica for good.
+    @discardableResult
+    public mutating func replicaBatchAnswered(_ batch: ReplicatedStore<UserRecord>.Batch, held: Bool,
+                                              newer: [ReplicatedEntry<UserRecord>] = [], nowMs: Int64 = 0) -> [Directive] {
         _ = records.batchAnswered(batch, held: held)
+        var directives: [Directive] = []
+        for entry in records.receiveKeptOver(newer.filter { records.replication.holds($0.key) }).persist {
+            if let record = entry.value, records.replication.owns(entry.key) { directives += adopt(record, nowMs: nowMs) }
+        }
+        return directives
     }
 
     /// Records from a user's owner or a hand-over (checked for form by the shell): those of users
@@ -514,6 +549,41 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         return directives
     }
 
+    /// A batch of records from another member (checked for form by the shell), taken like
+    /// ``receive(_:nowMs:)``. Returns, besides, what to answer with: the records held here that
+    /// the batch did not replace (``ReplicatedStore/keptOver(_:)``), so a writer that is behind
+    /// (restarted with nothing and writing its users from version 1 again) learns what it missed
+    /// rather than having its writes ignored.
+    public mutating func replicaBatch(_ entries: [ReplicatedEntry<UserRecord>],
+                                      nowMs: Int64) -> (newer: [ReplicatedEntry<UserRecord>], directives: [Directive]) {
+        let directives = receive(entries, nowMs: nowMs)
+        return (records.keptOver(entries), directives)
+    }
+
+    /// A catch-up ask from `member`: the page after key `after` of the records held here of keys
+    /// `member` holds too (at most `limit`), and whether more follow.
+    public func catchUpPage(for member: String, after: String, limit: Int) -> (entries: [ReplicatedEntry<UserRecord>], more: Bool) {
+        let limit = max(1, limit)
+        let keys = records.entries.keys.filter { $0 > after && records.replication.holders(of: $0).contains(member) }.sorted()
+        return (keys.prefix(limit).compactMap { records.entries[$0] }, keys.count > limit)
+    }
+
+    /// `member` answered the catch-up ask of the page after `after` with `entries` (nil: no
+    /// answer; asked again within a second), `more` when another page follows. What it holds of
+    /// the keys this node holds is taken like a hand-over.
+    public mutating func caughtUp(from member: String, after: String, _ entries: [ReplicatedEntry<UserRecord>]?,
+                                  more: Bool, nowMs: Int64) -> [Directive] {
+        guard let asked = catchingUp[member] else { return [] }
+        catchUpAsked.remove(member)
+        // The answer to an earlier ask (the member left and came back since): this one's goes out.
+        guard asked == after else { return takeCatchUps() }
+        // No answer: asked again on the clock.
+        guard let entries else { return [] }
+        let last = entries.map(\.key).max() ?? after
+        if more, last > after { catchingUp[member] = last } else { catchingUp[member] = nil }
+        return receive(entries.filter { records.replication.holds($0.key) }, nowMs: nowMs) + takeCatchUps()
+    }
+
     /// The alive call-signal nodes are `alive` (`gone`: dead or departed members): records go to
     /// their new holders, users owned elsewhere now are given up (a parked poll answered empty, so
     /// the client's next goes to the new owner), users owned here now are taken over from their
@@ -521,6 +591,12 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
     public mutating func membersChanged(alive: [String], gone: Set<String>, nowMs: Int64) -> [Directive] {
         // Most changes are other members' metadata: the call-signal nodes are the same.
         guard alive != membersSeen else { return [] }
+        // A member that joined may hold newer records of this node's users than this node (it
+        // restarted faster than the failure detector noticed, and the others, seeing no change,
+        // hand it nothing): it asks each member it sees join for what they hold.
+        for member in Set(alive).subtracting(membersSeen ?? []).subtracting([selfID]) { catchingUp[member] = "" }
+        catchingUp = catchingUp.filter { alive.contains($0.key) }
+        catchUpAsked.formIntersection(alive)
         membersSeen = alive
         var directives = flush()
         directives += records.membersChanged(to: alive).batches.map(Directive.replicate)
@@ -531,7 +607,15 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
             if let record = records[key] { directives += adopt(record, nowMs: nowMs) }
         }
         directives += checkCallsOfLostNodes(gone: gone)
+        directives += takeCatchUps()
         return directives
+    }
+
+    /// The catch-up asks due: one per member caught up from with none in flight.
+    private mutating func takeCatchUps() -> [Directive] {
+        let due = catchingUp.keys.sorted().filter { !catchUpAsked.contains($0) }
+        catchUpAsked.formUnion(due)
+        return due.map { .catchUp(member: $0, after: catchingUp[$0]!) }
     }
 
     /// The owner of party `uid`'s call `callID` answered whether it holds it.
@@ -625,8 +709,9 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
     /// Gives up what this node held of `uid`, owned by another node now (which has its record).
     private mutating func release(_ uid: UInt32) -> [Directive] {
         var directives: [Directive] = []
-        if let id = presence.sessionOf[uid], let parked = mailboxes.removeValue(forKey: id)?.parked {
-            directives.append(.answerPoll(parked.poll, notices: [], tokenWillExpire: false))
+        if let id = presence.sessionOf[uid], let mailbox = mailboxes.removeValue(forKey: id) {
+            if let parked = mailbox.parked { directives.append(.answerPoll(parked.poll, notices: [], tokenWillExpire: false)) }
+            if !mailbox.notices.isEmpty { directives.append(.handOver(uid: uid, notices: mailbox.notices)) }
         }
         presence.release(uid)
         callOf[uid] = nil

@@ -231,6 +231,33 @@ public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
         return effects
     }
 
+    /// The entries held here that `incoming` (just received) did not replace although they differ:
+    /// what a replica answers a writer that is behind, so the writer learns them and writes past
+    /// them (``receiveKeptOver(_:)``) instead of having its writes ignored for good. Among them
+    /// are ties: the same version and writer with another value, as when the writer restarted
+    /// with nothing and wrote the key anew from version 1.
+    public func keptOver(_ incoming: [ReplicatedEntry<Value>]) -> [ReplicatedEntry<Value>] {
+        var kept: [String: ReplicatedEntry<Value>] = [:]
+        for entry in incoming {
+            guard let held = entries[entry.key], held != entry, !entry.supersedes(held) else { continue }
+            kept[entry.key] = held
+        }
+        return kept.keys.sorted().map { kept[$0]! }
+    }
+
+    /// Entries a replica kept over this member's writes (``keptOver(_:)``): each is kept here
+    /// unless what is held supersedes it, a tie included, so the next write of its key (a flush
+    /// that finds the value changed) goes past it. Returns what to persist.
+    public mutating func receiveKeptOver(_ incoming: [ReplicatedEntry<Value>]) -> Effects {
+        var effects = Effects()
+        for entry in incoming {
+            if let held = entries[entry.key], held == entry || held.supersedes(entry) { continue }
+            store(entry)
+            effects.persist.append(entry)
+        }
+        return effects
+    }
+
     /// Entries loaded from persistence at start-up (kept when they supersede what is held).
     public mutating func load(_ stored: [ReplicatedEntry<Value>]) {
         _ = receive(stored)

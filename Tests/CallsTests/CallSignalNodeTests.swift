@@ -64,6 +64,36 @@ final class CallSignalNodeTests: XCTestCase {
         XCTAssertNil(node.callOf[caller], "a busy call ended at once")
     }
 
+    func testARingLeftUnansweredKeepsTheReservationUntilTheCallsOwnerSays() throws {
+        let members = ["n1", "n2"]
+        let dialler = uid(ownedBy: "n1", among: members)
+        let called = uid(ownedBy: "n2", among: members)
+        var node = makeNode("n1", members: members)
+        _ = try login(&node, dialler)
+        let plan = try node.dial(called, caller: dialler, nowMs: t0)
+        XCTAssertEqual(plan.owner, "n2")
+        // The call rang at n2 and its notice reached the caller; only the ring's answer was lost.
+        _ = node.deliver("ringing", to: dialler, callID: plan.callID, state: .calling, owner: "n2", sequence: 1)
+        let asked = node.ringAnswered(caller: dialler, callID: plan.callID, .noAnswer)
+        XCTAssertEqual(node.callOf[dialler]?.callID, plan.callID, "the call may ring: the caller stays in it")
+        guard case .checkCall(dialler, let entry, "n2")? = asked.first, asked.count == 1 else {
+            return XCTFail("the call's owner is asked at once: \(asked)")
+        }
+        XCTAssertEqual(entry.callID, plan.callID)
+        XCTAssertEqual(refusal { () throws(Node.Refusal) in _ = try node.dial(called, caller: dialler, nowMs: t0 + 1) }?.code,
+                       .callerInCall)
+        XCTAssertTrue(node.callChecked(uid: dialler, callID: plan.callID, owner: "n2", .holds).isEmpty)
+        XCTAssertEqual(node.callOf[dialler]?.callID, plan.callID, "its owner holds it: the caller is in it")
+
+        // A ring that never arrived: the owner knows no such call, and the caller is freed.
+        _ = node.deliver("over", to: dialler, callID: plan.callID, state: .prepared, owner: "n2", sequence: 2)
+        let lost = try node.dial(called, caller: dialler, nowMs: t0 + 2)
+        XCTAssertEqual(node.ringAnswered(caller: dialler, callID: lost.callID, .noAnswer).count, 1)
+        XCTAssertEqual(node.callOf[dialler]?.callID, lost.callID)
+        XCTAssertEqual(node.callChecked(uid: dialler, callID: lost.callID, owner: "n2", .lost).count, 1)
+        XCTAssertNil(node.callOf[dialler])
+    }
+
     func testDialsThatCannotBeCallsAreRefusedAndALoopIsSlowedDown() throws {
         var node = makeNode()
         XCTAssertEqual(refusal { () throws(Node.Refusal) in _ = try node.dial(0, caller: caller, nowMs: t0) }?.code, .invalidArgument)
@@ -301,6 +331,93 @@ final class CallSignalNodeTests: XCTestCase {
                       "the newcomer is handed the record")
         XCTAssertTrue(former.membersChanged(alive: ["n1", newcomer], gone: [], nowMs: t0 + 2).isEmpty,
                       "the same members again change nothing")
+    }
+
+    /// The catch-up asks among `directives`, as `member@after`.
+    func catchUps(_ directives: [Node.Directive]) -> [String] {
+        directives.compactMap { if case .catchUp(let member, let after) = $0 { "\(member)@\(after)" } else { nil } }
+    }
+
+    /// An owner of `user` (among n1, n2) whose user is logged in and dialled a callee owned by n2,
+    /// with its record replicated to `successor`.
+    func ownerWithACall(_ user: UInt32, successor: inout Node) throws -> (owner: Node, callID: String) {
+        var owner = makeNode("n1", members: ["n1", "n2"])
+        _ = try login(&owner, user)
+        let plan = try owner.dial(uid(ownedBy: "n2", among: ["n1", "n2"]), caller: user, nowMs: t0)
+        for case .replicate(let batch) in owner.flush() {
+            _ = successor.replicaBatch(batch.records, nowMs: t0)
+            owner.replicaBatchAnswered(batch, held: true)
+        }
+        XCTAssertEqual(successor.records[UserRecord.key(of: user)]?.inCall?.callID, plan.callID)
+        return (owner, plan.callID)
+    }
+
+    func testANodeRestartedFasterThanTheOthersNoticedCatchesUpOnItsUsers() throws {
+        let members = ["n1", "n2"]
+        let user = uid(ownedBy: "n1", among: members)
+        var successor = makeNode("n2", seed: 9, members: members)
+        let (_, callID) = try ownerWithACall(user, successor: &successor)
+
+        // n1 starts again with nothing; n2 saw no change of members, so it hands over nothing.
+        var restarted = Node(selfID: "n1", random: SeededRandom(seed: 11))
+        XCTAssertEqual(catchUps(restarted.membersChanged(alive: ["n1"], gone: [], nowMs: t0 + 500)), [])
+        let asks = restarted.membersChanged(alive: members, gone: [], nowMs: t0 + 600)
+        XCTAssertEqual(catchUps(asks), ["n2@"], "it asks the member it sees join")
+        XCTAssertTrue(successor.membersChanged(alive: members, gone: [], nowMs: t0 + 600).isEmpty)
+
+        // The answer is lost: asked again on the clock, once.
+        XCTAssertTrue(restarted.caughtUp(from: "n2", after: "", nil, more: false, nowMs: t0 + 700).isEmpty)
+        XCTAssertEqual(catchUps(restarted.tick(nowMs: t0 + 1_700, gone: [])), ["n2@"])
+        XCTAssertEqual(catchUps(restarted.tick(nowMs: t0 + 2_700, gone: [])), [], "one ask in flight at a time")
+
+        let page = successor.catchUpPage(for: "n1", after: "", limit: 100)
+        XCTAssertEqual(page.entries.map(\.key), [UserRecord.key(of: user)])
+        XCTAssertFalse(page.more)
+        _ = restarted.caughtUp(from: "n2", after: "", page.entries, more: page.more, nowMs: t0 + 2_800)
+        XCTAssertTrue(restarted.presence.isOnline(user), "the session goes on")
+        XCTAssertEqual(restarted.callOf[user]?.callID, callID, "the user is still in its call here")
+        XCTAssertTrue(restarted.catchingUp.isEmpty)
+        XCTAssertTrue(restarted.flush().isEmpty, "what it holds is what its successor holds")
+    }
+
+    func testAWriterBehindItsReplicaLearnsTheNewerRecordAndWritesPastIt() throws {
+        let members = ["n1", "n2"]
+        let user = uid(ownedBy: "n1", among: members)
+        var successor = makeNode("n2", seed: 9, members: members)
+        let (_, callID) = try ownerWithACall(user, successor: &successor)
+
+        // n1 starts again, its catch-up not answered yet, and the user logs in anew: its record
+        // is written from version 1, behind the successor's.
+        var restarted = makeNode("n1", seed: 11, members: members)
+        _ = try login(&restarted, user, at: t0 + 1_000)
+        let written = restarted.flush()
+        guard case .replicate(let batch)? = written.first, written.count == 1 else { return XCTFail("one batch: \(written)") }
+        let (newer, _) = successor.replicaBatch(batch.records, nowMs: t0 + 1_000)
+        XCTAssertEqual(newer.map(\.version), [successor.records.entries[UserRecord.key(of: user)]!.version],
+                       "the replica answers with what it holds newer")
+        _ = restarted.replicaBatchAnswered(batch, held: true, newer: newer, nowMs: t0 + 1_000)
+        XCTAssertEqual(restarted.callOf[user]?.callID, callID, "the owner learns the call its user is in")
+
+        for case .replicate(let again) in restarted.flush() {
+            XCTAssertTrue(successor.replicaBatch(again.records, nowMs: t0 + 1_001).newer.isEmpty, "written past it")
+        }
+        XCTAssertEqual(successor.records[UserRecord.key(of: user)]?.inCall?.callID, callID)
+        XCTAssertEqual(successor.records[UserRecord.key(of: user)]?.session?.id, restarted.presence.sessionOf[user])
+    }
+
+    func testNoticesNoPollTookMoveWithTheUserToItsNewOwner() throws {
+        let newcomer = "n0"
+        let moved = uid(ownedBy: newcomer, among: ["n1", newcomer])
+        var node = makeNode("n1", members: ["n1"])
+        let session = try login(&node, moved)
+        _ = try node.poll(session, poll: 1, waitMs: 0, nowMs: t0)
+        // The call ends while the user's poll is on its way elsewhere: the end waits here.
+        _ = node.deliver("ringing", to: moved, callID: "77-abc", state: .calling, owner: "n1", sequence: 1)
+        _ = node.deliver("over", to: moved, callID: "77-abc", state: .prepared, owner: "n1", sequence: 2)
+        let handOver = node.membersChanged(alive: ["n1", newcomer], gone: [], nowMs: t0 + 1)
+        let sent = handOver.compactMap { if case .handOver(moved, let notices) = $0 { notices } else { nil } }
+        XCTAssertEqual(sent, [["ringing", "over"]], "the user's new owner is sent what no poll took")
+        XCTAssertTrue(node.mailboxes.isEmpty)
     }
 
     func testACallWhoseOwnerIsGoneIsCheckedAndALostOneFreesTheParty() throws {

@@ -209,6 +209,29 @@ final class ReplicatedStoreTests: XCTestCase {
         XCTAssertEqual(b["k"], "c1-again")
     }
 
+    func testAWriterRestartedWithNothingLearnsWhatItsReplicaKeptAndWritesPastIt() {
+        var owner = ReplicatedStore<String>(selfID: "c1", role: .coordinator, members: ["c1", "c2"])
+        var replica = ReplicatedStore<String>(selfID: "c2", role: .coordinator, members: ["c1", "c2"])
+        let key = (0..<100).map { "k\($0)" }.first { owner.replication.owns($0) }!
+        _ = replica.receive(owner.write("before", for: key).effects.send["c2"] ?? [])
+        // Restarted with nothing, faster than anyone noticed: its next write reuses version 1.
+        var restarted = ReplicatedStore<String>(selfID: "c1", role: .coordinator, members: ["c1", "c2"])
+        let anew = restarted.write("anew", for: key).effects.send["c2"] ?? []
+        XCTAssertTrue(replica.receive(anew).persist.isEmpty, "a tie: the replica keeps what it holds")
+        let kept = replica.keptOver(anew)
+        XCTAssertEqual(kept.map(\.value), ["before"])
+        XCTAssertTrue(replica.keptOver(owner.entries.values.map { $0 }).isEmpty, "nothing for a writer that is not behind")
+        XCTAssertEqual(restarted.receiveKeptOver(kept).persist.count, 1)
+        XCTAssertEqual(restarted[key], "before")
+        XCTAssertTrue(restarted.receiveKeptOver([ReplicatedEntry(key: key, value: "older", version: 0, writer: "c9")]).persist.isEmpty)
+        // Its next write goes past it, and the replica takes it.
+        restarted.markChanged(key)
+        let past = restarted.flush { _ in "anew" }
+        XCTAssertEqual(past.send["c2"]?.map(\.version), [2])
+        _ = replica.receive(past.send["c2"] ?? [])
+        XCTAssertEqual(replica[key], "anew")
+    }
+
     func testADeletionIsATombstoneAStaleReplicaCannotRevive() {
         var members = Members(ids)
         let key = "call-1"

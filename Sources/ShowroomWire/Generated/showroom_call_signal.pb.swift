@@ -624,15 +624,30 @@ public nonisolated struct SignalReplicaBatch: Sendable {
 
   public var records: [SignalUserRecord] = []
 
+  /// A catch-up ask (no records): the sender saw the receiver join its members (or started anew,
+  /// perhaps faster than the failure detector noticed) and asks for the records the receiver holds
+  /// of the keys both hold, a page at a time, in key order after `catch_up_after`.
+  public var catchUp: Bool = false
+
+  public var catchUpAfter: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
 
+/// `newer`: records the receiver holds that the sender should have: for a catch-up, a page of those
+/// of every key both hold (`more`: another page follows); otherwise those of the batch's keys held
+/// here in a newer version than it carried (the sender is behind: it restarted with nothing and
+/// wrote its users anew, or another node wrote them while it was cut off).
 public nonisolated struct SignalReplicaBatchResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
+
+  public var newer: [SignalUserRecord] = []
+
+  public var more: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1950,7 +1965,7 @@ nonisolated extension SignalChannelActivitiesResponse: SwiftProtobuf.Message, Sw
 
 nonisolated extension SignalReplicaBatch: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ReplicaBatch"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}records\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}records\0\u{3}catch_up\0\u{3}catch_up_after\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -1959,6 +1974,8 @@ nonisolated extension SignalReplicaBatch: SwiftProtobuf.Message, SwiftProtobuf._
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.records) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.catchUp) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.catchUpAfter) }()
       default: break
       }
     }
@@ -1968,11 +1985,19 @@ nonisolated extension SignalReplicaBatch: SwiftProtobuf.Message, SwiftProtobuf._
     if !self.records.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.records, fieldNumber: 1)
     }
+    if self.catchUp != false {
+      try visitor.visitSingularBoolField(value: self.catchUp, fieldNumber: 2)
+    }
+    if !self.catchUpAfter.isEmpty {
+      try visitor.visitSingularStringField(value: self.catchUpAfter, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: SignalReplicaBatch, rhs: SignalReplicaBatch) -> Bool {
     if lhs.records != rhs.records {return false}
+    if lhs.catchUp != rhs.catchUp {return false}
+    if lhs.catchUpAfter != rhs.catchUpAfter {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -1980,18 +2005,34 @@ nonisolated extension SignalReplicaBatch: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension SignalReplicaBatchResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ReplicaBatchResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}newer\0\u{1}more\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    // Load everything into unknown fields
-    while try decoder.nextFieldNumber() != nil {}
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.newer) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.more) }()
+      default: break
+      }
+    }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.newer.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.newer, fieldNumber: 1)
+    }
+    if self.more != false {
+      try visitor.visitSingularBoolField(value: self.more, fieldNumber: 2)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: SignalReplicaBatchResponse, rhs: SignalReplicaBatchResponse) -> Bool {
+    if lhs.newer != rhs.newer {return false}
+    if lhs.more != rhs.more {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
