@@ -58,12 +58,12 @@ public struct Simulation {
         self.seed = seed
     }
 
-    /// A smaller schedule of this seed that still breaks `outcome`'s first rule: each fault class
-    /// switched off where the failure stays without it, then the client operations halved while
-    /// it stays. At most about 20 runs. Returns the failing outcome of the smallest schedule
-    /// found (`outcome` itself when nothing smaller fails).
-    public func shrink(_ outcome: Outcome) throws -> Outcome {
-        guard let rule = outcome.violations.first?.rule else { return outcome }
+    /// A smaller schedule of this seed that still breaks `rule` (by default `outcome`'s first):
+    /// each fault class switched off where the failure stays without it, then the client
+    /// operations halved while it stays. At most about 20 runs. Returns the failing outcome of
+    /// the smallest schedule found (`outcome` itself when nothing smaller fails).
+    public func shrink(_ outcome: Outcome, rule: String? = nil) throws -> Outcome {
+        guard let rule = rule ?? outcome.violations.first?.rule else { return outcome }
         var smallest = outcome
         func attempt(_ overrides: SimulationOverrides) throws -> Bool {
             var smaller = self

@@ -41,20 +41,6 @@ final class EngineSimulationTests: XCTestCase {
         XCTAssertTrue(lines.contains { $0.contains("restart edge-") }, outcome.summary)
     }
 
-    func testAChannelPlacedOnBothSidesOfAPartitionEndsOnOneEdgeWithItsViewers() throws {
-        // Seed 79 with partitions alone: a viewer joins room-1 on the minority's edge while the
-        // host, after the heal, goes on air on the majority's. The edge the channel is not placed
-        // on sends its clients to the other, and they watch the host there.
-        var simulation = Simulation(seed: 79)
-        simulation.overrides = SimulationOverrides(steps: 43, cleanNetwork: true, noKills: true, noQuickRestarts: true, noDiskLoss: true)
-        simulation.keepLines = true
-        let outcome = try simulation.run()
-        XCTAssertEqual(outcome.violations, [], "\(outcome.summary)\n\(outcome.tail.joined())")
-        let lines = outcome.lines!
-        XCTAssertTrue(lines.contains { $0.contains("engine viewer-108 room-1 state reconnecting closedByEdge") }, outcome.summary)
-        XCTAssertTrue(lines.contains { $0.contains("engine viewer-108 room-1 state connected rejoinSucceeded") }, outcome.summary)
-    }
-
     func testTheAppChecksCatchAViewerWithoutTheShowOrWithTheWrongPeople() {
         let host = EngineInvariants.Host(roomID: "room-1", edge: "edge-1", joined: true, publishes: true)
         let hostConnection = EngineInvariants.Connection(
