@@ -262,6 +262,30 @@ final class EdgeShellInProcessTests: XCTestCase {
         XCTAssertEqual(harness.reports.last { $0.hasChannels_p }?.channels, [])
     }
 
+    func testAChannelTheCoordinatorSaysIsPlacedElsewhereSendsItsClientsThere() throws {
+        let host = try client()
+        XCTAssertNil(try host.join("show", uid: 1, token: TestApp.token(channel: "show", uid: 1), role: .broadcaster).failure)
+        let viewer = try client()
+        XCTAssertNil(try viewer.join("show", uid: 2, token: TestApp.token(channel: "show", uid: 2, role: .subscriber), role: .audience).failure)
+        XCTAssertNil(try viewer.join("other", uid: 2, token: TestApp.token(channel: "other", uid: 2, role: .subscriber), role: .audience).failure)
+        let placed = WireRedirect.with {
+            $0.edgeID = "edge-2"
+            $0.clientEndpoint = "inproc://edge-2"
+        }
+        harness.placedElsewhere = ["show": placed]
+        try harness.advance(by: .milliseconds(1_500), keepAlive: [host, viewer])
+
+        for client in [host, viewer] {
+            let closed = client.take { if case .connectionClosed = $0 { true } else { false } }
+            guard case .connectionClosed("show", let reason)? = closed.first else { return XCTFail("\(closed)") }
+            XCTAssertEqual(reason.code, .channelElsewhere)
+            XCTAssertEqual(reason.redirect, placed, "the client goes there without asking the coordinator")
+        }
+        XCTAssertEqual(harness.activities.filter { $0.channel == "show" && $0.reason == .server }.map(\.uid).sorted(), [1, 2])
+        XCTAssertEqual(harness.reports.last { $0.hasChannels_p }?.channels.map(\.name), ["other"], "the other channel stays")
+        XCTAssertEqual(try viewer.request(.leave(channel: "other")).failure, nil)
+    }
+
     // MARK: - Draining
 
     func testDrainingTellsTheCoordinatorsThenTheClientsAndEndsOnceTheyMoved() throws {

@@ -21,6 +21,9 @@ final class InProcessEdgeHarness {
     /// The claim answer per channel; a channel not named is granted here.
     var claimAnswers: [String: RoomClaimChannelResponse] = [:]
     private(set) var claimed: [String] = []
+    /// The channels the coordinator answers a report of the edge's channels with as placed on
+    /// another edge, and that edge.
+    var placedElsewhere: [String: WireRedirect] = [:]
 
     var activities: [RoomChannelActivity] { reports.flatMap(\.activities) }
 
@@ -37,7 +40,17 @@ final class InProcessEdgeHarness {
                 return respond(.failure(.malformed("not a channel report")))
             }
             reports.append(report)
-            respond(.success(RoomEdgeChannelReportResponse()))
+            respond(.success(RoomEdgeChannelReportResponse.with { answer in
+                guard report.hasChannels_p else { return }
+                answer.elsewhere = report.channels.compactMap { status in
+                    placedElsewhere[status.name].map { edge in
+                        RoomChannelElsewhere.with {
+                            $0.channel = status.name
+                            $0.placedOn = edge
+                        }
+                    }
+                }
+            }))
         }
         coordinator.serve(.banList) { [unowned self] _, respond in
             respond(.success(RoomBanListResponse.with { $0.bans = banList }))
