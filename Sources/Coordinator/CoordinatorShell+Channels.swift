@@ -293,7 +293,7 @@ extension CoordinatorShell {
     /// it has caught up; an event published twice is de-duplicated by its notice id.
     func publishInherited(of channels: [String]? = nil) {
         guard seesMostOfTheCluster else { return }
-        let owned = (channels ?? sequencer.channelsWithUnpublished).filter { ownership.owns($0) && !takeOver.mustWait($0) }
+        let owned = (channels ?? Array(sequencer.channelsWithUnpublished)).filter { ownership.owns($0) && !takeOver.mustWait($0) }
         send(unpublished.republish(owned.flatMap { sequencer.unpublished(of: $0) }))
     }
 

@@ -133,8 +133,8 @@ public struct ChannelEventSequencer: Sendable {
         records[channel]?.unpublished ?? []
     }
 
-    /// The channels holding unpublished events (``unpublished(of:)``), by name.
-    public var channelsWithUnpublished: [String] { withUnpublished.sorted() }
+    /// The channels holding unpublished events (``unpublished(of:)``).
+    public var channelsWithUnpublished: Set<String> { withUnpublished }
 
     /// `events` went out: their records no longer hold them. Only here: the next write or
     /// hand-over of a record carries it without them, and until then a holder taking the channel
@@ -254,13 +254,13 @@ public struct ChannelEventSequencer: Sendable {
         if record.unpublished.isEmpty { withUnpublished.remove(record.channel) } else { withUnpublished.insert(record.channel) }
     }
 
-    /// `incoming`'s unpublished events replace `record`'s: only events of its channel, in number
-    /// order, the latest ``unpublishedKept``.
+    /// `incoming`'s unpublished events replace `record`'s: only events of its channel numbered
+    /// no later than its last number, in number order, the latest ``unpublishedKept``.
     private static func takeUnpublished(of incoming: RoomChannelSequence, into record: inout RoomChannelSequence) {
+        let last = (record.series, record.lastSequence)
         record.unpublished = incoming.unpublished.suffix(unpublishedKept)
-            .filter { $0.channel == record.channel }
+            .filter { $0.channel == record.channel && ($0.series, $0.sequence) <= last }
             .sorted { ($0.series, $0.sequence) < ($1.series, $1.sequence) }
-        trimUnpublished(&record)
     }
 
     /// Keeps a record's latest ``unpublishedKept`` unpublished events.
