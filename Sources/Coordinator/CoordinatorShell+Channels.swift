@@ -238,6 +238,8 @@ extension CoordinatorShell {
             respond(.failure(.unavailable("coordinator \(selfID) \(reason); send the activities again in a moment")))
             return
         }
+        // What an earlier owner numbered and may not have published goes out first.
+        publishInherited(of: Set(report.activities.map(\.channel)).sorted())
         let now = nowMs
         // An activity sent again (its first answer was lost) is numbered once: skip what was.
         var fresh: [RoomChannelActivity] = []
@@ -307,10 +309,27 @@ extension CoordinatorShell {
     /// `events` have their numbers replicated: what ``ChannelEventOutbox`` lets out goes to the
     /// subscribers and the webhooks.
     private func publish(_ events: [RoomChannelEvent]) {
-        for event in unpublished.settled(events) {
+        send(unpublished.settled(events))
+    }
+
+    /// Publishes the events that the records of `channels` (default: every channel holding any)
+    /// hold as unpublished and that do not wait here: numbered by a coordinator that owned the
+    /// channel before, or by this one before a restart, which may have died before publishing
+    /// them (the edge's resend is then skipped as numbered). Only at the channel's owner, once
+    /// it has caught up; an event published twice is de-duplicated by its notice id.
+    func publishInherited(of channels: [String]? = nil) {
+        guard seesMostOfTheCluster else { return }
+        let owned = (channels ?? Array(sequencer.channelsWithUnpublished)).filter { ownership.owns($0) && !takeOver.mustWait($0) }
+        send(unpublished.republish(owned.flatMap { sequencer.unpublished(of: $0) }))
+    }
+
+    /// Sends `events` to the subscribers and the webhooks; their records hold them no more.
+    private func send(_ events: [RoomChannelEvent]) {
+        for event in events {
             publisher.publish(topic: "channel/\(event.channel)", kind: .channelEvent, body: event)
             webhooks?.enqueue(event)
         }
+        sequencer.published(events)
     }
 
     /// The most call events one report carries.

@@ -241,6 +241,7 @@ final class CoordinatorShell {
         if !expired.isEmpty { storage.write { try $0.delete(bans: expired) } }
         expirePlacements(nowMs: now)
         pruneSequences(nowMs: now)
+        publishInherited()
         sendRepairs()
         askForCatchUp(takeOver.takeAsks())
         releaseHeld()

@@ -25,10 +25,22 @@ import ShowroomWire
 /// tombstone is kept; a merge refuses a record that the rule would prune at once, so a replica
 /// handing over what it holds does not bring a pruned channel back, and a later series always
 /// wins over an earlier one, so a merge never goes back to an old series.
+///
+/// **Unpublished events.** An event is published once its number is replicated, after the
+/// activity's mark already went to the store and the successor: an owner that dies in between
+/// leaves a mark that makes the edge's resend count as numbered, and the event would never go out.
+/// So each record also carries the events numbered and not yet published here
+/// (``unpublished(of:)``), persisted and replicated with the marks; whoever owns the channel next
+/// publishes them again (``channelsWithUnpublished``), and an event published is dropped from the
+/// record here (``published(_:)``). Publication is at least once: receivers de-duplicate on the
+/// notice id.
 public struct ChannelEventSequencer: Sendable {
     /// Edge runs remembered per channel; a channel sees a new one when it moves or its edge
     /// restarts, so a handful covers every run that could still be resending.
     public static let originsKept = 8
+    /// Unpublished events kept per channel at most (the latest): more than one edge report's
+    /// worth, and a bound on what a peer's record can bring.
+    public static let unpublishedKept = 1_000
 
     /// How long a channel's numbers are kept once it is gone.
     public struct Retention: Sendable, Equatable {
@@ -54,6 +66,8 @@ public struct ChannelEventSequencer: Sendable {
     private var records: [String: RoomChannelSequence] = [:]
     /// Who is in each channel, as this coordinator numbered it: which joins and leaves are news.
     public private(set) var presence = ChannelPresence()
+    /// The channels whose record holds unpublished events.
+    private var withUnpublished: Set<String> = []
 
     /// Creates a sequencer that has numbered nothing.
     public init(retention: Retention = Retention()) {
@@ -77,6 +91,7 @@ public struct ChannelEventSequencer: Sendable {
     ///   nil if this activity (same origin, same or earlier origin sequence) was numbered already,
     ///   or is no news for the channel (``ChannelPresence/take(_:edge:)``: a join of a user
     ///   connected on another edge, or a leave of a connection that was not its last).
+    ///   The event is held in the channel's record as unpublished until ``published(_:)``.
     ///   - newSeriesAtMs: Begin a new series first, dated this (the take-over's term, see
     ///     `TakeOver.termMs`) or just after the current one, keeping what each edge run had
     ///     numbered: for a coordinator that takes over a channel's numbering, so numbers it gives
@@ -93,14 +108,15 @@ public struct ChannelEventSequencer: Sendable {
             return nil
         }
         if let newSeriesAtMs, record.lastSequence > 0 {
-            let origins = record.origins
+            let (origins, unpublished) = (record.origins, record.unpublished)
             record = Self.newSeries(activity.channel, nowMs: max(newSeriesAtMs, record.series &+ 1))
             record.origins = origins
+            // The old series' events not out yet still go out.
+            record.unpublished = unpublished
         }
         record.lastSequence += 1
         record.lastNumberedAtMs = nowMs
         record.ended = activity.type == .channelDestroyed
-        records[activity.channel] = record
         var event = RoomChannelEvent()
         event.noticeID = Self.noticeID(channel: activity.channel, series: record.series, sequence: record.lastSequence)
         event.type = activity.type
@@ -112,12 +128,39 @@ public struct ChannelEventSequencer: Sendable {
         event.series = record.series
         event.edge = edge
         event.notifiedAtMs = nowMs
+        record.unpublished.append(event)
+        Self.trimUnpublished(&record)
+        records[activity.channel] = record
+        withUnpublished.insert(activity.channel)
         return event
     }
 
     /// The edges that are not alive any more: their users left without a word.
     public mutating func edgesGone(keeping alive: Set<String>) {
         presence.edgesGone(keeping: alive)
+    }
+
+    /// The events of `channel` numbered and not known to be published: numbered here, or by
+    /// another coordinator (or before a restart) that may have died before publishing them. In
+    /// number order.
+    public func unpublished(of channel: String) -> [RoomChannelEvent] {
+        records[channel]?.unpublished ?? []
+    }
+
+    /// The channels holding unpublished events (``unpublished(of:)``).
+    public var channelsWithUnpublished: Set<String> { withUnpublished }
+
+    /// `events` went out: their records no longer hold them. Only here: the next write or
+    /// hand-over of a record carries it without them, and until then a holder taking the channel
+    /// over publishes them again.
+    public mutating func published(_ events: [RoomChannelEvent]) {
+        for (channel, events) in Dictionary(grouping: events, by: \.channel) {
+            guard var record = records[channel], !record.unpublished.isEmpty else { continue }
+            let out = Set(events.map { Self.key($0) })
+            record.unpublished.removeAll { out.contains(Self.key($0)) }
+            records[channel] = record
+            if record.unpublished.isEmpty { withUnpublished.remove(channel) }
+        }
     }
 
     /// The notice id of event `sequence` of a channel's `series`.
@@ -149,12 +192,17 @@ public struct ChannelEventSequencer: Sendable {
                 for mark in sequence.origins where !mark.origin.isEmpty {
                     _ = Self.note(origin: mark.origin, sequence: mark.originSequence, in: &taken)
                 }
-                records[sequence.channel] = taken
+                Self.takeUnpublished(of: sequence, into: &taken)
+                set(taken)
                 changed.insert(sequence.channel)
                 continue
             }
             // An earlier series is over: nothing of it counts any more.
             guard sequence.series >= ours.series else { continue }
+            // The unpublished events travel with the record that wins: the later one was written
+            // by an owner that knew what it had published; on a tie ours is as new, and may know
+            // of more published since.
+            let newer = sequence.series > ours.series || sequence.lastSequence > ours.lastSequence
             if sequence.series > ours.series {
                 ours = Self.newSeries(sequence.channel, nowMs: nowMs)
                 ours.series = sequence.series
@@ -168,12 +216,13 @@ public struct ChannelEventSequencer: Sendable {
                 ours.ended = sequence.ended
                 changed.insert(sequence.channel)
             }
+            if newer { Self.takeUnpublished(of: sequence, into: &ours) }
             for mark in sequence.origins where !mark.origin.isEmpty {
                 if Self.note(origin: mark.origin, sequence: mark.originSequence, in: &ours) {
                     changed.insert(sequence.channel)
                 }
             }
-            records[sequence.channel] = ours
+            set(ours)
         }
         return changed.sorted().map { sequence(of: $0) }
     }
@@ -196,6 +245,7 @@ public struct ChannelEventSequencer: Sendable {
         for channel in pruned {
             records[channel] = nil
             presence.forget(channel: channel)
+            withUnpublished.remove(channel)
         }
         return pruned.sorted()
     }
@@ -212,6 +262,29 @@ public struct ChannelEventSequencer: Sendable {
     public func sequence(of channel: String) -> RoomChannelSequence {
         records[channel] ?? RoomChannelSequence.with { $0.channel = channel }
     }
+
+    /// Holds `record`, noting whether it has unpublished events.
+    private mutating func set(_ record: RoomChannelSequence) {
+        records[record.channel] = record
+        if record.unpublished.isEmpty { withUnpublished.remove(record.channel) } else { withUnpublished.insert(record.channel) }
+    }
+
+    /// `incoming`'s unpublished events replace `record`'s: only events of its channel numbered
+    /// no later than its last number, in number order, the latest ``unpublishedKept``.
+    private static func takeUnpublished(of incoming: RoomChannelSequence, into record: inout RoomChannelSequence) {
+        let last = (record.series, record.lastSequence)
+        record.unpublished = incoming.unpublished.suffix(unpublishedKept)
+            .filter { $0.channel == record.channel && ($0.series, $0.sequence) <= last }
+            .sorted { ($0.series, $0.sequence) < ($1.series, $1.sequence) }
+    }
+
+    /// Keeps a record's latest ``unpublishedKept`` unpublished events.
+    private static func trimUnpublished(_ record: inout RoomChannelSequence) {
+        if record.unpublished.count > unpublishedKept { record.unpublished.removeFirst(record.unpublished.count - unpublishedKept) }
+    }
+
+    /// An event's place among its channel's: series and number.
+    private static func key(_ event: RoomChannelEvent) -> String { "\(event.series)-\(event.sequence)" }
 
     /// Whether a channel's end (`record` ended) is older than the retention at `nowMs`.
     private func ended(_ record: RoomChannelSequence, retainedAt nowMs: Int64) -> Bool {

@@ -306,7 +306,9 @@ final class CoordinatorShellTests: XCTestCase {
 
         // The owner dies: its successor numbers on in a new, later series (the old owner, were it
         // only cut off, could still number in the old one), and skips what was numbered already.
-        let series = try XCTUnwrap(cluster.sinks[holders[0]]!.channelEvents.last).series
+        // The old owner's last event, which the successor cannot know went out, goes out again
+        // first under the same notice id (receivers de-duplicate on it).
+        let last = try XCTUnwrap(cluster.sinks[holders[0]]!.channelEvents.last)
         cluster.kill(holders[0])
         let next = cluster.holders(of: channel)[0]
         XCTAssertEqual(next, holders[1])
@@ -314,9 +316,72 @@ final class CoordinatorShellTests: XCTestCase {
             activity(.audienceJoined, channel: channel, uid: 5, number: 3, atMs: now),
             activity(.audienceLeft, channel: channel, uid: 5, number: 4, atMs: now),
         ])
-        XCTAssertEqual(cluster.sinks[next]!.channelEvents.map(\.sequence), [1])
-        XCTAssertEqual(cluster.sinks[next]!.channelEvents.map(\.type), [.audienceLeft])
-        XCTAssertGreaterThan(try XCTUnwrap(cluster.sinks[next]!.channelEvents.first).series, series)
+        let events = cluster.sinks[next]!.channelEvents
+        XCTAssertEqual(events.first, last)
+        XCTAssertEqual(events.dropFirst().map(\.sequence), [1])
+        XCTAssertEqual(events.dropFirst().map(\.type), [.audienceLeft])
+        XCTAssertGreaterThan(try XCTUnwrap(events.last).series, last.series)
+    }
+
+    /// The owner numbers an edge's activities and its successor holds the numbers, but the owner
+    /// dies before it publishes them: the edge's resend is numbered already at the successor,
+    /// which publishes the events the record says were not out yet.
+    func testEventsAnOwnerNumberedButDidNotPublishArePublishedByTheCoordinatorTakingOver() throws {
+        let cluster = try CoordinatorHarness(coordinators: ids, edges: ["edge-1"])
+        let channel = "show-8"
+        let (owner, successor) = (cluster.holders(of: channel)[0], cluster.holders(of: channel)[1])
+        let now = cluster.network.now
+        let joined = [
+            activity(.channelCreated, channel: channel, uid: 0, number: 1, atMs: now),
+            activity(.broadcasterJoined, channel: channel, uid: 42, number: 2, atMs: now),
+        ]
+        cluster.network.hold(successor)
+        try cluster.node(owner).begin(.edgeChannelReport, RoomEdgeChannelReport.with {
+            $0.edgeID = "edge-1"
+            $0.activities = joined
+        }) { _ in }
+        // The successor takes the numbers; the owner's process is gone before the answer comes.
+        cluster.network.kill(owner)
+        cluster.network.release(successor)
+        XCTAssertEqual(cluster.shells[successor]!.sequencer.sequence(of: channel).lastSequence, 2)
+        cluster.kill(owner)
+        XCTAssertTrue(cluster.sinks[owner]!.channelEvents.isEmpty)
+
+        try cluster.report(from: "edge-1", to: successor, joined)
+        XCTAssertEqual(cluster.sinks[successor]!.channelEvents.map(\.type), [.channelCreated, .broadcasterJoined])
+        XCTAssertEqual(cluster.sinks[successor]!.channelEvents.map(\.sequence), [1, 2])
+        XCTAssertEqual(cluster.shells[successor]!.sequencer.unpublished(of: channel), [])
+        // Once out, they do not go out again.
+        try cluster.report(from: "edge-1", to: successor, joined)
+        cluster.network.advance(by: .seconds(2))
+        XCTAssertEqual(cluster.sinks[successor]!.channelEvents.count, 2)
+    }
+
+    /// The owner numbers an edge's activities (its database holds the numbers) and dies before
+    /// its successor holds them; restarted before the others noticed much, it owns the channel
+    /// again, and publishes the events its database says were not out yet, the edge's resend
+    /// being numbered already.
+    func testARestartedOwnerPublishesWhatItNumberedButDidNotPublish() throws {
+        let cluster = try CoordinatorHarness(coordinators: ids, edges: ["edge-1"])
+        let channel = "show-8"
+        let (owner, successor) = (cluster.holders(of: channel)[0], cluster.holders(of: channel)[1])
+        let now = cluster.network.now
+        let joined = [activity(.broadcasterJoined, channel: channel, uid: 42, number: 1, atMs: now)]
+        cluster.network.hold(successor)
+        try cluster.node(owner).begin(.edgeChannelReport, RoomEdgeChannelReport.with {
+            $0.edgeID = "edge-1"
+            $0.activities = joined
+        }) { _ in }
+        cluster.network.dropHeld(successor)
+        cluster.kill(owner)
+        try cluster.start(owner)
+        XCTAssertEqual(cluster.holders(of: channel)[0], owner)
+
+        // The tick publishes them without waiting for a resend.
+        cluster.network.advance(by: .seconds(1))
+        XCTAssertEqual(cluster.sinks[owner]!.channelEvents.map(\.type), [.broadcasterJoined])
+        try cluster.report(from: "edge-1", to: owner, joined)
+        XCTAssertEqual(cluster.sinks[owner]!.channelEvents.map(\.uid), [42])
     }
 
     /// A channel gone (destroyed, then an hour) is forgotten by every coordinator holding its

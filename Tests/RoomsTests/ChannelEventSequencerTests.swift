@@ -289,6 +289,84 @@ final class ChannelEventSequencerTests: XCTestCase {
         return made
     }
 
+    /// An owner numbers an activity, its record (mark and all) reaches the successor, and it
+    /// dies before publishing: the edge's resend is skipped as numbered at the successor, which
+    /// still holds the event to publish.
+    func testAnEventNumberedAndNotPublishedTravelsWithItsRecord() throws {
+        var owner = ChannelEventSequencer()
+        let joined = try XCTUnwrap(owner.number(activity("show", origin: "edge-a#1", 1), edge: "edge-a", nowMs: 1_000))
+        XCTAssertEqual(owner.unpublished(of: "show"), [joined])
+        XCTAssertEqual(owner.channelsWithUnpublished, ["show"])
+
+        var successor = ChannelEventSequencer()
+        _ = successor.merge(owner.sequences, nowMs: 1_001)
+        XCTAssertNil(successor.number(activity("show", origin: "edge-a#1", 1), edge: "edge-a", nowMs: 1_002, newSeriesAtMs: 1_002),
+                     "the resend is numbered already")
+        XCTAssertEqual(successor.unpublished(of: "show"), [joined], "and its event is still to go out")
+        XCTAssertEqual(successor.channelsWithUnpublished, ["show"])
+
+        // The next event, in the successor's own series, keeps the old one until it is out.
+        let next = try XCTUnwrap(successor.number(activity("show", origin: "edge-a#1", 2), edge: "edge-a", nowMs: 1_003, newSeriesAtMs: 1_003))
+        XCTAssertGreaterThan(next.series, joined.series)
+        XCTAssertEqual(successor.unpublished(of: "show"), [joined, next])
+        successor.published([joined, next])
+        XCTAssertEqual(successor.unpublished(of: "show"), [])
+        XCTAssertEqual(successor.channelsWithUnpublished, [])
+        XCTAssertEqual(successor.sequence(of: "show").unpublished, [], "what is persisted and replicated next holds them no more")
+    }
+
+    func testTheUnpublishedEventsFollowTheRecordThatWins() throws {
+        var owner = ChannelEventSequencer()
+        let first = try XCTUnwrap(owner.number(activity("show", origin: "edge-a#1", 1), edge: "edge-a", nowMs: 1_000))
+        var holder = ChannelEventSequencer()
+        _ = holder.merge(owner.sequences, nowMs: 1_000)
+
+        // The owner published the first and numbered a second: its later record replaces the list.
+        owner.published([first])
+        let second = try XCTUnwrap(owner.number(activity("show", origin: "edge-a#1", 2), edge: "edge-a", nowMs: 1_001))
+        XCTAssertEqual(holder.merge(owner.sequences, nowMs: 1_001).map(\.unpublished), [[second]])
+        XCTAssertEqual(holder.unpublished(of: "show"), [second])
+
+        // A record as new as the one held (a hand-over of the same write) changes nothing, nor
+        // does an older one: the holder may know of events published since.
+        holder.published([second])
+        XCTAssertEqual(holder.merge(owner.sequences, nowMs: 1_002), [])
+        var stale = owner.sequence(of: "show")
+        stale.lastSequence = 1
+        stale.unpublished = [first]
+        XCTAssertEqual(holder.merge([stale], nowMs: 1_002), [])
+        XCTAssertEqual(holder.unpublished(of: "show"), [])
+        XCTAssertEqual(holder.channelsWithUnpublished, [])
+    }
+
+    func testAPeersUnpublishedEventsAreBoundedAndOfTheirChannelOnly() throws {
+        var peer = RoomChannelSequence()
+        peer.channel = "show"
+        peer.series = 500
+        peer.lastSequence = UInt64(ChannelEventSequencer.unpublishedKept + 10)
+        peer.unpublished = (1...peer.lastSequence + 1).map { number in
+            RoomChannelEvent.with {
+                $0.channel = number == peer.lastSequence ? "other" : "show"
+                $0.series = 500
+                $0.sequence = number
+            }
+        }
+        var sequencer = ChannelEventSequencer()
+        _ = sequencer.merge([peer], nowMs: 1_000)
+        let held = sequencer.unpublished(of: "show")
+        XCTAssertLessThanOrEqual(held.count, ChannelEventSequencer.unpublishedKept)
+        XCTAssertTrue(held.allSatisfy { $0.channel == "show" })
+        XCTAssertEqual(held.last?.sequence, peer.lastSequence - 1, "the latest are kept, none beyond the record's last number")
+
+        // Numbering keeps the bound too.
+        var busy = ChannelEventSequencer()
+        for number in 1...UInt64(ChannelEventSequencer.unpublishedKept + 5) {
+            _ = busy.number(activity("show", origin: "edge-a#1", number), edge: "edge-a", nowMs: 1_000)
+        }
+        XCTAssertEqual(busy.unpublished(of: "show").count, ChannelEventSequencer.unpublishedKept)
+        XCTAssertEqual(busy.unpublished(of: "show").first?.sequence, 6)
+    }
+
     private func activity(_ channel: String, origin: String, _ number: UInt64) -> RoomChannelActivity {
         var activity = RoomChannelActivity()
         activity.type = .audienceJoined
@@ -328,5 +406,20 @@ final class ChannelEventOutboxTests: XCTestCase {
         XCTAssertEqual(outbox.settled([event("a", 1)]).map(\.sequence), [1, 2, 3])
         XCTAssertEqual(outbox.count, 0)
         XCTAssertEqual(outbox.settled([event("a", 9)]), [], "an event never numbered here goes nowhere")
+    }
+
+    func testEventsNumberedElsewhereGoOutAtOnceInNumberOrder() {
+        var outbox = ChannelEventOutbox()
+        // This coordinator's own event of its new series waits for its replication.
+        outbox.numbered(event("a", 1, series: 9))
+        // The old series' events another owner numbered go out before it, at once, in order.
+        XCTAssertEqual(outbox.republish([event("a", 6), event("a", 5)]).map(\.sequence), [5, 6])
+        // An event still waiting here is not doubled, and holds back what comes after it.
+        outbox.numbered(event("b", 1))
+        XCTAssertEqual(outbox.republish([event("b", 1), event("b", 2)]), [])
+        XCTAssertEqual(outbox.count, 3)
+        XCTAssertEqual(outbox.settled([event("b", 1)]).map(\.sequence), [1, 2])
+        XCTAssertEqual(outbox.settled([event("a", 1, series: 9)]).map(\.series), [9])
+        XCTAssertEqual(outbox.count, 0)
     }
 }

@@ -2290,6 +2290,13 @@ public nonisolated struct RoomChannelSequence: Sendable {
   /// The last event numbered destroyed the channel.
   public var ended: Bool = false
 
+  /// Events numbered that the owner had not yet published when it wrote this record (the latest
+  /// at most 1000, of this series or an earlier one): whoever owns the channel next publishes them
+  /// again, once it has caught up, so an owner that dies between numbering an activity and
+  /// publishing its event (the edge's resend is then skipped as numbered) loses no event.
+  /// Receivers de-duplicate on the notice id, so an event published twice is harmless.
+  public var unpublished: [RoomChannelEvent] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -5393,7 +5400,7 @@ nonisolated extension RoomChannelPlacement: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension RoomChannelSequence: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ChannelSequence"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{3}last_sequence\0\u{1}origins\0\u{1}series\0\u{3}last_numbered_at_ms\0\u{1}ended\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{3}last_sequence\0\u{1}origins\0\u{1}series\0\u{3}last_numbered_at_ms\0\u{1}ended\0\u{1}unpublished\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5407,6 +5414,7 @@ nonisolated extension RoomChannelSequence: SwiftProtobuf.Message, SwiftProtobuf.
       case 4: try { try decoder.decodeSingularInt64Field(value: &self.series) }()
       case 5: try { try decoder.decodeSingularInt64Field(value: &self.lastNumberedAtMs) }()
       case 6: try { try decoder.decodeSingularBoolField(value: &self.ended) }()
+      case 7: try { try decoder.decodeRepeatedMessageField(value: &self.unpublished) }()
       default: break
       }
     }
@@ -5431,6 +5439,9 @@ nonisolated extension RoomChannelSequence: SwiftProtobuf.Message, SwiftProtobuf.
     if self.ended != false {
       try visitor.visitSingularBoolField(value: self.ended, fieldNumber: 6)
     }
+    if !self.unpublished.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.unpublished, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5441,6 +5452,7 @@ nonisolated extension RoomChannelSequence: SwiftProtobuf.Message, SwiftProtobuf.
     if lhs.series != rhs.series {return false}
     if lhs.lastNumberedAtMs != rhs.lastNumberedAtMs {return false}
     if lhs.ended != rhs.ended {return false}
+    if lhs.unpublished != rhs.unpublished {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
