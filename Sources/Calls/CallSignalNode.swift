@@ -54,7 +54,10 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
     /// A session's notices and its parked poll.
     public struct Mailbox {
         /// Notices not yet taken by a poll, oldest first.
-        public var notices: [Notice] = []
+        public internal(set) var notices: [Notice] = []
+        /// Whether each of ``notices`` tells of a state that is not an active call's (an end, a
+        /// failure): only those go with the user to a new owner.
+        var ends: [Bool] = []
         /// The poll waiting for notices, and until when it waits.
         public var parked: (poll: UInt64, untilMs: Int64)?
         /// Whether the next answer tells the session its login token expires soon.
@@ -191,9 +194,10 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         case catchUp(member: String, after: String)
         /// A call was taken over from its former owner (for the log).
         case adopted(Call)
-        /// Notices for `uid` that no poll took before the user moved to another owner: send them
-        /// to its owner of the moment, like a notice of a call owned elsewhere, so that what a
-        /// call told its party here (its end above all) is not lost with the move.
+        /// The notices of calls' ends for `uid` that no poll took before the user moved to another
+        /// owner: send them to its owner of the moment, like a notice of a call owned elsewhere,
+        /// so that an end told here is not lost with the move (notices of active states stay
+        /// behind: the new owner has the user's call from its record).
         case handOver(uid: UInt32, notices: [Notice])
     }
 
@@ -336,6 +340,7 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         }
         directives.append(.answerPoll(poll, notices: mailbox.notices, tokenWillExpire: mailbox.tokenWillExpire))
         mailbox.notices = []
+        mailbox.ends = []
         mailbox.tokenWillExpire = false
         mailboxes[id] = mailbox
         return directives
@@ -360,14 +365,23 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
             deliveredNotices[uid] = marks
         }
         changed(uid)
+        let ends: Bool
         switch state {
-        case .calling, .connecting, .connected: callOf[uid] = InCall(callID: callID, owner: owner)
-        default: if callOf[uid]?.callID == callID { callOf[uid] = nil }
+        case .calling, .connecting, .connected:
+            callOf[uid] = InCall(callID: callID, owner: owner)
+            ends = false
+        default:
+            if callOf[uid]?.callID == callID { callOf[uid] = nil }
+            ends = true
         }
         guard let id = presence.sessionOf[uid] else { return [] }
         var mailbox = mailboxes[id] ?? Mailbox()
         mailbox.notices.append(notice)
-        if mailbox.notices.count > Self.mailboxLimit { mailbox.notices.removeFirst(mailbox.notices.count - Self.mailboxLimit) }
+        mailbox.ends.append(ends)
+        if mailbox.notices.count > Self.mailboxLimit {
+            mailbox.notices.removeFirst(mailbox.notices.count - Self.mailboxLimit)
+            mailbox.ends.removeFirst(mailbox.ends.count - Self.mailboxLimit)
+        }
         mailboxes[id] = mailbox
         return wake(id)
     }
@@ -711,7 +725,11 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         var directives: [Directive] = []
         if let id = presence.sessionOf[uid], let mailbox = mailboxes.removeValue(forKey: id) {
             if let parked = mailbox.parked { directives.append(.answerPoll(parked.poll, notices: [], tokenWillExpire: false)) }
-            if !mailbox.notices.isEmpty { directives.append(.handOver(uid: uid, notices: mailbox.notices)) }
+            // Only the ends: delivered at the new owner, an end frees the user only from the call
+            // it ended, while an active state (a ring, a connect) would set the user's call there
+            // over what its record says, and a stale one would hold it in a call that is over.
+            let ends = zip(mailbox.notices, mailbox.ends).compactMap { $0.1 ? $0.0 : nil }
+            if !ends.isEmpty { directives.append(.handOver(uid: uid, notices: ends)) }
         }
         presence.release(uid)
         callOf[uid] = nil

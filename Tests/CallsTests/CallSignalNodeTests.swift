@@ -405,19 +405,30 @@ final class CallSignalNodeTests: XCTestCase {
         XCTAssertEqual(successor.records[UserRecord.key(of: user)]?.session?.id, restarted.presence.sessionOf[user])
     }
 
-    func testNoticesNoPollTookMoveWithTheUserToItsNewOwner() throws {
+    func testAnEndNoPollTookMovesWithTheUserToItsNewOwnerAndFreesItOnlyFromThatCall() throws {
         let newcomer = "n0"
-        let moved = uid(ownedBy: newcomer, among: ["n1", newcomer])
+        let members = ["n1", newcomer]
+        let moved = uid(ownedBy: newcomer, among: members)
         var node = makeNode("n1", members: ["n1"])
         let session = try login(&node, moved)
         _ = try node.poll(session, poll: 1, waitMs: 0, nowMs: t0)
-        // The call ends while the user's poll is on its way elsewhere: the end waits here.
+        // A call rings and ends while the user's poll is on its way elsewhere: both wait here.
         _ = node.deliver("ringing", to: moved, callID: "77-abc", state: .calling, owner: "n1", sequence: 1)
         _ = node.deliver("over", to: moved, callID: "77-abc", state: .prepared, owner: "n1", sequence: 2)
-        let handOver = node.membersChanged(alive: ["n1", newcomer], gone: [], nowMs: t0 + 1)
+        let handOver = node.membersChanged(alive: members, gone: [], nowMs: t0 + 1)
         let sent = handOver.compactMap { if case .handOver(moved, let notices) = $0 { notices } else { nil } }
-        XCTAssertEqual(sent, [["ringing", "over"]], "the user's new owner is sent what no poll took")
+        XCTAssertEqual(sent, [["over"]], "the end goes to the new owner; the ring, stale there, stays behind")
         XCTAssertTrue(node.mailboxes.isEmpty)
+
+        // At the new owner, the end frees the user from the call it ended, and from no other.
+        var owner = makeNode(newcomer, members: members)
+        _ = try login(&owner, moved)
+        _ = owner.deliver("ringing", to: moved, callID: "77-abc", state: .calling, owner: newcomer, sequence: 1)
+        for notice in sent.joined() { _ = owner.deliver(notice, to: moved, callID: "77-abc", state: .prepared, owner: "n1", sequence: 2) }
+        XCTAssertNil(owner.callOf[moved])
+        _ = owner.deliver("ringing", to: moved, callID: "88-def", state: .calling, owner: newcomer, sequence: 1)
+        for notice in sent.joined() { _ = owner.deliver(notice, to: moved, callID: "77-abc", state: .prepared, owner: "n1", sequence: 3) }
+        XCTAssertEqual(owner.callOf[moved]?.callID, "88-def")
     }
 
     func testACallWhoseOwnerIsGoneIsCheckedAndALostOneFreesTheParty() throws {
