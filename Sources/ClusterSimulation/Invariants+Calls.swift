@@ -2,6 +2,12 @@ import Calls
 import Routing
 
 extension Invariants {
+    /// The rules the call checks break.
+    static let callRules: Set<String> = [
+        "call doubled", "call owner and successor differ", "party free at its owner while in a call",
+        "party held in a call that is over", "acknowledged call lost", "party stuck in a call that is over",
+    ]
+
     /// What the call-signal nodes hold once settled, reduced to what the call checks read: the
     /// calls each node holds and the call each user it owns is in, and the records replicas hold.
     struct CallHoldings {

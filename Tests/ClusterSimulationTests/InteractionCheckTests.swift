@@ -53,6 +53,7 @@ final class InteractionCheckTests: XCTestCase {
         let lost = Invariants.calls(ended, nodes: nodes, uids: uids, clients: clients)
         XCTAssertTrue(lost.contains { $0.rule == "acknowledged call lost" && $0.detail.contains("uid 2001") }, "\(lost)")
         XCTAssertTrue(lost.contains { $0.rule == "party held in a call that is over" }, "\(lost)")
+        XCTAssertTrue((found + lost).allSatisfy { Invariants.callRules.contains($0.rule) }, "the call rules are listed")
     }
 
     private func room(_ id: String, _ kind: RoomRoomInteractionKind, pk: String = "", peer: String = "") -> RoomRoom {
