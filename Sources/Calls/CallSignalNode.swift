@@ -54,10 +54,10 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
     /// A session's notices and its parked poll.
     public struct Mailbox {
         /// Notices not yet taken by a poll, oldest first.
-        public internal(set) var notices: [Notice] = []
-        /// Whether each of ``notices`` tells of a state that is not an active call's (an end, a
-        /// failure): only those go with the user to a new owner.
-        var ends: [Bool] = []
+        public var notices: [Notice] { queued.map(\.notice) }
+        /// The notices, each with whether it tells of a state that is not an active call's (an
+        /// end, a failure): only those go with the user to a new owner.
+        var queued: [(notice: Notice, ends: Bool)] = []
         /// The poll waiting for notices, and until when it waits.
         public var parked: (poll: UInt64, untilMs: Int64)?
         /// Whether the next answer tells the session its login token expires soon.
@@ -333,14 +333,13 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         var directives: [Directive] = []
         if let parked = mailbox.parked { directives.append(.answerPoll(parked.poll, notices: [], tokenWillExpire: false)) }
         mailbox.parked = nil
-        if mailbox.notices.isEmpty, !mailbox.tokenWillExpire, waitMs > 0, !firstHere {
+        if mailbox.queued.isEmpty, !mailbox.tokenWillExpire, waitMs > 0, !firstHere {
             mailbox.parked = (poll, nowMs + waitMs)
             mailboxes[id] = mailbox
             return directives
         }
         directives.append(.answerPoll(poll, notices: mailbox.notices, tokenWillExpire: mailbox.tokenWillExpire))
-        mailbox.notices = []
-        mailbox.ends = []
+        mailbox.queued = []
         mailbox.tokenWillExpire = false
         mailboxes[id] = mailbox
         return directives
@@ -376,12 +375,8 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         }
         guard let id = presence.sessionOf[uid] else { return [] }
         var mailbox = mailboxes[id] ?? Mailbox()
-        mailbox.notices.append(notice)
-        mailbox.ends.append(ends)
-        if mailbox.notices.count > Self.mailboxLimit {
-            mailbox.notices.removeFirst(mailbox.notices.count - Self.mailboxLimit)
-            mailbox.ends.removeFirst(mailbox.ends.count - Self.mailboxLimit)
-        }
+        mailbox.queued.append((notice, ends))
+        if mailbox.queued.count > Self.mailboxLimit { mailbox.queued.removeFirst(mailbox.queued.count - Self.mailboxLimit) }
         mailboxes[id] = mailbox
         return wake(id)
     }
@@ -728,7 +723,7 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
             // Only the ends: delivered at the new owner, an end frees the user only from the call
             // it ended, while an active state (a ring, a connect) would set the user's call there
             // over what its record says, and a stale one would hold it in a call that is over.
-            let ends = zip(mailbox.notices, mailbox.ends).compactMap { $0.1 ? $0.0 : nil }
+            let ends = mailbox.queued.filter(\.ends).map(\.notice)
             if !ends.isEmpty { directives.append(.handOver(uid: uid, notices: ends)) }
         }
         presence.release(uid)
