@@ -28,7 +28,12 @@ extension CoordinatorShell {
             return
         }
         if request.forwarded || owner == selfID {
+            let members = ownership.ring
             afterCatchUp(of: roomID) { [self] in
+                // Held for a catch-up, the request may find the members changed and the room
+                // owned by another: it is routed again, never written by a coordinator that does
+                // not own the room.
+                guard members == ownership.ring else { return routeRoomRequest(request, respond) }
                 if takeOver.beginsTerm(.roomVersion, of: roomID), let room = registry.raiseVersion(of: roomID, termMs: takeOver.termMs) {
                     takeOver.began(.roomVersion, of: roomID)
                     apply([RoomChange(room: room)], replicate: true)

@@ -193,10 +193,8 @@ final class CoordinatorShell {
         let known = OwnerRing(.coordinator, memberIDs: Set(node.membersOnLoop.filter {
             $0.state != .left && $0.metadata.role == NodeRole.coordinator.rawValue
         }.map(\.id.rawValue)).union([selfID]))
-        if let asks = takeOver.membersChanged(to: now, known: known, nowMs: nowMs) {
-            askForCatchUp(asks)
-            releaseHeld()
-        }
+        let asks = takeOver.membersChanged(to: now, known: known, nowMs: nowMs)
+        if let asks { askForCatchUp(asks) }
         let aliveEdges = Set(alive(.edge).map(\.id.rawValue))
         // Channels on edges that are gone: forgotten, so the next placement request places them again.
         let evicted = directory.edgesChanged(alive: aliveEdges)
@@ -224,6 +222,9 @@ final class CoordinatorShell {
             registry.forget(released)
             storage.write { try $0.delete(roomIDs: released) }
         }
+        // Held requests go on only now that the owners are the new members' (one whose room
+        // another owns now is routed there).
+        if asks != nil { releaseHeld() }
     }
 
     // MARK: - Timers

@@ -129,6 +129,44 @@ final class CoordinatorShellTests: XCTestCase {
         XCTAssertFalse(cluster.sinks["coord-b"]!.roomNotices.isEmpty, "the new owner publishes")
     }
 
+    func testARequestHeldForACatchUpGoesToTheOwnerWhenTheMembersChangeMeanwhile() throws {
+        // Four coordinators and two edges: with two coordinators gone, the others still see most
+        // of the cluster and write.
+        let all = ["coord-a", "coord-b", "coord-c", "coord-d"]
+        let cluster = try CoordinatorHarness(coordinators: all, edges: ["edge-1", "edge-2"])
+        let holders = { (members: [String], id: String) in OwnerRing(.coordinator, memberIDs: members).holders(of: id, count: 2) }
+        let roomID = try XCTUnwrap((0..<10_000).lazy.map { "room-\($0)" }.first { id in
+            holders(all, id) == ["coord-a", "coord-b"] && holders(["coord-b", "coord-c"], id) == ["coord-b", "coord-c"]
+        })
+        _ = try cluster.create(at: "coord-a", roomID: roomID)
+        // coord-b takes the room over from coord-a and holds a join until coord-c answers the
+        // catch-up.
+        cluster.network.hold("coord-c")
+        cluster.kill("coord-a")
+        cluster.kill("coord-d")
+        let answer = PendingAnswer()
+        try cluster.node("coord-b").begin(.roomJoin, RoomJoinRoomRequest.with {
+            $0.roomID = roomID
+            $0.uid = 7
+        }) { answer.result = $0 }
+        cluster.network.run()
+        XCTAssertNil(answer.result)
+
+        // Meanwhile coord-a comes back: the held join is its to serve.
+        try cluster.start("coord-a")
+        try cluster.start("coord-d")
+        let noticesAtB = cluster.sinks["coord-b"]!.roomNotices.count
+        cluster.network.release("coord-c")
+        cluster.network.advance(by: .seconds(1))
+        let envelope = try XCTUnwrap(answer.result).get()
+        XCTAssertNil(envelope.failure)
+        XCTAssertEqual(try envelope.decodeBody(RoomJoinRoomResponse.self).room.audienceUids, [7])
+        XCTAssertEqual(cluster.room(roomID, at: "coord-a")?.audienceUids, [7])
+        XCTAssertEqual(cluster.room(roomID, at: "coord-b")?.audienceUids, [7])
+        XCTAssertEqual(cluster.sinks["coord-b"]!.roomNotices.count, noticesAtB, "served by a coordinator that no longer owned the room")
+        XCTAssertEqual(cluster.sinks["coord-a"]!.roomNotices.last?.room.audienceUids, [7])
+    }
+
     func testARestartedCoordinatorReloadsItsDatabaseAndCatchesUp() throws {
         let cluster = try CoordinatorHarness(coordinators: ids)
         let roomID = roomID(ownedBy: "coord-a", successor: "coord-b", among: ids)
