@@ -427,6 +427,7 @@ final class CoordinatorShell {
                 wire.bans += record.bans
                 wire.ownerWrite = wire.ownerWrite || record.ownerWrite
             }
+            wire.changesOnly = !batch.isLatest
             send(wire, to: batch.member) { [self] held in
                 let done = holding == .owned ? owned.batchAnswered(batch, held: held) : clusterWide.batchAnswered(batch, held: held)
                 acknowledge(done, in: holding)
@@ -516,6 +517,9 @@ final class CoordinatorShell {
                 send(records(of: newer.map(\.roomID)), to: batch.from) { _ in }
                 throw .unavailable("coordinator \(selfID) holds a newer record of room \(newer[0].roomID) than \(batch.from) wrote to")
             }
+        }
+        if batch.changesOnly, let roomID = registry.chatGap(before: batch.messages) {
+            throw .unavailable("coordinator \(selfID) misses chat messages of room \(roomID) before those sent; send the room whole")
         }
         let changes = registry.merge(rooms: batch.rooms, messages: batch.messages)
         // A record of ours replaced by another coordinator's: our writes of it still waiting for

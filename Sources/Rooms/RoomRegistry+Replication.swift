@@ -38,6 +38,18 @@ extension RoomRegistry {
         return changes
     }
 
+    /// The first room whose chat `incoming` (the new messages of one write, not a whole room)
+    /// would leave with a gap: its first message comes after one this registry's copy of the room
+    /// lacks (a replica that missed an earlier write). Such a write must be refused and the room
+    /// sent whole, else the chat's numbers skip once this copy serves it.
+    public func chatGap(before incoming: [RoomChatMessage]) -> String? {
+        let first = Dictionary(grouping: incoming, by: \.roomID).mapValues { $0.map(\.sequence).min() ?? 0 }
+        return first.keys.sorted().first { roomID in
+            let heldThrough = rooms[roomID]?.lastChatSequence ?? 0
+            return first[roomID]! > heldThrough && first[roomID]! - heldThrough > 1
+        }
+    }
+
     /// The records held here that an owner's write of `incoming` must not be taken over: a newer
     /// one, or another record of the same version. The owner had not seen them when it wrote;
     /// acknowledging its write would tell a client its write holds when the held record replaces

@@ -167,6 +167,40 @@ final class CoordinatorShellTests: XCTestCase {
         XCTAssertEqual(cluster.sinks["coord-a"]!.roomNotices.last?.room.audienceUids, [7])
     }
 
+    func testAReplicaThatMissedAChatMessageRefusesTheNextAndIsSentTheRoomWhole() throws {
+        let cluster = try CoordinatorHarness(coordinators: ids)
+        let roomID = roomID(ownedBy: "coord-a", successor: "coord-b", among: ids)
+        _ = try cluster.create(at: "coord-a", roomID: roomID)
+        // #1 does not reach the successor.
+        cluster.network.hold("coord-b")
+        let first = PendingAnswer()
+        try cluster.node("coord-a").begin(.roomChatSend, RoomSendChatRequest.with {
+            $0.roomID = roomID
+            $0.uid = 5
+            $0.text = "one"
+        }) { first.result = $0 }
+        cluster.network.run()
+        cluster.network.dropHeld("coord-b")
+        XCTAssertNil(first.result, "answered before the successor held it")
+
+        // #2 alone would leave the successor's chat skipping #1: it refuses it.
+        let second = PendingAnswer()
+        try cluster.node("coord-a").begin(.roomChatSend, RoomSendChatRequest.with {
+            $0.roomID = roomID
+            $0.uid = 5
+            $0.text = "two"
+        }) { second.result = $0 }
+        cluster.network.run()
+        XCTAssertNil(second.result)
+        XCTAssertEqual(cluster.shells["coord-b"]!.registry.messages(in: roomID).map(\.sequence), [])
+
+        // The repair sends the room whole; both writes are answered then.
+        cluster.network.advance(by: .seconds(1))
+        XCTAssertNil(try XCTUnwrap(first.result).get().failure)
+        XCTAssertNil(try XCTUnwrap(second.result).get().failure)
+        XCTAssertEqual(cluster.shells["coord-b"]!.registry.messages(in: roomID).map(\.text), ["one", "two"])
+    }
+
     func testARestartedCoordinatorReloadsItsDatabaseAndCatchesUp() throws {
         let cluster = try CoordinatorHarness(coordinators: ids)
         let roomID = roomID(ownedBy: "coord-a", successor: "coord-b", among: ids)

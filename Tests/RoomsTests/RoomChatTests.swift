@@ -25,6 +25,28 @@ final class RoomChatTests: XCTestCase {
         XCTAssertEqual(registry.messages(in: "r").map(\.sequence), [1, 2])
     }
 
+    func testAReplicaMissingAnEarlierMessageFindsTheGapAndOneHoldingThemAllDoesNot() throws {
+        var owner = RoomRegistry()
+        owner.mustCreate("r", nowMs: t0)
+        var replica = RoomRegistry()
+        _ = replica.merge(rooms: [try XCTUnwrap(owner.room("r"))], messages: [])
+        let first = try XCTUnwrap(owner.sendChat(Requests.chat("r", text: "one"), nowMs: t0 + 1).message)
+        let second = try XCTUnwrap(owner.sendChat(Requests.chat("r", text: "two"), nowMs: t0 + 2).message)
+
+        // The replica missed the write of #1: #2 alone would leave its chat skipping a number.
+        XCTAssertEqual(replica.chatGap(before: [second]), "r")
+        XCTAssertNil(replica.chatGap(before: [first]))
+        XCTAssertNil(replica.chatGap(before: [first, second]))
+        XCTAssertNil(RoomRegistry().chatGap(before: [first]), "a room not held yet starts at #1")
+        XCTAssertEqual(RoomRegistry().chatGap(before: [second]), "r")
+        _ = replica.merge(rooms: [try XCTUnwrap(owner.room("r"))], messages: [first, second])
+        XCTAssertNil(replica.chatGap(before: [second]), "a message held again is no gap")
+        // A peer's number at the top of the range does not trap.
+        var hostile = second
+        hostile.sequence = .max
+        XCTAssertEqual(replica.chatGap(before: [hostile]), "r")
+    }
+
     func testChatSizeLimitAtTheExactBoundary() throws {
         var registry = RoomRegistry()
         registry.mustCreate("r", nowMs: t0)

@@ -2357,6 +2357,11 @@ public nonisolated struct RoomStateBatch: Sendable {
   /// the members differ must not both have writes acknowledged).
   public var ownerWrite: Bool = false
 
+  /// The batch carries what one write changed (a new chat message), not the whole of its rooms:
+  /// a holder whose copy of a room lacks a message before the first one carried refuses the
+  /// batch, and the owner repairs it with the whole room (chat numbers must not skip).
+  public var changesOnly: Bool = false
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -5495,7 +5500,7 @@ nonisolated extension RoomActivityOriginMark: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension RoomStateBatch: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StateBatch"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}rooms\0\u{1}messages\0\u{1}bans\0\u{1}placements\0\u{1}sequences\0\u{1}from\0\u{3}catch_up\0\u{3}after_room_id\0\u{1}members\0\u{3}owner_write\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}rooms\0\u{1}messages\0\u{1}bans\0\u{1}placements\0\u{1}sequences\0\u{1}from\0\u{3}catch_up\0\u{3}after_room_id\0\u{1}members\0\u{3}owner_write\0\u{3}changes_only\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5513,6 +5518,7 @@ nonisolated extension RoomStateBatch: SwiftProtobuf.Message, SwiftProtobuf._Mess
       case 8: try { try decoder.decodeSingularStringField(value: &self.afterRoomID) }()
       case 9: try { try decoder.decodeRepeatedStringField(value: &self.members) }()
       case 10: try { try decoder.decodeSingularBoolField(value: &self.ownerWrite) }()
+      case 11: try { try decoder.decodeSingularBoolField(value: &self.changesOnly) }()
       default: break
       }
     }
@@ -5549,6 +5555,9 @@ nonisolated extension RoomStateBatch: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if self.ownerWrite != false {
       try visitor.visitSingularBoolField(value: self.ownerWrite, fieldNumber: 10)
     }
+    if self.changesOnly != false {
+      try visitor.visitSingularBoolField(value: self.changesOnly, fieldNumber: 11)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5563,6 +5572,7 @@ nonisolated extension RoomStateBatch: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs.afterRoomID != rhs.afterRoomID {return false}
     if lhs.members != rhs.members {return false}
     if lhs.ownerWrite != rhs.ownerWrite {return false}
+    if lhs.changesOnly != rhs.changesOnly {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
