@@ -1,8 +1,28 @@
 import Foundation
+import NodeRuntime
 
 /// One run of a whole cluster for one seed: the knobs drawn (and overridden), the workload and
 /// the faults interleaved on the simulated network, then every fault healed and the cluster left
 /// to settle, then the checks. Same seed, same build: the same event log, byte for byte.
+/// A rule of the cluster broken on purpose, to see the checks catch it.
+public enum BrokenRule: String, CaseIterable, Sendable {
+    /// The coordinators answer a write before their successors hold it
+    /// (``DeliberateFaults/answerBeforeReplicated``): an owner's death can lose what a client was
+    /// told is done.
+    case answerBeforeHeld = "answer-before-held"
+    /// The coordinators write on either side of a partition
+    /// (``DeliberateFaults/writeWithoutMajority``).
+    case writeWithoutMajority = "write-without-majority"
+
+    /// The faults the coordinators are built with.
+    public var faults: DeliberateFaults {
+        switch self {
+        case .answerBeforeHeld: .answerBeforeReplicated
+        case .writeWithoutMajority: .writeWithoutMajority
+        }
+    }
+}
+
 public struct Simulation {
     /// What a run did and found.
     public struct Outcome: Sendable {
@@ -48,9 +68,11 @@ public struct Simulation {
 
     public let seed: UInt64
     public var overrides = SimulationOverrides()
-    /// Breaks a rule on purpose: the coordinators answer a write before their successors hold it
-    /// (``DeliberateFaults/answerBeforeReplicated``). Shows that the checks catch a broken rule.
-    public var answerReplicationBeforeHeld = false
+    /// A rule the coordinators break on purpose: shows that the checks catch a broken rule.
+    public var brokenRule: BrokenRule?
+    /// Knobs to run with instead of the seed's draw: a test's narrow schedule (the replay line
+    /// does not carry them).
+    var fixedKnobs: SimulationKnobs?
     /// Keeps every line of the log in the outcome.
     public var keepLines = false
 
@@ -96,13 +118,14 @@ public struct Simulation {
     public func run() throws -> Outcome {
         let root = SimulationRNG(seed: seed)
         var knobsRNG = root.child("knobs")
-        let knobs = overrides.applied(to: SimulationKnobs.draw(&knobsRNG))
+        let drawn = SimulationKnobs.draw(&knobsRNG)
+        let knobs = overrides.applied(to: fixedKnobs ?? drawn)
         let scheduler = SimulationScheduler(startMs: Self.startMs)
         var log = SimulationEventLog(keepLines: keepLines)
-        log.record(scheduler.now, "seed=\(seed) \(knobs)\(answerReplicationBeforeHeld ? " broken-rule=answer-replication-before-held" : "")")
+        log.record(scheduler.now, "seed=\(seed) \(knobs)\(brokenRule.map { " broken-rule=\($0.rawValue)" } ?? "")")
         let network = SimulatedNetwork(scheduler: scheduler, log: log, rng: root.child("network"), knobs: knobs)
         let cluster = try SimulatedCluster(network: network, knobs: knobs, rng: root.child("nodes"),
-                                           faults: answerReplicationBeforeHeld ? [.answerBeforeReplicated] : [])
+                                           faults: brokenRule?.faults ?? [])
         let workload = RoomWorkload(rng: root.child("workload"), cluster: cluster)
         let links = SimulatedClientLinks(scheduler: scheduler, rng: root.child("client links"), knobs: knobs)
         let engines = EngineWorkload(cluster: cluster, links: links)

@@ -286,9 +286,7 @@ extension CoordinatorShell {
     /// with where they are placed.
     private func strayChannels(of edgeID: String) -> RoomEdgeChannelReportResponse {
         var answer = RoomEdgeChannelReportResponse()
-        let strays = directory.strays(on: edgeID, edges: directoryEdges()) { [ownership, takeOver] in
-            ownership.owns($0) && !takeOver.mustWait($0)
-        }
+        let strays = directory.strays(on: edgeID, edges: directoryEdges(), owned: writableKeys)
         guard !strays.isEmpty else { return answer }
         let edges = Dictionary(alive(.edge).map { ($0.nodeID, $0.metadata) }) { first, _ in first }
         for stray in strays {
@@ -318,8 +316,7 @@ extension CoordinatorShell {
     /// them (the edge's resend is then skipped as numbered). Only at the channel's owner, once
     /// it has caught up; an event published twice is de-duplicated by its notice id.
     func publishInherited(of channels: [String]? = nil) {
-        guard seesMostOfTheCluster else { return }
-        let owned = (channels ?? Array(sequencer.channelsWithUnpublished)).filter { ownership.owns($0) && !takeOver.mustWait($0) }
+        let owned = (channels ?? Array(sequencer.channelsWithUnpublished)).filter(writableKeys)
         send(unpublished.republish(owned.flatMap { sequencer.unpublished(of: $0) }))
     }
 

@@ -211,14 +211,14 @@ extension CoordinatorShell {
     /// The interaction duties of the tick: expiries, PK durations, intents past their expiry, the
     /// peer updates closing rooms left, and asking again the commits of intents this coordinator
     /// holds (one it took over from a lost owner).
-    func tickInteractions(nowMs now: Int64) {
-        let outcome = registry.tickInteractions(nowMs: now) { [ownership] in ownership.owns($0) }
+    func tickInteractions(nowMs now: Int64, writes: (String) -> Bool) {
+        let outcome = registry.tickInteractions(nowMs: now, owns: writes)
         for update in registry.takePeerUpdates() { deliverPeerUpdate(update) }
         carryOut(outcome, roomID: "") { _ in }
         if edgeInstructions.tick() { pushStages(of: registry.rooms.values.sorted { $0.roomID < $1.roomID }, onlyChanged: false) }
-        for update in registry.matchEnqueues(nowMs: now, owns: { [ownership] in ownership.owns($0) }) { askPeer(update) { _ in } }
+        for update in registry.matchEnqueues(nowMs: now, owns: writes) { askPeer(update) { _ in } }
         // Intents begun a second ago or more: a fresh one's commit is on its way.
-        for commit in registry.pkIntents(begunBefore: now - 1_000, owns: { [ownership] in ownership.owns($0) }) {
+        for commit in registry.pkIntents(begunBefore: now - 1_000, owns: writes) {
             let roomID = commit.interaction.peerRoomID
             var outcome = InteractionOutcome()
             outcome.commit = commit

@@ -86,8 +86,20 @@ final class CoordinatorShell {
     /// when the partition heals. Members that left are not counted; dead ones until their
     /// tombstones expire.
     var seesMostOfTheCluster: Bool {
+        // The deliberately broken rule writes on either side of a partition.
+        if faults.contains(.writeWithoutMajority) { return true }
         let known = node.membersOnLoop.filter { $0.state != .left }
         return known.filter { $0.state == .alive }.count * 2 > known.count
+    }
+
+    /// The keys this coordinator may write now, from one look at the members: those it owns and
+    /// has caught up on, and none while it sees less than half of the cluster. A timer's write
+    /// follows the same rule as a client's: a copy taken over and not caught up on, or held on
+    /// the smaller side of a partition, may be stale (an intent long since committed, a room
+    /// since changed), and what a tick decides from it would undo what the owner did.
+    var writableKeys: (String) -> Bool {
+        let writable = seesMostOfTheCluster
+        return { [ownership, takeOver] key in writable && ownership.owns(key) && !takeOver.mustWait(key) }
     }
 
     /// How long a forwarded request or a replication may take.
@@ -234,9 +246,10 @@ final class CoordinatorShell {
         // Only the owner closes a room (and publishes why), then replicates the closed room: a
         // successor closing its copy first would replicate it to the owner, which would then never
         // announce it. Every holder purges its closed copies.
-        let changes = registry.tick(nowMs: now) { [ownership] in ownership.owns($0) }
+        let writes = writableKeys
+        let changes = registry.tick(nowMs: now, closes: writes)
         apply(changes, replicate: true)
-        tickInteractions(nowMs: now)
+        tickInteractions(nowMs: now, writes: writes)
         reconcilePKForwards()
         let expired = bans.purge(nowMs: now)
         if !expired.isEmpty { storage.write { try $0.delete(bans: expired) } }

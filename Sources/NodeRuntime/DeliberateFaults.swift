@@ -9,4 +9,7 @@ public struct DeliberateFaults: OptionSet, Sendable, Hashable {
     /// A coordinator answers a write (a room created, an event numbered) before its successor
     /// holds the write, so the owner's death can lose what a client was told is done.
     public static let answerBeforeReplicated = DeliberateFaults(rawValue: 1 << 0)
+    /// A coordinator writes while it sees less than half of the cluster, so both sides of a
+    /// partition write, and what one side told its clients is lost once it heals.
+    public static let writeWithoutMajority = DeliberateFaults(rawValue: 1 << 1)
 }

@@ -6,6 +6,8 @@ import Foundation
 /// clock, one run per seed, faults drawn from the seed; prints each failing seed with its knobs
 /// and how to replay it, one digest over every run, the violations, and simulated seconds per wall
 /// second.
+extension BrokenRule: ExpressibleByArgument {}
+
 struct SimulateBenchmark: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "simulate",
@@ -38,8 +40,8 @@ struct SimulateBenchmark: ParsableCommand {
     @Flag(help: "No process loses its disk.")
     var noDiskLoss = false
 
-    @Flag(help: "Break a rule on purpose (replication answered before the successor holds it), to see the checks catch it.")
-    var brokenRule = false
+    @Option(help: "Break a rule on purpose, to see the checks catch it: answer-before-held (a write answered before the successor holds it) or write-without-majority (both sides of a partition write). Only what the honest run of the seed does not find counts.")
+    var brokenRule: BrokenRule?
 
     @Flag(help: "Print every event of each run (use with one seed).")
     var printLog = false
@@ -71,15 +73,15 @@ struct SimulateBenchmark: ParsableCommand {
         for seed in from..<(from + UInt64(seeds)) {
             var simulation = Simulation(seed: seed)
             simulation.overrides = overrides
-            simulation.answerReplicationBeforeHeld = brokenRule
+            simulation.brokenRule = brokenRule
             simulation.keepLines = printLog
             var outcome = try simulation.run()
             for line in outcome.lines ?? [] { print(line, terminator: "") }
-            if brokenRule {
+            if brokenRule != nil {
                 // Only what the broken rule adds counts: the same seed runs honestly too, and the
                 // violations both runs found are the cluster's own, not the rule's.
                 var honest = simulation
-                honest.answerReplicationBeforeHeld = false
+                honest.brokenRule = nil
                 honest.keepLines = false
                 let found = Set(try honest.run().violations.map(\.description))
                 outcome = outcome.keeping { !found.contains($0.description) }
@@ -93,12 +95,12 @@ struct SimulateBenchmark: ParsableCommand {
             violations += outcome.violations.count
             progress("FAIL seed=\(seed) \(outcome.knobs)", json: json)
             for violation in outcome.violations.prefix(10) { progress("  \(violation)", json: json) }
-            progress("  replay: \(outcome.replay)\(brokenRule ? " --broken-rule" : "")", json: json)
+            progress("  replay: \(outcome.replay)\(brokenRule.map { " --broken-rule \($0.rawValue)" } ?? "")", json: json)
             if failing.count <= Self.shrunkSeeds {
                 let shrinkStart = ContinuousClock.now
                 let minimal = try simulation.shrink(outcome)
                 shrinking += ContinuousClock.now - shrinkStart
-                progress("  minimal: \(minimal.replay)\(brokenRule ? " --broken-rule" : "") (\(minimal.events) events, "
+                progress("  minimal: \(minimal.replay)\(brokenRule.map { " --broken-rule \($0.rawValue)" } ?? "") (\(minimal.events) events, "
                          + "\(minimal.knobs.steps) operations): \(minimal.violations.first.map(\.description) ?? "")", json: json)
             }
         }
@@ -112,7 +114,7 @@ struct SimulateBenchmark: ParsableCommand {
                 "firstSeedDigest": digests.first ?? "", "events": events,
                 "simulatedSeconds": rounded(simulatedSeconds), "wallSeconds": rounded(wallSeconds, 2),
                 "simulatedPerWallSecond": rounded(simulatedSeconds / max(wallSeconds, 1e-9)),
-                "brokenRule": brokenRule, "overrides": overrides.flags,
+                "brokenRule": brokenRule?.rawValue ?? "", "overrides": overrides.flags,
             ])
         } else {
             print("seeds=\(seeds) from=\(from) failing=\(failing.count) violations=\(violations) events=\(events)")
@@ -121,7 +123,7 @@ struct SimulateBenchmark: ParsableCommand {
             print(String(format: "simulated %.1f s in %.2f s wall: %.0f simulated seconds per wall second",
                          simulatedSeconds, wallSeconds, simulatedSeconds / max(wallSeconds, 1e-9)))
         }
-        if !failing.isEmpty && !brokenRule { throw ExitCode(1) }
+        if !failing.isEmpty && brokenRule == nil { throw ExitCode(1) }
     }
 
     /// Sets and Dictionaries iterate in an order Swift randomizes per process unless

@@ -265,6 +265,27 @@ final class CoordinatorShellTests: XCTestCase {
         }
     }
 
+    func testACoordinatorCutOffFromMostOfTheClusterLetsNoTimerWriteUntilItSeesMore() throws {
+        let cluster = try CoordinatorHarness(coordinators: [])
+        cluster.settings = (roomExpirySeconds: 60, ownerGraceSeconds: 600)
+        for id in ids { try cluster.start(id) }
+        let roomID = roomID(ownedBy: "coord-a", successor: "coord-b", among: ids)
+        _ = try cluster.create(at: "coord-a", roomID: roomID)
+        // coord-a alone: its copy may be stale, and the others may have written since.
+        cluster.kill("coord-b")
+        cluster.kill("coord-c")
+        cluster.network.advance(by: .seconds(61))
+        XCTAssertEqual(cluster.room(roomID, at: "coord-a")?.state, .open, "expired by a coordinator that sees a third of the cluster")
+        XCTAssertTrue(cluster.sinks["coord-a"]!.roomNotices.filter { $0.kind == .roomExpired }.isEmpty)
+
+        // Once it sees most of the cluster again, the clock's writes go on.
+        try cluster.start("coord-b")
+        cluster.network.advance(by: .seconds(2))
+        XCTAssertEqual(cluster.room(roomID, at: "coord-a")?.state, .closed)
+        XCTAssertEqual(cluster.room(roomID, at: "coord-b")?.state, .closed)
+        XCTAssertEqual(cluster.sinks["coord-a"]!.roomNotices.filter { $0.kind == .roomExpired }.count, 1)
+    }
+
     func testPlacementIsStickyAndMovesOffAnEdgeNobodyCanReach() throws {
         let cluster = try CoordinatorHarness(coordinators: ids, edges: ["edge-1", "edge-2"])
         let first = try cluster.place("show-1", at: "coord-a")
