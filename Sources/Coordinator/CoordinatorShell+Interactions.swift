@@ -224,7 +224,23 @@ extension CoordinatorShell {
             outcome.commit = commit
             carryOut(outcome, roomID: roomID) { _ in }
         }
+        checkPKs(nowMs: now, writes: writes)
         deliveries.retryDue()
+    }
+
+    /// Every few seconds, each PK of a room this coordinator writes is checked at the peer room's
+    /// owner; a peer that is not in it any more (its END was lost with a coordinator that died)
+    /// ends this side too. No answer: asked again next time.
+    private func checkPKs(nowMs now: Int64, writes: (String) -> Bool) {
+        guard now >= nextPKCheckMs else { return }
+        nextPKCheckMs = now + Self.pkCheckEveryMs
+        for (roomID, check) in registry.pkChecks(begunBefore: now - Self.pkCheckEveryMs, owns: writes) {
+            askPeer(check) { [self] result in
+                guard case .success(let answer) = result else { return }
+                let outcome = registry.pkCheckAnswered(roomID: roomID, pkID: check.interaction.id, inPK: answer.committed, nowMs: nowMs)
+                carryOut(outcome, roomID: roomID) { _ in }
+            }
+        }
     }
 
     // MARK: - The stage at the edges

@@ -74,6 +74,10 @@ final class CoordinatorShell {
     private var heldForCatchUp: [UInt64: (serve: () -> Void, fail: () -> Void)] = [:]
     /// How long a request waits for a catch-up: less than a forwarding coordinator waits.
     static let catchUpWaitMs: Int64 = 1_500
+    /// How often each PK is checked at the peer room's owner.
+    static let pkCheckEveryMs: Int64 = 5_000
+    /// When the PKs are checked next.
+    var nextPKCheckMs: Int64 = 0
     /// Rooms per catch-up page (with their chat), so no answer nears the message size limit.
     static let catchUpPageRooms = 100
     /// Channel events numbered here and not yet published (``ChannelEventOutbox``).

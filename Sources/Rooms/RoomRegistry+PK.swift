@@ -341,8 +341,14 @@ extension RoomRegistry {
             matchQueue[update.request.fromRoomID] = nil
         case .matched:
             outcome = try startMatched(update, nowMs: nowMs)
+        case .check:
+            answer.committed = rooms[update.roomID].map { room in
+                room.state == .open && !update.interaction.id.isEmpty
+                    && ((room.interaction.kind == .pk && room.interaction.id == update.interaction.id)
+                        || (room.hasPkIntent && room.pkIntent.id == update.interaction.id))
+            } ?? false
         case .unspecified, .UNRECOGNIZED:
-            throw .invalidArgument("peer update op \(update.op) is not one of offer, withdraw, commit, abort, end, match")
+            throw .invalidArgument("peer update op \(update.op) is not one of offer, withdraw, commit, abort, end, match, check")
         }
         return (outcome, answer)
     }
@@ -430,6 +436,28 @@ extension RoomRegistry {
             }
         }
         return outcome
+    }
+
+    /// The checks of the PKs of rooms `owns` says are this coordinator's to write, begun before
+    /// `begunBefore`: each asks the peer room's owner whether its room is in the PK too
+    /// (``pkCheckAnswered(roomID:pkID:inPK:nowMs:)`` takes the answer).
+    public func pkChecks(begunBefore: Int64, owns: (String) -> Bool) -> [(roomID: String, check: RoomPeerUpdateRequest)] {
+        rooms.values.filter { $0.state == .open && $0.interaction.kind == .pk && $0.interaction.sinceMs < begunBefore && owns($0.roomID) }
+            .sorted { $0.roomID < $1.roomID }.map { room in
+                (room.roomID, RoomPeerUpdateRequest.with {
+                    $0.op = .check
+                    $0.roomID = room.interaction.peerRoomID
+                    $0.interaction = room.interaction
+                })
+            }
+    }
+
+    /// The peer's owner answered a check of PK `pkID` of `roomID`: a room whose peer is not in
+    /// the PK any more (its end never arrived) ends its own side, telling nobody.
+    public mutating func pkCheckAnswered(roomID: String, pkID: String, inPK: Bool, nowMs: Int64) -> InteractionOutcome {
+        guard !inPK, let room = rooms[roomID], room.state == .open, room.interaction.kind == .pk,
+              room.interaction.id == pkID else { return InteractionOutcome() }
+        return endPK(room, reason: .unspecified, by: 0, notifyPeer: false, nowMs: nowMs)
     }
 
     /// The PK intents this coordinator holds for rooms `owns` says it owns, to ask their commit

@@ -56,6 +56,45 @@ final class PKTests: XCTestCase {
         XCTAssertEqual(world.room("room-a").map(RoomRegistry.stage(of:)), [1])
     }
 
+    func testARoomWhosePeersEndWasLostEndsItsSideWhenTheCheckSaysThePeerIsNotInThePK() throws {
+        var world = try world()
+        let invitation = try XCTUnwrap(try world.invite("room-a", "room-b", uid: 1))
+        try world.answer("room-b", uid: 2, invitation: invitation.id)
+        world.advance(ms: 10_000)
+        // Both in the PK: the check says so, and nothing changes.
+        let checks = world.coordinators[0].pkChecks(begunBefore: world.nowMs) { $0 == "room-a" }
+        XCTAssertEqual(checks.map(\.roomID), ["room-a"])
+        XCTAssertEqual(checks.first?.check.roomID, "room-b")
+        let check = try XCTUnwrap(checks.first?.check)
+        XCTAssertTrue(try world.deliver(check).committed)
+        XCTAssertTrue(world.coordinators[0].pkCheckAnswered(roomID: "room-a", pkID: invitation.id, inPK: true, nowMs: world.nowMs).changes.isEmpty)
+        XCTAssertTrue(world.coordinators[0].pkChecks(begunBefore: world.nowMs - 20_000) { _ in true }.isEmpty, "a PK just begun is not checked yet")
+
+        // room-b stops it, and the END for room-a is lost with its coordinator.
+        world.holdPeerUpdates = true
+        try world.stop("room-b", uid: 2, pk: invitation.id)
+        world.held = []
+        XCTAssertEqual(world.room("room-a")?.interaction.kind, .pk)
+        XCTAssertFalse(try world.deliver(check).committed)
+        let outcome = world.coordinators[0].pkCheckAnswered(roomID: "room-a", pkID: invitation.id, inPK: false, nowMs: world.nowMs)
+        world.record(outcome)
+        XCTAssertEqual(world.room("room-a")?.interaction.kind, .idle)
+        XCTAssertEqual(world.events["room-a"]?.last?.type, .pkEnded)
+        XCTAssertTrue(outcome.peerUpdates.isEmpty, "the peer ended first: it is told nothing")
+        // A stale answer about another PK changes nothing.
+        XCTAssertTrue(world.coordinators[0].pkCheckAnswered(roomID: "room-a", pkID: "pk-other", inPK: false, nowMs: world.nowMs).changes.isEmpty)
+
+        // Hostile checks: an empty id, a room not held, are answered no and change nothing.
+        var empty = check
+        empty.interaction.id = ""
+        XCTAssertFalse(try world.deliver(empty).committed)
+        var unknown = check
+        unknown.roomID = "room-z"
+        let (nothing, answer) = try world.coordinators[1].peerUpdate(unknown, nowMs: world.nowMs)
+        XCTAssertFalse(answer.committed)
+        XCTAssertTrue(nothing.changes.isEmpty)
+    }
+
     func testRejectAndCancelReachTheOtherSide() throws {
         var world = try world()
         let first = try XCTUnwrap(try world.invite("room-a", "room-b", uid: 1))

@@ -297,6 +297,11 @@ public nonisolated enum RoomPeerOp: SwiftProtobuf.Enum, Swift.CaseIterable {
   /// Random match, matcher -> the owner of `request.from_room_id` (the lower id of the pair): start
   /// the PK with `request.to_*` (two-key step 1; the other room commits while it still waits).
   case matched // = 8
+
+  /// Is this room in the PK `interaction.id` (or starting it: it holds the intent)? Answer
+  /// `committed`. A room in a PK asks its peer's owner now and then, and told no, ends its own
+  /// side: the peer's END was lost with a coordinator that died before passing it on.
+  case check // = 9
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -314,6 +319,7 @@ public nonisolated enum RoomPeerOp: SwiftProtobuf.Enum, Swift.CaseIterable {
     case 6: self = .matchEnqueue
     case 7: self = .matchDequeue
     case 8: self = .matched
+    case 9: self = .check
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -329,6 +335,7 @@ public nonisolated enum RoomPeerOp: SwiftProtobuf.Enum, Swift.CaseIterable {
     case .matchEnqueue: return 6
     case .matchDequeue: return 7
     case .matched: return 8
+    case .check: return 9
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -344,6 +351,7 @@ public nonisolated enum RoomPeerOp: SwiftProtobuf.Enum, Swift.CaseIterable {
     .matchEnqueue,
     .matchDequeue,
     .matched,
+    .check,
   ]
 
 }
@@ -1267,7 +1275,7 @@ public nonisolated struct RoomPeerUpdateResponse: Sendable {
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  /// COMMIT: whether this room started the PK.
+  /// COMMIT: whether this room started the PK. CHECK: whether it is in it (or starting it).
   public var committed: Bool = false
 
   /// Why not, when it did not.
@@ -2417,7 +2425,7 @@ nonisolated extension RoomRoomRequestKind: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension RoomPeerOp: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PEER_OP_UNSPECIFIED\0\u{1}PEER_OP_OFFER\0\u{1}PEER_OP_WITHDRAW\0\u{1}PEER_OP_COMMIT\0\u{1}PEER_OP_ABORT\0\u{1}PEER_OP_END\0\u{1}PEER_OP_MATCH_ENQUEUE\0\u{1}PEER_OP_MATCH_DEQUEUE\0\u{1}PEER_OP_MATCHED\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PEER_OP_UNSPECIFIED\0\u{1}PEER_OP_OFFER\0\u{1}PEER_OP_WITHDRAW\0\u{1}PEER_OP_COMMIT\0\u{1}PEER_OP_ABORT\0\u{1}PEER_OP_END\0\u{1}PEER_OP_MATCH_ENQUEUE\0\u{1}PEER_OP_MATCH_DEQUEUE\0\u{1}PEER_OP_MATCHED\0\u{1}PEER_OP_CHECK\0")
 }
 
 nonisolated extension RoomRoomNoticeKind: SwiftProtobuf._ProtoNameProviding {
