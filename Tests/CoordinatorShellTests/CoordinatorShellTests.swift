@@ -173,24 +173,12 @@ final class CoordinatorShellTests: XCTestCase {
         _ = try cluster.create(at: "coord-a", roomID: roomID)
         // #1 does not reach the successor.
         cluster.network.hold("coord-b")
-        let first = PendingAnswer()
-        try cluster.node("coord-a").begin(.roomChatSend, RoomSendChatRequest.with {
-            $0.roomID = roomID
-            $0.uid = 5
-            $0.text = "one"
-        }) { first.result = $0 }
-        cluster.network.run()
+        let first = try beginChat(roomID, text: "one", at: "coord-a", in: cluster)
         cluster.network.dropHeld("coord-b")
         XCTAssertNil(first.result, "answered before the successor held it")
 
         // #2 alone would leave the successor's chat skipping #1: it refuses it.
-        let second = PendingAnswer()
-        try cluster.node("coord-a").begin(.roomChatSend, RoomSendChatRequest.with {
-            $0.roomID = roomID
-            $0.uid = 5
-            $0.text = "two"
-        }) { second.result = $0 }
-        cluster.network.run()
+        let second = try beginChat(roomID, text: "two", at: "coord-a", in: cluster)
         XCTAssertNil(second.result)
         XCTAssertEqual(cluster.shells["coord-b"]!.registry.messages(in: roomID).map(\.sequence), [])
 
@@ -555,6 +543,19 @@ final class CoordinatorShellTests: XCTestCase {
     /// Where the answer to a request lands once the network delivers it.
     final class PendingAnswer {
         var result: Result<WireEnvelope, ShowroomError>?
+    }
+
+    /// Starts sending a chat message to room `roomID` at coordinator `id` and delivers what can be
+    /// delivered now.
+    func beginChat(_ roomID: String, text: String, at id: String, in cluster: CoordinatorHarness) throws -> PendingAnswer {
+        let answer = PendingAnswer()
+        try cluster.node(id).begin(.roomChatSend, RoomSendChatRequest.with {
+            $0.roomID = roomID
+            $0.uid = 5
+            $0.text = text
+        }) { answer.result = $0 }
+        cluster.network.run()
+        return answer
     }
 
     /// Starts creating room `roomID` at coordinator `id` and delivers what can be delivered now.
