@@ -217,7 +217,7 @@ extension CoordinatorShell {
     func edgeReport(_ request: WireEnvelope, _ respond: Node.Responder) {
         guard let report = respond.answering({ try request.decodeBody(RoomEdgeChannelReport.self) }) else { return }
         let edgeAlive = alive(.edge).contains { $0.nodeID == report.edgeID }
-        if directory.edgeReported(report.edgeID, draining: report.draining,
+        if directory.edgeReported(report.edgeID, run: report.origin, draining: report.draining,
                                   channels: report.hasChannels_p ? report.channels : nil, edgeAlive: edgeAlive, nowMs: nowMs) {
             logger.info("edge draining: nothing more is placed on it", metadata: ["edge": "\(report.edgeID)"])
         }
@@ -244,26 +244,72 @@ extension CoordinatorShell {
         // An activity sent again (its first answer was lost) is numbered once: skip what was.
         var fresh: [RoomChannelActivity] = []
         var events: [RoomChannelEvent] = []
+        // Records taking an activity change even without an event (its mark, who is where).
+        var touched = Set<String>()
         for activity in report.activities where directory.announces(activity.type, of: activity.channel, from: report.edgeID) {
             let newSeries = takeOver.beginsTerm(.channelSeries, of: activity.channel) ? takeOver.termMs : nil
+            touched.insert(activity.channel)
             guard let event = sequencer.number(activity, edge: report.edgeID, nowMs: now, newSeriesAtMs: newSeries) else { continue }
             takeOver.began(.channelSeries, of: activity.channel)
             fresh.append(activity)
             events.append(event)
             unpublished.numbered(event)
         }
-        guard !events.isEmpty else {
-            respond(.success(answer))
-            return
+        settle(events, of: fresh, channels: touched) { respond(.success(answer)) }
+        // A report from an edge's new run: the old run's users left without a word.
+        departGoneRuns()
+    }
+
+    /// Numbers the leaves nobody will report, in the channels this coordinator owns and has
+    /// caught up on: of users whose every connection was on an edge run that is gone (the edge
+    /// died, or reported from a new run), and the channel's end when nobody is left on an edge
+    /// hosting it (``ChannelEventSequencer/depart(from:isGone:endsChannel:nowMs:newSeriesAtMs:)``).
+    func departGoneRuns() {
+        let now = nowMs
+        let isGone = { [directory] (edge: String, run: String) in directory.isGone(edge: edge, run: run, nowMs: now) }
+        let channels = sequencer.channelsWithDepartures(isGone: isGone).filter(writableKeys)
+        guard !channels.isEmpty else { return }
+        var events: [RoomChannelEvent] = []
+        for channel in channels {
+            let newSeries = takeOver.beginsTerm(.channelSeries, of: channel) ? takeOver.termMs : nil
+            let departed = sequencer.depart(from: channel, isGone: isGone, endsChannel: { [directory] edge in
+                directory.announces(.channelDestroyed, of: channel, from: edge)
+            }, nowMs: now, newSeriesAtMs: newSeries)
+            if !departed.isEmpty { takeOver.began(.channelSeries, of: channel) }
+            for event in departed { unpublished.numbered(event) }
+            events += departed
         }
-        passOnCallChannelActivities(fresh)
-        let sequences = Set(events.map(\.channel)).map { sequencer.sequence(of: $0) }
+        logger.info("users of edges gone left their channels", metadata: [
+            "channels": "\(channels.count)", "events": "\(events.count)",
+        ])
+        let activities = events.map { event in
+            RoomChannelActivity.with {
+                $0.type = event.type
+                $0.channel = event.channel
+                $0.uid = event.uid
+                $0.reason = event.reason
+                $0.atMs = event.atMs
+            }
+        }
+        settle(events, of: activities, channels: Set(channels)) {}
+    }
+
+    /// Carries out what numbering `activities` into `events` changed in the records of `channels`:
+    /// persists the records, tells the call's owner, the rooms and their co-hosts, and hands the
+    /// records to the successors; the events go out once the successors hold their numbers, then
+    /// `done` runs (at once when nothing changed).
+    private func settle(_ events: [RoomChannelEvent], of activities: [RoomChannelActivity], channels: Set<String>,
+                        then done: @escaping () -> Void) {
+        guard !channels.isEmpty else { return done() }
+        let now = nowMs
+        passOnCallChannelActivities(activities)
+        let sequences = channels.sorted().map { sequencer.sequence(of: $0) }
         storage.write { try $0.save(sequences: sequences) }
         // Owner presence keeps rooms open while their owner is in the channel.
-        let presence = registry.ownerPresence(after: fresh, nowMs: now)
+        let presence = registry.ownerPresence(after: activities, nowMs: now)
         apply(presence, replicate: true)
         // A co-host who quits the room's channel steps down.
-        carryOut(registry.coHostsLeft(after: fresh, nowMs: now), roomID: "") { _ in }
+        carryOut(registry.coHostsLeft(after: activities, nowMs: now), roomID: "") { _ in }
         // The successors learn the numbers before anyone sees the events, so a successor taking over
         // never reuses a number.
         var remaining = sequences.count
@@ -276,7 +322,7 @@ extension CoordinatorShell {
                 remaining -= 1
                 guard remaining == 0 else { return }
                 publish(events)
-                respond(.success(answer))
+                done()
             })
         }
     }

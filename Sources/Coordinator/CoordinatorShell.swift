@@ -214,7 +214,7 @@ final class CoordinatorShell {
         let aliveEdges = Set(alive(.edge).map(\.id.rawValue))
         // Channels on edges that are gone: forgotten, so the next placement request places them again.
         let evicted = directory.edgesChanged(alive: aliveEdges)
-        sequencer.edgesGone(keeping: aliveEdges)
+        noteEdgesDied()
         if !evicted.isEmpty {
             let channels = evicted.map(\.channel)
             storage.write { try $0.delete(placementsOf: channels) }
@@ -238,9 +238,21 @@ final class CoordinatorShell {
             registry.forget(released)
             storage.write { try $0.delete(roomIDs: released) }
         }
+        // Once the ring is the new one: a channel this coordinator owned only in its old view
+        // (cut off, it owned everything) is not numbered from the stale record it holds.
+        departGoneRuns()
         // Held requests go on only now that the owners are the new members' (one whose room
         // another owns now is routed there).
         if asks != nil { releaseHeld() }
+    }
+
+    /// Edges whose process died (dead, and this coordinator's connection to each broke) or that
+    /// left: their runs are gone for good. One only cut off by a partition keeps its connections.
+    private func noteEdgesDied() {
+        directory.edgesDied(Set(node.membersOnLoop.filter { member in
+            member.metadata.role == NodeRole.edge.rawValue
+                && (member.state == .left || (member.state == .dead && node.connectionBroken(to: member.metadata.clusterEndpoint)))
+        }.map(\.id.rawValue)))
     }
 
     // MARK: - Timers
@@ -260,6 +272,8 @@ final class CoordinatorShell {
         expirePlacements(nowMs: now)
         pruneSequences(nowMs: now)
         publishInherited()
+        noteEdgesDied()
+        departGoneRuns()
         sendRepairs()
         askForCatchUp(takeOver.takeAsks())
         releaseHeld()

@@ -123,6 +123,7 @@ final class CoordinatorLink {
         guard remaining > 0 else { return announced() }
         var report = RoomEdgeChannelReport()
         report.edgeID = nodeID
+        report.origin = activityOrigin
         report.draining = true
         for endpoint in endpoints {
             node.send(.edgeChannelReport, body: report, to: endpoint, timeout: .seconds(1)) { _ in
@@ -162,6 +163,7 @@ final class CoordinatorLink {
     private func send(_ request: CoordinatorOutbox.Request, to endpoint: String) {
         var report = RoomEdgeChannelReport()
         report.edgeID = nodeID
+        report.origin = activityOrigin
         report.activities = request.activities
         report.draining = draining
         if let channels = request.channels {

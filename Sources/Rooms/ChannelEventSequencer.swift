@@ -34,6 +34,12 @@ import ShowroomWire
 /// publishes them again (``channelsWithUnpublished``), and an event published is dropped from the
 /// record here (``published(_:)``). Publication is at least once: receivers de-duplicate on the
 /// notice id.
+///
+/// **Leaves nobody reports.** An edge that dies, or restarts, before its report of users leaving
+/// gets through never sends it: each record carries who is in the channel by edge run
+/// (``ChannelPresence``, persisted and replicated with the marks), and the channel's owner numbers
+/// the leaves of users whose every connection was on a run that is gone (``depart(from:isGone:endsChannel:nowMs:newSeriesAtMs:)``),
+/// once: the record that numbered them no longer holds those connections.
 public struct ChannelEventSequencer: Sendable {
     /// Edge runs remembered per channel; a channel sees a new one when it moves or its edge
     /// restarts, so a handful covers every run that could still be resending.
@@ -64,7 +70,8 @@ public struct ChannelEventSequencer: Sendable {
     /// numbered, whether that event ended it, and the last activity numbered from each recent
     /// edge run (least recent first).
     private var records: [String: RoomChannelSequence] = [:]
-    /// Who is in each channel, as this coordinator numbered it: which joins and leaves are news.
+    /// Who is in each channel, as its events say: which joins and leaves are news, and whose
+    /// leaves nobody will report. Held apart from `records`, and part of each record written.
     public private(set) var presence = ChannelPresence()
     /// The channels whose record holds unpublished events.
     private var withUnpublished: Set<String> = []
@@ -103,16 +110,78 @@ public struct ChannelEventSequencer: Sendable {
         if !activity.origin.isEmpty {
             guard Self.note(origin: activity.origin, sequence: activity.originSequence, in: &record) else { return nil }
         }
+        record.revision &+= 1
         guard presence.take(activity, edge: edge) else {
-            records[activity.channel] = record  // its origin's mark, so it is not taken again
+            records[activity.channel] = record  // its origin's mark (and who is where), so it is not taken again
             return nil
         }
+        let event = Self.event(of: activity, edge: edge, in: &record, nowMs: nowMs, newSeriesAtMs: newSeriesAtMs)
+        records[activity.channel] = record
+        withUnpublished.insert(activity.channel)
+        return event
+    }
+
+    /// The channels where a user is connected on an edge run that `isGone` (edge, run): leaves
+    /// nobody will report are due there (``depart(from:isGone:endsChannel:nowMs:newSeriesAtMs:)``).
+    public func channelsWithDepartures(isGone: (_ edge: String, _ run: String) -> Bool) -> [String] {
+        presence.channels(withConnectionsOn: isGone)
+    }
+
+    /// Numbers the leaves of `channel` that nobody will report: of each user whose every
+    /// connection was on an edge run that `isGone` (its process died, or the edge restarted), as a
+    /// broadcaster's or an audience member's leave with reason `server`; then the channel's end if
+    /// nobody is left, the last event did not end it, and `endsChannel` says the gone edge's end is
+    /// the channel's (no other edge hosts it). A user also connected on a run that lives stays.
+    /// The record no longer holds the gone connections, so each leave is numbered once, here or
+    /// by whoever owns the channel next.
+    ///
+    /// - Parameters:
+    ///   - channel: The channel.
+    ///   - isGone: Whether an (edge, run) is gone for good.
+    ///   - endsChannel: Whether the channel ends with the gone edge (by its id).
+    ///   - nowMs: The time now: the events' `atMs` and `notifiedAtMs`.
+    ///   - newSeriesAtMs: As for ``number(_:edge:nowMs:newSeriesAtMs:)``.
+    /// - Returns: The events, in number order, held as unpublished until ``published(_:)``. The
+    ///   channel's record changes even when there are none (connections taken out): persist and
+    ///   replicate it.
+    public mutating func depart(from channel: String, isGone: (_ edge: String, _ run: String) -> Bool,
+                                endsChannel: (String) -> Bool, nowMs: Int64, newSeriesAtMs: Int64? = nil) -> [RoomChannelEvent] {
+        let departures = presence.depart(from: channel, isGone: isGone)
+        guard var record = records[channel] else { return [] }
+        record.revision &+= 1
+        var events: [RoomChannelEvent] = []
+        func add(_ type: RoomChannelEventType, uid: UInt32, reason: RoomChannelLeaveReason, edge: String) {
+            var activity = RoomChannelActivity()
+            activity.type = type
+            activity.channel = channel
+            activity.uid = uid
+            activity.reason = reason
+            activity.atMs = nowMs
+            events.append(Self.event(of: activity, edge: edge, in: &record, nowMs: nowMs,
+                                     newSeriesAtMs: events.isEmpty ? newSeriesAtMs : nil))
+        }
+        for departure in departures {
+            add(departure.broadcaster ? .broadcasterLeft : .audienceLeft, uid: departure.uid, reason: .server, edge: departure.edge)
+        }
+        if let last = departures.last, presence.count(in: channel) == 0, !record.ended, endsChannel(last.edge) {
+            add(.channelDestroyed, uid: 0, reason: .unspecified, edge: last.edge)
+        }
+        records[channel] = record
+        if !events.isEmpty { withUnpublished.insert(channel) }
+        return events
+    }
+
+    /// The next event of `record`'s channel, for `activity` seen by `edge`, held in the record as
+    /// unpublished; begun in a new series when `newSeriesAtMs` says so (see ``number(_:edge:nowMs:newSeriesAtMs:)``).
+    private static func event(of activity: RoomChannelActivity, edge: String, in record: inout RoomChannelSequence,
+                              nowMs: Int64, newSeriesAtMs: Int64?) -> RoomChannelEvent {
         if let newSeriesAtMs, record.lastSequence > 0 {
-            let (origins, unpublished) = (record.origins, record.unpublished)
+            let (origins, unpublished, revision) = (record.origins, record.unpublished, record.revision)
             record = Self.newSeries(activity.channel, nowMs: max(newSeriesAtMs, record.series &+ 1))
             record.origins = origins
             // The old series' events not out yet still go out.
             record.unpublished = unpublished
+            record.revision = revision
         }
         record.lastSequence += 1
         record.lastNumberedAtMs = nowMs
@@ -130,14 +199,7 @@ public struct ChannelEventSequencer: Sendable {
         event.notifiedAtMs = nowMs
         record.unpublished.append(event)
         Self.trimUnpublished(&record)
-        records[activity.channel] = record
-        withUnpublished.insert(activity.channel)
         return event
-    }
-
-    /// The edges that are not alive any more: their users left without a word.
-    public mutating func edgesGone(keeping alive: Set<String>) {
-        presence.edgesGone(keeping: alive)
     }
 
     /// The events of `channel` numbered and not known to be published: numbered here, or by
@@ -169,7 +231,8 @@ public struct ChannelEventSequencer: Sendable {
     }
 
     /// Takes in the numbers of another coordinator or the store: per channel the later series
-    /// wins; in the same series the higher number, and per edge run the later mark. A channel not
+    /// wins; in the same series the higher number, and per edge run the later mark; who is in
+    /// the channel comes with the later (series, number, revision). A channel not
     /// held here whose record the retention would prune now (ended long ago) is not taken: it was
     /// pruned here, or is about to be everywhere.
     ///
@@ -189,10 +252,12 @@ public struct ChannelEventSequencer: Sendable {
                 taken.lastSequence = sequence.lastSequence
                 taken.lastNumberedAtMs = sequence.lastNumberedAtMs
                 taken.ended = sequence.ended
+                taken.revision = sequence.revision
                 for mark in sequence.origins where !mark.origin.isEmpty {
                     _ = Self.note(origin: mark.origin, sequence: mark.originSequence, in: &taken)
                 }
                 Self.takeUnpublished(of: sequence, into: &taken)
+                presence.replace(sequence.channel, with: sequence.present)
                 set(taken)
                 changed.insert(sequence.channel)
                 continue
@@ -203,6 +268,9 @@ public struct ChannelEventSequencer: Sendable {
             // by an owner that knew what it had published; on a tie ours is as new, and may know
             // of more published since.
             let newer = sequence.series > ours.series || sequence.lastSequence > ours.lastSequence
+            // Who is where changes without a number too (a join on a second edge is no event).
+            let presenceNewer = (sequence.series, sequence.lastSequence, sequence.revision)
+                > (ours.series, ours.lastSequence, ours.revision)
             if sequence.series > ours.series {
                 ours = Self.newSeries(sequence.channel, nowMs: nowMs)
                 ours.series = sequence.series
@@ -217,6 +285,11 @@ public struct ChannelEventSequencer: Sendable {
                 changed.insert(sequence.channel)
             }
             if newer { Self.takeUnpublished(of: sequence, into: &ours) }
+            if presenceNewer {
+                presence.replace(sequence.channel, with: sequence.present)
+                ours.revision = sequence.revision
+                changed.insert(sequence.channel)
+            }
             for mark in sequence.origins where !mark.origin.isEmpty {
                 if Self.note(origin: mark.origin, sequence: mark.originSequence, in: &ours) {
                     changed.insert(sequence.channel)
@@ -260,7 +333,9 @@ public struct ChannelEventSequencer: Sendable {
 
     /// Everything known about one channel's numbers, to persist and replicate after numbering.
     public func sequence(of channel: String) -> RoomChannelSequence {
-        records[channel] ?? RoomChannelSequence.with { $0.channel = channel }
+        guard var record = records[channel] else { return RoomChannelSequence.with { $0.channel = channel } }
+        record.present = presence.entries(of: channel)
+        return record
     }
 
     /// Holds `record`, noting whether it has unpublished events.

@@ -56,6 +56,24 @@ public struct ChannelDirectory: Sendable {
     /// The edges whose latest report says they drain: nothing is placed on them, and the channels
     /// they are the origin of move on their next placement.
     public private(set) var draining: Set<String> = []
+    /// The run each edge last reported from (its activities' origin), by edge id; an edge that
+    /// died is dropped.
+    public private(set) var runs: [String: String] = [:]
+    /// When each edge's run last reported.
+    private var runHeardAtMs: [String: Int64] = [:]
+    /// Runs gone for good, the latest ``retiredRunsKept`` in order: replaced by a later run of
+    /// their edge, or their process died. A late report of one changes nothing.
+    private var retired: [String] = []
+    private var retiredSet: Set<String> = []
+
+    /// How many gone runs are remembered: far more than edges restart while a report of an old
+    /// run could still be on its way.
+    public static let retiredRunsKept = 1_024
+    /// The longest edge run name taken from a report.
+    public static let maxRunBytes = 200
+    /// How recent an edge's last report must be for a run of it never heard here to count as
+    /// gone: every edge reports to every coordinator at least every second.
+    public static let runHeardWithinMs: Int64 = 3_000
 
     /// An empty directory whose placements expire after `placementExpiryMs` without a report and
     /// whose channels get relays past `relayThreshold` viewers on an edge (0: never).
@@ -70,9 +88,18 @@ public struct ChannelDirectory: Sendable {
     /// A draining report from an edge that is not alive (the last report of a drain that arrived
     /// after the edge left) is not taken: the same id may come back as a new process.
     /// - Returns: Whether the edge began to drain with this report.
+    /// - Parameter run: The edge run that sent the report (empty: not said). A run other than the
+    ///   edge's last one replaces it, which is then gone for good (``isGone(edge:run:nowMs:)``).
+    ///   Only a run of this edge (`<edge>/…`, at most ``maxRunBytes``) is taken: an edge cannot
+    ///   retire another's.
     @discardableResult
-    public mutating func edgeReported(_ edge: String, draining isDraining: Bool, channels: [RoomChannelStatus]?,
+    public mutating func edgeReported(_ edge: String, run: String = "", draining isDraining: Bool, channels: [RoomChannelStatus]?,
                                       edgeAlive: Bool, nowMs: Int64) -> Bool {
+        if run.hasPrefix("\(edge)/"), run.utf8.count <= Self.maxRunBytes, !retiredSet.contains(run) {
+            if let old = runs[edge], old != run { retire(old) }
+            runs[edge] = run
+            runHeardAtMs[edge] = nowMs
+        }
         var began = false
         if isDraining, edgeAlive {
             began = draining.insert(edge).inserted
@@ -95,6 +122,33 @@ public struct ChannelDirectory: Sendable {
         // An edge that is gone drains no more (a new process under its id starts afresh).
         draining.formIntersection(alive)
         return evicted
+    }
+
+    /// Edges whose process died (not alive, and this coordinator's connection to each broke; or
+    /// left): their runs are gone for good. An edge only cut off by a partition is not among
+    /// them: it may come back with its connections.
+    public mutating func edgesDied(_ edges: Set<String>) {
+        for edge in edges.sorted() {
+            if let run = runs.removeValue(forKey: edge) { retire(run) }
+            runHeardAtMs[edge] = nil
+        }
+    }
+
+    /// Whether `edge`'s `run` is gone for good: the edge reported from a later run since, or its
+    /// process died. Its connections are gone, and nobody will report them leaving. A run never
+    /// heard here (known from another coordinator's record) is gone when the edge reports from
+    /// another run now; not when its last report is old (this coordinator may be cut off from
+    /// the edge's new run).
+    public func isGone(edge: String, run: String, nowMs: Int64) -> Bool {
+        if retiredSet.contains(run) { return true }
+        guard let current = runs[edge], current != run, let heard = runHeardAtMs[edge] else { return false }
+        return nowMs - heard <= Self.runHeardWithinMs
+    }
+
+    private mutating func retire(_ run: String) {
+        guard retiredSet.insert(run).inserted else { return }
+        retired.append(run)
+        if retired.count > Self.retiredRunsKept { retiredSet.remove(retired.removeFirst()) }
     }
 
     /// Takes an edge's latest channel list, or its absence (the edge is gone).

@@ -81,7 +81,7 @@ final class ChannelEventSequencerTests: XCTestCase {
         XCTAssertNil(sequencer.number(second, edge: "edge-a", nowMs: 0), "the second, sent again")
         XCTAssertEqual(sequencer.number(activity("show", origin: "edge-a/1", 5), edge: "edge-a", nowMs: 0)?.sequence, 3,
                        "numbers of one run may skip (they count across channels)")
-        XCTAssertEqual(sequencer.number(activity("show", origin: "edge-a/2", 1), edge: "edge-a", nowMs: 0)?.sequence, 4,
+        XCTAssertEqual(sequencer.number(activity("show", origin: "edge-a/2", 7), edge: "edge-a", nowMs: 0)?.sequence, 4,
                        "the edge restarted: a new run")
         XCTAssertEqual(sequencer.number(activity("other", origin: "edge-a/1", 2), edge: "edge-a", nowMs: 0)?.sequence, 1,
                        "marks are per channel")
@@ -90,7 +90,7 @@ final class ChannelEventSequencerTests: XCTestCase {
         XCTAssertEqual(sequencer.number(unmarked, edge: "old-edge", nowMs: 0)?.sequence, 5)
         XCTAssertEqual(sequencer.number(unmarked, edge: "old-edge", nowMs: 0)?.sequence, 6)
         XCTAssertEqual(sequencer.sequence(of: "show").origins.map(\.origin), ["edge-a/1", "edge-a/2"])
-        XCTAssertEqual(sequencer.sequence(of: "show").origins.map(\.originSequence), [5, 1])
+        XCTAssertEqual(sequencer.sequence(of: "show").origins.map(\.originSequence), [5, 7])
     }
 
     /// A user moving to another edge joins there before the old edge's leave arrives, or an old
@@ -121,28 +121,126 @@ final class ChannelEventSequencerTests: XCTestCase {
         XCTAssertNil(event(.audienceJoined, uid: 10, on: "edge-a", 5))
         XCTAssertNil(event(.audienceLeft, uid: 10, on: "edge-a", 6))
         XCTAssertEqual(sequencer.presence.count(in: "show"), 1)
-        // Edge-b dies: its users left without a word, and a later leave elsewhere is news.
+        // Edge-b dies: its connection goes without an event (uid 10 is still on edge-a), and the
+        // leave on edge-a is then its last.
         XCTAssertNil(event(.audienceJoined, uid: 10, on: "edge-a", 7))
-        sequencer.edgesGone(keeping: ["edge-a"])
+        XCTAssertEqual(sequencer.depart(from: "show", isGone: { edge, _ in edge == "edge-b" }, endsChannel: { _ in true }, nowMs: 0), [])
         XCTAssertEqual(event(.audienceLeft, uid: 10, on: "edge-a", 8)?.sequence, 7)
         XCTAssertEqual(sequencer.presence.count(in: "show"), 0)
     }
 
-    /// An edge that restarts is a new run: the old run's users are gone with its process.
-    func testAnEdgesNewRunForgetsTheOldRunsUsers() {
+    /// An edge run that is gone (the edge died, or restarted) before its users' leaves got
+    /// through: each user whose every connection was there leaves, once, as what it was; a user
+    /// connected on a run that lives stays; the channel ends when nobody is left and no other
+    /// edge hosts it.
+    func testTheUsersOfAGoneRunLeaveOnce() throws {
         var sequencer = ChannelEventSequencer()
-        func event(_ type: RoomChannelEventType, uid: UInt32, run: String, on edge: String, _ number: UInt64) -> RoomChannelEvent? {
-            var activity = activity("show", origin: run, number)
-            activity.type = type
-            activity.uid = uid
-            return sequencer.number(activity, edge: edge, nowMs: 0)
-        }
-        XCTAssertNotNil(event(.audienceJoined, uid: 7, run: "edge-a/1", on: "edge-a", 1))
-        XCTAssertNil(event(.audienceJoined, uid: 7, run: "edge-b/1", on: "edge-b", 1), "already present")
-        // Edge-a restarted: uid 7's connection there is gone; its leave on edge-b is its last.
-        XCTAssertNotNil(event(.audienceJoined, uid: 8, run: "edge-a/2", on: "edge-a", 1))
-        XCTAssertNotNil(event(.audienceLeft, uid: 7, run: "edge-b/1", on: "edge-b", 2))
+        XCTAssertNotNil(event(.broadcasterJoined, uid: 7, run: "edge-a/1", 1, in: &sequencer))
+        XCTAssertNotNil(event(.audienceJoined, uid: 8, run: "edge-a/1", 2, in: &sequencer))
+        XCTAssertNotNil(event(.audienceJoined, uid: 9, run: "edge-a/1", 3, in: &sequencer))
+        XCTAssertNil(event(.audienceJoined, uid: 9, run: "edge-b/1", 1, in: &sequencer), "also on edge-b")
+        XCTAssertNotNil(event(.audienceJoined, uid: 10, run: "edge-b/1", 2, in: &sequencer))
+        // Edge-a restarted: its new run's join of uid 8 is no news, the old run's users are still in.
+        XCTAssertNil(event(.audienceJoined, uid: 8, run: "edge-a/2", 1, in: &sequencer))
+        XCTAssertEqual(sequencer.presence.count(in: "show"), 4)
+
+        let runA1Gone: (String, String) -> Bool = { _, run in run == "edge-a/1" }
+        XCTAssertEqual(sequencer.channelsWithDepartures(isGone: runA1Gone), ["show"])
+        let left = sequencer.depart(from: "show", isGone: runA1Gone, endsChannel: { _ in true }, nowMs: 2_000)
+        XCTAssertEqual(left.map(\.uid), [7], "uid 8 is on edge-a's new run, uid 9 on edge-b")
+        let leave = try XCTUnwrap(left.first)
+        XCTAssertEqual(leave.type, .broadcasterLeft)
+        XCTAssertEqual(leave.reason, .server)
+        XCTAssertEqual(leave.edge, "edge-a")
+        XCTAssertEqual(leave.sequence, 5)
+        XCTAssertEqual(leave.atMs, 2_000)
+        XCTAssertEqual(sequencer.unpublished(of: "show").last, leave, "held until published, like any event")
+        XCTAssertEqual(sequencer.depart(from: "show", isGone: runA1Gone, endsChannel: { _ in true }, nowMs: 2_001), [], "once")
+        XCTAssertEqual(sequencer.channelsWithDepartures(isGone: runA1Gone), [])
+
+        // Edge-b dies while another edge hosts the channel: its users leave, the channel goes on.
+        let edgeBGone: (String, String) -> Bool = { edge, _ in edge == "edge-b" }
+        XCTAssertEqual(sequencer.depart(from: "show", isGone: edgeBGone, endsChannel: { _ in false }, nowMs: 2_002).map(\.uid), [9, 10],
+                       "uid 9's other connection was on edge-a's old run")
         XCTAssertEqual(sequencer.presence.count(in: "show"), 1)
+        XCTAssertEqual(sequencer.sequence(of: "show").lastSequence, 7)
+
+        // Then edge-a's new run dies too, and nothing else hosts the channel: the channel ends.
+        let all = sequencer.depart(from: "show", isGone: { _, _ in true }, endsChannel: { $0 == "edge-a" }, nowMs: 2_003)
+        XCTAssertEqual(all.map(\.type), [.audienceLeft, .channelDestroyed])
+        XCTAssertEqual(all.map(\.uid), [8, 0])
+        XCTAssertTrue(sequencer.sequence(of: "show").ended)
+    }
+
+    /// Who is where travels with the record: a successor that takes the channel over numbers
+    /// the leaves of a run that died under the old owner, and a move the old owner saw (no
+    /// event: a join on a second edge) keeps its user in.
+    func testPresenceTravelsWithTheRecordToTheNextOwner() throws {
+        var owner = ChannelEventSequencer()
+        XCTAssertNotNil(event(.audienceJoined, uid: 7, run: "edge-a/1", 1, in: &owner))
+        XCTAssertNotNil(event(.audienceJoined, uid: 8, run: "edge-a/1", 2, in: &owner))
+        var successor = ChannelEventSequencer()
+        _ = successor.merge(owner.sequences, nowMs: 1_000)
+        // Uid 8 moves to edge-b: no event, yet the record changed, and the successor takes it.
+        XCTAssertNil(event(.audienceJoined, uid: 8, run: "edge-b/1", 1, in: &owner))
+        XCTAssertEqual(successor.merge(owner.sequences, nowMs: 1_001).map(\.channel), ["show"])
+        XCTAssertEqual(successor.sequence(of: "show").present.map(\.uid), [7, 8, 8])
+        XCTAssertEqual(successor.merge([owner.sequence(of: "show")], nowMs: 1_002), [], "the same record again changes nothing")
+
+        // The owner dies; edge-a dies: the successor, owner now, numbers uid 7's leave in its series.
+        let left = successor.depart(from: "show", isGone: { edge, _ in edge == "edge-a" }, endsChannel: { _ in true },
+                                    nowMs: 3_000, newSeriesAtMs: 3_000)
+        XCTAssertEqual(left.map(\.uid), [7])
+        XCTAssertEqual(left.first?.series, 3_000)
+        XCTAssertEqual(left.first?.sequence, 1)
+        XCTAssertEqual(successor.sequence(of: "show").present.map(\.run), ["edge-b/1"])
+
+        // An older record (the dead owner's last one, handed over late) does not bring them back.
+        XCTAssertEqual(successor.merge(owner.sequences, nowMs: 3_001), [])
+        XCTAssertEqual(successor.presence.count(in: "show"), 1)
+
+        // A store reload brings presence back too.
+        var reloaded = ChannelEventSequencer()
+        _ = reloaded.merge(successor.sequences, nowMs: 3_002)
+        XCTAssertEqual(reloaded.sequence(of: "show").present, successor.sequence(of: "show").present)
+    }
+
+    /// An edge the channel moved away from reports its end late (the coordinator forgot the
+    /// placement while the edges were cut off, so the directory cannot tell): users connected on
+    /// the other edge keep the channel going, and its end there is news.
+    func testAChannelsEndOnAnEdgeItMovedAwayFromIsNoNews() {
+        var sequencer = ChannelEventSequencer()
+        XCTAssertNotNil(event(.channelCreated, uid: 0, run: "edge-a/1", 1, in: &sequencer))
+        XCTAssertNotNil(event(.broadcasterJoined, uid: 42, run: "edge-a/1", 2, in: &sequencer))
+        XCTAssertNotNil(event(.audienceJoined, uid: 7, run: "edge-b/1", 1, in: &sequencer))
+        XCTAssertNotNil(event(.broadcasterLeft, uid: 42, run: "edge-a/1", 3, in: &sequencer))
+        XCTAssertNotNil(event(.broadcasterJoined, uid: 42, run: "edge-b/1", 2, in: &sequencer))
+        XCTAssertNil(event(.channelDestroyed, uid: 0, run: "edge-a/1", 4, in: &sequencer), "the channel goes on on edge-b")
+        XCTAssertEqual(sequencer.presence.count(in: "show"), 2)
+        XCTAssertNotNil(event(.audienceLeft, uid: 7, run: "edge-b/1", 3, in: &sequencer))
+        XCTAssertNotNil(event(.broadcasterLeft, uid: 42, run: "edge-b/1", 4, in: &sequencer))
+        XCTAssertEqual(event(.channelDestroyed, uid: 0, run: "edge-b/1", 5, in: &sequencer)?.type, .channelDestroyed)
+    }
+
+    /// A peer's record may carry anything: its presence is bounded, each connection once, none
+    /// without an edge and a run.
+    func testAPeersPresenceIsBoundedAndWellFormed() {
+        var peer = sequence("show", 1, series: 500, at: 1_000)
+        let entry = { (uid: UInt32, edge: String, run: String) in
+            RoomChannelPresentUser.with {
+                $0.uid = uid
+                $0.edge = edge
+                $0.run = run
+            }
+        }
+        peer.present = [entry(1, "edge-a", "edge-a/1"), entry(1, "edge-a", "edge-a/1"), entry(2, "", "edge-a/1"), entry(3, "edge-a", "")]
+            + (10..<UInt32(10 + ChannelPresence.connectionsKept + 50)).map { entry($0, "edge-b", "edge-b/1") }
+        var sequencer = ChannelEventSequencer()
+        _ = sequencer.merge([peer], nowMs: 1_000)
+        let held = sequencer.sequence(of: "show").present
+        XCTAssertEqual(held.count, ChannelPresence.connectionsKept)
+        XCTAssertEqual(held.filter { $0.uid == 1 }.count, 1)
+        XCTAssertTrue(held.allSatisfy { !$0.edge.isEmpty && !$0.run.isEmpty })
     }
 
     /// The marks travel with the numbers: a coordinator that merged another's state (a successor,
@@ -365,6 +463,16 @@ final class ChannelEventSequencerTests: XCTestCase {
         }
         XCTAssertEqual(busy.unpublished(of: "show").count, ChannelEventSequencer.unpublishedKept)
         XCTAssertEqual(busy.unpublished(of: "show").first?.sequence, 6)
+    }
+
+    /// Numbers `type` of `uid` in channel "show", seen by edge run `run` ("<edge>/<n>") as its
+    /// `number`th activity.
+    private func event(_ type: RoomChannelEventType, uid: UInt32, run: String, _ number: UInt64,
+                       in sequencer: inout ChannelEventSequencer) -> RoomChannelEvent? {
+        var activity = activity("show", origin: run, number)
+        activity.type = type
+        activity.uid = uid
+        return sequencer.number(activity, edge: String(run.prefix { $0 != "/" }), nowMs: 1_000)
     }
 
     private func activity(_ channel: String, origin: String, _ number: UInt64) -> RoomChannelActivity {

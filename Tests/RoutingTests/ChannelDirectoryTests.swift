@@ -55,6 +55,41 @@ final class ChannelDirectoryTests: XCTestCase {
         XCTAssertTrue(directory.reportedChannels.isEmpty)
     }
 
+    /// An edge run is gone for good once the edge reports from a later run or its process died;
+    /// a late report of a gone run changes nothing, and an edge only cut off keeps its run.
+    func testAnEdgesRunIsGoneOnceALaterRunReportsOrItsProcessDied() {
+        var directory = ChannelDirectory(placementExpiryMs: 60_000, relayThreshold: 0)
+        XCTAssertFalse(directory.isGone(edge: "edge-1", run: "edge-1/a", nowMs: t0 + 3), "an edge never heard of")
+        directory.edgeReported("edge-1", run: "edge-1/a", draining: false, channels: [], edgeAlive: true, nowMs: t0)
+        XCTAssertFalse(directory.isGone(edge: "edge-1", run: "edge-1/a", nowMs: t0 + 3))
+        directory.edgeReported("edge-1", run: "", draining: false, channels: [], edgeAlive: true, nowMs: t0 + 1)
+        XCTAssertEqual(directory.runs["edge-1"], "edge-1/a", "a report that names no run changes nothing")
+        directory.edgeReported("edge-2", run: "edge-1/evil", draining: false, channels: [], edgeAlive: true, nowMs: t0 + 1)
+        directory.edgeReported("edge-1", run: "edge-1/" + String(repeating: "x", count: ChannelDirectory.maxRunBytes),
+                               draining: false, channels: [], edgeAlive: true, nowMs: t0 + 1)
+        XCTAssertEqual(directory.runs, ["edge-1": "edge-1/a"], "another edge's run, or a run name past the bound, is not taken")
+        XCTAssertFalse(directory.isGone(edge: "edge-1", run: "edge-1/a", nowMs: t0 + 1))
+
+        directory.edgeReported("edge-1", run: "edge-1/b", draining: false, channels: [], edgeAlive: true, nowMs: t0 + 2)
+        XCTAssertTrue(directory.isGone(edge: "edge-1", run: "edge-1/a", nowMs: t0 + 3), "the edge restarted")
+        XCTAssertFalse(directory.isGone(edge: "edge-1", run: "edge-1/b", nowMs: t0 + 3))
+        directory.edgeReported("edge-1", run: "edge-1/a", draining: false, channels: [], edgeAlive: true, nowMs: t0 + 3)
+        XCTAssertEqual(directory.runs["edge-1"], "edge-1/b", "a late report of the old run")
+        XCTAssertFalse(directory.isGone(edge: "edge-1", run: "edge-1/b", nowMs: t0 + 3))
+
+        directory.edgeReported("edge-2", run: "edge-2/a", draining: false, channels: [], edgeAlive: true, nowMs: t0)
+        _ = directory.edgesChanged(alive: ["edge-1"])
+        XCTAssertFalse(directory.isGone(edge: "edge-2", run: "edge-2/a", nowMs: t0 + 3), "not alive, but maybe only cut off")
+        directory.edgesDied(["edge-2"])
+        XCTAssertTrue(directory.isGone(edge: "edge-2", run: "edge-2/a", nowMs: t0 + 3), "its process died")
+        XCTAssertNil(directory.runs["edge-2"])
+
+        // A run known only from another coordinator's record: gone while the edge reports from
+        // another run now, not judged when its last report is old.
+        XCTAssertTrue(directory.isGone(edge: "edge-1", run: "edge-1/z", nowMs: t0 + 3))
+        XCTAssertFalse(directory.isGone(edge: "edge-1", run: "edge-1/z", nowMs: t0 + 3 + ChannelDirectory.runHeardWithinMs))
+    }
+
     func testAClaimGoesToTheEdgeThatHostsAndARelayWhoseOriginDiedBecomesTheOrigin() throws {
         var directory = ChannelDirectory(placementExpiryMs: 60_000, relayThreshold: 1)
         XCTAssertEqual(try directory.claim("show", by: "edge-2", edges: edges, nowMs: t0),

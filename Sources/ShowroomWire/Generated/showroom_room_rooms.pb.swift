@@ -2035,6 +2035,10 @@ public nonisolated struct RoomEdgeChannelReport: Sendable {
   /// a channel whose origin it is moves on its next placement.
   public var draining: Bool = false
 
+  /// The edge run sending the report (its activities' origin; empty from an edge that does not
+  /// say). A coordinator that hears of an edge's new run knows the old run's connections are gone.
+  public var origin: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2304,6 +2308,36 @@ public nonisolated struct RoomChannelSequence: Sendable {
   /// publishing its event (the edge's resend is then skipped as numbered) loses no event.
   /// Receivers de-duplicate on the notice id, so an event published twice is harmless.
   public var unpublished: [RoomChannelEvent] = []
+
+  /// Who is in the channel as its events say, by the edge runs each user is connected on (the
+  /// latest 1000 connections at most): whoever owns the channel next numbers the leaves of the
+  /// users whose runs are gone (the edge died or restarted before reporting them).
+  public var present: [RoomChannelPresentUser] = []
+
+  /// Counts every change of the record by its owner, numbered or not (a join on a second edge is
+  /// no event): in one series with the same last number, the higher revision's presence wins.
+  public var revision: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// One user's connection to a channel on one edge run, as the channel's events know it.
+public nonisolated struct RoomChannelPresentUser: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var uid: UInt32 = 0
+
+  /// The edge and its run ("<edge id>/<random>"; the edge id for activities without an origin).
+  public var edge: String = String()
+
+  public var run: String = String()
+
+  /// Joined or last turned broadcaster (its leave is then a broadcaster's).
+  public var broadcaster: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -4897,7 +4931,7 @@ nonisolated extension RoomChannelEvent: SwiftProtobuf.Message, SwiftProtobuf._Me
 
 nonisolated extension RoomEdgeChannelReport: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".EdgeChannelReport"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}edge_id\0\u{1}activities\0\u{1}channels\0\u{3}has_channels\0\u{1}draining\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}edge_id\0\u{1}activities\0\u{1}channels\0\u{3}has_channels\0\u{1}draining\0\u{1}origin\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4910,6 +4944,7 @@ nonisolated extension RoomEdgeChannelReport: SwiftProtobuf.Message, SwiftProtobu
       case 3: try { try decoder.decodeRepeatedMessageField(value: &self.channels) }()
       case 4: try { try decoder.decodeSingularBoolField(value: &self.hasChannels_p) }()
       case 5: try { try decoder.decodeSingularBoolField(value: &self.draining) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.origin) }()
       default: break
       }
     }
@@ -4931,6 +4966,9 @@ nonisolated extension RoomEdgeChannelReport: SwiftProtobuf.Message, SwiftProtobu
     if self.draining != false {
       try visitor.visitSingularBoolField(value: self.draining, fieldNumber: 5)
     }
+    if !self.origin.isEmpty {
+      try visitor.visitSingularStringField(value: self.origin, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4940,6 +4978,7 @@ nonisolated extension RoomEdgeChannelReport: SwiftProtobuf.Message, SwiftProtobu
     if lhs.channels != rhs.channels {return false}
     if lhs.hasChannels_p != rhs.hasChannels_p {return false}
     if lhs.draining != rhs.draining {return false}
+    if lhs.origin != rhs.origin {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -5413,7 +5452,7 @@ nonisolated extension RoomChannelPlacement: SwiftProtobuf.Message, SwiftProtobuf
 
 nonisolated extension RoomChannelSequence: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ChannelSequence"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{3}last_sequence\0\u{1}origins\0\u{1}series\0\u{3}last_numbered_at_ms\0\u{1}ended\0\u{1}unpublished\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{3}last_sequence\0\u{1}origins\0\u{1}series\0\u{3}last_numbered_at_ms\0\u{1}ended\0\u{1}unpublished\0\u{1}present\0\u{1}revision\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5428,6 +5467,8 @@ nonisolated extension RoomChannelSequence: SwiftProtobuf.Message, SwiftProtobuf.
       case 5: try { try decoder.decodeSingularInt64Field(value: &self.lastNumberedAtMs) }()
       case 6: try { try decoder.decodeSingularBoolField(value: &self.ended) }()
       case 7: try { try decoder.decodeRepeatedMessageField(value: &self.unpublished) }()
+      case 8: try { try decoder.decodeRepeatedMessageField(value: &self.present) }()
+      case 9: try { try decoder.decodeSingularUInt64Field(value: &self.revision) }()
       default: break
       }
     }
@@ -5455,6 +5496,12 @@ nonisolated extension RoomChannelSequence: SwiftProtobuf.Message, SwiftProtobuf.
     if !self.unpublished.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.unpublished, fieldNumber: 7)
     }
+    if !self.present.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.present, fieldNumber: 8)
+    }
+    if self.revision != 0 {
+      try visitor.visitSingularUInt64Field(value: self.revision, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5466,6 +5513,53 @@ nonisolated extension RoomChannelSequence: SwiftProtobuf.Message, SwiftProtobuf.
     if lhs.lastNumberedAtMs != rhs.lastNumberedAtMs {return false}
     if lhs.ended != rhs.ended {return false}
     if lhs.unpublished != rhs.unpublished {return false}
+    if lhs.present != rhs.present {return false}
+    if lhs.revision != rhs.revision {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomChannelPresentUser: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ChannelPresentUser"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uid\0\u{1}edge\0\u{1}run\0\u{1}broadcaster\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.edge) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.run) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.broadcaster) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.uid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 1)
+    }
+    if !self.edge.isEmpty {
+      try visitor.visitSingularStringField(value: self.edge, fieldNumber: 2)
+    }
+    if !self.run.isEmpty {
+      try visitor.visitSingularStringField(value: self.run, fieldNumber: 3)
+    }
+    if self.broadcaster != false {
+      try visitor.visitSingularBoolField(value: self.broadcaster, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomChannelPresentUser, rhs: RoomChannelPresentUser) -> Bool {
+    if lhs.uid != rhs.uid {return false}
+    if lhs.edge != rhs.edge {return false}
+    if lhs.run != rhs.run {return false}
+    if lhs.broadcaster != rhs.broadcaster {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
