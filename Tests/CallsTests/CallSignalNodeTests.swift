@@ -483,6 +483,7 @@ final class CallSignalNodeTests: XCTestCase {
         XCTAssertEqual(owner.book.calls[callID]?.isActive, true)
         let live = owner.records.entries[key]!
 
+        let endedThere = try XCTUnwrap(other.book.calls[callID])
         // Healed: what the other side held comes back to the owner (its hand-over); the end wins.
         var handOver: [ReplicatedEntry<UserRecord>] = []
         for case .replicate(let batch) in other.membersChanged(alive: members, gone: [], nowMs: t0 + 1_000) {
@@ -496,7 +497,7 @@ final class CallSignalNodeTests: XCTestCase {
         XCTAssertNil(owner.book.call(of: dialler))
         let told = directives.compactMap { if case .call(.notify(let notice)) = $0 { notice } else { nil } }
         XCTAssertEqual(Set(told.map(\.to)), [dialler, called], "both parties are told it is over")
-        XCTAssertTrue(told.allSatisfy { $0.state == .prepared && $0.sequence > other.book.calls[callID]!.sequence })
+        XCTAssertTrue(told.allSatisfy { $0.state == .prepared && $0.sequence > endedThere.sequence })
 
         // An active copy that arrives later (a replica's stale write) does not bring it back.
         var stale = live
