@@ -173,6 +173,7 @@ extension ShowroomError {
         case .notYourCall: .notYourCall
         case .stateMismatch: .callStateMismatch
         case .callEnded: .callEnded
+        case .notOwner: .unavailable
         }
         self.init(code, refusal.message)
     }

@@ -103,16 +103,39 @@ extension SignalCallRecord {
         firstFrames = call.firstFrames.sorted()
         absentSince = call.absentSince
         liveRooms = call.liveRooms
+        if let end = call.end {
+            endReason = end.reason.rawValue
+            endedBy = end.by ?? 0
+            endMessage = end.message
+        }
+        endedAtMs = call.endedAtMs ?? 0
     }
 
-    /// The call, checked like a ring: parties, id, channel, extension.
+    /// The call, checked like a ring: parties, id, channel, extension; an ended one with its end
+    /// (a known reason, by a party or nobody, a text no longer than a party may give).
     func call() throws(ShowroomError) -> Call {
         guard caller != 0, callee != 0, caller != callee, callID.hasPrefix("\(callee)-"), callID.utf8.count <= 64,
               channel.utf8.count <= 64, Names.callee(ofCallChannel: channel) == callee,
-              let phase = Call.Phase(rawValue: phase), phase != .ended else {
-            throw .invalidArgument("a replicated call must name its parties, id, private channel and an active phase")
+              let phase = Call.Phase(rawValue: phase) else {
+            throw .invalidArgument("a replicated call must name its parties, id, private channel and phase")
         }
         let parties: Set<UInt32> = [caller, callee]
+        var end: Call.End?
+        if phase == .ended {
+            guard let reason = Call.End.Reason(rawValue: endReason), endedBy == 0 || parties.contains(endedBy), endedAtMs > 0 else {
+                throw .invalidArgument("ended call \(callID)'s record must say why, by which party and when")
+            }
+            do {
+                try CallSettings.validate(reason: endMessage)
+            } catch {
+                throw ShowroomError(CallSignalShell.Machine.Refusal(error))
+            }
+            end = Call.End(reason: reason, by: endedBy == 0 ? nil : endedBy, message: endMessage)
+        } else {
+            guard endReason.isEmpty, endedBy == 0, endMessage.isEmpty, endedAtMs == 0 else {
+                throw .invalidArgument("active call \(callID)'s record must not carry an end")
+            }
+        }
         guard Set(firstFrames).isSubset(of: parties), Set(absentSince.keys).isSubset(of: parties),
               Set(liveRooms.keys).isSubset(of: parties) else {
             throw .invalidArgument("call \(callID)'s record names someone other than its parties")
@@ -128,6 +151,6 @@ extension SignalCallRecord {
                     startedAtMs: startedAtMs, phase: phase, sequence: sequence,
                     deadlineMs: deadlineMs == 0 ? nil : deadlineMs, acceptedAtMs: acceptedAtMs == 0 ? nil : acceptedAtMs,
                     connectedAtMs: connectedAtMs == 0 ? nil : connectedAtMs, firstFrames: Set(firstFrames),
-                    absentSince: absentSince, liveRooms: liveRooms)
+                    absentSince: absentSince, liveRooms: liveRooms, end: end, endedAtMs: end == nil ? nil : endedAtMs)
     }
 }

@@ -30,6 +30,9 @@ public struct CallBook: Sendable {
     public private(set) var activeCall: [UInt32: String] = [:]
     /// The call on each channel, while the call is held.
     public private(set) var callOnChannel: [String: String] = [:]
+    /// The latest call each callee was rung in that is held here, active or ended: what its
+    /// user record carries (``UserRecord/ownedCall``).
+    public private(set) var latestOwned: [UInt32: String] = [:]
 
     /// An empty book.
     public init(settings: CallSettings = CallSettings()) {
@@ -77,7 +80,7 @@ public struct CallBook: Sendable {
             // Busy: the call ends in the same answer; the callee hears nothing of it.
             var directives: [CallDirective] = []
             end(&call, .init(reason: .busy, by: callee, message: "uid \(callee) is in call \(busy)"), nowMs: nowMs,
-                notices: [(caller, .prepared, .remoteCallBusy, .remoteCallBusy)], into: &directives)
+                into: &directives)
             calls[id] = call
             return (call, directives)
         }
@@ -86,6 +89,7 @@ public struct CallBook: Sendable {
         activeCall[caller] = id
         activeCall[callee] = id
         callOnChannel[channel] = id
+        latestOwned[callee] = id
         var directives: [CallDirective] = []
         notify(&call, [(caller, .calling, .none, .remoteUserRecvCall), (callee, .calling, .none, .none)], into: &directives)
         directives.append(.started(call))
@@ -129,9 +133,7 @@ public struct CallBook: Sendable {
         case .ringing: break
         }
         var directives: [CallDirective] = []
-        end(&call, .init(reason: .cancelled, by: uid, message: ""), nowMs: nowMs,
-            notices: [(call.caller, .prepared, .localCancelled, .localCancelled),
-                      (call.callee, .prepared, .remoteCancelled, .remoteCancelled)], into: &directives)
+        end(&call, .init(reason: .cancelled, by: uid, message: ""), nowMs: nowMs, into: &directives)
         calls[id] = call
         return directives
     }
@@ -149,9 +151,7 @@ public struct CallBook: Sendable {
         case .ringing: break
         }
         var directives: [CallDirective] = []
-        end(&call, .init(reason: .rejected, by: uid, message: reason), nowMs: nowMs,
-            notices: [(call.callee, .prepared, .localRejected, .localRejected),
-                      (call.caller, .prepared, .remoteRejected, .remoteRejected)], into: &directives)
+        end(&call, .init(reason: .rejected, by: uid, message: reason), nowMs: nowMs, into: &directives)
         calls[id] = call
         return directives
     }
@@ -169,9 +169,7 @@ public struct CallBook: Sendable {
         case .connecting, .connected: break
         }
         var directives: [CallDirective] = []
-        end(&call, .init(reason: .hungUp, by: uid, message: reason), nowMs: nowMs,
-            notices: [(uid, .prepared, .localHangup, .localHangup),
-                      (call.other(than: uid), .prepared, .remoteHangup, .remoteHangup)], into: &directives)
+        end(&call, .init(reason: .hungUp, by: uid, message: reason), nowMs: nowMs, into: &directives)
         calls[id] = call
         return directives
     }
@@ -222,24 +220,20 @@ public struct CallBook: Sendable {
                 if let ended = call.endedAtMs, nowMs - ended >= settings.retainEndedMs {
                     calls[id] = nil
                     if callOnChannel[call.channel] == id { callOnChannel[call.channel] = nil }
+                    if latestOwned[call.callee] == id { latestOwned[call.callee] = nil }
                 }
                 continue
             }
             if let deadline = call.deadlineMs, nowMs >= deadline {
-                end(&call, .init(reason: .timedOut, by: nil, message: ""), nowMs: nowMs,
-                    notices: [(call.caller, .prepared, .callingTimeout, .callingTimeout),
-                              (call.callee, .prepared, .remoteCallingTimeout, .remoteCallingTimeout)], into: &directives)
+                end(&call, .init(reason: .timedOut, by: nil, message: ""), nowMs: nowMs, into: &directives)
             } else if let (leaver, since) = call.absentSince.min(by: { ($0.value, $0.key) < ($1.value, $1.key) }),
                       // (both away since the same time: the lower uid, whatever the table's order)
                       nowMs - since >= settings.leaveGraceMs {
-                let other = call.other(than: leaver)
                 end(&call, .init(reason: .partyLeft, by: leaver, message: "uid \(leaver) left the call"), nowMs: nowMs,
-                    notices: [(other, .prepared, .remoteHangup, .remoteHangup), (leaver, .prepared, .localHangup, .localLeft)],
                     into: &directives)
             } else if let connected = call.connectedAtMs, nowMs - connected >= settings.maxCallMs {
                 end(&call, .init(reason: .tooLong, by: nil, message: "the call reached its maximum length"), nowMs: nowMs,
-                    notices: [(call.caller, .prepared, .remoteHangup, .remoteHangup),
-                              (call.callee, .prepared, .remoteHangup, .remoteHangup)], into: &directives)
+                    into: &directives)
             }
             calls[id] = call
         }
@@ -267,7 +261,28 @@ public struct CallBook: Sendable {
         activeCall[call.caller] = call.id
         activeCall[call.callee] = call.id
         callOnChannel[call.channel] = call.id
+        latestOwned[call.callee] = call.id
         return true
+    }
+
+    /// Takes the end of a call from a record of its callee (another node held the call too, on
+    /// the other side of a partition, and ended it there): a copy still active here ends the same
+    /// way, its parties told, with notice numbers above both copies'; one not held here is kept
+    /// as ended, so this node's record of the callee carries the end on. Ended beats active: an
+    /// active copy that arrives later is not adopted over it.
+    public mutating func adoptEnd(_ ended: Call, nowMs: Int64) -> [CallDirective] {
+        guard !ended.isActive, let end = ended.end else { return [] }
+        guard var call = calls[ended.id] else {
+            calls[ended.id] = ended
+            if activeCall[ended.callee] == nil { latestOwned[ended.callee] = ended.id }
+            return []
+        }
+        guard call.isActive else { return [] }
+        call.sequence = max(call.sequence, ended.sequence)
+        var directives: [CallDirective] = []
+        self.end(&call, end, nowMs: nowMs, into: &directives)
+        calls[call.id] = call
+        return directives
     }
 
     /// Forgets a call another node owns now (it was handed over): no notice, no seal.
@@ -275,6 +290,7 @@ public struct CallBook: Sendable {
         guard let call = calls.removeValue(forKey: id) else { return }
         for party in [call.caller, call.callee] where activeCall[party] == id { activeCall[party] = nil }
         if callOnChannel[call.channel] == id { callOnChannel[call.channel] = nil }
+        if latestOwned[call.callee] == id { latestOwned[call.callee] = nil }
     }
 
     // MARK: - Helpers
@@ -307,15 +323,13 @@ public struct CallBook: Sendable {
         directives.append(.connected(call))
     }
 
-    private mutating func end(_ call: inout Call, _ end: Call.End, nowMs: Int64,
-                              notices: [(UInt32, CallState, CallStateReason, CallEvent)],
-                              into directives: inout [CallDirective]) {
+    private mutating func end(_ call: inout Call, _ end: Call.End, nowMs: Int64, into directives: inout [CallDirective]) {
         call.phase = .ended
         call.end = end
         call.endedAtMs = nowMs
         call.deadlineMs = nil
         for party in [call.caller, call.callee] where activeCall[party] == call.id { activeCall[party] = nil }
-        notify(&call, notices, into: &directives)
+        notify(&call, Self.endNotices(call, end), into: &directives)
         if call.acceptedAtMs != nil {
             for (party, room) in call.liveRooms.sorted(by: { $0.key < $1.key }) {
                 directives.append(.interaction(roomID: room, owner: party, callID: call.id, inCall: false))
@@ -323,6 +337,31 @@ public struct CallBook: Sendable {
         }
         if end.reason != .busy { directives.append(.seal(channel: call.channel, parties: [call.caller, call.callee])) }
         directives.append(.ended(call))
+    }
+
+    /// What each party is told of an end: its state (prepared), CallAPI's reason and event.
+    private static func endNotices(_ call: Call, _ end: Call.End) -> [(UInt32, CallState, CallStateReason, CallEvent)] {
+        let by = end.by ?? call.caller
+        switch end.reason {
+        case .cancelled:
+            return [(call.caller, .prepared, .localCancelled, .localCancelled),
+                    (call.callee, .prepared, .remoteCancelled, .remoteCancelled)]
+        case .rejected:
+            return [(call.callee, .prepared, .localRejected, .localRejected),
+                    (call.caller, .prepared, .remoteRejected, .remoteRejected)]
+        case .hungUp:
+            return [(by, .prepared, .localHangup, .localHangup), (call.other(than: by), .prepared, .remoteHangup, .remoteHangup)]
+        case .timedOut:
+            return [(call.caller, .prepared, .callingTimeout, .callingTimeout),
+                    (call.callee, .prepared, .remoteCallingTimeout, .remoteCallingTimeout)]
+        case .busy:
+            // The callee hears nothing of a call that found it busy.
+            return [(call.caller, .prepared, .remoteCallBusy, .remoteCallBusy)]
+        case .partyLeft:
+            return [(call.other(than: by), .prepared, .remoteHangup, .remoteHangup), (by, .prepared, .localHangup, .localLeft)]
+        case .tooLong:
+            return [(call.caller, .prepared, .remoteHangup, .remoteHangup), (call.callee, .prepared, .remoteHangup, .remoteHangup)]
+        }
     }
 
     private func notify(_ call: inout Call, _ notices: [(UInt32, CallState, CallStateReason, CallEvent)],

@@ -30,6 +30,9 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
             case callRateLimited
             /// The call book's refusals (``CallRefusal/Code``).
             case callerInCall, calleeOffline, unknownCall, notYourCall, stateMismatch, callEnded
+            /// Not the call's owner as this node sees the members (the asker's view differs for
+            /// a moment): ask again shortly.
+            case notOwner
         }
 
         /// The code.
@@ -257,7 +260,7 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         self.random = random
         presence = Presence(heartbeatTimeoutMs: heartbeatTimeoutMs)
         book = CallBook(settings: settings)
-        records = ReplicatedStore(selfID: selfID, role: .callsignal)
+        records = ReplicatedStore(selfID: selfID, role: .callsignal, precedence: UserRecord.precedence)
     }
 
     // MARK: - Who owns what
@@ -447,6 +450,11 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
                              nowMs: Int64) throws(Refusal) -> (call: Call?, directives: [Directive]) {
         guard let callee = Self.callee(ofCallID: id) else { throw Refusal(.unknownCall, "'\(id.prefix(Self.maxIDBytes))' is not a call id") }
         var directives = adoptOnDemand(id, nowMs: nowMs)
+        // Only the callee's owner may say a call is unknown: another node that does not hold it
+        // may just not have taken it over yet, and "unknown" would free its parties for good.
+        guard book.calls[id] != nil || owner(of: callee) == selfID else {
+            throw Refusal(.notOwner, "call \(id) is held by uid \(callee)'s owner, \(owner(of: callee)) as node \(selfID) sees the members; ask again in a moment")
+        }
         changed(callee)
         let decided: [CallDirective]
         do throws(CallRefusal) {
@@ -647,7 +655,7 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
     private static func record(of uid: UInt32, presence: Presence, callOf: [UInt32: InCall], book: CallBook) -> UserRecord? {
         var record = UserRecord(uid: uid, session: presence.state(of: uid))
         record.inCall = callOf[uid]
-        if let call = book.call(of: uid), call.callee == uid { record.ownedCall = call }
+        record.ownedCall = book.latestOwned[uid].flatMap { book.calls[$0] }
         return record.isEmpty ? nil : record
     }
 
@@ -705,7 +713,9 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         var directives: [Directive] = []
         if let session = record.session { presence.adopt(session, uid: record.uid, nowMs: nowMs) }
         if callOf[record.uid] == nil { callOf[record.uid] = record.inCall }
-        if let call = record.ownedCall, book.adopt(call) {
+        if let call = record.ownedCall, !call.isActive {
+            directives += booked(book.adoptEnd(call, nowMs: nowMs))
+        } else if let call = record.ownedCall, book.adopt(call) {
             directives.append(.adopted(call))
             // The parties' nodes learn the call's new owner.
             let me = selfID
@@ -729,7 +739,7 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         presence.release(uid)
         callOf[uid] = nil
         deliveredNotices[uid] = nil
-        if let call = book.call(of: uid), call.callee == uid { book.release(call.id) }
+        if let id = book.latestOwned[uid] { book.release(id) }
         return directives
     }
 

@@ -40,7 +40,9 @@ public struct UserRecord: Sendable, Equatable {
     public var session: SessionState?
     /// The call it is in.
     public var inCall: InCall?
-    /// The active call it is the callee of (so its owner holds it).
+    /// The call it is the callee of (so its owner holds it): the active one, else the last one
+    /// that ended while its owner keeps it (``CallSettings/retainEndedMs``), so that a copy of
+    /// that call still active elsewhere yields to its end (``precedence(_:over:)``).
     public var ownedCall: Call?
 
     /// A record of `uid`.
@@ -53,6 +55,16 @@ public struct UserRecord: Sendable, Equatable {
 
     /// Whether there is nothing to hold (the user is offline and in no call).
     public var isEmpty: Bool { session == nil && inCall == nil && ownedCall == nil }
+
+    /// Which of two records of one user wins a merge before their versions do (nil: the
+    /// versions decide): where a call both hold ended beats where it goes on. After a partition
+    /// both sides may have held the call; one ended it and told its parties, while the other's
+    /// record, which may have the higher version, would bring it back with nobody in it.
+    @Sendable public static func precedence(_ record: UserRecord, over other: UserRecord) -> Bool? {
+        guard let call = record.ownedCall, let held = other.ownedCall, call.id == held.id,
+              call.isActive != held.isActive else { return nil }
+        return !call.isActive
+    }
 
     /// The key the record is owned and replicated under (the user's key in the owner ring).
     public static func key(of uid: UInt32) -> String { "uid/\(uid)" }
@@ -69,7 +81,8 @@ extension Call {
     public init(restoring id: String, caller: UInt32, callee: UInt32, type: CallType, channel: String,
                 extensionInfo: [String: String], waitsForFirstFrame: Bool, startedAtMs: Int64, phase: Phase,
                 sequence: UInt64, deadlineMs: Int64?, acceptedAtMs: Int64?, connectedAtMs: Int64?,
-                firstFrames: Set<UInt32>, absentSince: [UInt32: Int64], liveRooms: [UInt32: String] = [:]) {
+                firstFrames: Set<UInt32>, absentSince: [UInt32: Int64], liveRooms: [UInt32: String] = [:],
+                end: End? = nil, endedAtMs: Int64? = nil) {
         self.init(id: id, caller: caller, callee: callee, type: type, channel: channel, extensionInfo: extensionInfo,
                   waitsForFirstFrame: waitsForFirstFrame, startedAtMs: startedAtMs, phase: phase)
         self.sequence = sequence
@@ -79,5 +92,7 @@ extension Call {
         self.firstFrames = firstFrames
         self.absentSince = absentSince
         self.liveRooms = liveRooms
+        self.end = end
+        self.endedAtMs = endedAtMs
     }
 }

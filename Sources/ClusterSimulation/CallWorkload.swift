@@ -186,23 +186,23 @@ final class CallWorkload {
             let mine = clients[uid]!
             if isCallee(uid, callID) {
                 if roll < 50 {
-                    request(uid, .callAccept, action(mine, callID), as: SignalCallActionResponse.self, what: "accept \(callID)") {
+                    request(uid, .callAccept, action(mine, callID), as: SignalCallActionResponse.self, what: "accept \(callID)", callID: callID) {
                         [unowned self] answer in
                         accepted[callID] = Accepted(caller: answer.call.caller, callee: answer.call.callee)
                     }
                 } else if roll < 65 {
-                    request(uid, .callReject, action(mine, callID), as: SignalCallActionResponse.self, what: "reject \(callID)") {
+                    request(uid, .callReject, action(mine, callID), as: SignalCallActionResponse.self, what: "reject \(callID)", callID: callID) {
                         [unowned self] _ in endedByClient.insert(callID)
                     }
                 }
             } else if roll < 15 {
-                request(uid, .callCancel, action(mine, callID), as: SignalCallActionResponse.self, what: "cancel \(callID)") {
+                request(uid, .callCancel, action(mine, callID), as: SignalCallActionResponse.self, what: "cancel \(callID)", callID: callID) {
                     [unowned self] _ in endedByClient.insert(callID)
                 }
             }
         case .connecting, .connected:
             guard roll < 30 else { return }
-            request(uid, .callHangup, action(client, callID), as: SignalCallActionResponse.self, what: "hangup \(callID)") {
+            request(uid, .callHangup, action(client, callID), as: SignalCallActionResponse.self, what: "hangup \(callID)", callID: callID) {
                 [unowned self] _ in endedByClient.insert(callID)
             }
         }
@@ -216,14 +216,22 @@ final class CallWorkload {
                     label: "call \(uid) first frame \(callID)") { _ in }
     }
 
+    /// Sends a user's request about call `callID` (nil: a dial). An answer that the call is
+    /// unknown or over ends it here, as the SDK's `CallClient` does.
     private func request<Answer: SwiftProtobuf.Message>(_ uid: UInt32, _ kind: WireMessageKind, _ body: some SwiftProtobuf.Message,
-                                                        as: Answer.Type, what: String,
+                                                        as: Answer.Type, what: String, callID: String? = nil,
                                                         acknowledged: @escaping (Answer) -> Void) {
         clients[uid]!.busy = true
         network.ask(kind, body, as: Answer.self, to: anyNode(), timeoutMs: 3_000, label: "call op \(operations) \(uid) \(what)") {
             [unowned self] result in
             clients[uid]!.busy = false
-            if case .success(let answer) = result { acknowledged(answer) }
+            switch result {
+            case .success(let answer): acknowledged(answer)
+            case .failure(let error) where [.unknownCall, .callEnded].contains(error.code):
+                guard let callID, clients[uid]?.callID == callID, clients[uid]?.state.isActive == true else { return }
+                clients[uid]!.state = .failed
+            case .failure: break
+            }
         }
     }
 }

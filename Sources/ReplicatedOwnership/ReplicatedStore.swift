@@ -125,10 +125,29 @@ public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
     /// How many deletions are held as tombstones.
     public var tombstoneCount: Int { tombstoneSeen.count }
 
-    /// A store for member `selfID` of `role` (owner and successor per key by default).
+    /// Decides between two live values of a key before their versions do: true when the first
+    /// must replace the second, false when it must not, nil to let the versions decide.
+    public typealias Precedence = @Sendable (_ value: Value, _ over: Value) -> Bool?
+
+    /// What decides between two live values before their versions (nil: the versions alone).
+    private let precedence: Precedence?
+
+    /// A store for member `selfID` of `role` (owner and successor per key by default). With
+    /// `precedence`, what two values say may decide a merge whatever their versions (a record
+    /// kept by a member cut off from the owner may know something the owner's newer one does not).
     public init(selfID: String, role: NodeRole, scope: Replication.Scope = .ownerAndSuccessor,
-                members: some Sequence<String> = []) {
+                members: some Sequence<String> = [], precedence: Precedence? = nil) {
         replicator = Replicator(selfID: selfID, role: role, scope: scope, members: members)
+        self.precedence = precedence
+    }
+
+    /// Whether `entry` replaces `held` of the same key: the precedence of their values first,
+    /// then ``ReplicatedEntry/supersedes(_:)``.
+    public func prevails(_ entry: ReplicatedEntry<Value>, over held: ReplicatedEntry<Value>) -> Bool {
+        if let precedence, let value = entry.value, let other = held.value, let decided = precedence(value, other) {
+            return decided
+        }
+        return entry.supersedes(held)
     }
 
     /// The live value of `key`, if any.
@@ -224,7 +243,7 @@ public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
     public mutating func receive(_ incoming: [ReplicatedEntry<Value>]) -> Effects {
         var effects = Effects()
         for entry in incoming {
-            if let held = entries[entry.key], !entry.supersedes(held) { continue }
+            if let held = entries[entry.key], !prevails(entry, over: held) { continue }
             store(entry)
             effects.persist.append(entry)
         }
@@ -239,7 +258,7 @@ public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
     public func keptOver(_ incoming: [ReplicatedEntry<Value>]) -> [ReplicatedEntry<Value>] {
         var kept: [String: ReplicatedEntry<Value>] = [:]
         for entry in incoming {
-            guard let held = entries[entry.key], held != entry, !entry.supersedes(held) else { continue }
+            guard let held = entries[entry.key], held != entry, !prevails(entry, over: held) else { continue }
             kept[entry.key] = held
         }
         return kept.keys.sorted().map { kept[$0]! }
@@ -251,7 +270,7 @@ public struct ReplicatedStore<Value: Sendable & Equatable>: Sendable {
     public mutating func receiveKeptOver(_ incoming: [ReplicatedEntry<Value>]) -> Effects {
         var effects = Effects()
         for entry in incoming {
-            if let held = entries[entry.key], held == entry || held.supersedes(entry) { continue }
+            if let held = entries[entry.key], held == entry || prevails(held, over: entry) { continue }
             store(entry)
             effects.persist.append(entry)
         }

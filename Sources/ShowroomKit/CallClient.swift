@@ -391,9 +391,17 @@ public final class CallClient: Sendable {
             _ = try await client.request(kind, body: request, key: key, expecting: SignalCallActionResponse.self)
         } catch {
             sink.yield(.error(error))
+            // The server no longer holds the call (or says it is over): it is over here too, as
+            // when polls find it gone, or the app would stay in a call nobody else is in.
+            if Self.callGone.contains(error.code), state.withLock({ $0.call?.callID == callID }) {
+                enqueue { await $0.callLostWithSession() }
+            }
             throw error
         }
     }
+
+    /// The answers that say the server holds no call by that id that goes on.
+    static let callGone: Set<ShowroomError.Code> = [.unknownCall, .callEnded]
 
     // MARK: - Notices
 

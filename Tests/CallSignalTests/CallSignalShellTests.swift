@@ -582,6 +582,16 @@ final class CallSignalShellTests: XCTestCase {
             replica { $0.ownedCall.callee = 7003 },
             replica { $0.ownedCall.channel = "room-1" },
             replica { $0.ownedCall.phase = "ended" },
+            replica { $0.ownedCall.phase = "ended"; $0.ownedCall.endReason = "vanished"; $0.ownedCall.endedAtMs = 5 },
+            replica { $0.ownedCall.phase = "ended"; $0.ownedCall.endReason = "hungUp"; $0.ownedCall.endedAtMs = 5; $0.ownedCall.endedBy = 9 },
+            replica { $0.ownedCall.phase = "ended"; $0.ownedCall.endReason = "hungUp" },
+            replica {
+                $0.ownedCall.phase = "ended"
+                $0.ownedCall.endReason = "hungUp"
+                $0.ownedCall.endedAtMs = 5
+                $0.ownedCall.endMessage = String(repeating: "x", count: 300)
+            },
+            replica { $0.ownedCall.endReason = "hungUp" },
             replica { $0.ownedCall.firstFrames = [42] },
             replica { $0.ownedCall.extension = Dictionary(uniqueKeysWithValues: (0..<100).map { ("k\($0)", "v") }) },
             replica { $0.session.sessionID = "7002-forged" },
@@ -597,6 +607,18 @@ final class CallSignalShellTests: XCTestCase {
         // The well-formed one is kept.
         _ = try node.ask(.callReplica, replica { _ in }, as: SignalReplicaBatchResponse.self)
         XCTAssertNotNil(cluster.shells["signal-a"]!.records[UserRecord.key(of: 7001)])
+        // So is an ended call with its end, which beats the active copy held.
+        _ = try node.ask(.callReplica, replica {
+            $0.ownedCall.phase = "ended"
+            $0.ownedCall.endReason = "hungUp"
+            $0.ownedCall.endedBy = 7002
+            $0.ownedCall.endMessage = "bye"
+            $0.ownedCall.endedAtMs = 5
+        }, as: SignalReplicaBatchResponse.self)
+        let ended = cluster.shells["signal-a"]!.records[UserRecord.key(of: 7001)]?.ownedCall
+        XCTAssertEqual(ended?.phase, .ended)
+        XCTAssertEqual(ended?.end, Call.End(reason: .hungUp, by: 7002, message: "bye"))
+        XCTAssertEqual(ended?.endedAtMs, 5)
     }
 
     func testTheHostsLiveRoomAndTheSealReachACoordinatorThatWasAwayAWhile() throws {

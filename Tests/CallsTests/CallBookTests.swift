@@ -329,6 +329,39 @@ final class CallBookTests: XCTestCase {
         XCTAssertFalse(busy.adopt(call))
     }
 
+    func testAnEndTakenFromAnotherCopyEndsTheCallHereOnceAndOutlivesALaterActiveCopy() throws {
+        // Two copies of one call (the two sides of a partition): one is hung up.
+        var here = CallBook()
+        _ = try ring(&here, at: t0)
+        let active = try XCTUnwrap(here.call(of: host))
+        var there = CallBook()
+        XCTAssertTrue(there.adopt(active))
+        _ = try there.accept("c1", by: host, nowMs: t0 + 100)
+        _ = try there.hangup("c1", by: viewer, nowMs: t0 + 500)
+        let ended = try XCTUnwrap(there.calls["c1"])
+        XCTAssertEqual(there.latestOwned[host], "c1", "the ended call is still the callee's latest")
+
+        let directives = here.adoptEnd(ended, nowMs: t0 + 1_000)
+        assertTold(viewer, directives, [(.prepared, .localHangup, .localHangup)])
+        assertTold(host, directives, [(.prepared, .remoteHangup, .remoteHangup)])
+        let sequences = directives.compactMap { if case .notify(let notice) = $0 { notice.sequence } else { nil } }
+        XCTAssertTrue(sequences.allSatisfy { $0 > ended.sequence }, "numbered past both copies' notices")
+        XCTAssertTrue(directives.contains(.seal(channel: "call-c1", parties: [viewer, host])))
+        XCTAssertNil(here.call(of: viewer))
+        XCTAssertNil(here.call(of: host))
+        XCTAssertEqual(here.calls["c1"]?.end?.reason, .hungUp)
+        XCTAssertTrue(here.adoptEnd(ended, nowMs: t0 + 1_100).isEmpty, "ended once")
+        XCTAssertFalse(here.adopt(active), "an active copy does not come back over the end")
+
+        // A book that never held the call keeps its end, for the callee's record.
+        var fresh = CallBook()
+        XCTAssertTrue(fresh.adoptEnd(ended, nowMs: t0 + 1_000).isEmpty)
+        XCTAssertEqual(fresh.latestOwned[host], "c1")
+        XCTAssertFalse(fresh.adopt(active))
+        XCTAssertTrue(fresh.tick(nowMs: t0 + 500 + fresh.settings.retainEndedMs).isEmpty)
+        XCTAssertNil(fresh.latestOwned[host], "forgotten with the call")
+    }
+
     func testAReleasedCallIsForgottenWithoutANotice() throws {
         var book = CallBook()
         _ = try ring(&book)

@@ -168,6 +168,21 @@ final class CallSignalNodeTests: XCTestCase {
         XCTAssertTrue(node.channelActivity(channel: "call-1-nosuch", uid: caller, joined: true, nowMs: t0).isEmpty)
     }
 
+    func testOnlyTheCalleesOwnerSaysACallIsUnknown() {
+        let members = ["n1", "n2"]
+        let called = uid(ownedBy: "n1", among: members)
+        let id = "\(called)-abc"
+        func code(_ node: inout Node) -> Node.Refusal.Code? {
+            refusal { () throws(Node.Refusal) in _ = try node.act(.token, by: caller, callID: id, nowMs: t0) }?.code
+        }
+        var other = makeNode("n2", seed: 9, members: members)
+        XCTAssertEqual(code(&other), .notOwner, "it may not have taken the call over yet: asked again, nobody is freed")
+        var owner = makeNode("n1", members: members)
+        XCTAssertEqual(code(&owner), .unknownCall)
+        _ = other.membersChanged(alive: ["n2"], gone: ["n1"], nowMs: t0)
+        XCTAssertEqual(code(&other), .unknownCall, "the owner now: it would hold the call")
+    }
+
     // MARK: - Mailboxes
 
     func testAParkedPollIsAnsweredByANoticeByANewerPollOrByTheClock() throws {
@@ -429,6 +444,67 @@ final class CallSignalNodeTests: XCTestCase {
         _ = owner.deliver("ringing", to: moved, callID: "88-def", state: .calling, owner: newcomer, sequence: 1)
         for notice in sent.joined() { _ = owner.deliver(notice, to: moved, callID: "77-abc", state: .prepared, owner: "n1", sequence: 3) }
         XCTAssertEqual(owner.callOf[moved]?.callID, "88-def")
+    }
+
+    func testACallEndedOnOneSideOfAPartitionEndsTheOtherSidesCopyWhateverTheVersions() throws {
+        let members = ["n1", "n2"]
+        let owned = (1...1_000).map(UInt32.init).filter { makeNode("n1", members: members).owner(of: $0) == "n1" }
+        let (dialler, called) = (owned[0], owned[1])
+        var owner = makeNode("n1", members: members)
+        var other = makeNode("n2", seed: 9, members: members)
+        func replicate(_ from: inout Node, to: inout Node) {
+            for case .replicate(let batch) in from.flush() {
+                let answer = to.replicaBatch(batch.records, nowMs: t0)
+                from.replicaBatchAnswered(batch, held: true, newer: answer.newer, nowMs: t0)
+            }
+        }
+        _ = try login(&owner, dialler)
+        _ = try login(&owner, called)
+        let plan = try owner.dial(called, caller: dialler, nowMs: t0)
+        let callID = plan.callID
+        _ = try owner.ring(Node.Ring(callID: callID, channel: "call-\(called)-\(plan.channelSecret)", caller: dialler,
+                                     callee: called, type: .video), nowMs: t0)
+        _ = try owner.act(.accept(liveRoom: ""), by: called, callID: callID, nowMs: t0 + 10)
+        replicate(&owner, to: &other)
+
+        // Cut off from each other: the other side takes the call over and it is hung up there.
+        _ = other.membersChanged(alive: ["n2"], gone: ["n1"], nowMs: t0 + 100)
+        XCTAssertEqual(other.book.call(of: called)?.id, callID)
+        _ = try other.act(.hangup(reason: ""), by: dialler, callID: callID, nowMs: t0 + 200)
+        _ = other.flush()
+        // The owner, not hearing of it, writes the user's record more often (a higher version).
+        for step in 0..<3 {
+            _ = try owner.act(.firstFrame, by: step == 0 ? dialler : called, callID: callID, nowMs: t0 + 300 + Int64(step))
+            _ = owner.deliver("n\(step)", to: called, callID: callID, state: .connecting, owner: "n1")
+            _ = owner.flush()
+        }
+        let key = UserRecord.key(of: called)
+        XCTAssertGreaterThan(owner.records.entries[key]!.version, other.records.entries[key]!.version)
+        XCTAssertEqual(owner.book.calls[callID]?.isActive, true)
+        let live = owner.records.entries[key]!
+
+        let endedThere = try XCTUnwrap(other.book.calls[callID])
+        // Healed: what the other side held comes back to the owner (its hand-over); the end wins.
+        var handOver: [ReplicatedEntry<UserRecord>] = []
+        for case .replicate(let batch) in other.membersChanged(alive: members, gone: [], nowMs: t0 + 1_000) {
+            handOver += batch.records
+        }
+        XCTAssertEqual(handOver.first { $0.key == key }?.value?.ownedCall?.phase, .ended, "the other side's record keeps the end")
+        let directives = owner.receive(handOver, nowMs: t0 + 1_000)
+        XCTAssertEqual(owner.book.calls[callID]?.phase, .ended, "the owner's copy ends too")
+        XCTAssertEqual(owner.book.calls[callID]?.end?.reason, .hungUp)
+        XCTAssertNil(owner.book.call(of: called))
+        XCTAssertNil(owner.book.call(of: dialler))
+        let told = directives.compactMap { if case .call(.notify(let notice)) = $0 { notice } else { nil } }
+        XCTAssertEqual(Set(told.map(\.to)), [dialler, called], "both parties are told it is over")
+        XCTAssertTrue(told.allSatisfy { $0.state == .prepared && $0.sequence > endedThere.sequence })
+
+        // An active copy that arrives later (a replica's stale write) does not bring it back.
+        var stale = live
+        stale.version += 100
+        _ = owner.receive([stale], nowMs: t0 + 2_000)
+        XCTAssertEqual(owner.book.calls[callID]?.isActive, false)
+        XCTAssertEqual(owner.records[key]?.ownedCall?.phase, .ended)
     }
 
     func testACallWhoseOwnerIsGoneIsCheckedAndALostOneFreesTheParty() throws {

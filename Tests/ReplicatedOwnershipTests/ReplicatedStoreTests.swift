@@ -232,6 +232,32 @@ final class ReplicatedStoreTests: XCTestCase {
         XCTAssertEqual(replica[key], "anew")
     }
 
+    func testAPrecedenceOfValuesDecidesAMergeBeforeTheVersions() {
+        // "…!" says something the other value must yield to, whatever its version.
+        let precedence: ReplicatedStore<String>.Precedence = { value, other in
+            value.hasSuffix("!") == other.hasSuffix("!") ? nil : value.hasSuffix("!")
+        }
+        var store = ReplicatedStore<String>(selfID: "c2", role: .coordinator, members: ["c1", "c2"], precedence: precedence)
+        let key = "k"
+        let ended = ReplicatedEntry(key: key, value: "over!", version: 2, writer: "c1")
+        let newer = ReplicatedEntry(key: key, value: "on", version: 9, writer: "c1")
+        XCTAssertEqual(store.receive([ended]).persist, [ended])
+        XCTAssertTrue(store.receive([newer]).persist.isEmpty, "a higher version does not replace what must win")
+        XCTAssertEqual(store[key], "over!")
+        XCTAssertEqual(store.keptOver([newer]), [ended], "the writer learns what it must yield to")
+        XCTAssertTrue(store.receiveKeptOver([newer]).persist.isEmpty)
+        var writer = ReplicatedStore<String>(selfID: "c1", role: .coordinator, members: ["c1", "c2"], precedence: precedence)
+        _ = writer.receive([newer])
+        XCTAssertEqual(writer.receiveKeptOver([ended]).persist, [ended])
+        XCTAssertEqual(writer[key], "over!")
+        // Where the values say nothing, the versions decide as before; a deletion is no value.
+        let later = ReplicatedEntry(key: key, value: "later!", version: 10, writer: "c1")
+        XCTAssertEqual(store.receive([later]).persist, [later])
+        let deleted = ReplicatedEntry<String>(key: key, value: nil, version: 11, writer: "c1")
+        XCTAssertEqual(store.receive([deleted]).persist, [deleted])
+        XCTAssertTrue(store.prevails(newer, over: ended) == false && store.prevails(ended, over: newer))
+    }
+
     func testADeletionIsATombstoneAStaleReplicaCannotRevive() {
         var members = Members(ids)
         let key = "call-1"

@@ -656,66 +656,51 @@ public nonisolated struct SignalReplicaBatchResponse: Sendable {
 
 /// One user's record: what its owner holds of it. `deleted` marks a record removed (the user
 /// logged out and is in no call), so a late copy cannot bring it back.
-public nonisolated struct SignalUserRecord: @unchecked Sendable {
+public nonisolated struct SignalUserRecord: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var uid: UInt32 {
-    get {_storage._uid}
-    set {_uniqueStorage()._uid = newValue}
-  }
+  public var uid: UInt32 = 0
 
-  public var version: UInt64 {
-    get {_storage._version}
-    set {_uniqueStorage()._version = newValue}
-  }
+  public var version: UInt64 = 0
 
-  public var writer: String {
-    get {_storage._writer}
-    set {_uniqueStorage()._writer = newValue}
-  }
+  public var writer: String = String()
 
-  public var deleted: Bool {
-    get {_storage._deleted}
-    set {_uniqueStorage()._deleted = newValue}
-  }
+  public var deleted: Bool = false
 
   public var session: SignalSessionRecord {
-    get {_storage._session ?? SignalSessionRecord()}
-    set {_uniqueStorage()._session = newValue}
+    get {_session ?? SignalSessionRecord()}
+    set {_session = newValue}
   }
   /// Returns true if `session` has been explicitly set.
-  public var hasSession: Bool {_storage._session != nil}
+  public var hasSession: Bool {self._session != nil}
   /// Clears the value of `session`. Subsequent reads from it will return its default value.
-  public mutating func clearSession() {_uniqueStorage()._session = nil}
+  public mutating func clearSession() {self._session = nil}
 
   /// The call the user is in (or dialling), and the node that held it when it was written.
-  public var inCallID: String {
-    get {_storage._inCallID}
-    set {_uniqueStorage()._inCallID = newValue}
-  }
+  public var inCallID: String = String()
 
-  public var inCallOwner: String {
-    get {_storage._inCallOwner}
-    set {_uniqueStorage()._inCallOwner = newValue}
-  }
+  public var inCallOwner: String = String()
 
-  /// The active call the user is the callee of (its owner holds it).
+  /// The call the user is the callee of: the active one, else the last one that ended while its
+  /// owner still keeps it, so a copy of the call still active elsewhere (the two sides of a
+  /// partition) yields to its end.
   public var ownedCall: SignalCallRecord {
-    get {_storage._ownedCall ?? SignalCallRecord()}
-    set {_uniqueStorage()._ownedCall = newValue}
+    get {_ownedCall ?? SignalCallRecord()}
+    set {_ownedCall = newValue}
   }
   /// Returns true if `ownedCall` has been explicitly set.
-  public var hasOwnedCall: Bool {_storage._ownedCall != nil}
+  public var hasOwnedCall: Bool {self._ownedCall != nil}
   /// Clears the value of `ownedCall`. Subsequent reads from it will return its default value.
-  public mutating func clearOwnedCall() {_uniqueStorage()._ownedCall = nil}
+  public mutating func clearOwnedCall() {self._ownedCall = nil}
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _storage = _StorageClass.defaultInstance
+  fileprivate var _session: SignalSessionRecord? = nil
+  fileprivate var _ownedCall: SignalCallRecord? = nil
 }
 
 public nonisolated struct SignalSessionRecord: Sendable {
@@ -735,47 +720,119 @@ public nonisolated struct SignalSessionRecord: Sendable {
 }
 
 /// A call as its owner holds it (times in ms since the Unix epoch, 0 for none).
-public nonisolated struct SignalCallRecord: Sendable {
+public nonisolated struct SignalCallRecord: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var callID: String = String()
+  public var callID: String {
+    get {_storage._callID}
+    set {_uniqueStorage()._callID = newValue}
+  }
 
-  public var caller: UInt32 = 0
+  public var caller: UInt32 {
+    get {_storage._caller}
+    set {_uniqueStorage()._caller = newValue}
+  }
 
-  public var callee: UInt32 = 0
+  public var callee: UInt32 {
+    get {_storage._callee}
+    set {_uniqueStorage()._callee = newValue}
+  }
 
-  public var type: SignalCallType = .video
+  public var type: SignalCallType {
+    get {_storage._type}
+    set {_uniqueStorage()._type = newValue}
+  }
 
-  public var channel: String = String()
+  public var channel: String {
+    get {_storage._channel}
+    set {_uniqueStorage()._channel = newValue}
+  }
 
-  public var `extension`: Dictionary<String,String> = [:]
+  public var `extension`: Dictionary<String,String> {
+    get {_storage._extension}
+    set {_uniqueStorage()._extension = newValue}
+  }
 
-  public var waitsForFirstFrame: Bool = false
+  public var waitsForFirstFrame: Bool {
+    get {_storage._waitsForFirstFrame}
+    set {_uniqueStorage()._waitsForFirstFrame = newValue}
+  }
 
-  public var startedAtMs: Int64 = 0
+  public var startedAtMs: Int64 {
+    get {_storage._startedAtMs}
+    set {_uniqueStorage()._startedAtMs = newValue}
+  }
 
-  public var phase: String = String()
+  public var phase: String {
+    get {_storage._phase}
+    set {_uniqueStorage()._phase = newValue}
+  }
 
-  public var sequence: UInt64 = 0
+  public var sequence: UInt64 {
+    get {_storage._sequence}
+    set {_uniqueStorage()._sequence = newValue}
+  }
 
-  public var deadlineMs: Int64 = 0
+  public var deadlineMs: Int64 {
+    get {_storage._deadlineMs}
+    set {_uniqueStorage()._deadlineMs = newValue}
+  }
 
-  public var acceptedAtMs: Int64 = 0
+  public var acceptedAtMs: Int64 {
+    get {_storage._acceptedAtMs}
+    set {_uniqueStorage()._acceptedAtMs = newValue}
+  }
 
-  public var connectedAtMs: Int64 = 0
+  public var connectedAtMs: Int64 {
+    get {_storage._connectedAtMs}
+    set {_uniqueStorage()._connectedAtMs = newValue}
+  }
 
-  public var firstFrames: [UInt32] = []
+  public var firstFrames: [UInt32] {
+    get {_storage._firstFrames}
+    set {_uniqueStorage()._firstFrames = newValue}
+  }
 
-  public var absentSince: Dictionary<UInt32,Int64> = [:]
+  public var absentSince: Dictionary<UInt32,Int64> {
+    get {_storage._absentSince}
+    set {_uniqueStorage()._absentSince = newValue}
+  }
 
   /// Each party's live room, when it hosts one.
-  public var liveRooms: Dictionary<UInt32,String> = [:]
+  public var liveRooms: Dictionary<UInt32,String> {
+    get {_storage._liveRooms}
+    set {_uniqueStorage()._liveRooms = newValue}
+  }
+
+  /// Set once the call ended (phase "ended"): why (Call.End.Reason's name), by which party (0
+  /// for none), the party's text, and when.
+  public var endReason: String {
+    get {_storage._endReason}
+    set {_uniqueStorage()._endReason = newValue}
+  }
+
+  public var endedBy: UInt32 {
+    get {_storage._endedBy}
+    set {_uniqueStorage()._endedBy = newValue}
+  }
+
+  public var endMessage: String {
+    get {_storage._endMessage}
+    set {_uniqueStorage()._endMessage = newValue}
+  }
+
+  public var endedAtMs: Int64 {
+    get {_storage._endedAtMs}
+    set {_uniqueStorage()._endedAtMs = newValue}
+  }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 /// CALL_EVENT: what happened to calls, for business servers (events stream and webhooks).
@@ -2042,116 +2099,66 @@ nonisolated extension SignalUserRecord: SwiftProtobuf.Message, SwiftProtobuf._Me
   public static let protoMessageName: String = _protobuf_package + ".UserRecord"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uid\0\u{1}version\0\u{1}writer\0\u{1}deleted\0\u{1}session\0\u{3}in_call_id\0\u{3}in_call_owner\0\u{3}owned_call\0")
 
-  fileprivate class _StorageClass {
-    var _uid: UInt32 = 0
-    var _version: UInt64 = 0
-    var _writer: String = String()
-    var _deleted: Bool = false
-    var _session: SignalSessionRecord? = nil
-    var _inCallID: String = String()
-    var _inCallOwner: String = String()
-    var _ownedCall: SignalCallRecord? = nil
-
-      // This property is used as the initial default value for new instances of the type.
-      // The type itself is protecting the reference to its storage via CoW semantics.
-      // This will force a copy to be made of this reference when the first mutation occurs;
-      // hence, it is safe to mark this as `nonisolated(unsafe)`.
-      static nonisolated(unsafe) let defaultInstance = _StorageClass()
-
-    private init() {}
-
-    init(copying source: _StorageClass) {
-      _uid = source._uid
-      _version = source._version
-      _writer = source._writer
-      _deleted = source._deleted
-      _session = source._session
-      _inCallID = source._inCallID
-      _inCallOwner = source._inCallOwner
-      _ownedCall = source._ownedCall
-    }
-  }
-
-  fileprivate mutating func _uniqueStorage() -> _StorageClass {
-    if !isKnownUniquelyReferenced(&_storage) {
-      _storage = _StorageClass(copying: _storage)
-    }
-    return _storage
-  }
-
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    _ = _uniqueStorage()
-    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
-      while let fieldNumber = try decoder.nextFieldNumber() {
-        // The use of inline closures is to circumvent an issue where the compiler
-        // allocates stack space for every case branch when no optimizations are
-        // enabled. https://github.com/apple/swift-protobuf/issues/1034
-        switch fieldNumber {
-        case 1: try { try decoder.decodeSingularUInt32Field(value: &_storage._uid) }()
-        case 2: try { try decoder.decodeSingularUInt64Field(value: &_storage._version) }()
-        case 3: try { try decoder.decodeSingularStringField(value: &_storage._writer) }()
-        case 4: try { try decoder.decodeSingularBoolField(value: &_storage._deleted) }()
-        case 5: try { try decoder.decodeSingularMessageField(value: &_storage._session) }()
-        case 6: try { try decoder.decodeSingularStringField(value: &_storage._inCallID) }()
-        case 7: try { try decoder.decodeSingularStringField(value: &_storage._inCallOwner) }()
-        case 8: try { try decoder.decodeSingularMessageField(value: &_storage._ownedCall) }()
-        default: break
-        }
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.version) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.writer) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.deleted) }()
+      case 5: try { try decoder.decodeSingularMessageField(value: &self._session) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.inCallID) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.inCallOwner) }()
+      case 8: try { try decoder.decodeSingularMessageField(value: &self._ownedCall) }()
+      default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every if/case branch local when no optimizations
-      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-      // https://github.com/apple/swift-protobuf/issues/1182
-      if _storage._uid != 0 {
-        try visitor.visitSingularUInt32Field(value: _storage._uid, fieldNumber: 1)
-      }
-      if _storage._version != 0 {
-        try visitor.visitSingularUInt64Field(value: _storage._version, fieldNumber: 2)
-      }
-      if !_storage._writer.isEmpty {
-        try visitor.visitSingularStringField(value: _storage._writer, fieldNumber: 3)
-      }
-      if _storage._deleted != false {
-        try visitor.visitSingularBoolField(value: _storage._deleted, fieldNumber: 4)
-      }
-      try { if let v = _storage._session {
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
-      } }()
-      if !_storage._inCallID.isEmpty {
-        try visitor.visitSingularStringField(value: _storage._inCallID, fieldNumber: 6)
-      }
-      if !_storage._inCallOwner.isEmpty {
-        try visitor.visitSingularStringField(value: _storage._inCallOwner, fieldNumber: 7)
-      }
-      try { if let v = _storage._ownedCall {
-        try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
-      } }()
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.uid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 1)
     }
+    if self.version != 0 {
+      try visitor.visitSingularUInt64Field(value: self.version, fieldNumber: 2)
+    }
+    if !self.writer.isEmpty {
+      try visitor.visitSingularStringField(value: self.writer, fieldNumber: 3)
+    }
+    if self.deleted != false {
+      try visitor.visitSingularBoolField(value: self.deleted, fieldNumber: 4)
+    }
+    try { if let v = self._session {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+    } }()
+    if !self.inCallID.isEmpty {
+      try visitor.visitSingularStringField(value: self.inCallID, fieldNumber: 6)
+    }
+    if !self.inCallOwner.isEmpty {
+      try visitor.visitSingularStringField(value: self.inCallOwner, fieldNumber: 7)
+    }
+    try { if let v = self._ownedCall {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
+    } }()
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: SignalUserRecord, rhs: SignalUserRecord) -> Bool {
-    if lhs._storage !== rhs._storage {
-      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
-        let _storage = _args.0
-        let rhs_storage = _args.1
-        if _storage._uid != rhs_storage._uid {return false}
-        if _storage._version != rhs_storage._version {return false}
-        if _storage._writer != rhs_storage._writer {return false}
-        if _storage._deleted != rhs_storage._deleted {return false}
-        if _storage._session != rhs_storage._session {return false}
-        if _storage._inCallID != rhs_storage._inCallID {return false}
-        if _storage._inCallOwner != rhs_storage._inCallOwner {return false}
-        if _storage._ownedCall != rhs_storage._ownedCall {return false}
-        return true
-      }
-      if !storagesAreEqual {return false}
-    }
+    if lhs.uid != rhs.uid {return false}
+    if lhs.version != rhs.version {return false}
+    if lhs.writer != rhs.writer {return false}
+    if lhs.deleted != rhs.deleted {return false}
+    if lhs._session != rhs._session {return false}
+    if lhs.inCallID != rhs.inCallID {return false}
+    if lhs.inCallOwner != rhs.inCallOwner {return false}
+    if lhs._ownedCall != rhs._ownedCall {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -2199,104 +2206,198 @@ nonisolated extension SignalSessionRecord: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension SignalCallRecord: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".CallRecord"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}call_id\0\u{1}caller\0\u{1}callee\0\u{1}type\0\u{1}channel\0\u{1}extension\0\u{3}waits_for_first_frame\0\u{3}started_at_ms\0\u{1}phase\0\u{1}sequence\0\u{3}deadline_ms\0\u{3}accepted_at_ms\0\u{3}connected_at_ms\0\u{3}first_frames\0\u{3}absent_since\0\u{3}live_rooms\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}call_id\0\u{1}caller\0\u{1}callee\0\u{1}type\0\u{1}channel\0\u{1}extension\0\u{3}waits_for_first_frame\0\u{3}started_at_ms\0\u{1}phase\0\u{1}sequence\0\u{3}deadline_ms\0\u{3}accepted_at_ms\0\u{3}connected_at_ms\0\u{3}first_frames\0\u{3}absent_since\0\u{3}live_rooms\0\u{3}end_reason\0\u{3}ended_by\0\u{3}end_message\0\u{3}ended_at_ms\0")
+
+  fileprivate class _StorageClass {
+    var _callID: String = String()
+    var _caller: UInt32 = 0
+    var _callee: UInt32 = 0
+    var _type: SignalCallType = .video
+    var _channel: String = String()
+    var _extension: Dictionary<String,String> = [:]
+    var _waitsForFirstFrame: Bool = false
+    var _startedAtMs: Int64 = 0
+    var _phase: String = String()
+    var _sequence: UInt64 = 0
+    var _deadlineMs: Int64 = 0
+    var _acceptedAtMs: Int64 = 0
+    var _connectedAtMs: Int64 = 0
+    var _firstFrames: [UInt32] = []
+    var _absentSince: Dictionary<UInt32,Int64> = [:]
+    var _liveRooms: Dictionary<UInt32,String> = [:]
+    var _endReason: String = String()
+    var _endedBy: UInt32 = 0
+    var _endMessage: String = String()
+    var _endedAtMs: Int64 = 0
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _callID = source._callID
+      _caller = source._caller
+      _callee = source._callee
+      _type = source._type
+      _channel = source._channel
+      _extension = source._extension
+      _waitsForFirstFrame = source._waitsForFirstFrame
+      _startedAtMs = source._startedAtMs
+      _phase = source._phase
+      _sequence = source._sequence
+      _deadlineMs = source._deadlineMs
+      _acceptedAtMs = source._acceptedAtMs
+      _connectedAtMs = source._connectedAtMs
+      _firstFrames = source._firstFrames
+      _absentSince = source._absentSince
+      _liveRooms = source._liveRooms
+      _endReason = source._endReason
+      _endedBy = source._endedBy
+      _endMessage = source._endMessage
+      _endedAtMs = source._endedAtMs
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.callID) }()
-      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.caller) }()
-      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.callee) }()
-      case 4: try { try decoder.decodeSingularEnumField(value: &self.type) }()
-      case 5: try { try decoder.decodeSingularStringField(value: &self.channel) }()
-      case 6: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: &self.`extension`) }()
-      case 7: try { try decoder.decodeSingularBoolField(value: &self.waitsForFirstFrame) }()
-      case 8: try { try decoder.decodeSingularInt64Field(value: &self.startedAtMs) }()
-      case 9: try { try decoder.decodeSingularStringField(value: &self.phase) }()
-      case 10: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
-      case 11: try { try decoder.decodeSingularInt64Field(value: &self.deadlineMs) }()
-      case 12: try { try decoder.decodeSingularInt64Field(value: &self.acceptedAtMs) }()
-      case 13: try { try decoder.decodeSingularInt64Field(value: &self.connectedAtMs) }()
-      case 14: try { try decoder.decodeRepeatedUInt32Field(value: &self.firstFrames) }()
-      case 15: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufUInt32,SwiftProtobuf.ProtobufInt64>.self, value: &self.absentSince) }()
-      case 16: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufUInt32,SwiftProtobuf.ProtobufString>.self, value: &self.liveRooms) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularStringField(value: &_storage._callID) }()
+        case 2: try { try decoder.decodeSingularUInt32Field(value: &_storage._caller) }()
+        case 3: try { try decoder.decodeSingularUInt32Field(value: &_storage._callee) }()
+        case 4: try { try decoder.decodeSingularEnumField(value: &_storage._type) }()
+        case 5: try { try decoder.decodeSingularStringField(value: &_storage._channel) }()
+        case 6: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: &_storage._extension) }()
+        case 7: try { try decoder.decodeSingularBoolField(value: &_storage._waitsForFirstFrame) }()
+        case 8: try { try decoder.decodeSingularInt64Field(value: &_storage._startedAtMs) }()
+        case 9: try { try decoder.decodeSingularStringField(value: &_storage._phase) }()
+        case 10: try { try decoder.decodeSingularUInt64Field(value: &_storage._sequence) }()
+        case 11: try { try decoder.decodeSingularInt64Field(value: &_storage._deadlineMs) }()
+        case 12: try { try decoder.decodeSingularInt64Field(value: &_storage._acceptedAtMs) }()
+        case 13: try { try decoder.decodeSingularInt64Field(value: &_storage._connectedAtMs) }()
+        case 14: try { try decoder.decodeRepeatedUInt32Field(value: &_storage._firstFrames) }()
+        case 15: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufUInt32,SwiftProtobuf.ProtobufInt64>.self, value: &_storage._absentSince) }()
+        case 16: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufUInt32,SwiftProtobuf.ProtobufString>.self, value: &_storage._liveRooms) }()
+        case 17: try { try decoder.decodeSingularStringField(value: &_storage._endReason) }()
+        case 18: try { try decoder.decodeSingularUInt32Field(value: &_storage._endedBy) }()
+        case 19: try { try decoder.decodeSingularStringField(value: &_storage._endMessage) }()
+        case 20: try { try decoder.decodeSingularInt64Field(value: &_storage._endedAtMs) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if !self.callID.isEmpty {
-      try visitor.visitSingularStringField(value: self.callID, fieldNumber: 1)
-    }
-    if self.caller != 0 {
-      try visitor.visitSingularUInt32Field(value: self.caller, fieldNumber: 2)
-    }
-    if self.callee != 0 {
-      try visitor.visitSingularUInt32Field(value: self.callee, fieldNumber: 3)
-    }
-    if self.type != .video {
-      try visitor.visitSingularEnumField(value: self.type, fieldNumber: 4)
-    }
-    if !self.channel.isEmpty {
-      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 5)
-    }
-    if !self.`extension`.isEmpty {
-      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: self.`extension`, fieldNumber: 6)
-    }
-    if self.waitsForFirstFrame != false {
-      try visitor.visitSingularBoolField(value: self.waitsForFirstFrame, fieldNumber: 7)
-    }
-    if self.startedAtMs != 0 {
-      try visitor.visitSingularInt64Field(value: self.startedAtMs, fieldNumber: 8)
-    }
-    if !self.phase.isEmpty {
-      try visitor.visitSingularStringField(value: self.phase, fieldNumber: 9)
-    }
-    if self.sequence != 0 {
-      try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 10)
-    }
-    if self.deadlineMs != 0 {
-      try visitor.visitSingularInt64Field(value: self.deadlineMs, fieldNumber: 11)
-    }
-    if self.acceptedAtMs != 0 {
-      try visitor.visitSingularInt64Field(value: self.acceptedAtMs, fieldNumber: 12)
-    }
-    if self.connectedAtMs != 0 {
-      try visitor.visitSingularInt64Field(value: self.connectedAtMs, fieldNumber: 13)
-    }
-    if !self.firstFrames.isEmpty {
-      try visitor.visitPackedUInt32Field(value: self.firstFrames, fieldNumber: 14)
-    }
-    if !self.absentSince.isEmpty {
-      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufUInt32,SwiftProtobuf.ProtobufInt64>.self, value: self.absentSince, fieldNumber: 15)
-    }
-    if !self.liveRooms.isEmpty {
-      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufUInt32,SwiftProtobuf.ProtobufString>.self, value: self.liveRooms, fieldNumber: 16)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      if !_storage._callID.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._callID, fieldNumber: 1)
+      }
+      if _storage._caller != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._caller, fieldNumber: 2)
+      }
+      if _storage._callee != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._callee, fieldNumber: 3)
+      }
+      if _storage._type != .video {
+        try visitor.visitSingularEnumField(value: _storage._type, fieldNumber: 4)
+      }
+      if !_storage._channel.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._channel, fieldNumber: 5)
+      }
+      if !_storage._extension.isEmpty {
+        try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufString>.self, value: _storage._extension, fieldNumber: 6)
+      }
+      if _storage._waitsForFirstFrame != false {
+        try visitor.visitSingularBoolField(value: _storage._waitsForFirstFrame, fieldNumber: 7)
+      }
+      if _storage._startedAtMs != 0 {
+        try visitor.visitSingularInt64Field(value: _storage._startedAtMs, fieldNumber: 8)
+      }
+      if !_storage._phase.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._phase, fieldNumber: 9)
+      }
+      if _storage._sequence != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._sequence, fieldNumber: 10)
+      }
+      if _storage._deadlineMs != 0 {
+        try visitor.visitSingularInt64Field(value: _storage._deadlineMs, fieldNumber: 11)
+      }
+      if _storage._acceptedAtMs != 0 {
+        try visitor.visitSingularInt64Field(value: _storage._acceptedAtMs, fieldNumber: 12)
+      }
+      if _storage._connectedAtMs != 0 {
+        try visitor.visitSingularInt64Field(value: _storage._connectedAtMs, fieldNumber: 13)
+      }
+      if !_storage._firstFrames.isEmpty {
+        try visitor.visitPackedUInt32Field(value: _storage._firstFrames, fieldNumber: 14)
+      }
+      if !_storage._absentSince.isEmpty {
+        try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufUInt32,SwiftProtobuf.ProtobufInt64>.self, value: _storage._absentSince, fieldNumber: 15)
+      }
+      if !_storage._liveRooms.isEmpty {
+        try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufUInt32,SwiftProtobuf.ProtobufString>.self, value: _storage._liveRooms, fieldNumber: 16)
+      }
+      if !_storage._endReason.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._endReason, fieldNumber: 17)
+      }
+      if _storage._endedBy != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._endedBy, fieldNumber: 18)
+      }
+      if !_storage._endMessage.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._endMessage, fieldNumber: 19)
+      }
+      if _storage._endedAtMs != 0 {
+        try visitor.visitSingularInt64Field(value: _storage._endedAtMs, fieldNumber: 20)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: SignalCallRecord, rhs: SignalCallRecord) -> Bool {
-    if lhs.callID != rhs.callID {return false}
-    if lhs.caller != rhs.caller {return false}
-    if lhs.callee != rhs.callee {return false}
-    if lhs.type != rhs.type {return false}
-    if lhs.channel != rhs.channel {return false}
-    if lhs.`extension` != rhs.`extension` {return false}
-    if lhs.waitsForFirstFrame != rhs.waitsForFirstFrame {return false}
-    if lhs.startedAtMs != rhs.startedAtMs {return false}
-    if lhs.phase != rhs.phase {return false}
-    if lhs.sequence != rhs.sequence {return false}
-    if lhs.deadlineMs != rhs.deadlineMs {return false}
-    if lhs.acceptedAtMs != rhs.acceptedAtMs {return false}
-    if lhs.connectedAtMs != rhs.connectedAtMs {return false}
-    if lhs.firstFrames != rhs.firstFrames {return false}
-    if lhs.absentSince != rhs.absentSince {return false}
-    if lhs.liveRooms != rhs.liveRooms {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._callID != rhs_storage._callID {return false}
+        if _storage._caller != rhs_storage._caller {return false}
+        if _storage._callee != rhs_storage._callee {return false}
+        if _storage._type != rhs_storage._type {return false}
+        if _storage._channel != rhs_storage._channel {return false}
+        if _storage._extension != rhs_storage._extension {return false}
+        if _storage._waitsForFirstFrame != rhs_storage._waitsForFirstFrame {return false}
+        if _storage._startedAtMs != rhs_storage._startedAtMs {return false}
+        if _storage._phase != rhs_storage._phase {return false}
+        if _storage._sequence != rhs_storage._sequence {return false}
+        if _storage._deadlineMs != rhs_storage._deadlineMs {return false}
+        if _storage._acceptedAtMs != rhs_storage._acceptedAtMs {return false}
+        if _storage._connectedAtMs != rhs_storage._connectedAtMs {return false}
+        if _storage._firstFrames != rhs_storage._firstFrames {return false}
+        if _storage._absentSince != rhs_storage._absentSince {return false}
+        if _storage._liveRooms != rhs_storage._liveRooms {return false}
+        if _storage._endReason != rhs_storage._endReason {return false}
+        if _storage._endedBy != rhs_storage._endedBy {return false}
+        if _storage._endMessage != rhs_storage._endMessage {return false}
+        if _storage._endedAtMs != rhs_storage._endedAtMs {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
