@@ -24,8 +24,12 @@ final class CallWorkload {
         var generation = 0
         /// A request (other than polls) in flight: an app's user does one thing at a time.
         var busy = false
-        /// A poll failed: the call in progress is asked about once polls work again.
+        /// A poll failed, the user moved to another owner or a look-up of its call went unanswered:
+        /// the call in progress is asked about after the next poll.
         var interrupted = false
+        /// The node that owns the user as the last answer told (a poll answered by another:
+        /// the user moved, and the call in progress is asked about, as after an interruption).
+        var nodeID = ""
         /// The current (or last) call and this side's state in it, from the notices taken.
         var callID = ""
         var state = State.idle
@@ -88,6 +92,7 @@ final class CallWorkload {
             }
             let lost = clients[uid]!.session.isEmpty == false
             clients[uid]!.session = answer.sessionID
+            clients[uid]!.nodeID = answer.nodeID
             clients[uid]!.generation += 1
             if clients[uid]!.state == .idle { clients[uid]!.state = .prepared }
             // A session lost and opened again: the call it was in is over here (the SDK's
@@ -108,6 +113,10 @@ final class CallWorkload {
             switch result {
             case .success(let answer):
                 for notice in answer.notices { take(notice, uid: uid) }
+                if !answer.nodeID.isEmpty, answer.nodeID != clients[uid]!.nodeID {
+                    clients[uid]!.nodeID = answer.nodeID
+                    clients[uid]!.interrupted = true
+                }
                 if clients[uid]!.interrupted {
                     clients[uid]!.interrupted = false
                     resynchronize(uid)
@@ -146,8 +155,13 @@ final class CallWorkload {
         let callID = client.callID
         network.ask(.callToken, action(client, callID), as: SignalCallActionResponse.self, to: anyNode(), timeoutMs: 3_000,
                     label: "call \(uid) resync \(callID)") { [unowned self] result in
-            guard case .failure(let error) = result, [.unknownCall, .callEnded, .notYourCall].contains(error.code),
-                  clients[uid]?.callID == callID, clients[uid]?.state.isActive == true else { return }
+            guard case .failure(let error) = result else { return }
+            guard [.unknownCall, .callEnded, .notYourCall].contains(error.code) else {
+                // No answer: asked again after the next poll, as the SDK does.
+                if [.unavailable, .deadlineExceeded].contains(error.code) { clients[uid]?.interrupted = true }
+                return
+            }
+            guard clients[uid]?.callID == callID, clients[uid]?.state.isActive == true else { return }
             clients[uid]!.state = .failed
         }
     }

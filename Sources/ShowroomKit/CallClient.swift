@@ -135,6 +135,8 @@ public final class CallClient: Sendable {
         var connection: ChannelConnection?
         var filter = CallNoticeFilter()
         var firstFrameSent = false
+        /// A look-up of the call in progress went unanswered: the poll loop asks again.
+        var resynchronizeAgain = false
         var paused = false
         var timeline: [String: Duration] = [:]
         var startedAt: ContinuousClock.Instant?
@@ -425,7 +427,13 @@ public final class CallClient: Sendable {
                 if moved { sink.yield(.signalingMoved(nodeID: answer.nodeID)) }
                 if answer.tokenWillExpire { sink.yield(.tokenWillExpire) }
                 for notice in answer.notices { enqueue { await $0.handle(notice) } }
-                if interrupted {
+                // A new owner knows the user from its record, not the notices the old one
+                // delivered (a call rung there during a partition may be held by nobody now).
+                let again = state.withLock { state -> Bool in
+                    defer { state.resynchronizeAgain = false }
+                    return state.resynchronizeAgain
+                }
+                if interrupted || moved || again {
                     interrupted = false
                     enqueue { await $0.resynchronizeCall() }
                 }
@@ -454,8 +462,9 @@ public final class CallClient: Sendable {
         }
     }
 
-    /// After polls were interrupted: asks the call's owner about the call in progress. One it no
-    /// longer holds (it ended while its notices were lost with a node) fails here too.
+    /// After polls were interrupted, or answered by the user's new owner: asks the call's owner
+    /// about the call in progress. One it no longer holds (it ended while its notices were lost
+    /// with a node, or it was dropped while the user moved between owners) fails here too.
     private func resynchronizeCall() async {
         let (sessionID, callID, active) = state.withLock {
             ($0.sessionID, $0.call?.callID ?? "", [.calling, .connecting, .connected].contains($0.callState))
@@ -468,8 +477,12 @@ public final class CallClient: Sendable {
             let answer = try await client.request(.callToken, body: request, key: key, expecting: SignalCallActionResponse.self)
             if !answer.call.token.isEmpty { state.withLock { $0.token = answer.call.token } }
         } catch {
-            guard [.unknownCall, .callEnded, .notYourCall].contains(error.code),
-                  state.withLock({ $0.call?.callID == callID }) else { return }
+            guard [.unknownCall, .callEnded, .notYourCall].contains(error.code) else {
+                // No answer (the node asked died, the owner is moving): asked again after the next poll.
+                if [.unavailable, .deadlineExceeded].contains(error.code) { state.withLock { $0.resynchronizeAgain = true } }
+                return
+            }
+            guard state.withLock({ $0.call?.callID == callID }) else { return }
             await callLostWithSession()
         }
     }
