@@ -45,6 +45,12 @@ extension SignalNotice {
 
     /// The notice telling party `uid` its call failed with its node (with a sequence above any the
     /// lost node could have sent), so no client stays stuck in calling, connecting or connected.
+    /// Whether this notice tells a party that its call is lost with its node
+    /// (``init(lostCallOf:_:)``): decided by the party's node, not by the call's owner.
+    var tellsLostCall: Bool {
+        sequence == 1 << 62 && state == UInt32(CallState.failed.rawValue) && call.endReason == "callSignalLost"
+    }
+
     init(lostCallOf uid: UInt32, _ entry: UserRecord.InCall) {
         self.init()
         callID = entry.callID

@@ -90,7 +90,7 @@ extension CallSignalShell {
     /// Hands a notice for a user owned here to the machine.
     func deliver(_ notice: SignalNotice) {
         perform(machine.deliver(notice, to: notice.to, callID: notice.callID, state: CallState(rawValue: Int(notice.state)),
-                                owner: notice.call.nodeID, sequence: notice.sequence))
+                                owner: notice.call.nodeID, sequence: notice.sequence, lost: notice.tellsLostCall))
     }
 
     /// Sends a batch of user records in slices; the machine learns whether the member holds them all,

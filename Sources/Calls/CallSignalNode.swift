@@ -352,9 +352,13 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
     /// in it (nil: not a state of an active call): keeps what `uid` is in up to date, queues the
     /// notice for its session and wakes its parked poll. With its `sequence`, a notice no newer
     /// than the last one delivered of the call is dropped: a retried or overtaken notice never
-    /// takes a user back into a call that ended.
+    /// takes a user back into a call that ended. A notice that the call is lost with its node
+    /// (`lost`), decided by another node while this one notes the party in that call, is first
+    /// confirmed with the call's owner: the deciding node's view of the members may have been a
+    /// partition's, and a party told its call is lost takes that as final while the call goes on.
     public mutating func deliver(_ notice: Notice, to uid: UInt32, callID: String, state: CallState?,
-                                 owner: String, sequence: UInt64? = nil) -> [Directive] {
+                                 owner: String, sequence: UInt64? = nil, lost: Bool = false) -> [Directive] {
+        if lost, let entry = callOf[uid], entry.callID == callID { return confirm(uid, entry) }
         if let sequence {
             var marks = deliveredNotices[uid, default: []]
             if let index = marks.firstIndex(where: { $0.callID == callID }) {
@@ -777,15 +781,22 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
             }
             guard nowMs - since >= Self.callRecheckMs else { continue }
             notedSince[uid] = (entry.callID, nowMs)
-            guard let callee = Self.callee(ofCallID: entry.callID) else { continue }
-            let owner = owner(of: callee)
-            if owner == selfID {
-                if book.calls[entry.callID]?.isActive == true { callOf[uid]?.owner = owner } else { directives += lose(uid, entry) }
-            } else {
-                directives.append(.checkCall(uid: uid, entry, owner: owner))
-            }
+            guard Self.callee(ofCallID: entry.callID) != nil else { continue }
+            directives += confirm(uid, entry)
         }
         return directives
+    }
+
+    /// Asks the owner of party `uid`'s call `entry` whether it holds it (here: the book).
+    private mutating func confirm(_ uid: UInt32, _ entry: InCall) -> [Directive] {
+        guard let callee = Self.callee(ofCallID: entry.callID) else { return lose(uid, entry) }
+        let owner = owner(of: callee)
+        guard owner == selfID else { return [.checkCall(uid: uid, entry, owner: owner)] }
+        if book.calls[entry.callID]?.isActive == true {
+            callOf[uid]?.owner = owner
+            return []
+        }
+        return lose(uid, entry)
     }
 
     private mutating func lose(_ uid: UInt32, _ entry: InCall) -> [Directive] {

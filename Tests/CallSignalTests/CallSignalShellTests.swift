@@ -671,4 +671,21 @@ final class CallSignalShellTests: XCTestCase {
         XCTAssertEqual(notices.map(\.event), [0])
         XCTAssertEqual(notices.first?.state, 2)
     }
+
+    func testOnlyANodesLossNoticeIsTakenAsALossToConfirm() {
+        let lost = SignalNotice(lostCallOf: 2001, UserRecord.InCall(callID: "1001-abc", owner: "callsignal-2"))
+        XCTAssertTrue(lost.tellsLostCall)
+        // An owner's notice of a failed call, or one naming the loss with another number or state,
+        // is delivered as it is.
+        var failed = lost
+        failed.sequence = 7
+        XCTAssertFalse(failed.tellsLostCall)
+        var prepared = lost
+        prepared.state = UInt32(CallState.prepared.rawValue)
+        XCTAssertFalse(prepared.tellsLostCall)
+        var otherReason = lost
+        otherReason.call.endReason = "timeout"
+        XCTAssertFalse(otherReason.tellsLostCall)
+        XCTAssertFalse(SignalNotice().tellsLostCall)
+    }
 }

@@ -563,4 +563,37 @@ final class CallSignalNodeTests: XCTestCase {
         XCTAssertEqual(node.callChecked(uid: user, callID: callID, owner: owner, .lost).count, 1)
         XCTAssertNil(node.callOf[user], "a call its owner no longer holds frees the party")
     }
+
+    func testALossDecidedElsewhereIsConfirmedWithTheCallsOwnerBeforeThePartyIsTold() throws {
+        let members = ["n1", "n2", "n3"]
+        let user = uid(ownedBy: "n1", among: members)
+        let callee = uid(ownedBy: "n3", among: members)
+        var node = makeNode("n1", members: members)
+        let session = try login(&node, user)
+        _ = try node.poll(session, poll: 1, waitMs: 0, nowMs: t0)
+        let callID = "\(callee)-abc"
+        _ = node.deliver("ring", to: user, callID: callID, state: .calling, owner: "n3", sequence: 1)
+        _ = try node.poll(session, poll: 2, waitMs: 0, nowMs: t0)
+        _ = try node.poll(session, poll: 3, waitMs: 5_000, nowMs: t0)
+
+        // Another node (cut off from n3 for a while) decided the call was lost with it.
+        let lost = node.deliver("lost", to: user, callID: callID, state: .failed, owner: "n3", sequence: 1 << 62, lost: true)
+        XCTAssertTrue(lost.contains { if case .checkCall(user, _, "n3") = $0 { true } else { false } }, "the owner is asked")
+        XCTAssertTrue(answered(lost).isEmpty, "the party is not told yet")
+        XCTAssertEqual(node.callOf[user]?.callID, callID)
+        XCTAssertTrue(node.callChecked(uid: user, callID: callID, owner: "n3", .holds).isEmpty)
+        XCTAssertEqual(node.callOf[user]?.callID, callID, "the owner holds the call: the party stays in it")
+
+        // Confirmed lost: the party is freed and told, once.
+        _ = node.deliver("lost", to: user, callID: callID, state: .failed, owner: "n3", sequence: 1 << 62, lost: true)
+        XCTAssertEqual(node.callChecked(uid: user, callID: callID, owner: "n3", .lost).map { if case .callLost(user, _) = $0 { true } else { false } }, [true])
+        XCTAssertNil(node.callOf[user])
+        XCTAssertEqual(answered(node.deliver("lost", to: user, callID: callID, state: .failed, owner: "n3", sequence: 1 << 62, lost: true)),
+                       [3: ["lost"]], "the node's own loss notice reaches the party")
+
+        // A loss of a call the party is not noted in here is delivered as it is.
+        _ = try node.poll(session, poll: 4, waitMs: 5_000, nowMs: t0)
+        XCTAssertEqual(answered(node.deliver("lost", to: user, callID: "\(callee)-def", state: .failed, owner: "n3", sequence: 1 << 62, lost: true)),
+                       [4: ["lost"]])
+    }
 }
