@@ -229,9 +229,8 @@ extension CoordinatorShell {
         }
         // Only a channel's owner numbers its events, and only once it holds the numbers given so
         // far: the edge sends again, to the owner its view names then.
-        if let channel = report.activities.map(\.channel).first(where: {
-            !writable || !ownership.owns($0) || takeOver.mustWait($0)
-        }) {
+        let writes = writableKeys
+        if let channel = report.activities.map(\.channel).first(where: { !writes($0) }) {
             let reason = !writable ? "sees less than half of the cluster"
                 : ownership.owns(channel) ? "is taking over channel \(channel) from the others"
                 : "does not own channel \(channel) (\(ownership.owner(of: channel)) does)"
