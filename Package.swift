@@ -152,15 +152,16 @@ let package = Package(
         ),
 
         .executableTarget(name: "showroom-edge", dependencies: ["NodeRuntime", "EdgeServer"]),
-        // The room registry, channel placement and channel event numbering as pure state machines.
+        // The room registry, channel event numbering and bans as pure state machines, and the records a
+        // coordinator replicates (rooms with chat, event numbers, placements, bans).
         .target(
             name: "Rooms",
-            dependencies: ["ShowroomWire", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
+            dependencies: ["ShowroomWire", "Routing", "ReplicatedOwnership", .product(name: "SwiftProtobuf", package: "swift-protobuf")]
         ),
         // Where a coordinator keeps its rooms, chat, bans and placements: an embedded SQLite database.
         .target(
             name: "RoomStore",
-            dependencies: ["Rooms", "ShowroomWire", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["Rooms", "ReplicatedOwnership", "ShowroomWire", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // Channel events for business servers: HTTP webhooks, signed, retried, in order per channel.
         .target(

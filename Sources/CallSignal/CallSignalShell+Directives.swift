@@ -95,7 +95,7 @@ extension CallSignalShell {
 
     /// Sends a batch of user records in slices; the machine learns whether the member holds them all,
     /// and what it holds newer.
-    func replicate(_ batch: ReplicatedStore<UserRecord>.Batch) {
+    func replicate(_ batch: VersionedStore<UserRecord>.Batch) {
         guard !batch.records.isEmpty else { return perform(machine.replicaBatchAnswered(batch, held: true)) }
         guard let endpoint = node.clusterEndpoint(of: batch.member) else {
             return perform(machine.replicaBatchAnswered(batch, held: false))

@@ -67,7 +67,7 @@ final class CallSignalShell {
     var callTokenSeconds: UInt32 { machine.callTokenSeconds }
     var presence: Presence { machine.presence }
     var book: CallBook { machine.book }
-    var records: ReplicatedStore<UserRecord> { machine.records }
+    var records: VersionedStore<UserRecord> { machine.records }
 
     /// Registers the request handlers and the timers on the node.
     func install() {

@@ -191,7 +191,7 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         /// the shell and handed to ``deliver(_:to:callID:state:owner:)``).
         case callLost(uid: UInt32, InCall)
         /// Send the batch of user records; answer with ``replicaBatchAnswered(_:held:newer:nowMs:)``.
-        case replicate(ReplicatedStore<UserRecord>.Batch)
+        case replicate(VersionedStore<UserRecord>.Batch)
         /// Ask `member` for the records it holds of the keys this node holds too, the page after
         /// key `after` ("" for the first); answer with ``caughtUp(from:after:_:more:nowMs:)``.
         case catchUp(member: String, after: String)
@@ -229,7 +229,7 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
     /// Call tokens handed out, by call id and party; dropped within a second of the call's end.
     public private(set) var mintedTokens: [String: [UInt32: MintedToken]] = [:]
     /// The records of the users owned here or replicated here.
-    public private(set) var records: ReplicatedStore<UserRecord>
+    public private(set) var records: VersionedStore<UserRecord>
     /// The last notice number delivered to each user owned here, for its latest calls: a notice
     /// delivered again (deliveries are retried) or overtaken by a later one changes nothing.
     public private(set) var deliveredNotices: [UInt32: [(callID: String, sequence: UInt64)]] = [:]
@@ -260,7 +260,7 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         self.random = random
         presence = Presence(heartbeatTimeoutMs: heartbeatTimeoutMs)
         book = CallBook(settings: settings)
-        records = ReplicatedStore(selfID: selfID, role: .callsignal, precedence: UserRecord.precedence)
+        records = VersionedStore(selfID: selfID, role: .callsignal, precedence: UserRecord.precedence)
     }
 
     // MARK: - Who owns what
@@ -550,7 +550,7 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
     /// them). They are taken like a hand-over, ties included, so the next flush writes past them
     /// instead of being ignored by the replica for good.
     @discardableResult
-    public mutating func replicaBatchAnswered(_ batch: ReplicatedStore<UserRecord>.Batch, held: Bool,
+    public mutating func replicaBatchAnswered(_ batch: VersionedStore<UserRecord>.Batch, held: Bool,
                                               newer: [ReplicatedEntry<UserRecord>] = [], nowMs: Int64 = 0) -> [Directive] {
         _ = records.batchAnswered(batch, held: held)
         var directives: [Directive] = []

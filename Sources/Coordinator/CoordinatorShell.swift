@@ -28,18 +28,32 @@ final class CoordinatorShell {
     let publisher: any EventSink
     let webhooks: WebhookDispatcher?
     let logger: Logger
-    var registry: RoomRegistry
+    /// The records this coordinator holds and replicates: rooms and channel event numbers to
+    /// owner and successor, the cluster-wide tables (placements, bans, and event numbers for
+    /// newcomers) to every coordinator (``CoordinatorRecords``).
+    var replicas: ReplicatedStore<CoordinatorRecords>
+    /// Rooms and their chat.
+    var registry: RoomRegistry {
+        get { replicas.records.registry }
+        _modify { yield &replicas.records.registry }
+    }
     /// Where channels run: the edges' reports, placements and relays, and the decisions on them.
-    var directory: ChannelDirectory
-    var sequencer = ChannelEventSequencer()
-    var bans = BanList()
-    /// Rooms and channel event numbers, replicated to owner and successor.
-    var owned: Replicator<RoomStateBatch>
-    /// The cluster-wide tables (placements, bans, and event numbers for newcomers), replicated to
-    /// every coordinator under one key.
-    var clusterWide: Replicator<RoomStateBatch>
+    var directory: ChannelDirectory {
+        get { replicas.records.directory }
+        _modify { yield &replicas.records.directory }
+    }
+    /// Channel event numbers.
+    var sequencer: ChannelEventSequencer {
+        get { replicas.records.sequencer }
+        _modify { yield &replicas.records.sequencer }
+    }
+    /// Bans.
+    var bans: BanList {
+        get { replicas.records.bans }
+        _modify { yield &replicas.records.bans }
+    }
     /// Who holds rooms and channel event numbers: owner and successor.
-    var ownership: Replication { owned.replication }
+    var ownership: Replication { replicas.replication }
     /// Where room ids and request ids come from: the system's generator, or a seeded one in a
     /// simulation.
     var random: AnyRandomNumberGenerator
@@ -58,7 +72,7 @@ final class CoordinatorShell {
     /// The sizes of the state kept, as gauges.
     let metrics = CoordinatorMetrics()
     /// Callbacks of writes waiting for their replicas, by write id.
-    private var waitingWrites: [Holding: [UInt64: Settled]] = [:]
+    private var waitingWrites: [UInt64: Settled] = [:]
     /// What runs when a write is settled: `done` once it may be acknowledged; `settledAnyway`
     /// (when given) also when it may not (its replica left while this coordinator lost the key
     /// or most of the cluster).
@@ -110,8 +124,6 @@ final class CoordinatorShell {
     static let peerTimeout = Duration.seconds(2)
     /// How long the reachability probe of an edge a client reported unreachable may take.
     static let probeTimeout = Duration.milliseconds(400)
-    /// The key under which the cluster-wide tables are handed over.
-    static let clusterTablesKey = "cluster-tables"
 
     init(node: any NodeServices, configuration: NodeConfiguration, settings: CoordinatorSettings, storage: StoreWriter, publisher: any EventSink,
          webhooks: WebhookDispatcher?, logger: Logger,
@@ -129,18 +141,21 @@ final class CoordinatorShell {
         var rooms = RoomSettings()
         rooms.roomExpiryMs = Int64(settings.roomExpirySeconds) * 1000
         rooms.ownerGraceMs = Int64(settings.ownerGraceSeconds) * 1000
-        registry = RoomRegistry(settings: rooms)
-        directory = ChannelDirectory(placementExpiryMs: Int64(settings.placementExpirySeconds) * 1000,
-                                     relayThreshold: settings.relayThreshold)
-        owned = Replicator(selfID: configuration.nodeID, role: .coordinator, scope: .ownerAndSuccessor)
+        let records = CoordinatorRecords(
+            registry: RoomRegistry(settings: rooms),
+            directory: ChannelDirectory(placementExpiryMs: Int64(settings.placementExpirySeconds) * 1000,
+                                        relayThreshold: settings.relayThreshold))
+        replicas = ReplicatedStore(records, selfID: configuration.nodeID, role: .coordinator,
+                                   everyMemberKeys: [CoordinatorRecords.tablesKey])
         takeOver = TakeOver(selfID: configuration.nodeID)
-        clusterWide = Replicator(selfID: configuration.nodeID, role: .coordinator, scope: .everyMember)
-        let stored = try storage.store.load()
-        _ = registry.merge(rooms: stored.rooms, messages: stored.messages)
+        let stored: RoomStateBatch
+        do {
+            stored = CoordinatorRecords.merged(try storage.store.loadRecords())
+        } catch {
+            throw error as? ShowroomError ?? .internal("\(error)")
+        }
         // Loaded placements stand for one expiry from now, time for their edges to report.
-        _ = directory.merge(stored.placements, nowMs: node.clock.nowMs())
-        _ = sequencer.merge(stored.sequences, nowMs: node.clock.nowMs())
-        _ = bans.merge(stored.bans)
+        _ = replicas.records.receive(stored, nowMs: node.clock.nowMs())
         logger.info("coordinator state loaded", metadata: [
             "rooms": "\(stored.rooms.count)", "messages": "\(stored.messages.count)", "bans": "\(stored.bans.count)",
         ])
@@ -220,23 +235,22 @@ final class CoordinatorShell {
             storage.write { try $0.delete(placementsOf: channels) }
             logger.info("edges gone: channels to place again", metadata: ["channels": "\(evicted.count)"])
         }
-        // The hand-over: each key's new holders are sent what is held here of it.
-        let rooms = owned.membersChanged(to: coordinators, holding: Array(registry.rooms.keys)) { [self] in [records(of: $0)] }
-        let tables = clusterWide.membersChanged(to: coordinators, holding: [Self.clusterTablesKey]) { [self] in [records(of: $0)] }
-        carry(rooms, in: .owned)
-        carry(tables, in: .clusterWide)
-        if !rooms.batches.isEmpty || !tables.batches.isEmpty {
+        // The hand-over: each key's new holders are sent what is held here of it. Rooms this
+        // coordinator holds no longer (a member it stood in for is back) are dropped once handed
+        // over: a stale copy must not tick, expire or be served as if it were current.
+        let channels = registry.rooms.mapValues(\.channel)
+        replicas.records.nowMs = nowMs
+        let handOver = replicas.membersChanged(to: coordinators)
+        carry(handOver)
+        if !handOver.batches.isEmpty {
             logger.info("coordinators changed: handing over state", metadata: [
-                "coordinators": "\(ownership.ring.members)", "batches": "\(rooms.batches.count + tables.batches.count)",
+                "coordinators": "\(ownership.ring.members)", "batches": "\(handOver.batches.count)",
             ])
         }
-        // Rooms this coordinator holds no longer (a member it stood in for is back) are dropped once
-        // handed over: a stale copy must not tick, expire or be served as if it were current.
-        if !rooms.released.isEmpty {
-            let released = rooms.released
-            for roomID in released { if let room = registry.room(roomID) { edgeInstructions.forgetStage(of: room.channel) } }
-            registry.forget(released)
-            storage.write { try $0.delete(roomIDs: released) }
+        if !handOver.forget.isEmpty {
+            let released = handOver.forget
+            for roomID in released { if let channel = channels[roomID] { edgeInstructions.forgetStage(of: channel) } }
+            storage.write { try $0.delete(keys: released) }
         }
         // Once the ring is the new one: a channel this coordinator owned only in its old view
         // (cut off, it owned everything) is not numbered from the stale record it holds.
@@ -323,15 +337,7 @@ final class CoordinatorShell {
             done?()
             return
         }
-        var batches: [String: RoomStateBatch] = [:]
-        for change in changes where !change.purged {
-            for holder in ownership.replicas(of: change.room.roomID) {
-                batches[holder, default: RoomStateBatch()].ownerWrite = ownership.owns(change.room.roomID)
-                batches[holder, default: RoomStateBatch()].rooms.append(change.room)
-                if let message = change.message { batches[holder, default: RoomStateBatch()].messages.append(message) }
-            }
-        }
-        self.replicate(batches, key: changes[0].room.roomID, then: done)
+        self.replicate(CoordinatorRecords.sends(of: changes, in: ownership), key: changes[0].room.roomID, then: done)
     }
 
     // MARK: - Catch-up
@@ -376,31 +382,11 @@ final class CoordinatorShell {
         }
     }
 
-    /// One page of what the asker holds among what is held here: rooms (with chat) after its
-    /// cursor whose holders, over the asker's members, include it; the cluster-wide tables on the
-    /// first page.
-    private func catchUpPage(for request: RoomStateBatch) throws(ShowroomError) -> RoomStateBatchResponse {
-        guard request.members.count <= 1_000, request.members.allSatisfy({ $0.utf8.count <= 256 }) else {
-            throw .invalidArgument("a catch-up request names at most 1000 members of at most 256 bytes")
-        }
-        // Until this coordinator sees the asker, it may still write what the asker takes over:
-        // the asker asks again.
-        guard ownership.ring.members.contains(request.from) else {
-            throw .unavailable("coordinator \(selfID) does not see \(request.from) among the coordinators yet; ask again")
-        }
-        let asker = OwnerRing(.coordinator, memberIDs: Set(request.members).union([request.from]))
-        var answer = RoomStateBatchResponse()
-        let roomIDs = registry.rooms.keys.filter { $0 > request.afterRoomID && asker.holders(of: $0, count: 2).contains(request.from) }.sorted()
-        answer.batch = records(of: (request.afterRoomID.isEmpty ? [Self.clusterTablesKey] : []) + roomIDs.prefix(Self.catchUpPageRooms))
-        answer.more = roomIDs.count > Self.catchUpPageRooms
-        return answer
-    }
-
     /// Sends `batches` (the replicas of one write of `key`, plus those of other rooms the write
     /// changed) and runs `done` once each holder of `key` answered, failed or left: the write is
-    /// acknowledged through ``Replicator``.
+    /// acknowledged through the store (``ReplicatedStore``).
     func replicate(_ batches: [String: RoomStateBatch], key: String, then done: (() -> Void)? = nil) {
-        replicate(batches, key: key, in: .owned, then: done)
+        replicate(batches, key: key, then: done, settledAnyway: false)
     }
 
     /// Like ``replicate(_:key:then:)``, but `settled` runs also when the write may not be
@@ -408,106 +394,80 @@ final class CoordinatorShell {
     /// never reused, since a coordinator taking the channel over numbers in a new series, and a
     /// number withheld would leave a gap).
     func replicate(_ batches: [String: RoomStateBatch], key: String, settled: @escaping () -> Void) {
-        replicate(batches, key: key, in: .owned, then: settled, settledAnyway: true)
+        replicate(batches, key: key, then: settled, settledAnyway: true)
     }
 
     /// Sends `batch` (placements, bans) to every other alive coordinator; `done` runs once each
     /// answered, failed or left.
     func replicateClusterWide(_ batch: RoomStateBatch, then done: (() -> Void)? = nil) {
-        let batches = Dictionary(uniqueKeysWithValues: clusterWide.replication.others.map { ($0, batch) })
-        replicate(batches, key: Self.clusterTablesKey, in: .clusterWide, then: done)
+        replicate(Dictionary(uniqueKeysWithValues: ownership.others.map { ($0, batch) }), key: CoordinatorRecords.tablesKey,
+                  then: done, settledAnyway: false)
     }
 
-    /// Which ``Replicator`` a write goes through.
-    enum Holding { case owned, clusterWide }
-
-    private func replicate(_ batches: [String: RoomStateBatch], key: String, in holding: Holding,
-                           then done: (() -> Void)?, settledAnyway: Bool = false) {
+    private func replicate(_ batches: [String: RoomStateBatch], key: String, then done: (() -> Void)?, settledAnyway: Bool) {
         // A write carries what changed (a chat message, not the room's whole chat): a member that
         // missed an earlier one is still owed it after holding this one.
-        let sends = batches.mapValues { batch in (keys: Self.keys(of: batch, in: holding), records: [batch]) }
-        let (write, effects) = holding == .owned ? owned.write(key, sends: sends, isLatest: false)
-            : clusterWide.write(key, sends: sends, isLatest: false)
+        let tables = key == CoordinatorRecords.tablesKey
+        let sends = batches.mapValues { batch in (keys: tables ? [key] : CoordinatorRecords.keys(of: batch), records: [batch]) }
+        let (write, effects) = replicas.write(key, sends: sends, isLatest: false)
         if let done {
             // The deliberately broken rule answers at once, whether or not a replica holds the write.
             if faults.contains(.answerBeforeReplicated) {
                 done()
             } else {
-                waitingWrites[holding, default: [:]][write] = Settled(done: done, settledAnyway: settledAnyway)
+                waitingWrites[write] = Settled(done: done, settledAnyway: settledAnyway)
             }
         }
-        carry(effects, in: holding)
+        carry(effects)
     }
 
-    /// The keys a batch carries records of: rooms and channels, or the cluster-wide tables.
-    private static func keys(of batch: RoomStateBatch, in holding: Holding) -> [String] {
-        guard holding == .owned else { return [clusterTablesKey] }
-        return Array(Set(batch.rooms.map(\.roomID)).union(batch.messages.map(\.roomID)).union(batch.sequences.map(\.channel))).sorted()
-    }
-
-    /// Sends the batches `effects` name and acknowledges the writes it may.
-    private func carry(_ effects: Replicator<RoomStateBatch>.Effects, in holding: Holding) {
-        acknowledge(effects.acknowledged, in: holding)
+    /// Sends the batches `effects` name, each record as one message (a hand-over's slices stay
+    /// apart), and acknowledges the writes it may.
+    private func carry(_ effects: ReplicatedStore<CoordinatorRecords>.Effects) {
+        acknowledge(effects.acknowledged)
         for batch in effects.batches {
-            var wire = RoomStateBatch()
-            for record in batch.records {
-                wire.rooms += record.rooms
-                wire.messages += record.messages
-                wire.sequences += record.sequences
-                wire.placements += record.placements
-                wire.bans += record.bans
-                wire.ownerWrite = wire.ownerWrite || record.ownerWrite
+            var remaining = batch.records.count
+            var held = true
+            guard remaining > 0 else {
+                acknowledge(replicas.batchAnswered(batch, held: true).acknowledged)
+                continue
             }
-            wire.changesOnly = !batch.isLatest
-            send(wire, to: batch.member) { [self] held in
-                let done = holding == .owned ? owned.batchAnswered(batch, held: held) : clusterWide.batchAnswered(batch, held: held)
-                acknowledge(done, in: holding)
+            for record in batch.records {
+                var wire = record
+                wire.changesOnly = !batch.isLatest
+                send(wire, to: batch.member) { [self] answered in
+                    held = held && answered
+                    remaining -= 1
+                    if remaining == 0 { acknowledge(replicas.batchAnswered(batch, held: held).acknowledged) }
+                }
             }
         }
     }
 
-    private func acknowledge(_ writes: [Replication.Acknowledged], in holding: Holding) {
+    private func acknowledge(_ writes: [Replication.Acknowledged]) {
+        let seesMost = seesMostOfTheCluster
         for write in writes {
-            guard let settled = waitingWrites[holding]?.removeValue(forKey: write.write) else { continue }
-            // A write whose replica left while this coordinator sees only a minority of the
-            // cluster, or owns the key no more, may lose to another's: its client is told
-            // nothing (it retries).
-            let stillOwner = holding == .clusterWide || ownership.owns(write.key)
-            if write.fullyReplicated || (seesMostOfTheCluster && stillOwner) || settled.settledAnyway { settled.done() }
+            guard let settled = waitingWrites.removeValue(forKey: write.write) else { continue }
+            if CoordinatorRecords.mayAnswer(write, in: ownership, seesMostOfTheCluster: seesMost) || settled.settledAnyway { settled.done() }
         }
     }
 
     /// Sends every holder what it missed (the rooms as held now, the cluster-wide tables), and
     /// acknowledges the writes that waited for it once it holds them.
     func sendRepairs() {
-        var rooms = owned.repairs { [self] in [records(of: $0)] }
+        replicas.records.nowMs = nowMs
+        var repairs = replicas.repairs()
         // The owner's latest of its keys: a holder with a newer record refuses it.
-        for index in rooms.batches.indices where rooms.batches[index].keys.allSatisfy({ ownership.owns($0) }) {
-            rooms.batches[index].records[0].ownerWrite = true
-        }
-        carry(rooms, in: .owned)
-        carry(clusterWide.repairs { [self] in [records(of: $0)] }, in: .clusterWide)
+        CoordinatorRecords.markOwnerWrites(&repairs.batches, in: ownership)
+        carry(repairs)
     }
 
-    /// What is held here of `keys`: each room (a key may be a room id, a channel name with its
-    /// event numbers, or both) with its chat, each channel's numbers, and the cluster-wide tables
-    /// for their key.
-    private func records(of keys: [String]) -> RoomStateBatch {
-        var batch = RoomStateBatch()
-        for key in keys {
-            if key == Self.clusterTablesKey {
-                batch.placements = directory.placements.placements.values.sorted { $0.channel < $1.channel }
-                batch.sequences += sequencer.sequences
-                batch.bans = bans.active(nowMs: nowMs)
-                continue
-            }
-            if let room = registry.room(key) {
-                batch.rooms.append(room)
-                batch.messages += registry.messages(in: key)
-            }
-            if sequencer.holds(key) { batch.sequences.append(sequencer.sequence(of: key)) }
-        }
-        return batch
+    /// One page of what the asker of a catch-up holds among what is held here
+    /// (``CoordinatorRecords/catchUpPage(for:selfID:members:pageRooms:)``).
+    private func catchUpPage(for request: RoomStateBatch) throws(ShowroomError) -> RoomStateBatchResponse {
+        var records = replicas.records
+        records.nowMs = nowMs
+        return try records.catchUpPage(for: request, selfID: selfID, members: ownership.ring.members, pageRooms: Self.catchUpPageRooms)
     }
 
     /// Sends one batch to coordinator `holder`; `done` learns whether it holds it now.
@@ -534,45 +494,21 @@ final class CoordinatorShell {
 
     /// A batch from another coordinator: replication or catch-up.
     private func receiveState(_ batch: RoomStateBatch) throws(ShowroomError) {
-        if batch.ownerWrite {
-            let keys = batch.rooms.map(\.roomID) + batch.sequences.map(\.channel)
-            if let key = keys.first(where: { ownership.owner(of: $0) != batch.from }) {
-                throw .unavailable("coordinator \(selfID) takes \(ownership.owner(of: key)) for the owner of \(key), not \(batch.from); the members are settling")
+        if let refusal = replicas.records.refusal(of: batch, selfID: selfID, in: ownership) {
+            if !refusal.sendBack.isEmpty {
+                send(CoordinatorRecords.merged(replicas.records.records(of: refusal.sendBack)), to: batch.from) { _ in }
             }
+            throw refusal.error
         }
-        if batch.ownerWrite {
-            // An owner's write from a record older than the one held here is refused, and the
-            // owner sent the one held (``RoomRegistry/heldOver(_:)``).
-            let newer = registry.heldOver(batch.rooms)
-            if !newer.isEmpty {
-                send(records(of: newer.map(\.roomID)), to: batch.from) { _ in }
-                throw .unavailable("coordinator \(selfID) holds a newer record of room \(newer[0].roomID) than \(batch.from) wrote to")
-            }
-        }
-        if batch.changesOnly, let roomID = registry.chatGap(before: batch.messages) {
-            throw .unavailable("coordinator \(selfID) misses chat messages of room \(roomID) before those sent; send the room whole")
-        }
-        let changes = registry.merge(rooms: batch.rooms, messages: batch.messages)
-        // A record of ours replaced by another coordinator's: our writes of it still waiting for
-        // replicas are not in it, and are never acknowledged.
-        for roomID in Set(changes.filter { $0.message == nil }.map(\.room.roomID)) {
-            for id in owned.abandonWrites(of: roomID) {
+        let received = replicas.records.receive(batch, nowMs: nowMs)
+        for roomID in received.replaced {
+            for id in replicas.abandonWrites(of: roomID) {
                 // A channel's numbers under the same key are published all the same (see
                 // ``replicate(_:key:settled:)``).
-                if let settled = waitingWrites[.owned]?.removeValue(forKey: id), settled.settledAnyway { settled.done() }
+                if let settled = waitingWrites.removeValue(forKey: id), settled.settledAnyway { settled.done() }
             }
         }
-        apply(changes, replicate: false, publish: { _ in false })
-        let placed = directory.merge(batch.placements, nowMs: nowMs)
-        let (removed, kept) = (placed.filter(\.edgeID.isEmpty), placed.filter { !$0.edgeID.isEmpty })
-        if !kept.isEmpty { storage.write { try $0.save(placements: kept) } }
-        if !removed.isEmpty {
-            let channels = removed.map(\.channel)
-            storage.write { try $0.delete(placementsOf: channels) }
-        }
-        let numbered = sequencer.merge(batch.sequences, nowMs: nowMs)
-        if !numbered.isEmpty { storage.write { try $0.save(sequences: numbered) } }
-        let banned = bans.merge(batch.bans)
-        if !banned.isEmpty { storage.write { try $0.save(bans: banned) } }
+        apply(received.changes, replicate: false, publish: { _ in false })
+        if received.tables != RoomStateBatch() { storage.write { try $0.save([received.tables]) } }
     }
 }

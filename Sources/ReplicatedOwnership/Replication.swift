@@ -75,15 +75,21 @@ public struct Replication: Sendable, Equatable {
     public let selfID: String
     /// How many members hold a key.
     public let scope: Scope
+    /// Keys every alive member holds whatever the scope (a coordinator's cluster-wide tables,
+    /// beside its rooms held by owner and successor), so one set of writes, repairs and
+    /// hand-overs serves both.
+    public let everyMemberKeys: Set<String>
     /// The alive members of the role, this one included.
     public private(set) var ring: OwnerRing
     private var pending: [UInt64: PendingWrite] = [:]
     private var nextWrite: UInt64 = 1
 
     /// Bookkeeping for member `selfID` of `role`, whose alive members are `members`.
-    public init(selfID: String, role: NodeRole, scope: Scope, members: some Sequence<String> = []) {
+    public init(selfID: String, role: NodeRole, scope: Scope, everyMemberKeys: Set<String> = [],
+                members: some Sequence<String> = []) {
         self.selfID = selfID
         self.scope = scope
+        self.everyMemberKeys = everyMemberKeys
         ring = OwnerRing(role, memberIDs: Set(members).union([selfID]))
     }
 
@@ -91,7 +97,7 @@ public struct Replication: Sendable, Equatable {
 
     /// The holders of `key`, owner first.
     public func holders(of key: String) -> [String] {
-        Self.holders(of: key, in: ring, scope: scope)
+        holders(of: key, in: ring)
     }
 
     /// The owner of `key` (this member when it is alone).
@@ -114,8 +120,8 @@ public struct Replication: Sendable, Equatable {
     /// Writes waiting for replicas, by id.
     public var pendingWrites: [UInt64: PendingWrite] { pending }
 
-    private static func holders(of key: String, in ring: OwnerRing, scope: Scope) -> [String] {
-        switch scope {
+    private func holders(of key: String, in ring: OwnerRing) -> [String] {
+        switch everyMemberKeys.contains(key) ? .everyMember : scope {
         case .ownerAndSuccessor: ring.holders(of: key, count: 2)
         case .everyMember: ring.holders(of: key, count: ring.members.count)
         }
@@ -237,8 +243,8 @@ public struct Replication: Sendable, Equatable {
         var handOver = HandOver(send: [:], released: [], acknowledged: [])
         guard ring != old else { return handOver }
         for key in keys {
-            let before = Set(Self.holders(of: key, in: old, scope: scope))
-            let now = Self.holders(of: key, in: ring, scope: scope)
+            let before = Set(holders(of: key, in: old))
+            let now = holders(of: key, in: ring)
             // New holders include members that just came back: they may have missed writes while
             // they were away, even of keys they held before they left.
             for member in now where member != selfID && !before.contains(member) {
@@ -249,14 +255,14 @@ public struct Replication: Sendable, Equatable {
         let alive = Set(ring.members)
         // What is owed to a member that left, or of a key it no longer holds, is handed over anew.
         for member in owed.keys.sorted() {
-            let keys: Set<String> = alive.contains(member) ? owed[member]!.filter { Self.holders(of: $0, in: ring, scope: scope).contains(member) } : []
+            let keys: Set<String> = alive.contains(member) ? owed[member]!.filter { holders(of: $0, in: ring).contains(member) } : []
             owed[member] = keys.isEmpty ? nil : keys
         }
         repairing.formIntersection(alive)
         for (id, var write) in pending {
             // A replica that left, or holds the key no longer (it reaches its new holders by the
             // hand-over), is waited for no more.
-            let holdersNow = Set(Self.holders(of: write.key, in: ring, scope: scope))
+            let holdersNow = Set(holders(of: write.key, in: ring))
             let gone = write.waitingFor.filter { !alive.contains($0) || !holdersNow.contains($0) }
             guard !gone.isEmpty else { continue }
             write.waitingFor.subtract(gone)

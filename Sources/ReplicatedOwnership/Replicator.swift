@@ -2,10 +2,9 @@ import Routing
 
 /// Replication for any kind of record, as a pure value type: it turns writes, answers, failures
 /// and changes of members into batches — what to send to which member, and which writes each
-/// batch carries — and tells which writes may be acknowledged. Both roles that replicate use it:
-/// a ``ReplicatedStore`` (call-signal's user records, versioned entries held in the store) and
-/// the coordinator (rooms with their chat, channel event numbers, placements and bans, held in
-/// its own state machines, whose records it hands over when asked).
+/// batch carries — and tells which writes may be acknowledged. It is the engine of
+/// ``ReplicatedStore``, which both roles that replicate use (call-signal's user records,
+/// the coordinator's rooms with their chat, channel event numbers, placements and bans).
 ///
 /// - A write of a key goes to the key's replicas, and is acknowledged once each holds it
 ///   (``write(_:sends:)``, ``batchAnswered(_:held:)``).
@@ -88,8 +87,8 @@ public struct Replicator<Record: Sendable & Equatable>: Sendable {
 
     /// Replication for member `selfID` of `role`.
     public init(selfID: String, role: NodeRole, scope: Replication.Scope = .ownerAndSuccessor,
-                members: some Sequence<String> = [], maxKeysPerBatch: Int = 200) {
-        replication = Replication(selfID: selfID, role: role, scope: scope, members: members)
+                everyMemberKeys: Set<String> = [], members: some Sequence<String> = [], maxKeysPerBatch: Int = 200) {
+        replication = Replication(selfID: selfID, role: role, scope: scope, everyMemberKeys: everyMemberKeys, members: members)
         self.maxKeysPerBatch = max(1, maxKeysPerBatch)
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ReplicatedOwnership
 import Rooms
 import ShowroomWire
 
@@ -125,13 +126,7 @@ public final class RoomStore: Sendable {
 
     /// Stores bans (replacing those with the same channel and uid).
     public func save(bans: [RoomBan]) throws(ShowroomError) {
-        try write("save \(bans.count) ban(s)") { db in
-            for ban in bans {
-                try db.execute(
-                    sql: "INSERT OR REPLACE INTO bans (channel, uid, record) VALUES (?, ?, ?)",
-                    arguments: [ban.channel, Int64(ban.uid), try ban.serializedData()])
-            }
-        }
+        try write("save \(bans.count) ban(s)") { db in try Self.save(bans: bans, in: db) }
     }
 
     /// Deletes bans by channel and uid.
@@ -145,33 +140,17 @@ public final class RoomStore: Sendable {
 
     /// Stores channel placements (replacing those of the same channels).
     public func save(placements: [RoomChannelPlacement]) throws(ShowroomError) {
-        try write("save \(placements.count) placement(s)") { db in
-            for placement in placements {
-                try db.execute(
-                    sql: "INSERT OR REPLACE INTO placements (channel, record) VALUES (?, ?)",
-                    arguments: [placement.channel, try placement.serializedData()])
-            }
-        }
+        try write("save \(placements.count) placement(s)") { db in try Self.save(placements: placements, in: db) }
     }
 
     /// Deletes the placements of these channels.
     public func delete(placementsOf channels: [String]) throws(ShowroomError) {
-        try write("delete \(channels.count) placement(s)") { db in
-            for channel in channels {
-                try db.execute(sql: "DELETE FROM placements WHERE channel = ?", arguments: [channel])
-            }
-        }
+        try write("delete \(channels.count) placement(s)") { db in try Self.delete(placementsOf: channels, in: db) }
     }
 
     /// Stores channel event numbers (replacing those of the same channels).
     public func save(sequences: [RoomChannelSequence]) throws(ShowroomError) {
-        try write("save \(sequences.count) channel sequence(s)") { db in
-            for sequence in sequences {
-                try db.execute(
-                    sql: "INSERT OR REPLACE INTO channel_sequences (channel, record) VALUES (?, ?)",
-                    arguments: [sequence.channel, try sequence.serializedData()])
-            }
-        }
+        try write("save \(sequences.count) channel sequence(s)") { db in try Self.save(sequences: sequences, in: db) }
     }
 
     /// Deletes the channel event numbers of these channels (pruned: the channels are gone).
@@ -246,6 +225,31 @@ public final class RoomStore: Sendable {
         }
     }
 
+    private static func save(bans: [RoomBan], in db: Database) throws {
+        for ban in bans {
+            try db.execute(sql: "INSERT OR REPLACE INTO bans (channel, uid, record) VALUES (?, ?, ?)",
+                           arguments: [ban.channel, Int64(ban.uid), try ban.serializedData()])
+        }
+    }
+
+    private static func save(placements: [RoomChannelPlacement], in db: Database) throws {
+        for placement in placements {
+            try db.execute(sql: "INSERT OR REPLACE INTO placements (channel, record) VALUES (?, ?)",
+                           arguments: [placement.channel, try placement.serializedData()])
+        }
+    }
+
+    private static func delete(placementsOf channels: [String], in db: Database) throws {
+        for channel in channels { try db.execute(sql: "DELETE FROM placements WHERE channel = ?", arguments: [channel]) }
+    }
+
+    private static func save(sequences: [RoomChannelSequence], in db: Database) throws {
+        for sequence in sequences {
+            try db.execute(sql: "INSERT OR REPLACE INTO channel_sequences (channel, record) VALUES (?, ?)",
+                           arguments: [sequence.channel, try sequence.serializedData()])
+        }
+    }
+
     private static func save(rooms: [RoomRoom], in db: Database) throws {
         for room in rooms {
             try db.execute(
@@ -291,4 +295,32 @@ public final class RoomStore: Sendable {
             }
         }
     }
+}
+
+// MARK: - As a replica's persistence
+
+/// The coordinator's records (``CoordinatorRecords``) persist here: what a copy from another
+/// coordinator brought, what start-up reloads, what a coordinator that holds rooms no longer
+/// forgets.
+extension RoomStore: ReplicaPersistence {
+    /// Everything stored, as one record.
+    public func loadRecords() throws -> [RoomStateBatch] { [try load()] }
+
+    /// Stores `records` in one transaction: rooms, chat messages, placements (one without an edge
+    /// is a removal), event numbers and bans.
+    public func save(_ records: [RoomStateBatch]) throws {
+        let record = CoordinatorRecords.merged(records)
+        guard record != RoomStateBatch() else { return }
+        try write("save replicated records") { db in
+            try Self.save(rooms: record.rooms, in: db)
+            try Self.save(messages: record.messages, in: db)
+            try Self.save(placements: record.placements.filter { !$0.edgeID.isEmpty }, in: db)
+            try Self.delete(placementsOf: record.placements.filter(\.edgeID.isEmpty).map(\.channel), in: db)
+            try Self.save(sequences: record.sequences, in: db)
+            try Self.save(bans: record.bans, in: db)
+        }
+    }
+
+    /// Forgets the rooms (with their chat) of `keys`.
+    public func delete(keys: [String]) throws { try delete(roomIDs: keys.filter { $0 != CoordinatorRecords.tablesKey }) }
 }

@@ -5,18 +5,18 @@ import XCTest
 /// A few stores that pass their effects to each other by hand: messages are delivered only when a
 /// test says so, so each step of the protocol can be looked at.
 private struct Members {
-    var stores: [String: ReplicatedStore<String>]
+    var stores: [String: VersionedStore<String>]
     var memories: [String: MemoryPersistence<String>]
     /// Batches sent and not yet delivered, with their sender.
-    var inFlight: [(from: String, batch: ReplicatedStore<String>.Batch)] = []
+    var inFlight: [(from: String, batch: VersionedStore<String>.Batch)] = []
     var acknowledged: [String: [Replication.Acknowledged]] = [:]
 
     init(_ ids: [String]) {
-        stores = Dictionary(uniqueKeysWithValues: ids.map { ($0, ReplicatedStore<String>(selfID: $0, role: .coordinator, members: ids)) })
+        stores = Dictionary(uniqueKeysWithValues: ids.map { ($0, VersionedStore<String>(selfID: $0, role: .coordinator, members: ids)) })
         memories = Dictionary(uniqueKeysWithValues: ids.map { ($0, MemoryPersistence<String>()) })
     }
 
-    mutating func carry(_ effects: ReplicatedStore<String>.Effects, from member: String) {
+    mutating func carry(_ effects: VersionedStore<String>.Effects, from member: String) {
         try! memories[member]!.save(effects.persist)
         try! memories[member]!.delete(keys: effects.forget)
         acknowledged[member, default: []] += effects.acknowledged
@@ -69,7 +69,7 @@ final class ReplicatedStoreTests: XCTestCase {
     }
 
     func testAMemberAloneOwnsEverythingAndAcknowledgesAtOnce() {
-        var store = ReplicatedStore<String>(selfID: "solo", role: .coordinator)
+        var store = VersionedStore<String>(selfID: "solo", role: .coordinator)
         let (id, effects) = store.write("v", for: "k")
         XCTAssertEqual(effects.acknowledged, [.init(write: id, key: "k", fullyReplicated: true)])
         XCTAssertTrue(effects.send.isEmpty)
@@ -87,7 +87,7 @@ final class ReplicatedStoreTests: XCTestCase {
         XCTAssertNil(members.stores[successor]![key])
         members.deliverAll()
         XCTAssertEqual(members.stores[successor]![key], "live")
-        XCTAssertEqual(try members.memories[successor]!.load().map(\.value), ["live"], "the replica persisted it")
+        XCTAssertEqual(try members.memories[successor]!.loadRecords().map(\.value), ["live"], "the replica persisted it")
         XCTAssertEqual(members.acknowledged[owner], [.init(write: id, key: key, fullyReplicated: true)])
         for other in ids where !holders.contains(other) { XCTAssertNil(members.stores[other]![key]) }
     }
@@ -129,7 +129,7 @@ final class ReplicatedStoreTests: XCTestCase {
         for key in keys { _ = members.write("v-\(key)", key, at: members.holders(of: key)[0]) }
         members.deliverAll()
         // c5 joins: the keys it now holds reach it from their current holders.
-        members.stores["c5"] = ReplicatedStore<String>(selfID: "c5", role: .coordinator, members: ids + ["c5"])
+        members.stores["c5"] = VersionedStore<String>(selfID: "c5", role: .coordinator, members: ids + ["c5"])
         members.memories["c5"] = MemoryPersistence<String>()
         members.membersChanged(to: ids + ["c5"])
         members.deliverAll()
@@ -171,8 +171,8 @@ final class ReplicatedStoreTests: XCTestCase {
         _ = members.write("during-2", key, at: successor)
         members.deliverAll()
         // It restarts from its own persisted copy, stale by two writes, and is handed the rest.
-        var restarted = ReplicatedStore<String>(selfID: owner, role: .coordinator, members: ids)
-        restarted.load(try persisted.load())
+        var restarted = VersionedStore<String>(selfID: owner, role: .coordinator, members: ids)
+        restarted.load(try persisted.loadRecords())
         XCTAssertEqual(restarted[key], "before")
         members.stores[owner] = restarted
         members.membersChanged(to: ids)
@@ -188,8 +188,8 @@ final class ReplicatedStoreTests: XCTestCase {
 
     func testTwoWritersRacingOnOneKeyConvergeOnOneValue() {
         // While the membership settles two members may both believe they own a key.
-        var a = ReplicatedStore<String>(selfID: "c1", role: .coordinator, members: ["c1"])
-        var b = ReplicatedStore<String>(selfID: "c2", role: .coordinator, members: ["c2"])
+        var a = VersionedStore<String>(selfID: "c1", role: .coordinator, members: ["c1"])
+        var b = VersionedStore<String>(selfID: "c2", role: .coordinator, members: ["c2"])
         let (_, fromA) = a.write("from-c1", for: "k")
         let (_, fromB) = b.write("from-c2", for: "k")
         XCTAssertTrue(fromA.send.isEmpty && fromB.send.isEmpty)
@@ -210,12 +210,12 @@ final class ReplicatedStoreTests: XCTestCase {
     }
 
     func testAWriterRestartedWithNothingLearnsWhatItsReplicaKeptAndWritesPastIt() {
-        var owner = ReplicatedStore<String>(selfID: "c1", role: .coordinator, members: ["c1", "c2"])
-        var replica = ReplicatedStore<String>(selfID: "c2", role: .coordinator, members: ["c1", "c2"])
+        var owner = VersionedStore<String>(selfID: "c1", role: .coordinator, members: ["c1", "c2"])
+        var replica = VersionedStore<String>(selfID: "c2", role: .coordinator, members: ["c1", "c2"])
         let key = (0..<100).map { "k\($0)" }.first { owner.replication.owns($0) }!
         _ = replica.receive(owner.write("before", for: key).effects.send["c2"] ?? [])
         // Restarted with nothing, faster than anyone noticed: its next write reuses version 1.
-        var restarted = ReplicatedStore<String>(selfID: "c1", role: .coordinator, members: ["c1", "c2"])
+        var restarted = VersionedStore<String>(selfID: "c1", role: .coordinator, members: ["c1", "c2"])
         let anew = restarted.write("anew", for: key).effects.send["c2"] ?? []
         XCTAssertTrue(replica.receive(anew).persist.isEmpty, "a tie: the replica keeps what it holds")
         let kept = replica.keptOver(anew)
@@ -234,10 +234,10 @@ final class ReplicatedStoreTests: XCTestCase {
 
     func testAPrecedenceOfValuesDecidesAMergeBeforeTheVersions() {
         // "…!" says something the other value must yield to, whatever its version.
-        let precedence: ReplicatedStore<String>.Precedence = { value, other in
+        let precedence: VersionedEntries<String>.Precedence = { value, other in
             value.hasSuffix("!") == other.hasSuffix("!") ? nil : value.hasSuffix("!")
         }
-        var store = ReplicatedStore<String>(selfID: "c2", role: .coordinator, members: ["c1", "c2"], precedence: precedence)
+        var store = VersionedStore<String>(selfID: "c2", role: .coordinator, members: ["c1", "c2"], precedence: precedence)
         let key = "k"
         let ended = ReplicatedEntry(key: key, value: "over!", version: 2, writer: "c1")
         let newer = ReplicatedEntry(key: key, value: "on", version: 9, writer: "c1")
@@ -246,7 +246,7 @@ final class ReplicatedStoreTests: XCTestCase {
         XCTAssertEqual(store[key], "over!")
         XCTAssertEqual(store.keptOver([newer]), [ended], "the writer learns what it must yield to")
         XCTAssertTrue(store.receiveKeptOver([newer]).persist.isEmpty)
-        var writer = ReplicatedStore<String>(selfID: "c1", role: .coordinator, members: ["c1", "c2"], precedence: precedence)
+        var writer = VersionedStore<String>(selfID: "c1", role: .coordinator, members: ["c1", "c2"], precedence: precedence)
         _ = writer.receive([newer])
         XCTAssertEqual(writer.receiveKeptOver([ended]).persist, [ended])
         XCTAssertEqual(writer[key], "over!")
@@ -274,7 +274,7 @@ final class ReplicatedStoreTests: XCTestCase {
 
     func testChangedKeysAreWrittenOnAFlushInOneBatchPerMemberAndAcknowledgedByItsAnswer() {
         let ids = ["c1", "c2", "c3"]
-        var store = ReplicatedStore<String>(selfID: "c1", role: .callsignal, members: ids)
+        var store = VersionedStore<String>(selfID: "c1", role: .callsignal, members: ids)
         let replication = store.replication
         let owned = (0..<200).map { "uid/\($0)" }.filter { replication.owns($0) }
         let foreign = (0..<200).map { "uid/\($0)" }.first { !replication.owns($0) }!
@@ -329,7 +329,7 @@ final class ReplicatedStoreTests: XCTestCase {
     }
 
     func testATombstoneIsDroppedOnceItIsOldEnoughAndALiveValueNever() {
-        var store = ReplicatedStore<String>(selfID: "solo", role: .callsignal)
+        var store = VersionedStore<String>(selfID: "solo", role: .callsignal)
         _ = store.write("v", for: "a")
         _ = store.write(nil, for: "a")
         _ = store.receive([ReplicatedEntry(key: "b", value: nil, version: 3, writer: "other")])

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ReplicatedOwnership
 import RoomStore
 import Rooms
 import Routing
@@ -138,6 +139,38 @@ final class RoomStoreTests: XCTestCase {
         batch = try store.load()
         XCTAssertTrue(batch.rooms.isEmpty, "a purged room is deleted")
         XCTAssertTrue(batch.messages.isEmpty)
+    }
+
+    func testAsAReplicasPersistenceItSavesWhatACopyBroughtAndForgetsRoomsHeldNoLonger() throws {
+        let store: any ReplicaPersistence<RoomStateBatch> = try RoomStore.inMemory()
+        let state = try sampleState()
+        var brought = RoomStateBatch()
+        brought.rooms = state.registry.rooms.values.sorted { $0.roomID < $1.roomID }
+        brought.messages = state.registry.messages(in: "alpha")
+        brought.placements = state.placements
+        brought.sequences = state.sequences
+        var tables = RoomStateBatch()
+        tables.bans = state.bans
+        try store.save([brought, tables])
+        var loaded = try XCTUnwrap(store.loadRecords().first)
+        XCTAssertEqual(loaded.rooms, brought.rooms)
+        XCTAssertEqual(loaded.messages, brought.messages)
+        XCTAssertEqual(loaded.placements, state.placements)
+        XCTAssertEqual(loaded.sequences, state.sequences)
+        XCTAssertEqual(loaded.bans, state.bans)
+
+        // A placement without an edge is a removal; the rooms of keys held no longer go with their chat.
+        var removal = state.placements[0]
+        removal.edgeID = ""
+        var change = RoomStateBatch()
+        change.placements = [removal]
+        try store.save([change])
+        try store.delete(keys: ["alpha", CoordinatorRecords.tablesKey])
+        loaded = try XCTUnwrap(store.loadRecords().first)
+        XCTAssertEqual(loaded.placements, [])
+        XCTAssertEqual(loaded.rooms.map(\.roomID), ["beta"])
+        XCTAssertEqual(loaded.messages, [])
+        XCTAssertEqual(loaded.bans, state.bans, "the tables' key deletes nothing")
     }
 
     func testUnusablePathIsAnInternalErrorNamingIt() throws {
