@@ -224,7 +224,7 @@ final class CoordinatorShell {
         let known = OwnerRing(.coordinator, memberIDs: Set(node.membersOnLoop.filter {
             $0.state != .left && $0.metadata.role == NodeRole.coordinator.rawValue
         }.map(\.id.rawValue)).union([selfID]))
-        let asks = takeOver.membersChanged(to: now, known: known, nowMs: nowMs)
+        let asks = takeOver.membersChanged(to: now, known: known, nowMs: nowMs, seesMostOfTheCluster: seesMostOfTheCluster)
         if let asks { askForCatchUp(asks) }
         let aliveEdges = Set(alive(.edge).map(\.id.rawValue))
         // Channels on edges that are gone: forgotten, so the next placement request places them again.

@@ -76,14 +76,19 @@ public struct CatchUp: Sendable, Equatable {
 
     /// The alive members of the role changed from `before` (nil at start) to `now` (`known`: every
     /// member known, dead ones included): a new round asks every other member of `now` for its
-    /// first page.
+    /// first page. `asIfStarted`: whatever was owned before counts for nothing (the member comes
+    /// back from a view cut off from most of the cluster), every key owned now is taken over.
     public mutating func membersChanged(from before: OwnerRing?, to now: OwnerRing, known: OwnerRing? = nil,
-                                        selfID: String) -> [Ask] {
+                                        selfID: String, asIfStarted: Bool = false) -> [Ask] {
         round &+= 1
         // Keys taken over in an unfinished round stay taken over: compare with what was owned
         // before that round began. A round that nobody answered (a member that started before it
         // saw the others) settles nothing either: its keys were never checked against anyone.
-        if current == nil || (isCaughtUp && (!answeredAll.isEmpty || known?.members == [selfID])) { previous = before }
+        if asIfStarted {
+            previous = nil
+        } else if current == nil || (isCaughtUp && (!answeredAll.isEmpty || known?.members == [selfID])) {
+            previous = before
+        }
         self.known = known
         answeredAll = []
         current = now

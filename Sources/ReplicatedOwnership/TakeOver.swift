@@ -44,19 +44,31 @@ public struct TakeOver: Sendable, Equatable {
     }
 
     /// The alive members are `now` (`known`: every member known, dead ones included) since
-    /// `nowMs`. Returns
-    /// the catch-up's first asks, or nil when the members are the ones seen last. What this
-    /// member owned before and owns still keeps its term; what it lost begins a new one if it
-    /// takes it over again.
-    public mutating func membersChanged(to now: OwnerRing, known: OwnerRing, nowMs: Int64) -> [CatchUp.Ask]? {
+    /// `nowMs`, and this member sees most of the cluster or not (`seesMostOfTheCluster`, all
+    /// roles counted). Returns the catch-up's first asks, or nil when the members are the ones
+    /// seen last. What this member owned before and owns still keeps its term; what it lost
+    /// begins a new one if it takes it over again.
+    ///
+    /// A view in which this member saw less than most of the cluster counts for nothing: it
+    /// wrote nothing there, while the others took its keys over (cut off alone, it owned every
+    /// key in its own view). Back from it, this member takes every key it owns over as if it had
+    /// just started: it catches up before writing and begins new terms, so it never goes on from
+    /// another owner's series while that owner, not yet aware of it, still writes.
+    public mutating func membersChanged(to now: OwnerRing, known: OwnerRing, nowMs: Int64,
+                                        seesMostOfTheCluster: Bool = true) -> [CatchUp.Ask]? {
+        defer { if !seesMostOfTheCluster { cutOff = true } }
         guard now != ring else { return nil }
         termMs = nowMs
-        let kept: (String) -> Bool = { [ring, selfID] key in now.owner(of: key) == selfID && ring?.owner(of: key) == selfID }
+        let before = cutOff ? nil : ring
+        cutOff = false
+        let kept: (String) -> Bool = { [selfID] key in now.owner(of: key) == selfID && before?.owner(of: key) == selfID }
         begun = begun.mapValues { $0.filter(kept) }
-        let before = ring
         ring = now
-        return catchUp.membersChanged(from: before, to: now, known: known, selfID: selfID)
+        return catchUp.membersChanged(from: before, to: now, known: known, selfID: selfID, asIfStarted: before == nil)
     }
+
+    /// Whether this member saw less than most of the cluster since its alive members last changed.
+    private var cutOff = false
 
     /// Whether a write of `key` must wait for the catch-up (``CatchUp/mustWait(_:selfID:)``).
     public func mustWait(_ key: String) -> Bool { catchUp.mustWait(key, selfID: selfID) }

@@ -120,6 +120,33 @@ final class TakeOverTests: XCTestCase {
         XCTAssertTrue(takeOver.beginsTerm(.roomVersion, of: fromC3))
     }
 
+    func testAMemberBackFromAViewCutOffFromMostOfTheClusterTakesOverEveryKeyItOwnsAsIfItHadJustStarted() throws {
+        let three = ring(["c1", "c2", "c3"])
+        let alone = ring(["c1"])
+        let keys = (0..<300).map { "room-\($0)" }
+        let owned = try XCTUnwrap(keys.first { three.owner(of: $0) == "c1" })
+        for cutOff in [false, true] {
+            var takeOver = TakeOver(selfID: "c1")
+            for ask in try XCTUnwrap(takeOver.membersChanged(to: three, known: three, nowMs: 0)) {
+                _ = takeOver.answered(ask, answered: true, more: false, last: "")
+            }
+            // Alone: sure of the cluster's majority (the other roles still seen) or cut off.
+            _ = takeOver.membersChanged(to: alone, known: three, nowMs: 1_000, seesMostOfTheCluster: !cutOff)
+            XCTAssertFalse(takeOver.beginsTerm(.channelSeries, of: owned), "owned all along, in either view")
+            let asks = try XCTUnwrap(takeOver.membersChanged(to: three, known: three, nowMs: 9_000))
+            XCTAssertEqual(asks.map(\.member), ["c2", "c3"])
+            // Back from a cut-off view, the others may have written its keys meanwhile, and one that
+            // has not seen it back yet may still write them: it catches up first, then begins a new
+            // term above theirs.
+            XCTAssertEqual(takeOver.mustWait(owned), cutOff, cutOff ? "waits for the catch-up" : "owned all along")
+            for ask in asks { _ = takeOver.answered(ask, answered: true, more: false, last: "") }
+            XCTAssertFalse(takeOver.mustWait(owned))
+            XCTAssertEqual(takeOver.beginsTerm(.channelSeries, of: owned), cutOff)
+            XCTAssertEqual(takeOver.beginsTerm(.roomVersion, of: owned), cutOff)
+            XCTAssertEqual(takeOver.termMs, 9_000)
+        }
+    }
+
     func testARequestHeldForACatchUpIsServedOnceItIsOverOrRefusedAtItsDeadline() throws {
         let three = ring(["c1", "c2", "c3"])
         let two = ring(["c1", "c2"])
