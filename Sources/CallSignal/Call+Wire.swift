@@ -166,6 +166,31 @@ extension CallSignalNode.PartyRequest {
     }
 }
 
+extension SignalPartyCheckResponse {
+    /// How a party's owner notes the party, as it travels.
+    init(_ note: CallSignalShell.Machine.PartyNote) {
+        self.init()
+        switch note {
+        case .inCall: self.note = .inCall
+        case .free: self.note = .free
+        case .inOtherCall(let other):
+            self.note = .inOtherCall
+            otherCallID = other
+        case .unsure: self.note = .unsure
+        }
+    }
+
+    /// The note it carries: a value this node does not know (a newer peer's) counts as unsure.
+    var partyNote: CallSignalShell.Machine.PartyNote {
+        switch note {
+        case .inCall: .inCall
+        case .free: .free
+        case .inOtherCall: .inOtherCall(String(otherCallID.prefix(CallSignalShell.Machine.maxIDBytes)))
+        case .unsure, .UNRECOGNIZED: .unsure
+        }
+    }
+}
+
 extension ShowroomError {
     /// A refusal of the call-signal machine as it travels.
     init<Notice, Random>(_ refusal: CallSignalNode<Notice, Random>.Refusal) {

@@ -63,6 +63,15 @@ extension CallSignalShell {
                     }
                     perform(machine.callChecked(uid: uid, callID: entry.callID, owner: owner, check))
                 }
+            case .checkParty(let uid, let callID, let owner):
+                let ask = SignalPartyCheck.with {
+                    $0.uid = uid
+                    $0.callID = callID
+                }
+                atCallOwner(owner, .callPartyCheck, ask, local: { [self] () throws(ShowroomError) in try partyCheck(ask) }) { [self] result in
+                    let note = (try? result.get())?.partyNote ?? .unsure
+                    perform(machine.partyChecked(uid: uid, callID: callID, note, nowMs: nowMs))
+                }
             case .callLost(let uid, let entry):
                 logger.warning("a call's node is gone with it: its party here is freed", metadata: ["call": "\(entry.callID)", "uid": "\(uid)"])
                 deliver(SignalNotice(lostCallOf: uid, entry))

@@ -176,6 +176,11 @@ extension CallSignalShell {
         return answer
     }
 
+    /// `CALL_PARTY_CHECK`: how this node notes a party of a call another node owns.
+    func partyCheck(_ body: SignalPartyCheck) throws(ShowroomError) -> SignalPartyCheckResponse {
+        SignalPartyCheckResponse(try decide { try $0.partyNote(uid: body.uid, callID: body.callID) })
+    }
+
     /// Runs `action` here when this node owns its call, else sends it to `owner`; `done` gets the answer.
     func askCallOwner(_ owner: String, _ action: SignalPartyAction,
                       done: @escaping (Result<SignalCallActionResponse, ShowroomError>) -> Void) {

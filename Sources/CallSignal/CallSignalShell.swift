@@ -94,6 +94,10 @@ final class CallSignalShell {
             guard let body = respond.answering({ try request.decodeBody(SignalPartyAction.self) }) else { return }
             respond(Result { () throws(ShowroomError) in try partyAction(body) }.outcome)
         }
+        node.serve(.callPartyCheck) { [self] request, respond in
+            guard let body = respond.answering({ try request.decodeBody(SignalPartyCheck.self) }) else { return }
+            respond(Result { () throws(ShowroomError) in try partyCheck(body) }.outcome)
+        }
         node.serve(.callChannelActivity) { [self] request, respond in
             guard let body = respond.answering({ try request.decodeBody(SignalChannelActivities.self) }) else { return }
             for activity in body.activities.prefix(1_000) {

@@ -285,6 +285,19 @@ public struct CallBook: Sendable {
         return directives
     }
 
+    /// Ends an active call at once because party `uid` is no longer in it where its signaling is
+    /// held (its owner node freed it, or noted it in another call, while this book held the call
+    /// on): both parties are told, as for a party that left (``Call/End/Reason/partyLeft``), so
+    /// they hear the same end and neither stays in a call the other left. Nothing for a call not
+    /// held, over, or of which `uid` is no party.
+    public mutating func endForAbsentParty(_ id: String, uid: UInt32, message: String, nowMs: Int64) -> [CallDirective] {
+        guard var call = calls[id], call.isActive, call.isParty(uid) else { return [] }
+        var directives: [CallDirective] = []
+        end(&call, .init(reason: .partyLeft, by: uid, message: message), nowMs: nowMs, into: &directives)
+        calls[id] = call
+        return directives
+    }
+
     /// Forgets a call another node owns now (it was handed over): no notice, no seal.
     public mutating func release(_ id: String) {
         guard let call = calls.removeValue(forKey: id) else { return }

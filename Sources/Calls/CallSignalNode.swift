@@ -123,6 +123,20 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         case noAnswer
     }
 
+    /// How a party's owner notes a party of a call, as the call's owner asks it
+    /// (``partyNote(uid:callID:)``, ``partyChecked(uid:callID:_:nowMs:)``).
+    public enum PartyNote: Sendable, Equatable {
+        /// In the call.
+        case inCall
+        /// In no call.
+        case free
+        /// In another call (its id).
+        case inOtherCall(String)
+        /// It cannot say: it does not own the party as it sees the members, is still catching up
+        /// on its users' records, or did not answer. Asked again on the next check.
+        case unsure
+    }
+
     /// What a ring asks: the call as the caller's owner minted it.
     public struct Ring: Sendable, Equatable {
         /// The call id (`<callee>-<hex>`), minted by the caller's owner.
@@ -187,6 +201,9 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         /// gone, the call was noted long ago, or its ring went unanswered); answer with
         /// ``callChecked(uid:callID:owner:_:)``.
         case checkCall(uid: UInt32, InCall, owner: String)
+        /// Ask `owner`, party `uid`'s owner, whether it notes `uid` in call `callID` (held here);
+        /// answer with ``partyChecked(uid:callID:_:nowMs:)``.
+        case checkParty(uid: UInt32, callID: String, owner: String)
         /// The call of `uid` is lost with its node: tell the party it failed (a notice built by
         /// the shell and handed to ``deliver(_:to:callID:state:owner:)``).
         case callLost(uid: UInt32, InCall)
@@ -221,8 +238,11 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
     public private(set) var callOf: [UInt32: InCall] = [:]
     /// Since when each party's call has been noted here, by uid (to ask its owner now and then).
     private var notedSince: [UInt32: (callID: String, sinceMs: Int64)] = [:]
+    /// Since when each active call owned here has been checked with its parties' owners, by id.
+    private var partiesCheckedMs: [String: Int64] = [:]
     /// A party's call noted this long (longer than any dial's ring) is confirmed with its owner,
-    /// and again each time as long.
+    /// and again each time as long; a call owned here this long is checked with its parties'
+    /// owners, and again each time as long.
     public static var callRecheckMs: Int64 { 10_000 }
     /// Notices waiting for each session, and its parked poll.
     public private(set) var mailboxes: [String: Mailbox] = [:]
@@ -527,6 +547,7 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         lastCheckMs = nowMs
         directives += checkCallsOfLostNodes(gone: gone)
         directives += recheckCalls(nowMs: nowMs)
+        directives += checkParties(nowMs: nowMs)
         _ = records.dropTombstones(olderThanMs: Self.tombstoneLifetimeMs, nowMs: nowMs)
         mintedTokens = mintedTokens.filter { book.calls[$0.key]?.isActive == true }
         directives += takeCatchUps()
@@ -649,6 +670,40 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         case .noAnswer: break
         }
         return []
+    }
+
+    /// Whether party `uid` (owned here) is noted in call `callID`, for the call's owner that asks
+    /// (``Directive/checkParty(uid:callID:owner:)``): a malformed ask (uid 0, no call id, an
+    /// oversize one) is refused. A node that does not own `uid`, or is catching up on its users'
+    /// records, is unsure: what it notes may not be the user's latest.
+    public func partyNote(uid: UInt32, callID: String) throws(Refusal) -> PartyNote {
+        guard uid != 0, Self.callee(ofCallID: callID) != nil else {
+            throw Refusal(.invalidArgument,
+                          "a party check names a uid other than 0 and a call id `<callee>-<hex>` of at most \(Self.maxIDBytes) bytes, not uid \(uid) and '\(callID.prefix(Self.maxIDBytes))'")
+        }
+        guard membersSeen != nil, catchingUp.isEmpty, records.replication.owns(UserRecord.key(of: uid)) else { return .unsure }
+        switch callOf[uid]?.callID {
+        case callID: return .inCall
+        case nil: return .free
+        case let other?: return .inOtherCall(other)
+        }
+    }
+
+    /// Party `uid`'s owner answered how it notes `uid` in call `callID`. A call held active here
+    /// whose party is free at its owner, or in another call there (a node cut off from the others
+    /// took itself for the call's owner and freed the party, or a ring was checked before it
+    /// arrived), ends for both parties: the party's owner decides whether its user may be rung or
+    /// dial, and its user was told, or will be told, that the call is over. An answer about a call
+    /// not held here, over, or of which `uid` is no party changes nothing.
+    public mutating func partyChecked(uid: UInt32, callID: String, _ note: PartyNote, nowMs: Int64) -> [Directive] {
+        guard let call = book.calls[callID], call.isActive, call.isParty(uid), owner(of: call.callee) == selfID else { return [] }
+        let message: String
+        switch note {
+        case .inCall, .unsure: return []
+        case .free: message = "uid \(uid)'s signaling node no longer has it in the call"
+        case .inOtherCall(let other): message = "uid \(uid)'s signaling node has it in call \(other.prefix(Self.maxIDBytes))"
+        }
+        return booked(book.endForAbsentParty(callID, uid: uid, message: message, nowMs: nowMs))
     }
 
     // MARK: - Inside
@@ -783,6 +838,34 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
             notedSince[uid] = (entry.callID, nowMs)
             guard Self.callee(ofCallID: entry.callID) != nil else { continue }
             directives += confirm(uid, entry)
+        }
+        return directives
+    }
+
+    /// Each active call owned here for ``callRecheckMs`` is checked with its parties' owners (here:
+    /// ``partyNote(uid:callID:)``), and again each time as long: a party its owner freed while the
+    /// call went on (the owner cut off from this node for a while) would otherwise be rung into a
+    /// second call, or dial one, while this one holds it. A call is first checked a while after
+    /// it is seen here, so a ring's notices and records reach the parties' owners first.
+    private mutating func checkParties(nowMs: Int64) -> [Directive] {
+        var directives: [Directive] = []
+        partiesCheckedMs = partiesCheckedMs.filter { book.calls[$0.key]?.isActive == true }
+        for (id, call) in book.calls.sorted(by: { $0.key < $1.key }) where call.isActive && owner(of: call.callee) == selfID {
+            guard let since = partiesCheckedMs[id] else {
+                partiesCheckedMs[id] = nowMs
+                continue
+            }
+            guard nowMs - since >= Self.callRecheckMs else { continue }
+            partiesCheckedMs[id] = nowMs
+            for party in [call.caller, call.callee] {
+                let owner = owner(of: party)
+                guard owner != selfID else {
+                    let note = (try? partyNote(uid: party, callID: id)) ?? .unsure
+                    directives += partyChecked(uid: party, callID: id, note, nowMs: nowMs)
+                    continue
+                }
+                directives.append(.checkParty(uid: party, callID: id, owner: owner))
+            }
         }
         return directives
     }

@@ -688,4 +688,66 @@ final class CallSignalShellTests: XCTestCase {
         XCTAssertFalse(otherReason.tellsLostCall)
         XCTAssertFalse(SignalNotice().tellsLostCall)
     }
+
+    func testACallWhosePartysNodeFreedItEndsForBothWhenTheCallsOwnerAsks() throws {
+        let cluster = CallSignalHarness(nodes: ids)
+        let (viewer, host) = try cluster.loggedInPair(from: 2001, viewerVia: nil, hostVia: nil)
+        let call = try viewer.dial(host.uid)
+        try host.act(.callAccept, call.callID)
+        try viewer.act(.callFirstFrame, call.callID)
+        try host.act(.callFirstFrame, call.callID)
+        try viewer.poll()
+        try host.poll()
+        XCTAssertEqual(host.told.last, "4 13 113", "connected")
+
+        // The viewer's node, cut off from the call's owner a moment ago, took the call for lost
+        // and freed the viewer, while the call went on at its owner.
+        let viewerNode = cluster.shells[cluster.owner(of: viewer.uid)]!
+        viewerNode.perform(viewerNode.machine.callChecked(uid: viewer.uid, callID: call.callID,
+                                                          owner: cluster.owner(of: host.uid), .lost))
+        cluster.network.run()
+        XCTAssertEqual(try presence([viewer.uid, host.uid], at: cluster.node("signal-c")), [.online, .inCall])
+
+        // The call's owner asks the viewer's node within two check periods and ends the call for both.
+        let owner = cluster.shells[cluster.owner(of: host.uid)]!
+        for _ in 0..<(2 * CallSignalShell.Machine.callRecheckMs / 1_000 + 2) where owner.book.calls[call.callID]?.isActive == true {
+            cluster.network.advance(by: .seconds(1))
+            try viewer.poll()
+            try host.poll()
+        }
+        XCTAssertEqual(owner.book.calls[call.callID]?.end?.reason, .partyLeft)
+        XCTAssertEqual(owner.book.calls[call.callID]?.end?.by, viewer.uid)
+        XCTAssertEqual(host.told.last, "1 10 106", "the host hears the viewer's side hang up")
+        XCTAssertEqual(viewer.told.last?.hasPrefix("10 "), true, "the viewer was told its call failed")
+        XCTAssertEqual(try presence([viewer.uid, host.uid], at: cluster.node("signal-c")), [.online, .online])
+        XCTAssertEqual(Set(cluster.kicks.map(\.uid)), [viewer.uid, host.uid], "the channel is sealed for both")
+    }
+
+    func testAPartyCheckThatIsMalformedOrHugeIsRefusedClearly() throws {
+        let cluster = CallSignalHarness(nodes: ids)
+        let node = cluster.node("signal-a")
+        for (uid, id) in [(UInt32(0), "1001-abc"), (1001, ""), (1001, "abc"), (1001, "0-abc"),
+                          (1001, String(repeating: "9", count: 100_000) + "-x"), (1001, "1001-" + String(repeating: "f", count: 100_000))] {
+            XCTAssertThrowsError(try node.ask(.callPartyCheck, SignalPartyCheck.with {
+                $0.uid = uid
+                $0.callID = id
+            }, as: SignalPartyCheckResponse.self)) { error in
+                XCTAssertEqual((error as? ShowroomError)?.code, .invalidArgument, "uid \(uid), call id of \(id.utf8.count) bytes")
+                XCTAssertLessThan((error as? ShowroomError)?.message.utf8.count ?? .max, 300)
+            }
+        }
+        // A well-formed check of a call nobody holds is answered with what the node notes, or that it cannot say.
+        let uid = (UInt32(1)...1_000).first { cluster.owner(of: $0) == "signal-a" }!
+        let answer = try node.ask(.callPartyCheck, SignalPartyCheck.with {
+            $0.uid = uid
+            $0.callID = "\(uid)-nosuchcall"
+        }, as: SignalPartyCheckResponse.self)
+        XCTAssertEqual(answer.note, .free)
+        let elsewhere = (UInt32(1)...1_000).first { cluster.owner(of: $0) != "signal-a" }!
+        XCTAssertEqual(try node.ask(.callPartyCheck, SignalPartyCheck.with {
+            $0.uid = elsewhere
+            $0.callID = "\(elsewhere)-nosuchcall"
+        }, as: SignalPartyCheckResponse.self).note, .unsure, "not its user")
+        XCTAssertEqual(SignalPartyCheckResponse.with { $0.note = .UNRECOGNIZED(9) }.partyNote, .unsure, "a note it does not know")
+    }
 }

@@ -596,4 +596,184 @@ final class CallSignalNodeTests: XCTestCase {
         XCTAssertEqual(answered(node.deliver("lost", to: user, callID: "\(callee)-def", state: .failed, owner: "n3", sequence: 1 << 62, lost: true)),
                        [4: ["lost"]])
     }
+
+    // MARK: - The call's owner checks its parties' owners
+
+    /// Answers every catch-up ask `node` has in flight with an empty page: it is caught up.
+    func caughtUp(_ node: inout Node, from members: [String]) {
+        for member in members where member != node.selfID {
+            _ = node.caughtUp(from: member, after: "", [], more: false, nowMs: t0)
+        }
+    }
+
+    /// Hands each notice among `directives` to its party's owner among `nodes`, as the shells do.
+    func carry(_ directives: [Node.Directive], to nodes: inout [String: Node]) {
+        for case .call(.notify(let notice)) in directives {
+            let owner = nodes.values.first!.owner(of: notice.to)
+            _ = nodes[owner]?.deliver("\(notice.state)", to: notice.to, callID: notice.callID, state: notice.state,
+                                      owner: "n1", sequence: notice.sequence)
+        }
+    }
+
+    /// The party checks among `directives`, as `uid@owner`.
+    func partyChecks(_ directives: [Node.Directive]) -> [String] {
+        directives.compactMap { if case .checkParty(let uid, _, let owner) = $0 { "\(uid)@\(owner)" } else { nil } }
+    }
+
+    /// Nodes n1 and n2, caught up, and a connected call owned by n1 from `viewer` (owned by n2)
+    /// to `host` (owned by n1).
+    func connectedCall() throws -> (nodes: [String: Node], viewer: UInt32, host: UInt32, callID: String) {
+        let members = ["n1", "n2"]
+        let host = uid(ownedBy: "n1", among: members)
+        let viewer = uid(ownedBy: "n2", among: members)
+        var nodes = ["n1": makeNode("n1", members: members), "n2": makeNode("n2", seed: 9, members: members)]
+        caughtUp(&nodes["n1"]!, from: members)
+        caughtUp(&nodes["n2"]!, from: members)
+        _ = try login(&nodes["n1"]!, host)
+        _ = try login(&nodes["n2"]!, viewer)
+        let plan = try nodes["n2"]!.dial(host, caller: viewer, nowMs: t0)
+        XCTAssertEqual(plan.owner, "n1")
+        let rung = try nodes["n1"]!.ring(Node.Ring(callID: plan.callID, channel: "call-\(host)-\(plan.channelSecret)",
+                                                   caller: viewer, callee: host, type: .video), nowMs: t0)
+        carry(rung.directives, to: &nodes)
+        nodes["n2"]!.ringAnswered(caller: viewer, callID: plan.callID, .rung)
+        for (request, party) in [(Node.PartyRequest.accept(liveRoom: ""), host), (.firstFrame, host), (.firstFrame, viewer)] {
+            carry(try nodes["n1"]!.act(request, by: party, callID: plan.callID, nowMs: t0 + 500).directives, to: &nodes)
+        }
+        XCTAssertEqual(nodes["n1"]!.book.calls[plan.callID]?.phase, .connected)
+        XCTAssertEqual(nodes["n1"]!.callOf[host]?.callID, plan.callID)
+        XCTAssertEqual(nodes["n2"]!.callOf[viewer]?.callID, plan.callID)
+        return (nodes, viewer, host, plan.callID)
+    }
+
+    func testACallWhosePartyItsOwnerFreedWhileCutOffEndsForBothOnceTheCallsOwnerChecks() throws {
+        let made = try connectedCall()
+        var nodes = made.nodes
+        let (viewer, host, callID) = (made.viewer, made.host, made.callID)
+        let members = ["n1", "n2"]
+
+        // n2 hears nobody for a while: alone, it takes itself for the host's owner, holds no copy
+        // of the call (the host's record had not reached it), and frees the viewer. The partition
+        // heals; the call went on at n1 all along.
+        let cut = nodes["n2"]!.membersChanged(alive: ["n2"], gone: ["n1"], nowMs: t0 + 1_000)
+        XCTAssertTrue(cut.contains { if case .callLost(viewer, _) = $0 { true } else { false } })
+        _ = nodes["n2"]!.membersChanged(alive: members, gone: [], nowMs: t0 + 2_000)
+        XCTAssertEqual(try nodes["n2"]!.partyNote(uid: viewer, callID: callID), .unsure, "catching up: it cannot say yet")
+        caughtUp(&nodes["n2"]!, from: members)
+        XCTAssertNil(nodes["n2"]!.callOf[viewer], "free at its owner")
+        XCTAssertEqual(nodes["n1"]!.book.calls[callID]?.isActive, true, "while the call goes on")
+        XCTAssertEqual(try nodes["n2"]!.partyNote(uid: viewer, callID: callID), .free)
+        XCTAssertEqual(try nodes["n2"]!.partyNote(uid: host, callID: callID), .unsure, "n2 does not own the host")
+
+        // The call's owner asks the viewer's owner once it has held the call a while, and checks
+        // the host, owned here, itself.
+        var now = t0 + 2_000
+        XCTAssertEqual(partyChecks(nodes["n1"]!.tick(nowMs: now, gone: [])), [], "seen now: not yet")
+        now += Node.callRecheckMs - 1_000
+        XCTAssertEqual(partyChecks(nodes["n1"]!.tick(nowMs: now, gone: [])), [])
+        now += 1_000
+        XCTAssertEqual(partyChecks(nodes["n1"]!.tick(nowMs: now, gone: [])), ["\(viewer)@n2"])
+        XCTAssertEqual(nodes["n1"]!.book.calls[callID]?.isActive, true, "the host is in the call at its owner")
+
+        XCTAssertTrue(nodes["n1"]!.partyChecked(uid: viewer, callID: callID, .unsure, nowMs: now).isEmpty)
+        XCTAssertTrue(nodes["n1"]!.partyChecked(uid: viewer, callID: callID, .inCall, nowMs: now).isEmpty)
+        let note = try nodes["n2"]!.partyNote(uid: viewer, callID: callID)
+        let ended = nodes["n1"]!.partyChecked(uid: viewer, callID: callID, note, nowMs: now)
+        let call = try XCTUnwrap(nodes["n1"]!.book.calls[callID])
+        XCTAssertEqual(call.phase, .ended)
+        XCTAssertEqual(call.end?.reason, .partyLeft)
+        XCTAssertEqual(call.end?.by, viewer)
+        let told = ended.compactMap { if case .call(.notify(let notice)) = $0 { notice } else { nil } }
+        XCTAssertEqual(Set(told.map(\.to)), [viewer, host], "both parties hear the end")
+        XCTAssertTrue(told.allSatisfy { $0.state == .prepared })
+        carry(ended, to: &nodes)
+        XCTAssertNil(nodes["n1"]!.callOf[host], "the host is free to be called again")
+        XCTAssertNil(nodes["n2"]!.callOf[viewer])
+        XCTAssertTrue(nodes["n1"]!.partyChecked(uid: viewer, callID: callID, .free, nowMs: now + 1).isEmpty,
+                      "a repeated answer ends nothing twice")
+    }
+
+    func testAPartyInAnotherCallAtItsOwnerEndsTheCallItLeftAndACallBothNoteGoesOn() throws {
+        let made = try connectedCall()
+        var nodes = made.nodes
+        let (viewer, host, callID) = (made.viewer, made.host, made.callID)
+
+        // Both note the call: checked every callRecheckMs, it goes on.
+        var now = t0 + 1_000
+        _ = nodes["n1"]!.tick(nowMs: now, gone: [])
+        for _ in 0..<3 {
+            now += Node.callRecheckMs
+            let asked = nodes["n1"]!.tick(nowMs: now, gone: [])
+            XCTAssertEqual(partyChecks(asked), ["\(viewer)@n2"])
+            XCTAssertEqual(try nodes["n2"]!.partyNote(uid: viewer, callID: callID), .inCall)
+            XCTAssertTrue(nodes["n1"]!.partyChecked(uid: viewer, callID: callID, .inCall, nowMs: now).isEmpty)
+        }
+        XCTAssertEqual(nodes["n1"]!.book.calls[callID]?.phase, .connected)
+
+        // The viewer's owner lost the call and had the viewer ring into another one meanwhile.
+        _ = nodes["n2"]!.callChecked(uid: viewer, callID: callID, owner: "n1", .lost)
+        let other = "\(host + 1_000)-abc"
+        _ = nodes["n2"]!.deliver("ring", to: viewer, callID: other, state: .calling, owner: "n2", sequence: 1)
+        let note = try nodes["n2"]!.partyNote(uid: viewer, callID: callID)
+        XCTAssertEqual(note, .inOtherCall(other))
+        _ = nodes["n1"]!.partyChecked(uid: viewer, callID: callID, note, nowMs: now)
+        XCTAssertEqual(nodes["n1"]!.book.calls[callID]?.end?.reason, .partyLeft, "one call per user: the one it left ends")
+        XCTAssertEqual(nodes["n1"]!.book.calls[callID]?.end?.message.contains(other), true)
+        XCTAssertEqual(nodes["n2"]!.callOf[viewer]?.callID, other, "and the viewer stays in the one its owner notes")
+    }
+
+    func testACallJustRungIsNotCheckedUntilItWasHeldAWhile() throws {
+        let members = ["n1", "n2"]
+        let host = uid(ownedBy: "n1", among: members)
+        let viewer = uid(ownedBy: "n2", among: members)
+        var nodes = ["n1": makeNode("n1", members: members)]
+        caughtUp(&nodes["n1"]!, from: members)
+        _ = try login(&nodes["n1"]!, host)
+        _ = nodes["n1"]!.tick(nowMs: t0, gone: [])
+        // Rung, its notice for the viewer still on its way to the viewer's owner.
+        let callID = "\(host)-0123456789abcdef01234567"
+        let rung = try nodes["n1"]!.ring(Node.Ring(callID: callID, channel: "call-\(host)-x", caller: viewer, callee: host,
+                                                   type: .video, timeoutMs: 60_000), nowMs: t0 + 500)
+        carry(rung.directives, to: &nodes)
+        var now = t0 + 500
+        while now < t0 + 500 + Node.callRecheckMs {
+            now += 500
+            XCTAssertEqual(partyChecks(nodes["n1"]!.tick(nowMs: now, gone: [])), [], "at \(now - t0 - 500) ms")
+        }
+        now += 1_000
+        XCTAssertEqual(partyChecks(nodes["n1"]!.tick(nowMs: now, gone: [])), ["\(viewer)@n2"])
+        XCTAssertEqual(nodes["n1"]!.book.calls[callID]?.phase, .ringing, "the host, owned here, is in it")
+    }
+
+    func testAPartyCheckThatIsMalformedHugeOrAboutNoCallHereIsRefusedOrChangesNothing() throws {
+        let made = try connectedCall()
+        let nodes = made.nodes
+        let (viewer, host, callID) = (made.viewer, made.host, made.callID)
+
+        // At a party's owner: a malformed ask is refused, with a short message, and traps nothing.
+        let n2 = nodes["n2"]!
+        for (uid, id) in [(UInt32(0), callID), (viewer, ""), (viewer, "abc"), (viewer, "0-abc"), (viewer, "-abc"),
+                          (viewer, String(repeating: "9", count: 100_000) + "-x"), (viewer, "\(host)-" + String(repeating: "f", count: 100_000))] {
+            let refused = refusal { () throws(Node.Refusal) in _ = try n2.partyNote(uid: uid, callID: id) }
+            XCTAssertEqual(refused?.code, .invalidArgument, "uid \(uid), call id of \(id.utf8.count) bytes")
+            XCTAssertLessThan(refused?.message.utf8.count ?? 0, 300, "the message quotes at most a prefix of the id")
+        }
+        XCTAssertEqual(try n2.partyNote(uid: viewer, callID: "\(host)-nosuchcall"), .inOtherCall(callID),
+                       "a call it never heard of: it says what it notes")
+        XCTAssertEqual(try n2.partyNote(uid: UInt32.max, callID: callID), n2.owner(of: .max) == "n2" ? .free : .unsure)
+
+        // At the call's owner: an answer about a call not held, a uid of no party, or a call
+        // over changes nothing.
+        var n1 = nodes["n1"]!
+        for (uid, id) in [(viewer, "\(host)-nosuchcall"), (viewer, ""), (UInt32(0), callID), (UInt32(77), callID),
+                          (viewer, String(repeating: "9", count: 100_000))] {
+            XCTAssertTrue(n1.partyChecked(uid: uid, callID: id, .free, nowMs: t0 + 1_000).isEmpty)
+        }
+        XCTAssertEqual(n1.book.calls[callID]?.phase, .connected)
+        // A huge id in an answer is not copied whole into the call's end.
+        _ = n1.partyChecked(uid: viewer, callID: callID, .inOtherCall(String(repeating: "7", count: 100_000)), nowMs: t0 + 1_000)
+        XCTAssertEqual(n1.book.calls[callID]?.phase, .ended)
+        XCTAssertLessThan(n1.book.calls[callID]?.end?.message.utf8.count ?? .max, 200)
+        XCTAssertTrue(n1.partyChecked(uid: viewer, callID: callID, .free, nowMs: t0 + 2_000).isEmpty, "over: nothing more")
+    }
 }

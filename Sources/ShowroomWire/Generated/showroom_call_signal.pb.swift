@@ -112,6 +112,51 @@ public nonisolated enum SignalCallType: SwiftProtobuf.Enum, Swift.CaseIterable {
 
 }
 
+public nonisolated enum SignalPartyNote: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+
+  /// The answering node cannot say (it does not own the uid as it sees the members, or it is
+  /// catching up on its users' records): asked again later.
+  case unsure // = 0
+  case inCall // = 1
+  case free // = 2
+  case inOtherCall // = 3
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unsure
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unsure
+    case 1: self = .inCall
+    case 2: self = .free
+    case 3: self = .inOtherCall
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unsure: return 0
+    case .inCall: return 1
+    case .free: return 2
+    case .inOtherCall: return 3
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [SignalPartyNote] = [
+    .unsure,
+    .inCall,
+    .free,
+    .inOtherCall,
+  ]
+
+}
+
 /// Body of a CALL_LOGIN request: an AccessToken2 token with the RTM service for `uid`.
 public nonisolated struct SignalLoginRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -550,6 +595,38 @@ public nonisolated struct SignalPartyAction: Sendable {
   public init() {}
 }
 
+/// CALL_PARTY_CHECK: a call's owner asks a party's owner whether it notes the party in the call
+/// (a node that was cut off may have freed the party while the call went on elsewhere). The
+/// call's owner ends a call whose party's owner notes the party free or in another call.
+public nonisolated struct SignalPartyCheck: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var uid: UInt32 = 0
+
+  public var callID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct SignalPartyCheckResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var note: SignalPartyNote = .unsure
+
+  /// The call the party is noted in, for PARTY_NOTE_IN_OTHER_CALL.
+  public var otherCallID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 /// CALL_DELIVER: notices for users the receiving node owns (it queues them for their sessions).
 public nonisolated struct SignalDeliverRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -967,6 +1044,10 @@ nonisolated extension SignalPresenceState: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension SignalCallType: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CALL_TYPE_VIDEO\0\u{1}CALL_TYPE_AUDIO\0")
+}
+
+nonisolated extension SignalPartyNote: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PARTY_NOTE_UNSURE\0\u{1}PARTY_NOTE_IN_CALL\0\u{1}PARTY_NOTE_FREE\0\u{1}PARTY_NOTE_IN_OTHER_CALL\0")
 }
 
 nonisolated extension SignalLoginRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
@@ -1877,6 +1958,76 @@ nonisolated extension SignalPartyAction: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.reason != rhs.reason {return false}
     if lhs.liveRoomID != rhs.liveRoomID {return false}
     if lhs.checkOnly != rhs.checkOnly {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension SignalPartyCheck: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PartyCheck"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uid\0\u{3}call_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.callID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.uid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 1)
+    }
+    if !self.callID.isEmpty {
+      try visitor.visitSingularStringField(value: self.callID, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: SignalPartyCheck, rhs: SignalPartyCheck) -> Bool {
+    if lhs.uid != rhs.uid {return false}
+    if lhs.callID != rhs.callID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension SignalPartyCheckResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PartyCheckResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}note\0\u{3}other_call_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.note) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.otherCallID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.note != .unsure {
+      try visitor.visitSingularEnumField(value: self.note, fieldNumber: 1)
+    }
+    if !self.otherCallID.isEmpty {
+      try visitor.visitSingularStringField(value: self.otherCallID, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: SignalPartyCheckResponse, rhs: SignalPartyCheckResponse) -> Bool {
+    if lhs.note != rhs.note {return false}
+    if lhs.otherCallID != rhs.otherCallID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
