@@ -298,6 +298,20 @@ public struct CallBook: Sendable {
         return directives
     }
 
+    /// Numbers the next notices of a call held here, still active, above those of another node's
+    /// copy of it (`copy`, from that node's record of the callee): on the other side of a
+    /// partition that node took the call over and told the parties its own numbers, 1 000 above
+    /// this book's, and a party drops a notice numbered below one it took (an end never heard
+    /// leaves it in a call that is over). Returns whether the numbers moved.
+    @discardableResult
+    public mutating func numberAbove(_ copy: Call) -> Bool {
+        guard var call = calls[copy.id], call.isActive, call.caller == copy.caller, call.callee == copy.callee,
+              copy.sequence > call.sequence else { return false }
+        call.sequence = copy.sequence
+        calls[call.id] = call
+        return true
+    }
+
     /// Forgets a call another node owns now (it was handed over): no notice, no seal.
     public mutating func release(_ id: String) {
         guard let call = calls.removeValue(forKey: id) else { return }

@@ -574,6 +574,7 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
     public mutating func replicaBatchAnswered(_ batch: VersionedStore<UserRecord>.Batch, held: Bool,
                                               newer: [ReplicatedEntry<UserRecord>] = [], nowMs: Int64 = 0) -> [Directive] {
         _ = records.batchAnswered(batch, held: held)
+        numberAboveCopies(in: newer)
         var directives: [Directive] = []
         for entry in records.receiveKeptOver(newer.filter { records.replication.holds($0.key) }).persist {
             if let record = entry.value, records.replication.owns(entry.key) { directives += adopt(record, nowMs: nowMs) }
@@ -584,6 +585,7 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
     /// Records from a user's owner or a hand-over (checked for form by the shell): those of users
     /// this node owns now are taken over at once.
     public mutating func receive(_ entries: [ReplicatedEntry<UserRecord>], nowMs: Int64) -> [Directive] {
+        numberAboveCopies(in: entries)
         var directives: [Directive] = []
         for entry in records.receive(entries).persist {
             if let record = entry.value, records.replication.owns(entry.key) { directives += adopt(record, nowMs: nowMs) }
@@ -782,6 +784,16 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
         }
         changed(record.uid)
         return directives
+    }
+
+    /// The calls owned here that another node's records carry too (it held them on the other side
+    /// of a partition) number their next notices above that node's, whichever record wins the
+    /// merge: the parties may have taken that node's numbers.
+    private mutating func numberAboveCopies(in entries: [ReplicatedEntry<UserRecord>]) {
+        for entry in entries where records.replication.owns(entry.key) {
+            guard let copy = entry.value?.ownedCall, book.numberAbove(copy) else { continue }
+            changed(copy.callee)
+        }
     }
 
     /// Gives up what this node held of `uid`, owned by another node now (which has its record).

@@ -329,13 +329,20 @@ final class CallBookTests: XCTestCase {
         XCTAssertFalse(busy.adopt(call))
     }
 
-    func testAnEndTakenFromAnotherCopyEndsTheCallHereOnceAndOutlivesALaterActiveCopy() throws {
-        // Two copies of one call (the two sides of a partition): one is hung up.
+    /// Two copies of call c1 (the two sides of a partition): the one rung `here`, and the one
+    /// another book took over `there`, numbered 1 000 above.
+    func twoCopies() throws -> (here: CallBook, active: Call, there: CallBook) {
         var here = CallBook()
         _ = try ring(&here, at: t0)
         let active = try XCTUnwrap(here.call(of: host))
         var there = CallBook()
         XCTAssertTrue(there.adopt(active))
+        return (here, active, there)
+    }
+
+    func testAnEndTakenFromAnotherCopyEndsTheCallHereOnceAndOutlivesALaterActiveCopy() throws {
+        // Two copies of one call: one is hung up.
+        var (here, active, there) = try twoCopies()
         _ = try there.accept("c1", by: host, nowMs: t0 + 100)
         _ = try there.hangup("c1", by: viewer, nowMs: t0 + 500)
         let ended = try XCTUnwrap(there.calls["c1"])
@@ -360,6 +367,33 @@ final class CallBookTests: XCTestCase {
         XCTAssertFalse(fresh.adopt(active))
         XCTAssertTrue(fresh.tick(nowMs: t0 + 500 + fresh.settings.retainEndedMs).isEmpty)
         XCTAssertNil(fresh.latestOwned[host], "forgotten with the call")
+    }
+
+    func testAnotherCopyStillGoingOnMovesTheNumbersOfTheCallHereUpwardsOnly() throws {
+        // Two copies of one call, both going on.
+        var (here, active, there) = try twoCopies()
+        let copy = try XCTUnwrap(there.calls["c1"])
+        var elsewhere = CallBook()
+        _ = try ring(&elsewhere, from: 3001, at: t0)
+        var strangerThere = CallBook()
+        XCTAssertTrue(strangerThere.adopt(try XCTUnwrap(elsewhere.call(of: host))))
+
+        XCTAssertFalse(here.numberAbove(try XCTUnwrap(strangerThere.calls["c1"])), "another caller's call of the same id")
+        XCTAssertFalse(here.numberAbove(active), "not above")
+        XCTAssertTrue(here.numberAbove(copy))
+        XCTAssertEqual(here.calls["c1"]?.sequence, copy.sequence)
+        XCTAssertFalse(here.numberAbove(active), "never downwards")
+        XCTAssertEqual(here.call(of: viewer)?.phase, .ringing, "the call goes on as it was")
+
+        let ended = try here.cancel("c1", by: viewer, nowMs: t0 + 200)
+        let sequences = ended.compactMap { if case .notify(let notice) = $0 { notice.sequence } else { nil } }
+        XCTAssertEqual(sequences.count, 2)
+        XCTAssertTrue(sequences.allSatisfy { $0 > copy.sequence }, "numbered past both copies' notices")
+        _ = try there.accept("c1", by: host, nowMs: t0 + 300)
+        _ = there.partyLeft("c1", uid: host, nowMs: t0 + 400)
+        XCTAssertGreaterThan(try XCTUnwrap(there.calls["c1"]).sequence, try XCTUnwrap(here.calls["c1"]).sequence)
+        XCTAssertFalse(here.numberAbove(try XCTUnwrap(there.calls["c1"])), "an ended call keeps its numbers")
+        XCTAssertEqual(here.calls["c1"]?.sequence, sequences.max())
     }
 
     func testAReleasedCallIsForgottenWithoutANotice() throws {

@@ -446,24 +446,38 @@ final class CallSignalNodeTests: XCTestCase {
         XCTAssertEqual(owner.callOf[moved]?.callID, "88-def")
     }
 
-    func testACallEndedOnOneSideOfAPartitionEndsTheOtherSidesCopyWhateverTheVersions() throws {
+    /// Members n1 and n2; n1 owns `dialler` and `called` (both logged in there) and holds the call
+    /// `dialler` rang `called` in.
+    func callRungAtItsOwner() throws -> (owner: Node, other: Node, dialler: UInt32, called: UInt32, callID: String) {
         let members = ["n1", "n2"]
         let owned = (1...1_000).map(UInt32.init).filter { makeNode("n1", members: members).owner(of: $0) == "n1" }
         let (dialler, called) = (owned[0], owned[1])
         var owner = makeNode("n1", members: members)
-        var other = makeNode("n2", seed: 9, members: members)
+        _ = try login(&owner, dialler)
+        _ = try login(&owner, called)
+        let plan = try owner.dial(called, caller: dialler, nowMs: t0)
+        _ = try owner.ring(Node.Ring(callID: plan.callID, channel: "call-\(called)-\(plan.channelSecret)", caller: dialler,
+                                     callee: called, type: .video), nowMs: t0)
+        return (owner, makeNode("n2", seed: 9, members: members), dialler, called, plan.callID)
+    }
+
+    /// The records `node` hands back to n1 and n2 once it sees them both again.
+    func handOver(healing node: inout Node) -> [ReplicatedEntry<UserRecord>] {
+        var records: [ReplicatedEntry<UserRecord>] = []
+        for case .replicate(let batch) in node.membersChanged(alive: ["n1", "n2"], gone: [], nowMs: t0 + 1_000) {
+            records += batch.records
+        }
+        return records
+    }
+
+    func testACallEndedOnOneSideOfAPartitionEndsTheOtherSidesCopyWhateverTheVersions() throws {
+        var (owner, other, dialler, called, callID) = try callRungAtItsOwner()
         func replicate(_ from: inout Node, to: inout Node) {
             for case .replicate(let batch) in from.flush() {
                 let answer = to.replicaBatch(batch.records, nowMs: t0)
                 from.replicaBatchAnswered(batch, held: true, newer: answer.newer, nowMs: t0)
             }
         }
-        _ = try login(&owner, dialler)
-        _ = try login(&owner, called)
-        let plan = try owner.dial(called, caller: dialler, nowMs: t0)
-        let callID = plan.callID
-        _ = try owner.ring(Node.Ring(callID: callID, channel: "call-\(called)-\(plan.channelSecret)", caller: dialler,
-                                     callee: called, type: .video), nowMs: t0)
         _ = try owner.act(.accept(liveRoom: ""), by: called, callID: callID, nowMs: t0 + 10)
         replicate(&owner, to: &other)
 
@@ -485,10 +499,7 @@ final class CallSignalNodeTests: XCTestCase {
 
         let endedThere = try XCTUnwrap(other.book.calls[callID])
         // Healed: what the other side held comes back to the owner (its hand-over); the end wins.
-        var handOver: [ReplicatedEntry<UserRecord>] = []
-        for case .replicate(let batch) in other.membersChanged(alive: members, gone: [], nowMs: t0 + 1_000) {
-            handOver += batch.records
-        }
+        let handOver = handOver(healing: &other)
         XCTAssertEqual(handOver.first { $0.key == key }?.value?.ownedCall?.phase, .ended, "the other side's record keeps the end")
         let directives = owner.receive(handOver, nowMs: t0 + 1_000)
         XCTAssertEqual(owner.book.calls[callID]?.phase, .ended, "the owner's copy ends too")
@@ -505,6 +516,43 @@ final class CallSignalNodeTests: XCTestCase {
         _ = owner.receive([stale], nowMs: t0 + 2_000)
         XCTAssertEqual(owner.book.calls[callID]?.isActive, false)
         XCTAssertEqual(owner.records[key]?.ownedCall?.phase, .ended)
+    }
+
+    func testACallBothSidesOfAPartitionHeldNumbersItsNoticesAboveTheOtherSidesWhateverTheVersions() throws {
+        var (owner, other, dialler, called, callID) = try callRungAtItsOwner()
+        for case .replicate(let batch) in owner.flush() { _ = other.replicaBatch(batch.records, nowMs: t0) }
+
+        // Cut off one way: the other side takes the ringing call over and tells a party of it, with
+        // numbers 1 000 above the owner's, while the owner holds the call on.
+        _ = other.membersChanged(alive: ["n2"], gone: ["n1"], nowMs: t0 + 100)
+        let returned = try other.act(.signaling(.returned), by: called, callID: callID, nowMs: t0 + 200).directives
+        let toldThere = returned.compactMap { if case .call(.notify(let notice)) = $0 { notice.sequence } else { nil } }
+        let highest = try XCTUnwrap(toldThere.max())
+        XCTAssertGreaterThan(highest, CallBook.adoptedSequenceGap)
+        _ = other.flush()
+        // The owner writes the callee's record more often meanwhile (a higher version).
+        for step in 0..<4 {
+            _ = try owner.act(.signaling(step.isMultiple(of: 2) ? .lost : .returned), by: called, callID: callID,
+                              nowMs: t0 + 300 + Int64(step))
+            _ = owner.flush()
+        }
+        let key = UserRecord.key(of: called)
+        XCTAssertGreaterThan(owner.records.entries[key]!.version, other.records.entries[key]!.version)
+        XCTAssertLessThan(try XCTUnwrap(owner.book.calls[callID]).sequence, highest)
+
+        // Healed: the other side's record comes back to the owner (its hand-over) and loses the merge.
+        let handOver = handOver(healing: &other)
+        XCTAssertEqual(handOver.first { $0.key == key }?.value?.ownedCall?.sequence, highest)
+        _ = owner.receive(handOver, nowMs: t0 + 1_000)
+        XCTAssertEqual(owner.book.calls[callID]?.phase, .ringing, "the owner's copy goes on")
+        _ = owner.flush()
+        XCTAssertEqual(owner.records[key]?.ownedCall?.sequence, highest, "its record carries the numbers on")
+
+        // The call ends at the owner: every party hears it, numbered above what the other side told.
+        let rejected = try owner.act(.reject(reason: ""), by: called, callID: callID, nowMs: t0 + 2_000).directives
+        let ends = rejected.compactMap { if case .call(.notify(let notice)) = $0 { notice } else { nil } }
+        XCTAssertEqual(Set(ends.map(\.to)), [dialler, called])
+        XCTAssertTrue(ends.allSatisfy { $0.state == .prepared && $0.sequence > highest })
     }
 
     func testACallWhoseOwnerIsGoneIsCheckedAndALostOneFreesTheParty() throws {
