@@ -231,7 +231,7 @@ let package = Package(
         .target(
             name: "ClusterSimulation",
             dependencies: [
-                "NodeRuntime", "Coordinator", "CallSignal", "Calls", "Rooms", "RoomStore", "Routing", "ShowroomWire", "Membership",
+                "NodeRuntime", "Coordinator", "CallSignal", "Calls", "CallAPI", "Rooms", "RoomStore", "Routing", "ShowroomWire", "Membership",
                 "EdgeServer", "Edge", "EdgeProtocol", "ShowroomKit", "ShowroomAuth", "Ownership",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "HeapModule", package: "swift-collections"),

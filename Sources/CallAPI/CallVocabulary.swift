@@ -14,6 +14,10 @@ public enum CallState: Int, Sendable, Hashable, CaseIterable, CustomStringConver
     case connected = 4
     case failed = 10
 
+    /// Whether a call's notice in this state ends the call for its side (it is over, failed or
+    /// never began).
+    public var endsCall: Bool { self == .prepared || self == .failed || self == .idle }
+
     public var description: String { "\(Self.names[self]!)(\(rawValue))" }
     private static let names: [CallState: String] = [
         .idle: "idle", .prepared: "prepared", .calling: "calling", .connecting: "connecting",

@@ -1,3 +1,4 @@
+import CallAPI
 import ShowroomAuth
 import ShowroomWire
 import SwiftProtobuf
@@ -33,8 +34,8 @@ final class CallWorkload {
         /// The current (or last) call and this side's state in it, from the notices taken.
         var callID = ""
         var state = State.idle
-        /// The last notice number taken per call (the SDK's stale-notice filter).
-        var taken: [String: UInt64] = [:]
+        /// The SDK's stale-notice filter.
+        var filter = CallNoticeFilter()
     }
 
     /// A call whose accept a callee was answered.
@@ -133,9 +134,10 @@ final class CallWorkload {
 
     /// A notice as the SDK takes it: stale or repeated ones dropped, an older call's ignored.
     private func take(_ notice: SignalNotice, uid: UInt32) {
-        guard var client = clients[uid], notice.sequence > client.taken[notice.callID, default: 0] else { return }
-        client.taken[notice.callID] = notice.sequence
         let state = State(rawValue: notice.state) ?? .failed
+        guard var client = clients[uid],
+              client.filter.take(callID: notice.callID, sequence: notice.sequence,
+                                 ends: CallState(rawValue: Int(notice.state))?.endsCall ?? true) else { return }
         if !client.callID.isEmpty, client.callID != notice.callID, state != .calling {
             clients[uid] = client
             return

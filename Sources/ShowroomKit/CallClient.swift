@@ -493,7 +493,7 @@ public final class CallClient: Sendable {
         let reason = CallStateReason(rawValue: Int(notice.reason)) ?? .none
         let event = CallEvent(rawValue: Int(notice.event)) ?? .none
         let accepted = state.withLock { (state) -> (before: CallState, config: PrepareConfig, connection: ChannelConnection?)? in
-            guard state.filter.take(callID: notice.callID, sequence: notice.sequence) else { return nil }
+            guard state.filter.take(callID: notice.callID, sequence: notice.sequence, ends: newState.endsCall) else { return nil }
             // A notice of an older call than the current one is history.
             if let current = state.call, current.callID != notice.callID, newState != .calling { return nil }
             if state.call?.callID != notice.callID {

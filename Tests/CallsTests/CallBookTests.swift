@@ -1,3 +1,4 @@
+import CallAPI
 import Calls
 import XCTest
 
@@ -304,6 +305,22 @@ final class CallBookTests: XCTestCase {
         // Bounded: old calls are forgotten.
         for n in 0..<(CallNoticeFilter.remembered + 1) { _ = filter.take(callID: "x\(n)", sequence: 1) }
         XCTAssertTrue(filter.take(callID: "c1", sequence: 1))
+    }
+
+    func testAClientTakesACallsEndOnceWhateverItsNumber() {
+        var filter = CallNoticeFilter()
+        // The other side of a partition numbered the call 1,000 above its owner, which ends it.
+        XCTAssertTrue(filter.take(callID: "c1", sequence: 1_005))
+        XCTAssertFalse(filter.take(callID: "c1", sequence: 6), "a lower number that is no end stays stale")
+        XCTAssertTrue(filter.take(callID: "c1", sequence: 6, ends: true), "an end is final, whatever its number")
+        XCTAssertFalse(filter.take(callID: "c1", sequence: 7, ends: true), "taken once")
+        XCTAssertFalse(filter.take(callID: "c1", sequence: 1_005), "the numbers seen stay the highest")
+        XCTAssertTrue(filter.take(callID: "c1", sequence: 1_006))
+        // A peer's number at the top of the range does not trap.
+        XCTAssertTrue(filter.take(callID: "c2", sequence: .max))
+        XCTAssertTrue(filter.take(callID: "c2", sequence: 0, ends: true))
+        XCTAssertTrue([CallState.prepared, .failed, .idle].allSatisfy(\.endsCall))
+        XCTAssertFalse([CallState.calling, .connecting, .connected].contains(where: \.endsCall))
     }
 
     func testAnAdoptedCallKeepsItsTimersAndNumbersPastItsFormerOwner() throws {
