@@ -10,11 +10,8 @@ import SwiftProtobuf
 /// them to the user's owner. What each client believes (its state, from the notices it took) and
 /// what it was acknowledged (accepts, ends) are kept for the checks.
 final class CallWorkload {
-    /// CallAPI's states, by number.
-    enum State: UInt32 {
-        case idle = 0, prepared = 1, calling = 2, connecting = 3, connected = 4, failed = 10
-        var isActive: Bool { self == .calling || self == .connecting || self == .connected }
-    }
+    /// CallAPI's states, as the SDK takes them.
+    typealias State = CallState
 
     /// One app's signaling client.
     struct Client {
@@ -134,10 +131,8 @@ final class CallWorkload {
 
     /// A notice as the SDK takes it: stale or repeated ones dropped, an older call's ignored.
     private func take(_ notice: SignalNotice, uid: UInt32) {
-        let state = State(rawValue: notice.state) ?? .failed
-        guard var client = clients[uid],
-              client.filter.take(callID: notice.callID, sequence: notice.sequence,
-                                 ends: CallState(rawValue: Int(notice.state))?.endsCall ?? true) else { return }
+        let state = State(rawValue: Int(notice.state)) ?? .failed
+        guard var client = clients[uid], client.filter.take(callID: notice.callID, sequence: notice.sequence, ends: state.endsCall) else { return }
         if !client.callID.isEmpty, client.callID != notice.callID, state != .calling {
             clients[uid] = client
             return
@@ -262,4 +257,9 @@ extension CallWorkload {
         views.accepted = Set(accepted.keys)
         return views
     }
+}
+
+extension CallState {
+    /// Whether a side in this state is in a call.
+    var isActive: Bool { self == .calling || self == .connecting || self == .connected }
 }

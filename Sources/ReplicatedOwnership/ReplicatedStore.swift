@@ -235,8 +235,8 @@ public struct VersionedEntries<Value: Sendable & Equatable>: ReplicaRecords {
         }
     }
 
-    /// Keeps `entry`, noting whether it is a tombstone.
-    fileprivate mutating func store(_ entry: ReplicatedEntry<Value>) {
+    /// Keeps `entry` over what is held of its key, noting whether it is a tombstone.
+    public mutating func keep(_ entry: ReplicatedEntry<Value>) {
         entries[entry.key] = entry
         if entry.value == nil {
             if tombstoneSeen[entry.key] == nil { tombstoneSeen[entry.key] = .some(nil) }
@@ -286,8 +286,6 @@ extension VersionedEntries: VersionedRecords {
         }
         return entry.supersedes(held)
     }
-
-    public mutating func keep(_ entry: ReplicatedEntry<Value>) { store(entry) }
 
     public mutating func markChanged(_ key: String) { changed.insert(key) }
 
