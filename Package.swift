@@ -39,6 +39,8 @@ let package = Package(
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
+        .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird", from: "2.1.0"),
     ],
     targets: [
         // System libraries (Debian: libzmq3-dev, libopus-dev, libvpx-dev).
@@ -180,12 +182,28 @@ let package = Package(
             name: "Coordinator",
             dependencies: [
                 "NodeRuntime", "Rooms", "RoomStore", "Webhooks", "ShowroomAuth", "ShowroomWire", "ZeroMQ", "Membership",
-                "Routing", "ReplicatedOwnership",
+                "Routing", "ReplicatedOwnership", "ServerAPI",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
         .executableTarget(name: "showroom-coordinator", dependencies: ["NodeRuntime", "Coordinator"]),
+        // The server API for business servers: HTTP and JSON on every coordinator, generated from
+        // proto/api/openapi.yaml (proto/generate-api.sh), answered through the coordinator's own
+        // request handling.
+        .target(
+            name: "ServerAPI",
+            dependencies: [
+                "NodeRuntime", "AdminEndpoint", "ShowroomAuth", "ShowroomWire",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            exclude: ["Generated/README.md"]
+        ),
         // The call-signal process's shell: signaling sessions, calls and the routing between nodes.
         .target(
             name: "CallSignal",
@@ -255,6 +273,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
 
@@ -348,6 +368,12 @@ let package = Package(
         .testTarget(name: "ClusterSimulationTests", dependencies: ["ClusterSimulation", "ShowroomWire", "Calls", "Routing"]),
         .testTarget(name: "ClusterTests", dependencies: ["ShowroomTesting", "NodeRuntime", "ShowroomWire"]),
         .testTarget(name: "ShowroomWireTests", dependencies: ["ShowroomWire"]),
+        // The server API: customer keys and request rates as plain values; every operation over
+        // real HTTP against a real cluster.
+        .testTarget(
+            name: "ServerAPITests",
+            dependencies: ["ServerAPI", "ShowroomTesting", "ShowroomKit", "ShowroomAuth", "ShowroomWire", "NodeRuntime"]
+        ),
         .testTarget(
             name: "NodeRuntimeTests",
             dependencies: [

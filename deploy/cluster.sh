@@ -31,6 +31,10 @@
 # channel's origin edge take N of its viewers before coordinators place more on relay edges. Clients (the SDK) are given
 # the coordinators' client endpoints as seeds (`client=` in their ready lines). `--room-expiry S`
 # sets rooms' lifetime (default 1200 s, the seeds' 20 minutes; a soak longer than that wants more).
+# Server API: every coordinator serves it on a port of its own (P+90 up; `api=` in its ready line);
+# `up` makes a customer key with every scope and keeps it in DIR/api-key (mode 600) as id:secret,
+# for `curl -u "$(cat DIR/api-key)" http://127.0.0.1:PORT/v1/rooms`; the coordinators hold only
+# its SHA-256 (DIR/coordinator.json).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -50,7 +54,7 @@ client_encryption=""
 relay_threshold=0
 room_expiry=1200
 
-usage() { sed -n '2,33p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,37p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
 command="${1:-}"
@@ -126,6 +130,12 @@ bind_of() {
   esac
 }
 
+# Where a coordinator's server API listens: P+90 up, or a free port.
+api_listen_of() {
+  if [ "$base_port" = 0 ]; then echo "127.0.0.1:0"; return; fi
+  echo "127.0.0.1:$((base_port + 90 + ${1##*-} - 1))"
+}
+
 # Running = the pid exists and is not a zombie (a killed process whose parent, gone, left it to an
 # init that has not reaped it yet still answers kill -0).
 is_running() {
@@ -147,6 +157,8 @@ seed_flags() {
 }
 # Seeds for clients (the SDK): the client endpoints of the running coordinators.
 client_of() { sed -n 's/^ready .* client=\([^ ]*\).*/\1/p' "$run_dir/$1.out" 2>/dev/null | head -1; }
+api_of() { sed -n 's/^ready .* api=\([^ ]*\).*/\1/p' "$run_dir/$1.out" 2>/dev/null | head -1; }
+
 client_seed_flags() {
   local id
   for id in $(live_ids); do [ "${id%-*}" = coordinator ] && echo "--seed $(client_of "$id")"; done
@@ -173,7 +185,7 @@ start_node() {
     done
     role_flags=()
     # A coordinator keeps its rooms in DIR/data/ID.sqlite: restarting it loses none.
-    [ "$kind" = coordinator ] && role_flags=(--data-dir "$run_dir/data")
+    [ "$kind" = coordinator ] && role_flags=(--data-dir "$run_dir/data" --api "$(api_listen_of "$id")")
     [ -n "$(keyring_dir)" ] && role_flags+=(--keyring "$(keyring_dir)")
     [ "$kind" = edge ] && [ -f "$run_dir/client-encryption" ] && role_flags+=(--client-encryption "$(cat "$run_dir/client-encryption")")
     config="$run_dir/app.json"
@@ -242,11 +254,16 @@ cmd_up() {
   [[ "$relay_threshold" =~ ^[0-9]+$ ]] || die "--relay-threshold takes a number of viewers (0: off)"
   [[ "$room_expiry" =~ ^[0-9]+$ ]] && [ "$room_expiry" -ge 1 ] || die "--room-expiry takes a number of seconds (at least 1)"
   # Every member reads the app from app.json; coordinators read their own settings too, from
-  # coordinator.json (an edge refuses keys that are not its own).
+  # coordinator.json (an edge refuses keys that are not its own), with the server API's customer
+  # key as its secret's SHA-256; the secret itself stays in api-key.
+  local api_secret api_hash
+  api_secret="$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+  api_hash="$(printf '%s' "$api_secret" | sha256sum | cut -d' ' -f1)"
   ( umask 077
     printf '{"appID": "%s", "appCertificate": "%s"}\n' "$app_id" "$app_certificate" > "$run_dir/app.json"
-    printf '{"appID": "%s", "appCertificate": "%s", "webhookURLs": [%s], "webhookSecret": "%s", "relayThreshold": %s, "roomExpirySeconds": %s}\n' \
-      "$app_id" "$app_certificate" "$hooks" "$webhook_secret" "$relay_threshold" "$room_expiry" > "$run_dir/coordinator.json" )
+    printf 'business:%s\n' "$api_secret" > "$run_dir/api-key"
+    printf '{"appID": "%s", "appCertificate": "%s", "webhookURLs": [%s], "webhookSecret": "%s", "relayThreshold": %s, "roomExpirySeconds": %s, "apiKeys": [{"id": "business", "secretSHA256": "%s", "scopes": ["read", "rooms", "moderation", "calls"]}]}\n' \
+      "$app_id" "$app_certificate" "$hooks" "$webhook_secret" "$relay_threshold" "$room_expiry" "$api_hash" > "$run_dir/coordinator.json" )
   rm -rf "$run_dir/keys" "$run_dir/client-encryption"
   if [ -z "$plain_cluster" ]; then
     ( umask 077; mkdir -p "$run_dir/keys" )
@@ -264,6 +281,7 @@ cmd_up() {
   for i in $(seq 1 "$edges"); do start_node "edge-$i"; done
   await_converged
   echo "seed: $(endpoint_of coordinator-1) (cluster)  client seed: $(client_of coordinator-1)"
+  echo "server API: $(api_of coordinator-1)  customer key: $run_dir/api-key (curl -u \"\$(cat $run_dir/api-key)\" $(api_of coordinator-1)/v1/rooms)"
 }
 
 cmd_status() {

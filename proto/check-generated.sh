@@ -31,3 +31,20 @@ if ! report="$(diff -r -q -x '.*' "$scratch/Generated" "$committed")"; then
     exit 1
 fi
 echo "check-generated.sh: Sources/ShowroomWire/Generated/ is current with proto/ ($(find "$committed" -maxdepth 1 -type f ! -name '.*' | wc -l) files)"
+
+# The server API's code: its README records the SHA-256 of the document, the generator's
+# configuration and each generated file (proto/generate-api.sh); all must still match, and no
+# generated file may be missing or extra. No generator build is needed for this check.
+api="$root/Sources/ServerAPI/Generated"
+recorded="$(sed -n 's/^    \([0-9a-f]\{64\}\)  /\1  /p' "$api/README.md")"
+if ! actual="$(cd "$root" && { sha256sum proto/api/openapi.yaml proto/api/openapi-generator-config.yaml; \
+        (cd "$api" && LC_ALL=C ls *.swift | LC_ALL=C sort | xargs sha256sum); })" || [[ "$recorded" != "$actual" ]]; then
+    {
+        echo "check-generated.sh: Sources/ServerAPI/Generated/ is not current with proto/api/openapi.yaml:"
+        diff <(echo "$recorded") <(echo "$actual") | sed 's/^/  /' || true
+        echo "Fix: run proto/generate-api.sh and commit the document and Sources/ServerAPI/Generated/"
+        echo "together; never edit generated files by hand."
+    } >&2
+    exit 1
+fi
+echo "check-generated.sh: Sources/ServerAPI/Generated/ is current with proto/api/openapi.yaml ($(ls "$api"/*.swift | wc -l) files)"

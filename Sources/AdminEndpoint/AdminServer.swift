@@ -74,7 +74,13 @@ public final class AdminServer: Sendable {
     public static let metricsContentType = "text/plain; version=0.0.4; charset=utf-8"
 
     private let configuration: Configuration
+    /// The admin paths' answers and flags (draining, ready); unused by a server made with a
+    /// responder of its own.
     private let responder: AdminResponder
+    /// What answers each request.
+    private let respond: HTTPChannelHandler.Responder
+    /// What the server is, for its log lines ("admin", "api").
+    private let name: String
     private let logger: Logger
     private let stopping = StoppingFlag()
     private let state = Mutex<State>(.idle)
@@ -106,8 +112,21 @@ public final class AdminServer: Sendable {
     ) {
         self.configuration = configuration
         self.logger = logger
-        self.responder = AdminResponder(
+        name = "admin"
+        let responder = AdminResponder(
             metrics: metrics, status: status, statusTimeout: configuration.limits.statusTimeout)
+        self.responder = responder
+        respond = { request, writer, _ in try await responder.respond(to: request, writer: writer) }
+    }
+
+    /// A server that answers with `respond` instead of the admin paths, behind the same limits,
+    /// start and stop (another HTTP face of a process, such as the server API).
+    public init(configuration: Configuration, name: String, logger: Logger, respond: @escaping HTTPChannelHandler.Responder) {
+        self.configuration = configuration
+        self.logger = logger
+        self.name = name
+        responder = AdminResponder(metrics: nil, status: { Data("{}".utf8) }, statusTimeout: configuration.limits.statusTimeout)
+        self.respond = respond
     }
 
     /// A ``StatusProvider`` that encodes `body()` as JSON with sorted keys.
@@ -172,15 +191,13 @@ public final class AdminServer: Sendable {
             throw error
         }
         let limits = configuration.limits
-        let responder = self.responder
+        let respond = self.respond
         // Hummingbird's own lines (connections, "started") are debug detail for an admin port.
         var serverLogger = logger
         serverLogger.logLevel = max(logger.logLevel, .notice)
         let listening = ResumeOnce<SocketAddress?>()
         let server = HTTPServer(
-            childChannelSetup: AdminChildChannel(limits: limits) { request, writer, _ in
-                try await responder.respond(to: request, writer: writer)
-            },
+            childChannelSetup: AdminChildChannel(limits: limits, responder: respond),
             configuration: ServerConfiguration(
                 address: .hostname(host, port: Int(configuration.port)),
                 availableConnectionsDelegate: MaximumAvailableConnections(max(1, limits.maxConnections), logger: serverLogger)),
@@ -221,7 +238,7 @@ public final class AdminServer: Sendable {
             await shutDown(running)
             throw .stopped
         }
-        logger.info("admin endpoint listening", metadata: ["endpoint": "\(endpoint)"])
+        logger.info("\(name) endpoint listening", metadata: ["endpoint": "\(endpoint)"])
         return endpoint
     }
 
@@ -401,13 +418,13 @@ public enum AdminServerError: Error, Equatable, CustomStringConvertible {
 /// Answers the admin paths. Holds no reference to the ``AdminServer`` so the server's handler
 /// does not keep it alive.
 final class AdminResponder: Sendable {
-    let metrics: MetricsSetup
+    let metrics: MetricsSetup?
     let status: AdminServer.StatusProvider
     let statusTimeout: Double
     let draining = Atomic<Bool>(false)
     let ready = Atomic<Bool>(false)
 
-    init(metrics: MetricsSetup, status: @escaping AdminServer.StatusProvider, statusTimeout: Double) {
+    init(metrics: MetricsSetup?, status: @escaping AdminServer.StatusProvider, statusTimeout: Double) {
         self.metrics = metrics
         self.status = status
         self.statusTimeout = statusTimeout
@@ -445,7 +462,7 @@ final class AdminResponder: Sendable {
         }
         switch path {
         case "/metrics":
-            return Answer(status: .ok, contentType: AdminServer.metricsContentType, body: metrics.exposition())
+            return Answer(status: .ok, contentType: AdminServer.metricsContentType, body: metrics?.exposition() ?? [])
         case "/healthz":
             return draining.load(ordering: .acquiring) ? text(.serviceUnavailable, "draining") : text(.ok, "ok")
         case "/readyz":

@@ -3,6 +3,7 @@ import Logging
 import NodeRuntime
 import Rooms
 import RoomStore
+import ServerAPI
 import ShowroomWire
 import Synchronization
 import Webhooks
@@ -23,6 +24,7 @@ public final class CoordinatorRoleService: NodeRoleService {
         let publisher: EventPublisher
         let store: RoomStore
         let webhooks: WebhookDispatcher?
+        let api: ServerAPIServer?
     }
 
     /// A service for `configuration` and the coordinator's own `settings`; nothing is opened
@@ -35,17 +37,30 @@ public final class CoordinatorRoleService: NodeRoleService {
         self.logger = logger
     }
 
-    /// Opens the database and the events endpoint.
-    public func start() throws -> RoleEndpoints {
+    /// Opens the database, the events endpoint and the server API.
+    public func start() async throws -> RoleEndpoints {
         let directory = URL(fileURLWithPath: settings.dataDirectory, isDirectory: true)
         let path = directory.appendingPathComponent("\(configuration.nodeID).sqlite").path
         let store = try RoomStore(path: path)
         let publisher = try EventPublisher(bind: settings.eventsBind, advertiseHost: configuration.advertiseHost,
                                            logger: logger)
         let webhooks = webhookSettings.map { WebhookDispatcher(settings: $0, logger: logger) }
-        parts.withLock { $0 = Parts(publisher: publisher, store: store, webhooks: webhooks) }
-        logger.info("coordinator started", metadata: ["database": "\(path)", "events": "\(publisher.endpoint)"])
-        return RoleEndpoints(events: publisher.endpoint)
+        var api: ServerAPIServer?
+        var apiEndpoint = ""
+        if settings.api.listen != "off" {
+            let server = try ServerAPIServer(settings: settings.api, nodeID: configuration.nodeID,
+                                             appCertificate: configuration.appCertificate ?? "", logger: logger)
+            do {
+                apiEndpoint = try await server.start()
+            } catch {
+                publisher.shutdown()
+                throw error
+            }
+            api = server
+        }
+        parts.withLock { $0 = Parts(publisher: publisher, store: store, webhooks: webhooks, api: api) }
+        logger.info("coordinator started", metadata: ["database": "\(path)", "events": "\(publisher.endpoint)", "api": "\(apiEndpoint)"])
+        return RoleEndpoints(events: publisher.endpoint, api: apiEndpoint)
     }
 
     /// Loads the stored state and serves the coordinator's requests on the node's loop.
@@ -54,6 +69,7 @@ public final class CoordinatorRoleService: NodeRoleService {
         let configuration = self.configuration
         let settings = self.settings
         let logger = self.logger
+        current.api?.attach(node)
         node.loop.execute {
             do {
                 let shell = try CoordinatorShell(
@@ -72,6 +88,7 @@ public final class CoordinatorRoleService: NodeRoleService {
     /// Closes the events endpoint and flushes the webhooks.
     public func stop() async {
         guard let current = parts.withLock({ $0 }) else { return }
+        await current.api?.stop()
         await current.webhooks?.shutdown(grace: .seconds(2))
         current.publisher.shutdown()
     }

@@ -1,4 +1,5 @@
 import NodeRuntime
+import ServerAPI
 import ShowroomWire
 
 /// What only a coordinator is configured with — its database, events endpoint, webhooks, and the
@@ -25,15 +26,17 @@ public struct CoordinatorSettings: Sendable, Equatable {
     /// audience members on relay edges (which pull the channel from its origin); 0 keeps every
     /// viewer on the origin.
     public var relayThreshold: Int = 0
+    /// The server API: where it listens, the customer keys, their request rate.
+    public var api = APISettings()
 
     /// The defaults.
     public init() {}
 
     /// The keys a coordinator's configuration file may hold besides the shared ones.
-    public static let fileKeys: Set<String> = [
+    public static let fileKeys: Set<String> = Set([
         "eventsBind", "dataDirectory", "webhookURLs", "webhookSecret", "roomExpirySeconds", "ownerGraceSeconds",
         "placementExpirySeconds", "relayThreshold",
-    ]
+    ]).union(APISettings.fileKeys)
 
     /// Applies the coordinator's settings in `file` (the shared ones are ``NodeConfiguration``'s).
     /// - Throws: `invalidArgument` naming the file and the key whose value is wrong.
@@ -46,6 +49,7 @@ public struct CoordinatorSettings: Sendable, Equatable {
         if let v = try file.value("ownerGraceSeconds", as: Int.self) { ownerGraceSeconds = v }
         if let v = try file.value("placementExpirySeconds", as: Int.self) { placementExpirySeconds = v }
         if let v = try file.value("relayThreshold", as: Int.self) { relayThreshold = v }
+        try api.apply(file)
     }
 
     /// Checks the values are usable.
@@ -60,5 +64,6 @@ public struct CoordinatorSettings: Sendable, Equatable {
             throw .invalidArgument("placementExpirySeconds must be 1–86400")
         }
         if dataDirectory.isEmpty { throw .invalidArgument("dataDirectory must name a directory") }
+        try api.validate()
     }
 }

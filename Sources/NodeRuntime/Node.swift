@@ -212,6 +212,30 @@ public final class Node: Sendable {
         return try envelope.decodeBody(Response.self)
     }
 
+    /// Serves `request` in this process exactly as the node's `face` serves one arriving on its
+    /// socket: the same checks and handlers, passing it to the owner of what it names as a
+    /// request on the socket is (a face the node lacks answers `unavailable`). For faces in this
+    /// process that speak another protocol (the server API's HTTP); any thread.
+    /// - Returns: The answer envelope (an error answer included).
+    public func serve(_ request: WireEnvelope, face: RequestFace) async -> WireEnvelope {
+        let nodeID = configuration.nodeID
+        // A one-way message is never answered: there would be nothing to return.
+        guard request.requestID != 0 else {
+            return WireEnvelope(responseTo: request, error: .malformed("a request served in process needs a request id"), senderNode: nodeID)
+        }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<WireEnvelope, Never>) in
+            loop.execute { [core] in
+                let core = core.value
+                guard let dispatcher = face == .client ? core.clientDispatcher : core.dispatcher else {
+                    continuation.resume(returning: WireEnvelope(responseTo: request, error: .unavailable(
+                        "node \(nodeID) has no \(face) face"), senderNode: nodeID))
+                    return
+                }
+                dispatcher.serve(request, frames: Multipart(capacity: 1), attachments: 0) { continuation.resume(returning: $0) }
+            }
+        }
+    }
+
     /// Reports what this member hosts (an edge: channels and client connections); the others
     /// learn it through gossip when it changed. Any thread.
     public func updateLoad(channels: Int, connections: Int) {

@@ -116,7 +116,7 @@ struct NodeService: Service, CustomStringConvertible {
         let node: Node
         var endpoints = RoleEndpoints()
         do {
-            endpoints = try roleService?.start() ?? RoleEndpoints()
+            endpoints = try await roleService?.start() ?? RoleEndpoints()
             node = try Node(configuration: configuration, clientEndpoint: endpoints.client,
                             eventsEndpoint: endpoints.events, adminEndpoint: adminEndpoint,
                             clientCurvePublicKey: endpoints.clientCurvePublicKey, logger: logger)
@@ -137,7 +137,7 @@ struct NodeService: Service, CustomStringConvertible {
         }
         admin?.setReady()
         // One line on standard output that launchers and tests wait for.
-        let ready = "ready node=\(configuration.nodeID) role=\(configuration.role) endpoint=\(node.endpoint)\(node.clientEndpoint.isEmpty ? "" : " client=\(node.clientEndpoint)")\(endpoints.events.isEmpty ? "" : " events=\(endpoints.events)") admin=\(adminEndpoint.isEmpty ? "off" : adminEndpoint) pid=\(ProcessInfo.processInfo.processIdentifier) at_ms=\(Int64(Date().timeIntervalSince1970 * 1000))\n"
+        let ready = "ready node=\(configuration.nodeID) role=\(configuration.role) endpoint=\(node.endpoint)\(node.clientEndpoint.isEmpty ? "" : " client=\(node.clientEndpoint)")\(endpoints.events.isEmpty ? "" : " events=\(endpoints.events)")\(endpoints.api.isEmpty ? "" : " api=\(endpoints.api)") admin=\(adminEndpoint.isEmpty ? "off" : adminEndpoint) pid=\(ProcessInfo.processInfo.processIdentifier) at_ms=\(Int64(Date().timeIntervalSince1970 * 1000))\n"
         FileHandle.standardOutput.write(Data(ready.utf8))
         try? await gracefulShutdown()
         logger.info("leaving the cluster")
@@ -156,7 +156,7 @@ public protocol NodeRoleService: AnyObject, Sendable {
     /// Starts serving.
     ///
     /// - Returns: The endpoints it serves, announced in the membership.
-    func start() throws -> RoleEndpoints
+    func start() async throws -> RoleEndpoints
     /// The node is up: the service may report its load through it.
     func attach(to node: Node)
     /// SIGTERM: take no new work and tell clients to go elsewhere, before the node leaves.
@@ -173,11 +173,15 @@ public struct RoleEndpoints: Sendable, Equatable {
     public var events: String
     /// The client endpoint's CURVE public key when client links are encrypted; "" for plain.
     public var clientCurvePublicKey: String
+    /// Where the server API answers (`http://HOST:PORT`; coordinators); "" for none. Printed on
+    /// the ready line, not announced.
+    public var api: String
 
     /// Endpoints; all default to none.
-    public init(client: String = "", events: String = "", clientCurvePublicKey: String = "") {
+    public init(client: String = "", events: String = "", clientCurvePublicKey: String = "", api: String = "") {
         self.client = client
         self.events = events
         self.clientCurvePublicKey = clientCurvePublicKey
+        self.api = api
     }
 }

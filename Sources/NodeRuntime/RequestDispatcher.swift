@@ -12,6 +12,12 @@ final class RequestHandlers {
     var deferredHandlers: [WireMessageKind: Node.DeferredHandler] = [:]
 }
 
+/// Which face of a node a request arrives on: the cluster socket (every kind; with a keyring only
+/// authenticated members reach it) or the client socket (the client kinds only).
+public enum RequestFace: String, Sendable {
+    case cluster, client
+}
+
 /// Decodes the messages arriving on one of the node's ROUTER sockets and hands them to their
 /// handlers: requests are answered, one-way messages (request id 0) are not. Malformed messages,
 /// unknown kinds and newer protocol versions get a clear error answer instead of silence.
@@ -22,10 +28,7 @@ final class RequestHandlers {
 /// REQ peers are served too: their empty delimiter frame is stripped and put back on the answer.
 /// Lives on the node's loop.
 final class RequestDispatcher {
-    /// Which face a dispatcher serves.
-    enum Face: String {
-        case cluster, client
-    }
+    typealias Face = RequestFace
 
     let socket: Socket
     let nodeID: String
@@ -67,7 +70,7 @@ final class RequestDispatcher {
         // A REQ peer puts an empty delimiter before its envelope and wants it back on the answer.
         let delimited = frames.count >= 3 && frames.size(of: 1) == 0
         let first = delimited ? 2 : 1
-        let reply = { [weak self] (envelope: WireEnvelope) in self?.reply(to: peer, delimited: delimited, envelope) }
+        let reply = { [weak self] (envelope: WireEnvelope) -> Void in self?.reply(to: peer, delimited: delimited, envelope) }
         guard frames.count > first else {
             reply(WireEnvelope(responseTo: WireEnvelope(), error: .malformed(
                 "a message needs an envelope frame after the routing id"), senderNode: nodeID))
@@ -85,6 +88,14 @@ final class RequestDispatcher {
         }
         onReceive(request.kind, frames.size(of: first))
         if request.isResponse { return }  // answers belong on the links, not here
+        serve(request, frames: frames, attachments: frames.count - first - 1, reply: reply)
+    }
+
+    /// Serves one decoded request as this face does: the version and face checks, then its
+    /// handler. `attachments` counts the frames after the envelope; `reply` gets the answer
+    /// (none for a one-way message). Shared by the socket and by requests made in this process
+    /// (``Node/serve(_:face:)``), so an in-process face answers exactly as the socket does.
+    func serve(_ request: WireEnvelope, frames: Multipart, attachments: Int, reply: @escaping (WireEnvelope) -> Void) {
         let answer = { (response: WireEnvelope) in if request.requestID != 0 { reply(response) } }
         if request.protocolVersion > WireEnvelope.currentProtocolVersion {
             answer(WireEnvelope(responseTo: request, error: .unsupportedVersion(
@@ -100,9 +111,9 @@ final class RequestDispatcher {
             return
         }
         // Node-level kinds define no attachments: more frames than the envelope are malformed.
-        if frames.count > first + 1 {
+        if attachments > 0 {
             answer(WireEnvelope(responseTo: request, error: .malformed(
-                "\(request.kind) is one frame (the envelope) after the routing id; got \(frames.count - first)"),
+                "\(request.kind) is one frame (the envelope) after the routing id; got \(attachments + 1)"),
                 senderNode: nodeID))
             return
         }

@@ -18,6 +18,8 @@ public final class NodeProcess: @unchecked Sendable {
     public let clientEndpoint: String
     /// The admin HTTP address it announced (`http://host:port`), or "".
     public let adminEndpoint: String
+    /// The server API address it announced (coordinators: `http://host:port`), or "".
+    public let apiEndpoint: String
 
     /// Starts a node of `role` and waits for its `ready` line. Edges and coordinators get the test
     /// app's credentials (``TestApp``); coordinators keep their database in `dataDirectory`
@@ -44,6 +46,7 @@ public final class NodeProcess: @unchecked Sendable {
         self.endpoint = endpoint
         clientEndpoint = fields["client"] ?? ""
         adminEndpoint = fields["admin"] ?? ""
+        apiEndpoint = fields["api"] ?? ""
     }
 
     /// The membership event lines (`event member ...`) it printed so far, as fields.

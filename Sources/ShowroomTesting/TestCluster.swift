@@ -35,9 +35,11 @@ public final class TestCluster: @unchecked Sendable {
     ///   - webhookURLs: Where coordinators post channel events, signed with `webhookSecret`.
     ///   - relayThreshold: Viewers of a channel its origin edge takes before coordinators place more
     ///     on relay edges (0: never).
+    ///   - coordinatorSettings: More keys of the coordinators' configuration file (the server
+    ///     API's `apiKeys`, say).
     public init(coordinators: Int = 1, callsignals: Int = 0, edges: Int = 1, plainCluster: Bool = false,
                 clientEncryption: Bool = false, webhookURLs: [String] = [], webhookSecret: String = "",
-                relayThreshold: Int = 0) throws {
+                relayThreshold: Int = 0, coordinatorSettings: [String: Any] = [:]) throws {
         precondition(coordinators >= 1, "a cluster needs a coordinator")
         runDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("showroom-cluster-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: runDirectory.appendingPathComponent("data"), withIntermediateDirectories: true)
@@ -45,7 +47,7 @@ public final class TestCluster: @unchecked Sendable {
         let app: [String: Any] = ["appID": TestApp.appID, "appCertificate": TestApp.certificate]
         let coordinator = app.merging([
             "webhookURLs": webhookURLs, "webhookSecret": webhookSecret, "relayThreshold": relayThreshold,
-        ]) { first, _ in first }
+        ]) { first, _ in first }.merging(coordinatorSettings) { first, _ in first }
         for (name, settings) in [("app.json", app), ("coordinator.json", coordinator)] {
             let file = runDirectory.appendingPathComponent(name)
             try JSONSerialization.data(withJSONObject: settings).write(to: file)
@@ -97,6 +99,8 @@ public final class TestCluster: @unchecked Sendable {
     public func clientEndpoint(of id: String) throws -> String { try node(id).clientEndpoint }
     /// The admin HTTP address node `id` announced (`http://host:port`).
     public func adminEndpoint(of id: String) throws -> String { try node(id).adminEndpoint }
+    /// The server API address coordinator `id` announced (`http://host:port`).
+    public func apiEndpoint(of id: String) throws -> String { try node(id).apiEndpoint }
     /// The pid of node `id`'s latest process.
     public func pid(of id: String) throws -> Int32 { try node(id).process.pid }
     /// The membership event lines node `id` printed so far.

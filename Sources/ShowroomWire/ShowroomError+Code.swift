@@ -34,6 +34,9 @@ extension ShowroomError {
         /// arrived on a client endpoint, or from a peer that is not an authenticated cluster member.
         /// Nothing was done. Clients use the kinds their endpoint serves (proto/README.md).
         case permissionDenied = 1008
+        /// The sender made more requests than its rate allows (a server API customer key past
+        /// its requests per second); retry after the time the answer gives.
+        case rateLimited = 1009
         /// The token is not an AccessToken2 token ("007" + base64 of zlib data) or its content is cut
         /// short or inconsistent.
         case tokenMalformed = 2001
@@ -208,6 +211,7 @@ extension ShowroomError {
             case .sessionReplaced: return "session replaced"
             case .banned: return "banned"
             case .permissionDenied: return "permission denied"
+            case .rateLimited: return "rate limited"
             case .channelElsewhere: return "channel placed elsewhere"
             case .channelPrivate: return "private call channel"
             case .forwardTooManyDestinations: return "too many forward destinations"

@@ -47,6 +47,9 @@ struct CoordinatorOptions: ParsableArguments, Sendable {
     @Option(help: "Viewers of one channel per edge before the coordinator places more on relay edges (default 0: never).")
     var relayThreshold: Int?
 
+    @Option(help: "Where the server API listens (host:port; :0 picks a free port), or off (default 127.0.0.1:0). Its customer keys are in the configuration file (apiKeys).")
+    var api: String?
+
     /// The settings: defaults, then `file`, then these flags.
     func settings(file: ConfigurationFile?) throws(ShowroomError) -> CoordinatorSettings {
         var settings = CoordinatorSettings()
@@ -59,6 +62,7 @@ struct CoordinatorOptions: ParsableArguments, Sendable {
         if let ownerGrace { settings.ownerGraceSeconds = ownerGrace }
         if let placementExpiry { settings.placementExpirySeconds = placementExpiry }
         if let relayThreshold { settings.relayThreshold = relayThreshold }
+        if let api { settings.api.listen = api }
         try settings.validate()
         return settings
     }

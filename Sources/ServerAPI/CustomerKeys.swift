@@ -1,0 +1,192 @@
+import Crypto
+import Foundation
+import ShowroomWire
+
+/// What a customer key may do. Every GET needs ``read``; each change needs the scope of its area.
+public enum APIScope: String, CaseIterable, Sendable, Comparable {
+    /// Every GET: rooms, channels, users, bans, calls, the cluster.
+    case read
+    /// Create, update and close rooms.
+    case rooms
+    /// Kicks and ban rules.
+    case moderation
+    /// End calls.
+    case calls
+
+    public static func < (lhs: APIScope, rhs: APIScope) -> Bool {
+        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+}
+
+/// A business server's credentials for the server API: an id and a secret, as HTTP Basic
+/// (Agora's customer id and customer secret). The cluster keeps only the secret's SHA-256: secrets
+/// are random strings of at least 16 characters, which a hash guards as well as a slow one would.
+public struct CustomerKey: Sendable, Equatable {
+    /// The key's id (the Basic user name): 1 to 64 of `[A-Za-z0-9_-]`.
+    public var id: String
+    /// SHA-256 of the secret (the Basic password).
+    public var secretSHA256: [UInt8]
+    /// What it may do.
+    public var scopes: Set<APIScope>
+    /// Its own request rate (requests a second, burst), or nil for the API's.
+    public var rate: (perSecond: Double, burst: Int)? {
+        get { ratePerSecond.map { ($0, rateBurst ?? 1) } }
+        set { ratePerSecond = newValue?.perSecond; rateBurst = newValue?.burst }
+    }
+    private var ratePerSecond: Double?
+    private var rateBurst: Int?
+
+    /// A key; `secretSHA256` is the hash, 32 bytes.
+    /// - Throws: `invalidArgument` naming what is wrong.
+    public init(id: String, secretSHA256: [UInt8], scopes: Set<APIScope>, rate: (perSecond: Double, burst: Int)? = nil) throws(ShowroomError) {
+        guard (1...64).contains(id.utf8.count), id.utf8.allSatisfy(CustomerKey.isIDByte) else {
+            throw .invalidArgument("customer key id '\(id.prefix(80))' must be 1 to 64 letters, digits, '-' or '_'")
+        }
+        guard secretSHA256.count == 32 else {
+            throw .invalidArgument("customer key '\(id)': secretSHA256 must be 64 hex digits (sha256sum of the secret)")
+        }
+        guard !scopes.isEmpty else {
+            throw .invalidArgument("customer key '\(id)' needs at least one scope of \(APIScope.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        if let rate {
+            guard rate.perSecond >= 0.01, rate.perSecond <= 1_000_000, (1...1_000_000).contains(rate.burst) else {
+                throw .invalidArgument("customer key '\(id)': requestsPerSecond must be 0.01 to 1000000 and burst 1 to 1000000")
+            }
+        }
+        self.id = id
+        self.secretSHA256 = secretSHA256
+        self.scopes = scopes
+        self.rate = rate
+    }
+
+    /// The key in a configuration file: `{"id": …, "secretSHA256": "<64 hex>", "scopes": [...]}`,
+    /// optionally with its own `requestsPerSecond` and `burst`.
+    /// - Throws: `invalidArgument` naming the field that is missing or wrong.
+    public init(configuration entry: Any) throws(ShowroomError) {
+        guard let object = entry as? [String: Any] else {
+            throw .invalidArgument("each of apiKeys must be an object with id, secretSHA256 and scopes")
+        }
+        guard let id = object["id"] as? String else { throw .invalidArgument("an apiKeys entry needs an id (a string)") }
+        guard let hex = object["secretSHA256"] as? String, let hash = Self.bytes(hex: hex) else {
+            throw .invalidArgument("customer key '\(id.prefix(80))': secretSHA256 must be 64 hex digits (sha256sum of the secret)")
+        }
+        guard let names = object["scopes"] as? [String] else {
+            throw .invalidArgument("customer key '\(id.prefix(80))': scopes must be a list of \(APIScope.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        var scopes: Set<APIScope> = []
+        for name in names {
+            guard let scope = APIScope(rawValue: name) else {
+                throw .invalidArgument("customer key '\(id.prefix(80))': unknown scope '\(name.prefix(40))'; use \(APIScope.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            scopes.insert(scope)
+        }
+        let unknown = Set(object.keys).subtracting(["id", "secretSHA256", "scopes", "requestsPerSecond", "burst"])
+        guard unknown.isEmpty else {
+            throw .invalidArgument("customer key '\(id.prefix(80))': unknown field \(unknown.sorted().joined(separator: ", ")); a key has id, secretSHA256, scopes, requestsPerSecond and burst")
+        }
+        var rate: (perSecond: Double, burst: Int)?
+        if object["requestsPerSecond"] != nil || object["burst"] != nil {
+            guard let perSecond = (object["requestsPerSecond"] as? NSNumber)?.doubleValue,
+                  let burst = (object["burst"] as? NSNumber)?.intValue
+            else {
+                throw .invalidArgument("customer key '\(id.prefix(80))': give requestsPerSecond and burst together, as numbers")
+            }
+            rate = (perSecond, burst)
+        }
+        try self.init(id: id, secretSHA256: hash, scopes: scopes, rate: rate)
+    }
+
+    /// SHA-256 of `secret`, as configured (`secretSHA256`).
+    public static func hash(secret: String) -> [UInt8] { Array(SHA256.hash(data: Array(secret.utf8))) }
+
+    /// Lowercase hex of `bytes`.
+    public static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+    static func isIDByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "_"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    static func bytes(hex: String) -> [UInt8]? {
+        let digits = Array(hex.utf8)
+        guard digits.count == 64 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(32)
+        var index = 0
+        while index < 64 {
+            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return bytes
+    }
+
+    private static func nibble(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return digit - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+}
+
+/// The customer keys a cluster accepts, and the check of a request's `Authorization` header.
+public struct CustomerKeys: Sendable {
+    private let keys: [String: CustomerKey]
+
+    /// The keys; ids must differ.
+    /// - Throws: `invalidArgument` for an id given twice.
+    public init(_ keys: [CustomerKey]) throws(ShowroomError) {
+        var byID: [String: CustomerKey] = [:]
+        for key in keys {
+            guard byID[key.id] == nil else { throw .invalidArgument("customer key id '\(key.id)' is configured twice") }
+            byID[key.id] = key
+        }
+        self.keys = byID
+    }
+
+    /// Whether any key is configured.
+    public var isEmpty: Bool { keys.isEmpty }
+
+    /// Why a request was not let in.
+    public enum Refusal: Error, Equatable {
+        /// No `Authorization`, not Basic, or not `id:secret` in base64.
+        case noCredentials
+        /// An unknown id or a wrong secret (not told apart, so ids cannot be probed).
+        case badCredentials
+    }
+
+    /// The key a request's `Authorization` header names, if its secret is right.
+    public func authenticate(authorization: String?) -> Result<CustomerKey, Refusal> {
+        guard let authorization, authorization.utf8.count <= 1024 else { return .failure(.noCredentials) }
+        let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "basic",
+              let decoded = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces)),
+              let text = String(data: decoded, encoding: .utf8),
+              let colon = text.firstIndex(of: ":")
+        else { return .failure(.noCredentials) }
+        let id = String(text[..<colon])
+        let secret = String(text[text.index(after: colon)...])
+        let offered = CustomerKey.hash(secret: secret)
+        guard let key = keys[id] else {
+            // The same work for an unknown id as for a wrong secret.
+            _ = Self.equal(offered, offered)
+            return .failure(.badCredentials)
+        }
+        return Self.equal(offered, key.secretSHA256) ? .success(key) : .failure(.badCredentials)
+    }
+
+    /// Compares in time that depends on the length only.
+    static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        var difference: UInt8 = 0
+        for index in a.indices { difference |= a[index] ^ b[index] }
+        return difference == 0
+    }
+}

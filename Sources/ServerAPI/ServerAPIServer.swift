@@ -1,0 +1,151 @@
+import AdminEndpoint
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NodeRuntime
+import OpenAPIHummingbird
+import OpenAPIRuntime
+import ShowroomWire
+import Synchronization
+
+/// What the server API is configured with: where it listens, the customer keys, their rate.
+public struct APISettings: Sendable, Equatable {
+    /// `host:port` (`127.0.0.1:0` picks a free port), or `off`.
+    public var listen: String = "127.0.0.1:0"
+    /// The customer keys; with none, every operation but health and the document answers 401.
+    public var keys: [CustomerKey] = []
+    /// Requests a second per key, on average, for keys that set none of their own.
+    public var requestsPerSecond: Double = 10
+    /// Requests a key may make at once.
+    public var burst: Int = 20
+    /// Largest request body: 64 KiB (a room, a ban rule, a message are far smaller).
+    public var maxBodyBytes: Int = 64 * 1024
+
+    /// The defaults.
+    public init() {}
+
+    /// The keys a coordinator's configuration file may hold for the API.
+    public static let fileKeys: Set<String> = ["api", "apiKeys", "apiRequestsPerSecond", "apiBurst"]
+
+    /// Applies the API's settings in `file`.
+    /// - Throws: `invalidArgument` naming the key whose value is wrong.
+    public mutating func apply(_ file: ConfigurationFile) throws(ShowroomError) {
+        if let v = try file.value("api", as: String.self) { listen = v }
+        if let v = try file.value("apiKeys", as: [Any].self) {
+            var keys: [CustomerKey] = []
+            for entry in v { keys.append(try CustomerKey(configuration: entry)) }
+            self.keys = keys
+        }
+        if let v = try file.value("apiRequestsPerSecond", as: Double.self) { requestsPerSecond = v }
+        if let v = try file.value("apiBurst", as: Int.self) { burst = v }
+    }
+
+    /// Checks the values are usable.
+    public func validate() throws(ShowroomError) {
+        guard requestsPerSecond >= 0.01, requestsPerSecond <= 1_000_000 else {
+            throw .invalidArgument("apiRequestsPerSecond must be 0.01 to 1000000")
+        }
+        guard (1...1_000_000).contains(burst) else { throw .invalidArgument("apiBurst must be 1 to 1000000") }
+        _ = try CustomerKeys(keys)
+        if listen != "off" {
+            do { _ = try AdminServer.Configuration(listen: listen) } catch {
+                throw .invalidArgument("api '\(listen)' must be host:port, [ipv6]:port, :port or off")
+            }
+        }
+    }
+}
+
+/// The server API of a coordinator: the document's operations over HTTP, on a port of its own,
+/// behind the admin port's limits (request size, time, connections). Requests are served by the
+/// coordinator's own request handling once ``attach(_:)`` gave it the node; before, they get 503.
+public final class ServerAPIServer: Sendable {
+    private let server: AdminServer
+    private let node = Shared<Node?>(nil)
+
+    /// A server for `settings`; nothing listens before ``start()``.
+    /// - Parameter appCertificate: Signs the admin requests it makes (close, kick).
+    public init(settings: APISettings, nodeID: String, appCertificate: String, logger: Logger) throws(ShowroomError) {
+        try settings.validate()
+        let keys = try CustomerKeys(settings.keys)
+        let access = NodeAccess(nodeID: nodeID, node: node)
+        let handler = ServerAPIHandler(coordinator: access, appCertificate: appCertificate, nowMs: WallClock.system.nowMs)
+        let router = Router()
+        do {
+            try handler.registerHandlers(on: router, middlewares: [
+                APIGuard(keys: keys, rate: RequestRate(perSecond: settings.requestsPerSecond, burst: settings.burst),
+                         nowMs: WallClock.system.nowMs),
+            ])
+        } catch {
+            throw .internal("the server API's routes could not be registered: \(error)")
+        }
+        let responder = router.buildResponder()
+        var configuration: AdminServer.Configuration
+        do { configuration = try AdminServer.Configuration(listen: settings.listen) } catch {
+            throw .invalidArgument("api '\(settings.listen)' must be host:port, [ipv6]:port, :port or off")
+        }
+        configuration.limits.maxBodyBytes = settings.maxBodyBytes
+        configuration.limits.maxConnections = 256
+        server = AdminServer(configuration: configuration, name: "api", logger: logger) { request, writer, channel in
+            let context = BasicRequestContext(source: .init(channel: channel, logger: logger))
+            var response: Response
+            do {
+                response = try await responder.respond(to: request, context: context)
+                // The router's own answer for a path no operation has carries no body.
+                if response.status == .notFound, response.headers[.contentType] == nil {
+                    response = Self.plainError(.notFound, "\(request.method) \(request.uri.path)")
+                }
+            } catch let error as HTTPError {
+                response = Self.plainError(error.status, error.body ?? "\(error.status.reasonPhrase)")
+            } catch {
+                response = Self.plainError(.internalServerError, "\(error)")
+            }
+            try await writer.write(response: response.head, body: response.body)
+        }
+    }
+
+    /// A router-level refusal (no such path, a method the path does not take) as the API's JSON
+    /// error.
+    static func plainError(_ status: HTTPResponse.Status, _ message: String) -> Response {
+        let code: ShowroomError = status == .notFound
+            ? ShowroomError(.unknownKind, "no such operation: \(message); the operations are in /v1/openapi.json")
+            : ShowroomError(.invalidArgument, message)
+        let body = (try? JSONEncoder().encode(APIErrorBody(code: "\(code.code)", number: code.number, message: code.message))) ?? Data()
+        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"],
+                        body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// Starts listening.
+    /// - Returns: `http://HOST:PORT`.
+    public func start() async throws -> String { try await server.start() }
+
+    /// Serves through `node` from now on.
+    public func attach(_ node: Node) { self.node.withLock { $0 = node } }
+
+    /// Stops listening and closes every connection.
+    public func stop() async { await server.stop() }
+}
+
+/// The coordinator's node, once it is up.
+struct NodeAccess: CoordinatorAccess {
+    let nodeID: String
+    let node: Shared<Node?>
+
+    private func current() throws(ShowroomError) -> Node {
+        guard let node = node.withLock({ $0 }) else {
+            throw .unavailable("coordinator \(nodeID) is starting; retry in a moment")
+        }
+        return node
+    }
+
+    func serve(_ request: WireEnvelope, face: RequestFace) async throws(ShowroomError) -> WireEnvelope {
+        await (try current()).serve(request, face: face)
+    }
+
+    func clusterStatusJSON() async throws(ShowroomError) -> String {
+        let node = try current()
+        do { return try await node.clusterStatus().jsonString() } catch {
+            throw .unavailable("coordinator \(nodeID) could not read its view of the cluster: \(error)")
+        }
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+import ServerAPI
+import ShowroomAuth
+import ShowroomKit
+import ShowroomTesting
+import ShowroomWire
+import XCTest
+
+/// The server API over real HTTP against a real cluster (two coordinators, an edge): each
+/// operation's answer and its refusals, answered by either coordinator.
+final class ServerAPIClusterTests: XCTestCase {
+    nonisolated(unsafe) static var cluster: TestCluster?
+    static let business = (id: "business", secret: "business-secret-0123456789")
+    static let reader = (id: "reader", secret: "reader-secret-0123456789")
+    static let limited = (id: "limited", secret: "limited-secret-0123456789")
+
+    static func entry(_ key: (id: String, secret: String), scopes: [String], rate: (Double, Int)? = nil) -> [String: Any] {
+        var entry: [String: Any] = [
+            "id": key.id, "secretSHA256": CustomerKey.hex(CustomerKey.hash(secret: key.secret)), "scopes": scopes,
+        ]
+        if let rate { entry["requestsPerSecond"] = rate.0; entry["burst"] = rate.1 }
+        return entry
+    }
+
+    override class func setUp() {
+        super.setUp()
+        cluster = try? TestCluster(coordinators: 2, edges: 1, coordinatorSettings: [
+            "apiKeys": [
+                entry(business, scopes: ["read", "rooms", "moderation", "calls"], rate: (1000, 1000)),
+                entry(reader, scopes: ["read"], rate: (1000, 1000)),
+                entry(limited, scopes: ["read"], rate: (1, 3)),
+            ],
+        ])
+    }
+
+    override class func tearDown() {
+        cluster?.down()
+        cluster = nil
+        super.tearDown()
+    }
+
+    private var clients: [ServerAPIClient] = []
+
+    override func tearDown() async throws {
+        for client in clients { await client.shutdown() }
+        clients = []
+    }
+
+    /// A client of coordinator `n`'s API with `key`.
+    private func client(_ n: Int = 1, _ key: (id: String, secret: String)? = business) throws -> ServerAPIClient {
+        let cluster = try XCTUnwrap(Self.cluster, "the cluster did not start")
+        let client = ServerAPIClient(base: try cluster.apiEndpoint(of: "coordinator-\(n)"), key: key)
+        clients.append(client)
+        return client
+    }
+
+    private func assertError(_ response: APIResponse, _ status: Int, _ code: String, _ what: String,
+                             file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(response.status, status, "\(what): \(response.text)", file: file, line: line)
+        let body = try? response.object()
+        XCTAssertEqual(body?["code"] as? String, code, "\(what): \(response.text)", file: file, line: line)
+        XCTAssertFalse((body?["message"] as? String ?? "").isEmpty, "\(what): no message", file: file, line: line)
+        XCTAssertNotNil(body?["number"] as? Int, "\(what): no number", file: file, line: line)
+    }
+
+    func testHealthAndTheDocumentNeedNoKey() async throws {
+        let open = try client(1, nil)
+        let health = try await open.send("GET", "/healthz")
+        XCTAssertEqual(health.status, 200)
+        XCTAssertEqual(try health.object()["node"] as? String, "coordinator-1")
+        let document = try await open.send("GET", "/v1/openapi.json")
+        XCTAssertEqual(document.status, 200)
+        let object = try document.object()
+        XCTAssertEqual(object["openapi"] as? String, "3.1.0")
+        let paths = try XCTUnwrap(object["paths"] as? [String: Any])
+        XCTAssertNotNil(paths["/v1/rooms"])
+    }
+
+    func testCredentialsAndScopesAreChecked() async throws {
+        let none = try await client(1, nil).send("GET", "/v1/rooms")
+        assertError(none, 401, "permissionDenied", "no credentials")
+        XCTAssertEqual(none.headers["www-authenticate"], "Basic realm=\"showroom\"")
+        assertError(try await client(1, (id: "business", secret: "wrong")).send("GET", "/v1/rooms"), 401, "permissionDenied", "a wrong secret")
+        assertError(try await client(1, (id: "nobody", secret: Self.business.secret)).send("GET", "/v1/rooms"), 401, "permissionDenied", "an unknown key")
+        let reader = try client(2, Self.reader)
+        let read = try await reader.send("GET", "/v1/rooms")
+        XCTAssertEqual(read.status, 200, "a reader reads")
+        assertError(try await reader.send("POST", "/v1/rooms", json: ["name": "x", "owner_uid": 5]), 403, "permissionDenied", "a reader creates")
+        assertError(try await reader.send("POST", "/v1/channels/c/kick", json: ["uid": 5]), 403, "permissionDenied", "a reader kicks")
+        assertError(try await reader.send("GET", "/v1/no-such-thing"), 404, "unknownKind", "an unknown path")
+    }
+
+    func testARoomCreatedOnOneCoordinatorIsReadAndClosedOnTheOther() async throws {
+        let one = try client(1)
+        let two = try client(2)
+        let created = try await one.send("POST", "/v1/rooms", json: ["name": "Evening show", "owner_uid": 7001, "owner_name": "Ann", "seats": 2])
+        XCTAssertEqual(created.status, 201, created.text)
+        let room = try created.object()
+        let id = try XCTUnwrap(room["room_id"] as? String)
+        XCTAssertEqual(room["name"] as? String, "Evening show")
+        XCTAssertEqual(room["owner_uid"] as? Int, 7001)
+        XCTAssertEqual(room["closed"] as? Bool, false)
+        XCTAssertEqual(room["seats"] as? Int, 2)
+        // Either coordinator answers, whichever owns the room.
+        let got = try await two.send("GET", "/v1/rooms/\(id)")
+        XCTAssertEqual(got.status, 200, got.text)
+        XCTAssertEqual(try got.object()["owner_name"] as? String, "Ann")
+        let page = try await two.send("GET", "/v1/rooms?page_size=100")
+        XCTAssertEqual(page.status, 200, page.text)
+        let rooms = try XCTUnwrap(try page.object()["rooms"] as? [[String: Any]])
+        XCTAssertTrue(rooms.contains { $0["room_id"] as? String == id }, page.text)
+        // The same id again is a conflict.
+        assertError(try await two.send("POST", "/v1/rooms", json: ["room_id": id, "name": "again", "owner_uid": 7002]), 409, "roomExists", "a taken id")
+        let closed = try await two.send("DELETE", "/v1/rooms/\(id)")
+        XCTAssertEqual(closed.status, 200, closed.text)
+        XCTAssertEqual(try closed.object()["closed"] as? Bool, true)
+        let after = try await one.send("GET", "/v1/rooms/\(id)")
+        XCTAssertEqual(try after.object()["closed"] as? Bool, true, after.text)
+    }
+
+    func testBadInputGetsAClearErrorAndChangesNothing() async throws {
+        let api = try client(1)
+        assertError(try await api.send("GET", "/v1/rooms/no-such-room"), 404, "roomNotFound", "an unknown room")
+        assertError(try await api.send("DELETE", "/v1/rooms/no-such-room"), 404, "roomNotFound", "closing an unknown room")
+        assertError(try await api.send("GET", "/v1/rooms?page_size=0"), 400, "invalidArgument", "page size 0")
+        assertError(try await api.send("GET", "/v1/rooms?page_size=abc"), 400, "invalidArgument", "page size not a number")
+        assertError(try await api.send("POST", "/v1/rooms", json: ["name": "x"]), 400, "invalidArgument", "no owner")
+        assertError(try await api.send("POST", "/v1/rooms", json: ["name": "x", "owner_uid": 0]), 400, "invalidArgument", "uid 0")
+        assertError(try await api.send("POST", "/v1/rooms", json: ["name": "x", "owner_uid": 4_294_967_296]), 400, "invalidArgument", "uid past 2^32")
+        assertError(try await api.send("POST", "/v1/rooms", json: ["name": "x", "owner_uid": 5, "room_id": "bad id!"]), 400, "invalidArgument", "a bad room id")
+        assertError(try await api.send("POST", "/v1/rooms", json: ["name": "x", "owner_uid": 5, "seats": 9]), 400, "invalidArgument", "nine seats")
+        assertError(try await api.send("POST", "/v1/rooms", json: ["name": String(repeating: "n", count: 1000), "owner_uid": 5]), 400, "invalidArgument", "a long name")
+        assertError(try await api.send("POST", "/v1/rooms", body: Array("{not json".utf8)), 400, "invalidArgument", "not JSON")
+        let huge = try await api.send("POST", "/v1/rooms", body: Array(repeating: UInt8(ascii: " "), count: 100_000))
+        XCTAssertEqual(huge.status, 413, "a body over 64 KiB")
+        assertError(try await api.send("POST", "/v1/channels/c/kick", json: ["uid": -1]), 400, "invalidArgument", "a negative uid")
+        assertError(try await api.send("POST", "/v1/channels/c/kick", json: ["uid": 5, "ban_seconds": 100_000]), 400, "invalidArgument", "a ban too long")
+        // Nothing was created by any of it.
+        let page = try await api.send("GET", "/v1/rooms?page_size=100")
+        let rooms = try XCTUnwrap(try page.object()["rooms"] as? [[String: Any]])
+        XCTAssertFalse(rooms.contains { ($0["name"] as? String) == "x" }, page.text)
+    }
+
+    func testAKeyPastItsRateIsToldWhenToRetry() async throws {
+        let api = try client(1, Self.limited)
+        var statuses: [Int] = []
+        var retryAfter: String?
+        for _ in 0..<6 {
+            let response = try await api.send("GET", "/v1/rooms")
+            statuses.append(response.status)
+            if response.status == 429 {
+                retryAfter = response.headers["retry-after"]
+                assertError(response, 429, "rateLimited", "past the rate")
+            }
+        }
+        XCTAssertEqual(statuses.prefix(3), [200, 200, 200], "the burst of 3 goes through: \(statuses)")
+        XCTAssertTrue(statuses.dropFirst(3).contains(429), "past the burst at 1 a second: \(statuses)")
+        XCTAssertEqual(retryAfter, "1")
+        // Another key is not slowed by this one.
+        let other = try await client(1, Self.reader).send("GET", "/v1/rooms")
+        XCTAssertEqual(other.status, 200)
+    }
+
+    func testAKickThroughTheAPIClosesTheViewersConnection() async throws {
+        let cluster = try XCTUnwrap(Self.cluster)
+        let channel = "api-kick-\(UInt32.random(in: 0 ... .max))"
+        let viewer = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds([try cluster.clientEndpoint(of: "coordinator-1")])))
+        let log = EventLog(viewer)
+        try await viewer.joinChannel(token: try TestApp.token(channel: channel, uid: 41, role: .subscriber),
+                                     channel: channel, uid: 41, options: .audience)
+        let kicked = try await client(2).send("POST", "/v1/channels/\(channel)/kick", json: ["uid": 41, "ban_seconds": 30])
+        XCTAssertEqual(kicked.status, 200, kicked.text)
+        let result = try kicked.object()
+        XCTAssertEqual(result["edges"] as? Int, 1, kicked.text)
+        XCTAssertEqual(result["privileges"] as? [String], ["join_channel"], kicked.text)
+        try await log.wait("the connection closed as banned") { event in
+            if case .connectionClosed(_, let error) = event { return error.code == .banned }
+            return false
+        }
+        await assertFails(.banned, "a rejoin during the ban") {
+            try await viewer.joinChannel(token: try TestApp.token(channel: channel, uid: 41, role: .subscriber),
+                                         channel: channel, uid: 41, options: .audience)
+        }
+        await viewer.shutdown()
+    }
+
+    func testTheClusterViewListsEveryMember() async throws {
+        let response = try await client(2, Self.reader).send("GET", "/v1/cluster")
+        XCTAssertEqual(response.status, 200, response.text)
+        let members = try XCTUnwrap(try response.object()["members"] as? [[String: Any]])
+        XCTAssertEqual(Set(members.compactMap { $0["id"] as? String }), ["coordinator-1", "coordinator-2", "edge-1"])
+    }
+}
