@@ -34,7 +34,8 @@
 # Server API: every coordinator serves it on a port of its own (P+90 up; `api=` in its ready line);
 # `up` makes a customer key with every scope and keeps it in DIR/api-key (mode 600) as id:secret,
 # for `curl -u "$(cat DIR/api-key)" http://127.0.0.1:PORT/v1/rooms`; the coordinators hold only
-# its SHA-256 (DIR/coordinator.json).
+# its SHA-256 (DIR/coordinator.json). `--api-rate N` gives that key N requests a second (burst 2N;
+# default 10).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -53,8 +54,9 @@ plain_cluster=""
 client_encryption=""
 relay_threshold=0
 room_expiry=1200
+api_rate=10
 
-usage() { sed -n '2,37p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,38p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
 command="${1:-}"
@@ -82,6 +84,7 @@ while [ $# -gt 0 ]; do
     --client-encryption) client_encryption="$2"; shift 2 ;;
     --relay-threshold) relay_threshold="$2"; shift 2 ;;
     --room-expiry) room_expiry="$2"; shift 2 ;;
+    --api-rate) api_rate="$2"; shift 2 ;;
     --json|--watch) status_flags+=("$1"); shift ;;
     -h|--help) usage 0 ;;
     *) die "unknown option $1 (see --help)" ;;
@@ -253,6 +256,7 @@ cmd_up() {
   [[ "$webhook_secret" =~ ^[^\"\\]*$ ]] || die "--webhook-secret may not contain quotes or backslashes"
   [[ "$relay_threshold" =~ ^[0-9]+$ ]] || die "--relay-threshold takes a number of viewers (0: off)"
   [[ "$room_expiry" =~ ^[0-9]+$ ]] && [ "$room_expiry" -ge 1 ] || die "--room-expiry takes a number of seconds (at least 1)"
+  [[ "$api_rate" =~ ^[0-9]+$ ]] && [ "$api_rate" -ge 1 ] || die "--api-rate takes a number of requests a second (at least 1)"
   # Every member reads the app from app.json; coordinators read their own settings too, from
   # coordinator.json (an edge refuses keys that are not its own), with the server API's customer
   # key as its secret's SHA-256; the secret itself stays in api-key.
@@ -262,8 +266,8 @@ cmd_up() {
   ( umask 077
     printf '{"appID": "%s", "appCertificate": "%s"}\n' "$app_id" "$app_certificate" > "$run_dir/app.json"
     printf 'business:%s\n' "$api_secret" > "$run_dir/api-key"
-    printf '{"appID": "%s", "appCertificate": "%s", "webhookURLs": [%s], "webhookSecret": "%s", "relayThreshold": %s, "roomExpirySeconds": %s, "apiKeys": [{"id": "business", "secretSHA256": "%s", "scopes": ["read", "rooms", "moderation", "calls"]}]}\n' \
-      "$app_id" "$app_certificate" "$hooks" "$webhook_secret" "$relay_threshold" "$room_expiry" "$api_hash" > "$run_dir/coordinator.json" )
+    printf '{"appID": "%s", "appCertificate": "%s", "webhookURLs": [%s], "webhookSecret": "%s", "relayThreshold": %s, "roomExpirySeconds": %s, "apiKeys": [{"id": "business", "secretSHA256": "%s", "scopes": ["read", "rooms", "moderation", "calls"], "requestsPerSecond": %s, "burst": %s}]}\n' \
+      "$app_id" "$app_certificate" "$hooks" "$webhook_secret" "$relay_threshold" "$room_expiry" "$api_hash" "$api_rate" "$((api_rate * 2))" > "$run_dir/coordinator.json" )
   rm -rf "$run_dir/keys" "$run_dir/client-encryption"
   if [ -z "$plain_cluster" ]; then
     ( umask 077; mkdir -p "$run_dir/keys" )

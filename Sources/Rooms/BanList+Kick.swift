@@ -11,9 +11,12 @@ extension BanList {
     ///
     /// - Throws: `INVALID_ARGUMENT`, saying what to change.
     public static func ban(for request: RoomKickRequest, nowMs: Int64) throws(ShowroomError) -> RoomBan {
-        guard !request.channel.isEmpty, request.uid != 0 else {
-            throw .invalidArgument("a kick names a channel and a non-zero uid")
+        guard request.uid != 0 else {
+            throw .invalidArgument("a kick names a non-zero uid")
         }
+        // A ban is stored and replicated to every coordinator and edge: only a channel a client
+        // could be in is worth one.
+        try Names.validateChannel(request.channel)
         guard request.banSeconds <= maxBanSeconds else {
             throw .invalidArgument("ban of \(request.banSeconds) s is over a day (\(maxBanSeconds) s)")
         }

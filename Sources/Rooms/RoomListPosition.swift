@@ -18,7 +18,7 @@ struct RoomListPosition: Comparable, Sendable {
               case let roomID = String(token[token.index(after: colon)...]), !roomID.isEmpty
         else {
             throw .invalidArgument(
-                "page_token '\(token)' is not one ListRooms handed out; pass next_page_token unchanged, or an empty page_token for the first page")
+                "page_token '\(token.prefix(40))\(token.count > 40 ? "…" : "")' is not one ListRooms handed out; pass next_page_token unchanged, or an empty page_token for the first page")
         }
         self.createdAtMs = createdAtMs
         self.roomID = roomID

@@ -55,6 +55,11 @@ struct APIGuard: ServerMiddleware {
                 }
             }
         }
+        if let allowed = APIDocument.served.queryNames[operationID],
+           let unknown = APIDocument.queryNames(of: request.path ?? "").first(where: { !allowed.contains($0) }) {
+            let takes = allowed.isEmpty ? "takes none" : "takes \(allowed.sorted().joined(separator: ", "))"
+            return Self.errorResponse(.invalidArgument("\(operationID) has no query parameter '\(unknown.prefix(40))'; it \(takes)"))
+        }
         do {
             return try await next(request, body, metadata)
         } catch let error as ServerError {

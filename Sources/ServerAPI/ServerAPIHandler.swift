@@ -68,7 +68,9 @@ struct ServerAPIHandler: APIProtocol {
             request.pageSize = UInt32(size)
         }
         if let token = input.query.pageToken {
-            guard token.utf8.count <= 256 else { throw ShowroomError.invalidArgument("page_token is at most 256 bytes: pass the next_page_token of the page before") }
+            guard Self.isPageToken(token) else {
+                throw ShowroomError.invalidArgument("page_token is not one a page handed out; pass the next_page_token of the page before unchanged")
+            }
             request.pageToken = token
         }
         let page = try await ask(.roomList, request, expecting: RoomListRoomsResponse.self)
@@ -80,10 +82,17 @@ struct ServerAPIHandler: APIProtocol {
     func createRoom(_ input: Operations.CreateRoom.Input) async throws -> Operations.CreateRoom.Output {
         guard case .json(let body) = input.body else { throw ShowroomError.invalidArgument("send the room as JSON") }
         var request = RoomCreateRoomRequest()
+        // Empty means "make one" on the wire; here that is an absent room_id.
+        if body.roomId == "" { throw ShowroomError.invalidArgument("room_id is empty; leave it out to have the cluster make one") }
+        if body.channel == "" { throw ShowroomError.invalidArgument("channel is empty; leave it out to use the room id") }
         request.roomID = body.roomId ?? ""
         request.name = body.name
         request.ownerUid = try Self.uid(body.ownerUid, field: "owner_uid")
         request.ownerName = body.ownerName ?? ""
+        // The document's bound (characters, which JSON Schema counts) keeps within the wire's 512 bytes.
+        if let avatar = body.ownerAvatar, avatar.unicodeScalars.count > 128 {
+            throw ShowroomError.invalidArgument("owner_avatar is \(avatar.unicodeScalars.count) characters; it is at most 128")
+        }
         request.ownerAvatar = body.ownerAvatar ?? ""
         request.channel = body.channel ?? ""
         if let seats = body.seats {
@@ -121,7 +130,9 @@ struct ServerAPIHandler: APIProtocol {
             guard (0...86_400).contains(seconds) else { throw ShowroomError.invalidArgument("ban_seconds must be 0 to 86400, not \(seconds)") }
             request.banSeconds = UInt32(seconds)
         }
-        request.privileges = (body.privileges ?? []).map(Self.privilegeNumber)
+        let privileges = body.privileges ?? []
+        guard privileges.count <= 3 else { throw ShowroomError.invalidArgument("privileges lists at most the 3 there are, not \(privileges.count)") }
+        request.privileges = privileges.map(Self.privilegeNumber)
         request.admin = AdminSigner.sign(action: "kick", target: request.channel, uid: request.uid, issuedAtMs: nowMs(),
                                          appCertificate: appCertificate)
         let answer = try await ask(.kick, request, expecting: RoomKickResponse.self)
@@ -144,6 +155,15 @@ struct ServerAPIHandler: APIProtocol {
     }
 
     // MARK: - Mapping
+
+    /// A page token as pages hand them out: `<created ms>:<room id>`.
+    static func isPageToken(_ token: String) -> Bool {
+        let parts = token.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2, (1...18).contains(parts[0].utf8.count), parts[0].utf8.allSatisfy({ (48...57).contains($0) }) else {
+            return false
+        }
+        return (try? Names.validateRoomID(String(parts[1]))) != nil
+    }
 
     /// A uid from JSON: 1 to 2³²−1.
     static func uid(_ value: Int64, field: String) throws(ShowroomError) -> UInt32 {

@@ -93,25 +93,35 @@ public final class ServerAPIServer: Sendable {
                 response = try await responder.respond(to: request, context: context)
                 // The router's own answer for a path no operation has carries no body.
                 if response.status == .notFound, response.headers[.contentType] == nil {
-                    response = Self.plainError(.notFound, "\(request.method) \(request.uri.path)")
+                    response = Self.unrouted(method: request.method.rawValue, path: request.uri.path)
                 }
             } catch let error as HTTPError {
-                response = Self.plainError(error.status, error.body ?? "\(error.status.reasonPhrase)")
+                response = Self.plainError(error.status, ShowroomError(error.status.code >= 500 ? .internal : .invalidArgument,
+                                                                       error.body ?? error.status.reasonPhrase))
             } catch {
-                response = Self.plainError(.internalServerError, "\(error)")
+                response = Self.plainError(.internalServerError, .internal("\(error)"))
             }
             try await writer.write(response: response.head, body: response.body)
         }
     }
 
-    /// A router-level refusal (no such path, a method the path does not take) as the API's JSON
-    /// error.
-    static func plainError(_ status: HTTPResponse.Status, _ message: String) -> Response {
-        let code: ShowroomError = status == .notFound
-            ? ShowroomError(.unknownKind, "no such operation: \(message); the operations are in /v1/openapi.json")
-            : ShowroomError(.invalidArgument, message)
-        let body = (try? JSONEncoder().encode(APIErrorBody(code: "\(code.code)", number: code.number, message: code.message))) ?? Data()
-        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8"],
+    /// A request no operation takes: 405 with `Allow` for a path of the document asked with another
+    /// method, 404 for any other path.
+    static func unrouted(method: String, path: String) -> Response {
+        guard let methods = APIDocument.served.methods(for: path) else {
+            return plainError(.notFound, ShowroomError(.unknownKind,
+                "no operation at \(path.prefix(100)); the operations are in /v1/openapi.json"))
+        }
+        var response = plainError(.methodNotAllowed, ShowroomError(.unknownKind,
+            "\(path.prefix(100)) takes \(methods.sorted().joined(separator: ", ")), not \(method.prefix(20))"))
+        response.headers[.allow] = methods.sorted().joined(separator: ", ")
+        return response
+    }
+
+    /// A refusal before any operation, as the API's JSON error.
+    static func plainError(_ status: HTTPResponse.Status, _ error: ShowroomError) -> Response {
+        let body = (try? JSONEncoder().encode(APIErrorBody(code: "\(error.code)", number: error.number, message: error.message))) ?? Data()
+        return Response(status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
                         body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 

@@ -46,4 +46,32 @@ final class BanListTests: XCTestCase {
         ban.untilMs = until
         return ban
     }
+
+    func testAKickNamesAValidChannelAndUidAndADurationUpToADay() throws {
+        var kick = RoomKickRequest()
+        kick.channel = "room-1"
+        kick.uid = 9
+        kick.banSeconds = 60
+        let ban = try BanList.ban(for: kick, nowMs: 1_000)
+        XCTAssertEqual(ban.untilMs, 61_000)
+        XCTAssertEqual(ban.privileges, [BanList.joinPrivilege])
+        for channel in ["", String(repeating: "c", count: 65), "bad/name", "tab\there"] {
+            var bad = kick
+            bad.channel = channel
+            XCTAssertThrowsError(try BanList.ban(for: bad, nowMs: 0), channel) {
+                XCTAssertEqual(($0 as? ShowroomError)?.code, .invalidArgument)
+            }
+        }
+        var noUid = kick
+        noUid.uid = 0
+        XCTAssertThrowsError(try BanList.ban(for: noUid, nowMs: 0))
+        var long = kick
+        long.banSeconds = 86_401
+        XCTAssertThrowsError(try BanList.ban(for: long, nowMs: 0))
+        var privilege = kick
+        privilege.privileges = [4]
+        XCTAssertThrowsError(try BanList.ban(for: privilege, nowMs: 0))
+        // A hostile clock does not trap.
+        XCTAssertNoThrow(try BanList.ban(for: kick, nowMs: .max))
+    }
 }

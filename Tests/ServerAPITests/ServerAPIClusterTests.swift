@@ -88,6 +88,10 @@ final class ServerAPIClusterTests: XCTestCase {
         assertError(try await reader.send("POST", "/v1/rooms", json: ["name": "x", "owner_uid": 5]), 403, "permissionDenied", "a reader creates")
         assertError(try await reader.send("POST", "/v1/channels/c/kick", json: ["uid": 5]), 403, "permissionDenied", "a reader kicks")
         assertError(try await reader.send("GET", "/v1/no-such-thing"), 404, "unknownKind", "an unknown path")
+        let wrongMethod = try await reader.send("PUT", "/v1/rooms")
+        assertError(wrongMethod, 405, "unknownKind", "a method the path does not take")
+        XCTAssertEqual(wrongMethod.headers["allow"], "GET, POST")
+        assertError(try await reader.send("GET", "/v1/rooms?page_sise=5"), 400, "invalidArgument", "a misspelt query parameter")
     }
 
     func testARoomCreatedOnOneCoordinatorIsReadAndClosedOnTheOther() async throws {
@@ -124,6 +128,11 @@ final class ServerAPIClusterTests: XCTestCase {
         assertError(try await api.send("DELETE", "/v1/rooms/no-such-room"), 404, "roomNotFound", "closing an unknown room")
         assertError(try await api.send("GET", "/v1/rooms?page_size=0"), 400, "invalidArgument", "page size 0")
         assertError(try await api.send("GET", "/v1/rooms?page_size=abc"), 400, "invalidArgument", "page size not a number")
+        assertError(try await api.send("GET", "/v1/rooms?page_token=-1:abc"), 400, "invalidArgument", "a page token never handed out")
+        assertError(try await api.send("POST", "/v1/rooms", json: ["name": "x", "owner_uid": 5, "room_id": ""]), 400, "invalidArgument", "an empty room id")
+        assertError(try await api.send("POST", "/v1/rooms", json: ["name": "x", "owner_uid": 5, "colour": "red"]), 400, "invalidArgument", "an unknown field")
+        assertError(try await api.send("POST", "/v1/rooms", json: ["name": "x\u{7}", "owner_uid": 5]), 400, "invalidArgument", "a control character")
+        assertError(try await api.send("POST", "/v1/channels/\(String(repeating: "c", count: 65))/kick", json: ["uid": 5]), 400, "invalidArgument", "a channel name too long")
         assertError(try await api.send("POST", "/v1/rooms", json: ["name": "x"]), 400, "invalidArgument", "no owner")
         assertError(try await api.send("POST", "/v1/rooms", json: ["name": "x", "owner_uid": 0]), 400, "invalidArgument", "uid 0")
         assertError(try await api.send("POST", "/v1/rooms", json: ["name": "x", "owner_uid": 4_294_967_296]), 400, "invalidArgument", "uid past 2^32")

@@ -116,7 +116,8 @@ let openAPIDocumentJSON = #"""
             "description": "The `next_page_token` of the page before; absent for the first page.",
             "schema": {
               "type": "string",
-              "maxLength": 256
+              "maxLength": 84,
+              "pattern": "^[0-9]{1,18}:[A-Za-z0-9_-]{1,64}$"
             }
           }
         ],
@@ -247,7 +248,7 @@ let openAPIDocumentJSON = #"""
         "tags": [
           "rooms"
         ],
-        "summary": "Closes a room; its viewers are told (scope rooms).",
+        "summary": "Closes a room; its viewers are told (scope rooms). A closed room stays readable.",
         "responses": {
           "200": {
             "description": "The room, closed.",
@@ -270,6 +271,9 @@ let openAPIDocumentJSON = #"""
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
           },
           "429": {
             "$ref": "#/components/responses/TooManyRequests"
@@ -383,10 +387,7 @@ let openAPIDocumentJSON = #"""
         "required": true,
         "description": "A room id (1 to 64 bytes of letters, digits, `-` and `_`).",
         "schema": {
-          "type": "string",
-          "minLength": 1,
-          "maxLength": 64,
-          "pattern": "^[A-Za-z0-9_-]+$"
+          "$ref": "#/components/schemas/RoomID"
         }
       },
       "Channel": {
@@ -395,9 +396,7 @@ let openAPIDocumentJSON = #"""
         "required": true,
         "description": "A channel name (1 to 64 bytes, Agora's character set).",
         "schema": {
-          "type": "string",
-          "minLength": 1,
-          "maxLength": 64
+          "$ref": "#/components/schemas/ChannelName"
         }
       }
     },
@@ -542,51 +541,95 @@ let openAPIDocumentJSON = #"""
       },
       "CreateRoom": {
         "type": "object",
+        "additionalProperties": false,
         "required": [
           "name",
           "owner_uid"
         ],
         "properties": {
           "room_id": {
-            "type": "string",
-            "description": "Absent, the cluster makes one (12 characters of [a-z0-9]).",
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Absent, the cluster makes one (12 characters of [a-z0-9]); else 1 to 64 of A-Z a-z 0-9 `_` and `-`.",
             "minLength": 1,
             "maxLength": 64,
-            "pattern": "^[A-Za-z0-9_-]+$"
+            "pattern": "^[A-Za-z0-9_-]{1,64}$"
           },
           "name": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 128
+            "$ref": "#/components/schemas/DisplayName"
           },
           "owner_uid": {
-            "type": "integer",
-            "format": "int64",
-            "minimum": 1,
-            "maximum": 4294967295
+            "$ref": "#/components/schemas/UID"
           },
           "owner_name": {
-            "type": "string",
-            "maxLength": 64
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Up to 64 characters (at most 256 bytes of UTF-8) without control characters.",
+            "maxLength": 64,
+            "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$"
           },
           "owner_avatar": {
-            "type": "string",
-            "maxLength": 256
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "A URL or an app-defined key, at most 128 characters without control characters.",
+            "maxLength": 128,
+            "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$"
           },
           "channel": {
-            "type": "string",
-            "description": "Absent, the room id.",
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Absent, the room id; else 1 to 64 of a-z A-Z 0-9, space and !#$%&()+-:;<=.>?@[]^_{|}~,",
             "minLength": 1,
-            "maxLength": 64
+            "maxLength": 64,
+            "pattern": "^[a-zA-Z0-9 !#$%&()+:;<=.>?@\\[\\]^_{|}~,-]{1,64}$"
           },
           "seats": {
-            "type": "integer",
+            "type": [
+              "integer",
+              "null"
+            ],
             "format": "int32",
             "description": "Co-host seats, 1 to 8 (default 1).",
             "minimum": 1,
             "maximum": 8
           }
         }
+      },
+      "RoomID": {
+        "type": "string",
+        "description": "A room id, 1 to 64 of A-Z a-z 0-9 `_` and `-`.",
+        "minLength": 1,
+        "maxLength": 64,
+        "pattern": "^[A-Za-z0-9_-]{1,64}$"
+      },
+      "ChannelName": {
+        "type": "string",
+        "description": "A channel name, 1 to 64 of a-z A-Z 0-9, space and !#$%&()+-:;<=.>?@[]^_{|}~,",
+        "minLength": 1,
+        "maxLength": 64,
+        "pattern": "^[a-zA-Z0-9 !#$%&()+:;<=.>?@\\[\\]^_{|}~,-]{1,64}$"
+      },
+      "DisplayName": {
+        "type": "string",
+        "description": "1 to 64 characters (at most 256 bytes of UTF-8) without control characters.",
+        "minLength": 1,
+        "maxLength": 64,
+        "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
+      },
+      "UID": {
+        "type": "integer",
+        "format": "int64",
+        "description": "A user id, 1 to 4294967295.",
+        "minimum": 1,
+        "maximum": 4294967295
       },
       "Room": {
         "type": "object",
@@ -698,25 +741,29 @@ let openAPIDocumentJSON = #"""
       },
       "Kick": {
         "type": "object",
+        "additionalProperties": false,
         "required": [
           "uid"
         ],
         "properties": {
           "uid": {
-            "type": "integer",
-            "format": "int64",
-            "minimum": 1,
-            "maximum": 4294967295
+            "$ref": "#/components/schemas/UID"
           },
           "ban_seconds": {
-            "type": "integer",
+            "type": [
+              "integer",
+              "null"
+            ],
             "format": "int32",
             "description": "How long the user may not come back (0, the default, kicks without a ban).",
             "minimum": 0,
             "maximum": 86400
           },
           "privileges": {
-            "type": "array",
+            "type": [
+              "array",
+              "null"
+            ],
             "description": "What the ban withholds (default join_channel, which withholds all).",
             "maxItems": 3,
             "items": {

@@ -9,10 +9,10 @@ extension Components {
         /// A room id (1 to 64 bytes of letters, digits, `-` and `_`).
         ///
         /// - Remark: Generated from `#/components/parameters/RoomID`.
-        internal typealias RoomID = Swift.String
+        internal typealias RoomID = Components.Schemas.RoomID
         /// A channel name (1 to 64 bytes, Agora's character set).
         ///
         /// - Remark: Generated from `#/components/parameters/Channel`.
-        internal typealias Channel = Swift.String
+        internal typealias Channel = Components.Schemas.ChannelName
     }
 }

@@ -72,19 +72,23 @@ extension Components {
         }
         /// - Remark: Generated from `#/components/schemas/CreateRoom`.
         internal struct CreateRoom: Codable, Hashable, Sendable {
-            /// Absent, the cluster makes one (12 characters of [a-z0-9]).
+            /// Absent, the cluster makes one (12 characters of [a-z0-9]); else 1 to 64 of A-Z a-z 0-9 `_` and `-`.
             ///
             /// - Remark: Generated from `#/components/schemas/CreateRoom/room_id`.
             internal var roomId: Swift.String?
             /// - Remark: Generated from `#/components/schemas/CreateRoom/name`.
-            internal var name: Swift.String
+            internal var name: Components.Schemas.DisplayName
             /// - Remark: Generated from `#/components/schemas/CreateRoom/owner_uid`.
-            internal var ownerUid: Swift.Int64
+            internal var ownerUid: Components.Schemas.Uid
+            /// Up to 64 characters (at most 256 bytes of UTF-8) without control characters.
+            ///
             /// - Remark: Generated from `#/components/schemas/CreateRoom/owner_name`.
             internal var ownerName: Swift.String?
+            /// A URL or an app-defined key, at most 128 characters without control characters.
+            ///
             /// - Remark: Generated from `#/components/schemas/CreateRoom/owner_avatar`.
             internal var ownerAvatar: Swift.String?
-            /// Absent, the room id.
+            /// Absent, the room id; else 1 to 64 of a-z A-Z 0-9, space and !#$%&()+-:;<=.>?@[]^_{|}~,
             ///
             /// - Remark: Generated from `#/components/schemas/CreateRoom/channel`.
             internal var channel: Swift.String?
@@ -95,17 +99,17 @@ extension Components {
             /// Creates a new `CreateRoom`.
             ///
             /// - Parameters:
-            ///   - roomId: Absent, the cluster makes one (12 characters of [a-z0-9]).
+            ///   - roomId: Absent, the cluster makes one (12 characters of [a-z0-9]); else 1 to 64 of A-Z a-z 0-9 `_` and `-`.
             ///   - name:
             ///   - ownerUid:
-            ///   - ownerName:
-            ///   - ownerAvatar:
-            ///   - channel: Absent, the room id.
+            ///   - ownerName: Up to 64 characters (at most 256 bytes of UTF-8) without control characters.
+            ///   - ownerAvatar: A URL or an app-defined key, at most 128 characters without control characters.
+            ///   - channel: Absent, the room id; else 1 to 64 of a-z A-Z 0-9, space and !#$%&()+-:;<=.>?@[]^_{|}~,
             ///   - seats: Co-host seats, 1 to 8 (default 1).
             internal init(
                 roomId: Swift.String? = nil,
-                name: Swift.String,
-                ownerUid: Swift.Int64,
+                name: Components.Schemas.DisplayName,
+                ownerUid: Components.Schemas.Uid,
                 ownerName: Swift.String? = nil,
                 ownerAvatar: Swift.String? = nil,
                 channel: Swift.String? = nil,
@@ -128,7 +132,63 @@ extension Components {
                 case channel
                 case seats
             }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.roomId = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .roomId
+                )
+                self.name = try container.decode(
+                    Components.Schemas.DisplayName.self,
+                    forKey: .name
+                )
+                self.ownerUid = try container.decode(
+                    Components.Schemas.Uid.self,
+                    forKey: .ownerUid
+                )
+                self.ownerName = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .ownerName
+                )
+                self.ownerAvatar = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .ownerAvatar
+                )
+                self.channel = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .channel
+                )
+                self.seats = try container.decodeIfPresent(
+                    Swift.Int32.self,
+                    forKey: .seats
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "room_id",
+                    "name",
+                    "owner_uid",
+                    "owner_name",
+                    "owner_avatar",
+                    "channel",
+                    "seats"
+                ])
+            }
         }
+        /// A room id, 1 to 64 of A-Z a-z 0-9 `_` and `-`.
+        ///
+        /// - Remark: Generated from `#/components/schemas/RoomID`.
+        internal typealias RoomID = Swift.String
+        /// A channel name, 1 to 64 of a-z A-Z 0-9, space and !#$%&()+-:;<=.>?@[]^_{|}~,
+        ///
+        /// - Remark: Generated from `#/components/schemas/ChannelName`.
+        internal typealias ChannelName = Swift.String
+        /// 1 to 64 characters (at most 256 bytes of UTF-8) without control characters.
+        ///
+        /// - Remark: Generated from `#/components/schemas/DisplayName`.
+        internal typealias DisplayName = Swift.String
+        /// A user id, 1 to 4294967295.
+        ///
+        /// - Remark: Generated from `#/components/schemas/UID`.
+        internal typealias Uid = Swift.Int64
         /// - Remark: Generated from `#/components/schemas/Room`.
         internal struct Room: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Room/room_id`.
@@ -287,7 +347,7 @@ extension Components {
         /// - Remark: Generated from `#/components/schemas/Kick`.
         internal struct Kick: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Kick/uid`.
-            internal var uid: Swift.Int64
+            internal var uid: Components.Schemas.Uid
             /// How long the user may not come back (0, the default, kicks without a ban).
             ///
             /// - Remark: Generated from `#/components/schemas/Kick/ban_seconds`.
@@ -303,7 +363,7 @@ extension Components {
             ///   - banSeconds: How long the user may not come back (0, the default, kicks without a ban).
             ///   - privileges: What the ban withholds (default join_channel, which withholds all).
             internal init(
-                uid: Swift.Int64,
+                uid: Components.Schemas.Uid,
                 banSeconds: Swift.Int32? = nil,
                 privileges: [Components.Schemas.Privilege]? = nil
             ) {
@@ -315,6 +375,26 @@ extension Components {
                 case uid
                 case banSeconds = "ban_seconds"
                 case privileges
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.uid = try container.decode(
+                    Components.Schemas.Uid.self,
+                    forKey: .uid
+                )
+                self.banSeconds = try container.decodeIfPresent(
+                    Swift.Int32.self,
+                    forKey: .banSeconds
+                )
+                self.privileges = try container.decodeIfPresent(
+                    [Components.Schemas.Privilege].self,
+                    forKey: .privileges
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "uid",
+                    "ban_seconds",
+                    "privileges"
+                ])
             }
         }
         /// - Remark: Generated from `#/components/schemas/Privilege`.

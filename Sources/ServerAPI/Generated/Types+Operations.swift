@@ -1029,7 +1029,7 @@ internal enum Operations {
             }
         }
     }
-    /// Closes a room; its viewers are told (scope rooms).
+    /// Closes a room; its viewers are told (scope rooms). A closed room stays readable.
     ///
     /// - Remark: HTTP `DELETE /v1/rooms/{room_id}`.
     /// - Remark: Generated from `#/paths//v1/rooms/{room_id}/delete(closeRoom)`.
@@ -1215,6 +1215,29 @@ internal enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request conflicts with what exists (a room with that id).
+            ///
+            /// - Remark: Generated from `#/paths//v1/rooms/{room_id}/delete(closeRoom)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.Conflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.Conflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
                             response: self
                         )
                     }

@@ -30,7 +30,7 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/rooms/{room_id}`.
     /// - Remark: Generated from `#/paths//v1/rooms/{room_id}/get(getRoom)`.
     func getRoom(_ input: Operations.GetRoom.Input) async throws -> Operations.GetRoom.Output
-    /// Closes a room; its viewers are told (scope rooms).
+    /// Closes a room; its viewers are told (scope rooms). A closed room stays readable.
     ///
     /// - Remark: HTTP `DELETE /v1/rooms/{room_id}`.
     /// - Remark: Generated from `#/paths//v1/rooms/{room_id}/delete(closeRoom)`.
@@ -102,7 +102,7 @@ extension APIProtocol {
             headers: headers
         ))
     }
-    /// Closes a room; its viewers are told (scope rooms).
+    /// Closes a room; its viewers are told (scope rooms). A closed room stays readable.
     ///
     /// - Remark: HTTP `DELETE /v1/rooms/{room_id}`.
     /// - Remark: Generated from `#/paths//v1/rooms/{room_id}/delete(closeRoom)`.
