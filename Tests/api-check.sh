@@ -38,10 +38,18 @@ api="$(sed -n 's/^ready .* api=\([^ ]*\).*/\1/p' "$run_dir/coordinator-1.out" | 
 [ -n "$api" ] || { echo "api-check.sh: coordinator-1 announced no api= address" >&2; exit 1; }
 echo "api-check.sh: schemathesis against $api ($max_examples examples per operation)"
 # use_after_free is left out: closing a room keeps it readable, as closed (its history), so a GET
-# after the DELETE answers 200 by design.
-schemathesis run "$api/v1/openapi.json" \
-    --auth "$(cat "$run_dir/api-key")" \
+# after the DELETE answers 200 by design. One worker: hypothesis on Python 3.11 can fail inside its
+# own source parsing when threads parse at once ("AST constructor recursion depth mismatch").
+# The customer key goes to the document's security scheme (not --auth on every request), so the
+# cases that leave the credentials out really leave them out.
+key="$(cat "$run_dir/api-key")"
+cat >"$run_dir/schemathesis.toml" <<TOML
+[auth.openapi.customerKey]
+username = "${key%%:*}"
+password = "${key#*:}"
+TOML
+schemathesis --config-file "$run_dir/schemathesis.toml" run "$api/v1/openapi.json" \
     --checks all --exclude-checks use_after_free \
-    --max-examples "$max_examples" --seed 1 --workers 2 \
+    --max-examples "$max_examples" --seed 1 --workers 1 \
     --max-response-time 5 \
-    --no-color
+    --output-sanitize false --no-color

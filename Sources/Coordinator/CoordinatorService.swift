@@ -48,7 +48,7 @@ public final class CoordinatorRoleService: NodeRoleService {
         var api: ServerAPIServer?
         var apiEndpoint = ""
         if settings.api.listen != "off" {
-            let server = try ServerAPIServer(settings: settings.api, nodeID: configuration.nodeID,
+            let server = try ServerAPIServer(settings: settings.api, nodeID: configuration.nodeID, appID: configuration.appID ?? "",
                                              appCertificate: configuration.appCertificate ?? "", logger: logger)
             do {
                 apiEndpoint = try await server.start()

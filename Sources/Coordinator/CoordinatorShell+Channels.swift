@@ -438,6 +438,41 @@ extension CoordinatorShell {
         return answer
     }
 
+    /// How long the edges have to say who is in a channel.
+    static let channelUsersTimeout = Duration.milliseconds(1500)
+
+    /// `CHANNEL_USERS` (the server API): the edges that report the channel (its origin and its
+    /// relays) asked who is there, their answers merged (``ChannelUserList``); an edge that does
+    /// not answer in time is named in the answer, its users missing.
+    func channelUsers(_ request: WireEnvelope, _ respond: Node.Responder) {
+        guard let body = respond.answering({ () throws -> RoomChannelUsersRequest in
+            let body = try request.decodeBody(RoomChannelUsersRequest.self)
+            try Names.validateChannel(body.channel)
+            return body
+        }) else { return }
+        let edges = directory.edges(reporting: body.channel)
+        var answers: [RoomChannelUsersResponse] = []
+        var unanswered: [String] = []
+        var remaining = edges.count
+        guard remaining > 0 else { return respond(.success(ChannelUserList.merged([], unanswered: []))) }
+        for edge in edges {
+            let done = { (answer: RoomChannelUsersResponse?) in
+                if let answer { answers.append(answer) } else { unanswered.append(edge) }
+                remaining -= 1
+                if remaining == 0 { respond(.success(ChannelUserList.merged(answers, unanswered: unanswered))) }
+            }
+            guard let endpoint = node.clusterEndpoint(of: edge) else {
+                done(nil)
+                continue
+            }
+            node.send(.channelUsers, body: body, to: endpoint, timeout: Self.channelUsersTimeout) { result in
+                done((try? result.get()).flatMap { answer in
+                    answer.failure == nil ? try? answer.decodeBody(RoomChannelUsersResponse.self) : nil
+                })
+            }
+        }
+    }
+
     // MARK: - Kick and ban
 
     /// Bans a uid from a channel and has every alive edge enforce it now.

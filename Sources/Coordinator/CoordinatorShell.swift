@@ -181,6 +181,7 @@ final class CoordinatorShell {
             }
         }
         node.serve(.channelList) { [self] _, respond in respond(.success(listChannels())) }
+        node.serve(.channelUsers) { [self] request, respond in channelUsers(request, respond) }
         node.serve(.banList) { [self] _, respond in
             var answer = RoomBanListResponse()
             answer.bans = bans.active(nowMs: nowMs)

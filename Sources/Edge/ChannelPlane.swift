@@ -92,11 +92,21 @@ public struct ChannelPlane<Frame> {
     /// are left out: a relay reports its local viewers, an origin its own users.
     public var channelSummaries: [ChannelSummary] {
         channels.values.map { channel in
-            let reported = channel.order.compactMap { channel.connections[$0] }.filter { !$0.unreported }
+            let reported = Self.reported(channel)
             return ChannelSummary(
                 name: channel.name, broadcasters: reported.filter { $0.role == .broadcaster }.map(\.uid),
                 connections: reported.count)
         }.sorted { $0.name < $1.name }
+    }
+
+    /// The users of channel `name` as the edge reports them (relay links and a relay's stand-in
+    /// publishers left out), in join order; empty when nobody is connected there.
+    public func users(in name: String) -> [ConnectionSnapshot] {
+        channels[name].map { Self.reported($0).map(Self.snapshot) } ?? []
+    }
+
+    private static func reported(_ channel: Channel<Frame>) -> [ChannelMembership] {
+        channel.order.compactMap { channel.connections[$0] }.filter { !$0.unreported }
     }
 
     /// An open session.

@@ -25,6 +25,8 @@ protocol CoordinatorLinkEdge: AnyObject {
     /// Channels the edge hosts that their owner coordinator placed on another edge: their
     /// connections are sent there.
     func channelsElsewhere(_ channels: [RoomChannelElsewhere])
+    /// Who is in a channel on this edge (`CHANNEL_USERS`).
+    func channelUsers(_ request: RoomChannelUsersRequest, completion: @escaping (Result<RoomChannelUsersResponse, ShowroomError>) -> Void)
 }
 
 /// The edge's side of the room-coordinators, on the node's thread: it sends the channel
@@ -86,6 +88,7 @@ final class CoordinatorLink {
         node.serve(.edgeStage) { request, respond in link.handleStages(request, respond) }
         node.serve(.forwardCommand) { request, respond in link.handleForwardCommand(request, respond) }
         node.serve(.forwardList) { _, respond in link.handleForwardList(respond) }
+        node.serve(.channelUsers) { request, respond in link.handleChannelUsers(request, respond) }
         node.onMembershipChange { link.pump() }
         node.scheduleRepeating(every: .milliseconds(25)) { link.pump() }
         return link
@@ -331,6 +334,25 @@ final class CoordinatorLink {
         edge.applyBans(body.bans) { result in
             respond(result.map { closed in
                 RoomEdgeBansResponse.with { $0.connectionsClosed = UInt32(clamping: closed) }
+            }.outcome)
+        }
+    }
+
+    /// `CHANNEL_USERS`: the edge's users in a channel, each named with this edge.
+    private func handleChannelUsers(_ request: WireEnvelope, _ respond: Node.Responder) {
+        let body: RoomChannelUsersRequest
+        do {
+            body = try request.decodeBody(RoomChannelUsersRequest.self)
+        } catch {
+            respond(.failure(error))
+            return
+        }
+        let nodeID = self.nodeID
+        edge.channelUsers(body) { result in
+            respond(result.map { answer in
+                var answer = answer
+                for index in answer.users.indices { answer.users[index].edge = nodeID }
+                return answer
             }.outcome)
         }
     }

@@ -43,6 +43,10 @@ final class EdgeOnNodeLoop: CoordinatorLinkEdge {
         edge.channelsElsewhere(channels)
     }
 
+    func channelUsers(_ request: RoomChannelUsersRequest, completion: @escaping (Result<RoomChannelUsersResponse, ShowroomError>) -> Void) {
+        edge.channelUsers(request, completion: back(completion))
+    }
+
     /// `completion`, called from the edge's loop, run on the node's loop.
     private func back<Value: Sendable>(_ completion: @escaping (Value) -> Void) -> @Sendable (Value) -> Void {
         let bound = LoopBound(completion, loop: nodeLoop)

@@ -98,6 +98,13 @@ public final class EdgeServer: Sendable {
         }
     }
 
+    /// Who is in a channel on this edge; `completion` runs on the edge's loop.
+    func channelUsers(_ request: RoomChannelUsersRequest, completion: @escaping @Sendable (Result<RoomChannelUsersResponse, ShowroomError>) -> Void) {
+        loop.execute { [shell] in
+            completion(Result { () throws(ShowroomError) in try shell.value.channelUsers(request) })
+        }
+    }
+
     /// Sends the connections of channels placed on other edges there, on the edge's loop.
     func channelsElsewhere(_ channels: [RoomChannelElsewhere]) {
         loop.execute { [shell] in shell.value.channelsElsewhere(channels) }

@@ -442,6 +442,30 @@ final class EdgeShell<Face: ClientFace> {
         return closed
     }
 
+    /// `CHANNEL_USERS`: who is in a channel on this edge, joins on the wall clock (the link names
+    /// the edge).
+    func channelUsers(_ request: RoomChannelUsersRequest) throws(ShowroomError) -> RoomChannelUsersResponse {
+        try Names.validateChannel(request.channel)
+        let now = self.now
+        let unixNowMs = time.unixNowMs
+        var answer = RoomChannelUsersResponse()
+        let users = plane.users(in: request.channel)
+        answer.exists = !users.isEmpty
+        for user in users {
+            let broadcaster = user.role == .broadcaster
+            if !broadcaster { answer.audienceTotal &+= 1 }
+            guard request.uid == 0 || user.uid == request.uid, broadcaster || !request.hostsOnly else { continue }
+            // The coordinator lists 10,000 audience members at most (Agora's rule); the count goes on.
+            if !broadcaster, answer.audienceTotal > 10_000 { continue }
+            var entry = RoomChannelUser()
+            entry.uid = user.uid
+            entry.broadcaster = broadcaster
+            entry.joinedAtMs = unixNowMs - Int64((now - user.joinedAt).milliseconds)
+            answer.users.append(entry)
+        }
+        return answer
+    }
+
     /// Sends the connections of channels their owner coordinator placed on another edge there
     /// (``ChannelPlane/sendElsewhere(_:now:)``); what does not check out is logged and left.
     func channelsElsewhere(_ channels: [RoomChannelElsewhere]) {

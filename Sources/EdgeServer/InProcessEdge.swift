@@ -223,6 +223,10 @@ private final class SameThreadEdge<Face: ClientFace>: CoordinatorLinkEdge {
     }
 
     func channelsElsewhere(_ channels: [RoomChannelElsewhere]) { shell.channelsElsewhere(channels) }
+
+    func channelUsers(_ request: RoomChannelUsersRequest, completion: @escaping (Result<RoomChannelUsersResponse, ShowroomError>) -> Void) {
+        completion(Result { () throws(ShowroomError) in try shell.channelUsers(request) })
+    }
 }
 
 extension CoordinatorReports {

@@ -189,6 +189,11 @@ public struct ChannelDirectory: Sendable {
         hostsByChannel[channel] != nil || placements.placements[channel] != nil
     }
 
+    /// The edges whose latest report lists `channel`, as its origin or as a relay of it, by id.
+    public func edges(reporting channel: String) -> [String] {
+        reported.filter { $0.value.contains { $0.name == channel } }.keys.sorted()
+    }
+
     /// Every channel the edges reported, one entry per edge that reported it.
     public var reportedChannels: [RoomChannelStatus] {
         reported.keys.sorted().flatMap { reported[$0] ?? [] }

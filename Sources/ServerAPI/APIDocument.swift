@@ -18,6 +18,12 @@ struct APIDocument: Sendable {
         var paths: [(segments: [String], methods: Set<String>)] = []
         let document = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any] ?? [:]
         let methods = ["get", "put", "post", "delete", "patch", "head", "options", "trace"]
+        let components = (document["components"] as? [String: Any])?["parameters"] as? [String: Any] ?? [:]
+        // A parameter given as `$ref: '#/components/parameters/Name'` is that component.
+        let resolved = { (parameter: [String: Any]) -> [String: Any] in
+            guard let reference = parameter["$ref"] as? String else { return parameter }
+            return components[String(reference.split(separator: "/").last ?? "")] as? [String: Any] ?? [:]
+        }
         for (path, value) in document["paths"] as? [String: Any] ?? [:] {
             guard let item = value as? [String: Any] else { continue }
             let shared = item["parameters"] as? [[String: Any]] ?? []
@@ -25,7 +31,7 @@ struct APIDocument: Sendable {
             for method in methods {
                 guard let operation = item[method] as? [String: Any] else { continue }
                 allowed.insert(method.uppercased())
-                let parameters = shared + (operation["parameters"] as? [[String: Any]] ?? [])
+                let parameters = (shared + (operation["parameters"] as? [[String: Any]] ?? [])).map(resolved)
                 let names = parameters.filter { $0["in"] as? String == "query" }.compactMap { $0["name"] as? String }
                 if let id = operation["operationId"] as? String { queryNames[id] = Set(names) }
             }

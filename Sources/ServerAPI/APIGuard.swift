@@ -15,6 +15,8 @@ struct APIGuard: ServerMiddleware {
     /// The scope each operation needs; an operation not listed needs none.
     static let scopes: [String: APIScope] = [
         "listRooms": .read, "getRoom": .read, "getCluster": .read,
+        "listChannels": .read, "listChannelUsers": .read, "getChannelUser": .read,
+        "agoraListChannels": .read, "agoraChannelUsers": .read, "agoraChannelHosts": .read, "agoraUserProperty": .read,
         "createRoom": .rooms, "closeRoom": .rooms,
         "kickUser": .moderation,
     ]
@@ -65,6 +67,9 @@ struct APIGuard: ServerMiddleware {
         } catch let error as ServerError {
             if let failure = error.underlyingError as? ShowroomError {
                 return Self.errorResponse(failure)
+            }
+            if let refusal = error.underlyingError as? APIRefusal {
+                return Self.errorResponse(refusal.error, status: refusal.status)
             }
             // The generated code could not read the request: a missing or mistyped parameter, a
             // body that is not the document's JSON.
@@ -125,6 +130,12 @@ struct APIGuard: ServerMiddleware {
         ])
         return (response, HTTPBody(data))
     }
+}
+
+/// An error whose HTTP status is not the one its code maps to (Agora's 401 for an unknown App ID).
+struct APIRefusal: Error {
+    var status: HTTPResponse.Status
+    var error: ShowroomError
 }
 
 /// The error body every failure of the API has (the document's `Error`).

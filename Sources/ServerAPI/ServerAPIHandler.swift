@@ -23,6 +23,8 @@ protocol CoordinatorAccess: Sendable {
 /// ``APIGuard``.
 struct ServerAPIHandler: APIProtocol {
     let coordinator: any CoordinatorAccess
+    /// The app this cluster serves: Agora's paths name it.
+    let appID: String
     /// Signs the admin requests (close, kick) as a business server would.
     let appCertificate: String
     let nowMs: @Sendable () -> Int64

@@ -65,11 +65,11 @@ public final class ServerAPIServer: Sendable {
 
     /// A server for `settings`; nothing listens before ``start()``.
     /// - Parameter appCertificate: Signs the admin requests it makes (close, kick).
-    public init(settings: APISettings, nodeID: String, appCertificate: String, logger: Logger) throws(ShowroomError) {
+    public init(settings: APISettings, nodeID: String, appID: String, appCertificate: String, logger: Logger) throws(ShowroomError) {
         try settings.validate()
         let keys = try CustomerKeys(settings.keys)
         let access = NodeAccess(nodeID: nodeID, node: node)
-        let handler = ServerAPIHandler(coordinator: access, appCertificate: appCertificate, nowMs: WallClock.system.nowMs)
+        let handler = ServerAPIHandler(coordinator: access, appID: appID, appCertificate: appCertificate, nowMs: WallClock.system.nowMs)
         let router = Router()
         do {
             try handler.registerHandlers(on: router, middlewares: [

@@ -82,3 +82,37 @@ struct LatencyHistogram: Sendable {
     /// The percentile, or nil for no samples (a figure printed as "not measured").
     func percentileMsIfAny(_ p: Double) -> Double? { count > 0 ? percentileMs(p) : nil }
 }
+
+/// Runs `body` for 0..<count from `callers` concurrent callers (caller k takes k, k + callers …).
+/// - Returns: Each successful call's latency in ms, the successful calls per second over the
+///   whole run, and how many calls failed.
+func measureConcurrently(callers: Int, count: Int, _ body: @escaping @Sendable (Int) async throws -> Void) async throws
+    -> (times: [Double], perSecond: Double, failures: Int) {
+    let started = ContinuousClock.now
+    let results = await withTaskGroup(of: ([Double], Int).self) { group in
+        for caller in 0..<callers {
+            group.addTask {
+                var times: [Double] = []
+                var failures = 0
+                for i in stride(from: caller, to: count, by: callers) {
+                    let start = ContinuousClock.now
+                    do {
+                        try await body(i)
+                        times.append(start.duration(to: .now).seconds * 1000)
+                    } catch {
+                        failures += 1
+                    }
+                }
+                return (times, failures)
+            }
+        }
+        var all: ([Double], Int) = ([], 0)
+        for await (times, failures) in group {
+            all.0 += times
+            all.1 += failures
+        }
+        return all
+    }
+    let elapsed = started.duration(to: .now).seconds
+    return (results.0, Double(results.0.count) / max(elapsed, 1e-9), results.1)
+}

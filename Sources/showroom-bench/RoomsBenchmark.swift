@@ -37,15 +37,15 @@ struct RoomsBenchmark: AsyncParsableCommand {
         let service = RoomService(seeds: try await ClientSeeds.resolve(seeds), loop: loop)
         let run = UInt32.random(in: 0 ... .max)
         progress("creating \(rooms) rooms with \(concurrency) callers", json: json)
-        let created = try await measure(count: rooms) { i in
+        let created = try await measureConcurrently(callers: concurrency, count: rooms) { i in
             _ = try await service.createRoom(name: "bench room \(i)", ownerUid: 100_000 + UInt32(i), roomID: "bench-\(run)-\(i)")
         }
         progress("listing \(lists) pages", json: json)
-        let listed = try await measure(count: lists) { _ in
+        let listed = try await measureConcurrently(callers: concurrency, count: lists) { _ in
             _ = try await service.listRooms(pageSize: 20)
         }
         progress("closing the rooms", json: json)
-        _ = try? await measure(count: rooms) { i in
+        _ = try? await measureConcurrently(callers: concurrency, count: rooms) { i in
             _ = try await service.closeRoom("bench-\(run)-\(i)", uid: 100_000 + UInt32(i))
         }
         await service.shutdown()
@@ -70,38 +70,5 @@ struct RoomsBenchmark: AsyncParsableCommand {
             print(String(format: "  list    %8.0f /s   p50 %6.2f ms   p99 %6.2f ms   failures %d", listed.perSecond,
                          listLatency.percentileMs(0.5), listLatency.percentileMs(0.99), listed.failures))
         }
-    }
-
-    /// Runs `body` for 0..<count from `concurrency` callers; each call's latency in ms.
-    private func measure(count: Int, _ body: @escaping @Sendable (Int) async throws -> Void) async throws
-        -> (times: [Double], perSecond: Double, failures: Int) {
-        let started = ContinuousClock.now
-        let callers = concurrency
-        let results = await withTaskGroup(of: ([Double], Int).self) { group in
-            for caller in 0..<callers {
-                group.addTask {
-                    var times: [Double] = []
-                    var failures = 0
-                    for i in stride(from: caller, to: count, by: callers) {
-                        let start = ContinuousClock.now
-                        do {
-                            try await body(i)
-                            times.append(start.duration(to: .now).seconds * 1000)
-                        } catch {
-                            failures += 1
-                        }
-                    }
-                    return (times, failures)
-                }
-            }
-            var all: ([Double], Int) = ([], 0)
-            for await (times, failures) in group {
-                all.0 += times
-                all.1 += failures
-            }
-            return all
-        }
-        let elapsed = started.duration(to: .now).seconds
-        return (results.0, Double(results.0.count) / max(elapsed, 1e-9), results.1)
     }
 }

@@ -33,6 +33,13 @@ final class CoordinatorLinkInProcessTests: XCTestCase {
             completion(.success(0))
         }
         func channelsElsewhere(_ channels: [RoomChannelElsewhere]) { elsewhere.append(channels.map(\.channel)) }
+        func channelUsers(_ request: RoomChannelUsersRequest, completion: @escaping (Result<RoomChannelUsersResponse, ShowroomError>) -> Void) {
+            guard request.channel == "show" else { return completion(.failure(.invalidArgument("no such channel here"))) }
+            completion(.success(RoomChannelUsersResponse.with {
+                $0.exists = true
+                $0.users = [RoomChannelUser.with { $0.uid = 5; $0.broadcaster = true; $0.joinedAtMs = 1_000 }]
+            }))
+        }
     }
 
     private var network: InProcessNetwork!
@@ -177,5 +184,15 @@ final class CoordinatorLinkInProcessTests: XCTestCase {
         garbage.body = Data([0xFF, 0xFF, 0xFF])
         XCTAssertNotNil(try edgeNode.request(garbage).failure)
         XCTAssertEqual(edge.bans.count, 1, "nothing applied from garbage")
+    }
+
+    func testTheLinkAnswersWhoIsInAChannelNamingItsEdge() throws {
+        start()
+        let answer = try edgeNode.ask(.channelUsers, RoomChannelUsersRequest.with { $0.channel = "show" }, as: RoomChannelUsersResponse.self)
+        XCTAssertEqual(answer.users.map(\.uid), [5])
+        XCTAssertEqual(answer.users.map(\.edge), ["edge-1"])
+        var garbage = try WireEnvelope(request: .channelUsers, id: 98, body: RoomChannelUsersRequest())
+        garbage.body = Data([0xFF, 0xFF, 0xFF])
+        XCTAssertEqual(try edgeNode.request(garbage).failure?.code, .malformedMessage)
     }
 }

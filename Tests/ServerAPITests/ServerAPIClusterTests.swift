@@ -200,3 +200,113 @@ final class ServerAPIClusterTests: XCTestCase {
         XCTAssertEqual(Set(members.compactMap { $0["id"] as? String }), ["coordinator-1", "coordinator-2", "edge-1"])
     }
 }
+
+/// Who is in a channel, natively and in Agora's shapes, answered by a coordinator from its edges.
+final class ServerAPIChannelTests: XCTestCase {
+    nonisolated(unsafe) static var cluster: TestCluster?
+    static let key = (id: "business", secret: "business-secret-0123456789")
+
+    override class func setUp() {
+        super.setUp()
+        cluster = try? TestCluster(coordinators: 2, edges: 2, coordinatorSettings: [
+            "apiKeys": [ServerAPIClusterTests.entry(key, scopes: ["read"], rate: (1000, 1000))],
+        ])
+    }
+
+    override class func tearDown() {
+        cluster?.down()
+        cluster = nil
+        super.tearDown()
+    }
+
+    private func joined(_ channel: String, uid: UInt32, host: Bool) async throws -> ShowroomEngine {
+        let cluster = try XCTUnwrap(Self.cluster, "the cluster did not start")
+        let engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds([try cluster.clientEndpoint(of: "coordinator-1")])))
+        try await engine.joinChannel(token: try TestApp.token(channel: channel, uid: uid, role: host ? .publisher : .subscriber),
+                                     channel: channel, uid: uid, options: host ? .broadcaster : .audience)
+        return engine
+    }
+
+    func testTheUsersOfAChannelWithRoleJoinTimeAndEdgeNativelyAndAsAgoraShowsThem() async throws {
+        let cluster = try XCTUnwrap(Self.cluster)
+        let channel = "api-users-\(UInt32.random(in: 0 ... .max))"
+        let before = Int64(Date().timeIntervalSince1970 * 1000)
+        let host = try await joined(channel, uid: 501, host: true)
+        let viewer = try await joined(channel, uid: 502, host: false)
+        let api = ServerAPIClient(base: try cluster.apiEndpoint(of: "coordinator-2"), key: Self.key)
+        // The edges report their channels every second: the coordinator knows the channel soon.
+        var users: [[String: Any]] = []
+        try await eventually("both users listed") {
+            let response = try await api.send("GET", "/v1/channels/\(channel)/users")
+            guard response.status == 200, let listed = try response.object()["users"] as? [[String: Any]] else { return false }
+            users = listed
+            return users.count == 2
+        }
+        XCTAssertEqual(users.map { $0["uid"] as? Int }, [501, 502], "the host first")
+        XCTAssertEqual(users.map { $0["role"] as? String }, ["host", "audience"])
+        for user in users {
+            let joined = try XCTUnwrap(user["joined_at_ms"] as? Int64)
+            XCTAssertTrue(joined >= before - 1000 && joined <= Int64(Date().timeIntervalSince1970 * 1000) + 1000, "\(user)")
+            XCTAssertTrue((user["edge"] as? String)?.hasPrefix("edge-") == true, "\(user)")
+        }
+        let hosts = try await api.send("GET", "/v1/channels/\(channel)/users?hosts_only=true")
+        XCTAssertEqual((try hosts.object()["users"] as? [[String: Any]])?.map { $0["uid"] as? Int }, [501])
+        XCTAssertEqual(try hosts.object()["audience_total"] as? Int, 1, "the count goes on without the list")
+        let one = try await api.send("GET", "/v1/channels/\(channel)/users/502")
+        XCTAssertEqual(try one.object()["in_channel"] as? Bool, true, one.text)
+        XCTAssertEqual(try one.object()["role"] as? String, "audience")
+        let absent = try await api.send("GET", "/v1/channels/\(channel)/users/999")
+        XCTAssertEqual(try absent.object()["in_channel"] as? Bool, false)
+
+        // Agora's shapes, the same data.
+        let app = TestApp.appID
+        let agora = try await api.send("GET", "/dev/v1/channel/user/\(app)/\(channel)")
+        XCTAssertEqual(agora.status, 200, agora.text)
+        let data = try XCTUnwrap(try agora.object()["data"] as? [String: Any])
+        XCTAssertEqual(try agora.object()["success"] as? Bool, true)
+        XCTAssertEqual(data["channel_exist"] as? Bool, true)
+        XCTAssertEqual(data["mode"] as? Int, 2)
+        XCTAssertEqual(data["broadcasters"] as? [Int], [501])
+        XCTAssertEqual(data["audience"] as? [Int], [502])
+        XCTAssertEqual(data["audience_total"] as? Int, 1)
+        let hostsAnswer = try await api.send("GET", "/dev/v1/channel/user/\(app)/\(channel)/hosts_only")
+        let hostsOnly = try XCTUnwrap(try hostsAnswer.object()["data"] as? [String: Any])
+        XCTAssertEqual(hostsOnly["broadcasters"] as? [Int], [501])
+        XCTAssertNil(hostsOnly["audience"])
+        let propertyAnswer = try await api.send("GET", "/dev/v1/channel/user/property/\(app)/501/\(channel)")
+        let property = try XCTUnwrap(try propertyAnswer.object()["data"] as? [String: Any])
+        XCTAssertEqual(property["in_channel"] as? Bool, true)
+        XCTAssertEqual(property["role"] as? Int, 2)
+        XCTAssertEqual(property["uid"] as? Int, 501)
+        XCTAssertTrue((property["join"] as? Int64 ?? 0) >= before / 1000 - 1)
+        var lastList = ""
+        do {
+            try await eventually("the channel in Agora's channel list") {
+                let list = try await api.send("GET", "/dev/v1/channel/\(app)?page_size=500")
+                lastList = list.text
+                guard let listed = (try list.object()["data"] as? [String: Any])?["channels"] as? [[String: Any]] else { return false }
+                return listed.contains { $0["channel_name"] as? String == channel && $0["user_count"] as? Int == 2 }
+            }
+        } catch {
+            XCTFail("\(error); the last list: \(lastList)")
+        }
+        // An empty channel, another app, a bad page.
+        let emptyAnswer = try await api.send("GET", "/dev/v1/channel/user/\(app)/nobody-here")
+        let empty = try XCTUnwrap(try emptyAnswer.object()["data"] as? [String: Any])
+        XCTAssertEqual(empty["channel_exist"] as? Bool, false)
+        XCTAssertNil(empty["broadcasters"])
+        let otherApp = try await api.send("GET", "/dev/v1/channel/user/\(String(repeating: "0", count: 32))/\(channel)")
+        XCTAssertEqual(otherApp.status, 401, "Agora's answer to an unknown App ID")
+        XCTAssertTrue((try otherApp.object()["message"] as? String)?.hasPrefix("invalid appid") == true, otherApp.text)
+        let badPage = try await api.send("GET", "/dev/v1/channel/\(app)?page_size=501")
+        XCTAssertEqual(badPage.status, 400)
+        let badName = try await api.send("GET", "/v1/channels/\(String(repeating: "x", count: 65))/users")
+        XCTAssertEqual(badName.status, 400)
+        let pastTheEnd = try await api.send("GET", "/dev/v1/channel/\(app)?page_no=1000&page_size=500")
+        XCTAssertEqual(((try pastTheEnd.object()["data"] as? [String: Any])?["channels"] as? [Any])?.count, 0)
+
+        await api.shutdown()
+        await viewer.shutdown()
+        await host.shutdown()
+    }
+}

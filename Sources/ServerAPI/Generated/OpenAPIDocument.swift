@@ -43,7 +43,7 @@ let openAPIDocumentJSON = #"""
     },
     {
       "name": "agora",
-      "description": "Agora-compatible channel management."
+      "description": "Agora-compatible channel management (`/dev/v1/…`)."
     }
   ],
   "paths": {
@@ -338,6 +338,329 @@ let openAPIDocumentJSON = #"""
         }
       }
     },
+    "/v1/channels": {
+      "get": {
+        "operationId": "listChannels",
+        "tags": [
+          "channels"
+        ],
+        "summary": "The channels users are in, by name, a page at a time (scope read).",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/PageNo"
+          },
+          {
+            "$ref": "#/components/parameters/PageSize"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "One page of channels.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ChannelPage"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/v1/channels/{channel}/users": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/Channel"
+        }
+      ],
+      "get": {
+        "operationId": "listChannelUsers",
+        "tags": [
+          "channels"
+        ],
+        "summary": "Who is in a channel, with role, join time and edge (scope read).",
+        "parameters": [
+          {
+            "name": "hosts_only",
+            "in": "query",
+            "description": "Only the broadcasters.",
+            "schema": {
+              "type": "boolean"
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Broadcasters first, then the audience (at most 10,000 listed), each by join time.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ChannelUsers"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/v1/channels/{channel}/users/{uid}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/Channel"
+        },
+        {
+          "$ref": "#/components/parameters/UIDPath"
+        }
+      ],
+      "get": {
+        "operationId": "getChannelUser",
+        "tags": [
+          "channels"
+        ],
+        "summary": "One user's status in a channel (scope read).",
+        "responses": {
+          "200": {
+            "description": "Whether the user is in the channel, and how.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ChannelUserStatus"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/dev/v1/channel/{appid}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/AppID"
+        }
+      ],
+      "get": {
+        "operationId": "agoraListChannels",
+        "tags": [
+          "agora"
+        ],
+        "summary": "Agora's channel list, paged (scope read).",
+        "parameters": [
+          {
+            "$ref": "#/components/parameters/PageNo"
+          },
+          {
+            "$ref": "#/components/parameters/PageSize"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "One page of channels.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/AgoraChannelList"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/dev/v1/channel/user/{appid}/{channelName}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/AppID"
+        },
+        {
+          "$ref": "#/components/parameters/ChannelNamePath"
+        }
+      ],
+      "get": {
+        "operationId": "agoraChannelUsers",
+        "tags": [
+          "agora"
+        ],
+        "summary": "Agora's user list of a channel (a live-broadcasting channel's broadcasters and audience) (scope read).",
+        "responses": {
+          "200": {
+            "description": "The users.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/AgoraChannelUsers"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/dev/v1/channel/user/{appid}/{channelName}/hosts_only": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/AppID"
+        },
+        {
+          "$ref": "#/components/parameters/ChannelNamePath"
+        }
+      ],
+      "get": {
+        "operationId": "agoraChannelHosts",
+        "tags": [
+          "agora"
+        ],
+        "summary": "Agora's user list of a channel, broadcasters only (scope read).",
+        "responses": {
+          "200": {
+            "description": "The broadcasters.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/AgoraChannelUsers"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/dev/v1/channel/user/property/{appid}/{uid}/{channelName}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/AppID"
+        },
+        {
+          "$ref": "#/components/parameters/UIDPath"
+        },
+        {
+          "$ref": "#/components/parameters/ChannelNamePath"
+        }
+      ],
+      "get": {
+        "operationId": "agoraUserProperty",
+        "tags": [
+          "agora"
+        ],
+        "summary": "Agora's status of one user in a channel (scope read).",
+        "responses": {
+          "200": {
+            "description": "Whether the user is in the channel, since when, and as what.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/AgoraUserProperty"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
     "/v1/cluster": {
       "get": {
         "operationId": "getCluster",
@@ -397,6 +720,57 @@ let openAPIDocumentJSON = #"""
         "description": "A channel name (1 to 64 bytes, Agora's character set).",
         "schema": {
           "$ref": "#/components/schemas/ChannelName"
+        }
+      },
+      "UIDPath": {
+        "name": "uid",
+        "in": "path",
+        "required": true,
+        "description": "A user id, 1 to 4294967295.",
+        "schema": {
+          "$ref": "#/components/schemas/UID"
+        }
+      },
+      "ChannelNamePath": {
+        "name": "channelName",
+        "in": "path",
+        "required": true,
+        "description": "A channel name (Agora's spelling of the parameter).",
+        "schema": {
+          "$ref": "#/components/schemas/ChannelName"
+        }
+      },
+      "AppID": {
+        "name": "appid",
+        "in": "path",
+        "required": true,
+        "description": "This cluster's app id (32 hex digits); another is answered 401 (`invalid appid`), as Agora answers an unknown App ID.",
+        "schema": {
+          "type": "string",
+          "pattern": "^[0-9a-fA-F]{32}$"
+        },
+        "example": "5f0c5d7e5c1a4f3e9b2d8a6c4e1f0a7b"
+      },
+      "PageNo": {
+        "name": "page_no",
+        "in": "query",
+        "description": "The page, from 0 (default 0); a page past the end is empty.",
+        "schema": {
+          "type": "integer",
+          "format": "int32",
+          "minimum": 0,
+          "maximum": 1000000
+        }
+      },
+      "PageSize": {
+        "name": "page_size",
+        "in": "query",
+        "description": "Channels per page, 1 to 500 (default 100).",
+        "schema": {
+          "type": "integer",
+          "format": "int32",
+          "minimum": 1,
+          "maximum": 500
         }
       }
     },
@@ -800,6 +1174,289 @@ let openAPIDocumentJSON = #"""
             "type": "array",
             "items": {
               "$ref": "#/components/schemas/Privilege"
+            }
+          }
+        }
+      },
+      "ChannelSummary": {
+        "type": "object",
+        "required": [
+          "channel",
+          "user_count",
+          "broadcasters",
+          "edges"
+        ],
+        "properties": {
+          "channel": {
+            "type": "string"
+          },
+          "user_count": {
+            "type": "integer",
+            "format": "int64",
+            "description": "Users in the channel on every edge (broadcasters and audience)."
+          },
+          "broadcasters": {
+            "type": "array",
+            "items": {
+              "type": "integer",
+              "format": "int64"
+            }
+          },
+          "edges": {
+            "type": "array",
+            "description": "The edges hosting it (its origin and relays).",
+            "items": {
+              "type": "string"
+            }
+          },
+          "room_id": {
+            "type": "string",
+            "description": "The room that runs in this channel, if any."
+          }
+        }
+      },
+      "ChannelPage": {
+        "type": "object",
+        "required": [
+          "channels",
+          "total"
+        ],
+        "properties": {
+          "channels": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/ChannelSummary"
+            }
+          },
+          "total": {
+            "type": "integer",
+            "format": "int64",
+            "description": "Channels in all."
+          }
+        }
+      },
+      "ChannelUser": {
+        "type": "object",
+        "required": [
+          "uid",
+          "role",
+          "joined_at_ms",
+          "edge"
+        ],
+        "properties": {
+          "uid": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "role": {
+            "type": "string",
+            "enum": [
+              "host",
+              "audience"
+            ]
+          },
+          "joined_at_ms": {
+            "type": "integer",
+            "format": "int64",
+            "description": "When the user joined, ms since the Unix epoch (its edge's clock)."
+          },
+          "edge": {
+            "type": "string",
+            "description": "The edge the user is connected to."
+          }
+        }
+      },
+      "ChannelUsers": {
+        "type": "object",
+        "required": [
+          "exists",
+          "users",
+          "audience_total",
+          "unanswered_edges"
+        ],
+        "properties": {
+          "exists": {
+            "type": "boolean",
+            "description": "Somebody is in the channel."
+          },
+          "users": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/ChannelUser"
+            }
+          },
+          "audience_total": {
+            "type": "integer",
+            "format": "int64",
+            "description": "Audience members in all, also those past the 10,000 listed."
+          },
+          "unanswered_edges": {
+            "type": "array",
+            "description": "Edges hosting the channel that did not answer in time (their users are missing).",
+            "items": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "ChannelUserStatus": {
+        "type": "object",
+        "required": [
+          "in_channel",
+          "uid"
+        ],
+        "properties": {
+          "in_channel": {
+            "type": "boolean"
+          },
+          "uid": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "role": {
+            "type": "string",
+            "enum": [
+              "host",
+              "audience"
+            ]
+          },
+          "joined_at_ms": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "edge": {
+            "type": "string"
+          }
+        }
+      },
+      "AgoraChannelList": {
+        "type": "object",
+        "required": [
+          "success",
+          "data"
+        ],
+        "properties": {
+          "success": {
+            "type": "boolean"
+          },
+          "data": {
+            "type": "object",
+            "required": [
+              "channels",
+              "total_size"
+            ],
+            "properties": {
+              "channels": {
+                "type": "array",
+                "items": {
+                  "type": "object",
+                  "required": [
+                    "channel_name",
+                    "user_count"
+                  ],
+                  "properties": {
+                    "channel_name": {
+                      "type": "string"
+                    },
+                    "user_count": {
+                      "type": "integer",
+                      "format": "int64"
+                    }
+                  }
+                }
+              },
+              "total_size": {
+                "type": "integer",
+                "format": "int64"
+              }
+            }
+          }
+        }
+      },
+      "AgoraChannelUsers": {
+        "type": "object",
+        "required": [
+          "success",
+          "data"
+        ],
+        "properties": {
+          "success": {
+            "type": "boolean"
+          },
+          "data": {
+            "type": "object",
+            "required": [
+              "channel_exist"
+            ],
+            "properties": {
+              "channel_exist": {
+                "type": "boolean"
+              },
+              "mode": {
+                "type": "integer",
+                "format": "int32",
+                "description": "2, live broadcasting (Showroom's channels are all live)."
+              },
+              "broadcasters": {
+                "type": "array",
+                "items": {
+                  "type": "integer",
+                  "format": "int64"
+                }
+              },
+              "audience": {
+                "type": "array",
+                "items": {
+                  "type": "integer",
+                  "format": "int64"
+                }
+              },
+              "audience_total": {
+                "type": "integer",
+                "format": "int64"
+              }
+            }
+          }
+        }
+      },
+      "AgoraUserProperty": {
+        "type": "object",
+        "required": [
+          "success",
+          "data"
+        ],
+        "properties": {
+          "success": {
+            "type": "boolean"
+          },
+          "data": {
+            "type": "object",
+            "required": [
+              "in_channel"
+            ],
+            "properties": {
+              "in_channel": {
+                "type": "boolean"
+              },
+              "uid": {
+                "type": "integer",
+                "format": "int64"
+              },
+              "join": {
+                "type": "integer",
+                "format": "int64",
+                "description": "When the user joined, Unix seconds."
+              },
+              "role": {
+                "type": "integer",
+                "format": "int32",
+                "description": "2 host, 3 audience."
+              },
+              "platform": {
+                "type": "integer",
+                "format": "int32",
+                "description": "0 (not known to the server)."
+              }
             }
           }
         }

@@ -14,5 +14,25 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/parameters/Channel`.
         internal typealias Channel = Components.Schemas.ChannelName
+        /// A user id, 1 to 4294967295.
+        ///
+        /// - Remark: Generated from `#/components/parameters/UIDPath`.
+        internal typealias UIDPath = Components.Schemas.Uid
+        /// A channel name (Agora's spelling of the parameter).
+        ///
+        /// - Remark: Generated from `#/components/parameters/ChannelNamePath`.
+        internal typealias ChannelNamePath = Components.Schemas.ChannelName
+        /// This cluster's app id (32 hex digits); another is answered 401 (`invalid appid`), as Agora answers an unknown App ID.
+        ///
+        /// - Remark: Generated from `#/components/parameters/AppID`.
+        internal typealias AppID = Swift.String
+        /// The page, from 0 (default 0); a page past the end is empty.
+        ///
+        /// - Remark: Generated from `#/components/parameters/PageNo`.
+        internal typealias PageNo = Swift.Int32
+        /// Channels per page, 1 to 500 (default 100).
+        ///
+        /// - Remark: Generated from `#/components/parameters/PageSize`.
+        internal typealias PageSize = Swift.Int32
     }
 }

@@ -436,6 +436,416 @@ extension Components {
                 case privileges
             }
         }
+        /// - Remark: Generated from `#/components/schemas/ChannelSummary`.
+        internal struct ChannelSummary: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ChannelSummary/channel`.
+            internal var channel: Swift.String
+            /// Users in the channel on every edge (broadcasters and audience).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ChannelSummary/user_count`.
+            internal var userCount: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/ChannelSummary/broadcasters`.
+            internal var broadcasters: [Swift.Int64]
+            /// The edges hosting it (its origin and relays).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ChannelSummary/edges`.
+            internal var edges: [Swift.String]
+            /// The room that runs in this channel, if any.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ChannelSummary/room_id`.
+            internal var roomId: Swift.String?
+            /// Creates a new `ChannelSummary`.
+            ///
+            /// - Parameters:
+            ///   - channel:
+            ///   - userCount: Users in the channel on every edge (broadcasters and audience).
+            ///   - broadcasters:
+            ///   - edges: The edges hosting it (its origin and relays).
+            ///   - roomId: The room that runs in this channel, if any.
+            internal init(
+                channel: Swift.String,
+                userCount: Swift.Int64,
+                broadcasters: [Swift.Int64],
+                edges: [Swift.String],
+                roomId: Swift.String? = nil
+            ) {
+                self.channel = channel
+                self.userCount = userCount
+                self.broadcasters = broadcasters
+                self.edges = edges
+                self.roomId = roomId
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case channel
+                case userCount = "user_count"
+                case broadcasters
+                case edges
+                case roomId = "room_id"
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ChannelPage`.
+        internal struct ChannelPage: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ChannelPage/channels`.
+            internal var channels: [Components.Schemas.ChannelSummary]
+            /// Channels in all.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ChannelPage/total`.
+            internal var total: Swift.Int64
+            /// Creates a new `ChannelPage`.
+            ///
+            /// - Parameters:
+            ///   - channels:
+            ///   - total: Channels in all.
+            internal init(
+                channels: [Components.Schemas.ChannelSummary],
+                total: Swift.Int64
+            ) {
+                self.channels = channels
+                self.total = total
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case channels
+                case total
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ChannelUser`.
+        internal struct ChannelUser: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ChannelUser/uid`.
+            internal var uid: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/ChannelUser/role`.
+            internal enum RolePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case host = "host"
+                case audience = "audience"
+            }
+            /// - Remark: Generated from `#/components/schemas/ChannelUser/role`.
+            internal var role: Components.Schemas.ChannelUser.RolePayload
+            /// When the user joined, ms since the Unix epoch (its edge's clock).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ChannelUser/joined_at_ms`.
+            internal var joinedAtMs: Swift.Int64
+            /// The edge the user is connected to.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ChannelUser/edge`.
+            internal var edge: Swift.String
+            /// Creates a new `ChannelUser`.
+            ///
+            /// - Parameters:
+            ///   - uid:
+            ///   - role:
+            ///   - joinedAtMs: When the user joined, ms since the Unix epoch (its edge's clock).
+            ///   - edge: The edge the user is connected to.
+            internal init(
+                uid: Swift.Int64,
+                role: Components.Schemas.ChannelUser.RolePayload,
+                joinedAtMs: Swift.Int64,
+                edge: Swift.String
+            ) {
+                self.uid = uid
+                self.role = role
+                self.joinedAtMs = joinedAtMs
+                self.edge = edge
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case uid
+                case role
+                case joinedAtMs = "joined_at_ms"
+                case edge
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ChannelUsers`.
+        internal struct ChannelUsers: Codable, Hashable, Sendable {
+            /// Somebody is in the channel.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ChannelUsers/exists`.
+            internal var exists: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/ChannelUsers/users`.
+            internal var users: [Components.Schemas.ChannelUser]
+            /// Audience members in all, also those past the 10,000 listed.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ChannelUsers/audience_total`.
+            internal var audienceTotal: Swift.Int64
+            /// Edges hosting the channel that did not answer in time (their users are missing).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ChannelUsers/unanswered_edges`.
+            internal var unansweredEdges: [Swift.String]
+            /// Creates a new `ChannelUsers`.
+            ///
+            /// - Parameters:
+            ///   - exists: Somebody is in the channel.
+            ///   - users:
+            ///   - audienceTotal: Audience members in all, also those past the 10,000 listed.
+            ///   - unansweredEdges: Edges hosting the channel that did not answer in time (their users are missing).
+            internal init(
+                exists: Swift.Bool,
+                users: [Components.Schemas.ChannelUser],
+                audienceTotal: Swift.Int64,
+                unansweredEdges: [Swift.String]
+            ) {
+                self.exists = exists
+                self.users = users
+                self.audienceTotal = audienceTotal
+                self.unansweredEdges = unansweredEdges
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case exists
+                case users
+                case audienceTotal = "audience_total"
+                case unansweredEdges = "unanswered_edges"
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ChannelUserStatus`.
+        internal struct ChannelUserStatus: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/ChannelUserStatus/in_channel`.
+            internal var inChannel: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/ChannelUserStatus/uid`.
+            internal var uid: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/ChannelUserStatus/role`.
+            internal enum RolePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case host = "host"
+                case audience = "audience"
+            }
+            /// - Remark: Generated from `#/components/schemas/ChannelUserStatus/role`.
+            internal var role: Components.Schemas.ChannelUserStatus.RolePayload?
+            /// - Remark: Generated from `#/components/schemas/ChannelUserStatus/joined_at_ms`.
+            internal var joinedAtMs: Swift.Int64?
+            /// - Remark: Generated from `#/components/schemas/ChannelUserStatus/edge`.
+            internal var edge: Swift.String?
+            /// Creates a new `ChannelUserStatus`.
+            ///
+            /// - Parameters:
+            ///   - inChannel:
+            ///   - uid:
+            ///   - role:
+            ///   - joinedAtMs:
+            ///   - edge:
+            internal init(
+                inChannel: Swift.Bool,
+                uid: Swift.Int64,
+                role: Components.Schemas.ChannelUserStatus.RolePayload? = nil,
+                joinedAtMs: Swift.Int64? = nil,
+                edge: Swift.String? = nil
+            ) {
+                self.inChannel = inChannel
+                self.uid = uid
+                self.role = role
+                self.joinedAtMs = joinedAtMs
+                self.edge = edge
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case inChannel = "in_channel"
+                case uid
+                case role
+                case joinedAtMs = "joined_at_ms"
+                case edge
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AgoraChannelList`.
+        internal struct AgoraChannelList: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AgoraChannelList/success`.
+            internal var success: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/AgoraChannelList/data`.
+            internal struct DataPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/AgoraChannelList/data/ChannelsPayload`.
+                internal struct ChannelsPayloadPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/components/schemas/AgoraChannelList/data/ChannelsPayload/channel_name`.
+                    internal var channelName: Swift.String
+                    /// - Remark: Generated from `#/components/schemas/AgoraChannelList/data/ChannelsPayload/user_count`.
+                    internal var userCount: Swift.Int64
+                    /// Creates a new `ChannelsPayloadPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - channelName:
+                    ///   - userCount:
+                    internal init(
+                        channelName: Swift.String,
+                        userCount: Swift.Int64
+                    ) {
+                        self.channelName = channelName
+                        self.userCount = userCount
+                    }
+                    internal enum CodingKeys: String, CodingKey {
+                        case channelName = "channel_name"
+                        case userCount = "user_count"
+                    }
+                }
+                /// - Remark: Generated from `#/components/schemas/AgoraChannelList/data/channels`.
+                internal typealias ChannelsPayload = [Components.Schemas.AgoraChannelList.DataPayload.ChannelsPayloadPayload]
+                /// - Remark: Generated from `#/components/schemas/AgoraChannelList/data/channels`.
+                internal var channels: Components.Schemas.AgoraChannelList.DataPayload.ChannelsPayload
+                /// - Remark: Generated from `#/components/schemas/AgoraChannelList/data/total_size`.
+                internal var totalSize: Swift.Int64
+                /// Creates a new `DataPayload`.
+                ///
+                /// - Parameters:
+                ///   - channels:
+                ///   - totalSize:
+                internal init(
+                    channels: Components.Schemas.AgoraChannelList.DataPayload.ChannelsPayload,
+                    totalSize: Swift.Int64
+                ) {
+                    self.channels = channels
+                    self.totalSize = totalSize
+                }
+                internal enum CodingKeys: String, CodingKey {
+                    case channels
+                    case totalSize = "total_size"
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/AgoraChannelList/data`.
+            internal var data: Components.Schemas.AgoraChannelList.DataPayload
+            /// Creates a new `AgoraChannelList`.
+            ///
+            /// - Parameters:
+            ///   - success:
+            ///   - data:
+            internal init(
+                success: Swift.Bool,
+                data: Components.Schemas.AgoraChannelList.DataPayload
+            ) {
+                self.success = success
+                self.data = data
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case success
+                case data
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AgoraChannelUsers`.
+        internal struct AgoraChannelUsers: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AgoraChannelUsers/success`.
+            internal var success: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/AgoraChannelUsers/data`.
+            internal struct DataPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/AgoraChannelUsers/data/channel_exist`.
+                internal var channelExist: Swift.Bool
+                /// 2, live broadcasting (Showroom's channels are all live).
+                ///
+                /// - Remark: Generated from `#/components/schemas/AgoraChannelUsers/data/mode`.
+                internal var mode: Swift.Int32?
+                /// - Remark: Generated from `#/components/schemas/AgoraChannelUsers/data/broadcasters`.
+                internal var broadcasters: [Swift.Int64]?
+                /// - Remark: Generated from `#/components/schemas/AgoraChannelUsers/data/audience`.
+                internal var audience: [Swift.Int64]?
+                /// - Remark: Generated from `#/components/schemas/AgoraChannelUsers/data/audience_total`.
+                internal var audienceTotal: Swift.Int64?
+                /// Creates a new `DataPayload`.
+                ///
+                /// - Parameters:
+                ///   - channelExist:
+                ///   - mode: 2, live broadcasting (Showroom's channels are all live).
+                ///   - broadcasters:
+                ///   - audience:
+                ///   - audienceTotal:
+                internal init(
+                    channelExist: Swift.Bool,
+                    mode: Swift.Int32? = nil,
+                    broadcasters: [Swift.Int64]? = nil,
+                    audience: [Swift.Int64]? = nil,
+                    audienceTotal: Swift.Int64? = nil
+                ) {
+                    self.channelExist = channelExist
+                    self.mode = mode
+                    self.broadcasters = broadcasters
+                    self.audience = audience
+                    self.audienceTotal = audienceTotal
+                }
+                internal enum CodingKeys: String, CodingKey {
+                    case channelExist = "channel_exist"
+                    case mode
+                    case broadcasters
+                    case audience
+                    case audienceTotal = "audience_total"
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/AgoraChannelUsers/data`.
+            internal var data: Components.Schemas.AgoraChannelUsers.DataPayload
+            /// Creates a new `AgoraChannelUsers`.
+            ///
+            /// - Parameters:
+            ///   - success:
+            ///   - data:
+            internal init(
+                success: Swift.Bool,
+                data: Components.Schemas.AgoraChannelUsers.DataPayload
+            ) {
+                self.success = success
+                self.data = data
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case success
+                case data
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AgoraUserProperty`.
+        internal struct AgoraUserProperty: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AgoraUserProperty/success`.
+            internal var success: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/AgoraUserProperty/data`.
+            internal struct DataPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/AgoraUserProperty/data/in_channel`.
+                internal var inChannel: Swift.Bool
+                /// - Remark: Generated from `#/components/schemas/AgoraUserProperty/data/uid`.
+                internal var uid: Swift.Int64?
+                /// When the user joined, Unix seconds.
+                ///
+                /// - Remark: Generated from `#/components/schemas/AgoraUserProperty/data/join`.
+                internal var join: Swift.Int64?
+                /// 2 host, 3 audience.
+                ///
+                /// - Remark: Generated from `#/components/schemas/AgoraUserProperty/data/role`.
+                internal var role: Swift.Int32?
+                /// 0 (not known to the server).
+                ///
+                /// - Remark: Generated from `#/components/schemas/AgoraUserProperty/data/platform`.
+                internal var platform: Swift.Int32?
+                /// Creates a new `DataPayload`.
+                ///
+                /// - Parameters:
+                ///   - inChannel:
+                ///   - uid:
+                ///   - join: When the user joined, Unix seconds.
+                ///   - role: 2 host, 3 audience.
+                ///   - platform: 0 (not known to the server).
+                internal init(
+                    inChannel: Swift.Bool,
+                    uid: Swift.Int64? = nil,
+                    join: Swift.Int64? = nil,
+                    role: Swift.Int32? = nil,
+                    platform: Swift.Int32? = nil
+                ) {
+                    self.inChannel = inChannel
+                    self.uid = uid
+                    self.join = join
+                    self.role = role
+                    self.platform = platform
+                }
+                internal enum CodingKeys: String, CodingKey {
+                    case inChannel = "in_channel"
+                    case uid
+                    case join
+                    case role
+                    case platform
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/AgoraUserProperty/data`.
+            internal var data: Components.Schemas.AgoraUserProperty.DataPayload
+            /// Creates a new `AgoraUserProperty`.
+            ///
+            /// - Parameters:
+            ///   - success:
+            ///   - data:
+            internal init(
+                success: Swift.Bool,
+                data: Components.Schemas.AgoraUserProperty.DataPayload
+            ) {
+                self.success = success
+                self.data = data
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case success
+                case data
+            }
+        }
         /// The status view's data, as `showroomctl status --json` prints it.
         ///
         /// - Remark: Generated from `#/components/schemas/ClusterStatus`.

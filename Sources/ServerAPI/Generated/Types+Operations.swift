@@ -1597,6 +1597,1818 @@ internal enum Operations {
             }
         }
     }
+    /// The channels users are in, by name, a page at a time (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/channels`.
+    /// - Remark: Generated from `#/paths//v1/channels/get(listChannels)`.
+    internal enum ListChannels {
+        internal static let id: Swift.String = "listChannels"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/channels/GET/query`.
+            internal struct Query: Sendable, Hashable {
+                /// The page, from 0 (default 0); a page past the end is empty.
+                ///
+                /// - Remark: Generated from `#/paths/v1/channels/GET/query/page_no`.
+                internal var pageNo: Components.Parameters.PageNo?
+                /// Channels per page, 1 to 500 (default 100).
+                ///
+                /// - Remark: Generated from `#/paths/v1/channels/GET/query/page_size`.
+                internal var pageSize: Components.Parameters.PageSize?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - pageNo: The page, from 0 (default 0); a page past the end is empty.
+                ///   - pageSize: Channels per page, 1 to 500 (default 100).
+                internal init(
+                    pageNo: Components.Parameters.PageNo? = nil,
+                    pageSize: Components.Parameters.PageSize? = nil
+                ) {
+                    self.pageNo = pageNo
+                    self.pageSize = pageSize
+                }
+            }
+            internal var query: Operations.ListChannels.Input.Query
+            /// - Remark: Generated from `#/paths/v1/channels/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListChannels.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListChannels.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.ListChannels.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            internal init(
+                query: Operations.ListChannels.Input.Query = .init(),
+                headers: Operations.ListChannels.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/channels/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/channels/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.ChannelPage)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.ChannelPage {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.ListChannels.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.ListChannels.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// One page of channels.
+            ///
+            /// - Remark: Generated from `#/paths//v1/channels/get(listChannels)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.ListChannels.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.ListChannels.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A parameter or the body is not valid; the message says which and why.
+            ///
+            /// - Remark: Generated from `#/paths//v1/channels/get(listChannels)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No credentials, or a wrong customer key id or secret.
+            ///
+            /// - Remark: Generated from `#/paths//v1/channels/get(listChannels)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The customer key lacks the operation's scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/channels/get(listChannels)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The key's request rate is used up; retry after the given seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/channels/get(listChannels)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The cluster cannot answer now (a coordinator is missing or catching up); retry in a moment.
+            ///
+            /// - Remark: Generated from `#/paths//v1/channels/get(listChannels)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Who is in a channel, with role, join time and edge (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/channels/{channel}/users`.
+    /// - Remark: Generated from `#/paths//v1/channels/{channel}/users/get(listChannelUsers)`.
+    internal enum ListChannelUsers {
+        internal static let id: Swift.String = "listChannelUsers"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/channels/{channel}/users/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A channel name (1 to 64 bytes, Agora's character set).
+                ///
+                /// - Remark: Generated from `#/paths/v1/channels/{channel}/users/GET/path/channel`.
+                internal var channel: Components.Parameters.Channel
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - channel: A channel name (1 to 64 bytes, Agora's character set).
+                internal init(channel: Components.Parameters.Channel) {
+                    self.channel = channel
+                }
+            }
+            internal var path: Operations.ListChannelUsers.Input.Path
+            /// - Remark: Generated from `#/paths/v1/channels/{channel}/users/GET/query`.
+            internal struct Query: Sendable, Hashable {
+                /// Only the broadcasters.
+                ///
+                /// - Remark: Generated from `#/paths/v1/channels/{channel}/users/GET/query/hosts_only`.
+                internal var hostsOnly: Swift.Bool?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - hostsOnly: Only the broadcasters.
+                internal init(hostsOnly: Swift.Bool? = nil) {
+                    self.hostsOnly = hostsOnly
+                }
+            }
+            internal var query: Operations.ListChannelUsers.Input.Query
+            /// - Remark: Generated from `#/paths/v1/channels/{channel}/users/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListChannelUsers.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ListChannelUsers.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.ListChannelUsers.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            internal init(
+                path: Operations.ListChannelUsers.Input.Path,
+                query: Operations.ListChannelUsers.Input.Query = .init(),
+                headers: Operations.ListChannelUsers.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/channels/{channel}/users/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/channels/{channel}/users/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.ChannelUsers)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.ChannelUsers {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.ListChannelUsers.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.ListChannelUsers.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Broadcasters first, then the audience (at most 10,000 listed), each by join time.
+            ///
+            /// - Remark: Generated from `#/paths//v1/channels/{channel}/users/get(listChannelUsers)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.ListChannelUsers.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.ListChannelUsers.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A parameter or the body is not valid; the message says which and why.
+            ///
+            /// - Remark: Generated from `#/paths//v1/channels/{channel}/users/get(listChannelUsers)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No credentials, or a wrong customer key id or secret.
+            ///
+            /// - Remark: Generated from `#/paths//v1/channels/{channel}/users/get(listChannelUsers)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The customer key lacks the operation's scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/channels/{channel}/users/get(listChannelUsers)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The key's request rate is used up; retry after the given seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/channels/{channel}/users/get(listChannelUsers)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The cluster cannot answer now (a coordinator is missing or catching up); retry in a moment.
+            ///
+            /// - Remark: Generated from `#/paths//v1/channels/{channel}/users/get(listChannelUsers)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// One user's status in a channel (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/channels/{channel}/users/{uid}`.
+    /// - Remark: Generated from `#/paths//v1/channels/{channel}/users/{uid}/get(getChannelUser)`.
+    internal enum GetChannelUser {
+        internal static let id: Swift.String = "getChannelUser"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/channels/{channel}/users/{uid}/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A channel name (1 to 64 bytes, Agora's character set).
+                ///
+                /// - Remark: Generated from `#/paths/v1/channels/{channel}/users/{uid}/GET/path/channel`.
+                internal var channel: Components.Parameters.Channel
+                /// A user id, 1 to 4294967295.
+                ///
+                /// - Remark: Generated from `#/paths/v1/channels/{channel}/users/{uid}/GET/path/uid`.
+                internal var uid: Components.Parameters.UIDPath
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - channel: A channel name (1 to 64 bytes, Agora's character set).
+                ///   - uid: A user id, 1 to 4294967295.
+                internal init(
+                    channel: Components.Parameters.Channel,
+                    uid: Components.Parameters.UIDPath
+                ) {
+                    self.channel = channel
+                    self.uid = uid
+                }
+            }
+            internal var path: Operations.GetChannelUser.Input.Path
+            /// - Remark: Generated from `#/paths/v1/channels/{channel}/users/{uid}/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetChannelUser.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetChannelUser.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.GetChannelUser.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.GetChannelUser.Input.Path,
+                headers: Operations.GetChannelUser.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/channels/{channel}/users/{uid}/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/channels/{channel}/users/{uid}/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.ChannelUserStatus)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.ChannelUserStatus {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.GetChannelUser.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.GetChannelUser.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Whether the user is in the channel, and how.
+            ///
+            /// - Remark: Generated from `#/paths//v1/channels/{channel}/users/{uid}/get(getChannelUser)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.GetChannelUser.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.GetChannelUser.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A parameter or the body is not valid; the message says which and why.
+            ///
+            /// - Remark: Generated from `#/paths//v1/channels/{channel}/users/{uid}/get(getChannelUser)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No credentials, or a wrong customer key id or secret.
+            ///
+            /// - Remark: Generated from `#/paths//v1/channels/{channel}/users/{uid}/get(getChannelUser)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The customer key lacks the operation's scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/channels/{channel}/users/{uid}/get(getChannelUser)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The key's request rate is used up; retry after the given seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/channels/{channel}/users/{uid}/get(getChannelUser)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The cluster cannot answer now (a coordinator is missing or catching up); retry in a moment.
+            ///
+            /// - Remark: Generated from `#/paths//v1/channels/{channel}/users/{uid}/get(getChannelUser)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Agora's channel list, paged (scope read).
+    ///
+    /// - Remark: HTTP `GET /dev/v1/channel/{appid}`.
+    /// - Remark: Generated from `#/paths//dev/v1/channel/{appid}/get(agoraListChannels)`.
+    internal enum AgoraListChannels {
+        internal static let id: Swift.String = "agoraListChannels"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/dev/v1/channel/{appid}/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// This cluster's app id (32 hex digits); another is answered 401 (`invalid appid`), as Agora answers an unknown App ID.
+                ///
+                /// - Remark: Generated from `#/paths/dev/v1/channel/{appid}/GET/path/appid`.
+                internal var appid: Components.Parameters.AppID
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - appid: This cluster's app id (32 hex digits); another is answered 401 (`invalid appid`), as Agora answers an unknown App ID.
+                internal init(appid: Components.Parameters.AppID) {
+                    self.appid = appid
+                }
+            }
+            internal var path: Operations.AgoraListChannels.Input.Path
+            /// - Remark: Generated from `#/paths/dev/v1/channel/{appid}/GET/query`.
+            internal struct Query: Sendable, Hashable {
+                /// The page, from 0 (default 0); a page past the end is empty.
+                ///
+                /// - Remark: Generated from `#/paths/dev/v1/channel/{appid}/GET/query/page_no`.
+                internal var pageNo: Components.Parameters.PageNo?
+                /// Channels per page, 1 to 500 (default 100).
+                ///
+                /// - Remark: Generated from `#/paths/dev/v1/channel/{appid}/GET/query/page_size`.
+                internal var pageSize: Components.Parameters.PageSize?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - pageNo: The page, from 0 (default 0); a page past the end is empty.
+                ///   - pageSize: Channels per page, 1 to 500 (default 100).
+                internal init(
+                    pageNo: Components.Parameters.PageNo? = nil,
+                    pageSize: Components.Parameters.PageSize? = nil
+                ) {
+                    self.pageNo = pageNo
+                    self.pageSize = pageSize
+                }
+            }
+            internal var query: Operations.AgoraListChannels.Input.Query
+            /// - Remark: Generated from `#/paths/dev/v1/channel/{appid}/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AgoraListChannels.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AgoraListChannels.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.AgoraListChannels.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            internal init(
+                path: Operations.AgoraListChannels.Input.Path,
+                query: Operations.AgoraListChannels.Input.Query = .init(),
+                headers: Operations.AgoraListChannels.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/dev/v1/channel/{appid}/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/dev/v1/channel/{appid}/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.AgoraChannelList)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.AgoraChannelList {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.AgoraListChannels.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.AgoraListChannels.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// One page of channels.
+            ///
+            /// - Remark: Generated from `#/paths//dev/v1/channel/{appid}/get(agoraListChannels)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AgoraListChannels.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.AgoraListChannels.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A parameter or the body is not valid; the message says which and why.
+            ///
+            /// - Remark: Generated from `#/paths//dev/v1/channel/{appid}/get(agoraListChannels)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No credentials, or a wrong customer key id or secret.
+            ///
+            /// - Remark: Generated from `#/paths//dev/v1/channel/{appid}/get(agoraListChannels)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The customer key lacks the operation's scope.
+            ///
+            /// - Remark: Generated from `#/paths//dev/v1/channel/{appid}/get(agoraListChannels)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The key's request rate is used up; retry after the given seconds.
+            ///
+            /// - Remark: Generated from `#/paths//dev/v1/channel/{appid}/get(agoraListChannels)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The cluster cannot answer now (a coordinator is missing or catching up); retry in a moment.
+            ///
+            /// - Remark: Generated from `#/paths//dev/v1/channel/{appid}/get(agoraListChannels)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Agora's user list of a channel (a live-broadcasting channel's broadcasters and audience) (scope read).
+    ///
+    /// - Remark: HTTP `GET /dev/v1/channel/user/{appid}/{channelName}`.
+    /// - Remark: Generated from `#/paths//dev/v1/channel/user/{appid}/{channelName}/get(agoraChannelUsers)`.
+    internal enum AgoraChannelUsers {
+        internal static let id: Swift.String = "agoraChannelUsers"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/dev/v1/channel/user/{appid}/{channelName}/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// This cluster's app id (32 hex digits); another is answered 401 (`invalid appid`), as Agora answers an unknown App ID.
+                ///
+                /// - Remark: Generated from `#/paths/dev/v1/channel/user/{appid}/{channelName}/GET/path/appid`.
+                internal var appid: Components.Parameters.AppID
+                /// A channel name (Agora's spelling of the parameter).
+                ///
+                /// - Remark: Generated from `#/paths/dev/v1/channel/user/{appid}/{channelName}/GET/path/channelName`.
+                internal var channelName: Components.Parameters.ChannelNamePath
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - appid: This cluster's app id (32 hex digits); another is answered 401 (`invalid appid`), as Agora answers an unknown App ID.
+                ///   - channelName: A channel name (Agora's spelling of the parameter).
+                internal init(
+                    appid: Components.Parameters.AppID,
+                    channelName: Components.Parameters.ChannelNamePath
+                ) {
+                    self.appid = appid
+                    self.channelName = channelName
+                }
+            }
+            internal var path: Operations.AgoraChannelUsers.Input.Path
+            /// - Remark: Generated from `#/paths/dev/v1/channel/user/{appid}/{channelName}/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AgoraChannelUsers.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AgoraChannelUsers.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.AgoraChannelUsers.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.AgoraChannelUsers.Input.Path,
+                headers: Operations.AgoraChannelUsers.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/dev/v1/channel/user/{appid}/{channelName}/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/dev/v1/channel/user/{appid}/{channelName}/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.AgoraChannelUsers)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.AgoraChannelUsers {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.AgoraChannelUsers.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.AgoraChannelUsers.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The users.
+            ///
+            /// - Remark: Generated from `#/paths//dev/v1/channel/user/{appid}/{channelName}/get(agoraChannelUsers)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AgoraChannelUsers.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.AgoraChannelUsers.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A parameter or the body is not valid; the message says which and why.
+            ///
+            /// - Remark: Generated from `#/paths//dev/v1/channel/user/{appid}/{channelName}/get(agoraChannelUsers)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No credentials, or a wrong customer key id or secret.
+            ///
+            /// - Remark: Generated from `#/paths//dev/v1/channel/user/{appid}/{channelName}/get(agoraChannelUsers)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The customer key lacks the operation's scope.
+            ///
+            /// - Remark: Generated from `#/paths//dev/v1/channel/user/{appid}/{channelName}/get(agoraChannelUsers)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The key's request rate is used up; retry after the given seconds.
+            ///
+            /// - Remark: Generated from `#/paths//dev/v1/channel/user/{appid}/{channelName}/get(agoraChannelUsers)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The cluster cannot answer now (a coordinator is missing or catching up); retry in a moment.
+            ///
+            /// - Remark: Generated from `#/paths//dev/v1/channel/user/{appid}/{channelName}/get(agoraChannelUsers)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Agora's user list of a channel, broadcasters only (scope read).
+    ///
+    /// - Remark: HTTP `GET /dev/v1/channel/user/{appid}/{channelName}/hosts_only`.
+    /// - Remark: Generated from `#/paths//dev/v1/channel/user/{appid}/{channelName}/hosts_only/get(agoraChannelHosts)`.
+    internal enum AgoraChannelHosts {
+        internal static let id: Swift.String = "agoraChannelHosts"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/dev/v1/channel/user/{appid}/{channelName}/hosts_only/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// This cluster's app id (32 hex digits); another is answered 401 (`invalid appid`), as Agora answers an unknown App ID.
+                ///
+                /// - Remark: Generated from `#/paths/dev/v1/channel/user/{appid}/{channelName}/hosts_only/GET/path/appid`.
+                internal var appid: Components.Parameters.AppID
+                /// A channel name (Agora's spelling of the parameter).
+                ///
+                /// - Remark: Generated from `#/paths/dev/v1/channel/user/{appid}/{channelName}/hosts_only/GET/path/channelName`.
+                internal var channelName: Components.Parameters.ChannelNamePath
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - appid: This cluster's app id (32 hex digits); another is answered 401 (`invalid appid`), as Agora answers an unknown App ID.
+                ///   - channelName: A channel name (Agora's spelling of the parameter).
+                internal init(
+                    appid: Components.Parameters.AppID,
+                    channelName: Components.Parameters.ChannelNamePath
+                ) {
+                    self.appid = appid
+                    self.channelName = channelName
+                }
+            }
+            internal var path: Operations.AgoraChannelHosts.Input.Path
+            /// - Remark: Generated from `#/paths/dev/v1/channel/user/{appid}/{channelName}/hosts_only/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AgoraChannelHosts.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AgoraChannelHosts.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.AgoraChannelHosts.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.AgoraChannelHosts.Input.Path,
+                headers: Operations.AgoraChannelHosts.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/dev/v1/channel/user/{appid}/{channelName}/hosts_only/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/dev/v1/channel/user/{appid}/{channelName}/hosts_only/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.AgoraChannelUsers)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.AgoraChannelUsers {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.AgoraChannelHosts.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.AgoraChannelHosts.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The broadcasters.
+            ///
+            /// - Remark: Generated from `#/paths//dev/v1/channel/user/{appid}/{channelName}/hosts_only/get(agoraChannelHosts)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AgoraChannelHosts.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.AgoraChannelHosts.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A parameter or the body is not valid; the message says which and why.
+            ///
+            /// - Remark: Generated from `#/paths//dev/v1/channel/user/{appid}/{channelName}/hosts_only/get(agoraChannelHosts)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No credentials, or a wrong customer key id or secret.
+            ///
+            /// - Remark: Generated from `#/paths//dev/v1/channel/user/{appid}/{channelName}/hosts_only/get(agoraChannelHosts)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The customer key lacks the operation's scope.
+            ///
+            /// - Remark: Generated from `#/paths//dev/v1/channel/user/{appid}/{channelName}/hosts_only/get(agoraChannelHosts)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The key's request rate is used up; retry after the given seconds.
+            ///
+            /// - Remark: Generated from `#/paths//dev/v1/channel/user/{appid}/{channelName}/hosts_only/get(agoraChannelHosts)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The cluster cannot answer now (a coordinator is missing or catching up); retry in a moment.
+            ///
+            /// - Remark: Generated from `#/paths//dev/v1/channel/user/{appid}/{channelName}/hosts_only/get(agoraChannelHosts)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Agora's status of one user in a channel (scope read).
+    ///
+    /// - Remark: HTTP `GET /dev/v1/channel/user/property/{appid}/{uid}/{channelName}`.
+    /// - Remark: Generated from `#/paths//dev/v1/channel/user/property/{appid}/{uid}/{channelName}/get(agoraUserProperty)`.
+    internal enum AgoraUserProperty {
+        internal static let id: Swift.String = "agoraUserProperty"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/dev/v1/channel/user/property/{appid}/{uid}/{channelName}/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// This cluster's app id (32 hex digits); another is answered 401 (`invalid appid`), as Agora answers an unknown App ID.
+                ///
+                /// - Remark: Generated from `#/paths/dev/v1/channel/user/property/{appid}/{uid}/{channelName}/GET/path/appid`.
+                internal var appid: Components.Parameters.AppID
+                /// A user id, 1 to 4294967295.
+                ///
+                /// - Remark: Generated from `#/paths/dev/v1/channel/user/property/{appid}/{uid}/{channelName}/GET/path/uid`.
+                internal var uid: Components.Parameters.UIDPath
+                /// A channel name (Agora's spelling of the parameter).
+                ///
+                /// - Remark: Generated from `#/paths/dev/v1/channel/user/property/{appid}/{uid}/{channelName}/GET/path/channelName`.
+                internal var channelName: Components.Parameters.ChannelNamePath
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - appid: This cluster's app id (32 hex digits); another is answered 401 (`invalid appid`), as Agora answers an unknown App ID.
+                ///   - uid: A user id, 1 to 4294967295.
+                ///   - channelName: A channel name (Agora's spelling of the parameter).
+                internal init(
+                    appid: Components.Parameters.AppID,
+                    uid: Components.Parameters.UIDPath,
+                    channelName: Components.Parameters.ChannelNamePath
+                ) {
+                    self.appid = appid
+                    self.uid = uid
+                    self.channelName = channelName
+                }
+            }
+            internal var path: Operations.AgoraUserProperty.Input.Path
+            /// - Remark: Generated from `#/paths/dev/v1/channel/user/property/{appid}/{uid}/{channelName}/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AgoraUserProperty.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AgoraUserProperty.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.AgoraUserProperty.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.AgoraUserProperty.Input.Path,
+                headers: Operations.AgoraUserProperty.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/dev/v1/channel/user/property/{appid}/{uid}/{channelName}/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/dev/v1/channel/user/property/{appid}/{uid}/{channelName}/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.AgoraUserProperty)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.AgoraUserProperty {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.AgoraUserProperty.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.AgoraUserProperty.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Whether the user is in the channel, since when, and as what.
+            ///
+            /// - Remark: Generated from `#/paths//dev/v1/channel/user/property/{appid}/{uid}/{channelName}/get(agoraUserProperty)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AgoraUserProperty.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.AgoraUserProperty.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A parameter or the body is not valid; the message says which and why.
+            ///
+            /// - Remark: Generated from `#/paths//dev/v1/channel/user/property/{appid}/{uid}/{channelName}/get(agoraUserProperty)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No credentials, or a wrong customer key id or secret.
+            ///
+            /// - Remark: Generated from `#/paths//dev/v1/channel/user/property/{appid}/{uid}/{channelName}/get(agoraUserProperty)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The customer key lacks the operation's scope.
+            ///
+            /// - Remark: Generated from `#/paths//dev/v1/channel/user/property/{appid}/{uid}/{channelName}/get(agoraUserProperty)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The key's request rate is used up; retry after the given seconds.
+            ///
+            /// - Remark: Generated from `#/paths//dev/v1/channel/user/property/{appid}/{uid}/{channelName}/get(agoraUserProperty)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The cluster cannot answer now (a coordinator is missing or catching up); retry in a moment.
+            ///
+            /// - Remark: Generated from `#/paths//dev/v1/channel/user/property/{appid}/{uid}/{channelName}/get(agoraUserProperty)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
     /// The cluster as this coordinator sees it, the same data as `showroomctl status --json` (scope read).
     ///
     /// - Remark: HTTP `GET /v1/cluster`.

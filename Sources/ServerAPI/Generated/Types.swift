@@ -40,6 +40,41 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/channels/{channel}/kick`.
     /// - Remark: Generated from `#/paths//v1/channels/{channel}/kick/post(kickUser)`.
     func kickUser(_ input: Operations.KickUser.Input) async throws -> Operations.KickUser.Output
+    /// The channels users are in, by name, a page at a time (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/channels`.
+    /// - Remark: Generated from `#/paths//v1/channels/get(listChannels)`.
+    func listChannels(_ input: Operations.ListChannels.Input) async throws -> Operations.ListChannels.Output
+    /// Who is in a channel, with role, join time and edge (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/channels/{channel}/users`.
+    /// - Remark: Generated from `#/paths//v1/channels/{channel}/users/get(listChannelUsers)`.
+    func listChannelUsers(_ input: Operations.ListChannelUsers.Input) async throws -> Operations.ListChannelUsers.Output
+    /// One user's status in a channel (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/channels/{channel}/users/{uid}`.
+    /// - Remark: Generated from `#/paths//v1/channels/{channel}/users/{uid}/get(getChannelUser)`.
+    func getChannelUser(_ input: Operations.GetChannelUser.Input) async throws -> Operations.GetChannelUser.Output
+    /// Agora's channel list, paged (scope read).
+    ///
+    /// - Remark: HTTP `GET /dev/v1/channel/{appid}`.
+    /// - Remark: Generated from `#/paths//dev/v1/channel/{appid}/get(agoraListChannels)`.
+    func agoraListChannels(_ input: Operations.AgoraListChannels.Input) async throws -> Operations.AgoraListChannels.Output
+    /// Agora's user list of a channel (a live-broadcasting channel's broadcasters and audience) (scope read).
+    ///
+    /// - Remark: HTTP `GET /dev/v1/channel/user/{appid}/{channelName}`.
+    /// - Remark: Generated from `#/paths//dev/v1/channel/user/{appid}/{channelName}/get(agoraChannelUsers)`.
+    func agoraChannelUsers(_ input: Operations.AgoraChannelUsers.Input) async throws -> Operations.AgoraChannelUsers.Output
+    /// Agora's user list of a channel, broadcasters only (scope read).
+    ///
+    /// - Remark: HTTP `GET /dev/v1/channel/user/{appid}/{channelName}/hosts_only`.
+    /// - Remark: Generated from `#/paths//dev/v1/channel/user/{appid}/{channelName}/hosts_only/get(agoraChannelHosts)`.
+    func agoraChannelHosts(_ input: Operations.AgoraChannelHosts.Input) async throws -> Operations.AgoraChannelHosts.Output
+    /// Agora's status of one user in a channel (scope read).
+    ///
+    /// - Remark: HTTP `GET /dev/v1/channel/user/property/{appid}/{uid}/{channelName}`.
+    /// - Remark: Generated from `#/paths//dev/v1/channel/user/property/{appid}/{uid}/{channelName}/get(agoraUserProperty)`.
+    func agoraUserProperty(_ input: Operations.AgoraUserProperty.Input) async throws -> Operations.AgoraUserProperty.Output
     /// The cluster as this coordinator sees it, the same data as `showroomctl status --json` (scope read).
     ///
     /// - Remark: HTTP `GET /v1/cluster`.
@@ -128,6 +163,101 @@ extension APIProtocol {
             path: path,
             headers: headers,
             body: body
+        ))
+    }
+    /// The channels users are in, by name, a page at a time (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/channels`.
+    /// - Remark: Generated from `#/paths//v1/channels/get(listChannels)`.
+    internal func listChannels(
+        query: Operations.ListChannels.Input.Query = .init(),
+        headers: Operations.ListChannels.Input.Headers = .init()
+    ) async throws -> Operations.ListChannels.Output {
+        try await listChannels(Operations.ListChannels.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// Who is in a channel, with role, join time and edge (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/channels/{channel}/users`.
+    /// - Remark: Generated from `#/paths//v1/channels/{channel}/users/get(listChannelUsers)`.
+    internal func listChannelUsers(
+        path: Operations.ListChannelUsers.Input.Path,
+        query: Operations.ListChannelUsers.Input.Query = .init(),
+        headers: Operations.ListChannelUsers.Input.Headers = .init()
+    ) async throws -> Operations.ListChannelUsers.Output {
+        try await listChannelUsers(Operations.ListChannelUsers.Input(
+            path: path,
+            query: query,
+            headers: headers
+        ))
+    }
+    /// One user's status in a channel (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/channels/{channel}/users/{uid}`.
+    /// - Remark: Generated from `#/paths//v1/channels/{channel}/users/{uid}/get(getChannelUser)`.
+    internal func getChannelUser(
+        path: Operations.GetChannelUser.Input.Path,
+        headers: Operations.GetChannelUser.Input.Headers = .init()
+    ) async throws -> Operations.GetChannelUser.Output {
+        try await getChannelUser(Operations.GetChannelUser.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Agora's channel list, paged (scope read).
+    ///
+    /// - Remark: HTTP `GET /dev/v1/channel/{appid}`.
+    /// - Remark: Generated from `#/paths//dev/v1/channel/{appid}/get(agoraListChannels)`.
+    internal func agoraListChannels(
+        path: Operations.AgoraListChannels.Input.Path,
+        query: Operations.AgoraListChannels.Input.Query = .init(),
+        headers: Operations.AgoraListChannels.Input.Headers = .init()
+    ) async throws -> Operations.AgoraListChannels.Output {
+        try await agoraListChannels(Operations.AgoraListChannels.Input(
+            path: path,
+            query: query,
+            headers: headers
+        ))
+    }
+    /// Agora's user list of a channel (a live-broadcasting channel's broadcasters and audience) (scope read).
+    ///
+    /// - Remark: HTTP `GET /dev/v1/channel/user/{appid}/{channelName}`.
+    /// - Remark: Generated from `#/paths//dev/v1/channel/user/{appid}/{channelName}/get(agoraChannelUsers)`.
+    internal func agoraChannelUsers(
+        path: Operations.AgoraChannelUsers.Input.Path,
+        headers: Operations.AgoraChannelUsers.Input.Headers = .init()
+    ) async throws -> Operations.AgoraChannelUsers.Output {
+        try await agoraChannelUsers(Operations.AgoraChannelUsers.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Agora's user list of a channel, broadcasters only (scope read).
+    ///
+    /// - Remark: HTTP `GET /dev/v1/channel/user/{appid}/{channelName}/hosts_only`.
+    /// - Remark: Generated from `#/paths//dev/v1/channel/user/{appid}/{channelName}/hosts_only/get(agoraChannelHosts)`.
+    internal func agoraChannelHosts(
+        path: Operations.AgoraChannelHosts.Input.Path,
+        headers: Operations.AgoraChannelHosts.Input.Headers = .init()
+    ) async throws -> Operations.AgoraChannelHosts.Output {
+        try await agoraChannelHosts(Operations.AgoraChannelHosts.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Agora's status of one user in a channel (scope read).
+    ///
+    /// - Remark: HTTP `GET /dev/v1/channel/user/property/{appid}/{uid}/{channelName}`.
+    /// - Remark: Generated from `#/paths//dev/v1/channel/user/property/{appid}/{uid}/{channelName}/get(agoraUserProperty)`.
+    internal func agoraUserProperty(
+        path: Operations.AgoraUserProperty.Input.Path,
+        headers: Operations.AgoraUserProperty.Input.Headers = .init()
+    ) async throws -> Operations.AgoraUserProperty.Output {
+        try await agoraUserProperty(Operations.AgoraUserProperty.Input(
+            path: path,
+            headers: headers
         ))
     }
     /// The cluster as this coordinator sees it, the same data as `showroomctl status --json` (scope read).

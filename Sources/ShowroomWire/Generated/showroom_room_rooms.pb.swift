@@ -2085,6 +2085,69 @@ public nonisolated struct RoomChannelElsewhere: Sendable {
   fileprivate var _placedOn: WireRedirect? = nil
 }
 
+/// Body of a CHANNEL_USERS request: who is in a channel. An edge answers with its own connections
+/// there (relay links left out); a coordinator asks every edge that reports the channel and merges
+/// their answers.
+public nonisolated struct RoomChannelUsersRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channel: String = String()
+
+  /// Only the broadcasters.
+  public var hostsOnly: Bool = false
+
+  /// Only this uid (0: everyone).
+  public var uid: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct RoomChannelUser: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var uid: UInt32 = 0
+
+  public var broadcaster: Bool = false
+
+  /// When the user joined the channel, ms since the Unix epoch (its edge's clock).
+  public var joinedAtMs: Int64 = 0
+
+  /// The edge the user is connected to.
+  public var edge: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct RoomChannelUsersResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Somebody is in the channel on an edge that answered.
+  public var exists: Bool = false
+
+  /// Broadcasters first, then the audience, each in join order; at most 10,000 audience members.
+  public var users: [RoomChannelUser] = []
+
+  /// Audience members in all, also those past the 10,000 listed.
+  public var audienceTotal: UInt32 = 0
+
+  /// Edges reporting the channel that did not answer in time (their users are missing).
+  public var unansweredEdges: [String] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 /// A ban: the uid may not use the listed privileges in the channel until `until_ms`.
 public nonisolated struct RoomBan: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -5048,6 +5111,136 @@ nonisolated extension RoomChannelElsewhere: SwiftProtobuf.Message, SwiftProtobuf
   public static func ==(lhs: RoomChannelElsewhere, rhs: RoomChannelElsewhere) -> Bool {
     if lhs.channel != rhs.channel {return false}
     if lhs._placedOn != rhs._placedOn {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomChannelUsersRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ChannelUsersRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{3}hosts_only\0\u{1}uid\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.channel) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.hostsOnly) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.channel.isEmpty {
+      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 1)
+    }
+    if self.hostsOnly != false {
+      try visitor.visitSingularBoolField(value: self.hostsOnly, fieldNumber: 2)
+    }
+    if self.uid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomChannelUsersRequest, rhs: RoomChannelUsersRequest) -> Bool {
+    if lhs.channel != rhs.channel {return false}
+    if lhs.hostsOnly != rhs.hostsOnly {return false}
+    if lhs.uid != rhs.uid {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomChannelUser: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ChannelUser"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uid\0\u{1}broadcaster\0\u{3}joined_at_ms\0\u{1}edge\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.broadcaster) }()
+      case 3: try { try decoder.decodeSingularInt64Field(value: &self.joinedAtMs) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.edge) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.uid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 1)
+    }
+    if self.broadcaster != false {
+      try visitor.visitSingularBoolField(value: self.broadcaster, fieldNumber: 2)
+    }
+    if self.joinedAtMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.joinedAtMs, fieldNumber: 3)
+    }
+    if !self.edge.isEmpty {
+      try visitor.visitSingularStringField(value: self.edge, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomChannelUser, rhs: RoomChannelUser) -> Bool {
+    if lhs.uid != rhs.uid {return false}
+    if lhs.broadcaster != rhs.broadcaster {return false}
+    if lhs.joinedAtMs != rhs.joinedAtMs {return false}
+    if lhs.edge != rhs.edge {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomChannelUsersResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ChannelUsersResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}exists\0\u{1}users\0\u{3}audience_total\0\u{3}unanswered_edges\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBoolField(value: &self.exists) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.users) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.audienceTotal) }()
+      case 4: try { try decoder.decodeRepeatedStringField(value: &self.unansweredEdges) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.exists != false {
+      try visitor.visitSingularBoolField(value: self.exists, fieldNumber: 1)
+    }
+    if !self.users.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.users, fieldNumber: 2)
+    }
+    if self.audienceTotal != 0 {
+      try visitor.visitSingularUInt32Field(value: self.audienceTotal, fieldNumber: 3)
+    }
+    if !self.unansweredEdges.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.unansweredEdges, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomChannelUsersResponse, rhs: RoomChannelUsersResponse) -> Bool {
+    if lhs.exists != rhs.exists {return false}
+    if lhs.users != rhs.users {return false}
+    if lhs.audienceTotal != rhs.audienceTotal {return false}
+    if lhs.unansweredEdges != rhs.unansweredEdges {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

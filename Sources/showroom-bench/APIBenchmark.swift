@@ -1,0 +1,121 @@
+import AdminEndpoint
+import ArgumentParser
+import Foundation
+import ShowroomTesting
+
+/// `showroom-bench api`: the server API as a business server uses it, over HTTP with a customer
+/// key — reads (a room, a channel's users) and writes (room creation, a kick with a ban) from
+/// concurrent clients, beside `/healthz` on the same server in the same run, so the ratio shows
+/// what the API's handling costs over Hummingbird itself.
+struct APIBenchmark: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "api",
+        abstract: "The server API over HTTP: requests per second and p50 / p99 for reads and writes, beside /healthz.")
+
+    @Option(name: .customLong("seed"), help: "A coordinator's server API (http://host:port, `api=` on its ready line).")
+    var seed: String
+
+    @Option(help: "The customer key as id:secret; default: the run directory's api-key ($SHOWROOM_RUN_DIR or --run-dir).")
+    var key: String?
+
+    @Option(name: .customLong("run-dir"), help: "A local cluster's run directory (deploy/cluster.sh); default: $SHOWROOM_RUN_DIR.")
+    var runDirectory: String?
+
+    @Option(help: "Requests per read operation (and for /healthz).")
+    var reads = 20_000
+
+    @Option(help: "Requests per write operation.")
+    var writes = 2_000
+
+    @Option(help: "Concurrent clients.")
+    var concurrency = 8
+
+    @Flag(help: "Print one JSON object.")
+    var json = false
+
+    func validate() throws {
+        guard seed.hasPrefix("http://") || seed.hasPrefix("https://") else {
+            throw ValidationError("--seed is a coordinator's server API address, http://host:port (api= on its ready line)")
+        }
+        guard (1...1_000_000).contains(reads) else { throw ValidationError("--reads must be 1–1000000") }
+        guard (1...100_000).contains(writes) else { throw ValidationError("--writes must be 1–100000") }
+        guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be 1–256") }
+    }
+
+    /// The customer key: --key, or the run directory's api-key file.
+    private func customerKey() throws -> (id: String, secret: String) {
+        var text = key
+        if text == nil, let directory = runDirectory ?? ProcessInfo.processInfo.environment["SHOWROOM_RUN_DIR"] {
+            text = try? String(contentsOfFile: directory + "/api-key", encoding: .utf8)
+        }
+        guard let text, let colon = text.firstIndex(of: ":") else {
+            throw ValidationError("give --key id:secret, or --run-dir (or SHOWROOM_RUN_DIR) of a cluster.sh cluster, whose api-key holds it")
+        }
+        return (String(text[..<colon]), String(text[text.index(after: colon)...]).trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// One operation's figures.
+    struct Figures {
+        var name: String
+        var perSecond: Double
+        var latency: LatencyHistogram
+        var failures: Int
+    }
+
+    func run() async throws {
+        let client = ServerAPIClient(base: seed, key: try customerKey(), connections: concurrency)
+        defer { Task { await client.shutdown() } }
+        let run = UInt32.random(in: 0 ... .max)
+        // What the reads read: a room, created as a business server would.
+        let created = try await client.send("POST", "/v1/rooms", json: ["room_id": "bench-api-\(run)", "name": "API bench", "owner_uid": 90_001])
+        guard created.status == 201 else { throw NothingMeasured("creating the room to read failed: \(created.status) \(created.text)") }
+        let cpuBefore = ProcFS.cpuSeconds(statAt: "/proc/self/stat") ?? 0
+        var results: [Figures] = []
+        func measure(_ name: String, _ count: Int, expect: Int, _ request: @escaping @Sendable (Int) async throws -> APIResponse) async throws {
+            progress("\(name): \(count) requests from \(concurrency) clients", json: json)
+            let outcome = try await measureConcurrently(callers: concurrency, count: count) { i in
+                let response = try await request(i)
+                guard response.status == expect else { throw NothingMeasured("\(name): \(response.status) \(response.text)") }
+            }
+            let latency = LatencyHistogram(milliseconds: outcome.times)
+            try latency.requireSamples(name, "all \(outcome.failures) requests failed")
+            results.append(Figures(name: name, perSecond: outcome.perSecond, latency: latency, failures: outcome.failures))
+        }
+        try await measure("healthz", reads, expect: 200) { _ in try await client.send("GET", "/healthz") }
+        try await measure("room_get", reads, expect: 200) { _ in try await client.send("GET", "/v1/rooms/bench-api-\(run)") }
+        try await measure("room_create", writes, expect: 201) { i in
+            try await client.send("POST", "/v1/rooms", json: ["room_id": "bench-api-\(run)-\(i)", "name": "API bench \(i)", "owner_uid": 100_000 + i])
+        }
+        try await measure("kick_with_ban", writes, expect: 200) { i in
+            try await client.send("POST", "/v1/channels/bench-api-\(run)/kick", json: ["uid": 200_000 + i, "ban_seconds": 60])
+        }
+        let cpu = (ProcFS.cpuSeconds(statAt: "/proc/self/stat") ?? 0) - cpuBefore
+        // Leave nothing behind: the rooms are closed again (not measured).
+        _ = try? await measureConcurrently(callers: concurrency, count: writes) { i in
+            _ = try await client.send("DELETE", "/v1/rooms/bench-api-\(run)-\(i)")
+        }
+        _ = try? await client.send("DELETE", "/v1/rooms/bench-api-\(run)")
+
+        let health = results[0].perSecond
+        if json {
+            var object: [String: Any] = ["benchmark": "api", "concurrency": concurrency, "reads": reads, "writes": writes,
+                                         "bench_cpu_s": rounded(cpu, 2)]
+            for figures in results {
+                object["\(figures.name)_per_s"] = rounded(figures.perSecond)
+                object["\(figures.name)_ms_p50"] = rounded(figures.latency.percentileMs(0.5), 3)
+                object["\(figures.name)_ms_p99"] = rounded(figures.latency.percentileMs(0.99), 3)
+                object["\(figures.name)_failures"] = figures.failures
+                object["\(figures.name)_vs_healthz"] = rounded(figures.perSecond / max(health, 1e-9), 3)
+            }
+            try printJSON(object)
+        } else {
+            print("server API at \(seed), \(concurrency) concurrent clients")
+            for figures in results {
+                print("  " + figures.name.padding(toLength: 14, withPad: " ", startingAt: 0) + String(format: " %8.0f /s   p50 %6.2f ms   p99 %6.2f ms   failures %d   %5.1f %% of healthz's rate",
+                             figures.perSecond, figures.latency.percentileMs(0.5), figures.latency.percentileMs(0.99),
+                             figures.failures, 100 * figures.perSecond / max(health, 1e-9)))
+            }
+            print(String(format: "  the benchmark's own clients used %.2f CPU s", cpu))
+        }
+    }
+}
