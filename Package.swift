@@ -194,7 +194,7 @@ let package = Package(
         .target(
             name: "ServerAPI",
             dependencies: [
-                "NodeRuntime", "AdminEndpoint", "ShowroomAuth", "ShowroomWire",
+                "NodeRuntime", "AdminEndpoint", "ShowroomAuth", "ShowroomWire", "Rooms",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
                 .product(name: "Hummingbird", package: "hummingbird"),

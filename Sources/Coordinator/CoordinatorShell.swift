@@ -182,6 +182,7 @@ final class CoordinatorShell {
         }
         node.serve(.channelList) { [self] _, respond in respond(.success(listChannels())) }
         node.serve(.channelUsers) { [self] request, respond in channelUsers(request, respond) }
+        node.serve(.banRule) { [self] request, respond in banRule(request, respond) }
         node.serve(.banList) { [self] _, respond in
             var answer = RoomBanListResponse()
             answer.bans = bans.active(nowMs: nowMs)
@@ -240,7 +241,6 @@ final class CoordinatorShell {
         // coordinator holds no longer (a member it stood in for is back) are dropped once handed
         // over: a stale copy must not tick, expire or be served as if it were current.
         let channels = registry.rooms.mapValues(\.channel)
-        replicas.records.nowMs = nowMs
         let handOver = replicas.membersChanged(to: coordinators)
         carry(handOver)
         if !handOver.batches.isEmpty {
@@ -456,7 +456,6 @@ final class CoordinatorShell {
     /// Sends every holder what it missed (the rooms as held now, the cluster-wide tables), and
     /// acknowledges the writes that waited for it once it holds them.
     func sendRepairs() {
-        replicas.records.nowMs = nowMs
         var repairs = replicas.repairs()
         // The owner's latest of its keys: a holder with a newer record refuses it.
         CoordinatorRecords.markOwnerWrites(&repairs.batches, in: ownership)
@@ -466,9 +465,7 @@ final class CoordinatorShell {
     /// One page of what the asker of a catch-up holds among what is held here
     /// (``CoordinatorRecords/catchUpPage(for:selfID:members:pageRooms:)``).
     private func catchUpPage(for request: RoomStateBatch) throws(ShowroomError) -> RoomStateBatchResponse {
-        var records = replicas.records
-        records.nowMs = nowMs
-        return try records.catchUpPage(for: request, selfID: selfID, members: ownership.ring.members, pageRooms: Self.catchUpPageRooms)
+        try replicas.records.catchUpPage(for: request, selfID: selfID, members: ownership.ring.members, pageRooms: Self.catchUpPageRooms)
     }
 
     /// Sends one batch to coordinator `holder`; `done` learns whether it holds it now.

@@ -41,6 +41,13 @@ public struct ChannelBan: Sendable, Hashable, CustomStringConvertible {
         self.untilMs = untilMs
     }
 
+    /// A lifted ban (no privilege listed): it kicks nobody and is forgotten; publishing it
+    /// stopped may resume.
+    public var isLifted: Bool { privileges.isEmpty }
+
+    /// Whether the ban is of `uid` (a ban of uid 0 is of everyone in its channel).
+    public func matches(uid: UInt32) -> Bool { self.uid == 0 || self.uid == uid }
+
     /// True if the uid may not join (or stay in) the channel.
     public var bansJoining: Bool { privileges.contains(.join) }
 
@@ -67,7 +74,9 @@ public struct ChannelBan: Sendable, Hashable, CustomStringConvertible {
     /// `uid 7 in show: join, publish-audio until 2025-01-01T00:00:00Z`.
     public var description: String {
         let names = Privilege.allCases.filter { privileges.contains($0) }.map(\.description)
-        return "uid \(uid) in \(channel): \(names.joined(separator: ", ")) until \(endDescription)"
+        let who = uid == 0 ? "everyone" : "uid \(uid)"
+        let channel = self.channel.isEmpty ? "every channel" : self.channel
+        return "\(who) in \(channel): \(names.joined(separator: ", ")) until \(endDescription)"
     }
 
     struct Key: Hashable, Sendable {

@@ -32,29 +32,43 @@ extension ChannelPlane {
         var out: [EdgeDirective] = []
         var closed = 0
         for ban in bans {
-            if ban.holds(at: now) {
+            if ban.holds(at: now), !ban.isLifted {
                 self.bans[ban.key] = ban
                 if nextBanExpiry == nil || ban.until < nextBanExpiry! { nextBanExpiry = ban.until }
             } else {
                 self.bans[ban.key] = nil
             }
-            out.append(.log(EdgeLogEntry(.notice, "ban \(ban)")))
-            guard var channel = take(ban.channel) else { continue }
-            for session in channel.order where channel.connections[session]?.uid == ban.uid {
-                if ban.bansJoining {
-                    kick(session, from: &channel, ban: ban, now: now, &out)
-                    closed += 1
-                } else {
-                    let before = channel.connections[session]!.publishing
-                    reconcilePublishing(of: session, in: &channel, now: now, &out)
-                    for kind in before.kinds where ban.bansPublishing(kind) && ban.holds(at: now) {
-                        out.append(.send(.error(publishBanned(ban, kind), channel: ban.channel, track: kind), to: session))
+            out.append(.log(EdgeLogEntry(.notice, ban.isLifted ? "ban lifted: \(ban)" : "ban \(ban)")))
+            for name in channelNames(matching: ban) {
+                guard var channel = take(name) else { continue }
+                for session in channel.order {
+                    guard let connection = channel.connections[session], ban.matches(uid: connection.uid) else { continue }
+                    // The ban as it applies to this user here (a rule may leave uid or channel open).
+                    var ban = ban
+                    ban.uid = connection.uid
+                    ban.channel = name
+                    if ban.bansJoining {
+                        kick(session, from: &channel, ban: ban, now: now, &out)
+                        closed += 1
+                    } else {
+                        let before = connection.publishing
+                        reconcilePublishing(of: session, in: &channel, now: now, &out)
+                        for kind in before.kinds where ban.bansPublishing(kind) && ban.holds(at: now) {
+                            out.append(.send(.error(publishBanned(ban, kind), channel: name, track: kind), to: session))
+                        }
                     }
                 }
+                store(channel, now: now, &out)
             }
-            store(channel, now: now, &out)
         }
         return (closed, out)
+    }
+
+    /// The channels a ban concerns: its own, or for a ban of a uid in every channel, those the uid
+    /// is in.
+    private func channelNames(matching ban: ChannelBan) -> [String] {
+        guard ban.channel.isEmpty else { return [ban.channel] }
+        return channels.values.filter { $0.sessionByUID[ban.uid] != nil }.map(\.name).sorted()
     }
 
     /// Closes a banned user's connection.
@@ -72,8 +86,22 @@ extension ChannelPlane {
     }
 
     /// The ban that holds for the uid in the channel at `now`, if any.
+    /// A ban of the uid in every channel and one of everyone in the channel count too: what
+    /// holds is their union, to the latest end.
     func activeBan(channel: String, uid: UInt32, now: Duration) -> ChannelBan? {
-        guard !bans.isEmpty, let ban = bans[ChannelBan.Key(channel: channel, uid: uid)], ban.holds(at: now) else { return nil }
+        guard !bans.isEmpty else { return nil }
+        let holding = [ChannelBan.Key(channel: channel, uid: uid), ChannelBan.Key(channel: "", uid: uid), ChannelBan.Key(channel: channel, uid: 0)]
+            .compactMap { bans[$0] }.filter { $0.holds(at: now) }
+        guard var ban = holding.first else { return nil }
+        for other in holding.dropFirst() {
+            ban.privileges.formUnion(other.privileges)
+            if other.until > ban.until {
+                ban.until = other.until
+                ban.untilMs = other.untilMs
+            }
+        }
+        ban.channel = channel
+        ban.uid = uid
         return ban
     }
 
@@ -105,11 +133,14 @@ extension ChannelPlane {
         for ban in ended.sorted(by: { ($0.channel, $0.uid) < ($1.channel, $1.uid) }) {
             bans[ban.key] = nil
             out.append(.log(EdgeLogEntry(.info, "ban ended: \(ban)")))
-            guard ban.bansBroadcasting, var channel = take(ban.channel) else { continue }
-            if let session = channel.sessionByUID[ban.uid] {
-                reconcilePublishing(of: session, in: &channel, now: now, &out)
+            guard ban.bansBroadcasting else { continue }
+            for name in channelNames(matching: ban) {
+                guard var channel = take(name) else { continue }
+                for session in channel.order where channel.connections[session].map({ ban.matches(uid: $0.uid) }) == true {
+                    reconcilePublishing(of: session, in: &channel, now: now, &out)
+                }
+                store(channel, now: now, &out)
             }
-            store(channel, now: now, &out)
         }
     }
 }

@@ -52,11 +52,9 @@ extension EdgeCodec {
     ///   other than 1 (join), 2 (publish audio), 3 (publish video).
     public static func bans(_ wire: [RoomBan], now: Duration, unixNowMs: Int64) throws(ShowroomError) -> [ChannelBan] {
         try wire.enumerated().map { (index, ban) throws(ShowroomError) -> ChannelBan in
-            guard !ban.channel.isEmpty else {
-                throw .invalidArgument("ban \(index + 1) names no channel")
-            }
-            guard ban.uid != 0 else {
-                throw .invalidArgument("ban \(index + 1) (channel \(ban.channel)) has uid 0; ban a user's uid")
+            // "" is every channel, uid 0 everyone in the channel (a ban rule); not both.
+            guard !ban.channel.isEmpty || ban.uid != 0 else {
+                throw .invalidArgument("ban \(index + 1) names neither a channel nor a uid")
             }
             var privileges: Set<Privilege> = []
             for number in ban.privileges {
@@ -69,7 +67,8 @@ extension EdgeCodec {
                         "ban \(index + 1) (uid \(ban.uid) in channel \(ban.channel)) lists privilege \(number); bans cover 1 join, 2 publish audio, 3 publish video")
                 }
             }
-            if privileges.isEmpty { privileges = [.join] }
+            // A lifted ban lists none: it kicks nobody and is forgotten.
+            if ban.lifted { privileges = [] } else if privileges.isEmpty { privileges = [.join] }
             // Saturate: a ban years away (or long past) must not overflow the clock arithmetic.
             let remainingMs = ban.untilMs.subtractingReportingOverflow(unixNowMs)
             let clamped = remainingMs.overflow ? (ban.untilMs > unixNowMs ? Int64.max : Int64.min) : remainingMs.partialValue

@@ -3,6 +3,40 @@ import ShowroomWire
 extension BanList {
     /// The longest ban a kick may ask for: a day.
     public static let maxBanSeconds: UInt32 = 86_400
+    /// The longest ban rule: Agora's 86,430 seconds.
+    public static let maxRuleSeconds: UInt32 = 86_430
+    /// The most bans held (rules and kicks, ended ones until they are forgotten).
+    public static let maxBans = 10_000
+
+    /// The ban a ban rule asks for, checked: a valid channel or "" (every channel), a uid or 0
+    /// (everyone in the channel), not both open; privileges among join (1), publish audio (2) and
+    /// publish video (3), at least one; at most ``maxRuleSeconds``. 0 seconds is a ban that has
+    /// ended already: it kicks who matches now and keeps nothing.
+    ///
+    /// - Throws: `INVALID_ARGUMENT`, saying what to change.
+    public static func rule(for request: RoomBanRuleCreate, nowMs: Int64) throws(ShowroomError) -> RoomBan {
+        if !request.channel.isEmpty { try Names.validateChannel(request.channel) }
+        guard !request.channel.isEmpty || request.uid != 0 else {
+            throw .invalidArgument("a ban rule names a channel (cname), a uid or both; this one names neither")
+        }
+        guard !request.privileges.isEmpty else {
+            throw .invalidArgument("a ban rule lists its privileges: join_channel, publish_audio, publish_video")
+        }
+        if let bad = request.privileges.first(where: { !(1...3).contains($0) }) {
+            throw .invalidArgument("privilege \(bad) cannot be banned; use 1 (join), 2 (publish audio) or 3 (publish video)")
+        }
+        guard request.seconds <= maxRuleSeconds else {
+            throw .invalidArgument("a ban rule lasts at most \(maxRuleSeconds) s, not \(request.seconds)")
+        }
+        var ban = RoomBan()
+        ban.channel = request.channel
+        ban.uid = request.uid
+        ban.privileges = Array(Set(request.privileges)).sorted()
+        ban.untilMs = nowMs &+ Int64(request.seconds) * 1000
+        ban.createdAtMs = nowMs
+        ban.updatedAtMs = nowMs
+        return ban
+    }
 
     /// The ban a kick request asks for, checked: a channel and a non-zero uid, at most a day,
     /// privileges among join (1), publish audio (2) and publish video (3) — none means join. A kick
@@ -28,6 +62,8 @@ extension BanList {
         ban.uid = request.uid
         ban.privileges = request.privileges.isEmpty ? [joinPrivilege] : request.privileges
         ban.untilMs = nowMs &+ Int64(max(1, request.banSeconds)) * 1000
+        ban.createdAtMs = nowMs
+        ban.updatedAtMs = nowMs
         return ban
     }
 }

@@ -24,8 +24,6 @@ public struct CoordinatorRecords: ReplicaRecords {
     public var sequencer = ChannelEventSequencer()
     /// Bans.
     public var bans = BanList()
-    /// The time of the last event the shell saw: bans ended by then are not sent.
-    public var nowMs: Int64 = 0
 
     /// The records of `registry` and `directory`, with no event numbers or bans yet.
     public init(registry: RoomRegistry, directory: ChannelDirectory) {
@@ -47,7 +45,8 @@ public struct CoordinatorRecords: ReplicaRecords {
                 var batch = RoomStateBatch()
                 batch.placements = directory.placements.placements.values.sorted { $0.channel < $1.channel }
                 batch.sequences = sequencer.sequences
-                batch.bans = bans.active(nowMs: nowMs)
+                // Ended and lifted bans too: a copy that missed the lifting must not bring it back.
+                batch.bans = bans.held
                 tables = batch
                 continue
             }

@@ -19,6 +19,9 @@ struct APIGuard: ServerMiddleware {
         "agoraListChannels": .read, "agoraChannelUsers": .read, "agoraChannelHosts": .read, "agoraUserProperty": .read,
         "createRoom": .rooms, "closeRoom": .rooms,
         "kickUser": .moderation,
+        "listBans": .read, "agoraListKickingRules": .read,
+        "createBan": .moderation, "updateBan": .moderation, "deleteBan": .moderation,
+        "agoraCreateKickingRule": .moderation, "agoraUpdateKickingRule": .moderation, "agoraDeleteKickingRule": .moderation,
     ]
 
     init(keys: CustomerKeys, rate: RequestRate, nowMs: @escaping @Sendable () -> Int64) {
@@ -100,7 +103,7 @@ struct APIGuard: ServerMiddleware {
     /// The HTTP status for an error's code.
     static func status(of error: ShowroomError) -> HTTPResponse.Status {
         switch error.code {
-        case .roomNotFound, .interactionNotFound, .unknownCall, .notJoined, .unknownTrack:
+        case .roomNotFound, .interactionNotFound, .unknownCall, .notJoined, .unknownTrack, .banRuleNotFound:
             return .notFound
         case .roomExists, .roomClosed, .roomBusy, .requestPending, .interactionNotAllowed, .noSeatFree, .callStateMismatch,
              .callEnded, .callerInCall, .alreadyJoined:

@@ -149,6 +149,8 @@ extension ShowroomError {
         case noSeatFree = 4013
         /// The room has an open request of this kind already (one outgoing PK invitation per room).
         case requestPending = 4014
+        /// No ban rule has that id, or it was lifted or has ended.
+        case banRuleNotFound = 4015
         /// The session id names no session (never logged in, logged out, timed out or replaced by a
         /// newer login of the same uid): log in again.
         case notLoggedIn = 5000
@@ -245,6 +247,7 @@ extension ShowroomError {
             case .interactionNotAllowed: return "interaction not allowed"
             case .noSeatFree: return "no seat free"
             case .requestPending: return "request pending"
+            case .banRuleNotFound: return "ban rule not found"
             case .unrecognized: return "unrecognized error"
             }
         }

@@ -158,10 +158,45 @@ final class BanTests: XCTestCase {
         let privilege = refusal { $0.privileges = [1, 4] }
         XCTAssertEqual(privilege?.code, .invalidArgument)
         XCTAssertTrue(privilege?.message.contains("ban 2") == true && privilege?.message.contains("privilege 4") == true, "\(String(describing: privilege))")
-        XCTAssertEqual(refusal { $0.uid = 0 }?.code, .invalidArgument)
-        XCTAssertEqual(refusal { $0.channel = "" }?.code, .invalidArgument)
+        // A rule may leave the uid or the channel open, not both.
+        XCTAssertNil(refusal { $0.uid = 0 })
+        XCTAssertNil(refusal { $0.channel = "" })
+        XCTAssertEqual(refusal { $0.uid = 0; $0.channel = "" }?.code, .invalidArgument)
         // An end far in the future or past does not overflow.
         XCTAssertNoThrow(try EdgeCodec.bans([wire].map { var b = $0; b.untilMs = .max; return b }, now: now, unixNowMs: -5))
         XCTAssertNoThrow(try EdgeCodec.bans([wire].map { var b = $0; b.untilMs = .min; return b }, now: now, unixNowMs: 5))
+    }
+
+    func testARuleForEveryoneInAChannelKicksThemAllAndRefusesNewJoinsThere() {
+        var edge = show()
+        XCTAssertNil(edge.join(guest, "other", uid: 7, as: .audience).failure)
+        let (closed, directives) = edge.plane.applyBans([ban(0, [.join], for: 60, from: edge.now)], now: edge.now)
+        let out = edge.run(directives)
+        XCTAssertEqual(closed, 3, "the host and both viewers")
+        let closing = out.events(to: viewer2).filter { $0.code != nil }
+        XCTAssertEqual(closing.map(\.code), [.banned], "besides the host going offline")
+        XCTAssertTrue(closing.first?.message?.contains("uid 2") == true, "the message names the user, not uid 0")
+        XCTAssertNotNil(edge.plane.connection(guest, channel: "other"), "another channel is not touched")
+        XCTAssertEqual(edge.join(viewer1, "show", uid: 1, as: .audience).failure?.code, .banned)
+        XCTAssertNil(edge.join(viewer1, "other", uid: 1, as: .audience).failure)
+    }
+
+    func testARuleForAUidInEveryChannelKicksItEverywhereAndALiftedRuleLetsItBack() {
+        var edge = show()
+        XCTAssertNil(edge.join(viewer1, "other", uid: 1, as: .audience).failure)
+        let everywhere = ban(1, [.join], for: 60, from: edge.now, channel: "")
+        let (closed, directives) = edge.plane.applyBans([everywhere], now: edge.now)
+        _ = edge.run(directives)
+        XCTAssertEqual(closed, 2, "both of its channels")
+        XCTAssertNotNil(edge.plane.connection(viewer2, channel: "show"), "others stay")
+        XCTAssertEqual(edge.join(viewer1, "third", uid: 1, as: .audience).failure?.code, .banned)
+        // Lifted (no privilege left): nobody is kicked and the uid may join again at once.
+        var lifted = everywhere
+        lifted.privileges = []
+        XCTAssertTrue(lifted.isLifted)
+        XCTAssertEqual(edge.plane.applyBans([lifted], now: edge.now).connectionsClosed, 0)
+        XCTAssertEqual(edge.plane.activeBans, [])
+        XCTAssertNil(edge.join(viewer1, "third", uid: 1, as: .audience).failure)
+        XCTAssertNotNil(edge.plane.connection(viewer2, channel: "show"))
     }
 }

@@ -194,4 +194,14 @@ extension EdgeEvent {
         default: nil
         }
     }
+
+    /// The message of a session-closed, connection-closed or error event.
+    var message: String? {
+        switch self {
+        case .sessionClosed(let reason): reason.message
+        case .connectionClosed(_, let reason): reason.message
+        case .error(let error, _, _): error.message
+        default: nil
+        }
+    }
 }

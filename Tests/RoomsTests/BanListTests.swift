@@ -21,9 +21,72 @@ final class BanListTests: XCTestCase {
         list.add(ban("a", 1, [1], until: 300))
         XCTAssertEqual(list.active(nowMs: 99).map { "\($0.channel)/\($0.uid)" }, ["a/1", "a/2", "b/1"])
         XCTAssertEqual(list.active(nowMs: 100).map { "\($0.channel)/\($0.uid)" }, ["a/1", "a/2"], "a ban ends at untilMs")
-        XCTAssertEqual(list.purge(nowMs: 200).map { "\($0.channel)/\($0.uid)" }, ["a/2", "b/1"])
-        XCTAssertEqual(list.bans.keys.map { "\($0.channel)/\($0.uid)" }, ["a/1"])
+        // Ended bans are kept a day (so no older copy brings them back), then forgotten.
         XCTAssertTrue(list.purge(nowMs: 200).isEmpty)
+        XCTAssertEqual(list.held.count, 3)
+        XCTAssertEqual(list.purge(nowMs: 200 + BanList.tombstoneMs).map { "\($0.channel)/\($0.uid)" }, ["a/2", "b/1"])
+        XCTAssertEqual(list.bans.keys.map { "\($0.channel)/\($0.uid)" }, ["a/1"])
+        XCTAssertTrue(list.purge(nowMs: 200 + BanList.tombstoneMs).isEmpty)
+    }
+
+    private func rule(_ channel: String, _ uid: UInt32, _ privileges: [UInt32] = [1], seconds: UInt32) -> RoomBanRuleCreate {
+        RoomBanRuleCreate.with { $0.channel = channel; $0.uid = uid; $0.privileges = privileges; $0.seconds = seconds }
+    }
+
+    func testARuleNamesAChannelAUidOrBothWithPrivilegesAndADuration() throws {
+        let both = try BanList.rule(for: rule("show", 5, [2, 2, 3], seconds: 60), nowMs: 1_000)
+        XCTAssertEqual(both.privileges, [2, 3])
+        XCTAssertEqual(both.untilMs, 61_000)
+        XCTAssertEqual(both.updatedAtMs, 1_000)
+        XCTAssertNoThrow(try BanList.rule(for: rule("", 5, seconds: 10), nowMs: 0), "a uid in every channel")
+        XCTAssertNoThrow(try BanList.rule(for: rule("show", 0, seconds: 10), nowMs: 0), "everyone in a channel")
+        XCTAssertEqual(try BanList.rule(for: rule("show", 0, seconds: 0), nowMs: 7).untilMs, 7, "0 s: a kick, no rule")
+        for bad in [rule("", 0, seconds: 10), rule("show", 5, [], seconds: 10), rule("show", 5, [4], seconds: 10),
+                    rule("show", 5, seconds: 86_431), rule("bad/name", 5, seconds: 10), rule(String(repeating: "c", count: 65), 5, seconds: 10)] {
+            XCTAssertThrowsError(try BanList.rule(for: bad, nowMs: 0), "\(bad)") {
+                XCTAssertEqual(($0 as? ShowroomError)?.code, .invalidArgument)
+            }
+        }
+        XCTAssertNoThrow(try BanList.rule(for: rule("show", 5, seconds: 60), nowMs: .max), "a hostile clock does not trap")
+    }
+
+    func testRuleIDsAreTheSameEverywhereAndFindTheirRule() throws {
+        XCTAssertEqual(BanList.ruleID(channel: "show", uid: 5), BanList.ruleID(channel: "show", uid: 5))
+        XCTAssertNotEqual(BanList.ruleID(channel: "show", uid: 5), BanList.ruleID(channel: "show", uid: 6))
+        XCTAssertNotEqual(BanList.ruleID(channel: "", uid: 5), BanList.ruleID(channel: "5", uid: 0))
+        XCTAssertGreaterThan(BanList.ruleID(channel: "", uid: 0), 0)
+        var list = BanList()
+        list.add(try BanList.rule(for: rule("show", 5, seconds: 60), nowMs: 0))
+        XCTAssertEqual(list.rule(id: BanList.ruleID(channel: "show", uid: 5))?.uid, 5)
+        XCTAssertNil(list.rule(id: BanList.ruleID(channel: "show", uid: 6)))
+    }
+
+    func testALaterChangeWinsWholeSoAShortenedOrLiftedRuleStaysSo() throws {
+        var here = BanList()
+        var there = BanList()
+        let made = try BanList.rule(for: rule("show", 5, seconds: 3_600), nowMs: 1_000)
+        here.add(made)
+        _ = there.merge([made])
+        // Here the rule is lifted; there the old copy stays until the change arrives.
+        var lifted = made
+        lifted.untilMs = 2_000
+        lifted.updatedAtMs = 2_000
+        lifted.lifted = true
+        here.replace(lifted)
+        XCTAssertTrue(here.active(nowMs: 2_000).isEmpty)
+        // The old copy does not bring it back; the lifting does reach the other copy.
+        XCTAssertTrue(here.merge(there.held).isEmpty)
+        XCTAssertTrue(here.active(nowMs: 2_000).isEmpty)
+        XCTAssertEqual(there.merge(here.held).count, 1)
+        XCTAssertTrue(there.active(nowMs: 2_000).isEmpty)
+        // The same change on two copies combines as before (a kick and a kick).
+        var kick = made
+        kick.privileges = [2]
+        kick.untilMs = 9_000_000
+        var both = BanList()
+        _ = both.merge([made, kick])
+        XCTAssertEqual(both.held.first?.privileges, [1, 2])
+        XCTAssertEqual(both.held.first?.untilMs, 9_000_000)
     }
 
     func testMergeReportsOnlyChangedBans() {

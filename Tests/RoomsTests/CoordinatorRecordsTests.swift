@@ -97,7 +97,6 @@ final class CoordinatorRecordsTests: XCTestCase {
             members.append(id)
             let before = members.dropLast()
             for old in before {
-                stores[old]!.records.nowMs = t0
                 let effects = stores[old]!.membersChanged(to: members)
                 carry(effects, from: old, to: &stores)
             }

@@ -201,7 +201,8 @@ final class ServerAPIClusterTests: XCTestCase {
     }
 }
 
-/// Who is in a channel, natively and in Agora's shapes, answered by a coordinator from its edges.
+/// Who is in a channel and ban rules, natively and in Agora's shapes, answered by a coordinator
+/// from its edges.
 final class ServerAPIChannelTests: XCTestCase {
     nonisolated(unsafe) static var cluster: TestCluster?
     static let key = (id: "business", secret: "business-secret-0123456789")
@@ -209,7 +210,7 @@ final class ServerAPIChannelTests: XCTestCase {
     override class func setUp() {
         super.setUp()
         cluster = try? TestCluster(coordinators: 2, edges: 2, coordinatorSettings: [
-            "apiKeys": [ServerAPIClusterTests.entry(key, scopes: ["read"], rate: (1000, 1000))],
+            "apiKeys": [ServerAPIClusterTests.entry(key, scopes: ["read", "moderation"], rate: (1000, 1000))],
         ])
     }
 
@@ -305,6 +306,141 @@ final class ServerAPIChannelTests: XCTestCase {
         let pastTheEnd = try await api.send("GET", "/dev/v1/channel/\(app)?page_no=1000&page_size=500")
         XCTAssertEqual(((try pastTheEnd.object()["data"] as? [String: Any])?["channels"] as? [Any])?.count, 0)
 
+        await api.shutdown()
+        await viewer.shutdown()
+        await host.shutdown()
+    }
+
+    private func closedAsBanned(_ log: EventLog) async throws {
+        try await log.wait("the connection closed as banned") { event in
+            if case .connectionClosed(_, let error) = event { return error.code == .banned }
+            return false
+        }
+    }
+
+    func testABanRuleKicksAtOnceKeepsTheUserOutUntilItEndsAndIsListedChangedAndLifted() async throws {
+        let cluster = try XCTUnwrap(Self.cluster)
+        let channel = "api-ban-\(UInt32.random(in: 0 ... .max))"
+        let viewer = try await joined(channel, uid: 601, host: false)
+        let other = try await joined(channel, uid: 602, host: false)
+        let log = EventLog(viewer)
+        let api = ServerAPIClient(base: try cluster.apiEndpoint(of: "coordinator-1"), key: Self.key)
+        let asked = ContinuousClock.now
+        let created = try await api.send("POST", "/v1/bans", json: ["channel": channel, "uid": 601, "privileges": ["join_channel"], "seconds": 3])
+        XCTAssertEqual(created.status, 201, created.text)
+        let rule = try created.object()
+        XCTAssertEqual(rule["edges"] as? Int, 2, "both edges enforce it")
+        let id = try XCTUnwrap(rule["id"] as? Int)
+        try await closedAsBanned(log)
+        let kickedAfter = asked.duration(to: .now)
+        XCTAssertLessThan(kickedAfter, .seconds(1), "kicked within a second of the request")
+        // The other viewer was not touched: it is still in the channel to leave it.
+        try await other.leaveChannel()
+        await assertFails(.banned, "a rejoin while the rule holds") {
+            try await viewer.joinChannel(token: try TestApp.token(channel: channel, uid: 601, role: .subscriber), channel: channel, uid: 601, options: .audience)
+        }
+        // Listed on the other coordinator too (replicated), and in Agora's shape.
+        let other2 = ServerAPIClient(base: try cluster.apiEndpoint(of: "coordinator-2"), key: Self.key)
+        try await eventually("the rule listed by the other coordinator") {
+            let list = try await other2.send("GET", "/v1/bans")
+            return (try list.object()["rules"] as? [[String: Any]])?.contains { $0["id"] as? Int == id } == true
+        }
+        let agora = try await other2.send("GET", "/dev/v1/kicking-rule?appid=\(TestApp.appID)")
+        let agoraRule = try XCTUnwrap((try agora.object()["rules"] as? [[String: Any]])?.first { $0["id"] as? Int == id }, agora.text)
+        XCTAssertEqual(agoraRule["cname"] as? String, channel)
+        XCTAssertEqual(agoraRule["uid"] as? Int, 601)
+        XCTAssertTrue((agoraRule["ts"] as? String)?.hasSuffix("Z") == true, "\(agoraRule)")
+        // The rule ends: the user is let back in, with no further request.
+        try await eventually("a rejoin once the rule ended", timeout: .seconds(10)) {
+            do {
+                try await viewer.joinChannel(token: try TestApp.token(channel: channel, uid: 601, role: .subscriber), channel: channel, uid: 601, options: .audience)
+                return true
+            } catch let error as ShowroomError where error.code == .banned {
+                return false
+            }
+        }
+        XCTAssertGreaterThan(asked.duration(to: .now), .seconds(2), "not before the rule ended")
+        // Made again, lengthened, then lifted: back in at once.
+        do {
+            let answer = try await api.send("POST", "/v1/bans", json: ["channel": channel, "uid": 601, "privileges": ["join_channel"], "seconds": 60])
+            XCTAssertEqual(answer.status, 201, answer.text)
+        }
+        try await closedAsBanned(log)
+        let longer = try await api.send("PUT", "/v1/bans/\(id)", json: ["seconds": 600])
+        XCTAssertEqual(longer.status, 200, longer.text)
+        XCTAssertGreaterThan(try longer.object()["until_ms"] as? Int64 ?? 0, Int64(Date().timeIntervalSince1970 * 1000) + 500_000)
+        let lifted = try await other2.send("DELETE", "/v1/bans/\(id)")
+        XCTAssertEqual(lifted.status, 200, lifted.text)
+        XCTAssertEqual(try lifted.object()["lifted"] as? Bool, true)
+        try await viewer.joinChannel(token: try TestApp.token(channel: channel, uid: 601, role: .subscriber), channel: channel, uid: 601, options: .audience)
+        let again = try await api.send("DELETE", "/v1/bans/\(id)")
+        XCTAssertEqual(again.status, 404, "a lifted rule is not found again: \(again.text)")
+        XCTAssertEqual(try again.object()["code"] as? String, "banRuleNotFound")
+        do {
+            let answer = try await api.send("PUT", "/v1/bans/12345", json: ["seconds": 5])
+            XCTAssertEqual(answer.status, 404, answer.text)
+        }
+        await api.shutdown()
+        await other2.shutdown()
+        await other.shutdown()
+        await viewer.shutdown()
+    }
+
+    func testAgorasKickingRulesDisbandAChannelAndBanAUidEverywhere() async throws {
+        let cluster = try XCTUnwrap(Self.cluster)
+        let channel = "api-agora-\(UInt32.random(in: 0 ... .max))"
+        let app = TestApp.appID
+        let host = try await joined(channel, uid: 701, host: true)
+        let viewer = try await joined(channel, uid: 702, host: false)
+        let hostLog = EventLog(host)
+        let viewerLog = EventLog(viewer)
+        let api = ServerAPIClient(base: try cluster.apiEndpoint(of: "coordinator-2"), key: Self.key)
+        // time 0 with only cname: everyone goes offline and may come back at once (a disband).
+        let disband = try await api.send("POST", "/dev/v1/kicking-rule", json: [
+            "appid": app, "cname": channel, "uid": 0, "ip": "", "time": 0, "privileges": ["join_channel"]])
+        XCTAssertEqual(disband.status, 200, disband.text)
+        XCTAssertEqual(try disband.object()["status"] as? String, "success")
+        XCTAssertNotNil(try disband.object()["id"] as? Int)
+        try await closedAsBanned(hostLog)
+        try await closedAsBanned(viewerLog)
+        try await viewer.joinChannel(token: try TestApp.token(channel: channel, uid: 702, role: .subscriber), channel: channel, uid: 702, options: .audience)
+        // A uid everywhere, for a minute: kicked here, and refused in another channel.
+        let everywhere = try await api.send("POST", "/dev/v1/kicking-rule", json: [
+            "appid": app, "uid": 702, "time_in_seconds": 60, "privileges": ["join_channel"]])
+        XCTAssertEqual(everywhere.status, 200, everywhere.text)
+        let id = try XCTUnwrap(try everywhere.object()["id"] as? Int)
+        try await closedAsBanned(viewerLog)
+        await assertFails(.banned, "another channel while banned everywhere") {
+            try await viewer.joinChannel(token: try TestApp.token(channel: channel + "-b", uid: 702, role: .subscriber), channel: channel + "-b", uid: 702, options: .audience)
+        }
+        let updated = try await api.send("PUT", "/dev/v1/kicking-rule", json: ["appid": app, "id": id, "time": 5])
+        XCTAssertEqual(updated.status, 200, updated.text)
+        let result = try XCTUnwrap(try updated.object()["result"] as? [String: Any])
+        XCTAssertEqual(result["id"] as? Int, id)
+        XCTAssertNotNil(result["ts"] as? String)
+        let deleted = try await api.send("DELETE", "/dev/v1/kicking-rule", json: ["appid": app, "id": id])
+        XCTAssertEqual(deleted.status, 200, deleted.text)
+        XCTAssertEqual(try deleted.object()["id"] as? Int, id)
+        try await viewer.joinChannel(token: try TestApp.token(channel: channel + "-b", uid: 702, role: .subscriber), channel: channel + "-b", uid: 702, options: .audience)
+        // Refusals: an ip filter, no filter, another app, no privileges.
+        let ip = try await api.send("POST", "/dev/v1/kicking-rule", json: ["appid": app, "ip": "10.0.0.1", "privileges": ["join_channel"]])
+        XCTAssertEqual(ip.status, 400, ip.text)
+        do {
+            let answer = try await api.send("POST", "/dev/v1/kicking-rule", json: ["appid": app, "privileges": ["join_channel"]])
+            XCTAssertEqual(answer.status, 400, answer.text)
+        }
+        do {
+            let answer = try await api.send("POST", "/dev/v1/kicking-rule", json: ["appid": String(repeating: "1", count: 32), "uid": 5, "privileges": ["join_channel"]])
+            XCTAssertEqual(answer.status, 401, answer.text)
+        }
+        do {
+            let answer = try await api.send("POST", "/dev/v1/kicking-rule", json: ["appid": app, "uid": 5, "privileges": []])
+            XCTAssertEqual(answer.status, 400, answer.text)
+        }
+        do {
+            let answer = try await api.send("DELETE", "/dev/v1/kicking-rule", json: ["appid": app, "id": id])
+            XCTAssertEqual(answer.status, 404, answer.text)
+        }
         await api.shutdown()
         await viewer.shutdown()
         await host.shutdown()

@@ -8,7 +8,7 @@ let openAPIDocumentJSON = #"""
     "title": "Showroom server API",
     "version": "1.0.0",
     "summary": "What a business server asks of a Showroom cluster, over HTTP and JSON.",
-    "description": "Every room-coordinator serves this API on a port of its own (`api=` on its ready line). Any\ncoordinator answers any request: it passes it to the coordinator that owns the room or channel,\nas its client endpoint does.\n\nAuthentication is HTTP Basic with a customer key's id and secret, from the cluster's\nconfiguration. Each key has scopes: `read` (every GET), `rooms` (create and close rooms),\n`moderation` (kick). A request without valid credentials is answered 401, one whose key lacks\nthe operation's scope 403. Each key has a request rate (10 per second with a burst of 20\nunless configured); past it the answer is 429 with `Retry-After`.\n\nErrors are JSON: `code` (the stable name of the error, as on the wire), `number` (its\nnumber), `message` (for a person: what went wrong and what to do).\n\nThe paths under `/dev/v1/` follow Agora's channel-management RESTful API: a business server\nwritten against it works with Showroom by changing its base URL.\n",
+    "description": "Every room-coordinator serves this API on a port of its own (`api=` on its ready line). Any\ncoordinator answers any request: it passes it to the coordinator that owns the room or channel,\nas its client endpoint does.\n\nAuthentication is HTTP Basic with a customer key's id and secret, from the cluster's\nconfiguration. Each key has scopes: `read` (every GET), `rooms` (create and close rooms),\n`moderation` (kicks and ban rules), `calls`. A request without valid credentials is answered 401, one whose key lacks\nthe operation's scope 403. Each key has a request rate (10 per second with a burst of 20\nunless configured); past it the answer is 429 with `Retry-After`.\n\nErrors are JSON: `code` (the stable name of the error, as on the wire), `number` (its\nnumber), `message` (for a person: what went wrong and what to do).\n\nThe paths under `/dev/v1/` follow Agora's channel-management RESTful API: a business server\nwritten against it works with Showroom by changing its base URL.\n",
     "license": {
       "name": "Apache-2.0",
       "identifier": "Apache-2.0"
@@ -661,6 +661,387 @@ let openAPIDocumentJSON = #"""
         }
       }
     },
+    "/v1/bans": {
+      "get": {
+        "operationId": "listBans",
+        "tags": [
+          "moderation"
+        ],
+        "summary": "The ban rules in force (scope read).",
+        "responses": {
+          "200": {
+            "description": "The rules, by channel then uid.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/BanRuleList"
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      },
+      "post": {
+        "operationId": "createBan",
+        "tags": [
+          "moderation"
+        ],
+        "summary": "Bans a uid in a channel, a uid everywhere, or everyone in a channel, for a while; the edges kick who matches at once (scope moderation).",
+        "description": "One rule per filter: a second rule for the same channel and uid joins the first (privileges\nunited, the later end) and has its id. `seconds` 0 kicks who matches now and keeps no rule.\n",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/CreateBan"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "A kick (`seconds` 0) carried out; no rule is kept (the one answered has ended).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/BanRule"
+                }
+              }
+            }
+          },
+          "201": {
+            "description": "The rule, enforced.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/BanRule"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "413": {
+            "$ref": "#/components/responses/TooLarge"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/v1/bans/{id}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/BanRuleID"
+        }
+      ],
+      "put": {
+        "operationId": "updateBan",
+        "tags": [
+          "moderation"
+        ],
+        "summary": "Sets how long a rule still lasts, from now (0 lifts it) (scope moderation).",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/UpdateBan"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The rule as it is now.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/BanRule"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "413": {
+            "$ref": "#/components/responses/TooLarge"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "deleteBan",
+        "tags": [
+          "moderation"
+        ],
+        "summary": "Lifts a rule at once (scope moderation).",
+        "responses": {
+          "200": {
+            "description": "The rule, lifted.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/BanRule"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/dev/v1/kicking-rule": {
+      "get": {
+        "operationId": "agoraListKickingRules",
+        "tags": [
+          "agora"
+        ],
+        "summary": "Agora's ban rules in force (scope read).",
+        "parameters": [
+          {
+            "name": "appid",
+            "in": "query",
+            "required": true,
+            "description": "This cluster's app id.",
+            "schema": {
+              "type": "string",
+              "pattern": "^[0-9a-fA-F]{32}$"
+            },
+            "example": "5f0c5d7e5c1a4f3e9b2d8a6c4e1f0a7b"
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The rules.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/AgoraRuleList"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      },
+      "post": {
+        "operationId": "agoraCreateKickingRule",
+        "tags": [
+          "agora"
+        ],
+        "summary": "Agora's ban rule creation (scope moderation). `ip` filters are refused (not supported yet).",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AgoraRuleCreate"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The rule's id.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/AgoraRuleID"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "413": {
+            "$ref": "#/components/responses/TooLarge"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      },
+      "put": {
+        "operationId": "agoraUpdateKickingRule",
+        "tags": [
+          "agora"
+        ],
+        "summary": "Agora's ban rule update (its duration, from now) (scope moderation).",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AgoraRuleUpdate"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The rule's id and end.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/AgoraRuleUpdated"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "413": {
+            "$ref": "#/components/responses/TooLarge"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "agoraDeleteKickingRule",
+        "tags": [
+          "agora"
+        ],
+        "summary": "Agora's ban rule deletion (a JSON body names it) (scope moderation).",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AgoraRuleDelete"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The rule's id.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/AgoraRuleID"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "413": {
+            "$ref": "#/components/responses/TooLarge"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
     "/v1/cluster": {
       "get": {
         "operationId": "getCluster",
@@ -720,6 +1101,18 @@ let openAPIDocumentJSON = #"""
         "description": "A channel name (1 to 64 bytes, Agora's character set).",
         "schema": {
           "$ref": "#/components/schemas/ChannelName"
+        }
+      },
+      "BanRuleID": {
+        "name": "id",
+        "in": "path",
+        "required": true,
+        "description": "A ban rule's id.",
+        "schema": {
+          "type": "integer",
+          "format": "int64",
+          "minimum": 1,
+          "maximum": 2147483647
         }
       },
       "UIDPath": {
@@ -1457,6 +1850,436 @@ let openAPIDocumentJSON = #"""
                 "format": "int32",
                 "description": "0 (not known to the server)."
               }
+            }
+          }
+        }
+      },
+      "CreateBan": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "privileges",
+          "seconds"
+        ],
+        "if": {
+          "not": {
+            "required": [
+              "channel"
+            ],
+            "properties": {
+              "channel": {
+                "type": "string"
+              }
+            }
+          }
+        },
+        "then": {
+          "required": [
+            "uid"
+          ],
+          "properties": {
+            "uid": {
+              "type": "integer"
+            }
+          }
+        },
+        "properties": {
+          "channel": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "The channel; absent, every channel (then `uid` is needed).",
+            "minLength": 1,
+            "maxLength": 64,
+            "pattern": "^[a-zA-Z0-9 !#$%&()+:;<=.>?@\\[\\]^_{|}~,-]{1,64}$"
+          },
+          "uid": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "format": "int64",
+            "description": "The user; absent, everyone in the channel (then `channel` is needed).",
+            "minimum": 1,
+            "maximum": 4294967295
+          },
+          "privileges": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 3,
+            "items": {
+              "$ref": "#/components/schemas/Privilege"
+            }
+          },
+          "seconds": {
+            "type": "integer",
+            "format": "int32",
+            "description": "How long, from now; 0 kicks who matches and keeps no rule.",
+            "minimum": 0,
+            "maximum": 86430
+          }
+        }
+      },
+      "UpdateBan": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "seconds"
+        ],
+        "properties": {
+          "seconds": {
+            "type": "integer",
+            "format": "int32",
+            "description": "How long the rule still lasts, from now; 0 lifts it.",
+            "minimum": 0,
+            "maximum": 86430
+          }
+        }
+      },
+      "BanRule": {
+        "type": "object",
+        "required": [
+          "id",
+          "privileges",
+          "until_ms",
+          "created_at_ms",
+          "updated_at_ms",
+          "lifted"
+        ],
+        "properties": {
+          "id": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "channel": {
+            "type": "string",
+            "description": "Absent, every channel."
+          },
+          "uid": {
+            "type": "integer",
+            "format": "int64",
+            "description": "Absent, everyone in the channel."
+          },
+          "privileges": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Privilege"
+            }
+          },
+          "until_ms": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "created_at_ms": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "updated_at_ms": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "lifted": {
+            "type": "boolean"
+          },
+          "edges": {
+            "type": "integer",
+            "format": "int32",
+            "description": "Edges that confirmed they enforce the change (after a change)."
+          }
+        }
+      },
+      "BanRuleList": {
+        "type": "object",
+        "required": [
+          "rules"
+        ],
+        "properties": {
+          "rules": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/BanRule"
+            }
+          }
+        }
+      },
+      "AgoraRuleCreate": {
+        "type": "object",
+        "required": [
+          "appid",
+          "privileges"
+        ],
+        "description": "At least one of `cname` (not \"\") and `uid` (not 0).",
+        "if": {
+          "not": {
+            "required": [
+              "cname"
+            ],
+            "properties": {
+              "cname": {
+                "type": "string",
+                "minLength": 1
+              }
+            }
+          }
+        },
+        "then": {
+          "required": [
+            "uid"
+          ],
+          "properties": {
+            "uid": {
+              "type": "integer",
+              "minimum": 1
+            }
+          }
+        },
+        "properties": {
+          "appid": {
+            "type": "string",
+            "pattern": "^[0-9a-fA-F]{32}$",
+            "example": "5f0c5d7e5c1a4f3e9b2d8a6c4e1f0a7b"
+          },
+          "cname": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "maxLength": 64,
+            "pattern": "^[a-zA-Z0-9 !#$%&()+:;<=.>?@\\[\\]^_{|}~,-]{0,64}$"
+          },
+          "uid": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "format": "int64",
+            "minimum": 0,
+            "maximum": 4294967295
+          },
+          "ip": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "IP filters are not supported yet; leave it out, or \"\" or \"0\" (no filter, as Agora reads them).",
+            "pattern": "^0?$"
+          },
+          "time": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "format": "int32",
+            "description": "Minutes, clamped to [1, 1440]; 0 kicks once.",
+            "minimum": 0,
+            "maximum": 1000000
+          },
+          "time_in_seconds": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "format": "int32",
+            "description": "Seconds, clamped to [10, 86430]; wins over `time`; 0 kicks once. Neither, 60 minutes.",
+            "minimum": 0,
+            "maximum": 100000000
+          },
+          "privileges": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 3,
+            "items": {
+              "$ref": "#/components/schemas/Privilege"
+            }
+          }
+        }
+      },
+      "AgoraRuleUpdate": {
+        "type": "object",
+        "required": [
+          "appid",
+          "id"
+        ],
+        "properties": {
+          "appid": {
+            "type": "string",
+            "pattern": "^[0-9a-fA-F]{32}$",
+            "example": "5f0c5d7e5c1a4f3e9b2d8a6c4e1f0a7b"
+          },
+          "id": {
+            "type": "integer",
+            "format": "int64",
+            "minimum": 1,
+            "maximum": 2147483647
+          },
+          "time": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "format": "int32",
+            "minimum": 0,
+            "maximum": 1000000
+          },
+          "time_in_seconds": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "format": "int32",
+            "minimum": 0,
+            "maximum": 100000000
+          }
+        }
+      },
+      "AgoraRuleDelete": {
+        "type": "object",
+        "required": [
+          "appid",
+          "id"
+        ],
+        "properties": {
+          "appid": {
+            "type": "string",
+            "pattern": "^[0-9a-fA-F]{32}$",
+            "example": "5f0c5d7e5c1a4f3e9b2d8a6c4e1f0a7b"
+          },
+          "id": {
+            "type": "integer",
+            "format": "int64",
+            "minimum": 1,
+            "maximum": 2147483647
+          }
+        }
+      },
+      "AgoraRuleID": {
+        "type": "object",
+        "required": [
+          "status",
+          "id"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "enum": [
+              "success"
+            ]
+          },
+          "id": {
+            "type": "integer",
+            "format": "int64"
+          }
+        }
+      },
+      "AgoraRuleUpdated": {
+        "type": "object",
+        "required": [
+          "status",
+          "result"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "enum": [
+              "success"
+            ]
+          },
+          "result": {
+            "type": "object",
+            "required": [
+              "id",
+              "ts"
+            ],
+            "properties": {
+              "id": {
+                "type": "integer",
+                "format": "int64"
+              },
+              "ts": {
+                "type": "string",
+                "description": "The rule's end",
+                "ISO 8601 UTC with milliseconds.": null
+              }
+            }
+          }
+        }
+      },
+      "AgoraRule": {
+        "type": "object",
+        "required": [
+          "id",
+          "appid",
+          "uid",
+          "opid",
+          "cname",
+          "ip",
+          "ts",
+          "privileges",
+          "createAt",
+          "updateAt"
+        ],
+        "properties": {
+          "id": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "appid": {
+            "type": "string"
+          },
+          "uid": {
+            "type": "integer",
+            "format": "int64",
+            "description": "0 for everyone in the channel."
+          },
+          "opid": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "cname": {
+            "type": "string",
+            "description": "\"\" for every channel."
+          },
+          "ip": {
+            "type": "string",
+            "description": "Always \"\" (no ip filters yet)."
+          },
+          "ts": {
+            "type": "string",
+            "description": "The rule's end",
+            "ISO 8601 UTC with milliseconds.": null
+          },
+          "privileges": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Privilege"
+            }
+          },
+          "createAt": {
+            "type": "string"
+          },
+          "updateAt": {
+            "type": "string"
+          }
+        }
+      },
+      "AgoraRuleList": {
+        "type": "object",
+        "required": [
+          "status",
+          "rules"
+        ],
+        "properties": {
+          "status": {
+            "type": "string",
+            "enum": [
+              "success"
+            ]
+          },
+          "rules": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/AgoraRule"
             }
           }
         }

@@ -14,6 +14,10 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/parameters/Channel`.
         internal typealias Channel = Components.Schemas.ChannelName
+        /// A ban rule's id.
+        ///
+        /// - Remark: Generated from `#/components/parameters/BanRuleID`.
+        internal typealias BanRuleID = Swift.Int64
         /// A user id, 1 to 4294967295.
         ///
         /// - Remark: Generated from `#/components/parameters/UIDPath`.

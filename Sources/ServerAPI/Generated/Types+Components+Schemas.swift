@@ -846,6 +846,489 @@ extension Components {
                 case data
             }
         }
+        /// - Remark: Generated from `#/components/schemas/CreateBan`.
+        internal struct CreateBan: Codable, Hashable, Sendable {
+            /// The channel; absent, every channel (then `uid` is needed).
+            ///
+            /// - Remark: Generated from `#/components/schemas/CreateBan/channel`.
+            internal var channel: Swift.String?
+            /// The user; absent, everyone in the channel (then `channel` is needed).
+            ///
+            /// - Remark: Generated from `#/components/schemas/CreateBan/uid`.
+            internal var uid: Swift.Int64?
+            /// - Remark: Generated from `#/components/schemas/CreateBan/privileges`.
+            internal var privileges: [Components.Schemas.Privilege]
+            /// How long, from now; 0 kicks who matches and keeps no rule.
+            ///
+            /// - Remark: Generated from `#/components/schemas/CreateBan/seconds`.
+            internal var seconds: Swift.Int32
+            /// Creates a new `CreateBan`.
+            ///
+            /// - Parameters:
+            ///   - channel: The channel; absent, every channel (then `uid` is needed).
+            ///   - uid: The user; absent, everyone in the channel (then `channel` is needed).
+            ///   - privileges:
+            ///   - seconds: How long, from now; 0 kicks who matches and keeps no rule.
+            internal init(
+                channel: Swift.String? = nil,
+                uid: Swift.Int64? = nil,
+                privileges: [Components.Schemas.Privilege],
+                seconds: Swift.Int32
+            ) {
+                self.channel = channel
+                self.uid = uid
+                self.privileges = privileges
+                self.seconds = seconds
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case channel
+                case uid
+                case privileges
+                case seconds
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.channel = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .channel
+                )
+                self.uid = try container.decodeIfPresent(
+                    Swift.Int64.self,
+                    forKey: .uid
+                )
+                self.privileges = try container.decode(
+                    [Components.Schemas.Privilege].self,
+                    forKey: .privileges
+                )
+                self.seconds = try container.decode(
+                    Swift.Int32.self,
+                    forKey: .seconds
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "channel",
+                    "uid",
+                    "privileges",
+                    "seconds"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/UpdateBan`.
+        internal struct UpdateBan: Codable, Hashable, Sendable {
+            /// How long the rule still lasts, from now; 0 lifts it.
+            ///
+            /// - Remark: Generated from `#/components/schemas/UpdateBan/seconds`.
+            internal var seconds: Swift.Int32
+            /// Creates a new `UpdateBan`.
+            ///
+            /// - Parameters:
+            ///   - seconds: How long the rule still lasts, from now; 0 lifts it.
+            internal init(seconds: Swift.Int32) {
+                self.seconds = seconds
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case seconds
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.seconds = try container.decode(
+                    Swift.Int32.self,
+                    forKey: .seconds
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "seconds"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/BanRule`.
+        internal struct BanRule: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/BanRule/id`.
+            internal var id: Swift.Int64
+            /// Absent, every channel.
+            ///
+            /// - Remark: Generated from `#/components/schemas/BanRule/channel`.
+            internal var channel: Swift.String?
+            /// Absent, everyone in the channel.
+            ///
+            /// - Remark: Generated from `#/components/schemas/BanRule/uid`.
+            internal var uid: Swift.Int64?
+            /// - Remark: Generated from `#/components/schemas/BanRule/privileges`.
+            internal var privileges: [Components.Schemas.Privilege]
+            /// - Remark: Generated from `#/components/schemas/BanRule/until_ms`.
+            internal var untilMs: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/BanRule/created_at_ms`.
+            internal var createdAtMs: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/BanRule/updated_at_ms`.
+            internal var updatedAtMs: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/BanRule/lifted`.
+            internal var lifted: Swift.Bool
+            /// Edges that confirmed they enforce the change (after a change).
+            ///
+            /// - Remark: Generated from `#/components/schemas/BanRule/edges`.
+            internal var edges: Swift.Int32?
+            /// Creates a new `BanRule`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - channel: Absent, every channel.
+            ///   - uid: Absent, everyone in the channel.
+            ///   - privileges:
+            ///   - untilMs:
+            ///   - createdAtMs:
+            ///   - updatedAtMs:
+            ///   - lifted:
+            ///   - edges: Edges that confirmed they enforce the change (after a change).
+            internal init(
+                id: Swift.Int64,
+                channel: Swift.String? = nil,
+                uid: Swift.Int64? = nil,
+                privileges: [Components.Schemas.Privilege],
+                untilMs: Swift.Int64,
+                createdAtMs: Swift.Int64,
+                updatedAtMs: Swift.Int64,
+                lifted: Swift.Bool,
+                edges: Swift.Int32? = nil
+            ) {
+                self.id = id
+                self.channel = channel
+                self.uid = uid
+                self.privileges = privileges
+                self.untilMs = untilMs
+                self.createdAtMs = createdAtMs
+                self.updatedAtMs = updatedAtMs
+                self.lifted = lifted
+                self.edges = edges
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case id
+                case channel
+                case uid
+                case privileges
+                case untilMs = "until_ms"
+                case createdAtMs = "created_at_ms"
+                case updatedAtMs = "updated_at_ms"
+                case lifted
+                case edges
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/BanRuleList`.
+        internal struct BanRuleList: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/BanRuleList/rules`.
+            internal var rules: [Components.Schemas.BanRule]
+            /// Creates a new `BanRuleList`.
+            ///
+            /// - Parameters:
+            ///   - rules:
+            internal init(rules: [Components.Schemas.BanRule]) {
+                self.rules = rules
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case rules
+            }
+        }
+        /// At least one of `cname` (not "") and `uid` (not 0).
+        ///
+        /// - Remark: Generated from `#/components/schemas/AgoraRuleCreate`.
+        internal struct AgoraRuleCreate: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AgoraRuleCreate/appid`.
+            internal var appid: Swift.String
+            /// - Remark: Generated from `#/components/schemas/AgoraRuleCreate/cname`.
+            internal var cname: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/AgoraRuleCreate/uid`.
+            internal var uid: Swift.Int64?
+            /// IP filters are not supported yet; leave it out, or "" or "0" (no filter, as Agora reads them).
+            ///
+            /// - Remark: Generated from `#/components/schemas/AgoraRuleCreate/ip`.
+            internal var ip: Swift.String?
+            /// Minutes, clamped to [1, 1440]; 0 kicks once.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AgoraRuleCreate/time`.
+            internal var time: Swift.Int32?
+            /// Seconds, clamped to [10, 86430]; wins over `time`; 0 kicks once. Neither, 60 minutes.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AgoraRuleCreate/time_in_seconds`.
+            internal var timeInSeconds: Swift.Int32?
+            /// - Remark: Generated from `#/components/schemas/AgoraRuleCreate/privileges`.
+            internal var privileges: [Components.Schemas.Privilege]
+            /// Creates a new `AgoraRuleCreate`.
+            ///
+            /// - Parameters:
+            ///   - appid:
+            ///   - cname:
+            ///   - uid:
+            ///   - ip: IP filters are not supported yet; leave it out, or "" or "0" (no filter, as Agora reads them).
+            ///   - time: Minutes, clamped to [1, 1440]; 0 kicks once.
+            ///   - timeInSeconds: Seconds, clamped to [10, 86430]; wins over `time`; 0 kicks once. Neither, 60 minutes.
+            ///   - privileges:
+            internal init(
+                appid: Swift.String,
+                cname: Swift.String? = nil,
+                uid: Swift.Int64? = nil,
+                ip: Swift.String? = nil,
+                time: Swift.Int32? = nil,
+                timeInSeconds: Swift.Int32? = nil,
+                privileges: [Components.Schemas.Privilege]
+            ) {
+                self.appid = appid
+                self.cname = cname
+                self.uid = uid
+                self.ip = ip
+                self.time = time
+                self.timeInSeconds = timeInSeconds
+                self.privileges = privileges
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case appid
+                case cname
+                case uid
+                case ip
+                case time
+                case timeInSeconds = "time_in_seconds"
+                case privileges
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AgoraRuleUpdate`.
+        internal struct AgoraRuleUpdate: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AgoraRuleUpdate/appid`.
+            internal var appid: Swift.String
+            /// - Remark: Generated from `#/components/schemas/AgoraRuleUpdate/id`.
+            internal var id: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/AgoraRuleUpdate/time`.
+            internal var time: Swift.Int32?
+            /// - Remark: Generated from `#/components/schemas/AgoraRuleUpdate/time_in_seconds`.
+            internal var timeInSeconds: Swift.Int32?
+            /// Creates a new `AgoraRuleUpdate`.
+            ///
+            /// - Parameters:
+            ///   - appid:
+            ///   - id:
+            ///   - time:
+            ///   - timeInSeconds:
+            internal init(
+                appid: Swift.String,
+                id: Swift.Int64,
+                time: Swift.Int32? = nil,
+                timeInSeconds: Swift.Int32? = nil
+            ) {
+                self.appid = appid
+                self.id = id
+                self.time = time
+                self.timeInSeconds = timeInSeconds
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case appid
+                case id
+                case time
+                case timeInSeconds = "time_in_seconds"
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AgoraRuleDelete`.
+        internal struct AgoraRuleDelete: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AgoraRuleDelete/appid`.
+            internal var appid: Swift.String
+            /// - Remark: Generated from `#/components/schemas/AgoraRuleDelete/id`.
+            internal var id: Swift.Int64
+            /// Creates a new `AgoraRuleDelete`.
+            ///
+            /// - Parameters:
+            ///   - appid:
+            ///   - id:
+            internal init(
+                appid: Swift.String,
+                id: Swift.Int64
+            ) {
+                self.appid = appid
+                self.id = id
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case appid
+                case id
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AgoraRuleID`.
+        internal struct AgoraRuleID: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AgoraRuleID/status`.
+            internal enum StatusPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case success = "success"
+            }
+            /// - Remark: Generated from `#/components/schemas/AgoraRuleID/status`.
+            internal var status: Components.Schemas.AgoraRuleID.StatusPayload
+            /// - Remark: Generated from `#/components/schemas/AgoraRuleID/id`.
+            internal var id: Swift.Int64
+            /// Creates a new `AgoraRuleID`.
+            ///
+            /// - Parameters:
+            ///   - status:
+            ///   - id:
+            internal init(
+                status: Components.Schemas.AgoraRuleID.StatusPayload,
+                id: Swift.Int64
+            ) {
+                self.status = status
+                self.id = id
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case status
+                case id
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AgoraRuleUpdated`.
+        internal struct AgoraRuleUpdated: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AgoraRuleUpdated/status`.
+            internal enum StatusPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case success = "success"
+            }
+            /// - Remark: Generated from `#/components/schemas/AgoraRuleUpdated/status`.
+            internal var status: Components.Schemas.AgoraRuleUpdated.StatusPayload
+            /// - Remark: Generated from `#/components/schemas/AgoraRuleUpdated/result`.
+            internal struct ResultPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/AgoraRuleUpdated/result/id`.
+                internal var id: Swift.Int64
+                /// The rule's end
+                ///
+                /// - Remark: Generated from `#/components/schemas/AgoraRuleUpdated/result/ts`.
+                internal var ts: Swift.String
+                /// Creates a new `ResultPayload`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                ///   - ts: The rule's end
+                internal init(
+                    id: Swift.Int64,
+                    ts: Swift.String
+                ) {
+                    self.id = id
+                    self.ts = ts
+                }
+                internal enum CodingKeys: String, CodingKey {
+                    case id
+                    case ts
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/AgoraRuleUpdated/result`.
+            internal var result: Components.Schemas.AgoraRuleUpdated.ResultPayload
+            /// Creates a new `AgoraRuleUpdated`.
+            ///
+            /// - Parameters:
+            ///   - status:
+            ///   - result:
+            internal init(
+                status: Components.Schemas.AgoraRuleUpdated.StatusPayload,
+                result: Components.Schemas.AgoraRuleUpdated.ResultPayload
+            ) {
+                self.status = status
+                self.result = result
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case status
+                case result
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AgoraRule`.
+        internal struct AgoraRule: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AgoraRule/id`.
+            internal var id: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/AgoraRule/appid`.
+            internal var appid: Swift.String
+            /// 0 for everyone in the channel.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AgoraRule/uid`.
+            internal var uid: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/AgoraRule/opid`.
+            internal var opid: Swift.Int64
+            /// "" for every channel.
+            ///
+            /// - Remark: Generated from `#/components/schemas/AgoraRule/cname`.
+            internal var cname: Swift.String
+            /// Always "" (no ip filters yet).
+            ///
+            /// - Remark: Generated from `#/components/schemas/AgoraRule/ip`.
+            internal var ip: Swift.String
+            /// The rule's end
+            ///
+            /// - Remark: Generated from `#/components/schemas/AgoraRule/ts`.
+            internal var ts: Swift.String
+            /// - Remark: Generated from `#/components/schemas/AgoraRule/privileges`.
+            internal var privileges: [Components.Schemas.Privilege]
+            /// - Remark: Generated from `#/components/schemas/AgoraRule/createAt`.
+            internal var createAt: Swift.String
+            /// - Remark: Generated from `#/components/schemas/AgoraRule/updateAt`.
+            internal var updateAt: Swift.String
+            /// Creates a new `AgoraRule`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - appid:
+            ///   - uid: 0 for everyone in the channel.
+            ///   - opid:
+            ///   - cname: "" for every channel.
+            ///   - ip: Always "" (no ip filters yet).
+            ///   - ts: The rule's end
+            ///   - privileges:
+            ///   - createAt:
+            ///   - updateAt:
+            internal init(
+                id: Swift.Int64,
+                appid: Swift.String,
+                uid: Swift.Int64,
+                opid: Swift.Int64,
+                cname: Swift.String,
+                ip: Swift.String,
+                ts: Swift.String,
+                privileges: [Components.Schemas.Privilege],
+                createAt: Swift.String,
+                updateAt: Swift.String
+            ) {
+                self.id = id
+                self.appid = appid
+                self.uid = uid
+                self.opid = opid
+                self.cname = cname
+                self.ip = ip
+                self.ts = ts
+                self.privileges = privileges
+                self.createAt = createAt
+                self.updateAt = updateAt
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case id
+                case appid
+                case uid
+                case opid
+                case cname
+                case ip
+                case ts
+                case privileges
+                case createAt
+                case updateAt
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AgoraRuleList`.
+        internal struct AgoraRuleList: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AgoraRuleList/status`.
+            internal enum StatusPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case success = "success"
+            }
+            /// - Remark: Generated from `#/components/schemas/AgoraRuleList/status`.
+            internal var status: Components.Schemas.AgoraRuleList.StatusPayload
+            /// - Remark: Generated from `#/components/schemas/AgoraRuleList/rules`.
+            internal var rules: [Components.Schemas.AgoraRule]
+            /// Creates a new `AgoraRuleList`.
+            ///
+            /// - Parameters:
+            ///   - status:
+            ///   - rules:
+            internal init(
+                status: Components.Schemas.AgoraRuleList.StatusPayload,
+                rules: [Components.Schemas.AgoraRule]
+            ) {
+                self.status = status
+                self.rules = rules
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case status
+                case rules
+            }
+        }
         /// The status view's data, as `showroomctl status --json` prints it.
         ///
         /// - Remark: Generated from `#/components/schemas/ClusterStatus`.

@@ -75,6 +75,50 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /dev/v1/channel/user/property/{appid}/{uid}/{channelName}`.
     /// - Remark: Generated from `#/paths//dev/v1/channel/user/property/{appid}/{uid}/{channelName}/get(agoraUserProperty)`.
     func agoraUserProperty(_ input: Operations.AgoraUserProperty.Input) async throws -> Operations.AgoraUserProperty.Output
+    /// The ban rules in force (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/bans`.
+    /// - Remark: Generated from `#/paths//v1/bans/get(listBans)`.
+    func listBans(_ input: Operations.ListBans.Input) async throws -> Operations.ListBans.Output
+    /// Bans a uid in a channel, a uid everywhere, or everyone in a channel, for a while; the edges kick who matches at once (scope moderation).
+    ///
+    /// One rule per filter: a second rule for the same channel and uid joins the first (privileges
+    /// united, the later end) and has its id. `seconds` 0 kicks who matches now and keeps no rule.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/bans`.
+    /// - Remark: Generated from `#/paths//v1/bans/post(createBan)`.
+    func createBan(_ input: Operations.CreateBan.Input) async throws -> Operations.CreateBan.Output
+    /// Sets how long a rule still lasts, from now (0 lifts it) (scope moderation).
+    ///
+    /// - Remark: HTTP `PUT /v1/bans/{id}`.
+    /// - Remark: Generated from `#/paths//v1/bans/{id}/put(updateBan)`.
+    func updateBan(_ input: Operations.UpdateBan.Input) async throws -> Operations.UpdateBan.Output
+    /// Lifts a rule at once (scope moderation).
+    ///
+    /// - Remark: HTTP `DELETE /v1/bans/{id}`.
+    /// - Remark: Generated from `#/paths//v1/bans/{id}/delete(deleteBan)`.
+    func deleteBan(_ input: Operations.DeleteBan.Input) async throws -> Operations.DeleteBan.Output
+    /// Agora's ban rules in force (scope read).
+    ///
+    /// - Remark: HTTP `GET /dev/v1/kicking-rule`.
+    /// - Remark: Generated from `#/paths//dev/v1/kicking-rule/get(agoraListKickingRules)`.
+    func agoraListKickingRules(_ input: Operations.AgoraListKickingRules.Input) async throws -> Operations.AgoraListKickingRules.Output
+    /// Agora's ban rule creation (scope moderation). `ip` filters are refused (not supported yet).
+    ///
+    /// - Remark: HTTP `POST /dev/v1/kicking-rule`.
+    /// - Remark: Generated from `#/paths//dev/v1/kicking-rule/post(agoraCreateKickingRule)`.
+    func agoraCreateKickingRule(_ input: Operations.AgoraCreateKickingRule.Input) async throws -> Operations.AgoraCreateKickingRule.Output
+    /// Agora's ban rule update (its duration, from now) (scope moderation).
+    ///
+    /// - Remark: HTTP `PUT /dev/v1/kicking-rule`.
+    /// - Remark: Generated from `#/paths//dev/v1/kicking-rule/put(agoraUpdateKickingRule)`.
+    func agoraUpdateKickingRule(_ input: Operations.AgoraUpdateKickingRule.Input) async throws -> Operations.AgoraUpdateKickingRule.Output
+    /// Agora's ban rule deletion (a JSON body names it) (scope moderation).
+    ///
+    /// - Remark: HTTP `DELETE /dev/v1/kicking-rule`.
+    /// - Remark: Generated from `#/paths//dev/v1/kicking-rule/delete(agoraDeleteKickingRule)`.
+    func agoraDeleteKickingRule(_ input: Operations.AgoraDeleteKickingRule.Input) async throws -> Operations.AgoraDeleteKickingRule.Output
     /// The cluster as this coordinator sees it, the same data as `showroomctl status --json` (scope read).
     ///
     /// - Remark: HTTP `GET /v1/cluster`.
@@ -258,6 +302,110 @@ extension APIProtocol {
         try await agoraUserProperty(Operations.AgoraUserProperty.Input(
             path: path,
             headers: headers
+        ))
+    }
+    /// The ban rules in force (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/bans`.
+    /// - Remark: Generated from `#/paths//v1/bans/get(listBans)`.
+    internal func listBans(headers: Operations.ListBans.Input.Headers = .init()) async throws -> Operations.ListBans.Output {
+        try await listBans(Operations.ListBans.Input(headers: headers))
+    }
+    /// Bans a uid in a channel, a uid everywhere, or everyone in a channel, for a while; the edges kick who matches at once (scope moderation).
+    ///
+    /// One rule per filter: a second rule for the same channel and uid joins the first (privileges
+    /// united, the later end) and has its id. `seconds` 0 kicks who matches now and keeps no rule.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/bans`.
+    /// - Remark: Generated from `#/paths//v1/bans/post(createBan)`.
+    internal func createBan(
+        headers: Operations.CreateBan.Input.Headers = .init(),
+        body: Operations.CreateBan.Input.Body
+    ) async throws -> Operations.CreateBan.Output {
+        try await createBan(Operations.CreateBan.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Sets how long a rule still lasts, from now (0 lifts it) (scope moderation).
+    ///
+    /// - Remark: HTTP `PUT /v1/bans/{id}`.
+    /// - Remark: Generated from `#/paths//v1/bans/{id}/put(updateBan)`.
+    internal func updateBan(
+        path: Operations.UpdateBan.Input.Path,
+        headers: Operations.UpdateBan.Input.Headers = .init(),
+        body: Operations.UpdateBan.Input.Body
+    ) async throws -> Operations.UpdateBan.Output {
+        try await updateBan(Operations.UpdateBan.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Lifts a rule at once (scope moderation).
+    ///
+    /// - Remark: HTTP `DELETE /v1/bans/{id}`.
+    /// - Remark: Generated from `#/paths//v1/bans/{id}/delete(deleteBan)`.
+    internal func deleteBan(
+        path: Operations.DeleteBan.Input.Path,
+        headers: Operations.DeleteBan.Input.Headers = .init()
+    ) async throws -> Operations.DeleteBan.Output {
+        try await deleteBan(Operations.DeleteBan.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Agora's ban rules in force (scope read).
+    ///
+    /// - Remark: HTTP `GET /dev/v1/kicking-rule`.
+    /// - Remark: Generated from `#/paths//dev/v1/kicking-rule/get(agoraListKickingRules)`.
+    internal func agoraListKickingRules(
+        query: Operations.AgoraListKickingRules.Input.Query,
+        headers: Operations.AgoraListKickingRules.Input.Headers = .init()
+    ) async throws -> Operations.AgoraListKickingRules.Output {
+        try await agoraListKickingRules(Operations.AgoraListKickingRules.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// Agora's ban rule creation (scope moderation). `ip` filters are refused (not supported yet).
+    ///
+    /// - Remark: HTTP `POST /dev/v1/kicking-rule`.
+    /// - Remark: Generated from `#/paths//dev/v1/kicking-rule/post(agoraCreateKickingRule)`.
+    internal func agoraCreateKickingRule(
+        headers: Operations.AgoraCreateKickingRule.Input.Headers = .init(),
+        body: Operations.AgoraCreateKickingRule.Input.Body
+    ) async throws -> Operations.AgoraCreateKickingRule.Output {
+        try await agoraCreateKickingRule(Operations.AgoraCreateKickingRule.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Agora's ban rule update (its duration, from now) (scope moderation).
+    ///
+    /// - Remark: HTTP `PUT /dev/v1/kicking-rule`.
+    /// - Remark: Generated from `#/paths//dev/v1/kicking-rule/put(agoraUpdateKickingRule)`.
+    internal func agoraUpdateKickingRule(
+        headers: Operations.AgoraUpdateKickingRule.Input.Headers = .init(),
+        body: Operations.AgoraUpdateKickingRule.Input.Body
+    ) async throws -> Operations.AgoraUpdateKickingRule.Output {
+        try await agoraUpdateKickingRule(Operations.AgoraUpdateKickingRule.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Agora's ban rule deletion (a JSON body names it) (scope moderation).
+    ///
+    /// - Remark: HTTP `DELETE /dev/v1/kicking-rule`.
+    /// - Remark: Generated from `#/paths//dev/v1/kicking-rule/delete(agoraDeleteKickingRule)`.
+    internal func agoraDeleteKickingRule(
+        headers: Operations.AgoraDeleteKickingRule.Input.Headers = .init(),
+        body: Operations.AgoraDeleteKickingRule.Input.Body
+    ) async throws -> Operations.AgoraDeleteKickingRule.Output {
+        try await agoraDeleteKickingRule(Operations.AgoraDeleteKickingRule.Input(
+            headers: headers,
+            body: body
         ))
     }
     /// The cluster as this coordinator sees it, the same data as `showroomctl status --json` (scope read).

@@ -2148,7 +2148,9 @@ public nonisolated struct RoomChannelUsersResponse: Sendable {
   public init() {}
 }
 
-/// A ban: the uid may not use the listed privileges in the channel until `until_ms`.
+/// A ban: the uid may not use the listed privileges in the channel until `until_ms`. A ban rule of
+/// the server API may leave one filter open: channel "" bans the uid in every channel, uid 0 bans
+/// everyone in the channel (never both).
 public nonisolated struct RoomBan: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -2162,6 +2164,124 @@ public nonisolated struct RoomBan: Sendable {
   public var privileges: [UInt32] = []
 
   public var untilMs: Int64 = 0
+
+  /// When the ban was made and last changed (ms since the Unix epoch). Copies merge by the later
+  /// change; two of the same change combine (privileges united, the later end).
+  public var createdAtMs: Int64 = 0
+
+  public var updatedAtMs: Int64 = 0
+
+  /// The rule was lifted (deleted, or shortened to nothing): edges kick nobody for it and forget it;
+  /// coordinators keep it a day so that no older copy brings it back.
+  public var lifted: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Body of a BAN_RULE request (the server API, cluster face): one change of the ban rules, or the
+/// list. A rule's id is a number made from its filter (channel and uid), the same on every
+/// coordinator: one rule per filter.
+public nonisolated struct RoomBanRuleRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var change: RoomBanRuleRequest.OneOf_Change? = nil
+
+  public var create: RoomBanRuleCreate {
+    get {
+      if case .create(let v)? = change {return v}
+      return RoomBanRuleCreate()
+    }
+    set {change = .create(newValue)}
+  }
+
+  public var update: RoomBanRuleUpdate {
+    get {
+      if case .update(let v)? = change {return v}
+      return RoomBanRuleUpdate()
+    }
+    set {change = .update(newValue)}
+  }
+
+  public var deleteID: UInt64 {
+    get {
+      if case .deleteID(let v)? = change {return v}
+      return 0
+    }
+    set {change = .deleteID(newValue)}
+  }
+
+  public var list: Bool {
+    get {
+      if case .list(let v)? = change {return v}
+      return false
+    }
+    set {change = .list(newValue)}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum OneOf_Change: Equatable, Sendable {
+    case create(RoomBanRuleCreate)
+    case update(RoomBanRuleUpdate)
+    case deleteID(UInt64)
+    case list(Bool)
+
+  }
+
+  public init() {}
+}
+
+public nonisolated struct RoomBanRuleCreate: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// "" for every channel.
+  public var channel: String = String()
+
+  /// 0 for everyone in the channel.
+  public var uid: UInt32 = 0
+
+  /// 1 join, 2 publish audio, 3 publish video; at least one.
+  public var privileges: [UInt32] = []
+
+  /// 0 kicks who matches now and keeps no rule; at most 86430.
+  public var seconds: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct RoomBanRuleUpdate: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var id: UInt64 = 0
+
+  /// From now; 0 lifts the rule.
+  public var seconds: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct RoomBanRuleResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The rule made, changed or lifted; or the rules in force (list).
+  public var rules: [RoomBan] = []
+
+  /// Edges that confirmed they enforce the change.
+  public var edges: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -5248,7 +5368,7 @@ nonisolated extension RoomChannelUsersResponse: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension RoomBan: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Ban"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{1}uid\0\u{1}privileges\0\u{3}until_ms\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{1}uid\0\u{1}privileges\0\u{3}until_ms\0\u{3}created_at_ms\0\u{3}updated_at_ms\0\u{1}lifted\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5260,6 +5380,9 @@ nonisolated extension RoomBan: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
       case 2: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
       case 3: try { try decoder.decodeRepeatedUInt32Field(value: &self.privileges) }()
       case 4: try { try decoder.decodeSingularInt64Field(value: &self.untilMs) }()
+      case 5: try { try decoder.decodeSingularInt64Field(value: &self.createdAtMs) }()
+      case 6: try { try decoder.decodeSingularInt64Field(value: &self.updatedAtMs) }()
+      case 7: try { try decoder.decodeSingularBoolField(value: &self.lifted) }()
       default: break
       }
     }
@@ -5278,6 +5401,15 @@ nonisolated extension RoomBan: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
     if self.untilMs != 0 {
       try visitor.visitSingularInt64Field(value: self.untilMs, fieldNumber: 4)
     }
+    if self.createdAtMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.createdAtMs, fieldNumber: 5)
+    }
+    if self.updatedAtMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.updatedAtMs, fieldNumber: 6)
+    }
+    if self.lifted != false {
+      try visitor.visitSingularBoolField(value: self.lifted, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5286,6 +5418,215 @@ nonisolated extension RoomBan: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
     if lhs.uid != rhs.uid {return false}
     if lhs.privileges != rhs.privileges {return false}
     if lhs.untilMs != rhs.untilMs {return false}
+    if lhs.createdAtMs != rhs.createdAtMs {return false}
+    if lhs.updatedAtMs != rhs.updatedAtMs {return false}
+    if lhs.lifted != rhs.lifted {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomBanRuleRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BanRuleRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}create\0\u{1}update\0\u{3}delete_id\0\u{1}list\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try {
+        var v: RoomBanRuleCreate?
+        var hadOneofValue = false
+        if let current = self.change {
+          hadOneofValue = true
+          if case .create(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.change = .create(v)
+        }
+      }()
+      case 2: try {
+        var v: RoomBanRuleUpdate?
+        var hadOneofValue = false
+        if let current = self.change {
+          hadOneofValue = true
+          if case .update(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.change = .update(v)
+        }
+      }()
+      case 3: try {
+        var v: UInt64?
+        try decoder.decodeSingularUInt64Field(value: &v)
+        if let v = v {
+          if self.change != nil {try decoder.handleConflictingOneOf()}
+          self.change = .deleteID(v)
+        }
+      }()
+      case 4: try {
+        var v: Bool?
+        try decoder.decodeSingularBoolField(value: &v)
+        if let v = v {
+          if self.change != nil {try decoder.handleConflictingOneOf()}
+          self.change = .list(v)
+        }
+      }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    switch self.change {
+    case .create?: try {
+      guard case .create(let v)? = self.change else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    }()
+    case .update?: try {
+      guard case .update(let v)? = self.change else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    }()
+    case .deleteID?: try {
+      guard case .deleteID(let v)? = self.change else { preconditionFailure() }
+      try visitor.visitSingularUInt64Field(value: v, fieldNumber: 3)
+    }()
+    case .list?: try {
+      guard case .list(let v)? = self.change else { preconditionFailure() }
+      try visitor.visitSingularBoolField(value: v, fieldNumber: 4)
+    }()
+    case nil: break
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomBanRuleRequest, rhs: RoomBanRuleRequest) -> Bool {
+    if lhs.change != rhs.change {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomBanRuleCreate: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BanRuleCreate"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{1}uid\0\u{1}privileges\0\u{1}seconds\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.channel) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
+      case 3: try { try decoder.decodeRepeatedUInt32Field(value: &self.privileges) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.seconds) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.channel.isEmpty {
+      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 1)
+    }
+    if self.uid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 2)
+    }
+    if !self.privileges.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.privileges, fieldNumber: 3)
+    }
+    if self.seconds != 0 {
+      try visitor.visitSingularUInt32Field(value: self.seconds, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomBanRuleCreate, rhs: RoomBanRuleCreate) -> Bool {
+    if lhs.channel != rhs.channel {return false}
+    if lhs.uid != rhs.uid {return false}
+    if lhs.privileges != rhs.privileges {return false}
+    if lhs.seconds != rhs.seconds {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomBanRuleUpdate: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BanRuleUpdate"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}seconds\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.id) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.seconds) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.id != 0 {
+      try visitor.visitSingularUInt64Field(value: self.id, fieldNumber: 1)
+    }
+    if self.seconds != 0 {
+      try visitor.visitSingularUInt32Field(value: self.seconds, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomBanRuleUpdate, rhs: RoomBanRuleUpdate) -> Bool {
+    if lhs.id != rhs.id {return false}
+    if lhs.seconds != rhs.seconds {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomBanRuleResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".BanRuleResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}rules\0\u{1}edges\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.rules) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.edges) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.rules.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.rules, fieldNumber: 1)
+    }
+    if self.edges != 0 {
+      try visitor.visitSingularUInt32Field(value: self.edges, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomBanRuleResponse, rhs: RoomBanRuleResponse) -> Bool {
+    if lhs.rules != rhs.rules {return false}
+    if lhs.edges != rhs.edges {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
