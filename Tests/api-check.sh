@@ -6,7 +6,8 @@
 #
 #   Tests/api-check.sh [--max-examples N]   (default 20 per operation; about a minute)
 #
-# Installs the two PyPI packages when they are missing. The cluster runs in a temporary run
+# Then the README's Agora-style business server (Python, standard library only) runs against the
+# same cluster. Installs the two PyPI packages when they are missing. The cluster runs in a temporary run
 # directory and is stopped, by pid, on exit.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -53,3 +54,9 @@ schemathesis --config-file "$run_dir/schemathesis.toml" run "$api/v1/openapi.jso
     --max-examples "$max_examples" --seed 1 --workers 1 \
     --max-response-time 5 \
     --output-sanitize false --no-color
+
+# The README's Agora-style business server, as committed there, against the same cluster.
+sed -n '/<!-- agora-example:begin -->/,/<!-- agora-example:end -->/p' README.md | sed '1,2d;$d' | sed '$d' >"$run_dir/example.py"
+echo "api-check.sh: the README's Agora-style business server"
+SHOWROOM_API="$api" SHOWROOM_API_KEY="$key" SHOWROOM_APP_ID="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["appID"])' "$run_dir/app.json")" \
+    python3 "$run_dir/example.py"
