@@ -194,7 +194,7 @@ let package = Package(
         .target(
             name: "ServerAPI",
             dependencies: [
-                "NodeRuntime", "AdminEndpoint", "ShowroomAuth", "ShowroomWire", "Rooms",
+                "NodeRuntime", "AdminEndpoint", "ShowroomAuth", "ShowroomWire", "Rooms", "Ownership",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -363,7 +363,7 @@ let package = Package(
             ]
         ),
         // Show → 1v1 on real processes with real media, through the SDK's CallClient.
-        .testTarget(name: "CallTests", dependencies: ["ShowroomKit", "ShowroomTesting", "ShowroomAuth", "ShowroomWire", "Routing"]),
+        .testTarget(name: "CallTests", dependencies: ["ShowroomKit", "ShowroomTesting", "ShowroomAuth", "ShowroomWire", "Routing", "ServerAPI"]),
         // The deterministic simulation: generator, scheduler, network faults, same seed same digest.
         .testTarget(name: "ClusterSimulationTests", dependencies: ["ClusterSimulation", "ShowroomWire", "Calls", "Routing"]),
         .testTarget(name: "ClusterTests", dependencies: ["ShowroomTesting", "NodeRuntime", "ShowroomWire"]),

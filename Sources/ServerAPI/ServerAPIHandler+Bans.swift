@@ -20,9 +20,10 @@ extension ServerAPIHandler {
         return (rule, Int32(clamping: answer.edges))
     }
 
-    static func banRule(_ ban: RoomBan, edges: Int32? = nil) -> Components.Schemas.BanRule {
+    /// A rule as the API shows it; a kick (`kept` false) has no id: it keeps no rule.
+    static func banRule(_ ban: RoomBan, edges: Int32? = nil, kept: Bool = true) -> Components.Schemas.BanRule {
         .init(
-            id: Int64(BanList.ruleID(channel: ban.channel, uid: ban.uid)),
+            id: kept ? Int64(BanList.ruleID(channel: ban.channel, uid: ban.uid)) : nil,
             channel: ban.channel.isEmpty ? nil : ban.channel, uid: ban.uid == 0 ? nil : Int64(ban.uid),
             privileges: ban.privileges.compactMap(Self.privilege), untilMs: ban.untilMs, createdAtMs: ban.createdAtMs,
             updatedAtMs: ban.updatedAtMs, lifted: ban.lifted, edges: edges)
@@ -53,7 +54,7 @@ extension ServerAPIHandler {
         create.seconds = UInt32(body.seconds)
         let (rule, edges) = try await changed(.create(create))
         // A kick keeps no rule: nothing was created.
-        return create.seconds == 0 ? .ok(.init(body: .json(Self.banRule(rule, edges: edges))))
+        return create.seconds == 0 ? .ok(.init(body: .json(Self.banRule(rule, edges: edges, kept: false))))
             : .created(.init(body: .json(Self.banRule(rule, edges: edges))))
     }
 

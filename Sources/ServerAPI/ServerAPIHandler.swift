@@ -1,6 +1,7 @@
 import Foundation
 import NodeRuntime
 import OpenAPIRuntime
+import Ownership
 import ShowroomAuth
 import ShowroomWire
 import SwiftProtobuf
@@ -15,6 +16,12 @@ protocol CoordinatorAccess: Sendable {
     func serve(_ request: WireEnvelope, face: RequestFace) async throws(ShowroomError) -> WireEnvelope
     /// The cluster as this coordinator sees it, as protobuf JSON.
     func clusterStatusJSON() async throws(ShowroomError) -> String
+    /// The cluster endpoints of the alive members of `role`, by member id.
+    func alive(_ role: NodeRole) async throws(ShowroomError) -> [(id: String, endpoint: String)]
+    /// Asks the member at `endpoint` (a cluster endpoint) and reads its answer.
+    func request<Response: SwiftProtobuf.Message>(
+        _ kind: WireMessageKind, _ body: some SwiftProtobuf.Message & Sendable, to endpoint: String, expecting: Response.Type
+    ) async throws(ShowroomError) -> Response
 }
 
 /// The operations of the document (proto/api/openapi.yaml), each a thin mapping onto a request
@@ -209,6 +216,7 @@ struct ServerAPIHandler: APIProtocol {
             closed: room.state == .closed, closedAtMs: room.state == .closed ? room.closedAtMs : nil,
             audienceCount: Int64(room.audienceCount), seats: Int32(clamping: max(room.seats, 1)),
             interaction: interaction,
+            pkId: room.interaction.kind == .pk ? room.interaction.id : nil,
             pkPeerRoomId: room.interaction.kind == .pk ? room.interaction.peerRoomID : nil,
             cohostUids: room.interaction.kind == .cohost ? room.interaction.seats.map { Int64($0.uid) } : nil,
             version: Int64(clamping: room.version))

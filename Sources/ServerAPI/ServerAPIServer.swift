@@ -6,7 +6,9 @@ import Logging
 import NodeRuntime
 import OpenAPIHummingbird
 import OpenAPIRuntime
+import Ownership
 import ShowroomWire
+import SwiftProtobuf
 import Synchronization
 
 /// What the server API is configured with: where it listens, the customer keys, their rate.
@@ -150,6 +152,22 @@ struct NodeAccess: CoordinatorAccess {
 
     func serve(_ request: WireEnvelope, face: RequestFace) async throws(ShowroomError) -> WireEnvelope {
         await (try current()).serve(request, face: face)
+    }
+
+    func alive(_ role: NodeRole) async throws(ShowroomError) -> [(id: String, endpoint: String)] {
+        let node = try current()
+        do {
+            return try await node.members().filter { $0.isAlive && $0.nodeRole == role && !$0.metadata.clusterEndpoint.isEmpty }
+                .map { ($0.nodeID, $0.metadata.clusterEndpoint) }.sorted { $0.id < $1.id }
+        } catch {
+            throw .unavailable("coordinator \(nodeID) could not read the members: \(error)")
+        }
+    }
+
+    func request<Response: SwiftProtobuf.Message>(
+        _ kind: WireMessageKind, _ body: some SwiftProtobuf.Message & Sendable, to endpoint: String, expecting: Response.Type
+    ) async throws(ShowroomError) -> Response {
+        try await current().request(kind, body: body, to: endpoint, expecting: Response.self)
     }
 
     func clusterStatusJSON() async throws(ShowroomError) -> String {

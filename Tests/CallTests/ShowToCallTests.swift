@@ -1,5 +1,6 @@
 import Foundation
 import Routing
+import ServerAPI
 import ShowroomAuth
 import ShowroomKit
 import ShowroomTesting
@@ -422,5 +423,56 @@ final class ShowToCallTests: XCTestCase {
         }
         for engine in engines { await engine.shutdown() }
         await receiver.stop()
+    }
+
+    func testAPaidCallEndedThroughTheServerAPIEndsForBothPartiesWithItsReason() async throws {
+        let secret = "paid-calls-secret-0123456789"
+        let cluster = try TestCluster(coordinators: 1, callsignals: 1, edges: 1, coordinatorSettings: [
+            "apiKeys": [["id": "billing", "secretSHA256": CustomerKey.hex(CustomerKey.hash(secret: secret)), "scopes": ["read", "calls"]]],
+        ])
+        defer { cluster.down() }
+        let seeds = [try cluster.clientEndpoint(of: "coordinator-1")]
+        let host: UInt32 = 3001, viewer: UInt32 = 4001
+        let live = "paid-call-show"
+        let hostEngine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)))
+        await hostEngine.setLocalVideoSource(TestPatternCamera(width: 160, height: 120, framesPerSecond: 15))
+        let liveConnection = try await hostEngine.joinChannel(
+            token: try TestApp.token(channel: live, uid: host), channel: live, uid: host, options: .broadcaster)
+        let viewerEngine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)))
+        await viewerEngine.setLocalVideoSource(TestPatternCamera(width: 160, height: 120, framesPerSecond: 15))
+        let parties = try await ShowCallParties.start(host: host, hostEngine, viewer: viewer, viewerEngine, seeds: seeds, live: liveConnection)
+        defer { parties.stop() }
+        try await parties.viewerCalls.call(remoteUserId: host)
+        try await parties.viewerLog.wait("the viewer connected") { if case .connected = $0 { true } else { false } }
+        try await parties.hostLog.wait("the host connected") { if case .connected = $0 { true } else { false } }
+
+        let api = ServerAPIClient(base: try cluster.apiEndpoint(of: "coordinator-1"), key: (id: "billing", secret: secret))
+        let presence = try await api.send("GET", "/v1/presence?uids=\(host),\(viewer),99")
+        XCTAssertEqual(presence.status, 200, presence.text)
+        let states = Dictionary(uniqueKeysWithValues: (try presence.object()["users"] as? [[String: Any]] ?? []).map { ($0["uid"] as? Int ?? 0, $0["state"] as? String ?? "") })
+        XCTAssertEqual(states, [Int(host): "in_call", Int(viewer): "in_call", 99: "offline"])
+        let list = try await api.send("GET", "/v1/calls")
+        let listed = try XCTUnwrap((try list.object()["calls"] as? [[String: Any]])?.first { $0["caller"] as? Int == Int(viewer) }, list.text)
+        XCTAssertEqual(listed["callee"] as? Int, Int(host))
+        XCTAssertEqual(listed["phase"] as? String, "connected")
+        let callID = try XCTUnwrap(listed["call_id"] as? String)
+
+        // The viewer's balance runs out: the business server ends the call.
+        let ended = try await api.send("DELETE", "/v1/calls/\(callID)?reason=balance%20used%20up")
+        XCTAssertEqual(ended.status, 200, ended.text)
+        XCTAssertEqual(try ended.object()["phase"] as? String, "ended")
+        try await parties.hostLog.wait("the host's call ended") { if case .disconnected = $0 { true } else { false } }
+        try await parties.viewerLog.wait("the viewer's call ended") { if case .disconnected = $0 { true } else { false } }
+        XCTAssertEqual(parties.hostLog.states.last, "1 10 106", "the host hears the other side hang up")
+        XCTAssertEqual(parties.viewerLog.states.last, "1 9 105", "the viewer's side ends as its own hang-up")
+        let again = try await api.send("DELETE", "/v1/calls/\(callID)")
+        XCTAssertEqual(again.status, 409, "an ended call ends once: \(again.text)")
+        let unknown = try await api.send("GET", "/v1/calls/12345-abcdef")
+        XCTAssertEqual(unknown.status, 404)
+        let readOnly = ServerAPIClient(base: try cluster.apiEndpoint(of: "coordinator-1"), key: (id: "billing", secret: "wrong"))
+        let refused = try await readOnly.send("DELETE", "/v1/calls/\(callID)")
+        XCTAssertEqual(refused.status, 401)
+        await readOnly.shutdown()
+        await api.shutdown()
     }
 }

@@ -188,6 +188,19 @@ final class ClusterFacesTests: XCTestCase {
         }
         let refused = try await coordinator.securityCounters().internalKindsRefused
         XCTAssertEqual(refused, 6, "each refusal is counted")
+
+        // Served in process (the server API's way in), a face answers as its socket does.
+        let inProcess = try await coordinator.serve(try WireEnvelope(request: .coordinatorState, id: 9, body: WireNodeInfoRequest()), face: .client)
+        XCTAssertEqual(inProcess.failure?.code, .permissionDenied, "the client face refuses an internal kind in process too")
+        let served = try await coordinator.serve(try WireEnvelope(request: .roomGet, id: 10, body: WireNodeInfoRequest()), face: .client)
+        XCTAssertNil(served.failure)
+        XCTAssertEqual(served.requestID, 10)
+        let status = try await coordinator.serve(try WireEnvelope(request: .clusterStatus, id: 11, body: AdminClusterStatusRequest()), face: .client)
+        XCTAssertEqual(try status.decodeBody(AdminClusterStatus.self).members.first?.clusterEndpoint, "", "the client face's own answer")
+        let oneWay = try await coordinator.serve(try WireEnvelope(request: .roomGet, id: 0, body: WireNodeInfoRequest()), face: .cluster)
+        XCTAssertEqual(oneWay.failure?.code, .malformedMessage, "a one-way message would never be answered")
+        let unknown = try await coordinator.serve(try WireEnvelope(request: .callDial, id: 12, body: WireNodeInfoRequest()), face: .cluster)
+        XCTAssertEqual(unknown.failure?.code, .unknownKind)
     }
 
     func testGossipFromAMemberClaimingAnotherMembersIdIsDropped() async throws {

@@ -210,7 +210,7 @@ final class ServerAPIChannelTests: XCTestCase {
     override class func setUp() {
         super.setUp()
         cluster = try? TestCluster(coordinators: 2, edges: 2, coordinatorSettings: [
-            "apiKeys": [ServerAPIClusterTests.entry(key, scopes: ["read", "moderation"], rate: (1000, 1000))],
+            "apiKeys": [ServerAPIClusterTests.entry(key, scopes: ["read", "moderation", "rooms"], rate: (1000, 1000))],
         ])
     }
 
@@ -220,9 +220,10 @@ final class ServerAPIChannelTests: XCTestCase {
         super.tearDown()
     }
 
-    private func joined(_ channel: String, uid: UInt32, host: Bool) async throws -> ShowroomEngine {
+    private func joined(_ channel: String, uid: UInt32, host: Bool, camera: Bool = false) async throws -> ShowroomEngine {
         let cluster = try XCTUnwrap(Self.cluster, "the cluster did not start")
         let engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds([try cluster.clientEndpoint(of: "coordinator-1")])))
+        if camera { await engine.setLocalVideoSource(TestPatternCamera(width: 160, height: 120, framesPerSecond: 15)) }
         try await engine.joinChannel(token: try TestApp.token(channel: channel, uid: uid, role: host ? .publisher : .subscriber),
                                      channel: channel, uid: uid, options: host ? .broadcaster : .audience)
         return engine
@@ -444,5 +445,58 @@ final class ServerAPIChannelTests: XCTestCase {
         await api.shutdown()
         await viewer.shutdown()
         await host.shutdown()
+    }
+
+    func testAPKStartedThroughTheAPIIsSeenByTheRoomsViewersAndACoHostIsSeatedAndSteppedDown() async throws {
+        let cluster = try XCTUnwrap(Self.cluster)
+        let api = ServerAPIClient(base: try cluster.apiEndpoint(of: "coordinator-1"), key: Self.key)
+        let suffix = UInt32.random(in: 0 ... .max)
+        let (a, b) = ("api-pka-\(suffix)", "api-pkb-\(suffix)")
+        for (room, owner) in [(a, 901), (b, 902)] {
+            let created = try await api.send("POST", "/v1/rooms", json: ["room_id": room, "name": room, "owner_uid": owner])
+            XCTAssertEqual(created.status, 201, created.text)
+        }
+        let hostA = try await joined(a, uid: 901, host: true, camera: true)
+        let hostB = try await joined(b, uid: 902, host: true, camera: true)
+        let viewerA = try await joined(a, uid: 911, host: false)
+        let viewerB = try await joined(b, uid: 912, host: false)
+        let logA = EventLog(viewerA)
+        let logB = EventLog(viewerB)
+        let started = try await api.send("POST", "/v1/rooms/\(a)/pk", json: ["peer_room_id": b, "duration_s": 600])
+        XCTAssertEqual(started.status, 200, started.text)
+        XCTAssertEqual(try started.object()["interaction"] as? String, "pk")
+        XCTAssertEqual(try started.object()["pk_peer_room_id"] as? String, b)
+        // Each room's viewers see the other host in their own channel.
+        _ = try await logA.wait("A's viewer sees host B") { if case .userJoined(_, 902) = $0 { true } else { false } }
+        _ = try await logB.wait("B's viewer sees host A") { if case .userJoined(_, 901) = $0 { true } else { false } }
+        let list = try await api.send("GET", "/v1/pks")
+        let pk = try XCTUnwrap((try list.object()["pks"] as? [[String: Any]])?.first { ($0["room_ids"] as? [String])?.contains(a) == true }, list.text)
+        XCTAssertEqual(Set(pk["room_ids"] as? [String] ?? []), [a, b])
+        XCTAssertEqual(Set(pk["host_uids"] as? [Int] ?? []), [901, 902])
+        // A room in a PK starts no second one.
+        let again = try await api.send("POST", "/v1/rooms/\(b)/pk", json: ["peer_room_id": a])
+        XCTAssertEqual(again.status, 409, again.text)
+        let stopped = try await api.send("DELETE", "/v1/rooms/\(b)/pk")
+        XCTAssertEqual(stopped.status, 200, stopped.text)
+        _ = try await logA.wait("host B leaves A's channel") { if case .userOffline(_, 902, _) = $0 { true } else { false } }
+        let none = try await api.send("DELETE", "/v1/rooms/\(b)/pk")
+        XCTAssertEqual(none.status, 404, none.text)
+
+        // A member of room A's audience seated as co-host, then stepped down.
+        let rooms = RoomService(seeds: [try cluster.clientEndpoint(of: "coordinator-1")], loop: viewerA.loop)
+        _ = try await rooms.joinRoom(a, uid: 911)
+        let seated = try await api.send("POST", "/v1/rooms/\(a)/cohosts", json: ["uid": 911])
+        XCTAssertEqual(seated.status, 200, seated.text)
+        XCTAssertEqual(try seated.object()["cohost_uids"] as? [Int], [911])
+        let notInRoom = try await api.send("POST", "/v1/rooms/\(a)/cohosts", json: ["uid": 999])
+        XCTAssertEqual(notInRoom.status / 100, 4, "a user not in the room is not seated: \(notInRoom.text)")
+        let unseated = try await api.send("DELETE", "/v1/rooms/\(a)/cohosts/911")
+        XCTAssertEqual(unseated.status, 200, unseated.text)
+        XCTAssertNil(try unseated.object()["cohost_uids"])
+        let twice = try await api.send("DELETE", "/v1/rooms/\(a)/cohosts/911")
+        XCTAssertEqual(twice.status, 404)
+        await rooms.shutdown()
+        await api.shutdown()
+        for engine in [viewerA, viewerB, hostA, hostB] { await engine.shutdown() }
     }
 }

@@ -338,6 +338,250 @@ let openAPIDocumentJSON = #"""
         }
       }
     },
+    "/v1/rooms/{room_id}/pk": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RoomID"
+        }
+      ],
+      "post": {
+        "operationId": "startPK",
+        "tags": [
+          "rooms"
+        ],
+        "summary": "Starts a PK between this room and another on their hosts' behalf (scope rooms).",
+        "description": "The host of this room invites the other room's host, who accepts: the same two requests\nthe hosts' apps make, with tokens the server mints for them. Both rooms' viewers see the PK\nstart (each room's channel shows both hosts).\n",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/StartPK"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "This room, in the PK.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Room"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "413": {
+            "$ref": "#/components/responses/TooLarge"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "stopPK",
+        "tags": [
+          "rooms"
+        ],
+        "summary": "Stops the PK this room is in, on its host's behalf (scope rooms).",
+        "responses": {
+          "200": {
+            "description": "This room, out of the PK.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Room"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/v1/rooms/{room_id}/cohosts": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RoomID"
+        }
+      ],
+      "post": {
+        "operationId": "seatCoHost",
+        "tags": [
+          "rooms"
+        ],
+        "summary": "Seats a member of the room's audience as a co-host, on the host's and the user's behalf (scope rooms).",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/SeatCoHost"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The room, with the co-host seated.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Room"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "413": {
+            "$ref": "#/components/responses/TooLarge"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/v1/rooms/{room_id}/cohosts/{uid}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/RoomID"
+        },
+        {
+          "$ref": "#/components/parameters/UIDPath"
+        }
+      ],
+      "delete": {
+        "operationId": "unseatCoHost",
+        "tags": [
+          "rooms"
+        ],
+        "summary": "Steps a co-host down, on the host's behalf (scope rooms).",
+        "responses": {
+          "200": {
+            "description": "The room, without that co-host.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Room"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/v1/pks": {
+      "get": {
+        "operationId": "listPKs",
+        "tags": [
+          "rooms"
+        ],
+        "summary": "The PKs running now (scope read).",
+        "responses": {
+          "200": {
+            "description": "Each PK once, with its two rooms.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/PKList"
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
     "/v1/channels": {
       "get": {
         "operationId": "listChannels",
@@ -1042,6 +1286,198 @@ let openAPIDocumentJSON = #"""
         }
       }
     },
+    "/v1/calls": {
+      "get": {
+        "operationId": "listCalls",
+        "tags": [
+          "calls"
+        ],
+        "summary": "The 1v1 calls the call-signal nodes hold (ended ones for a minute) (scope read).",
+        "responses": {
+          "200": {
+            "description": "The calls, by call id.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/CallList"
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/v1/calls/{call_id}": {
+      "parameters": [
+        {
+          "name": "call_id",
+          "in": "path",
+          "required": true,
+          "description": "A call id (`<callee uid>-<hex>`).",
+          "schema": {
+            "type": "string",
+            "minLength": 3,
+            "maxLength": 64,
+            "pattern": "^[1-9][0-9]{0,9}-[0-9a-zA-Z]{1,53}$"
+          }
+        }
+      ],
+      "get": {
+        "operationId": "getCall",
+        "tags": [
+          "calls"
+        ],
+        "summary": "One call (scope read).",
+        "responses": {
+          "200": {
+            "description": "The call.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Call"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      },
+      "delete": {
+        "operationId": "endCall",
+        "tags": [
+          "calls"
+        ],
+        "summary": "Ends a call (a paid call whose viewer's balance ran out); both parties are told, with the reason (scope calls).",
+        "parameters": [
+          {
+            "name": "reason",
+            "in": "query",
+            "description": "What the parties are told (default \"ended by the business server\"); at most 64 characters.",
+            "schema": {
+              "type": "string",
+              "maxLength": 64,
+              "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]*$"
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "The call, ended.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Call"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/v1/presence": {
+      "get": {
+        "operationId": "getPresence",
+        "tags": [
+          "calls"
+        ],
+        "summary": "Whether users are online for calls, and whether they are in one (scope read).",
+        "parameters": [
+          {
+            "name": "uids",
+            "in": "query",
+            "required": true,
+            "description": "Up to 100 uids, comma-separated.",
+            "style": "form",
+            "explode": false,
+            "schema": {
+              "type": "array",
+              "minItems": 1,
+              "maxItems": 100,
+              "items": {
+                "$ref": "#/components/schemas/UID"
+              }
+            }
+          }
+        ],
+        "responses": {
+          "200": {
+            "description": "Each uid's state.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/PresenceList"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
     "/v1/cluster": {
       "get": {
         "operationId": "getCluster",
@@ -1463,6 +1899,10 @@ let openAPIDocumentJSON = #"""
               "cohost",
               "call"
             ]
+          },
+          "pk_id": {
+            "type": "string",
+            "description": "During a PK, its id."
           },
           "pk_peer_room_id": {
             "type": "string",
@@ -1940,7 +2380,6 @@ let openAPIDocumentJSON = #"""
       "BanRule": {
         "type": "object",
         "required": [
-          "id",
           "privileges",
           "until_ms",
           "created_at_ms",
@@ -1950,7 +2389,8 @@ let openAPIDocumentJSON = #"""
         "properties": {
           "id": {
             "type": "integer",
-            "format": "int64"
+            "format": "int64",
+            "description": "The rule's id; absent for a kick (`seconds` 0), which keeps no rule."
           },
           "channel": {
             "type": "string",
@@ -2280,6 +2720,194 @@ let openAPIDocumentJSON = #"""
             "type": "array",
             "items": {
               "$ref": "#/components/schemas/AgoraRule"
+            }
+          }
+        }
+      },
+      "StartPK": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "peer_room_id"
+        ],
+        "properties": {
+          "peer_room_id": {
+            "$ref": "#/components/schemas/RoomID"
+          },
+          "duration_s": {
+            "type": [
+              "integer",
+              "null"
+            ],
+            "format": "int32",
+            "description": "How long the PK lasts, 1 to 3600 seconds (absent, until stopped).",
+            "minimum": 1,
+            "maximum": 3600
+          }
+        }
+      },
+      "SeatCoHost": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "uid"
+        ],
+        "properties": {
+          "uid": {
+            "$ref": "#/components/schemas/UID"
+          }
+        }
+      },
+      "PK": {
+        "type": "object",
+        "required": [
+          "id",
+          "room_ids",
+          "host_uids",
+          "since_ms"
+        ],
+        "properties": {
+          "id": {
+            "type": "string"
+          },
+          "room_ids": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "host_uids": {
+            "type": "array",
+            "items": {
+              "type": "integer",
+              "format": "int64"
+            }
+          },
+          "since_ms": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "ends_at_ms": {
+            "type": "integer",
+            "format": "int64",
+            "description": "When its duration ends; absent for a PK until stopped."
+          }
+        }
+      },
+      "PKList": {
+        "type": "object",
+        "required": [
+          "pks"
+        ],
+        "properties": {
+          "pks": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/PK"
+            }
+          }
+        }
+      },
+      "Call": {
+        "type": "object",
+        "required": [
+          "call_id",
+          "caller",
+          "callee",
+          "type",
+          "phase",
+          "channel",
+          "node",
+          "started_at_ms"
+        ],
+        "properties": {
+          "call_id": {
+            "type": "string"
+          },
+          "caller": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "callee": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "type": {
+            "type": "string",
+            "enum": [
+              "video",
+              "audio"
+            ]
+          },
+          "phase": {
+            "type": "string",
+            "description": "ringing, connecting, connected or ended."
+          },
+          "channel": {
+            "type": "string"
+          },
+          "node": {
+            "type": "string",
+            "description": "The call-signal node that holds the call."
+          },
+          "started_at_ms": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "end_reason": {
+            "type": "string"
+          }
+        }
+      },
+      "CallList": {
+        "type": "object",
+        "required": [
+          "calls"
+        ],
+        "properties": {
+          "calls": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Call"
+            }
+          },
+          "unanswered_nodes": {
+            "type": "array",
+            "description": "Call-signal nodes that did not answer (their calls are missing).",
+            "items": {
+              "type": "string"
+            }
+          }
+        }
+      },
+      "PresenceList": {
+        "type": "object",
+        "required": [
+          "users"
+        ],
+        "properties": {
+          "users": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "required": [
+                "uid",
+                "state"
+              ],
+              "properties": {
+                "uid": {
+                  "type": "integer",
+                  "format": "int64"
+                },
+                "state": {
+                  "type": "string",
+                  "enum": [
+                    "offline",
+                    "online",
+                    "in_call"
+                  ]
+                }
+              }
             }
           }
         }

@@ -228,6 +228,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Room/interaction`.
             internal var interaction: Components.Schemas.Room.InteractionPayload?
+            /// During a PK, its id.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Room/pk_id`.
+            internal var pkId: Swift.String?
             /// During a PK, the other room.
             ///
             /// - Remark: Generated from `#/components/schemas/Room/pk_peer_room_id`.
@@ -254,6 +258,7 @@ extension Components {
             ///   - audienceCount:
             ///   - seats:
             ///   - interaction: What the room is doing besides showing its host.
+            ///   - pkId: During a PK, its id.
             ///   - pkPeerRoomId: During a PK, the other room.
             ///   - cohostUids:
             ///   - version: Raised by every change of the room.
@@ -271,6 +276,7 @@ extension Components {
                 audienceCount: Swift.Int64,
                 seats: Swift.Int32? = nil,
                 interaction: Components.Schemas.Room.InteractionPayload? = nil,
+                pkId: Swift.String? = nil,
                 pkPeerRoomId: Swift.String? = nil,
                 cohostUids: [Swift.Int64]? = nil,
                 version: Swift.Int64
@@ -288,6 +294,7 @@ extension Components {
                 self.audienceCount = audienceCount
                 self.seats = seats
                 self.interaction = interaction
+                self.pkId = pkId
                 self.pkPeerRoomId = pkPeerRoomId
                 self.cohostUids = cohostUids
                 self.version = version
@@ -306,6 +313,7 @@ extension Components {
                 case audienceCount = "audience_count"
                 case seats
                 case interaction
+                case pkId = "pk_id"
                 case pkPeerRoomId = "pk_peer_room_id"
                 case cohostUids = "cohost_uids"
                 case version
@@ -941,8 +949,10 @@ extension Components {
         }
         /// - Remark: Generated from `#/components/schemas/BanRule`.
         internal struct BanRule: Codable, Hashable, Sendable {
+            /// The rule's id; absent for a kick (`seconds` 0), which keeps no rule.
+            ///
             /// - Remark: Generated from `#/components/schemas/BanRule/id`.
-            internal var id: Swift.Int64
+            internal var id: Swift.Int64?
             /// Absent, every channel.
             ///
             /// - Remark: Generated from `#/components/schemas/BanRule/channel`.
@@ -968,7 +978,7 @@ extension Components {
             /// Creates a new `BanRule`.
             ///
             /// - Parameters:
-            ///   - id:
+            ///   - id: The rule's id; absent for a kick (`seconds` 0), which keeps no rule.
             ///   - channel: Absent, every channel.
             ///   - uid: Absent, everyone in the channel.
             ///   - privileges:
@@ -978,7 +988,7 @@ extension Components {
             ///   - lifted:
             ///   - edges: Edges that confirmed they enforce the change (after a change).
             internal init(
-                id: Swift.Int64,
+                id: Swift.Int64? = nil,
                 channel: Swift.String? = nil,
                 uid: Swift.Int64? = nil,
                 privileges: [Components.Schemas.Privilege],
@@ -1327,6 +1337,274 @@ extension Components {
             internal enum CodingKeys: String, CodingKey {
                 case status
                 case rules
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/StartPK`.
+        internal struct StartPK: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/StartPK/peer_room_id`.
+            internal var peerRoomId: Components.Schemas.RoomID
+            /// How long the PK lasts, 1 to 3600 seconds (absent, until stopped).
+            ///
+            /// - Remark: Generated from `#/components/schemas/StartPK/duration_s`.
+            internal var durationS: Swift.Int32?
+            /// Creates a new `StartPK`.
+            ///
+            /// - Parameters:
+            ///   - peerRoomId:
+            ///   - durationS: How long the PK lasts, 1 to 3600 seconds (absent, until stopped).
+            internal init(
+                peerRoomId: Components.Schemas.RoomID,
+                durationS: Swift.Int32? = nil
+            ) {
+                self.peerRoomId = peerRoomId
+                self.durationS = durationS
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case peerRoomId = "peer_room_id"
+                case durationS = "duration_s"
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.peerRoomId = try container.decode(
+                    Components.Schemas.RoomID.self,
+                    forKey: .peerRoomId
+                )
+                self.durationS = try container.decodeIfPresent(
+                    Swift.Int32.self,
+                    forKey: .durationS
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "peer_room_id",
+                    "duration_s"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/SeatCoHost`.
+        internal struct SeatCoHost: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/SeatCoHost/uid`.
+            internal var uid: Components.Schemas.Uid
+            /// Creates a new `SeatCoHost`.
+            ///
+            /// - Parameters:
+            ///   - uid:
+            internal init(uid: Components.Schemas.Uid) {
+                self.uid = uid
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case uid
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.uid = try container.decode(
+                    Components.Schemas.Uid.self,
+                    forKey: .uid
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "uid"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/PK`.
+        internal struct Pk: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/PK/id`.
+            internal var id: Swift.String
+            /// - Remark: Generated from `#/components/schemas/PK/room_ids`.
+            internal var roomIds: [Swift.String]
+            /// - Remark: Generated from `#/components/schemas/PK/host_uids`.
+            internal var hostUids: [Swift.Int64]
+            /// - Remark: Generated from `#/components/schemas/PK/since_ms`.
+            internal var sinceMs: Swift.Int64
+            /// When its duration ends; absent for a PK until stopped.
+            ///
+            /// - Remark: Generated from `#/components/schemas/PK/ends_at_ms`.
+            internal var endsAtMs: Swift.Int64?
+            /// Creates a new `Pk`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - roomIds:
+            ///   - hostUids:
+            ///   - sinceMs:
+            ///   - endsAtMs: When its duration ends; absent for a PK until stopped.
+            internal init(
+                id: Swift.String,
+                roomIds: [Swift.String],
+                hostUids: [Swift.Int64],
+                sinceMs: Swift.Int64,
+                endsAtMs: Swift.Int64? = nil
+            ) {
+                self.id = id
+                self.roomIds = roomIds
+                self.hostUids = hostUids
+                self.sinceMs = sinceMs
+                self.endsAtMs = endsAtMs
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case id
+                case roomIds = "room_ids"
+                case hostUids = "host_uids"
+                case sinceMs = "since_ms"
+                case endsAtMs = "ends_at_ms"
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/PKList`.
+        internal struct PKList: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/PKList/pks`.
+            internal var pks: [Components.Schemas.Pk]
+            /// Creates a new `PKList`.
+            ///
+            /// - Parameters:
+            ///   - pks:
+            internal init(pks: [Components.Schemas.Pk]) {
+                self.pks = pks
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case pks
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Call`.
+        internal struct Call: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Call/call_id`.
+            internal var callId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Call/caller`.
+            internal var caller: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/Call/callee`.
+            internal var callee: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/Call/type`.
+            internal enum _TypePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case video = "video"
+                case audio = "audio"
+            }
+            /// - Remark: Generated from `#/components/schemas/Call/type`.
+            internal var _type: Components.Schemas.Call._TypePayload
+            /// ringing, connecting, connected or ended.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Call/phase`.
+            internal var phase: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Call/channel`.
+            internal var channel: Swift.String
+            /// The call-signal node that holds the call.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Call/node`.
+            internal var node: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Call/started_at_ms`.
+            internal var startedAtMs: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/Call/end_reason`.
+            internal var endReason: Swift.String?
+            /// Creates a new `Call`.
+            ///
+            /// - Parameters:
+            ///   - callId:
+            ///   - caller:
+            ///   - callee:
+            ///   - _type:
+            ///   - phase: ringing, connecting, connected or ended.
+            ///   - channel:
+            ///   - node: The call-signal node that holds the call.
+            ///   - startedAtMs:
+            ///   - endReason:
+            internal init(
+                callId: Swift.String,
+                caller: Swift.Int64,
+                callee: Swift.Int64,
+                _type: Components.Schemas.Call._TypePayload,
+                phase: Swift.String,
+                channel: Swift.String,
+                node: Swift.String,
+                startedAtMs: Swift.Int64,
+                endReason: Swift.String? = nil
+            ) {
+                self.callId = callId
+                self.caller = caller
+                self.callee = callee
+                self._type = _type
+                self.phase = phase
+                self.channel = channel
+                self.node = node
+                self.startedAtMs = startedAtMs
+                self.endReason = endReason
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case callId = "call_id"
+                case caller
+                case callee
+                case _type = "type"
+                case phase
+                case channel
+                case node
+                case startedAtMs = "started_at_ms"
+                case endReason = "end_reason"
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/CallList`.
+        internal struct CallList: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/CallList/calls`.
+            internal var calls: [Components.Schemas.Call]
+            /// Call-signal nodes that did not answer (their calls are missing).
+            ///
+            /// - Remark: Generated from `#/components/schemas/CallList/unanswered_nodes`.
+            internal var unansweredNodes: [Swift.String]?
+            /// Creates a new `CallList`.
+            ///
+            /// - Parameters:
+            ///   - calls:
+            ///   - unansweredNodes: Call-signal nodes that did not answer (their calls are missing).
+            internal init(
+                calls: [Components.Schemas.Call],
+                unansweredNodes: [Swift.String]? = nil
+            ) {
+                self.calls = calls
+                self.unansweredNodes = unansweredNodes
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case calls
+                case unansweredNodes = "unanswered_nodes"
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/PresenceList`.
+        internal struct PresenceList: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/PresenceList/UsersPayload`.
+            internal struct UsersPayloadPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/PresenceList/UsersPayload/uid`.
+                internal var uid: Swift.Int64
+                /// - Remark: Generated from `#/components/schemas/PresenceList/UsersPayload/state`.
+                internal enum StatePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case offline = "offline"
+                    case online = "online"
+                    case inCall = "in_call"
+                }
+                /// - Remark: Generated from `#/components/schemas/PresenceList/UsersPayload/state`.
+                internal var state: Components.Schemas.PresenceList.UsersPayloadPayload.StatePayload
+                /// Creates a new `UsersPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - uid:
+                ///   - state:
+                internal init(
+                    uid: Swift.Int64,
+                    state: Components.Schemas.PresenceList.UsersPayloadPayload.StatePayload
+                ) {
+                    self.uid = uid
+                    self.state = state
+                }
+                internal enum CodingKeys: String, CodingKey {
+                    case uid
+                    case state
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/PresenceList/users`.
+            internal typealias UsersPayload = [Components.Schemas.PresenceList.UsersPayloadPayload]
+            /// - Remark: Generated from `#/components/schemas/PresenceList/users`.
+            internal var users: Components.Schemas.PresenceList.UsersPayload
+            /// Creates a new `PresenceList`.
+            ///
+            /// - Parameters:
+            ///   - users:
+            internal init(users: Components.Schemas.PresenceList.UsersPayload) {
+                self.users = users
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case users
             }
         }
         /// The status view's data, as `showroomctl status --json` prints it.

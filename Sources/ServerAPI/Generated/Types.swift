@@ -40,6 +40,36 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/channels/{channel}/kick`.
     /// - Remark: Generated from `#/paths//v1/channels/{channel}/kick/post(kickUser)`.
     func kickUser(_ input: Operations.KickUser.Input) async throws -> Operations.KickUser.Output
+    /// Starts a PK between this room and another on their hosts' behalf (scope rooms).
+    ///
+    /// The host of this room invites the other room's host, who accepts: the same two requests
+    /// the hosts' apps make, with tokens the server mints for them. Both rooms' viewers see the PK
+    /// start (each room's channel shows both hosts).
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/rooms/{room_id}/pk`.
+    /// - Remark: Generated from `#/paths//v1/rooms/{room_id}/pk/post(startPK)`.
+    func startPK(_ input: Operations.StartPK.Input) async throws -> Operations.StartPK.Output
+    /// Stops the PK this room is in, on its host's behalf (scope rooms).
+    ///
+    /// - Remark: HTTP `DELETE /v1/rooms/{room_id}/pk`.
+    /// - Remark: Generated from `#/paths//v1/rooms/{room_id}/pk/delete(stopPK)`.
+    func stopPK(_ input: Operations.StopPK.Input) async throws -> Operations.StopPK.Output
+    /// Seats a member of the room's audience as a co-host, on the host's and the user's behalf (scope rooms).
+    ///
+    /// - Remark: HTTP `POST /v1/rooms/{room_id}/cohosts`.
+    /// - Remark: Generated from `#/paths//v1/rooms/{room_id}/cohosts/post(seatCoHost)`.
+    func seatCoHost(_ input: Operations.SeatCoHost.Input) async throws -> Operations.SeatCoHost.Output
+    /// Steps a co-host down, on the host's behalf (scope rooms).
+    ///
+    /// - Remark: HTTP `DELETE /v1/rooms/{room_id}/cohosts/{uid}`.
+    /// - Remark: Generated from `#/paths//v1/rooms/{room_id}/cohosts/{uid}/delete(unseatCoHost)`.
+    func unseatCoHost(_ input: Operations.UnseatCoHost.Input) async throws -> Operations.UnseatCoHost.Output
+    /// The PKs running now (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/pks`.
+    /// - Remark: Generated from `#/paths//v1/pks/get(listPKs)`.
+    func listPKs(_ input: Operations.ListPKs.Input) async throws -> Operations.ListPKs.Output
     /// The channels users are in, by name, a page at a time (scope read).
     ///
     /// - Remark: HTTP `GET /v1/channels`.
@@ -119,6 +149,26 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /dev/v1/kicking-rule`.
     /// - Remark: Generated from `#/paths//dev/v1/kicking-rule/delete(agoraDeleteKickingRule)`.
     func agoraDeleteKickingRule(_ input: Operations.AgoraDeleteKickingRule.Input) async throws -> Operations.AgoraDeleteKickingRule.Output
+    /// The 1v1 calls the call-signal nodes hold (ended ones for a minute) (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/calls`.
+    /// - Remark: Generated from `#/paths//v1/calls/get(listCalls)`.
+    func listCalls(_ input: Operations.ListCalls.Input) async throws -> Operations.ListCalls.Output
+    /// One call (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/calls/{call_id}`.
+    /// - Remark: Generated from `#/paths//v1/calls/{call_id}/get(getCall)`.
+    func getCall(_ input: Operations.GetCall.Input) async throws -> Operations.GetCall.Output
+    /// Ends a call (a paid call whose viewer's balance ran out); both parties are told, with the reason (scope calls).
+    ///
+    /// - Remark: HTTP `DELETE /v1/calls/{call_id}`.
+    /// - Remark: Generated from `#/paths//v1/calls/{call_id}/delete(endCall)`.
+    func endCall(_ input: Operations.EndCall.Input) async throws -> Operations.EndCall.Output
+    /// Whether users are online for calls, and whether they are in one (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/presence`.
+    /// - Remark: Generated from `#/paths//v1/presence/get(getPresence)`.
+    func getPresence(_ input: Operations.GetPresence.Input) async throws -> Operations.GetPresence.Output
     /// The cluster as this coordinator sees it, the same data as `showroomctl status --json` (scope read).
     ///
     /// - Remark: HTTP `GET /v1/cluster`.
@@ -208,6 +258,74 @@ extension APIProtocol {
             headers: headers,
             body: body
         ))
+    }
+    /// Starts a PK between this room and another on their hosts' behalf (scope rooms).
+    ///
+    /// The host of this room invites the other room's host, who accepts: the same two requests
+    /// the hosts' apps make, with tokens the server mints for them. Both rooms' viewers see the PK
+    /// start (each room's channel shows both hosts).
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/rooms/{room_id}/pk`.
+    /// - Remark: Generated from `#/paths//v1/rooms/{room_id}/pk/post(startPK)`.
+    internal func startPK(
+        path: Operations.StartPK.Input.Path,
+        headers: Operations.StartPK.Input.Headers = .init(),
+        body: Operations.StartPK.Input.Body
+    ) async throws -> Operations.StartPK.Output {
+        try await startPK(Operations.StartPK.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Stops the PK this room is in, on its host's behalf (scope rooms).
+    ///
+    /// - Remark: HTTP `DELETE /v1/rooms/{room_id}/pk`.
+    /// - Remark: Generated from `#/paths//v1/rooms/{room_id}/pk/delete(stopPK)`.
+    internal func stopPK(
+        path: Operations.StopPK.Input.Path,
+        headers: Operations.StopPK.Input.Headers = .init()
+    ) async throws -> Operations.StopPK.Output {
+        try await stopPK(Operations.StopPK.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Seats a member of the room's audience as a co-host, on the host's and the user's behalf (scope rooms).
+    ///
+    /// - Remark: HTTP `POST /v1/rooms/{room_id}/cohosts`.
+    /// - Remark: Generated from `#/paths//v1/rooms/{room_id}/cohosts/post(seatCoHost)`.
+    internal func seatCoHost(
+        path: Operations.SeatCoHost.Input.Path,
+        headers: Operations.SeatCoHost.Input.Headers = .init(),
+        body: Operations.SeatCoHost.Input.Body
+    ) async throws -> Operations.SeatCoHost.Output {
+        try await seatCoHost(Operations.SeatCoHost.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Steps a co-host down, on the host's behalf (scope rooms).
+    ///
+    /// - Remark: HTTP `DELETE /v1/rooms/{room_id}/cohosts/{uid}`.
+    /// - Remark: Generated from `#/paths//v1/rooms/{room_id}/cohosts/{uid}/delete(unseatCoHost)`.
+    internal func unseatCoHost(
+        path: Operations.UnseatCoHost.Input.Path,
+        headers: Operations.UnseatCoHost.Input.Headers = .init()
+    ) async throws -> Operations.UnseatCoHost.Output {
+        try await unseatCoHost(Operations.UnseatCoHost.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// The PKs running now (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/pks`.
+    /// - Remark: Generated from `#/paths//v1/pks/get(listPKs)`.
+    internal func listPKs(headers: Operations.ListPKs.Input.Headers = .init()) async throws -> Operations.ListPKs.Output {
+        try await listPKs(Operations.ListPKs.Input(headers: headers))
     }
     /// The channels users are in, by name, a page at a time (scope read).
     ///
@@ -406,6 +524,54 @@ extension APIProtocol {
         try await agoraDeleteKickingRule(Operations.AgoraDeleteKickingRule.Input(
             headers: headers,
             body: body
+        ))
+    }
+    /// The 1v1 calls the call-signal nodes hold (ended ones for a minute) (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/calls`.
+    /// - Remark: Generated from `#/paths//v1/calls/get(listCalls)`.
+    internal func listCalls(headers: Operations.ListCalls.Input.Headers = .init()) async throws -> Operations.ListCalls.Output {
+        try await listCalls(Operations.ListCalls.Input(headers: headers))
+    }
+    /// One call (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/calls/{call_id}`.
+    /// - Remark: Generated from `#/paths//v1/calls/{call_id}/get(getCall)`.
+    internal func getCall(
+        path: Operations.GetCall.Input.Path,
+        headers: Operations.GetCall.Input.Headers = .init()
+    ) async throws -> Operations.GetCall.Output {
+        try await getCall(Operations.GetCall.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Ends a call (a paid call whose viewer's balance ran out); both parties are told, with the reason (scope calls).
+    ///
+    /// - Remark: HTTP `DELETE /v1/calls/{call_id}`.
+    /// - Remark: Generated from `#/paths//v1/calls/{call_id}/delete(endCall)`.
+    internal func endCall(
+        path: Operations.EndCall.Input.Path,
+        query: Operations.EndCall.Input.Query = .init(),
+        headers: Operations.EndCall.Input.Headers = .init()
+    ) async throws -> Operations.EndCall.Output {
+        try await endCall(Operations.EndCall.Input(
+            path: path,
+            query: query,
+            headers: headers
+        ))
+    }
+    /// Whether users are online for calls, and whether they are in one (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/presence`.
+    /// - Remark: Generated from `#/paths//v1/presence/get(getPresence)`.
+    internal func getPresence(
+        query: Operations.GetPresence.Input.Query,
+        headers: Operations.GetPresence.Input.Headers = .init()
+    ) async throws -> Operations.GetPresence.Output {
+        try await getPresence(Operations.GetPresence.Input(
+            query: query,
+            headers: headers
         ))
     }
     /// The cluster as this coordinator sees it, the same data as `showroomctl status --json` (scope read).
