@@ -194,7 +194,7 @@ let package = Package(
         .target(
             name: "ServerAPI",
             dependencies: [
-                "NodeRuntime", "AdminEndpoint", "ShowroomAuth", "ShowroomWire", "Rooms", "Ownership",
+                "NodeRuntime", "AdminEndpoint", "ShowroomAuth", "ShowroomWire", "Rooms", "Ownership", "OperatorTools", "Webhooks",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -349,7 +349,7 @@ let package = Package(
             name: "CoordinatorTests",
             dependencies: [
                 "ShowroomKit", "ShowroomTesting", "Edge", "ShowroomAuth", "ShowroomWire", "MediaCodecs", "ZeroMQ", "NodeRuntime",
-                "Webhooks", "Routing",
+                "Webhooks", "Routing", "ServerAPI",
             ]
         ),
         // The coordinator's request handling on an in-process network with a clock moved by hand.

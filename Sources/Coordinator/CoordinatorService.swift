@@ -48,8 +48,11 @@ public final class CoordinatorRoleService: NodeRoleService {
         var api: ServerAPIServer?
         var apiEndpoint = ""
         if settings.api.listen != "off" {
-            let server = try ServerAPIServer(settings: settings.api, nodeID: configuration.nodeID, appID: configuration.appID ?? "",
-                                             appCertificate: configuration.appCertificate ?? "", logger: logger)
+            let server = try ServerAPIServer(
+                settings: settings.api, nodeID: configuration.nodeID, appID: configuration.appID ?? "",
+                appCertificate: configuration.appCertificate ?? "",
+                webhooks: APIWebhooks(urls: settings.webhookURLs, signed: !settings.webhookSecret.isEmpty, dispatcher: webhooks),
+                logger: logger)
             do {
                 apiEndpoint = try await server.start()
             } catch {

@@ -20,6 +20,7 @@ struct APIGuard: ServerMiddleware {
         "createRoom": .rooms, "closeRoom": .rooms,
         "startPK": .rooms, "stopPK": .rooms, "seatCoHost": .rooms, "unseatCoHost": .rooms, "listPKs": .read,
         "kickUser": .moderation,
+        "getWebhooks": .read, "testWebhooks": .rooms,
         "listCalls": .read, "getCall": .read, "getPresence": .read, "endCall": .calls,
         "listBans": .read, "agoraListKickingRules": .read,
         "createBan": .moderation, "updateBan": .moderation, "deleteBan": .moderation,

@@ -1,6 +1,8 @@
 import Foundation
 import NodeRuntime
 import OpenAPIRuntime
+import OperatorTools
+import Rooms
 import Ownership
 import ShowroomAuth
 import ShowroomWire
@@ -14,8 +16,8 @@ protocol CoordinatorAccess: Sendable {
     /// Serves `request` as the coordinator's `face` would (``Node/serve(_:face:)``).
     /// - Throws: `unavailable` while the coordinator is not up yet.
     func serve(_ request: WireEnvelope, face: RequestFace) async throws(ShowroomError) -> WireEnvelope
-    /// The cluster as this coordinator sees it, as protobuf JSON.
-    func clusterStatusJSON() async throws(ShowroomError) -> String
+    /// The cluster's members as this coordinator sees them.
+    func clusterStatus() async throws(ShowroomError) -> AdminClusterStatus
     /// The cluster endpoints of the alive members of `role`, by member id.
     func alive(_ role: NodeRole) async throws(ShowroomError) -> [(id: String, endpoint: String)]
     /// Asks the member at `endpoint` (a cluster endpoint) and reads its answer.
@@ -35,6 +37,8 @@ struct ServerAPIHandler: APIProtocol {
     /// Signs the admin requests (close, kick) as a business server would.
     let appCertificate: String
     let nowMs: @Sendable () -> Int64
+    /// The coordinator's webhooks.
+    var webhooks = APIWebhooks(urls: [], signed: false, dispatcher: nil)
 
     private static let requestIDs = Atomic<UInt64>(0)
 
@@ -154,8 +158,23 @@ struct ServerAPIHandler: APIProtocol {
 
     // MARK: - Cluster
 
+    /// The status view's data, gathered as `showroomctl status` gathers it: the members, the
+    /// channels with their edges and relays, the open rooms (a page of 100) with their PKs and
+    /// co-hosts, and the calls.
     func getCluster(_ input: Operations.GetCluster.Input) async throws -> Operations.GetCluster.Output {
-        let json = try await coordinator.clusterStatusJSON()
+        let status = try await coordinator.clusterStatus()
+        let channels = try await ask(.channelList, RoomListChannelsRequest(), face: .cluster, expecting: RoomListChannelsResponse.self)
+        var page = RoomListRoomsRequest()
+        page.pageSize = 100
+        let rooms = try await ask(.roomList, page, expecting: RoomListRoomsResponse.self)
+        let calls = (try? await calls().calls) ?? []
+        let extra = StatusView.Rooms(
+            channels: RoomChannelStatus.naming(channels.channels, after: rooms.rooms), rooms: rooms.rooms,
+            roomTotal: Int(rooms.total), calls: calls, drainingEdges: Set(channels.drainingEdges))
+        let json: String
+        do { json = try StatusView.json(status, extra) } catch {
+            throw ShowroomError.internal("the cluster status did not convert to JSON: \(error)")
+        }
         do {
             return .ok(.init(body: .json(try JSONDecoder().decode(Components.Schemas.ClusterStatus.self, from: Data(json.utf8)))))
         } catch {

@@ -67,11 +67,14 @@ public final class ServerAPIServer: Sendable {
 
     /// A server for `settings`; nothing listens before ``start()``.
     /// - Parameter appCertificate: Signs the admin requests it makes (close, kick).
-    public init(settings: APISettings, nodeID: String, appID: String, appCertificate: String, logger: Logger) throws(ShowroomError) {
+    /// - Parameter webhooks: The coordinator's webhooks, for their view and test delivery.
+    public init(settings: APISettings, nodeID: String, appID: String, appCertificate: String,
+                webhooks: APIWebhooks = APIWebhooks(urls: [], signed: false, dispatcher: nil), logger: Logger) throws(ShowroomError) {
         try settings.validate()
         let keys = try CustomerKeys(settings.keys)
         let access = NodeAccess(nodeID: nodeID, node: node)
-        let handler = ServerAPIHandler(coordinator: access, appID: appID, appCertificate: appCertificate, nowMs: WallClock.system.nowMs)
+        var handler = ServerAPIHandler(coordinator: access, appID: appID, appCertificate: appCertificate, nowMs: WallClock.system.nowMs)
+        handler.webhooks = webhooks
         let router = Router()
         do {
             try handler.registerHandlers(on: router, middlewares: [
@@ -170,9 +173,9 @@ struct NodeAccess: CoordinatorAccess {
         try await current().request(kind, body: body, to: endpoint, expecting: Response.self)
     }
 
-    func clusterStatusJSON() async throws(ShowroomError) -> String {
+    func clusterStatus() async throws(ShowroomError) -> AdminClusterStatus {
         let node = try current()
-        do { return try await node.clusterStatus().jsonString() } catch {
+        do { return try await node.clusterStatus() } catch {
             throw .unavailable("coordinator \(nodeID) could not read its view of the cluster: \(error)")
         }
     }

@@ -1,5 +1,6 @@
 import Edge
 import Foundation
+import ServerAPI
 import ShowroomAuth
 import ShowroomKit
 import ShowroomTesting
@@ -16,6 +17,7 @@ final class ChannelClusterTests: XCTestCase {
     nonisolated(unsafe) static var cluster: TestCluster?
     nonisolated(unsafe) static var receiver: WebhookReceiver?
     static let secret = "test-webhook-secret"
+    static let apiSecret = "hooks-api-secret-0123456789"
     /// While true the receiver answers 503 (a business server outage).
     static let outage = Mutex(false)
 
@@ -27,7 +29,10 @@ final class ChannelClusterTests: XCTestCase {
             do {
                 let receiver = try await WebhookReceiver.start(secret: secret) { _ in outage.withLock { $0 } ? 503 : 200 }
                 let cluster = try TestCluster(coordinators: 1, edges: 3,
-                                              webhookURLs: [receiver.url], webhookSecret: secret)
+                                              webhookURLs: [receiver.url], webhookSecret: secret, coordinatorSettings: [
+                                                  "apiKeys": [["id": "hooks", "secretSHA256": CustomerKey.hex(CustomerKey.hash(secret: apiSecret)),
+                                                               "scopes": ["read", "rooms"]]],
+                                              ])
                 started.withLock { $0 = .success((cluster, receiver)) }
             } catch {
                 started.withLock { $0 = .failure(error) }
@@ -149,6 +154,26 @@ final class ChannelClusterTests: XCTestCase {
         let events = receiver.events(channel: channel)
         XCTAssertEqual(events.map(\.type), [.broadcasterJoined, .audienceJoined, .audienceLeft])
         XCTAssertEqual(events.map(\.sequence), [1, 2, 3], "numbered once each")
+    }
+
+    func testTheServerAPIShowsTheWebhooksAndPostsASignedTestEvent() async throws {
+        let cluster = try XCTUnwrap(Self.cluster)
+        let receiver = try XCTUnwrap(Self.receiver)
+        let api = ServerAPIClient(base: try cluster.apiEndpoint(of: "coordinator-1"), key: (id: "hooks", secret: Self.apiSecret))
+        let shown = try await api.send("GET", "/v1/webhooks")
+        XCTAssertEqual(shown.status, 200, shown.text)
+        XCTAssertEqual(try shown.object()["urls"] as? [String], [receiver.url])
+        XCTAssertEqual(try shown.object()["signed"] as? Bool, true)
+        XCTAssertFalse(shown.text.contains(Self.secret), "the secret is never shown")
+        let test = try await api.send("POST", "/v1/webhooks/test")
+        XCTAssertEqual(test.status, 202, test.text)
+        let notice = try XCTUnwrap(try test.object()["notice_id"] as? String)
+        try await eventually("the test event arrives, signed") {
+            receiver.posts.contains { post in
+                post.signatureValid && String(decoding: post.body, as: UTF8.self).contains(notice)
+            }
+        }
+        await api.shutdown()
     }
 
     func testKickClosesTheConnectionAndTheBanRefusesARejoin() async throws {

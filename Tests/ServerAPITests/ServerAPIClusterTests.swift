@@ -260,6 +260,15 @@ final class ServerAPIChannelTests: XCTestCase {
         let absent = try await api.send("GET", "/v1/channels/\(channel)/users/999")
         XCTAssertEqual(try absent.object()["in_channel"] as? Bool, false)
 
+        // The cluster view has the channel with its edge, as showroomctl status --json shows it.
+        let view = try await api.send("GET", "/v1/cluster")
+        XCTAssertEqual(view.status, 200, view.text)
+        let channels = try XCTUnwrap(try view.object()["channels"] as? [[String: Any]], view.text)
+        XCTAssertTrue(channels.contains { $0["name"] as? String == channel && ($0["edge"] as? String)?.hasPrefix("edge-") == true }, view.text)
+        XCTAssertEqual((try view.object()["members"] as? [[String: Any]])?.count, 4)
+        XCTAssertNotNil(try view.object()["rooms"] as? [Any])
+        XCTAssertNotNil(try view.object()["calls"] as? [Any])
+
         // Agora's shapes, the same data.
         let app = TestApp.appID
         let agora = try await api.send("GET", "/dev/v1/channel/user/\(app)/\(channel)")

@@ -1478,6 +1478,69 @@ let openAPIDocumentJSON = #"""
         }
       }
     },
+    "/v1/webhooks": {
+      "get": {
+        "operationId": "getWebhooks",
+        "tags": [
+          "cluster"
+        ],
+        "summary": "Where this coordinator posts channel and call events, whether they are signed, and how delivery goes (scope read).",
+        "responses": {
+          "200": {
+            "description": "The webhook configuration (the secret is never shown) and delivery counts.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Webhooks"
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          }
+        }
+      }
+    },
+    "/v1/webhooks/test": {
+      "post": {
+        "operationId": "testWebhooks",
+        "tags": [
+          "cluster"
+        ],
+        "summary": "Posts a test event (eventType \"webhook_test\") to every webhook URL, signed as the others are (scope rooms).",
+        "responses": {
+          "202": {
+            "description": "Queued for every URL; its delivery shows in GET /v1/webhooks.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/WebhookTest"
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          }
+        }
+      }
+    },
     "/v1/cluster": {
       "get": {
         "operationId": "getCluster",
@@ -2908,6 +2971,69 @@ let openAPIDocumentJSON = #"""
                   ]
                 }
               }
+            }
+          }
+        }
+      },
+      "Webhooks": {
+        "type": "object",
+        "required": [
+          "urls",
+          "signed",
+          "delivered",
+          "retried",
+          "given_up",
+          "dropped",
+          "queued"
+        ],
+        "properties": {
+          "urls": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
+          },
+          "signed": {
+            "type": "boolean",
+            "description": "Posts carry an HMAC-SHA256 signature of their body."
+          },
+          "delivered": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "retried": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "given_up": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "dropped": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "queued": {
+            "type": "integer",
+            "format": "int64"
+          }
+        }
+      },
+      "WebhookTest": {
+        "type": "object",
+        "required": [
+          "notice_id",
+          "urls"
+        ],
+        "properties": {
+          "notice_id": {
+            "type": "string",
+            "description": "The test event's noticeId (and X-Showroom-Notice header)."
+          },
+          "urls": {
+            "type": "array",
+            "items": {
+              "type": "string"
             }
           }
         }

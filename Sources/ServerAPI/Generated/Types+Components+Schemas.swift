@@ -1607,6 +1607,86 @@ extension Components {
                 case users
             }
         }
+        /// - Remark: Generated from `#/components/schemas/Webhooks`.
+        internal struct Webhooks: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Webhooks/urls`.
+            internal var urls: [Swift.String]
+            /// Posts carry an HMAC-SHA256 signature of their body.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Webhooks/signed`.
+            internal var signed: Swift.Bool
+            /// - Remark: Generated from `#/components/schemas/Webhooks/delivered`.
+            internal var delivered: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/Webhooks/retried`.
+            internal var retried: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/Webhooks/given_up`.
+            internal var givenUp: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/Webhooks/dropped`.
+            internal var dropped: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/Webhooks/queued`.
+            internal var queued: Swift.Int64
+            /// Creates a new `Webhooks`.
+            ///
+            /// - Parameters:
+            ///   - urls:
+            ///   - signed: Posts carry an HMAC-SHA256 signature of their body.
+            ///   - delivered:
+            ///   - retried:
+            ///   - givenUp:
+            ///   - dropped:
+            ///   - queued:
+            internal init(
+                urls: [Swift.String],
+                signed: Swift.Bool,
+                delivered: Swift.Int64,
+                retried: Swift.Int64,
+                givenUp: Swift.Int64,
+                dropped: Swift.Int64,
+                queued: Swift.Int64
+            ) {
+                self.urls = urls
+                self.signed = signed
+                self.delivered = delivered
+                self.retried = retried
+                self.givenUp = givenUp
+                self.dropped = dropped
+                self.queued = queued
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case urls
+                case signed
+                case delivered
+                case retried
+                case givenUp = "given_up"
+                case dropped
+                case queued
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/WebhookTest`.
+        internal struct WebhookTest: Codable, Hashable, Sendable {
+            /// The test event's noticeId (and X-Showroom-Notice header).
+            ///
+            /// - Remark: Generated from `#/components/schemas/WebhookTest/notice_id`.
+            internal var noticeId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/WebhookTest/urls`.
+            internal var urls: [Swift.String]
+            /// Creates a new `WebhookTest`.
+            ///
+            /// - Parameters:
+            ///   - noticeId: The test event's noticeId (and X-Showroom-Notice header).
+            ///   - urls:
+            internal init(
+                noticeId: Swift.String,
+                urls: [Swift.String]
+            ) {
+                self.noticeId = noticeId
+                self.urls = urls
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case noticeId = "notice_id"
+                case urls
+            }
+        }
         /// The status view's data, as `showroomctl status --json` prints it.
         ///
         /// - Remark: Generated from `#/components/schemas/ClusterStatus`.

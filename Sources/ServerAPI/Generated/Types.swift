@@ -169,6 +169,16 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/presence`.
     /// - Remark: Generated from `#/paths//v1/presence/get(getPresence)`.
     func getPresence(_ input: Operations.GetPresence.Input) async throws -> Operations.GetPresence.Output
+    /// Where this coordinator posts channel and call events, whether they are signed, and how delivery goes (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/webhooks`.
+    /// - Remark: Generated from `#/paths//v1/webhooks/get(getWebhooks)`.
+    func getWebhooks(_ input: Operations.GetWebhooks.Input) async throws -> Operations.GetWebhooks.Output
+    /// Posts a test event (eventType "webhook_test") to every webhook URL, signed as the others are (scope rooms).
+    ///
+    /// - Remark: HTTP `POST /v1/webhooks/test`.
+    /// - Remark: Generated from `#/paths//v1/webhooks/test/post(testWebhooks)`.
+    func testWebhooks(_ input: Operations.TestWebhooks.Input) async throws -> Operations.TestWebhooks.Output
     /// The cluster as this coordinator sees it, the same data as `showroomctl status --json` (scope read).
     ///
     /// - Remark: HTTP `GET /v1/cluster`.
@@ -573,6 +583,20 @@ extension APIProtocol {
             query: query,
             headers: headers
         ))
+    }
+    /// Where this coordinator posts channel and call events, whether they are signed, and how delivery goes (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/webhooks`.
+    /// - Remark: Generated from `#/paths//v1/webhooks/get(getWebhooks)`.
+    internal func getWebhooks(headers: Operations.GetWebhooks.Input.Headers = .init()) async throws -> Operations.GetWebhooks.Output {
+        try await getWebhooks(Operations.GetWebhooks.Input(headers: headers))
+    }
+    /// Posts a test event (eventType "webhook_test") to every webhook URL, signed as the others are (scope rooms).
+    ///
+    /// - Remark: HTTP `POST /v1/webhooks/test`.
+    /// - Remark: Generated from `#/paths//v1/webhooks/test/post(testWebhooks)`.
+    internal func testWebhooks(headers: Operations.TestWebhooks.Input.Headers = .init()) async throws -> Operations.TestWebhooks.Output {
+        try await testWebhooks(Operations.TestWebhooks.Input(headers: headers))
     }
     /// The cluster as this coordinator sees it, the same data as `showroomctl status --json` (scope read).
     ///
