@@ -77,7 +77,8 @@ public final class ServerAPIServer: Sendable {
         handler.webhooks = webhooks
         let router = Router()
         do {
-            try handler.registerHandlers(on: router, middlewares: [
+            // Compact JSON: a business server parses it; nobody reads it by eye on the hot path.
+            try handler.registerHandlers(on: router, configuration: Configuration(jsonEncodingOptions: [.sortedKeys]), middlewares: [
                 APIGuard(keys: keys, rate: RequestRate(perSecond: settings.requestsPerSecond, burst: settings.burst),
                          nowMs: WallClock.system.nowMs),
             ])

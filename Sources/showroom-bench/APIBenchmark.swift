@@ -1,10 +1,13 @@
 import AdminEndpoint
 import ArgumentParser
 import Foundation
+import OperatorTools
+import ShowroomKit
 import ShowroomTesting
 
 /// `showroom-bench api`: the server API as a business server uses it, over HTTP with a customer
-/// key — reads (a room, a channel's users) and writes (room creation, a kick with a ban) from
+/// key — reads (a room, a channel's users, with viewers joined through the SDK) and writes (room
+/// creation, a ban rule) from
 /// concurrent clients, beside `/healthz` on the same server in the same run, so the ratio shows
 /// what the API's handling costs over Hummingbird itself.
 struct APIBenchmark: AsyncParsableCommand {
@@ -18,8 +21,10 @@ struct APIBenchmark: AsyncParsableCommand {
     @Option(help: "The customer key as id:secret; default: the run directory's api-key ($SHOWROOM_RUN_DIR or --run-dir).")
     var key: String?
 
-    @Option(name: .customLong("run-dir"), help: "A local cluster's run directory (deploy/cluster.sh); default: $SHOWROOM_RUN_DIR.")
-    var runDirectory: String?
+    @OptionGroup var app: AppCredentials
+
+    @Option(help: "Viewers in the room's channel (through the SDK, with the app's tokens) for the user list to list.")
+    var viewers = 20
 
     @Option(help: "Requests per read operation (and for /healthz).")
     var reads = 20_000
@@ -40,12 +45,13 @@ struct APIBenchmark: AsyncParsableCommand {
         guard (1...1_000_000).contains(reads) else { throw ValidationError("--reads must be 1–1000000") }
         guard (1...100_000).contains(writes) else { throw ValidationError("--writes must be 1–100000") }
         guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be 1–256") }
+        guard (0...200).contains(viewers) else { throw ValidationError("--viewers must be 0–200") }
     }
 
     /// The customer key: --key, or the run directory's api-key file.
     private func customerKey() throws -> (id: String, secret: String) {
         var text = key
-        if text == nil, let directory = runDirectory ?? ProcessInfo.processInfo.environment["SHOWROOM_RUN_DIR"] {
+        if text == nil, let directory = app.runDirectory ?? ProcessInfo.processInfo.environment["SHOWROOM_RUN_DIR"] {
             text = try? String(contentsOfFile: directory + "/api-key", encoding: .utf8)
         }
         guard let text, let colon = text.firstIndex(of: ":") else {
@@ -69,6 +75,29 @@ struct APIBenchmark: AsyncParsableCommand {
         // What the reads read: a room, created as a business server would.
         let created = try await client.send("POST", "/v1/rooms", json: ["room_id": "bench-api-\(run)", "name": "API bench", "owner_uid": 90_001])
         guard created.status == 201 else { throw NothingMeasured("creating the room to read failed: \(created.status) \(created.text)") }
+        // Its audience, as apps join (the coordinators' client endpoints, from the API's cluster view).
+        let channel = "bench-api-\(run)"
+        let members = (try await client.send("GET", "/v1/cluster").object()["members"] as? [[String: Any]]) ?? []
+        let seeds = members.filter { $0["role"] as? String == "coordinator" }.compactMap { $0["client_endpoint"] as? String }
+        var engines: [ShowroomEngine] = []
+        if viewers > 0 {
+            progress("\(viewers) viewers join \(channel)", json: json)
+            let loop = try EngineLoop(name: "bench-api-viewers")
+            for i in 0..<viewers {
+                let uid = UInt32(300_000 + i)
+                let engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(seeds)), loop: loop)
+                try await engine.joinChannel(token: try app.token(channel: channel, uid: uid, role: .subscriber),
+                                             channel: channel, uid: uid, options: .audience)
+                engines.append(engine)
+            }
+            // The edges report their channels every second: wait until the list has everyone.
+            let deadline = ContinuousClock.now + .seconds(15)
+            while ContinuousClock.now < deadline {
+                let listed = try await client.send("GET", "/v1/channels/\(channel)/users")
+                if (try? listed.object()["users"] as? [Any])?.count == viewers { break }
+                try await Task.sleep(for: .milliseconds(100))  // a poll with a deadline, not a wait standing in for an event
+            }
+        }
         let cpuBefore = ProcFS.cpuSeconds(statAt: "/proc/self/stat") ?? 0
         var results: [Figures] = []
         func measure(_ name: String, _ count: Int, expect: Int, _ request: @escaping @Sendable (Int) async throws -> APIResponse) async throws {
@@ -83,22 +112,29 @@ struct APIBenchmark: AsyncParsableCommand {
         }
         try await measure("healthz", reads, expect: 200) { _ in try await client.send("GET", "/healthz") }
         try await measure("room_get", reads, expect: 200) { _ in try await client.send("GET", "/v1/rooms/bench-api-\(run)") }
+        try await measure("user_list", reads, expect: 200) { _ in try await client.send("GET", "/v1/channels/\(channel)/users") }
         try await measure("room_create", writes, expect: 201) { i in
             try await client.send("POST", "/v1/rooms", json: ["room_id": "bench-api-\(run)-\(i)", "name": "API bench \(i)", "owner_uid": 100_000 + i])
         }
-        try await measure("kick_with_ban", writes, expect: 200) { i in
-            try await client.send("POST", "/v1/channels/bench-api-\(run)/kick", json: ["uid": 200_000 + i, "ban_seconds": 60])
+        try await measure("ban_rule", writes, expect: 201) { i in
+            try await client.send("POST", "/v1/bans", json: ["channel": channel, "uid": 200_000 + i, "privileges": ["join_channel"], "seconds": 60])
         }
         let cpu = (ProcFS.cpuSeconds(statAt: "/proc/self/stat") ?? 0) - cpuBefore
-        // Leave nothing behind: the rooms are closed again (not measured).
+        for engine in engines { await engine.shutdown() }
+        // Leave nothing behind: the rooms are closed and the rules lifted again (not measured).
         _ = try? await measureConcurrently(callers: concurrency, count: writes) { i in
             _ = try await client.send("DELETE", "/v1/rooms/bench-api-\(run)-\(i)")
+        }
+        let rules = (try? await client.send("GET", "/v1/bans").object()["rules"] as? [[String: Any]]) ?? []
+        let ids = rules.filter { $0["channel"] as? String == channel }.compactMap { $0["id"] as? Int }
+        _ = try? await measureConcurrently(callers: concurrency, count: ids.count) { i in
+            _ = try await client.send("DELETE", "/v1/bans/\(ids[i])")
         }
         _ = try? await client.send("DELETE", "/v1/rooms/bench-api-\(run)")
 
         let health = results[0].perSecond
         if json {
-            var object: [String: Any] = ["benchmark": "api", "concurrency": concurrency, "reads": reads, "writes": writes,
+            var object: [String: Any] = ["benchmark": "api", "concurrency": concurrency, "reads": reads, "writes": writes, "viewers": viewers,
                                          "bench_cpu_s": rounded(cpu, 2)]
             for figures in results {
                 object["\(figures.name)_per_s"] = rounded(figures.perSecond)
