@@ -84,6 +84,7 @@ extension CoordinatorShell {
         case .roomJoin: return try request.decodeBody(RoomJoinRoomRequest.self).roomID
         case .roomLeave: return try request.decodeBody(RoomLeaveRoomRequest.self).roomID
         case .roomClose: return try request.decodeBody(RoomCloseRoomRequest.self).roomID
+        case .roomUpdate: return try request.decodeBody(RoomUpdateRoomRequest.self).roomID
         case .roomChatSend: return try request.decodeBody(RoomSendChatRequest.self).roomID
         case .roomChatHistory: return try request.decodeBody(RoomChatHistoryRequest.self).roomID
         case .roomInteraction: return try request.decodeBody(RoomSetInteractionRequest.self).roomID
@@ -128,6 +129,13 @@ extension CoordinatorShell {
                 // Its PK ends at the peer, its invitations are withdrawn there.
                 for update in registry.takePeerUpdates() { deliverPeerUpdate(update) }
                 write(change, answer: RoomCloseRoomResponse.with { $0.room = change.room }, respond)
+            case .roomUpdate:
+                let body = try request.decodeBody(RoomUpdateRoomRequest.self)
+                if body.hasAdmin {
+                    try verifyAdmin(body.admin, action: "update-room", target: body.roomID, uid: 0, nowMs: now)
+                }
+                let change = try registry.update(body, byAdmin: body.hasAdmin, nowMs: now)
+                write(change, answer: RoomUpdateRoomResponse.with { $0.room = change.room }, respond)
             case .roomChatSend:
                 let change = try registry.sendChat(try request.decodeBody(RoomSendChatRequest.self), nowMs: now)
                 var answer = RoomSendChatResponse()

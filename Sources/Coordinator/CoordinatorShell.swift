@@ -163,7 +163,7 @@ final class CoordinatorShell {
 
     /// Registers the request handlers and timers on the node.
     func install() {
-        for kind: WireMessageKind in [.roomCreate, .roomGet, .roomJoin, .roomLeave, .roomClose, .roomChatSend,
+        for kind: WireMessageKind in [.roomCreate, .roomGet, .roomJoin, .roomLeave, .roomClose, .roomUpdate, .roomChatSend,
                                       .roomChatHistory, .roomInteraction, .roomPeerUpdate] + Self.interactionKinds {
             node.serve(kind) { [self] request, respond in routeRoomRequest(request, respond) }
         }

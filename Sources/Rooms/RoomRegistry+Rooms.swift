@@ -144,6 +144,36 @@ extension RoomRegistry {
     /// - Returns: The change, with notice ROOM_DESTROYED.
     /// - Throws: `ROOM_NOT_FOUND`; `NOT_ROOM_OWNER` (naming the owner) when neither owner nor admin;
     ///   `ROOM_CLOSED` when it is closed already.
+    /// The most bytes a room's metadata may hold.
+    public static let maxMetadataBytes = 4096
+
+    /// Renames an open room and/or sets its metadata, by its owner or (`byAdmin`, a signature the
+    /// caller verified) an administrator. Nothing given is nothing changed, and is refused.
+    ///
+    /// - Throws: `INVALID_ARGUMENT` (a bad name, metadata over ``maxMetadataBytes``, nothing to
+    ///   change), `NOT_ROOM_OWNER`, `ROOM_CLOSED`, `ROOM_NOT_FOUND`.
+    public mutating func update(_ request: RoomUpdateRoomRequest, byAdmin: Bool, nowMs: Int64) throws(ShowroomError) -> RoomChange {
+        var room = try existingRoom(request.roomID)
+        guard byAdmin || request.uid == room.ownerUid else {
+            throw .notRoomOwner(
+                "only room \(room.roomID)'s owner (uid \(room.ownerUid)) or an administrator may change it, not uid \(request.uid)")
+        }
+        guard room.state == .open else { throw closedError(room) }
+        guard request.hasName || request.hasMetadata else {
+            throw .invalidArgument("an update of room \(room.roomID) names a new name, new metadata or both; it named neither")
+        }
+        if request.hasName { room.name = try RoomNames.validated(name: request.name) }
+        if request.hasMetadata {
+            guard request.metadata.utf8.count <= Self.maxMetadataBytes else {
+                throw .invalidArgument("metadata is \(request.metadata.utf8.count) bytes; a room keeps at most \(Self.maxMetadataBytes)")
+            }
+            room.metadata = request.metadata
+        }
+        room = Self.bumped(room, nowMs: nowMs)
+        put(room)
+        return RoomChange(room: room, notice: .roomUpdated)
+    }
+
     public mutating func close(_ request: RoomCloseRoomRequest, byAdmin: Bool, nowMs: Int64) throws(ShowroomError) -> RoomChange {
         var room = try existingRoom(request.roomID)
         guard byAdmin || request.uid == room.ownerUid else {

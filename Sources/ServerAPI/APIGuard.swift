@@ -17,7 +17,7 @@ struct APIGuard: ServerMiddleware {
         "listRooms": .read, "getRoom": .read, "getCluster": .read,
         "listChannels": .read, "listChannelUsers": .read, "getChannelUser": .read,
         "agoraListChannels": .read, "agoraChannelUsers": .read, "agoraChannelHosts": .read, "agoraUserProperty": .read,
-        "createRoom": .rooms, "closeRoom": .rooms,
+        "createRoom": .rooms, "closeRoom": .rooms, "updateRoom": .rooms,
         "startPK": .rooms, "stopPK": .rooms, "seatCoHost": .rooms, "unseatCoHost": .rooms, "listPKs": .read,
         "kickUser": .moderation,
         "getWebhooks": .read, "testWebhooks": .rooms,

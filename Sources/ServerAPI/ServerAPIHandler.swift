@@ -123,6 +123,23 @@ struct ServerAPIHandler: APIProtocol {
         return .ok(.init(body: .json(Self.room(answer.room))))
     }
 
+    func updateRoom(_ input: Operations.UpdateRoom.Input) async throws -> Operations.UpdateRoom.Output {
+        guard case .json(let body) = input.body else { throw ShowroomError.invalidArgument("send the change as JSON") }
+        var request = RoomUpdateRoomRequest()
+        request.roomID = input.path.roomId
+        if let name = body.name { request.name = name }
+        if let metadata = body.metadata {
+            guard metadata.unicodeScalars.count <= 1024 else {
+                throw ShowroomError.invalidArgument("metadata is \(metadata.unicodeScalars.count) characters; it is at most 1024 here")
+            }
+            request.metadata = metadata
+        }
+        request.admin = AdminSigner.sign(action: "update-room", target: request.roomID, uid: 0, issuedAtMs: nowMs(),
+                                         appCertificate: appCertificate)
+        let answer = try await ask(.roomUpdate, request, expecting: RoomUpdateRoomResponse.self)
+        return .ok(.init(body: .json(Self.room(answer.room))))
+    }
+
     func closeRoom(_ input: Operations.CloseRoom.Input) async throws -> Operations.CloseRoom.Output {
         var request = RoomCloseRoomRequest()
         request.roomID = input.path.roomId
@@ -234,6 +251,7 @@ struct ServerAPIHandler: APIProtocol {
             channel: room.channel, createdAtMs: room.createdAtMs, expiresAtMs: room.expiresAtMs,
             closed: room.state == .closed, closedAtMs: room.state == .closed ? room.closedAtMs : nil,
             audienceCount: Int64(room.audienceCount), seats: Int32(clamping: max(room.seats, 1)),
+            metadata: room.metadata.isEmpty ? nil : room.metadata,
             interaction: interaction,
             pkId: room.interaction.kind == .pk ? room.interaction.id : nil,
             pkPeerRoomId: room.interaction.kind == .pk ? room.interaction.peerRoomID : nil,

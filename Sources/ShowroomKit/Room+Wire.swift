@@ -8,6 +8,7 @@ extension Room {
         channel = wire.channel
         ownerName = wire.ownerName
         ownerAvatar = wire.ownerAvatar
+        metadata = wire.metadata
         createdAtMs = wire.createdAtMs
         audienceCount = wire.audienceCount
         audienceUids = wire.audienceUids

@@ -44,6 +44,8 @@ public struct Room: Sendable, Hashable {
     public var ownerName: String
     /// The host's avatar URL.
     public var ownerAvatar: String
+    /// What the app keeps with the room (set by its business server, at most 4096 bytes).
+    public var metadata: String = ""
     /// When it was created, ms since the Unix epoch.
     public var createdAtMs: Int64
     /// Audience members in the room (joined and not left).

@@ -17,12 +17,14 @@ public enum RoomEvent: Sendable, Hashable {
     case interactionChanged(Room)
     /// A PK or co-host step: invited, accepted, started, ended, applied, seated ….
     case interaction(InteractionEvent)
+    /// The room's name or metadata changed (its owner or the business server); the room after it.
+    case roomUpdated(Room)
 
     /// True for the events after which a room has no more.
     public var endsRoom: Bool {
         switch self {
         case .roomExpired, .roomDestroyed: true
-        case .snapshot, .userCountChanged, .messageAdded, .interactionChanged, .interaction: false
+        case .snapshot, .userCountChanged, .messageAdded, .interactionChanged, .interaction, .roomUpdated: false
         }
     }
 
@@ -30,7 +32,7 @@ public enum RoomEvent: Sendable, Hashable {
     var roomVersion: UInt64? {
         switch self {
         case .snapshot(let room), .userCountChanged(let room), .roomExpired(let room), .roomDestroyed(let room),
-             .interactionChanged(let room): room.version
+             .interactionChanged(let room), .roomUpdated(let room): room.version
         case .interaction(let event): event.room.version
         case .messageAdded: nil
         }
@@ -45,6 +47,7 @@ public enum RoomEvent: Sendable, Hashable {
         case .roomDestroyed: self = .roomDestroyed(Room(notice.room))
         case .interactionChanged: self = .interactionChanged(Room(notice.room))
         case .interactionEvent: self = .interaction(InteractionEvent(notice))
+        case .roomUpdated: self = .roomUpdated(Room(notice.room))
         default: return nil
         }
     }

@@ -13,7 +13,7 @@ extension WireMessageKind {
             return true
         case .startForward, .updateForward, .stopForward, .pauseForward, .resumeForward:
             return true
-        case .roomCreate, .roomList, .roomGet, .roomJoin, .roomLeave, .roomClose, .roomChatSend, .roomChatHistory,
+        case .roomCreate, .roomList, .roomGet, .roomJoin, .roomLeave, .roomClose, .roomUpdate, .roomChatSend, .roomChatHistory,
              .channelPlace, .kick:
             return true
         case .roomPkInvite, .roomPkAnswer, .roomPkStop, .roomPkMatch, .roomCohostApply, .roomCohostInvite,

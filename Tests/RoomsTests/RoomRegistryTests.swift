@@ -203,6 +203,44 @@ final class RoomRegistryTests: XCTestCase {
         assertThrows(.roomClosed) { () throws(ShowroomError) in try registry.leave(Requests.leave("r", uid: 1), nowMs: t0 + 2) }
     }
 
+    // MARK: update
+
+    func testTheOwnerOrAnAdministratorRenamesARoomAndSetsItsMetadata() throws {
+        var registry = RoomRegistry()
+        registry.mustCreate("r", owner: 7, nowMs: t0)
+        let renamed = try registry.update(RoomUpdateRoomRequest.with { $0.roomID = "r"; $0.uid = 7; $0.name = " Late show " }, byAdmin: false, nowMs: t0 + 1)
+        XCTAssertEqual(renamed.notice, .roomUpdated)
+        XCTAssertEqual(renamed.room.name, "Late show")
+        XCTAssertEqual(renamed.room.version, 2)
+        let tagged = try registry.update(RoomUpdateRoomRequest.with { $0.roomID = "r"; $0.metadata = #"{"cover":"c.png"}"# }, byAdmin: true, nowMs: t0 + 2)
+        XCTAssertEqual(tagged.room.metadata, #"{"cover":"c.png"}"#)
+        XCTAssertEqual(tagged.room.name, "Late show", "a name not given is kept")
+        XCTAssertEqual(registry.room("r"), tagged.room)
+        let cleared = try registry.update(RoomUpdateRoomRequest.with { $0.roomID = "r"; $0.uid = 7; $0.metadata = "" }, byAdmin: false, nowMs: t0 + 3)
+        XCTAssertEqual(cleared.room.metadata, "", "metadata given empty clears it")
+        // Refused: someone else, nothing to change, a bad name, too much metadata, an unknown or closed room.
+        assertThrows(.notRoomOwner) { () throws(ShowroomError) in
+            try registry.update(RoomUpdateRoomRequest.with { $0.roomID = "r"; $0.uid = 8; $0.name = "mine" }, byAdmin: false, nowMs: t0 + 4)
+        }
+        assertThrows(.invalidArgument) { () throws(ShowroomError) in
+            try registry.update(RoomUpdateRoomRequest.with { $0.roomID = "r"; $0.uid = 7 }, byAdmin: false, nowMs: t0 + 4)
+        }
+        assertThrows(.invalidArgument) { () throws(ShowroomError) in
+            try registry.update(RoomUpdateRoomRequest.with { $0.roomID = "r"; $0.uid = 7; $0.name = "bad\u{0}name" }, byAdmin: false, nowMs: t0 + 4)
+        }
+        assertThrows(.invalidArgument) { () throws(ShowroomError) in
+            try registry.update(RoomUpdateRoomRequest.with { $0.roomID = "r"; $0.uid = 7; $0.metadata = String(repeating: "m", count: 4097) }, byAdmin: false, nowMs: t0 + 4)
+        }
+        assertThrows(.roomNotFound) { () throws(ShowroomError) in
+            try registry.update(RoomUpdateRoomRequest.with { $0.roomID = "x"; $0.uid = 7; $0.name = "x" }, byAdmin: true, nowMs: t0 + 4)
+        }
+        XCTAssertEqual(registry.room("r")?.version, 4, "nothing refused changed the room")
+        _ = try registry.close(Requests.close("r", uid: 7), byAdmin: false, nowMs: t0 + 5)
+        assertThrows(.roomClosed) { () throws(ShowroomError) in
+            try registry.update(RoomUpdateRoomRequest.with { $0.roomID = "r"; $0.uid = 7; $0.name = "again" }, byAdmin: false, nowMs: t0 + 6)
+        }
+    }
+
     // MARK: close
 
     func testOwnerCloses() throws {

@@ -4,6 +4,7 @@ import ShowroomAuth
 import ShowroomKit
 import ShowroomTesting
 import ShowroomWire
+import Synchronization
 import XCTest
 
 /// The server API over real HTTP against a real cluster (two coordinators, an edge): each
@@ -113,6 +114,31 @@ final class ServerAPIClusterTests: XCTestCase {
         XCTAssertEqual(page.status, 200, page.text)
         let rooms = try XCTUnwrap(try page.object()["rooms"] as? [[String: Any]])
         XCTAssertTrue(rooms.contains { $0["room_id"] as? String == id }, page.text)
+        // Renamed and tagged through one coordinator, seen through the other; its audience is told.
+        let cluster = try XCTUnwrap(Self.cluster)
+        let loop = try EngineLoop(name: "api-room-events")
+        let service = RoomService(seeds: [try cluster.clientEndpoint(of: "coordinator-1")], loop: loop)
+        let seen = Mutex<[RoomEvent]>([])
+        let watcher = Task {
+            for await event in service.events(for: id) { seen.withLock { $0.append(event) } }
+        }
+        try await eventually("the room's events are followed") {
+            seen.withLock { $0.contains { if case .snapshot = $0 { true } else { false } } }
+        }
+        let patched = try await one.send("PATCH", "/v1/rooms/\(id)", json: ["name": "Late show", "metadata": #"{"cover":"c.png"}"#])
+        XCTAssertEqual(patched.status, 200, patched.text)
+        XCTAssertEqual(try patched.object()["name"] as? String, "Late show")
+        try await eventually("its audience is told") {
+            seen.withLock { $0.contains { if case .roomUpdated(let room) = $0 { room.name == "Late show" && room.metadata == #"{"cover":"c.png"}"# } else { false } } }
+        }
+        watcher.cancel()
+        let read = try await two.send("GET", "/v1/rooms/\(id)")
+        XCTAssertEqual(try read.object()["metadata"] as? String, #"{"cover":"c.png"}"#)
+        assertError(try await two.send("PATCH", "/v1/rooms/\(id)", json: [String: Any]()), 400, "invalidArgument", "nothing to change")
+        assertError(try await two.send("PATCH", "/v1/rooms/\(id)", json: ["metadata": String(repeating: "m", count: 1025)]), 400, "invalidArgument", "too much metadata")
+        await service.shutdown()
+        await loop.shutdown()
+
         // The same id again is a conflict.
         assertError(try await two.send("POST", "/v1/rooms", json: ["room_id": id, "name": "again", "owner_uid": 7002]), 409, "roomExists", "a taken id")
         let closed = try await two.send("DELETE", "/v1/rooms/\(id)")

@@ -8,7 +8,7 @@ let openAPIDocumentJSON = #"""
     "title": "Showroom server API",
     "version": "1.0.0",
     "summary": "What a business server asks of a Showroom cluster, over HTTP and JSON.",
-    "description": "Every room-coordinator serves this API on a port of its own (`api=` on its ready line). Any\ncoordinator answers any request: it passes it to the coordinator that owns the room or channel,\nas its client endpoint does.\n\nAuthentication is HTTP Basic with a customer key's id and secret, from the cluster's\nconfiguration. Each key has scopes: `read` (every GET), `rooms` (create and close rooms),\n`moderation` (kicks and ban rules), `calls`. A request without valid credentials is answered 401, one whose key lacks\nthe operation's scope 403. Each key has a request rate (10 per second with a burst of 20\nunless configured); past it the answer is 429 with `Retry-After`.\n\nErrors are JSON: `code` (the stable name of the error, as on the wire), `number` (its\nnumber), `message` (for a person: what went wrong and what to do).\n\nThe paths under `/dev/v1/` follow Agora's channel-management RESTful API: a business server\nwritten against it works with Showroom by changing its base URL.\n",
+    "description": "Every room-coordinator serves this API on a port of its own (`api=` on its ready line). Any\ncoordinator answers any request: it passes it to the coordinator that owns the room or channel,\nas its client endpoint does.\n\nAuthentication is HTTP Basic with a customer key's id and secret, from the cluster's\nconfiguration. Each key has scopes: `read` (every GET), `rooms` (create, change and close rooms, PK and co-host),\n`moderation` (kicks and ban rules), `calls`. A request without valid credentials is answered 401, one whose key lacks\nthe operation's scope 403. Each key has a request rate (10 per second with a burst of 20\nunless configured); past it the answer is 429 with `Retry-After`.\n\nErrors are JSON: `code` (the stable name of the error, as on the wire), `number` (its\nnumber), `message` (for a person: what went wrong and what to do).\n\nThe paths under `/dev/v1/` follow Agora's channel-management RESTful API: a business server\nwritten against it works with Showroom by changing its base URL.\n",
     "license": {
       "name": "Apache-2.0",
       "identifier": "Apache-2.0"
@@ -234,6 +234,59 @@ let openAPIDocumentJSON = #"""
           },
           "404": {
             "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      },
+      "patch": {
+        "operationId": "updateRoom",
+        "tags": [
+          "rooms"
+        ],
+        "summary": "Renames a room and/or sets its metadata; its audience is told (scope rooms).",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/UpdateRoom"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The room after the change.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Room"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "413": {
+            "$ref": "#/components/responses/TooLarge"
           },
           "429": {
             "$ref": "#/components/responses/TooManyRequests"
@@ -1869,6 +1922,32 @@ let openAPIDocumentJSON = #"""
           }
         }
       },
+      "UpdateRoom": {
+        "type": "object",
+        "additionalProperties": false,
+        "minProperties": 1,
+        "description": "A new name, new metadata, or both (null or absent, unchanged).",
+        "properties": {
+          "name": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "1 to 64 characters (at most 256 bytes of UTF-8) without control characters.",
+            "minLength": 1,
+            "maxLength": 64,
+            "pattern": "^[^\\u0000-\\u001F\\u007F-\\u009F]+$"
+          },
+          "metadata": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "What the app keeps with the room (a cover, a topic, its own JSON); at most 1024 characters here (4096 bytes of UTF-8 on the wire).",
+            "maxLength": 1024
+          }
+        }
+      },
       "RoomID": {
         "type": "string",
         "description": "A room id, 1 to 64 of A-Z a-z 0-9 `_` and `-`.",
@@ -1952,6 +2031,10 @@ let openAPIDocumentJSON = #"""
           "seats": {
             "type": "integer",
             "format": "int32"
+          },
+          "metadata": {
+            "type": "string",
+            "description": "What the app keeps with the room; absent when empty."
           },
           "interaction": {
             "type": "string",

@@ -173,6 +173,50 @@ extension Components {
                 ])
             }
         }
+        /// A new name, new metadata, or both (null or absent, unchanged).
+        ///
+        /// - Remark: Generated from `#/components/schemas/UpdateRoom`.
+        internal struct UpdateRoom: Codable, Hashable, Sendable {
+            /// 1 to 64 characters (at most 256 bytes of UTF-8) without control characters.
+            ///
+            /// - Remark: Generated from `#/components/schemas/UpdateRoom/name`.
+            internal var name: Swift.String?
+            /// What the app keeps with the room (a cover, a topic, its own JSON); at most 1024 characters here (4096 bytes of UTF-8 on the wire).
+            ///
+            /// - Remark: Generated from `#/components/schemas/UpdateRoom/metadata`.
+            internal var metadata: Swift.String?
+            /// Creates a new `UpdateRoom`.
+            ///
+            /// - Parameters:
+            ///   - name: 1 to 64 characters (at most 256 bytes of UTF-8) without control characters.
+            ///   - metadata: What the app keeps with the room (a cover, a topic, its own JSON); at most 1024 characters here (4096 bytes of UTF-8 on the wire).
+            internal init(
+                name: Swift.String? = nil,
+                metadata: Swift.String? = nil
+            ) {
+                self.name = name
+                self.metadata = metadata
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case name
+                case metadata
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.name = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .name
+                )
+                self.metadata = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .metadata
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "name",
+                    "metadata"
+                ])
+            }
+        }
         /// A room id, 1 to 64 of A-Z a-z 0-9 `_` and `-`.
         ///
         /// - Remark: Generated from `#/components/schemas/RoomID`.
@@ -215,6 +259,10 @@ extension Components {
             internal var audienceCount: Swift.Int64
             /// - Remark: Generated from `#/components/schemas/Room/seats`.
             internal var seats: Swift.Int32?
+            /// What the app keeps with the room; absent when empty.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Room/metadata`.
+            internal var metadata: Swift.String?
             /// What the room is doing besides showing its host.
             ///
             /// - Remark: Generated from `#/components/schemas/Room/interaction`.
@@ -257,6 +305,7 @@ extension Components {
             ///   - closedAtMs:
             ///   - audienceCount:
             ///   - seats:
+            ///   - metadata: What the app keeps with the room; absent when empty.
             ///   - interaction: What the room is doing besides showing its host.
             ///   - pkId: During a PK, its id.
             ///   - pkPeerRoomId: During a PK, the other room.
@@ -275,6 +324,7 @@ extension Components {
                 closedAtMs: Swift.Int64? = nil,
                 audienceCount: Swift.Int64,
                 seats: Swift.Int32? = nil,
+                metadata: Swift.String? = nil,
                 interaction: Components.Schemas.Room.InteractionPayload? = nil,
                 pkId: Swift.String? = nil,
                 pkPeerRoomId: Swift.String? = nil,
@@ -293,6 +343,7 @@ extension Components {
                 self.closedAtMs = closedAtMs
                 self.audienceCount = audienceCount
                 self.seats = seats
+                self.metadata = metadata
                 self.interaction = interaction
                 self.pkId = pkId
                 self.pkPeerRoomId = pkPeerRoomId
@@ -312,6 +363,7 @@ extension Components {
                 case closedAtMs = "closed_at_ms"
                 case audienceCount = "audience_count"
                 case seats
+                case metadata
                 case interaction
                 case pkId = "pk_id"
                 case pkPeerRoomId = "pk_peer_room_id"

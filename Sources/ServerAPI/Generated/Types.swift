@@ -30,6 +30,11 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/rooms/{room_id}`.
     /// - Remark: Generated from `#/paths//v1/rooms/{room_id}/get(getRoom)`.
     func getRoom(_ input: Operations.GetRoom.Input) async throws -> Operations.GetRoom.Output
+    /// Renames a room and/or sets its metadata; its audience is told (scope rooms).
+    ///
+    /// - Remark: HTTP `PATCH /v1/rooms/{room_id}`.
+    /// - Remark: Generated from `#/paths//v1/rooms/{room_id}/patch(updateRoom)`.
+    func updateRoom(_ input: Operations.UpdateRoom.Input) async throws -> Operations.UpdateRoom.Output
     /// Closes a room; its viewers are told (scope rooms). A closed room stays readable.
     ///
     /// - Remark: HTTP `DELETE /v1/rooms/{room_id}`.
@@ -239,6 +244,21 @@ extension APIProtocol {
         try await getRoom(Operations.GetRoom.Input(
             path: path,
             headers: headers
+        ))
+    }
+    /// Renames a room and/or sets its metadata; its audience is told (scope rooms).
+    ///
+    /// - Remark: HTTP `PATCH /v1/rooms/{room_id}`.
+    /// - Remark: Generated from `#/paths//v1/rooms/{room_id}/patch(updateRoom)`.
+    internal func updateRoom(
+        path: Operations.UpdateRoom.Input.Path,
+        headers: Operations.UpdateRoom.Input.Headers = .init(),
+        body: Operations.UpdateRoom.Input.Body
+    ) async throws -> Operations.UpdateRoom.Output {
+        try await updateRoom(Operations.UpdateRoom.Input(
+            path: path,
+            headers: headers,
+            body: body
         ))
     }
     /// Closes a room; its viewers are told (scope rooms). A closed room stays readable.

@@ -369,6 +369,9 @@ public nonisolated enum RoomRoomNoticeKind: SwiftProtobuf.Enum, Swift.CaseIterab
 
   /// A PK or co-host event (RoomNotice.event); the room after it is in RoomNotice.room.
   case interactionEvent // = 6
+
+  /// The room's name or metadata changed (ROOM_UPDATE); the room after it is in RoomNotice.room.
+  case roomUpdated // = 7
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -384,6 +387,7 @@ public nonisolated enum RoomRoomNoticeKind: SwiftProtobuf.Enum, Swift.CaseIterab
     case 4: self = .roomDestroyed
     case 5: self = .interactionChanged
     case 6: self = .interactionEvent
+    case 7: self = .roomUpdated
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -397,6 +401,7 @@ public nonisolated enum RoomRoomNoticeKind: SwiftProtobuf.Enum, Swift.CaseIterab
     case .roomDestroyed: return 4
     case .interactionChanged: return 5
     case .interactionEvent: return 6
+    case .roomUpdated: return 7
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -410,6 +415,7 @@ public nonisolated enum RoomRoomNoticeKind: SwiftProtobuf.Enum, Swift.CaseIterab
     .roomDestroyed,
     .interactionChanged,
     .interactionEvent,
+    .roomUpdated,
   ]
 
 }
@@ -862,6 +868,13 @@ public nonisolated struct RoomRoom: @unchecked Sendable {
   public var seats: UInt32 {
     get {_storage._seats}
     set {_uniqueStorage()._seats = newValue}
+  }
+
+  /// What the app keeps with the room (a cover, a topic, JSON of its own): at most 4096 bytes of
+  /// UTF-8. Changed by ROOM_UPDATE.
+  public var metadata: String {
+    get {_storage._metadata}
+    set {_uniqueStorage()._metadata = newValue}
   }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -1519,6 +1532,75 @@ public nonisolated struct RoomLeaveRoomRequest: Sendable {
 }
 
 public nonisolated struct RoomLeaveRoomResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var room: RoomRoom {
+    get {_room ?? RoomRoom()}
+    set {_room = newValue}
+  }
+  /// Returns true if `room` has been explicitly set.
+  public var hasRoom: Bool {self._room != nil}
+  /// Clears the value of `room`. Subsequent reads from it will return its default value.
+  public mutating func clearRoom() {self._room = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _room: RoomRoom? = nil
+}
+
+/// Body of a ROOM_UPDATE request: a new name and/or metadata, by the owner (uid = owner) or by an
+/// administrator (admin set: a signature over "update-room|<room id>|0|<issued_at_ms>"). An open
+/// room only; its audience is told (ROOM_NOTICE_KIND_ROOM_UPDATED).
+public nonisolated struct RoomUpdateRoomRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var roomID: String = String()
+
+  public var uid: UInt32 = 0
+
+  public var name: String {
+    get {_name ?? String()}
+    set {_name = newValue}
+  }
+  /// Returns true if `name` has been explicitly set.
+  public var hasName: Bool {self._name != nil}
+  /// Clears the value of `name`. Subsequent reads from it will return its default value.
+  public mutating func clearName() {self._name = nil}
+
+  public var metadata: String {
+    get {_metadata ?? String()}
+    set {_metadata = newValue}
+  }
+  /// Returns true if `metadata` has been explicitly set.
+  public var hasMetadata: Bool {self._metadata != nil}
+  /// Clears the value of `metadata`. Subsequent reads from it will return its default value.
+  public mutating func clearMetadata() {self._metadata = nil}
+
+  public var admin: RoomAdminSignature {
+    get {_admin ?? RoomAdminSignature()}
+    set {_admin = newValue}
+  }
+  /// Returns true if `admin` has been explicitly set.
+  public var hasAdmin: Bool {self._admin != nil}
+  /// Clears the value of `admin`. Subsequent reads from it will return its default value.
+  public mutating func clearAdmin() {self._admin = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _name: String? = nil
+  fileprivate var _metadata: String? = nil
+  fileprivate var _admin: RoomAdminSignature? = nil
+}
+
+public nonisolated struct RoomUpdateRoomResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -2646,7 +2728,7 @@ nonisolated extension RoomPeerOp: SwiftProtobuf._ProtoNameProviding {
 }
 
 nonisolated extension RoomRoomNoticeKind: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ROOM_NOTICE_KIND_UNSPECIFIED\0\u{1}ROOM_NOTICE_KIND_USER_COUNT_CHANGED\0\u{1}ROOM_NOTICE_KIND_MESSAGE_ADDED\0\u{1}ROOM_NOTICE_KIND_ROOM_EXPIRED\0\u{1}ROOM_NOTICE_KIND_ROOM_DESTROYED\0\u{1}ROOM_NOTICE_KIND_INTERACTION_CHANGED\0\u{1}ROOM_NOTICE_KIND_INTERACTION_EVENT\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ROOM_NOTICE_KIND_UNSPECIFIED\0\u{1}ROOM_NOTICE_KIND_USER_COUNT_CHANGED\0\u{1}ROOM_NOTICE_KIND_MESSAGE_ADDED\0\u{1}ROOM_NOTICE_KIND_ROOM_EXPIRED\0\u{1}ROOM_NOTICE_KIND_ROOM_DESTROYED\0\u{1}ROOM_NOTICE_KIND_INTERACTION_CHANGED\0\u{1}ROOM_NOTICE_KIND_INTERACTION_EVENT\0\u{1}ROOM_NOTICE_KIND_ROOM_UPDATED\0")
 }
 
 nonisolated extension RoomInteractionEventType: SwiftProtobuf._ProtoNameProviding {
@@ -2667,7 +2749,7 @@ nonisolated extension RoomChannelLeaveReason: SwiftProtobuf._ProtoNameProviding 
 
 nonisolated extension RoomRoom: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Room"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}room_id\0\u{1}name\0\u{3}owner_uid\0\u{3}owner_name\0\u{3}owner_avatar\0\u{3}created_at_ms\0\u{3}audience_count\0\u{1}channel\0\u{3}expires_at_ms\0\u{1}state\0\u{3}close_reason\0\u{3}closed_at_ms\0\u{3}owner_offline_since_ms\0\u{1}version\0\u{3}updated_at_ms\0\u{3}audience_uids\0\u{3}last_chat_sequence\0\u{1}interaction\0\u{1}pending\0\u{3}pk_intent\0\u{3}pk_intent_expires_at_ms\0\u{3}match_waiting_until_ms\0\u{3}match_duration_s\0\u{1}seats\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}room_id\0\u{1}name\0\u{3}owner_uid\0\u{3}owner_name\0\u{3}owner_avatar\0\u{3}created_at_ms\0\u{3}audience_count\0\u{1}channel\0\u{3}expires_at_ms\0\u{1}state\0\u{3}close_reason\0\u{3}closed_at_ms\0\u{3}owner_offline_since_ms\0\u{1}version\0\u{3}updated_at_ms\0\u{3}audience_uids\0\u{3}last_chat_sequence\0\u{1}interaction\0\u{1}pending\0\u{3}pk_intent\0\u{3}pk_intent_expires_at_ms\0\u{3}match_waiting_until_ms\0\u{3}match_duration_s\0\u{1}seats\0\u{1}metadata\0")
 
   fileprivate class _StorageClass {
     var _roomID: String = String()
@@ -2694,6 +2776,7 @@ nonisolated extension RoomRoom: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
     var _matchWaitingUntilMs: Int64 = 0
     var _matchDurationS: UInt32 = 0
     var _seats: UInt32 = 0
+    var _metadata: String = String()
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -2728,6 +2811,7 @@ nonisolated extension RoomRoom: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
       _matchWaitingUntilMs = source._matchWaitingUntilMs
       _matchDurationS = source._matchDurationS
       _seats = source._seats
+      _metadata = source._metadata
     }
   }
 
@@ -2770,6 +2854,7 @@ nonisolated extension RoomRoom: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
         case 22: try { try decoder.decodeSingularInt64Field(value: &_storage._matchWaitingUntilMs) }()
         case 23: try { try decoder.decodeSingularUInt32Field(value: &_storage._matchDurationS) }()
         case 24: try { try decoder.decodeSingularUInt32Field(value: &_storage._seats) }()
+        case 25: try { try decoder.decodeSingularStringField(value: &_storage._metadata) }()
         default: break
         }
       }
@@ -2854,6 +2939,9 @@ nonisolated extension RoomRoom: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
       if _storage._seats != 0 {
         try visitor.visitSingularUInt32Field(value: _storage._seats, fieldNumber: 24)
       }
+      if !_storage._metadata.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._metadata, fieldNumber: 25)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -2887,6 +2975,7 @@ nonisolated extension RoomRoom: SwiftProtobuf.Message, SwiftProtobuf._MessageImp
         if _storage._matchWaitingUntilMs != rhs_storage._matchWaitingUntilMs {return false}
         if _storage._matchDurationS != rhs_storage._matchDurationS {return false}
         if _storage._seats != rhs_storage._seats {return false}
+        if _storage._metadata != rhs_storage._metadata {return false}
         return true
       }
       if !storagesAreEqual {return false}
@@ -4250,6 +4339,94 @@ nonisolated extension RoomLeaveRoomResponse: SwiftProtobuf.Message, SwiftProtobu
   }
 
   public static func ==(lhs: RoomLeaveRoomResponse, rhs: RoomLeaveRoomResponse) -> Bool {
+    if lhs._room != rhs._room {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomUpdateRoomRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".UpdateRoomRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}room_id\0\u{1}uid\0\u{1}name\0\u{1}metadata\0\u{1}admin\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.roomID) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self._name) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self._metadata) }()
+      case 5: try { try decoder.decodeSingularMessageField(value: &self._admin) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.roomID.isEmpty {
+      try visitor.visitSingularStringField(value: self.roomID, fieldNumber: 1)
+    }
+    if self.uid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 2)
+    }
+    try { if let v = self._name {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 3)
+    } }()
+    try { if let v = self._metadata {
+      try visitor.visitSingularStringField(value: v, fieldNumber: 4)
+    } }()
+    try { if let v = self._admin {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomUpdateRoomRequest, rhs: RoomUpdateRoomRequest) -> Bool {
+    if lhs.roomID != rhs.roomID {return false}
+    if lhs.uid != rhs.uid {return false}
+    if lhs._name != rhs._name {return false}
+    if lhs._metadata != rhs._metadata {return false}
+    if lhs._admin != rhs._admin {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomUpdateRoomResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".UpdateRoomResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}room\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._room) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._room {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomUpdateRoomResponse, rhs: RoomUpdateRoomResponse) -> Bool {
     if lhs._room != rhs._room {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
