@@ -153,12 +153,7 @@ extension RoomRegistry {
     /// - Throws: `INVALID_ARGUMENT` (a bad name, metadata over ``maxMetadataBytes``, nothing to
     ///   change), `NOT_ROOM_OWNER`, `ROOM_CLOSED`, `ROOM_NOT_FOUND`.
     public mutating func update(_ request: RoomUpdateRoomRequest, byAdmin: Bool, nowMs: Int64) throws(ShowroomError) -> RoomChange {
-        var room = try existingRoom(request.roomID)
-        guard byAdmin || request.uid == room.ownerUid else {
-            throw .notRoomOwner(
-                "only room \(room.roomID)'s owner (uid \(room.ownerUid)) or an administrator may change it, not uid \(request.uid)")
-        }
-        guard room.state == .open else { throw closedError(room) }
+        var room = try openRoom(request.roomID, actedOnBy: request.uid, byAdmin: byAdmin, to: "change")
         guard request.hasName || request.hasMetadata else {
             throw .invalidArgument("an update of room \(room.roomID) names a new name, new metadata or both; it named neither")
         }
@@ -175,12 +170,7 @@ extension RoomRegistry {
     }
 
     public mutating func close(_ request: RoomCloseRoomRequest, byAdmin: Bool, nowMs: Int64) throws(ShowroomError) -> RoomChange {
-        var room = try existingRoom(request.roomID)
-        guard byAdmin || request.uid == room.ownerUid else {
-            throw .notRoomOwner(
-                "only room \(room.roomID)'s owner (uid \(room.ownerUid)) or an administrator may close it, not uid \(request.uid)")
-        }
-        guard room.state == .open else { throw closedError(room) }
+        var room = try openRoom(request.roomID, actedOnBy: request.uid, byAdmin: byAdmin, to: "close")
         endInteractions(ofClosing: &room)
         room.state = .closed
         room.closeReason = byAdmin ? .adminClosed : .ownerClosed
@@ -188,5 +178,15 @@ extension RoomRegistry {
         room = Self.bumped(room, nowMs: nowMs)
         put(room)
         return RoomChange(room: room, notice: .roomDestroyed)
+    }
+
+    /// Room `id`, open, for its owner `uid` or an administrator to `verb`.
+    private func openRoom(_ id: String, actedOnBy uid: UInt32, byAdmin: Bool, to verb: String) throws(ShowroomError) -> RoomRoom {
+        let room = try existingRoom(id)
+        guard byAdmin || uid == room.ownerUid else {
+            throw .notRoomOwner("only room \(room.roomID)'s owner (uid \(room.ownerUid)) or an administrator may \(verb) it, not uid \(uid)")
+        }
+        guard room.state == .open else { throw closedError(room) }
+        return room
     }
 }
