@@ -14,7 +14,7 @@ extension ServerAPIHandler {
     }
 
     /// The one rule a change answers with.
-    private func changed(_ change: RoomBanRuleRequest.OneOf_Change) async throws(ShowroomError) -> (RoomBan, Int32) {
+    func changed(_ change: RoomBanRuleRequest.OneOf_Change) async throws(ShowroomError) -> (RoomBan, Int32) {
         let answer = try await banRules(change)
         guard let rule = answer.rules.first else { throw .internal("the coordinator answered a ban rule change with no rule") }
         return (rule, Int32(clamping: answer.edges))
@@ -135,5 +135,22 @@ extension ServerAPIHandler {
         let id = try Self.ruleID(body.id)
         _ = try await changed(.deleteID(id))
         return .ok(.init(body: .json(.init(status: .success, id: Int64(id)))))
+    }
+}
+
+extension ServerAPIHandler {
+    /// A mute is a ban rule on publishing: the edges stop the user's tracks of those kinds at once
+    /// and tell it; it stays in the channel.
+    func muteUser(_ input: Operations.MuteUser.Input) async throws -> Operations.MuteUser.Output {
+        guard case .json(let body) = input.body else { throw ShowroomError.invalidArgument("send the mute as JSON") }
+        guard (1...86_430).contains(body.seconds) else { throw ShowroomError.invalidArgument("seconds must be 1 to 86430, not \(body.seconds)") }
+        guard (1...2).contains(body.tracks.count) else { throw ShowroomError.invalidArgument("tracks lists audio, video or both") }
+        var create = RoomBanRuleCreate()
+        create.channel = input.path.channel
+        create.uid = try Self.uid(input.path.uid, field: "uid")
+        create.privileges = Array(Set(body.tracks.map { $0 == .audio ? UInt32(2) : UInt32(3) })).sorted()
+        create.seconds = UInt32(body.seconds)
+        let (rule, edges) = try await changed(.create(create))
+        return .ok(.init(body: .json(Self.banRule(rule, edges: edges))))
     }
 }

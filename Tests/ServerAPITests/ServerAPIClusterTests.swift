@@ -534,4 +534,39 @@ final class ServerAPIChannelTests: XCTestCase {
         await api.shutdown()
         for engine in [viewerA, viewerB, hostA, hostB] { await engine.shutdown() }
     }
+
+    func testAMuteStopsAPublishersVideoKeepsItInTheChannelAndALiftBringsItBack() async throws {
+        let cluster = try XCTUnwrap(Self.cluster)
+        let channel = "api-mute-\(UInt32.random(in: 0 ... .max))"
+        let host = try await joined(channel, uid: 951, host: true, camera: true)
+        let hostLog = EventLog(host)
+        // A viewer decoding the host's video.
+        let viewer = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds([try cluster.clientEndpoint(of: "coordinator-1")])))
+        let sink = CountingVideoSink()
+        try await viewer.setupRemoteVideo(uid: 951, connection: ChannelConnection(channel: channel, uid: 952), sink: sink)
+        try await viewer.joinChannel(token: try TestApp.token(channel: channel, uid: 952, role: .subscriber), channel: channel, uid: 952, options: .audience)
+        try await eventually("the viewer decodes the host") { sink.statistics.frames > 0 }
+        let api = ServerAPIClient(base: try cluster.apiEndpoint(of: "coordinator-2"), key: Self.key)
+        let muted = try await api.send("POST", "/v1/channels/\(channel)/users/951/mute", json: ["tracks": ["video"], "seconds": 600])
+        XCTAssertEqual(muted.status, 200, muted.text)
+        XCTAssertEqual(try muted.object()["privileges"] as? [String], ["publish_video"])
+        let id = try XCTUnwrap(try muted.object()["id"] as? Int)
+        _ = try await hostLog.wait("the host is told its video is stopped") {
+            if case .error(_, let error) = $0 { error.code == .banned && error.message.contains("video") } else { false }
+        }
+        // Still in the channel, still a host.
+        try await eventually("the host still listed") {
+            let users = try await api.send("GET", "/v1/channels/\(channel)/users")
+            return (try users.object()["users"] as? [[String: Any]])?.contains { $0["uid"] as? Int == 951 && $0["role"] as? String == "host" } == true
+        }
+        let atLift = sink.statistics.frames
+        let lifted = try await api.send("DELETE", "/v1/bans/\(id)")
+        XCTAssertEqual(lifted.status, 200, lifted.text)
+        try await eventually("the host's video comes back to the viewer") { sink.statistics.frames > atLift + 10 }
+        let refused = try await api.send("POST", "/v1/channels/\(channel)/users/951/mute", json: ["tracks": ["video", "video", "audio"], "seconds": 5])
+        XCTAssertEqual(refused.status, 400, refused.text)
+        await api.shutdown()
+        await viewer.shutdown()
+        await host.shutdown()
+    }
 }

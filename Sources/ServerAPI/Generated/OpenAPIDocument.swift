@@ -958,6 +958,64 @@ let openAPIDocumentJSON = #"""
         }
       }
     },
+    "/v1/channels/{channel}/users/{uid}/mute": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/Channel"
+        },
+        {
+          "$ref": "#/components/parameters/UIDPath"
+        }
+      ],
+      "post": {
+        "operationId": "muteUser",
+        "tags": [
+          "moderation"
+        ],
+        "summary": "Stops a publisher's audio and/or video in a channel for a while (scope moderation).",
+        "description": "A ban rule on the user's publishing in the channel (privileges publish_audio and/or\npublish_video): the edges stop its tracks at once and tell it, it stays in the channel (as a\nbroadcaster, its other track going on), and its tracks come back when the rule ends or is\nlifted (`DELETE /v1/bans/{id}`, the answer's id). It joins any other rule for the same user\nand channel.\n",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/Mute"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The rule that mutes the user.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/BanRule"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "413": {
+            "$ref": "#/components/responses/TooLarge"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
     "/v1/bans": {
       "get": {
         "operationId": "listBans",
@@ -2503,6 +2561,35 @@ let openAPIDocumentJSON = #"""
             "format": "int32",
             "description": "How long, from now; 0 kicks who matches and keeps no rule.",
             "minimum": 0,
+            "maximum": 86430
+          }
+        }
+      },
+      "Mute": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "tracks",
+          "seconds"
+        ],
+        "properties": {
+          "tracks": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 2,
+            "items": {
+              "type": "string",
+              "enum": [
+                "audio",
+                "video"
+              ]
+            }
+          },
+          "seconds": {
+            "type": "integer",
+            "format": "int32",
+            "description": "How long, from now.",
+            "minimum": 1,
             "maximum": 86430
           }
         }

@@ -972,6 +972,53 @@ extension Components {
                 ])
             }
         }
+        /// - Remark: Generated from `#/components/schemas/Mute`.
+        internal struct Mute: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Mute/TracksPayload`.
+            internal enum TracksPayloadPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case audio = "audio"
+                case video = "video"
+            }
+            /// - Remark: Generated from `#/components/schemas/Mute/tracks`.
+            internal typealias TracksPayload = [Components.Schemas.Mute.TracksPayloadPayload]
+            /// - Remark: Generated from `#/components/schemas/Mute/tracks`.
+            internal var tracks: Components.Schemas.Mute.TracksPayload
+            /// How long, from now.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Mute/seconds`.
+            internal var seconds: Swift.Int32
+            /// Creates a new `Mute`.
+            ///
+            /// - Parameters:
+            ///   - tracks:
+            ///   - seconds: How long, from now.
+            internal init(
+                tracks: Components.Schemas.Mute.TracksPayload,
+                seconds: Swift.Int32
+            ) {
+                self.tracks = tracks
+                self.seconds = seconds
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case tracks
+                case seconds
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.tracks = try container.decode(
+                    Components.Schemas.Mute.TracksPayload.self,
+                    forKey: .tracks
+                )
+                self.seconds = try container.decode(
+                    Swift.Int32.self,
+                    forKey: .seconds
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "tracks",
+                    "seconds"
+                ])
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/UpdateBan`.
         internal struct UpdateBan: Codable, Hashable, Sendable {
             /// How long the rule still lasts, from now; 0 lifts it.

@@ -110,6 +110,18 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /dev/v1/channel/user/property/{appid}/{uid}/{channelName}`.
     /// - Remark: Generated from `#/paths//dev/v1/channel/user/property/{appid}/{uid}/{channelName}/get(agoraUserProperty)`.
     func agoraUserProperty(_ input: Operations.AgoraUserProperty.Input) async throws -> Operations.AgoraUserProperty.Output
+    /// Stops a publisher's audio and/or video in a channel for a while (scope moderation).
+    ///
+    /// A ban rule on the user's publishing in the channel (privileges publish_audio and/or
+    /// publish_video): the edges stop its tracks at once and tell it, it stays in the channel (as a
+    /// broadcaster, its other track going on), and its tracks come back when the rule ends or is
+    /// lifted (`DELETE /v1/bans/{id}`, the answer's id). It joins any other rule for the same user
+    /// and channel.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/channels/{channel}/users/{uid}/mute`.
+    /// - Remark: Generated from `#/paths//v1/channels/{channel}/users/{uid}/mute/post(muteUser)`.
+    func muteUser(_ input: Operations.MuteUser.Input) async throws -> Operations.MuteUser.Output
     /// The ban rules in force (scope read).
     ///
     /// - Remark: HTTP `GET /v1/bans`.
@@ -450,6 +462,28 @@ extension APIProtocol {
         try await agoraUserProperty(Operations.AgoraUserProperty.Input(
             path: path,
             headers: headers
+        ))
+    }
+    /// Stops a publisher's audio and/or video in a channel for a while (scope moderation).
+    ///
+    /// A ban rule on the user's publishing in the channel (privileges publish_audio and/or
+    /// publish_video): the edges stop its tracks at once and tell it, it stays in the channel (as a
+    /// broadcaster, its other track going on), and its tracks come back when the rule ends or is
+    /// lifted (`DELETE /v1/bans/{id}`, the answer's id). It joins any other rule for the same user
+    /// and channel.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/channels/{channel}/users/{uid}/mute`.
+    /// - Remark: Generated from `#/paths//v1/channels/{channel}/users/{uid}/mute/post(muteUser)`.
+    internal func muteUser(
+        path: Operations.MuteUser.Input.Path,
+        headers: Operations.MuteUser.Input.Headers = .init(),
+        body: Operations.MuteUser.Input.Body
+    ) async throws -> Operations.MuteUser.Output {
+        try await muteUser(Operations.MuteUser.Input(
+            path: path,
+            headers: headers,
+            body: body
         ))
     }
     /// The ban rules in force (scope read).
