@@ -438,8 +438,8 @@ extension CoordinatorShell {
         return answer
     }
 
-    /// How long the edges have to say who is in a channel.
-    static let channelUsersTimeout = Duration.milliseconds(1500)
+    /// How long the edges have to answer a question about a channel (its users, a message).
+    static let edgeAnswerTimeout = Duration.milliseconds(1500)
 
     /// `CHANNEL_USERS` (the server API): the edges that report the channel (its origin and its
     /// relays) asked who is there, their answers merged (``ChannelUserList``); an edge that does
@@ -450,24 +450,54 @@ extension CoordinatorShell {
             try Names.validateChannel(body.channel)
             return body
         }) else { return }
-        let edges = directory.edges(reporting: body.channel)
-        var answers: [RoomChannelUsersResponse] = []
+        askEdges(reporting: body.channel, .channelUsers, body, as: RoomChannelUsersResponse.self) { answers, unanswered in
+            respond(.success(ChannelUserList.merged(answers, unanswered: unanswered)))
+        }
+    }
+
+    /// `CHANNEL_DATA` (the server API): a message from the business server handed to the
+    /// channel's users on every edge that reports the channel.
+    func channelData(_ request: WireEnvelope, _ respond: Node.Responder) {
+        guard let body = respond.answering({ () throws -> RoomChannelDataRequest in
+            let body = try request.decodeBody(RoomChannelDataRequest.self)
+            try Names.validateChannel(body.channel)
+            guard body.uids.count <= 100, body.data.count <= 1024 else {
+                throw ShowroomError.invalidArgument("a message is at most 1024 bytes, to at most 100 uids")
+            }
+            return body
+        }) else { return }
+        askEdges(reporting: body.channel, .channelData, body, as: RoomChannelDataResponse.self) { answers, unanswered in
+            respond(.success(RoomChannelDataResponse.with {
+                $0.delivered = answers.reduce(0) { $0 &+ $1.delivered }
+                $0.unansweredEdges = unanswered.sorted()
+            }))
+        }
+    }
+
+    /// Asks every edge whose latest report lists `channel` (``ChannelDirectory/edges(reporting:)``);
+    /// `done` gets the answers of those that answered in time and the ids of those that did not.
+    private func askEdges<Answer: SwiftProtobuf.Message>(
+        reporting channel: String, _ kind: WireMessageKind, _ body: some SwiftProtobuf.Message, as: Answer.Type,
+        done: @escaping ([Answer], [String]) -> Void
+    ) {
+        let edges = directory.edges(reporting: channel)
+        var answers: [Answer] = []
         var unanswered: [String] = []
         var remaining = edges.count
-        guard remaining > 0 else { return respond(.success(ChannelUserList.merged([], unanswered: []))) }
+        guard remaining > 0 else { return done([], []) }
         for edge in edges {
-            let done = { (answer: RoomChannelUsersResponse?) in
+            let answered = { (answer: Answer?) in
                 if let answer { answers.append(answer) } else { unanswered.append(edge) }
                 remaining -= 1
-                if remaining == 0 { respond(.success(ChannelUserList.merged(answers, unanswered: unanswered))) }
+                if remaining == 0 { done(answers, unanswered) }
             }
             guard let endpoint = node.clusterEndpoint(of: edge) else {
-                done(nil)
+                answered(nil)
                 continue
             }
-            node.send(.channelUsers, body: body, to: endpoint, timeout: Self.channelUsersTimeout) { result in
-                done((try? result.get()).flatMap { answer in
-                    answer.failure == nil ? try? answer.decodeBody(RoomChannelUsersResponse.self) : nil
+            node.send(kind, body: body, to: endpoint, timeout: Self.edgeAnswerTimeout) { result in
+                answered((try? result.get()).flatMap { answer in
+                    answer.failure == nil ? try? answer.decodeBody(Answer.self) : nil
                 })
             }
         }

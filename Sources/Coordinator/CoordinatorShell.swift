@@ -182,6 +182,7 @@ final class CoordinatorShell {
         }
         node.serve(.channelList) { [self] _, respond in respond(.success(listChannels())) }
         node.serve(.channelUsers) { [self] request, respond in channelUsers(request, respond) }
+        node.serve(.channelData) { [self] request, respond in channelData(request, respond) }
         node.serve(.banRule) { [self] request, respond in banRule(request, respond) }
         node.serve(.banList) { [self] _, respond in
             var answer = RoomBanListResponse()

@@ -60,6 +60,28 @@ extension ChannelPlane {
         return out
     }
 
+    /// Delivers a message from the business server (through a room-coordinator) to the users of
+    /// the channel on this edge — all, or those in `uids` — as a stream message from uid 0 on
+    /// stream 0; relay links are left out (each edge delivers to its own users).
+    ///
+    /// - Returns: How many connections it was handed to, and the directives.
+    /// - Throws: `STREAM_MESSAGE_TOO_LARGE` past the stream message limit.
+    public func sendServerMessage(channel name: String, to uids: Set<UInt32>, data: [UInt8]) throws(ShowroomError)
+        -> (delivered: Int, directives: [EdgeDirective]) {
+        guard data.count <= settings.limits.maxStreamMessageBytes else {
+            throw .streamMessageTooLarge("a \(data.count)-byte message exceeds the limit of \(settings.limits.maxStreamMessageBytes) bytes")
+        }
+        guard let channel = channels[name] else { return (0, []) }
+        let message = EdgeEvent.streamMessage(channel: name, uid: 0, streamID: 0, sequence: 0, data: data)
+        var out: [EdgeDirective] = []
+        for session in channel.order {
+            guard let connection = channel.connections[session], !connection.unreported,
+                  uids.isEmpty || uids.contains(connection.uid) else { continue }
+            out.append(.send(message, to: session))
+        }
+        return (out.count, out)
+    }
+
     /// Enables (or with `nil`, disables) volume indication for all the session's channels
     /// (`enableAudioVolumeIndication`): every interval, one report per channel with its loudest
     /// speakers, from the levels publishers send with their audio frames.

@@ -27,6 +27,8 @@ protocol CoordinatorLinkEdge: AnyObject {
     func channelsElsewhere(_ channels: [RoomChannelElsewhere])
     /// Who is in a channel on this edge (`CHANNEL_USERS`).
     func channelUsers(_ request: RoomChannelUsersRequest, completion: @escaping (Result<RoomChannelUsersResponse, ShowroomError>) -> Void)
+    /// Delivers a message from the business server to the channel's users here (`CHANNEL_DATA`).
+    func channelData(_ request: RoomChannelDataRequest, completion: @escaping (Result<RoomChannelDataResponse, ShowroomError>) -> Void)
 }
 
 /// The edge's side of the room-coordinators, on the node's thread: it sends the channel
@@ -89,6 +91,7 @@ final class CoordinatorLink {
         node.serve(.forwardCommand) { request, respond in link.handleForwardCommand(request, respond) }
         node.serve(.forwardList) { _, respond in link.handleForwardList(respond) }
         node.serve(.channelUsers) { request, respond in link.handleChannelUsers(request, respond) }
+        node.serve(.channelData) { request, respond in link.handleChannelData(request, respond) }
         node.onMembershipChange { link.pump() }
         node.scheduleRepeating(every: .milliseconds(25)) { link.pump() }
         return link
@@ -355,6 +358,12 @@ final class CoordinatorLink {
                 return answer
             }.outcome)
         }
+    }
+
+    /// `CHANNEL_DATA`: a message from the business server to the channel's users here.
+    private func handleChannelData(_ request: WireEnvelope, _ respond: Node.Responder) {
+        guard let body = respond.answering({ try request.decodeBody(RoomChannelDataRequest.self) }) else { return }
+        edge.channelData(body) { respond($0.outcome) }
     }
 
     /// `EDGE_STAGE`: applies the stages, answers how many were made audience.

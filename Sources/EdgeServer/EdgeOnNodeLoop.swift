@@ -47,6 +47,10 @@ final class EdgeOnNodeLoop: CoordinatorLinkEdge {
         edge.channelUsers(request, completion: back(completion))
     }
 
+    func channelData(_ request: RoomChannelDataRequest, completion: @escaping (Result<RoomChannelDataResponse, ShowroomError>) -> Void) {
+        edge.channelData(request, completion: back(completion))
+    }
+
     /// `completion`, called from the edge's loop, run on the node's loop.
     private func back<Value: Sendable>(_ completion: @escaping (Value) -> Void) -> @Sendable (Value) -> Void {
         let bound = LoopBound(completion, loop: nodeLoop)

@@ -105,6 +105,13 @@ public final class EdgeServer: Sendable {
         }
     }
 
+    /// Delivers a message from the business server in a channel; `completion` runs on the edge's loop.
+    func channelData(_ request: RoomChannelDataRequest, completion: @escaping @Sendable (Result<RoomChannelDataResponse, ShowroomError>) -> Void) {
+        loop.execute { [shell] in
+            completion(Result { () throws(ShowroomError) in try shell.value.channelData(request) })
+        }
+    }
+
     /// Sends the connections of channels placed on other edges there, on the edge's loop.
     func channelsElsewhere(_ channels: [RoomChannelElsewhere]) {
         loop.execute { [shell] in shell.value.channelsElsewhere(channels) }

@@ -442,6 +442,16 @@ final class EdgeShell<Face: ClientFace> {
         return closed
     }
 
+    /// `CHANNEL_DATA`: a message from the business server to the channel's users on this edge.
+    func channelData(_ request: RoomChannelDataRequest) throws(ShowroomError) -> RoomChannelDataResponse {
+        try Names.validateChannel(request.channel)
+        guard request.uids.count <= 100 else { throw .invalidArgument("a message names at most 100 uids, not \(request.uids.count)") }
+        let (delivered, directives) = try plane.sendServerMessage(channel: request.channel, to: Set(request.uids), data: Array(request.data))
+        perform(directives)
+        flushPendingControl()
+        return RoomChannelDataResponse.with { $0.delivered = UInt32(clamping: delivered) }
+    }
+
     /// `CHANNEL_USERS`: who is in a channel on this edge, joins on the wall clock (the link names
     /// the edge).
     func channelUsers(_ request: RoomChannelUsersRequest) throws(ShowroomError) -> RoomChannelUsersResponse {

@@ -227,6 +227,10 @@ private final class SameThreadEdge<Face: ClientFace>: CoordinatorLinkEdge {
     func channelUsers(_ request: RoomChannelUsersRequest, completion: @escaping (Result<RoomChannelUsersResponse, ShowroomError>) -> Void) {
         completion(Result { () throws(ShowroomError) in try shell.channelUsers(request) })
     }
+
+    func channelData(_ request: RoomChannelDataRequest, completion: @escaping (Result<RoomChannelDataResponse, ShowroomError>) -> Void) {
+        completion(Result { () throws(ShowroomError) in try shell.channelData(request) })
+    }
 }
 
 extension CoordinatorReports {

@@ -19,7 +19,7 @@ struct APIGuard: ServerMiddleware {
         "agoraListChannels": .read, "agoraChannelUsers": .read, "agoraChannelHosts": .read, "agoraUserProperty": .read,
         "createRoom": .rooms, "closeRoom": .rooms, "updateRoom": .rooms,
         "startPK": .rooms, "stopPK": .rooms, "seatCoHost": .rooms, "unseatCoHost": .rooms, "listPKs": .read,
-        "kickUser": .moderation, "muteUser": .moderation,
+        "kickUser": .moderation, "muteUser": .moderation, "sendChannelMessage": .moderation,
         "getWebhooks": .read, "testWebhooks": .rooms,
         "listCalls": .read, "getCall": .read, "getPresence": .read, "endCall": .calls,
         "listBans": .read, "agoraListKickingRules": .read,

@@ -1,3 +1,4 @@
+import Foundation
 import ShowroomWire
 
 /// The channel queries, native (`/v1/channels`) and Agora's (`/dev/v1/channel`): one request to
@@ -116,5 +117,26 @@ extension ServerAPIHandler {
         }
         return .ok(.init(body: .json(.init(success: true, data: .init(
             inChannel: true, uid: Int64(uid), join: user.joinedAtMs / 1000, role: user.broadcaster ? 2 : 3, platform: 0)))))
+    }
+}
+
+extension ServerAPIHandler {
+    /// LiveKit's SendData: a message to a channel's users, through every edge the channel runs on.
+    func sendChannelMessage(_ input: Operations.SendChannelMessage.Input) async throws -> Operations.SendChannelMessage.Output {
+        guard case .json(let body) = input.body else { throw ShowroomError.invalidArgument("send the message as JSON") }
+        guard body.data.utf8.count <= 1368, let data = Data(base64Encoded: body.data) else {
+            throw ShowroomError.invalidArgument("data is the message in base64, at most 1024 bytes once decoded")
+        }
+        guard data.count <= 1024 else {
+            throw ShowroomError(.streamMessageTooLarge, "the message is \(data.count) bytes; at most 1024")
+        }
+        var request = RoomChannelDataRequest()
+        request.channel = input.path.channel
+        request.data = data
+        let uids = body.uids ?? []
+        guard uids.count <= 100 else { throw ShowroomError.invalidArgument("uids lists at most 100 users, not \(uids.count)") }
+        for uid in uids { request.uids.append(try Self.uid(uid, field: "uids")) }
+        let answer = try await ask(.channelData, request, face: .cluster, expecting: RoomChannelDataResponse.self)
+        return .ok(.init(body: .json(.init(delivered: Int64(answer.delivered), unansweredEdges: answer.unansweredEdges))))
     }
 }

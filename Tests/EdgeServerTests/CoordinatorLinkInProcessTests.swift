@@ -33,6 +33,9 @@ final class CoordinatorLinkInProcessTests: XCTestCase {
             completion(.success(0))
         }
         func channelsElsewhere(_ channels: [RoomChannelElsewhere]) { elsewhere.append(channels.map(\.channel)) }
+        func channelData(_ request: RoomChannelDataRequest, completion: @escaping (Result<RoomChannelDataResponse, ShowroomError>) -> Void) {
+            completion(.success(RoomChannelDataResponse.with { $0.delivered = UInt32(request.uids.count) }))
+        }
         func channelUsers(_ request: RoomChannelUsersRequest, completion: @escaping (Result<RoomChannelUsersResponse, ShowroomError>) -> Void) {
             guard request.channel == "show" else { return completion(.failure(.invalidArgument("no such channel here"))) }
             completion(.success(RoomChannelUsersResponse.with {

@@ -72,4 +72,21 @@ final class StreamMessageTests: XCTestCase {
         let oneWay = other.run(other.plane.sendStreamMessage(host, channel: "room", streamID: 1, data: [1], now: other.now))
         XCTAssertEqual(oneWay.events(to: host).errorCodes, [.tokenMissingPrivilege])
     }
+
+    func testAMessageFromTheServerReachesEveryoneOrTheUidsNamedFromUidZero() throws {
+        var edge = room()
+        let (all, directives) = try edge.plane.sendServerMessage(channel: "room", to: [], data: [7, 7])
+        XCTAssertEqual(all, 3, "the host and both users")
+        let out = edge.run(directives)
+        for receiver in [host, viewer1, guest] {
+            XCTAssertEqual(out.events(to: receiver), [.streamMessage(channel: "room", uid: 0, streamID: 0, sequence: 0, data: [7, 7])])
+        }
+        let (some, named) = try edge.plane.sendServerMessage(channel: "room", to: [1, 999], data: [1])
+        XCTAssertEqual(some, 1)
+        XCTAssertEqual(edge.run(named).events(to: viewer1).count, 1)
+        XCTAssertEqual(try edge.plane.sendServerMessage(channel: "nobody", to: [], data: [1]).delivered, 0)
+        XCTAssertThrowsError(try edge.plane.sendServerMessage(channel: "room", to: [], data: Array(repeating: 0, count: 100_000))) {
+            XCTAssertEqual(($0 as? ShowroomError)?.code, .streamMessageTooLarge)
+        }
+    }
 }

@@ -569,4 +569,40 @@ final class ServerAPIChannelTests: XCTestCase {
         await viewer.shutdown()
         await host.shutdown()
     }
+
+    func testAMessageFromTheBusinessServerReachesTheChannelsUsersOrSomeOfThem() async throws {
+        let cluster = try XCTUnwrap(Self.cluster)
+        let channel = "api-data-\(UInt32.random(in: 0 ... .max))"
+        let first = try await joined(channel, uid: 961, host: false)
+        let second = try await joined(channel, uid: 962, host: false)
+        let firstLog = EventLog(first)
+        let secondLog = EventLog(second)
+        let api = ServerAPIClient(base: try cluster.apiEndpoint(of: "coordinator-1"), key: Self.key)
+        try await eventually("both users listed") {
+            let users = try await api.send("GET", "/v1/channels/\(channel)/users")
+            return (try users.object()["users"] as? [Any])?.count == 2
+        }
+        let everyone = try await api.send("POST", "/v1/channels/\(channel)/messages", json: ["data": Data("hello all".utf8).base64EncodedString()])
+        XCTAssertEqual(everyone.status, 200, everyone.text)
+        XCTAssertEqual(try everyone.object()["delivered"] as? Int, 2)
+        for log in [firstLog, secondLog] {
+            _ = try await log.wait("the message arrives from uid 0") {
+                if case .streamMessage(_, 0, 0, _, let data) = $0 { data == Array("hello all".utf8) } else { false }
+            }
+        }
+        let one = try await api.send("POST", "/v1/channels/\(channel)/messages", json: ["data": Data("just you".utf8).base64EncodedString(), "uids": [962]])
+        XCTAssertEqual(try one.object()["delivered"] as? Int, 1, one.text)
+        _ = try await secondLog.wait("the message to one user") {
+            if case .streamMessage(_, 0, _, _, let data) = $0 { data == Array("just you".utf8) } else { false }
+        }
+        XCTAssertFalse(firstLog.all.contains { if case .streamMessage(_, 0, _, _, let data) = $0 { data == Array("just you".utf8) } else { false } },
+                       "the other user did not get it")
+        let tooBig = try await api.send("POST", "/v1/channels/\(channel)/messages", json: ["data": Data(repeating: 1, count: 1025).base64EncodedString()])
+        XCTAssertEqual(tooBig.status / 100, 4, tooBig.text)
+        let notBase64 = try await api.send("POST", "/v1/channels/\(channel)/messages", json: ["data": "%%%"])
+        XCTAssertEqual(notBase64.status, 400, notBase64.text)
+        await api.shutdown()
+        await first.shutdown()
+        await second.shutdown()
+    }
 }

@@ -1016,6 +1016,61 @@ let openAPIDocumentJSON = #"""
         }
       }
     },
+    "/v1/channels/{channel}/messages": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/Channel"
+        }
+      ],
+      "post": {
+        "operationId": "sendChannelMessage",
+        "tags": [
+          "channels"
+        ],
+        "summary": "Sends a message to everyone in a channel, or to some of its users (LiveKit's SendData) (scope moderation).",
+        "description": "The users' apps receive it as a stream message from uid 0 on stream 0, on every edge the\nchannel runs on (its origin and relays).\n",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/ChannelMessage"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "Handed to the users' connections.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/ChannelMessageResult"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "413": {
+            "$ref": "#/components/responses/TooLarge"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
     "/v1/bans": {
       "get": {
         "operationId": "listBans",
@@ -2562,6 +2617,52 @@ let openAPIDocumentJSON = #"""
             "description": "How long, from now; 0 kicks who matches and keeps no rule.",
             "minimum": 0,
             "maximum": 86430
+          }
+        }
+      },
+      "ChannelMessage": {
+        "type": "object",
+        "additionalProperties": false,
+        "required": [
+          "data"
+        ],
+        "properties": {
+          "data": {
+            "type": "string",
+            "format": "byte",
+            "description": "The message, base64 (at most 1024 bytes once decoded).",
+            "maxLength": 1368
+          },
+          "uids": {
+            "type": [
+              "array",
+              "null"
+            ],
+            "description": "Only these users; absent, everyone in the channel.",
+            "maxItems": 100,
+            "items": {
+              "$ref": "#/components/schemas/UID"
+            }
+          }
+        }
+      },
+      "ChannelMessageResult": {
+        "type": "object",
+        "required": [
+          "delivered",
+          "unanswered_edges"
+        ],
+        "properties": {
+          "delivered": {
+            "type": "integer",
+            "format": "int64",
+            "description": "Connections it was handed to."
+          },
+          "unanswered_edges": {
+            "type": "array",
+            "items": {
+              "type": "string"
+            }
           }
         }
       },

@@ -972,6 +972,73 @@ extension Components {
                 ])
             }
         }
+        /// - Remark: Generated from `#/components/schemas/ChannelMessage`.
+        internal struct ChannelMessage: Codable, Hashable, Sendable {
+            /// The message, base64 (at most 1024 bytes once decoded).
+            ///
+            /// - Remark: Generated from `#/components/schemas/ChannelMessage/data`.
+            internal var data: Swift.String
+            /// Only these users; absent, everyone in the channel.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ChannelMessage/uids`.
+            internal var uids: [Components.Schemas.Uid]?
+            /// Creates a new `ChannelMessage`.
+            ///
+            /// - Parameters:
+            ///   - data: The message, base64 (at most 1024 bytes once decoded).
+            ///   - uids: Only these users; absent, everyone in the channel.
+            internal init(
+                data: Swift.String,
+                uids: [Components.Schemas.Uid]? = nil
+            ) {
+                self.data = data
+                self.uids = uids
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case data
+                case uids
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.data = try container.decode(
+                    Swift.String.self,
+                    forKey: .data
+                )
+                self.uids = try container.decodeIfPresent(
+                    [Components.Schemas.Uid].self,
+                    forKey: .uids
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "data",
+                    "uids"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/ChannelMessageResult`.
+        internal struct ChannelMessageResult: Codable, Hashable, Sendable {
+            /// Connections it was handed to.
+            ///
+            /// - Remark: Generated from `#/components/schemas/ChannelMessageResult/delivered`.
+            internal var delivered: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/ChannelMessageResult/unanswered_edges`.
+            internal var unansweredEdges: [Swift.String]
+            /// Creates a new `ChannelMessageResult`.
+            ///
+            /// - Parameters:
+            ///   - delivered: Connections it was handed to.
+            ///   - unansweredEdges:
+            internal init(
+                delivered: Swift.Int64,
+                unansweredEdges: [Swift.String]
+            ) {
+                self.delivered = delivered
+                self.unansweredEdges = unansweredEdges
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case delivered
+                case unansweredEdges = "unanswered_edges"
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/Mute`.
         internal struct Mute: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Mute/TracksPayload`.

@@ -5469,6 +5469,287 @@ internal enum Operations {
             }
         }
     }
+    /// Sends a message to everyone in a channel, or to some of its users (LiveKit's SendData) (scope moderation).
+    ///
+    /// The users' apps receive it as a stream message from uid 0 on stream 0, on every edge the
+    /// channel runs on (its origin and relays).
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/channels/{channel}/messages`.
+    /// - Remark: Generated from `#/paths//v1/channels/{channel}/messages/post(sendChannelMessage)`.
+    internal enum SendChannelMessage {
+        internal static let id: Swift.String = "sendChannelMessage"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/channels/{channel}/messages/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// A channel name (1 to 64 bytes, Agora's character set).
+                ///
+                /// - Remark: Generated from `#/paths/v1/channels/{channel}/messages/POST/path/channel`.
+                internal var channel: Components.Parameters.Channel
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - channel: A channel name (1 to 64 bytes, Agora's character set).
+                internal init(channel: Components.Parameters.Channel) {
+                    self.channel = channel
+                }
+            }
+            internal var path: Operations.SendChannelMessage.Input.Path
+            /// - Remark: Generated from `#/paths/v1/channels/{channel}/messages/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SendChannelMessage.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SendChannelMessage.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.SendChannelMessage.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/channels/{channel}/messages/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/channels/{channel}/messages/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.ChannelMessage)
+            }
+            internal var body: Operations.SendChannelMessage.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.SendChannelMessage.Input.Path,
+                headers: Operations.SendChannelMessage.Input.Headers = .init(),
+                body: Operations.SendChannelMessage.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/channels/{channel}/messages/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/channels/{channel}/messages/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.ChannelMessageResult)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.ChannelMessageResult {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.SendChannelMessage.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.SendChannelMessage.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Handed to the users' connections.
+            ///
+            /// - Remark: Generated from `#/paths//v1/channels/{channel}/messages/post(sendChannelMessage)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.SendChannelMessage.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.SendChannelMessage.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A parameter or the body is not valid; the message says which and why.
+            ///
+            /// - Remark: Generated from `#/paths//v1/channels/{channel}/messages/post(sendChannelMessage)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No credentials, or a wrong customer key id or secret.
+            ///
+            /// - Remark: Generated from `#/paths//v1/channels/{channel}/messages/post(sendChannelMessage)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The customer key lacks the operation's scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/channels/{channel}/messages/post(sendChannelMessage)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is larger than the server accepts.
+            ///
+            /// - Remark: Generated from `#/paths//v1/channels/{channel}/messages/post(sendChannelMessage)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.TooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.TooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The key's request rate is used up; retry after the given seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/channels/{channel}/messages/post(sendChannelMessage)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The cluster cannot answer now (a coordinator is missing or catching up); retry in a moment.
+            ///
+            /// - Remark: Generated from `#/paths//v1/channels/{channel}/messages/post(sendChannelMessage)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
     /// The ban rules in force (scope read).
     ///
     /// - Remark: HTTP `GET /v1/bans`.

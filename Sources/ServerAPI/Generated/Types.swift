@@ -122,6 +122,15 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/channels/{channel}/users/{uid}/mute`.
     /// - Remark: Generated from `#/paths//v1/channels/{channel}/users/{uid}/mute/post(muteUser)`.
     func muteUser(_ input: Operations.MuteUser.Input) async throws -> Operations.MuteUser.Output
+    /// Sends a message to everyone in a channel, or to some of its users (LiveKit's SendData) (scope moderation).
+    ///
+    /// The users' apps receive it as a stream message from uid 0 on stream 0, on every edge the
+    /// channel runs on (its origin and relays).
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/channels/{channel}/messages`.
+    /// - Remark: Generated from `#/paths//v1/channels/{channel}/messages/post(sendChannelMessage)`.
+    func sendChannelMessage(_ input: Operations.SendChannelMessage.Input) async throws -> Operations.SendChannelMessage.Output
     /// The ban rules in force (scope read).
     ///
     /// - Remark: HTTP `GET /v1/bans`.
@@ -481,6 +490,25 @@ extension APIProtocol {
         body: Operations.MuteUser.Input.Body
     ) async throws -> Operations.MuteUser.Output {
         try await muteUser(Operations.MuteUser.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Sends a message to everyone in a channel, or to some of its users (LiveKit's SendData) (scope moderation).
+    ///
+    /// The users' apps receive it as a stream message from uid 0 on stream 0, on every edge the
+    /// channel runs on (its origin and relays).
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/channels/{channel}/messages`.
+    /// - Remark: Generated from `#/paths//v1/channels/{channel}/messages/post(sendChannelMessage)`.
+    internal func sendChannelMessage(
+        path: Operations.SendChannelMessage.Input.Path,
+        headers: Operations.SendChannelMessage.Input.Headers = .init(),
+        body: Operations.SendChannelMessage.Input.Body
+    ) async throws -> Operations.SendChannelMessage.Output {
+        try await sendChannelMessage(Operations.SendChannelMessage.Input(
             path: path,
             headers: headers,
             body: body

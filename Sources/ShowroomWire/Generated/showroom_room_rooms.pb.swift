@@ -23,6 +23,11 @@
 ///   "room/<room id>"        Envelope kind ROOM_NOTICE, body RoomNotice (for the SDK's room service)
 ///   "channel/<channel>"     Envelope kind CHANNEL_EVENT, body ChannelEvent (for business servers)
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import SwiftProtobuf
 
 // If the compiler emits an error on this type, it is because this file
@@ -2223,6 +2228,42 @@ public nonisolated struct RoomChannelUsersResponse: Sendable {
   public var audienceTotal: UInt32 = 0
 
   /// Edges reporting the channel that did not answer in time (their users are missing).
+  public var unansweredEdges: [String] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Body of a CHANNEL_DATA request: a message from the business server to the users of a channel (or
+/// some of them), delivered as a stream message from uid 0 on stream 0.
+public nonisolated struct RoomChannelDataRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channel: String = String()
+
+  /// Only these users (at most 100); empty: everyone in the channel.
+  public var uids: [UInt32] = []
+
+  /// At most 1024 bytes (a stream message's limit).
+  public var data: Data = Data()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct RoomChannelDataResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Connections the message was handed to.
+  public var delivered: UInt32 = 0
+
+  /// Edges reporting the channel that did not answer in time (their users may have missed it).
   public var unansweredEdges: [String] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -5537,6 +5578,81 @@ nonisolated extension RoomChannelUsersResponse: SwiftProtobuf.Message, SwiftProt
     if lhs.exists != rhs.exists {return false}
     if lhs.users != rhs.users {return false}
     if lhs.audienceTotal != rhs.audienceTotal {return false}
+    if lhs.unansweredEdges != rhs.unansweredEdges {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomChannelDataRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ChannelDataRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{1}uids\0\u{1}data\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.channel) }()
+      case 2: try { try decoder.decodeRepeatedUInt32Field(value: &self.uids) }()
+      case 3: try { try decoder.decodeSingularBytesField(value: &self.data) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.channel.isEmpty {
+      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 1)
+    }
+    if !self.uids.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.uids, fieldNumber: 2)
+    }
+    if !self.data.isEmpty {
+      try visitor.visitSingularBytesField(value: self.data, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomChannelDataRequest, rhs: RoomChannelDataRequest) -> Bool {
+    if lhs.channel != rhs.channel {return false}
+    if lhs.uids != rhs.uids {return false}
+    if lhs.data != rhs.data {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomChannelDataResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ChannelDataResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}delivered\0\u{3}unanswered_edges\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.delivered) }()
+      case 2: try { try decoder.decodeRepeatedStringField(value: &self.unansweredEdges) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.delivered != 0 {
+      try visitor.visitSingularUInt32Field(value: self.delivered, fieldNumber: 1)
+    }
+    if !self.unansweredEdges.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.unansweredEdges, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomChannelDataResponse, rhs: RoomChannelDataResponse) -> Bool {
+    if lhs.delivered != rhs.delivered {return false}
     if lhs.unansweredEdges != rhs.unansweredEdges {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
