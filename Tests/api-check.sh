@@ -4,7 +4,7 @@
 # live cluster's API (two coordinators, a call-signal node, an edge, the debug executables that
 # Tests/run.sh built) and fails on any 5xx, any answer the document does not allow, any crash.
 #
-#   Tests/api-check.sh [--max-examples N]   (default 20 per operation; about a minute)
+#   Tests/api-check.sh [--max-examples N] [--seed S]   (default 20 per operation, seed 1; about a minute)
 #
 # Then the README's Agora-style business server (Python, standard library only) runs against the
 # same cluster. Installs the two PyPI packages when they are missing. The cluster runs in a temporary run
@@ -13,10 +13,12 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 max_examples=20
+seed=1
 while (($# > 0)); do
     case "$1" in
         --max-examples) max_examples="$2"; shift 2 ;;
-        *) echo "usage: $0 [--max-examples N]" >&2; exit 2 ;;
+        --seed) seed="$2"; shift 2 ;;
+        *) echo "usage: $0 [--max-examples N] [--seed S]" >&2; exit 2 ;;
     esac
 done
 
@@ -51,7 +53,7 @@ password = "${key#*:}"
 TOML
 schemathesis --config-file "$run_dir/schemathesis.toml" run "$api/v1/openapi.json" \
     --checks all --exclude-checks use_after_free \
-    --max-examples "$max_examples" --seed 1 --workers 1 \
+    --max-examples "$max_examples" --seed "$seed" --workers 1 \
     --max-response-time 5 \
     --output-sanitize false --no-color
 

@@ -445,6 +445,27 @@ elapsed_ms() { sed -n 's/.* elapsed_ms=\([0-9]*\).*/\1/p' <<<"$1"; }
 # The edge hosting CHANNEL in the status document STATUS_JSON (empty before its edge reported it).
 edge_of() { tr '{' '\n' <<<"$1" | grep "\"name\":\"$2\"" | sed -n 's/.*"edge":"\([^"]*\)".*/\1/p' | head -1 || true; }
 
+# Asks the server API at $1 for the open rooms and the users of room $2's channel (Python's standard
+# library, as a business server might), and prints them; fails unless it lists three rooms and
+# room $2's host with its three viewers.
+api_demo() {
+  SHOWROOM_API="$1" SHOWROOM_API_KEY="$(cat "$run_dir/api-key")" python3 - "$2" <<'PY'
+import base64, json, os, sys, urllib.request
+def get(path):
+    request = urllib.request.Request(os.environ["SHOWROOM_API"] + path, headers={
+        "Authorization": "Basic " + base64.b64encode(os.environ["SHOWROOM_API_KEY"].encode()).decode()})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+rooms = get("/v1/rooms?page_size=20")["rooms"]
+print("  GET /v1/rooms: %d open: %s" % (len(rooms), ", ".join(sorted(r["name"] for r in rooms))))
+users = get("/v1/channels/%s/users" % sys.argv[1])
+hosts = [u["uid"] for u in users["users"] if u["role"] == "host"]
+print("  GET /v1/channels/%s/users: hosts %s, %d in the audience, on %s" % (sys.argv[1], hosts, users["audience_total"],
+      ", ".join(sorted({u["edge"] for u in users["users"]}))))
+sys.exit(0 if len(rooms) == 3 and len(hosts) == 1 and users["audience_total"] == 3 else 1)
+PY
+}
+
 cmd_demo() {
   [ "$run_dir" != "$root/run/cluster" ] || run_dir="$root/run/demo"
   [ -z "$(live_ids)" ] || cmd_down
@@ -491,6 +512,11 @@ cmd_demo() {
   echo
   echo "== status: members, rooms, channels =="
   cmd_status
+  echo
+  echo "== the server API: what a business server sees (HTTP, the run directory's customer key) =="
+  local api_view
+  api_view="$(api_demo "$(api_of coordinator-2)" "${rooms[0]}")" || failed+=("the server API: $api_view")
+  echo "$api_view"
   echo
   echo "== show → 1v1: a viewer of ${rooms[0]} calls host-1, who pauses the show while they talk =="
   local call_out

@@ -67,7 +67,8 @@ extension ServerAPIHandler {
     func stopPK(_ input: Operations.StopPK.Input) async throws -> Operations.StopPK.Output {
         let current = try await room(input.path.roomId)
         guard current.interaction.kind == .pk else {
-            throw ShowroomError(.interactionNotFound, "room \(current.roomID) is in no PK")
+            // The room is there; its state is what does not allow it (409, not 404).
+            throw ShowroomError(.interactionNotAllowed, "room \(current.roomID) is in no PK")
         }
         var stop = RoomPkStopRequest()
         stop.roomID = current.roomID
@@ -110,7 +111,7 @@ extension ServerAPIHandler {
         let uid = try Self.uid(input.path.uid, field: "uid")
         let current = try await room(input.path.roomId)
         guard current.interaction.kind == .cohost, let seat = current.interaction.seats.first(where: { $0.uid == uid }) else {
-            throw ShowroomError(.interactionNotFound, "uid \(uid) holds no co-host seat in room \(current.roomID)")
+            throw ShowroomError(.interactionNotAllowed, "uid \(uid) holds no co-host seat in room \(current.roomID)")
         }
         var stop = RoomCoHostStopRequest()
         stop.roomID = current.roomID

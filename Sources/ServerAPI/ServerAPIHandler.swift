@@ -125,6 +125,10 @@ struct ServerAPIHandler: APIProtocol {
 
     func updateRoom(_ input: Operations.UpdateRoom.Input) async throws -> Operations.UpdateRoom.Output {
         guard case .json(let body) = input.body else { throw ShowroomError.invalidArgument("send the change as JSON") }
+        // Nothing to change: the room as it is (a PATCH of nothing is no error).
+        guard body.name != nil || body.metadata != nil else {
+            return .ok(.init(body: .json(Self.room(try await room(input.path.roomId)))))
+        }
         var request = RoomUpdateRoomRequest()
         request.roomID = input.path.roomId
         if let name = body.name { request.name = name }

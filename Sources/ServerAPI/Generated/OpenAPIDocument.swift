@@ -2038,8 +2038,7 @@ let openAPIDocumentJSON = #"""
       "UpdateRoom": {
         "type": "object",
         "additionalProperties": false,
-        "minProperties": 1,
-        "description": "A new name, new metadata, or both (null or absent, unchanged).",
+        "description": "A new name, new metadata, or both (null or absent, unchanged; with neither, the room is answered unchanged).",
         "properties": {
           "name": {
             "type": [

@@ -173,7 +173,7 @@ extension Components {
                 ])
             }
         }
-        /// A new name, new metadata, or both (null or absent, unchanged).
+        /// A new name, new metadata, or both (null or absent, unchanged; with neither, the room is answered unchanged).
         ///
         /// - Remark: Generated from `#/components/schemas/UpdateRoom`.
         internal struct UpdateRoom: Codable, Hashable, Sendable {
