@@ -343,13 +343,7 @@ final class CoordinatorLink {
 
     /// `CHANNEL_USERS`: the edge's users in a channel, each named with this edge.
     private func handleChannelUsers(_ request: WireEnvelope, _ respond: Node.Responder) {
-        let body: RoomChannelUsersRequest
-        do {
-            body = try request.decodeBody(RoomChannelUsersRequest.self)
-        } catch {
-            respond(.failure(error))
-            return
-        }
+        guard let body = respond.answering({ try request.decodeBody(RoomChannelUsersRequest.self) }) else { return }
         let nodeID = self.nodeID
         edge.channelUsers(body) { result in
             respond(result.map { answer in

@@ -28,17 +28,12 @@ public struct CustomerKey: Sendable, Equatable {
     public var secretSHA256: [UInt8]
     /// What it may do.
     public var scopes: Set<APIScope>
-    /// Its own request rate (requests a second, burst), or nil for the API's.
-    public var rate: (perSecond: Double, burst: Int)? {
-        get { ratePerSecond.map { ($0, rateBurst ?? 1) } }
-        set { ratePerSecond = newValue?.perSecond; rateBurst = newValue?.burst }
-    }
-    private var ratePerSecond: Double?
-    private var rateBurst: Int?
+    /// Its own request rate, or nil for the API's.
+    public var rate: RequestRate.Limit?
 
     /// A key; `secretSHA256` is the hash, 32 bytes.
     /// - Throws: `invalidArgument` naming what is wrong.
-    public init(id: String, secretSHA256: [UInt8], scopes: Set<APIScope>, rate: (perSecond: Double, burst: Int)? = nil) throws(ShowroomError) {
+    public init(id: String, secretSHA256: [UInt8], scopes: Set<APIScope>, rate: RequestRate.Limit? = nil) throws(ShowroomError) {
         guard (1...64).contains(id.utf8.count), id.utf8.allSatisfy(CustomerKey.isIDByte) else {
             throw .invalidArgument("customer key id '\(id.prefix(80))' must be 1 to 64 letters, digits, '-' or '_'")
         }
@@ -67,7 +62,7 @@ public struct CustomerKey: Sendable, Equatable {
             throw .invalidArgument("each of apiKeys must be an object with id, secretSHA256 and scopes")
         }
         guard let id = object["id"] as? String else { throw .invalidArgument("an apiKeys entry needs an id (a string)") }
-        guard let hex = object["secretSHA256"] as? String, let hash = Self.bytes(hex: hex) else {
+        guard let hex = object["secretSHA256"] as? String, let hash = Hex.decode(hex), hash.count == 32 else {
             throw .invalidArgument("customer key '\(id.prefix(80))': secretSHA256 must be 64 hex digits (sha256sum of the secret)")
         }
         guard let names = object["scopes"] as? [String] else {
@@ -84,23 +79,20 @@ public struct CustomerKey: Sendable, Equatable {
         guard unknown.isEmpty else {
             throw .invalidArgument("customer key '\(id.prefix(80))': unknown field \(unknown.sorted().joined(separator: ", ")); a key has id, secretSHA256, scopes, requestsPerSecond and burst")
         }
-        var rate: (perSecond: Double, burst: Int)?
+        var rate: RequestRate.Limit?
         if object["requestsPerSecond"] != nil || object["burst"] != nil {
             guard let perSecond = (object["requestsPerSecond"] as? NSNumber)?.doubleValue,
                   let burst = (object["burst"] as? NSNumber)?.intValue
             else {
                 throw .invalidArgument("customer key '\(id.prefix(80))': give requestsPerSecond and burst together, as numbers")
             }
-            rate = (perSecond, burst)
+            rate = RequestRate.Limit(perSecond: perSecond, burst: burst)
         }
         try self.init(id: id, secretSHA256: hash, scopes: scopes, rate: rate)
     }
 
     /// SHA-256 of `secret`, as configured (`secretSHA256`).
     public static func hash(secret: String) -> [UInt8] { Array(SHA256.hash(data: Array(secret.utf8))) }
-
-    /// Lowercase hex of `bytes`.
-    public static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
     static func isIDByte(_ byte: UInt8) -> Bool {
         switch byte {
@@ -109,29 +101,6 @@ public struct CustomerKey: Sendable, Equatable {
             return true
         default:
             return false
-        }
-    }
-
-    static func bytes(hex: String) -> [UInt8]? {
-        let digits = Array(hex.utf8)
-        guard digits.count == 64 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(32)
-        var index = 0
-        while index < 64 {
-            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        return bytes
-    }
-
-    private static func nibble(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return digit - UInt8(ascii: "A") + 10
-        default: return nil
         }
     }
 }

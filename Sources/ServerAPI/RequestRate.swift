@@ -8,6 +8,18 @@ public struct RequestRate: Sendable {
     public let burst: Double
     private var buckets: [String: (tokens: Double, atMs: Int64)] = [:]
 
+    /// A key's own rate: requests a second on average, and at once after a quiet while.
+    public struct Limit: Sendable, Equatable {
+        public var perSecond: Double
+        public var burst: Int
+
+        /// A rate of `perSecond` with `burst`.
+        public init(perSecond: Double, burst: Int) {
+            self.perSecond = perSecond
+            self.burst = burst
+        }
+    }
+
     /// A rate of `perSecond` with `burst`; both at least 1.
     public init(perSecond: Double, burst: Int) {
         self.perSecond = max(perSecond, 0.001)
@@ -16,7 +28,7 @@ public struct RequestRate: Sendable {
 
     /// Takes one request for `key` at `nowMs`, at the key's own `rate` if it has one.
     /// - Returns: nil when it may go ahead; otherwise the whole seconds until it may (at least 1).
-    public mutating func take(_ key: String, rate: (perSecond: Double, burst: Int)? = nil, nowMs: Int64) -> Int? {
+    public mutating func take(_ key: String, rate: Limit? = nil, nowMs: Int64) -> Int? {
         let perSecond = max(rate?.perSecond ?? self.perSecond, 0.001)
         let burst = Double(max(rate?.burst ?? Int(self.burst), 1))
         var bucket = buckets[key] ?? (tokens: burst, atMs: nowMs)

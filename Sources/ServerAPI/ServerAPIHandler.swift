@@ -53,6 +53,11 @@ struct ServerAPIHandler: APIProtocol {
         return try answer.decodeBody(Response.self)
     }
 
+    /// An administrator's signature of `action` on `target`, as a business server signs it.
+    func adminSignature(_ action: String, target: String, uid: UInt32 = 0) -> RoomAdminSignature {
+        AdminSigner.sign(action: action, target: target, uid: uid, issuedAtMs: nowMs(), appCertificate: appCertificate)
+    }
+
     // MARK: - Service
 
     func getHealth(_ input: Operations.GetHealth.Input) async throws -> Operations.GetHealth.Output {
@@ -138,8 +143,7 @@ struct ServerAPIHandler: APIProtocol {
             }
             request.metadata = metadata
         }
-        request.admin = AdminSigner.sign(action: "update-room", target: request.roomID, uid: 0, issuedAtMs: nowMs(),
-                                         appCertificate: appCertificate)
+        request.admin = adminSignature("update-room", target: request.roomID)
         let answer = try await ask(.roomUpdate, request, expecting: RoomUpdateRoomResponse.self)
         return .ok(.init(body: .json(Self.room(answer.room))))
     }
@@ -147,8 +151,7 @@ struct ServerAPIHandler: APIProtocol {
     func closeRoom(_ input: Operations.CloseRoom.Input) async throws -> Operations.CloseRoom.Output {
         var request = RoomCloseRoomRequest()
         request.roomID = input.path.roomId
-        request.admin = AdminSigner.sign(action: "close-room", target: request.roomID, uid: 0, issuedAtMs: nowMs(),
-                                         appCertificate: appCertificate)
+        request.admin = adminSignature("close-room", target: request.roomID)
         let answer = try await ask(.roomClose, request, expecting: RoomCloseRoomResponse.self)
         return .ok(.init(body: .json(Self.room(answer.room))))
     }
@@ -167,8 +170,7 @@ struct ServerAPIHandler: APIProtocol {
         let privileges = body.privileges ?? []
         guard privileges.count <= 3 else { throw ShowroomError.invalidArgument("privileges lists at most the 3 there are, not \(privileges.count)") }
         request.privileges = privileges.map(Self.privilegeNumber)
-        request.admin = AdminSigner.sign(action: "kick", target: request.channel, uid: request.uid, issuedAtMs: nowMs(),
-                                         appCertificate: appCertificate)
+        request.admin = adminSignature("kick", target: request.channel, uid: request.uid)
         let answer = try await ask(.kick, request, expecting: RoomKickResponse.self)
         let banned = answer.hasBan && answer.ban.untilMs > 0
         return .ok(.init(body: .json(.init(

@@ -23,7 +23,7 @@ public enum AdminSigner {
             using: SymmetricKey(data: Array(appCertificate.utf8)))
         var signature = RoomAdminSignature()
         signature.issuedAtMs = issuedAtMs
-        signature.signature = hex(Array(code))
+        signature.signature = Hex.encode(code)
         return signature
     }
 
@@ -50,7 +50,7 @@ public enum AdminSigner {
                 "this cluster has no app certificate configured, so it accepts no \(action) request; configure one")
         }
         let content = Array(message(action: action, target: target, uid: uid, issuedAtMs: signature.issuedAtMs).utf8)
-        guard let code = bytes(hex: signature.signature),
+        guard let code = Hex.decode(signature.signature),
               HMAC<SHA256>.isValidAuthenticationCode(code, authenticating: content, using: SymmetricKey(data: Array(appCertificate.utf8)))
         else {
             throw ShowroomError(.adminUnauthorized,
@@ -65,39 +65,5 @@ public enum AdminSigner {
 
     private static func message(action: String, target: String, uid: UInt32, issuedAtMs: Int64) -> String {
         "\(action)|\(target)|\(uid)|\(issuedAtMs)"
-    }
-
-    private static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
-
-    /// The bytes of a hex string, or nil if it is not one.
-    private static func bytes(hex: String) -> [UInt8]? {
-        let text = Array(hex.utf8)
-        guard text.count.isMultiple(of: 2) else { return nil }
-        func value(_ digit: UInt8) -> UInt8? {
-            switch digit {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): return digit - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): return digit - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): return digit - UInt8(ascii: "A") + 10
-            default: return nil
-            }
-        }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.count / 2)
-        var index = 0
-        while index < text.count {
-            guard let high = value(text[index]), let low = value(text[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        return bytes
     }
 }

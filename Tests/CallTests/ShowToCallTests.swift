@@ -428,7 +428,7 @@ final class ShowToCallTests: XCTestCase {
     func testAPaidCallEndedThroughTheServerAPIEndsForBothPartiesWithItsReason() async throws {
         let secret = "paid-calls-secret-0123456789"
         let cluster = try TestCluster(coordinators: 1, callsignals: 1, edges: 1, coordinatorSettings: [
-            "apiKeys": [["id": "billing", "secretSHA256": CustomerKey.hex(CustomerKey.hash(secret: secret)), "scopes": ["read", "calls"]]],
+            "apiKeys": [["id": "billing", "secretSHA256": Hex.encode(CustomerKey.hash(secret: secret)), "scopes": ["read", "calls"]]],
         ])
         defer { cluster.down() }
         let seeds = [try cluster.clientEndpoint(of: "coordinator-1")]

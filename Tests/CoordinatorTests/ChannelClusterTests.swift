@@ -30,7 +30,7 @@ final class ChannelClusterTests: XCTestCase {
                 let receiver = try await WebhookReceiver.start(secret: secret) { _ in outage.withLock { $0 } ? 503 : 200 }
                 let cluster = try TestCluster(coordinators: 1, edges: 3,
                                               webhookURLs: [receiver.url], webhookSecret: secret, coordinatorSettings: [
-                                                  "apiKeys": [["id": "hooks", "secretSHA256": CustomerKey.hex(CustomerKey.hash(secret: apiSecret)),
+                                                  "apiKeys": [["id": "hooks", "secretSHA256": Hex.encode(CustomerKey.hash(secret: apiSecret)),
                                                                "scopes": ["read", "rooms"]]],
                                               ])
                 started.withLock { $0 = .success((cluster, receiver)) }

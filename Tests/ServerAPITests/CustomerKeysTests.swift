@@ -40,7 +40,7 @@ final class CustomerKeysTests: XCTestCase {
     }
 
     func testAConfigurationEntryIsCheckedFieldByField() throws {
-        let hash = CustomerKey.hex(CustomerKey.hash(secret: "s3cret-s3cret"))
+        let hash = Hex.encode(CustomerKey.hash(secret: "s3cret-s3cret"))
         let good = try CustomerKey(configuration: ["id": "biz", "secretSHA256": hash, "scopes": ["read", "calls"]])
         XCTAssertEqual(good.scopes, [.read, .calls])
         XCTAssertNil(good.rate)
@@ -87,8 +87,8 @@ final class CustomerKeysTests: XCTestCase {
         for _ in 0..<5 { XCTAssertNil(rate.take("a", nowMs: 1_000_000)) }
         XCTAssertNotNil(rate.take("a", nowMs: 1_000_000))
         // A slow key's own rate: one every 10 s, told to wait that long.
-        XCTAssertNil(rate.take("slow", rate: (0.1, 1), nowMs: 0))
-        XCTAssertEqual(rate.take("slow", rate: (0.1, 1), nowMs: 0), 10)
+        XCTAssertNil(rate.take("slow", rate: RequestRate.Limit(perSecond: 0.1, burst: 1), nowMs: 0))
+        XCTAssertEqual(rate.take("slow", rate: RequestRate.Limit(perSecond: 0.1, burst: 1), nowMs: 0), 10)
         // Hostile times do not trap.
         XCTAssertNil(rate.take("edge", nowMs: .max))
         _ = rate.take("edge", nowMs: .min)

@@ -17,7 +17,7 @@ final class ServerAPIClusterTests: XCTestCase {
 
     static func entry(_ key: (id: String, secret: String), scopes: [String], rate: (Double, Int)? = nil) -> [String: Any] {
         var entry: [String: Any] = [
-            "id": key.id, "secretSHA256": CustomerKey.hex(CustomerKey.hash(secret: key.secret)), "scopes": scopes,
+            "id": key.id, "secretSHA256": Hex.encode(CustomerKey.hash(secret: key.secret)), "scopes": scopes,
         ]
         if let rate { entry["requestsPerSecond"] = rate.0; entry["burst"] = rate.1 }
         return entry
