@@ -108,10 +108,15 @@ public struct BanList: Sendable {
             if let before, ban.updatedAtMs != before.updatedAtMs {
                 // The later change wins whole: a shortened or lifted rule stays so.
                 after = ban.updatedAtMs > before.updatedAtMs ? Self.known(ban) : before
-                bans[key] = after
+            } else if let before, before.lifted {
+                // A lifting stands against any copy of the same moment, whatever the order.
+                after = before
+            } else if ban.lifted {
+                after = Self.known(ban)
             } else {
                 after = add(ban)
             }
+            bans[key] = after
             if after != before { changed[key] = after }
         }
         return Self.ordered(changed.values)

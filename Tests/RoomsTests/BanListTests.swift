@@ -79,6 +79,14 @@ final class BanListTests: XCTestCase {
         XCTAssertTrue(here.active(nowMs: 2_000).isEmpty)
         XCTAssertEqual(there.merge(here.held).count, 1)
         XCTAssertTrue(there.active(nowMs: 2_000).isEmpty)
+        // A lifted copy taken in, again and again, in any order with a live copy of its moment, stays lifted.
+        var fresh = BanList()
+        var sameMoment = made
+        sameMoment.updatedAtMs = lifted.updatedAtMs
+        XCTAssertEqual(fresh.merge([sameMoment, lifted]).first?.lifted, true)
+        XCTAssertTrue(fresh.merge([sameMoment, lifted]).isEmpty, "merged twice, nothing changes")
+        XCTAssertTrue(fresh.merge([lifted, sameMoment]).isEmpty)
+        XCTAssertTrue(fresh.active(nowMs: 0).isEmpty)
         // The same change on two copies combines as before (a kick and a kick).
         var kick = made
         kick.privileges = [2]
