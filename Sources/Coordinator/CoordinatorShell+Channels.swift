@@ -443,15 +443,25 @@ extension CoordinatorShell {
 
     /// `CHANNEL_USERS` (the server API): the edges that report the channel (its origin and its
     /// relays) asked who is there, their answers merged (``ChannelUserList``); an edge that does
-    /// not answer in time is named in the answer, its users missing.
+    /// not answer in time is named in the answer, its users missing. Callers asking the same at
+    /// once share the asking (``SharedReads``).
     func channelUsers(_ request: WireEnvelope, _ respond: Node.Responder) {
         guard let body = respond.answering({ () throws -> RoomChannelUsersRequest in
             let body = try request.decodeBody(RoomChannelUsersRequest.self)
             try Names.validateChannel(body.channel)
             return body
         }) else { return }
-        askEdges(reporting: body.channel, .channelUsers, body, as: RoomChannelUsersResponse.self) { answers, unanswered in
-            respond(.success(ChannelUserList.merged(answers, unanswered: unanswered)))
+        if userReads.ask(body, for: respond) { askUsers(body) }
+    }
+
+    /// One round of ``channelUsers(_:_:)`` for `question`: its callers answered, and the next
+    /// round asked if more arrived meanwhile.
+    private func askUsers(_ question: RoomChannelUsersRequest) {
+        askEdges(reporting: question.channel, .channelUsers, question, as: RoomChannelUsersResponse.self) { [self] answers, unanswered in
+            let answer = ChannelUserList.merged(answers, unanswered: unanswered)
+            let (callers, askAgain) = userReads.answered(question)
+            for respond in callers { respond(.success(answer)) }
+            if askAgain { askUsers(question) }
         }
     }
 

@@ -96,6 +96,8 @@ final class CoordinatorShell {
     static let catchUpPageRooms = 100
     /// Channel events numbered here and not yet published (``ChannelEventOutbox``).
     var unpublished = ChannelEventOutbox()
+    /// User-list reads out to the edges, shared by the callers asking the same at once.
+    var userReads = SharedReads<RoomChannelUsersRequest, Node.Responder>()
 
     /// Whether this coordinator sees more than half of the cluster's members alive (every role:
     /// the edges and call-signal nodes are witnesses, so a cluster of two coordinators still

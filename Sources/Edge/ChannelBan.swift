@@ -45,8 +45,12 @@ public struct ChannelBan: Sendable, Hashable, CustomStringConvertible {
     /// stopped may resume.
     public var isLifted: Bool { privileges.isEmpty }
 
-    /// Whether the ban is of `uid` (a ban of uid 0 is of everyone in its channel).
-    public func matches(uid: UInt32) -> Bool { self.uid == 0 || self.uid == uid }
+    /// Whether the ban is of `uid` connected from `address` (a ban of uid 0 is of everyone, one
+    /// with no ``ip`` of every address; a connection whose address is not known — another edge's
+    /// link, a stand-in — matches no address ban).
+    public func matches(uid: UInt32, address: String?) -> Bool {
+        (self.uid == 0 || self.uid == uid) && (ip.isEmpty || ip == address)
+    }
 
     /// True if the uid may not join (or stay in) the channel.
     public var bansJoining: Bool { privileges.contains(.join) }
@@ -66,6 +70,9 @@ public struct ChannelBan: Sendable, Hashable, CustomStringConvertible {
     /// - Parameter now: The current clock value.
     public func holds(at now: Duration) -> Bool { now < until }
 
+    /// Only connections from this IP address (``IPAddress/canonical(_:)``); "" any address.
+    public var ip: String = ""
+
     /// The end of the ban as people read it: an ISO 8601 UTC time.
     public var endDescription: String {
         Date(timeIntervalSince1970: Double(untilMs) / 1000).ISO8601Format()
@@ -74,7 +81,8 @@ public struct ChannelBan: Sendable, Hashable, CustomStringConvertible {
     /// `uid 7 in show: join, publish-audio until 2025-01-01T00:00:00Z`.
     public var description: String {
         let names = Privilege.allCases.filter { privileges.contains($0) }.map(\.description)
-        let who = uid == 0 ? "everyone" : "uid \(uid)"
+        var who = uid == 0 ? "everyone" : "uid \(uid)"
+        if !ip.isEmpty { who += " from \(ip)" }
         let channel = self.channel.isEmpty ? "every channel" : self.channel
         return "\(who) in \(channel): \(names.joined(separator: ", ")) until \(endDescription)"
     }
@@ -82,7 +90,8 @@ public struct ChannelBan: Sendable, Hashable, CustomStringConvertible {
     struct Key: Hashable, Sendable {
         var channel: String
         var uid: UInt32
+        var ip: String = ""
     }
 
-    var key: Key { Key(channel: channel, uid: uid) }
+    var key: Key { Key(channel: channel, uid: uid, ip: ip) }
 }

@@ -3,14 +3,14 @@ import ShowroomWire
 // Bans from the room-coordinators: kicks, refused joins and publishes, expiry.
 
 extension ChannelPlane {
-    /// The bans in force, by channel then uid.
+    /// The bans in force, by channel, uid and address.
     public var activeBans: [ChannelBan] {
-        bans.values.sorted { ($0.channel, $0.uid) < ($1.channel, $1.uid) }
+        bans.values.sorted { ($0.channel, $0.uid, $0.ip) < ($1.channel, $1.uid, $1.ip) }
     }
 
     /// Enforces bans (`EDGE_BANS` from a room-coordinator, or its `BAN_LIST` answer at start).
     ///
-    /// A ban replaces the one held for the same channel and uid (the coordinator's latest word
+    /// A ban replaces the one held for the same channel, uid and address (the coordinator's latest word
     /// wins; a narrower ban lifts what it no longer lists). Then, for the uid's connection to the
     /// channel:
     /// - a join ban closes it at once: it is told ``EdgeEvent/connectionClosed(channel:reason:)``
@@ -33,16 +33,17 @@ extension ChannelPlane {
         var closed = 0
         for ban in bans {
             if ban.holds(at: now), !ban.isLifted {
-                self.bans[ban.key] = ban
+                setBan(ban, for: ban.key)
                 if nextBanExpiry == nil || ban.until < nextBanExpiry! { nextBanExpiry = ban.until }
             } else {
-                self.bans[ban.key] = nil
+                setBan(nil, for: ban.key)
             }
             out.append(.log(EdgeLogEntry(.notice, ban.isLifted ? "ban lifted: \(ban)" : "ban \(ban)")))
             for name in channelNames(matching: ban) {
                 guard var channel = take(name) else { continue }
                 for session in channel.order {
-                    guard let connection = channel.connections[session], ban.matches(uid: connection.uid) else { continue }
+                    guard let connection = channel.connections[session],
+                          ban.matches(uid: connection.uid, address: sessions[session]?.address) else { continue }
                     // The ban as it applies to this user here (a rule may leave uid or channel open).
                     var ban = ban
                     ban.uid = connection.uid
@@ -64,10 +65,11 @@ extension ChannelPlane {
         return (closed, out)
     }
 
-    /// The channels a ban concerns: its own, or for a ban of a uid in every channel, those the uid
-    /// is in.
+    /// The channels a ban concerns: its own, or for a ban in every channel, those the uid is in
+    /// (every channel for an address ban of everyone).
     private func channelNames(matching ban: ChannelBan) -> [String] {
         guard ban.channel.isEmpty else { return [ban.channel] }
+        guard ban.uid != 0 else { return channels.keys.sorted() }
         return channels.values.filter { $0.sessionByUID[ban.uid] != nil }.map(\.name).sorted()
     }
 
@@ -85,13 +87,17 @@ extension ChannelPlane {
         out.append(.send(.connectionClosed(channel: name, reason: error), to: session))
     }
 
-    /// The ban that holds for the uid in the channel at `now`, if any.
-    /// A ban of the uid in every channel and one of everyone in the channel count too: what
-    /// holds is their union, to the latest end.
-    func activeBan(channel: String, uid: UInt32, now: Duration) -> ChannelBan? {
+    /// The ban that holds for the uid of `session` in the channel at `now`, if any.
+    /// A ban of the uid in every channel, one of everyone in the channel, and those of the
+    /// session's address count too: what holds is their union, to the latest end.
+    func activeBan(channel: String, uid: UInt32, of session: SessionID, now: Duration) -> ChannelBan? {
         guard !bans.isEmpty else { return nil }
-        let holding = [ChannelBan.Key(channel: channel, uid: uid), ChannelBan.Key(channel: "", uid: uid), ChannelBan.Key(channel: channel, uid: 0)]
-            .compactMap { bans[$0] }.filter { $0.holds(at: now) }
+        var keys = [ChannelBan.Key(channel: channel, uid: uid), ChannelBan.Key(channel: "", uid: uid), ChannelBan.Key(channel: channel, uid: 0)]
+        if addressBans > 0, let address = sessions[session]?.address {
+            keys += [ChannelBan.Key(channel: channel, uid: uid, ip: address), ChannelBan.Key(channel: "", uid: uid, ip: address),
+                     ChannelBan.Key(channel: channel, uid: 0, ip: address), ChannelBan.Key(channel: "", uid: 0, ip: address)]
+        }
+        let holding = keys.compactMap { bans[$0] }.filter { $0.holds(at: now) }
         guard var ban = holding.first else { return nil }
         for other in holding.dropFirst() {
             ban.privileges.formUnion(other.privileges)
@@ -105,9 +111,9 @@ extension ChannelPlane {
         return ban
     }
 
-    /// Why the uid may not become broadcaster in the channel (a publish ban), or nil.
-    func broadcastBanRefusal(channel: String, uid: UInt32, now: Duration) -> ShowroomError? {
-        guard let ban = activeBan(channel: channel, uid: uid, now: now), ban.bansBroadcasting else { return nil }
+    /// Why the uid of `session` may not become broadcaster in the channel (a publish ban), or nil.
+    func broadcastBanRefusal(channel: String, uid: UInt32, of session: SessionID, now: Duration) -> ShowroomError? {
+        guard let ban = activeBan(channel: channel, uid: uid, of: session, now: now), ban.bansBroadcasting else { return nil }
         let kinds = TrackKind.allCases.filter { ban.bansPublishing($0) }.map { "\($0)" }.joined(separator: " and ")
         return .banned("uid \(uid) is banned from publishing \(kinds) in channel \(channel) until \(ban.endDescription); stay audience")
     }
@@ -130,13 +136,14 @@ extension ChannelPlane {
                 ended.append(ban)
             }
         }
-        for ban in ended.sorted(by: { ($0.channel, $0.uid) < ($1.channel, $1.uid) }) {
-            bans[ban.key] = nil
+        for ban in ended.sorted(by: { ($0.channel, $0.uid, $0.ip) < ($1.channel, $1.uid, $1.ip) }) {
+            setBan(nil, for: ban.key)
             out.append(.log(EdgeLogEntry(.info, "ban ended: \(ban)")))
             guard ban.bansBroadcasting else { continue }
             for name in channelNames(matching: ban) {
                 guard var channel = take(name) else { continue }
-                for session in channel.order where channel.connections[session].map({ ban.matches(uid: $0.uid) }) == true {
+                for session in channel.order
+                where channel.connections[session].map({ ban.matches(uid: $0.uid, address: sessions[session]?.address) }) == true {
                     reconcilePublishing(of: session, in: &channel, now: now, &out)
                 }
                 store(channel, now: now, &out)

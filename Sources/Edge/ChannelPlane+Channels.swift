@@ -57,7 +57,7 @@ extension ChannelPlane {
             return refuse(ShowroomError(.tokenExpired, "the token has expired; fetch a new one from the app server"))
         }
         if let error = grant.refusal(of: .join, at: now, for: "join channel \(name)") { return refuse(error) }
-        if let ban = activeBan(channel: name, uid: uid, now: now), ban.bansJoining {
+        if let ban = activeBan(channel: name, uid: uid, of: session, now: now), ban.bansJoining {
             return refuse(.banned("uid \(uid) is banned from channel \(name) until \(ban.endDescription)"))
         }
         guard !client.channels.contains(name) else {
@@ -74,7 +74,7 @@ extension ChannelPlane {
             return refuse(.channelFull("channel \(name) has \(members) connections, the most an edge allows (\(limits.maxSubscribersPerChannel))"))
         }
         if role == .broadcaster {
-            if let error = broadcastBanRefusal(channel: name, uid: uid, now: now) { return refuse(error) }
+            if let error = broadcastBanRefusal(channel: name, uid: uid, of: session, now: now) { return refuse(error) }
             if let error = publishRefusal(grant, uid: uid, now: now, channel: name) { return refuse(error) }
             let broadcasters = channel.broadcasters - (replacedRole == .broadcaster ? 1 : 0)
             guard broadcasters < limits.maxPublishersPerChannel else {
@@ -314,7 +314,7 @@ extension ChannelPlane {
     func roleChangeRefusal(_ session: SessionID, to role: ClientRole, in channel: Channel<Frame>, now: Duration) -> ShowroomError? {
         let connection = channel.connections[session]!
         guard role == .broadcaster, connection.role != .broadcaster else { return nil }
-        if let error = broadcastBanRefusal(channel: channel.name, uid: connection.uid, now: now) { return error }
+        if let error = broadcastBanRefusal(channel: channel.name, uid: connection.uid, of: session, now: now) { return error }
         if let error = publishRefusal(connection.grant, uid: connection.uid, now: now, channel: channel.name) { return error }
         let limit = settings.limits.maxPublishersPerChannel
         if channel.broadcasters >= limit {
@@ -402,7 +402,7 @@ extension ChannelPlane {
     mutating func reconcilePublishing(of session: SessionID, in channel: inout Channel<Frame>, now: Duration, _ out: inout [EdgeDirective]) {
         guard let connection = channel.connections[session] else { return }
         var allowed = allowedTracks(of: connection, in: channel.name, now: now)
-        if let ban = activeBan(channel: channel.name, uid: connection.uid, now: now) {
+        if let ban = activeBan(channel: channel.name, uid: connection.uid, of: session, now: now) {
             for kind in TrackKind.allCases where ban.bansPublishing(kind) { allowed.remove(TrackKinds(kind)) }
         }
         for kind in TrackKind.allCases {

@@ -161,7 +161,7 @@ extension ChannelPlane {
                     error = .roleForbidsPublish("uid \(connection.uid) is audience in channel \(info.channel) and cannot publish \(kind); switch to broadcaster first")
                 } else if info.publisherUID != connection.uid {
                     error = .invalidArgument("the frame header says uid \(info.publisherUID) but this connection to channel \(info.channel) is uid \(connection.uid)")
-                } else if let ban = activeBan(channel: info.channel, uid: connection.uid, now: now), ban.bansPublishing(kind) {
+                } else if let ban = activeBan(channel: info.channel, uid: connection.uid, of: session, now: now), ban.bansPublishing(kind) {
                     error = publishBanned(ban, kind)
                 } else if !connection.options.publishes(kind) {
                     error = .trackNotPublished("the media options of channel \(info.channel) do not publish \(kind); set publish_\(kind) first")

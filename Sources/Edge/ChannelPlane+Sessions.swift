@@ -42,6 +42,18 @@ extension ChannelPlane {
         return out
     }
 
+    /// Records the IP address a session's client connects from (the transport's word, given once
+    /// the session is open): address bans match it from then on. Ignored for an edge's link and
+    /// for anything not an IP address.
+    ///
+    /// - Parameters:
+    ///   - address: The peer's address, as the transport gives it.
+    ///   - session: The client connection.
+    public mutating func setAddress(_ address: String, of session: SessionID) {
+        guard let client = sessions[session], !client.isForwardLink, !client.isRelayLink, !client.isStandIn else { return }
+        sessions[session]?.address = IPAddress.canonical(address)
+    }
+
     /// Closes a session at the client's request: it leaves every channel (its users quit).
     ///
     /// - Parameters:

@@ -44,10 +44,18 @@ public struct ChannelPlane<Frame> {
     var sessions: [SessionID: ClientSession] = [:]
     var sessionsByClient: [String: SessionID] = [:]
     var channels: [String: Channel<Frame>] = [:]
-    /// Bans in force, by channel and uid.
-    var bans: [ChannelBan.Key: ChannelBan] = [:]
+    /// Bans in force, by channel, uid and address.
+    private(set) var bans: [ChannelBan.Key: ChannelBan] = [:]
+    /// How many bans in force name an address: only while some do does a ban check look at one.
+    private(set) var addressBans = 0
     /// Stages of channels that run rooms, by channel name.
     var stages: [String: ChannelStage] = [:]
+    /// Keeps `ban` for `key`, or forgets the ban held for it (nil).
+    mutating func setBan(_ ban: ChannelBan?, for key: ChannelBan.Key) {
+        let before = if let ban { bans.updateValue(ban, forKey: key) } else { bans.removeValue(forKey: key) }
+        if !key.ip.isEmpty { addressBans += (ban == nil ? 0 : 1) - (before == nil ? 0 : 1) }
+    }
+
     /// The earliest end among ``bans``, so the timer looks at them only when one is due.
     var nextBanExpiry: Duration?
     var lastConnectionID: UInt64 = 0

@@ -6,6 +6,9 @@ struct ClientSession: Sendable {
     let clientID: String
     let sdkVersion: String
     let openedAt: Duration
+    /// The IP address the client connects from (``IPAddress/canonical(_:)``), if known: what an
+    /// address ban matches. Never set for another edge's link or a stand-in.
+    var address: String?
     /// Any message counts as a heartbeat.
     var lastHeard: Duration
     /// The channels it is connected to, in join order.

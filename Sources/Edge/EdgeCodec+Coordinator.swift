@@ -48,13 +48,17 @@ extension EdgeCodec {
     ///   - now: The plane's clock now.
     ///   - unixNowMs: The wall clock now, ms since the Unix epoch.
     /// - Returns: The bans, ending at `now + (untilMs − unixNowMs)`.
-    /// - Throws: ``ShowroomError`` `INVALID_ARGUMENT` for an empty channel, uid 0, or a privilege
-    ///   other than 1 (join), 2 (publish audio), 3 (publish video).
+    /// - Throws: ``ShowroomError`` `INVALID_ARGUMENT` for a ban with no filter (no channel, uid 0
+    ///   and no address), an address not in its canonical spelling, or a privilege other than 1
+    ///   (join), 2 (publish audio), 3 (publish video).
     public static func bans(_ wire: [RoomBan], now: Duration, unixNowMs: Int64) throws(ShowroomError) -> [ChannelBan] {
         try wire.enumerated().map { (index, ban) throws(ShowroomError) -> ChannelBan in
-            // "" is every channel, uid 0 everyone in the channel (a ban rule); not both.
-            guard !ban.channel.isEmpty || ban.uid != 0 else {
-                throw .invalidArgument("ban \(index + 1) names neither a channel nor a uid")
+            // "" is every channel, uid 0 everyone, ip "" any address (a ban rule); not all three.
+            guard !ban.channel.isEmpty || ban.uid != 0 || !ban.ip.isEmpty else {
+                throw .invalidArgument("ban \(index + 1) names no channel, uid or address")
+            }
+            guard ban.ip.isEmpty || IPAddress.canonical(ban.ip) == ban.ip else {
+                throw .invalidArgument("ban \(index + 1) names address '\(ban.ip.prefix(48))', not an IP address as the coordinators spell it")
             }
             var privileges: Set<Privilege> = []
             for number in ban.privileges {
@@ -73,9 +77,11 @@ extension EdgeCodec {
             let remainingMs = ban.untilMs.subtractingReportingOverflow(unixNowMs)
             let clamped = remainingMs.overflow ? (ban.untilMs > unixNowMs ? Int64.max : Int64.min) : remainingMs.partialValue
             let bounded = min(max(clamped, -(1 << 40)), 1 << 40)
-            return ChannelBan(
+            var result = ChannelBan(
                 channel: ban.channel, uid: ban.uid, privileges: privileges, until: now + .milliseconds(bounded),
                 untilMs: ban.untilMs)
+            result.ip = ban.ip
+            return result
         }
     }
 

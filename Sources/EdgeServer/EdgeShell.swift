@@ -148,7 +148,8 @@ final class EdgeShell<Face: ClientFace> {
             refuse(envelope, from: session, .unavailable("this edge is shutting down; join the channel again through the cluster"))
             return
         }
-        if case .openSession = request { face.sessionOpened(by: incoming) }
+        var address: String?
+        if case .openSession = request { address = face.sessionOpened(by: incoming) }
         if let error = relayRefusal(of: request, from: session) {
             // A broadcaster joining a relayed channel: the coordinator may have moved the channel
             // here (its origin died), so it is asked; its answer admits the join or names the origin.
@@ -160,6 +161,7 @@ final class EdgeShell<Face: ClientFace> {
         }
         if holdForClaim(request, from: session, requestID: envelope.requestID) { return }
         handOver(request, from: session, requestID: envelope.requestID)
+        if let address { plane.setAddress(address, of: session) }
     }
 
     /// Hands a request to the plane (tokens verified on the way) and carries out what it says.

@@ -141,8 +141,9 @@ final class RouterClientFace: ClientFace {
         pendingControl[session] = nil
     }
 
-    func sessionOpened(by message: Multipart) {
+    func sessionOpened(by message: Multipart) -> String? {
         reaper.sessionOpened(onDescriptor: message.sourceDescriptor(of: 1))
+        return message.property("Peer-Address", of: 1)
     }
 
     func closeUnopened() {

@@ -99,6 +99,18 @@ public final class RoomStore: Sendable {
                 table.column("record", .blob).notNull()
             }
         }
+        migrator.registerMigration("v2: bans keyed by channel, uid and address") { db in
+            try db.create(table: "bans_by_address") { table in
+                table.column("channel", .text).notNull()
+                table.column("uid", .integer).notNull()
+                table.column("ip", .text).notNull()
+                table.column("record", .blob).notNull()
+                table.primaryKey(["channel", "uid", "ip"])
+            }
+            try db.execute(sql: "INSERT INTO bans_by_address (channel, uid, ip, record) SELECT channel, uid, '', record FROM bans")
+            try db.drop(table: "bans")
+            try db.rename(table: "bans_by_address", to: "bans")
+        }
         return migrator
     }
 
@@ -124,16 +136,17 @@ public final class RoomStore: Sendable {
         try write("delete \(messages.count) chat message(s)") { db in try Self.delete(messages: messages, in: db) }
     }
 
-    /// Stores bans (replacing those with the same channel and uid).
+    /// Stores bans (replacing those with the same channel, uid and address).
     public func save(bans: [RoomBan]) throws(ShowroomError) {
         try write("save \(bans.count) ban(s)") { db in try Self.save(bans: bans, in: db) }
     }
 
-    /// Deletes bans by channel and uid.
+    /// Deletes bans by channel, uid and address.
     public func delete(bans: [RoomBan]) throws(ShowroomError) {
         try write("delete \(bans.count) ban(s)") { db in
             for ban in bans {
-                try db.execute(sql: "DELETE FROM bans WHERE channel = ? AND uid = ?", arguments: [ban.channel, Int64(ban.uid)])
+                try db.execute(sql: "DELETE FROM bans WHERE channel = ? AND uid = ? AND ip = ?",
+                               arguments: [ban.channel, Int64(ban.uid), ban.ip])
             }
         }
     }
@@ -183,7 +196,7 @@ public final class RoomStore: Sendable {
     // MARK: - Reads
 
     /// Everything stored, as one batch: rooms by id; messages by room and sequence; bans by
-    /// channel and uid; placements and sequences by channel.
+    /// channel, uid and address; placements and sequences by channel.
     ///
     /// - Throws: `INTERNAL` naming the path and the record that could not be read.
     public func load() throws(ShowroomError) -> RoomStateBatch {
@@ -198,7 +211,7 @@ public final class RoomStore: Sendable {
                     "SELECT room_id || '#' || sequence AS key, record FROM chat_messages ORDER BY room_id, sequence", db
                 ) { try RoomChatMessage(serializedBytes: $0) }
                 batch.bans = try Self.records(
-                    "ban", "SELECT channel || '#' || uid AS key, record FROM bans ORDER BY channel, uid", db
+                    "ban", "SELECT channel || '#' || uid || '#' || ip AS key, record FROM bans ORDER BY channel, uid, ip", db
                 ) { try RoomBan(serializedBytes: $0) }
                 batch.placements = try Self.records(
                     "placement", "SELECT channel AS key, record FROM placements ORDER BY channel", db
@@ -227,8 +240,8 @@ public final class RoomStore: Sendable {
 
     private static func save(bans: [RoomBan], in db: Database) throws {
         for ban in bans {
-            try db.execute(sql: "INSERT OR REPLACE INTO bans (channel, uid, record) VALUES (?, ?, ?)",
-                           arguments: [ban.channel, Int64(ban.uid), try ban.serializedData()])
+            try db.execute(sql: "INSERT OR REPLACE INTO bans (channel, uid, ip, record) VALUES (?, ?, ?, ?)",
+                           arguments: [ban.channel, Int64(ban.uid), ban.ip, try ban.serializedData()])
         }
     }
 

@@ -9,15 +9,24 @@ extension BanList {
     public static let maxBans = 10_000
 
     /// The ban a ban rule asks for, checked: a valid channel or "" (every channel), a uid or 0
-    /// (everyone in the channel), not both open; privileges among join (1), publish audio (2) and
-    /// publish video (3), at least one; at most ``maxRuleSeconds``. 0 seconds is a ban that has
-    /// ended already: it kicks who matches now and keeps nothing.
+    /// (everyone), an IP address or "" (any address), not all three open; privileges among join
+    /// (1), publish audio (2) and publish video (3), at least one; at most ``maxRuleSeconds``. 0
+    /// seconds is a ban that has ended already: it kicks who matches now and keeps nothing. The
+    /// address is kept in its canonical spelling (``IPAddress/canonical(_:)``), the one edges
+    /// compare.
     ///
     /// - Throws: `INVALID_ARGUMENT`, saying what to change.
     public static func rule(for request: RoomBanRuleCreate, nowMs: Int64) throws(ShowroomError) -> RoomBan {
         if !request.channel.isEmpty { try Names.validateChannel(request.channel) }
-        guard !request.channel.isEmpty || request.uid != 0 else {
-            throw .invalidArgument("a ban rule names a channel (cname), a uid or both; this one names neither")
+        var ip = ""
+        if !request.ip.isEmpty {
+            guard let canonical = IPAddress.canonical(request.ip) else {
+                throw .invalidArgument("ip '\(request.ip.prefix(48))' is not an IPv4 or IPv6 address (no host names, ports or prefixes)")
+            }
+            ip = canonical
+        }
+        guard !request.channel.isEmpty || request.uid != 0 || !ip.isEmpty else {
+            throw .invalidArgument("a ban rule names a channel (cname), a uid, an ip or some of them; this one names none")
         }
         guard !request.privileges.isEmpty else {
             throw .invalidArgument("a ban rule lists its privileges: join_channel, publish_audio, publish_video")
@@ -31,6 +40,7 @@ extension BanList {
         var ban = RoomBan()
         ban.channel = request.channel
         ban.uid = request.uid
+        ban.ip = ip
         ban.privileges = Array(Set(request.privileges)).sorted()
         ban.untilMs = nowMs &+ Int64(request.seconds) * 1000
         ban.createdAtMs = nowMs

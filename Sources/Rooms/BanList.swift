@@ -1,26 +1,29 @@
 import ShowroomWire
 
-/// What identifies a ban: one uid in one channel.
+/// What identifies a ban: its filter, one uid in one channel (from one address).
 public struct BanKey: Hashable, Sendable {
     /// The channel.
     public var channel: String
     /// The banned uid.
     public var uid: UInt32
+    /// The address; "" any.
+    public var ip: String
 
     /// Creates a key.
-    public init(channel: String, uid: UInt32) {
+    public init(channel: String, uid: UInt32, ip: String = "") {
         self.channel = channel
         self.uid = uid
+        self.ip = ip
     }
 
     /// The key of `ban`.
     public init(_ ban: RoomBan) {
-        self.init(channel: ban.channel, uid: ban.uid)
+        self.init(channel: ban.channel, uid: ban.uid, ip: ban.ip)
     }
 }
 
-/// The bans in force: per (channel, uid) the privileges withheld and until when. A channel of ""
-/// or a uid of 0 leaves that filter open (a server API ban rule).
+/// The bans in force: per (channel, uid, ip) the privileges withheld and until when. A channel of
+/// "", a uid of 0 or an ip of "" leaves that filter open (a server API ban rule).
 ///
 /// Copies on different coordinators merge by the later change (`updatedAtMs`), so a rule
 /// shortened or lifted stays so; two copies of the same change combine (privileges united, the
@@ -39,7 +42,7 @@ public struct BanList: Sendable {
     /// Creates an empty list.
     public init() {}
 
-    /// Records a ban, combined with the one in force for the same (channel, uid): the later
+    /// Records a ban, combined with the one in force for the same filter: the later
     /// `untilMs` wins and the privileges are unioned. A ban listing no privilege withholds join.
     ///
     /// - Returns: The ban now in force for that key.
@@ -71,16 +74,21 @@ public struct BanList: Sendable {
     /// Every ban held, ended and lifted ones included (what replication carries).
     public var held: [RoomBan] { Self.ordered(bans.values) }
 
-    /// The ban whose rule id (``ruleID(channel:uid:)``) is `id`, if held.
+    /// The ban whose rule id (``ruleID(of:)``) is `id`, if held.
     public func rule(id: UInt64) -> RoomBan? {
-        bans.values.first { Self.ruleID(channel: $0.channel, uid: $0.uid) == id }
+        bans.values.first { Self.ruleID(of: $0) == id }
     }
 
     /// A ban rule's id: a number made from its filter, the same on every coordinator (FNV-1a of
-    /// "channel|uid", 31 bits, never 0).
-    public static func ruleID(channel: String, uid: UInt32) -> UInt64 {
+    /// "channel|uid", or "channel|uid|ip" for an address rule; 31 bits, never 0).
+    public static func ruleID(of ban: RoomBan) -> UInt64 {
+        ruleID(channel: ban.channel, uid: ban.uid, ip: ban.ip)
+    }
+
+    /// The id of the rule with this filter (``ruleID(of:)``).
+    public static func ruleID(channel: String, uid: UInt32, ip: String = "") -> UInt64 {
         var hash: UInt32 = 2_166_136_261
-        for byte in "\(channel)|\(uid)".utf8 {
+        for byte in (ip.isEmpty ? "\(channel)|\(uid)" : "\(channel)|\(uid)|\(ip)").utf8 {
             hash ^= UInt32(byte)
             hash = hash &* 16_777_619
         }
@@ -101,7 +109,10 @@ public struct BanList: Sendable {
     /// - Returns: The bans whose record changed, as now in force, by channel then uid.
     public mutating func merge(_ incoming: [RoomBan]) -> [RoomBan] {
         var changed: [BanKey: RoomBan] = [:]
-        for ban in incoming where !ban.channel.isEmpty || ban.uid != 0 {
+        // A ban with no filter, or an address not spelled as the edges compare it, is not taken:
+        // an edge would refuse the whole list that carries it.
+        for ban in incoming where (!ban.channel.isEmpty || ban.uid != 0 || !ban.ip.isEmpty)
+            && (ban.ip.isEmpty || IPAddress.canonical(ban.ip) == ban.ip) {
             let key = BanKey(ban)
             let before = bans[key]
             let after: RoomBan
@@ -127,6 +138,7 @@ public struct BanList: Sendable {
         var result = RoomBan()
         result.channel = ban.channel
         result.uid = ban.uid
+        result.ip = ban.ip
         result.untilMs = ban.untilMs
         result.privileges = ban.privileges.isEmpty ? [joinPrivilege] : Array(Set(ban.privileges)).sorted()
         result.createdAtMs = ban.createdAtMs
@@ -150,6 +162,6 @@ public struct BanList: Sendable {
     }
 
     private static func ordered(_ bans: some Sequence<RoomBan>) -> [RoomBan] {
-        bans.sorted { $0.channel != $1.channel ? $0.channel < $1.channel : $0.uid < $1.uid }
+        bans.sorted { ($0.channel, $0.uid, $0.ip) < ($1.channel, $1.uid, $1.ip) }
     }
 }

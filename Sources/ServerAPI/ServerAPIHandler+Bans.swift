@@ -23,9 +23,9 @@ extension ServerAPIHandler {
     /// A rule as the API shows it; a kick (`kept` false) has no id: it keeps no rule.
     static func banRule(_ ban: RoomBan, edges: Int32? = nil, kept: Bool = true) -> Components.Schemas.BanRule {
         .init(
-            id: kept ? Int64(BanList.ruleID(channel: ban.channel, uid: ban.uid)) : nil,
+            id: kept ? Int64(BanList.ruleID(of: ban)) : nil,
             channel: ban.channel.isEmpty ? nil : ban.channel, uid: ban.uid == 0 ? nil : Int64(ban.uid),
-            privileges: ban.privileges.compactMap(Self.privilege), untilMs: ban.untilMs, createdAtMs: ban.createdAtMs,
+            ip: ban.ip.isEmpty ? nil : ban.ip, privileges: ban.privileges.compactMap(Self.privilege), untilMs: ban.untilMs, createdAtMs: ban.createdAtMs,
             updatedAtMs: ban.updatedAtMs, lifted: ban.lifted, edges: edges)
     }
 
@@ -47,9 +47,11 @@ extension ServerAPIHandler {
         guard (0...86_430).contains(body.seconds) else { throw ShowroomError.invalidArgument("seconds must be 0 to 86430, not \(body.seconds)") }
         guard (1...3).contains(body.privileges.count) else { throw ShowroomError.invalidArgument("privileges lists 1 to 3 of join_channel, publish_audio, publish_video") }
         if body.channel == "" { throw ShowroomError.invalidArgument("channel is empty; leave it out to ban the uid in every channel") }
+        if body.ip == "" { throw ShowroomError.invalidArgument("ip is empty; leave it out to ban from every address") }
         var create = RoomBanRuleCreate()
         create.channel = body.channel ?? ""
         create.uid = try body.uid.map { v throws(ShowroomError) in try Self.uid(v, field: "uid") } ?? 0
+        create.ip = body.ip ?? ""
         create.privileges = body.privileges.map(Self.privilegeNumber)
         create.seconds = UInt32(body.seconds)
         let (rule, edges) = try await changed(.create(create))
@@ -96,8 +98,8 @@ extension ServerAPIHandler {
         try checkAppID(input.query.appid)
         let answer = try await banRules(.list(true))
         return .ok(.init(body: .json(.init(status: .success, rules: answer.rules.map { ban in
-            .init(id: Int64(BanList.ruleID(channel: ban.channel, uid: ban.uid)), appid: appID, uid: Int64(ban.uid), opid: 0,
-                  cname: ban.channel, ip: "", ts: Self.agoraTime(ban.untilMs), privileges: ban.privileges.compactMap(Self.privilege),
+            .init(id: Int64(BanList.ruleID(of: ban)), appid: appID, uid: Int64(ban.uid), opid: 0,
+                  cname: ban.channel, ip: ban.ip, ts: Self.agoraTime(ban.untilMs), privileges: ban.privileges.compactMap(Self.privilege),
                   createAt: Self.agoraTime(ban.createdAtMs), updateAt: Self.agoraTime(ban.updatedAtMs))
         }))))
     }
@@ -105,18 +107,16 @@ extension ServerAPIHandler {
     func agoraCreateKickingRule(_ input: Operations.AgoraCreateKickingRule.Input) async throws -> Operations.AgoraCreateKickingRule.Output {
         guard case .json(let body) = input.body else { throw ShowroomError.invalidArgument("send the rule as JSON") }
         try checkAppID(body.appid)
-        guard (body.ip ?? "").isEmpty || body.ip == "0" else {
-            throw ShowroomError.invalidArgument("ip rules are not supported by this cluster yet; ban by cname and/or uid")
-        }
         guard (1...3).contains(body.privileges.count) else { throw ShowroomError.invalidArgument("privileges lists 1 to 3 of join_channel, publish_audio, publish_video") }
         var create = RoomBanRuleCreate()
         // Agora: absent, "" and 0 are no filter.
         create.channel = body.cname ?? ""
         if let uid = body.uid, uid != 0 { create.uid = try Self.uid(uid, field: "uid") }
+        if let ip = body.ip, ip != "0" { create.ip = ip }
         create.privileges = body.privileges.map(Self.privilegeNumber)
         create.seconds = try Self.agoraSeconds(time: body.time, timeInSeconds: body.timeInSeconds)
         let (rule, _) = try await changed(.create(create))
-        return .ok(.init(body: .json(.init(status: .success, id: Int64(BanList.ruleID(channel: rule.channel, uid: rule.uid))))))
+        return .ok(.init(body: .json(.init(status: .success, id: Int64(BanList.ruleID(of: rule))))))
     }
 
     func agoraUpdateKickingRule(_ input: Operations.AgoraUpdateKickingRule.Input) async throws -> Operations.AgoraUpdateKickingRule.Output {

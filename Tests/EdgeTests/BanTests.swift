@@ -199,4 +199,57 @@ final class BanTests: XCTestCase {
         XCTAssertNil(edge.join(viewer1, "third", uid: 1, as: .audience).failure)
         XCTAssertNotNil(edge.plane.connection(viewer2, channel: "show"))
     }
+
+    func testAnAddressBanKicksAndRefusesOnlyConnectionsFromThatAddress() {
+        var edge = show()
+        edge.plane.setAddress("10.0.0.5", of: viewer1)
+        edge.plane.setAddress("::ffff:10.0.0.5", of: host)  // IPv4-mapped: the same address
+        edge.plane.setAddress("10.0.0.6", of: viewer2)
+        XCTAssertNil(edge.join(viewer1, "other", uid: 1, as: .audience).failure)
+        // A link from another edge on the same address is the cluster, not a client: never matched.
+        let link = SessionID(40)
+        edge.open(link, client: ForwardLinkIdentity.clientIDPrefix + "edge-2")
+        edge.plane.setAddress("10.0.0.5", of: link)
+        XCTAssertNil(edge.join(link, "show", uid: 500, as: .audience).failure)
+
+        // Everyone from 10.0.0.5 in "show": the host and viewer 1 there, not their other channels.
+        var inShow = ban(0, [.join], for: 60, from: edge.now)
+        inShow.ip = "10.0.0.5"
+        let (closed, directives) = edge.plane.applyBans([inShow], now: edge.now)
+        let out = edge.run(directives)
+        XCTAssertEqual(closed, 2)
+        XCTAssertEqual(out.events(to: viewer1).compactMap(\.code), [.banned])
+        XCTAssertNil(edge.plane.connection(host, channel: "show"))
+        XCTAssertNotNil(edge.plane.connection(viewer1, channel: "other"))
+        XCTAssertNotNil(edge.plane.connection(viewer2, channel: "show"), "another address stays")
+        XCTAssertNotNil(edge.plane.connection(link, channel: "show"), "an edge's link stays")
+        XCTAssertEqual(edge.join(viewer1, "show", uid: 7, as: .audience).failure?.code, .banned, "any uid from that address")
+        XCTAssertNil(edge.join(guest, "show", uid: 8, as: .audience).failure, "a session whose address is not known is not matched")
+
+        // An address in every channel, for one uid: that uid from there, not the same uid elsewhere.
+        var uidFromThere = ban(2, [.join], for: 60, from: edge.now, channel: "")
+        uidFromThere.ip = "10.0.0.6"
+        XCTAssertEqual(edge.plane.applyBans([uidFromThere], now: edge.now).connectionsClosed, 1)
+        XCTAssertNil(edge.join(viewer1, "third", uid: 2, as: .audience).failure, "uid 2 from 10.0.0.5 is another user")
+        XCTAssertEqual(edge.plane.activeBans.map(\.ip), ["10.0.0.6", "10.0.0.5"])
+
+        // The address rule ends: the address may come back.
+        edge.advance(by: .seconds(61), alive: [host, viewer1, viewer2, guest, link])
+        XCTAssertEqual(edge.plane.activeBans, [])
+        XCTAssertNil(edge.join(viewer1, "show", uid: 1, as: .audience).failure)
+    }
+
+    func testAnAddressBanFromTheWireMustBeSpelledAsTheCoordinatorsSpellIt() throws {
+        var wire = RoomBan()
+        wire.ip = "2001:db8::1"
+        wire.privileges = [1]
+        wire.untilMs = 1_000_030_000
+        XCTAssertEqual(try EdgeCodec.bans([wire], now: .zero, unixNowMs: 1_000_000_000).first?.ip, "2001:db8::1", "an address alone is a filter")
+        for bad in ["2001:DB8::1", "::ffff:10.0.0.1", "10.0.0.1:80", "example.com", String(repeating: "1", count: 4_000)] {
+            wire.ip = bad
+            XCTAssertThrowsError(try EdgeCodec.bans([wire], now: .zero, unixNowMs: 0), bad) {
+                XCTAssertEqual(($0 as? ShowroomError)?.code, .invalidArgument)
+            }
+        }
+    }
 }

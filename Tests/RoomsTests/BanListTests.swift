@@ -50,6 +50,39 @@ final class BanListTests: XCTestCase {
         XCTAssertNoThrow(try BanList.rule(for: rule("show", 5, seconds: 60), nowMs: .max), "a hostile clock does not trap")
     }
 
+    func testARuleMayNameAnAddressKeptInOneSpellingBesideTheRuleForEveryAddress() throws {
+        var fromThere = rule("show", 5, seconds: 60)
+        fromThere.ip = "::FFFF:10.0.0.5"
+        let ban = try BanList.rule(for: fromThere, nowMs: 0)
+        XCTAssertEqual(ban.ip, "10.0.0.5", "IPv4-mapped IPv6 is the IPv4 address, as edges see it")
+        var anywhere = rule("", 0, seconds: 60)
+        anywhere.ip = "2001:DB8:0::1"
+        XCTAssertEqual(try BanList.rule(for: anywhere, nowMs: 0).ip, "2001:db8::1", "an address alone is a filter")
+        for bad in ["localhost", "10.0.0.5:80", "10.0.0.0/8", "fe80::1%eth0", "1.2.3", String(repeating: "9", count: 10_000)] {
+            var hostile = rule("show", 5, seconds: 60)
+            hostile.ip = bad
+            XCTAssertThrowsError(try BanList.rule(for: hostile, nowMs: 0), bad) {
+                XCTAssertEqual(($0 as? ShowroomError)?.code, .invalidArgument)
+                XCTAssertTrue(($0 as? ShowroomError)?.message.contains("not an IPv4 or IPv6 address") == true)
+            }
+        }
+        // One rule per filter: the address makes another rule, with another id.
+        var list = BanList()
+        let plain = list.add(try BanList.rule(for: rule("show", 5, seconds: 60), nowMs: 0))
+        list.add(ban)
+        XCTAssertEqual(list.bans.count, 2)
+        XCTAssertNotEqual(BanList.ruleID(of: plain), BanList.ruleID(of: ban))
+        XCTAssertEqual(BanList.ruleID(of: plain), BanList.ruleID(channel: "show", uid: 5), "ids of rules without an address are unchanged")
+        XCTAssertEqual(list.rule(id: BanList.ruleID(of: ban))?.ip, "10.0.0.5")
+        XCTAssertEqual(list.active(nowMs: 1).map(\.ip), ["", "10.0.0.5"])
+        // A copy from a peer with an address the edges would refuse is not taken.
+        var odd = ban
+        odd.ip = "10.000.0.5"
+        odd.uid = 6
+        XCTAssertEqual(list.merge([odd]), [])
+        XCTAssertEqual(list.bans.count, 2)
+    }
+
     func testRuleIDsAreTheSameEverywhereAndFindTheirRule() throws {
         XCTAssertEqual(BanList.ruleID(channel: "show", uid: 5), BanList.ruleID(channel: "show", uid: 5))
         XCTAssertNotEqual(BanList.ruleID(channel: "show", uid: 5), BanList.ruleID(channel: "show", uid: 6))

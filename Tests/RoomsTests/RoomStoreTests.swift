@@ -35,6 +35,10 @@ final class RoomStoreTests: XCTestCase {
         ban.privileges = [1, 2]
         ban.untilMs = t0 + 60_000
         bans.add(ban)
+        // The same channel and uid from one address only: another ban, stored beside it.
+        ban.ip = "10.0.0.5"
+        ban.privileges = [3]
+        bans.add(ban)
 
         var table = PlacementTable()
         _ = try table.place(channel: "alpha", edges: OwnerRing(.edge, memberIDs: ["edge-a"]), loads: [:], avoiding: nil, nowMs: t0)
@@ -76,6 +80,40 @@ final class RoomStoreTests: XCTestCase {
         _ = restored.merge(rooms: batch.rooms, messages: batch.messages)
         XCTAssertEqual(restored.rooms, state.registry.rooms)
         XCTAssertEqual(try restored.history(Requests.history("alpha")).messages.map(\.text), ["one", "two", "drei €"])
+    }
+
+    func testBansStoredBeforeAddressesExistedAreLoadedAfterTheUpgrade() throws {
+        let path = directory.appendingPathComponent("v1.sqlite").path
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var old = RoomBan()
+        old.channel = "alpha"
+        old.uid = 7
+        old.privileges = [1]
+        old.untilMs = t0 + 60_000
+        do {
+            // The first schema's bans table, as a store written before address bans left it.
+            let queue = try DatabaseQueue(path: path)
+            try queue.write { db in
+                try db.execute(sql: "CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
+                try db.execute(sql: "INSERT INTO grdb_migrations VALUES ('v1: rooms, chat messages, bans, placements, channel sequences')")
+                for table in ["rooms (room_id TEXT PRIMARY KEY, created_at_ms INTEGER NOT NULL, state INTEGER NOT NULL, record BLOB NOT NULL)",
+                              "chat_messages (room_id TEXT NOT NULL, sequence INTEGER NOT NULL, record BLOB NOT NULL, PRIMARY KEY (room_id, sequence))",
+                              "bans (channel TEXT NOT NULL, uid INTEGER NOT NULL, record BLOB NOT NULL, PRIMARY KEY (channel, uid))",
+                              "placements (channel TEXT PRIMARY KEY, record BLOB NOT NULL)",
+                              "channel_sequences (channel TEXT PRIMARY KEY, record BLOB NOT NULL)"] {
+                    try db.execute(sql: "CREATE TABLE " + table)
+                }
+                try db.execute(sql: "INSERT INTO bans (channel, uid, record) VALUES (?, ?, ?)", arguments: ["alpha", 7, try old.serializedData()])
+            }
+        }
+        let store = try RoomStore(path: path)
+        XCTAssertEqual(try store.load().bans, [old])
+        var fromThere = old
+        fromThere.ip = "2001:db8::1"
+        try store.save(bans: [fromThere])
+        XCTAssertEqual(try store.load().bans, [old, fromThere], "an address ban beside the one for every address")
+        try store.delete(bans: [old])
+        XCTAssertEqual(try store.load().bans, [fromThere])
     }
 
     func testUpsertsReplaceRecords() throws {

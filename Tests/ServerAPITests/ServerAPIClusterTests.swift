@@ -460,9 +460,16 @@ final class ServerAPIChannelTests: XCTestCase {
         XCTAssertEqual(deleted.status, 200, deleted.text)
         XCTAssertEqual(try deleted.object()["id"] as? Int, id)
         try await viewer.joinChannel(token: try TestApp.token(channel: channel + "-b", uid: 702, role: .subscriber), channel: channel + "-b", uid: 702, options: .audience)
-        // Refusals: an ip filter, no filter, another app, no privileges.
-        let ip = try await api.send("POST", "/dev/v1/kicking-rule", json: ["appid": app, "ip": "10.0.0.1", "privileges": ["join_channel"]])
-        XCTAssertEqual(ip.status, 400, ip.text)
+        // Refusals: an address that is not one, no filter ("0" is none), another app, no privileges.
+        for notAnAddress in ["10.0.0.1:80", "localhost", "10.0.0.0/8"] {
+            let answer = try await api.send("POST", "/dev/v1/kicking-rule", json: ["appid": app, "ip": notAnAddress, "privileges": ["join_channel"]])
+            XCTAssertEqual(answer.status, 400, answer.text)
+            XCTAssertTrue(answer.text.contains("not an IPv4 or IPv6 address"), answer.text)
+        }
+        do {
+            let answer = try await api.send("POST", "/dev/v1/kicking-rule", json: ["appid": app, "ip": "0", "privileges": ["join_channel"]])
+            XCTAssertEqual(answer.status, 400, answer.text)
+        }
         do {
             let answer = try await api.send("POST", "/dev/v1/kicking-rule", json: ["appid": app, "privileges": ["join_channel"]])
             XCTAssertEqual(answer.status, 400, answer.text)
@@ -482,6 +489,70 @@ final class ServerAPIChannelTests: XCTestCase {
         await api.shutdown()
         await viewer.shutdown()
         await host.shutdown()
+    }
+
+    func testAnAddressRuleKicksWhoConnectsFromThereWithinASecondAndOnlyThem() async throws {
+        let cluster = try XCTUnwrap(Self.cluster)
+        let suffix = UInt32.random(in: 0 ... .max)
+        let channel = "api-ip-\(suffix)"
+        // Every client of this test connects from 127.0.0.1, as far as the edges see.
+        let viewer = try await joined(channel, uid: 801, host: false)
+        let host = try await joined(channel, uid: 802, host: true)
+        let elsewhere = try await joined(channel + "-b", uid: 803, host: false)
+        let (viewerLog, hostLog) = (EventLog(viewer), EventLog(host))
+        let api = ServerAPIClient(base: try cluster.apiEndpoint(of: "coordinator-1"), key: Self.key)
+        let app = TestApp.appID
+
+        // Another address, in the channel: both edges take the rule, nobody here is kicked.
+        let far = try await api.send("POST", "/v1/bans", json: ["channel": channel, "ip": "10.9.8.7", "privileges": ["join_channel"], "seconds": 60])
+        XCTAssertEqual(far.status, 201, far.text)
+        XCTAssertEqual(try far.object()["ip"] as? String, "10.9.8.7")
+        XCTAssertEqual(try far.object()["edges"] as? Int, 2)
+        let farID = try XCTUnwrap(try far.object()["id"] as? Int)
+        // One uid from this address in every channel (IPv4-mapped spelling): 803 is kicked, in its own channel.
+        let elsewhereLog = EventLog(elsewhere)
+        let one = try await api.send("POST", "/v1/bans", json: ["uid": 803, "ip": "::ffff:127.0.0.1", "privileges": ["join_channel"], "seconds": 60])
+        XCTAssertEqual(one.status, 201, one.text)
+        XCTAssertEqual(try one.object()["ip"] as? String, "127.0.0.1", "kept in the spelling edges compare")
+        try await closedAsBanned(elsewhereLog)
+
+        // Agora's form, this address in the channel: everyone here, within a second.
+        let asked = ContinuousClock.now
+        let rule = try await api.send("POST", "/dev/v1/kicking-rule", json: [
+            "appid": app, "cname": channel, "ip": "127.0.0.1", "time_in_seconds": 60, "privileges": ["join_channel"]])
+        XCTAssertEqual(rule.status, 200, rule.text)
+        let id = try XCTUnwrap(try rule.object()["id"] as? Int)
+        try await closedAsBanned(viewerLog)
+        try await closedAsBanned(hostLog)
+        XCTAssertLessThan(asked.duration(to: .now), .seconds(1), "kicked within a second of the request")
+        XCTAssertNotEqual(id, farID)
+        // Any uid from here is refused in the channel; another channel is open to it.
+        await assertFails(.banned, "another uid from the banned address") {
+            try await viewer.joinChannel(token: try TestApp.token(channel: channel, uid: 804, role: .subscriber), channel: channel, uid: 804, options: .audience)
+        }
+        try await viewer.joinChannel(token: try TestApp.token(channel: channel + "-c", uid: 801, role: .subscriber),
+                                     channel: channel + "-c", uid: 801, options: .audience)
+        // Listed with its address, natively and as Agora shows it.
+        let listed = try await api.send("GET", "/dev/v1/kicking-rule?appid=\(app)")
+        let agoraRule = try XCTUnwrap((try listed.object()["rules"] as? [[String: Any]])?.first { $0["id"] as? Int == id }, listed.text)
+        XCTAssertEqual(agoraRule["ip"] as? String, "127.0.0.1")
+        XCTAssertEqual(agoraRule["cname"] as? String, channel)
+        // Lifted: back in at once.
+        for ruleID in [id, farID] {
+            let lifted = try await api.send("DELETE", "/dev/v1/kicking-rule", json: ["appid": app, "id": ruleID])
+            XCTAssertEqual(lifted.status, 200, lifted.text)
+        }
+        let oneID = try XCTUnwrap(try one.object()["id"] as? Int)
+        let liftedOne = try await api.send("DELETE", "/v1/bans/\(oneID)")
+        XCTAssertEqual(liftedOne.status, 200, liftedOne.text)
+        try await viewer.joinChannel(token: try TestApp.token(channel: channel, uid: 801, role: .subscriber), channel: channel, uid: 801, options: .audience)
+        // Refused natively: an empty address, a host name, a port.
+        for bad: Any in ["", "example.com", "127.0.0.1:9", 7] {
+            let answer = try await api.send("POST", "/v1/bans", json: ["channel": channel, "ip": bad, "privileges": ["join_channel"], "seconds": 60])
+            XCTAssertEqual(answer.status, 400, "\(bad): \(answer.text)")
+        }
+        await api.shutdown()
+        for engine in [viewer, host, elsewhere] { await engine.shutdown() }
     }
 
     func testAPKStartedThroughTheAPIIsSeenByTheRoomsViewersAndACoHostIsSeatedAndSteppedDown() async throws {

@@ -1108,7 +1108,7 @@ let openAPIDocumentJSON = #"""
         "tags": [
           "moderation"
         ],
-        "summary": "Bans a uid in a channel, a uid everywhere, or everyone in a channel, for a while; the edges kick who matches at once (scope moderation).",
+        "summary": "Bans a uid in a channel, a uid everywhere, everyone in a channel, or connections from an IP address (in a channel or everywhere), for a while; the edges kick who matches at once (scope moderation).",
         "description": "One rule per filter: a second rule for the same channel and uid joins the first (privileges\nunited, the later end) and has its id. `seconds` 0 kicks who matches now and keeps no rule.\n",
         "requestBody": {
           "required": true,
@@ -1309,7 +1309,7 @@ let openAPIDocumentJSON = #"""
         "tags": [
           "agora"
         ],
-        "summary": "Agora's ban rule creation (scope moderation). `ip` filters are refused (not supported yet).",
+        "summary": "Agora's ban rule creation (scope moderation).",
         "requestBody": {
           "required": true,
           "content": {
@@ -1765,7 +1765,7 @@ let openAPIDocumentJSON = #"""
         "required": true,
         "description": "A channel name (1 to 64 bytes, Agora's character set).",
         "schema": {
-          "$ref": "#/components/schemas/ChannelName"
+          "$ref": "#/components/schemas/ChannelNameInPath"
         }
       },
       "BanRuleID": {
@@ -1795,7 +1795,7 @@ let openAPIDocumentJSON = #"""
         "required": true,
         "description": "A channel name (Agora's spelling of the parameter).",
         "schema": {
-          "$ref": "#/components/schemas/ChannelName"
+          "$ref": "#/components/schemas/ChannelNameInPath"
         }
       },
       "AppID": {
@@ -2070,9 +2070,12 @@ let openAPIDocumentJSON = #"""
       "ChannelName": {
         "type": "string",
         "description": "A channel name, 1 to 64 of a-z A-Z 0-9, space and !#$%&()+-:;<=.>?@[]^_{|}~,",
-        "minLength": 1,
-        "maxLength": 64,
         "pattern": "^[a-zA-Z0-9 !#$%&()+:;<=.>?@\\[\\]^_{|}~,-]{1,64}$"
+      },
+      "ChannelNameInPath": {
+        "type": "string",
+        "description": "A channel name in a path, percent-encoded as any path segment: a `%` of the name is sent as `%25`. Names holding `%` and two hex digits are not taken here, so that a name is never mistaken for its own encoding.",
+        "pattern": "^(?!.*%[0-9a-fA-F]{2})[a-zA-Z0-9 !#$%&()+:;<=.>?@\\[\\]^_{|}~,-]{1,64}$"
       },
       "DisplayName": {
         "type": "string",
@@ -2572,12 +2575,26 @@ let openAPIDocumentJSON = #"""
           }
         },
         "then": {
-          "required": [
-            "uid"
-          ],
-          "properties": {
-            "uid": {
-              "type": "integer"
+          "if": {
+            "not": {
+              "required": [
+                "uid"
+              ],
+              "properties": {
+                "uid": {
+                  "type": "integer"
+                }
+              }
+            }
+          },
+          "then": {
+            "required": [
+              "ip"
+            ],
+            "properties": {
+              "ip": {
+                "type": "string"
+              }
             }
           }
         },
@@ -2587,7 +2604,7 @@ let openAPIDocumentJSON = #"""
               "string",
               "null"
             ],
-            "description": "The channel; absent, every channel (then `uid` is needed).",
+            "description": "The channel; absent, every channel (then `uid` or `ip` is needed).",
             "minLength": 1,
             "maxLength": 64,
             "pattern": "^[a-zA-Z0-9 !#$%&()+:;<=.>?@\\[\\]^_{|}~,-]{1,64}$"
@@ -2598,9 +2615,19 @@ let openAPIDocumentJSON = #"""
               "null"
             ],
             "format": "int64",
-            "description": "The user; absent, everyone in the channel (then `channel` is needed).",
+            "description": "The user; absent, everyone (in the channel, or from the address).",
             "minimum": 1,
             "maximum": 4294967295
+          },
+          "ip": {
+            "type": [
+              "string",
+              "null"
+            ],
+            "description": "Only connections from this IPv4 or IPv6 address (no host name, port, prefix or zone); absent, any address.",
+            "minLength": 2,
+            "maxLength": 45,
+            "pattern": "^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}|([0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){7}|([0-9a-fA-F]{1,4}:){6}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}|::([0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){0,6})?|[0-9a-fA-F]{1,4}::([0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){0,5})?|[0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){1}::([0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){0,4})?|[0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){2}::([0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){0,3})?|[0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){3}::([0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){0,2})?|[0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){4}::([0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){0,1})?|[0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){5}::([0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){0,0})?|[0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){6}::|::([0-9a-fA-F]{1,4}:){0,5}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}|[0-9a-fA-F]{1,4}::([0-9a-fA-F]{1,4}:){0,4}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}|[0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){1}::([0-9a-fA-F]{1,4}:){0,3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}|[0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){2}::([0-9a-fA-F]{1,4}:){0,2}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}|[0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){3}::([0-9a-fA-F]{1,4}:){0,1}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}|[0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){4}::([0-9a-fA-F]{1,4}:){0,0}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}))$"
           },
           "privileges": {
             "type": "array",
@@ -2734,6 +2761,10 @@ let openAPIDocumentJSON = #"""
             "format": "int64",
             "description": "Absent, everyone in the channel."
           },
+          "ip": {
+            "type": "string",
+            "description": "Absent, any address."
+          },
           "privileges": {
             "type": "array",
             "items": {
@@ -2782,7 +2813,7 @@ let openAPIDocumentJSON = #"""
           "appid",
           "privileges"
         ],
-        "description": "At least one of `cname` (not \"\") and `uid` (not 0).",
+        "description": "At least one of `cname` (not \"\"), `uid` (not 0) and `ip` (not \"\" or \"0\"); what the rule names must all match.",
         "if": {
           "not": {
             "required": [
@@ -2797,13 +2828,28 @@ let openAPIDocumentJSON = #"""
           }
         },
         "then": {
-          "required": [
-            "uid"
-          ],
-          "properties": {
-            "uid": {
-              "type": "integer",
-              "minimum": 1
+          "if": {
+            "not": {
+              "required": [
+                "uid"
+              ],
+              "properties": {
+                "uid": {
+                  "type": "integer",
+                  "minimum": 1
+                }
+              }
+            }
+          },
+          "then": {
+            "required": [
+              "ip"
+            ],
+            "properties": {
+              "ip": {
+                "type": "string",
+                "minLength": 2
+              }
             }
           }
         },
@@ -2835,8 +2881,9 @@ let openAPIDocumentJSON = #"""
               "string",
               "null"
             ],
-            "description": "IP filters are not supported yet; leave it out, or \"\" or \"0\" (no filter, as Agora reads them).",
-            "pattern": "^0?$"
+            "description": "Only connections from this IPv4 or IPv6 address (no host name, port, prefix or zone); absent, \"\" or \"0\" is no filter (as Agora reads them).",
+            "maxLength": 45,
+            "pattern": "^(0?|((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}|([0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){7}|([0-9a-fA-F]{1,4}:){6}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}|::([0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){0,6})?|[0-9a-fA-F]{1,4}::([0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){0,5})?|[0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){1}::([0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){0,4})?|[0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){2}::([0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){0,3})?|[0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){3}::([0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){0,2})?|[0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){4}::([0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){0,1})?|[0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){5}::([0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){0,0})?|[0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){6}::|::([0-9a-fA-F]{1,4}:){0,5}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}|[0-9a-fA-F]{1,4}::([0-9a-fA-F]{1,4}:){0,4}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}|[0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){1}::([0-9a-fA-F]{1,4}:){0,3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}|[0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){2}::([0-9a-fA-F]{1,4}:){0,2}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}|[0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){3}::([0-9a-fA-F]{1,4}:){0,1}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}|[0-9a-fA-F]{1,4}(:[0-9a-fA-F]{1,4}){4}::([0-9a-fA-F]{1,4}:){0,0}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3})))$"
           },
           "time": {
             "type": [
@@ -3015,7 +3062,7 @@ let openAPIDocumentJSON = #"""
           },
           "ip": {
             "type": "string",
-            "description": "Always \"\" (no ip filters yet)."
+            "description": "The address the rule is limited to; \"\" for any."
           },
           "ts": {
             "type": "string",

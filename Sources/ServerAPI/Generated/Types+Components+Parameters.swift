@@ -13,7 +13,7 @@ extension Components {
         /// A channel name (1 to 64 bytes, Agora's character set).
         ///
         /// - Remark: Generated from `#/components/parameters/Channel`.
-        internal typealias Channel = Components.Schemas.ChannelName
+        internal typealias Channel = Components.Schemas.ChannelNameInPath
         /// A ban rule's id.
         ///
         /// - Remark: Generated from `#/components/parameters/BanRuleID`.
@@ -25,7 +25,7 @@ extension Components {
         /// A channel name (Agora's spelling of the parameter).
         ///
         /// - Remark: Generated from `#/components/parameters/ChannelNamePath`.
-        internal typealias ChannelNamePath = Components.Schemas.ChannelName
+        internal typealias ChannelNamePath = Components.Schemas.ChannelNameInPath
         /// This cluster's app id (32 hex digits); another is answered 401 (`invalid appid`), as Agora answers an unknown App ID.
         ///
         /// - Remark: Generated from `#/components/parameters/AppID`.

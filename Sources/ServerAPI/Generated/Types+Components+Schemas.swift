@@ -225,6 +225,10 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/schemas/ChannelName`.
         internal typealias ChannelName = Swift.String
+        /// A channel name in a path, percent-encoded as any path segment: a `%` of the name is sent as `%25`. Names holding `%` and two hex digits are not taken here, so that a name is never mistaken for its own encoding.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ChannelNameInPath`.
+        internal typealias ChannelNameInPath = Swift.String
         /// 1 to 64 characters (at most 256 bytes of UTF-8) without control characters.
         ///
         /// - Remark: Generated from `#/components/schemas/DisplayName`.
@@ -908,14 +912,18 @@ extension Components {
         }
         /// - Remark: Generated from `#/components/schemas/CreateBan`.
         internal struct CreateBan: Codable, Hashable, Sendable {
-            /// The channel; absent, every channel (then `uid` is needed).
+            /// The channel; absent, every channel (then `uid` or `ip` is needed).
             ///
             /// - Remark: Generated from `#/components/schemas/CreateBan/channel`.
             internal var channel: Swift.String?
-            /// The user; absent, everyone in the channel (then `channel` is needed).
+            /// The user; absent, everyone (in the channel, or from the address).
             ///
             /// - Remark: Generated from `#/components/schemas/CreateBan/uid`.
             internal var uid: Swift.Int64?
+            /// Only connections from this IPv4 or IPv6 address (no host name, port, prefix or zone); absent, any address.
+            ///
+            /// - Remark: Generated from `#/components/schemas/CreateBan/ip`.
+            internal var ip: Swift.String?
             /// - Remark: Generated from `#/components/schemas/CreateBan/privileges`.
             internal var privileges: [Components.Schemas.Privilege]
             /// How long, from now; 0 kicks who matches and keeps no rule.
@@ -925,24 +933,28 @@ extension Components {
             /// Creates a new `CreateBan`.
             ///
             /// - Parameters:
-            ///   - channel: The channel; absent, every channel (then `uid` is needed).
-            ///   - uid: The user; absent, everyone in the channel (then `channel` is needed).
+            ///   - channel: The channel; absent, every channel (then `uid` or `ip` is needed).
+            ///   - uid: The user; absent, everyone (in the channel, or from the address).
+            ///   - ip: Only connections from this IPv4 or IPv6 address (no host name, port, prefix or zone); absent, any address.
             ///   - privileges:
             ///   - seconds: How long, from now; 0 kicks who matches and keeps no rule.
             internal init(
                 channel: Swift.String? = nil,
                 uid: Swift.Int64? = nil,
+                ip: Swift.String? = nil,
                 privileges: [Components.Schemas.Privilege],
                 seconds: Swift.Int32
             ) {
                 self.channel = channel
                 self.uid = uid
+                self.ip = ip
                 self.privileges = privileges
                 self.seconds = seconds
             }
             internal enum CodingKeys: String, CodingKey {
                 case channel
                 case uid
+                case ip
                 case privileges
                 case seconds
             }
@@ -956,6 +968,10 @@ extension Components {
                     Swift.Int64.self,
                     forKey: .uid
                 )
+                self.ip = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .ip
+                )
                 self.privileges = try container.decode(
                     [Components.Schemas.Privilege].self,
                     forKey: .privileges
@@ -967,6 +983,7 @@ extension Components {
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "channel",
                     "uid",
+                    "ip",
                     "privileges",
                     "seconds"
                 ])
@@ -1127,6 +1144,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/BanRule/uid`.
             internal var uid: Swift.Int64?
+            /// Absent, any address.
+            ///
+            /// - Remark: Generated from `#/components/schemas/BanRule/ip`.
+            internal var ip: Swift.String?
             /// - Remark: Generated from `#/components/schemas/BanRule/privileges`.
             internal var privileges: [Components.Schemas.Privilege]
             /// - Remark: Generated from `#/components/schemas/BanRule/until_ms`.
@@ -1147,6 +1168,7 @@ extension Components {
             ///   - id: The rule's id; absent for a kick (`seconds` 0), which keeps no rule.
             ///   - channel: Absent, every channel.
             ///   - uid: Absent, everyone in the channel.
+            ///   - ip: Absent, any address.
             ///   - privileges:
             ///   - untilMs:
             ///   - createdAtMs:
@@ -1157,6 +1179,7 @@ extension Components {
                 id: Swift.Int64? = nil,
                 channel: Swift.String? = nil,
                 uid: Swift.Int64? = nil,
+                ip: Swift.String? = nil,
                 privileges: [Components.Schemas.Privilege],
                 untilMs: Swift.Int64,
                 createdAtMs: Swift.Int64,
@@ -1167,6 +1190,7 @@ extension Components {
                 self.id = id
                 self.channel = channel
                 self.uid = uid
+                self.ip = ip
                 self.privileges = privileges
                 self.untilMs = untilMs
                 self.createdAtMs = createdAtMs
@@ -1178,6 +1202,7 @@ extension Components {
                 case id
                 case channel
                 case uid
+                case ip
                 case privileges
                 case untilMs = "until_ms"
                 case createdAtMs = "created_at_ms"
@@ -1201,7 +1226,7 @@ extension Components {
                 case rules
             }
         }
-        /// At least one of `cname` (not "") and `uid` (not 0).
+        /// At least one of `cname` (not ""), `uid` (not 0) and `ip` (not "" or "0"); what the rule names must all match.
         ///
         /// - Remark: Generated from `#/components/schemas/AgoraRuleCreate`.
         internal struct AgoraRuleCreate: Codable, Hashable, Sendable {
@@ -1211,7 +1236,7 @@ extension Components {
             internal var cname: Swift.String?
             /// - Remark: Generated from `#/components/schemas/AgoraRuleCreate/uid`.
             internal var uid: Swift.Int64?
-            /// IP filters are not supported yet; leave it out, or "" or "0" (no filter, as Agora reads them).
+            /// Only connections from this IPv4 or IPv6 address (no host name, port, prefix or zone); absent, "" or "0" is no filter (as Agora reads them).
             ///
             /// - Remark: Generated from `#/components/schemas/AgoraRuleCreate/ip`.
             internal var ip: Swift.String?
@@ -1231,7 +1256,7 @@ extension Components {
             ///   - appid:
             ///   - cname:
             ///   - uid:
-            ///   - ip: IP filters are not supported yet; leave it out, or "" or "0" (no filter, as Agora reads them).
+            ///   - ip: Only connections from this IPv4 or IPv6 address (no host name, port, prefix or zone); absent, "" or "0" is no filter (as Agora reads them).
             ///   - time: Minutes, clamped to [1, 1440]; 0 kicks once.
             ///   - timeInSeconds: Seconds, clamped to [10, 86430]; wins over `time`; 0 kicks once. Neither, 60 minutes.
             ///   - privileges:
@@ -1415,7 +1440,7 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/AgoraRule/cname`.
             internal var cname: Swift.String
-            /// Always "" (no ip filters yet).
+            /// The address the rule is limited to; "" for any.
             ///
             /// - Remark: Generated from `#/components/schemas/AgoraRule/ip`.
             internal var ip: Swift.String
@@ -1437,7 +1462,7 @@ extension Components {
             ///   - uid: 0 for everyone in the channel.
             ///   - opid:
             ///   - cname: "" for every channel.
-            ///   - ip: Always "" (no ip filters yet).
+            ///   - ip: The address the rule is limited to; "" for any.
             ///   - ts: The rule's end
             ///   - privileges:
             ///   - createAt:

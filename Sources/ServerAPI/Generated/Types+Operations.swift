@@ -5952,7 +5952,7 @@ internal enum Operations {
             }
         }
     }
-    /// Bans a uid in a channel, a uid everywhere, or everyone in a channel, for a while; the edges kick who matches at once (scope moderation).
+    /// Bans a uid in a channel, a uid everywhere, everyone in a channel, or connections from an IP address (in a channel or everywhere), for a while; the edges kick who matches at once (scope moderation).
     ///
     /// One rule per filter: a second rule for the same channel and uid joins the first (privileges
     /// united, the later end) and has its id. `seconds` 0 kicks who matches now and keeps no rule.
@@ -7079,7 +7079,7 @@ internal enum Operations {
             }
         }
     }
-    /// Agora's ban rule creation (scope moderation). `ip` filters are refused (not supported yet).
+    /// Agora's ban rule creation (scope moderation).
     ///
     /// - Remark: HTTP `POST /dev/v1/kicking-rule`.
     /// - Remark: Generated from `#/paths//dev/v1/kicking-rule/post(agoraCreateKickingRule)`.

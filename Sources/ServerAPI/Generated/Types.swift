@@ -136,7 +136,7 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/bans`.
     /// - Remark: Generated from `#/paths//v1/bans/get(listBans)`.
     func listBans(_ input: Operations.ListBans.Input) async throws -> Operations.ListBans.Output
-    /// Bans a uid in a channel, a uid everywhere, or everyone in a channel, for a while; the edges kick who matches at once (scope moderation).
+    /// Bans a uid in a channel, a uid everywhere, everyone in a channel, or connections from an IP address (in a channel or everywhere), for a while; the edges kick who matches at once (scope moderation).
     ///
     /// One rule per filter: a second rule for the same channel and uid joins the first (privileges
     /// united, the later end) and has its id. `seconds` 0 kicks who matches now and keeps no rule.
@@ -160,7 +160,7 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /dev/v1/kicking-rule`.
     /// - Remark: Generated from `#/paths//dev/v1/kicking-rule/get(agoraListKickingRules)`.
     func agoraListKickingRules(_ input: Operations.AgoraListKickingRules.Input) async throws -> Operations.AgoraListKickingRules.Output
-    /// Agora's ban rule creation (scope moderation). `ip` filters are refused (not supported yet).
+    /// Agora's ban rule creation (scope moderation).
     ///
     /// - Remark: HTTP `POST /dev/v1/kicking-rule`.
     /// - Remark: Generated from `#/paths//dev/v1/kicking-rule/post(agoraCreateKickingRule)`.
@@ -521,7 +521,7 @@ extension APIProtocol {
     internal func listBans(headers: Operations.ListBans.Input.Headers = .init()) async throws -> Operations.ListBans.Output {
         try await listBans(Operations.ListBans.Input(headers: headers))
     }
-    /// Bans a uid in a channel, a uid everywhere, or everyone in a channel, for a while; the edges kick who matches at once (scope moderation).
+    /// Bans a uid in a channel, a uid everywhere, everyone in a channel, or connections from an IP address (in a channel or everywhere), for a while; the edges kick who matches at once (scope moderation).
     ///
     /// One rule per filter: a second rule for the same channel and uid joins the first (privileges
     /// united, the later end) and has its id. `seconds` 0 kicks who matches now and keeps no rule.
@@ -579,7 +579,7 @@ extension APIProtocol {
             headers: headers
         ))
     }
-    /// Agora's ban rule creation (scope moderation). `ip` filters are refused (not supported yet).
+    /// Agora's ban rule creation (scope moderation).
     ///
     /// - Remark: HTTP `POST /dev/v1/kicking-rule`.
     /// - Remark: Generated from `#/paths//dev/v1/kicking-rule/post(agoraCreateKickingRule)`.

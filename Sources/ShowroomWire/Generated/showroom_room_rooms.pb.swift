@@ -2272,8 +2272,8 @@ public nonisolated struct RoomChannelDataResponse: Sendable {
 }
 
 /// A ban: the uid may not use the listed privileges in the channel until `until_ms`. A ban rule of
-/// the server API may leave one filter open: channel "" bans the uid in every channel, uid 0 bans
-/// everyone in the channel (never both).
+/// the server API may leave filters open: channel "" bans in every channel, uid 0 bans everyone,
+/// ip "" any address; at least one filter is set. What it names must all match.
 public nonisolated struct RoomBan: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -2298,13 +2298,17 @@ public nonisolated struct RoomBan: Sendable {
   /// coordinators keep it a day so that no older copy brings it back.
   public var lifted: Bool = false
 
+  /// Only connections from this IP address (canonical literal, IPv4-mapped written as IPv4); ""
+  /// any address.
+  public var ip: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
 
 /// Body of a BAN_RULE request (the server API, cluster face): one change of the ban rules, or the
-/// list. A rule's id is a number made from its filter (channel and uid), the same on every
+/// list. A rule's id is a number made from its filter (channel, uid and ip), the same on every
 /// coordinator: one rule per filter.
 public nonisolated struct RoomBanRuleRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -2374,6 +2378,9 @@ public nonisolated struct RoomBanRuleCreate: Sendable {
 
   /// 0 kicks who matches now and keeps no rule; at most 86430.
   public var seconds: UInt32 = 0
+
+  /// "" for any address; else an IPv4 or IPv6 literal.
+  public var ip: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -5661,7 +5668,7 @@ nonisolated extension RoomChannelDataResponse: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension RoomBan: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Ban"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{1}uid\0\u{1}privileges\0\u{3}until_ms\0\u{3}created_at_ms\0\u{3}updated_at_ms\0\u{1}lifted\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{1}uid\0\u{1}privileges\0\u{3}until_ms\0\u{3}created_at_ms\0\u{3}updated_at_ms\0\u{1}lifted\0\u{1}ip\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5676,6 +5683,7 @@ nonisolated extension RoomBan: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
       case 5: try { try decoder.decodeSingularInt64Field(value: &self.createdAtMs) }()
       case 6: try { try decoder.decodeSingularInt64Field(value: &self.updatedAtMs) }()
       case 7: try { try decoder.decodeSingularBoolField(value: &self.lifted) }()
+      case 8: try { try decoder.decodeSingularStringField(value: &self.ip) }()
       default: break
       }
     }
@@ -5703,6 +5711,9 @@ nonisolated extension RoomBan: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
     if self.lifted != false {
       try visitor.visitSingularBoolField(value: self.lifted, fieldNumber: 7)
     }
+    if !self.ip.isEmpty {
+      try visitor.visitSingularStringField(value: self.ip, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5714,6 +5725,7 @@ nonisolated extension RoomBan: SwiftProtobuf.Message, SwiftProtobuf._MessageImpl
     if lhs.createdAtMs != rhs.createdAtMs {return false}
     if lhs.updatedAtMs != rhs.updatedAtMs {return false}
     if lhs.lifted != rhs.lifted {return false}
+    if lhs.ip != rhs.ip {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -5812,7 +5824,7 @@ nonisolated extension RoomBanRuleRequest: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension RoomBanRuleCreate: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".BanRuleCreate"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{1}uid\0\u{1}privileges\0\u{1}seconds\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{1}uid\0\u{1}privileges\0\u{1}seconds\0\u{1}ip\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5824,6 +5836,7 @@ nonisolated extension RoomBanRuleCreate: SwiftProtobuf.Message, SwiftProtobuf._M
       case 2: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
       case 3: try { try decoder.decodeRepeatedUInt32Field(value: &self.privileges) }()
       case 4: try { try decoder.decodeSingularUInt32Field(value: &self.seconds) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.ip) }()
       default: break
       }
     }
@@ -5842,6 +5855,9 @@ nonisolated extension RoomBanRuleCreate: SwiftProtobuf.Message, SwiftProtobuf._M
     if self.seconds != 0 {
       try visitor.visitSingularUInt32Field(value: self.seconds, fieldNumber: 4)
     }
+    if !self.ip.isEmpty {
+      try visitor.visitSingularStringField(value: self.ip, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5850,6 +5866,7 @@ nonisolated extension RoomBanRuleCreate: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.uid != rhs.uid {return false}
     if lhs.privileges != rhs.privileges {return false}
     if lhs.seconds != rhs.seconds {return false}
+    if lhs.ip != rhs.ip {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
