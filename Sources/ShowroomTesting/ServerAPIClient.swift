@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import NIOPosix
 import NIOHTTP1
 
 /// An answer of the server API as tests and benchmarks look at it.
@@ -31,16 +32,24 @@ public final class ServerAPIClient: Sendable {
     public let base: String
     private let http: HTTPClient
     private let authorization: String?
+    private let ownGroup: MultiThreadedEventLoopGroup?
 
     /// A client of the API at `base`; `key` is the customer key's id and secret (nil: none sent).
-    public init(base: String, key: (id: String, secret: String)?, connections: Int = 8) {
+    /// `eventLoops`: threads of its own for the connections (nil: NIO's shared group).
+    public init(base: String, key: (id: String, secret: String)?, connections: Int = 8, eventLoops: Int? = nil) {
         self.base = base
         authorization = key.map { "Basic " + Data("\($0.id):\($0.secret)".utf8).base64EncodedString() }
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connections
         configuration.timeout.connect = .seconds(5)
         configuration.timeout.read = .seconds(10)
-        http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        if let eventLoops {
+            ownGroup = MultiThreadedEventLoopGroup(numberOfThreads: eventLoops)
+            http = HTTPClient(eventLoopGroupProvider: .shared(ownGroup!), configuration: configuration)
+        } else {
+            ownGroup = nil
+            http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        }
     }
 
     /// Sends `method path` with `json` (a JSON-serializable value) or raw `body`, and reads the
@@ -67,5 +76,6 @@ public final class ServerAPIClient: Sendable {
     /// Closes the connections.
     public func shutdown() async {
         try? await http.shutdown()
+        try? await ownGroup?.shutdownGracefully()
     }
 }

@@ -66,10 +66,26 @@ struct APIBenchmark: AsyncParsableCommand {
         var perSecond: Double
         var latency: LatencyHistogram
         var failures: Int
+        /// CPU the cluster's processes on this machine used per request, in µs, by executable
+        /// (coordinators, edges): what a request costs the servers, whoever else shares the cores.
+        var serverMicroseconds: [String: Double]
+        /// The share of the machine's CPU time the hypervisor gave to other guests meanwhile.
+        var stealPercent: Double?
+    }
+
+    /// The CPU seconds of the cluster's processes on this machine, by executable name (the
+    /// benchmark itself left out).
+    private static func serverCPU() -> [String: Double] {
+        let me = getpid()
+        var byName: [String: Double] = [:]
+        for (pid, process) in CPUTime.processes(named: "showroom-") where pid != me && process.name != "showroom-bench" {
+            byName[process.name, default: 0] += process.seconds
+        }
+        return byName
     }
 
     func run() async throws {
-        let client = ServerAPIClient(base: seed, key: try customerKey(), connections: concurrency)
+        let client = ServerAPIClient(base: seed, key: try customerKey(), connections: concurrency, eventLoops: 1)
         defer { Task { await client.shutdown() } }
         let run = UInt32.random(in: 0 ... .max)
         // What the reads read: a room, created as a business server would.
@@ -102,13 +118,20 @@ struct APIBenchmark: AsyncParsableCommand {
         var results: [Figures] = []
         func measure(_ name: String, _ count: Int, expect: Int, _ request: @escaping @Sendable (Int) async throws -> APIResponse) async throws {
             progress("\(name): \(count) requests from \(concurrency) clients", json: json)
+            let (serversBefore, machineBefore) = (Self.serverCPU(), CPUTime.machine())
             let outcome = try await measureConcurrently(callers: concurrency, count: count) { i in
                 let response = try await request(i)
                 guard response.status == expect else { throw NothingMeasured("\(name): \(response.status) \(response.text)") }
             }
+            let (serversAfter, machineAfter) = (Self.serverCPU(), CPUTime.machine())
             let latency = LatencyHistogram(milliseconds: outcome.times)
             try latency.requireSamples(name, "all \(outcome.failures) requests failed")
-            results.append(Figures(name: name, perSecond: outcome.perSecond, latency: latency, failures: outcome.failures))
+            var server: [String: Double] = [:]
+            for (executable, after) in serversAfter {
+                server[executable.replacingOccurrences(of: "showroom-", with: "")] = max(0, after - (serversBefore[executable] ?? after)) * 1e6 / Double(count)
+            }
+            results.append(Figures(name: name, perSecond: outcome.perSecond, latency: latency, failures: outcome.failures,
+                                   serverMicroseconds: server, stealPercent: CPUTime.stealPercent(from: machineBefore, to: machineAfter)))
         }
         try await measure("healthz", reads, expect: 200) { _ in try await client.send("GET", "/healthz") }
         try await measure("room_get", reads, expect: 200) { _ in try await client.send("GET", "/v1/rooms/bench-api-\(run)") }
@@ -142,6 +165,10 @@ struct APIBenchmark: AsyncParsableCommand {
                 object["\(figures.name)_ms_p99"] = rounded(figures.latency.percentileMs(0.99), 3)
                 object["\(figures.name)_failures"] = figures.failures
                 object["\(figures.name)_vs_healthz"] = rounded(figures.perSecond / max(health, 1e-9), 3)
+                for (executable, microseconds) in figures.serverMicroseconds {
+                    object["\(figures.name)_\(executable)_cpu_us"] = rounded(microseconds, 1)
+                }
+                if let steal = figures.stealPercent { object["\(figures.name)_steal_percent"] = rounded(steal, 1) }
             }
             try printJSON(object)
         } else {
@@ -150,6 +177,12 @@ struct APIBenchmark: AsyncParsableCommand {
                 print("  " + figures.name.padding(toLength: 14, withPad: " ", startingAt: 0) + String(format: " %8.0f /s   p50 %6.2f ms   p99 %6.2f ms   failures %d   %5.1f %% of healthz's rate",
                              figures.perSecond, figures.latency.percentileMs(0.5), figures.latency.percentileMs(0.99),
                              figures.failures, 100 * figures.perSecond / max(health, 1e-9)))
+            }
+            print("  server CPU per request (all such processes on this machine), and the hypervisor's steal:")
+            for figures in results {
+                let costs = figures.serverMicroseconds.sorted { $0.key < $1.key }.map { String(format: "%@ %.0f µs", $0.key, $0.value) }
+                print("  " + figures.name.padding(toLength: 14, withPad: " ", startingAt: 0) + " " + costs.joined(separator: ", ")
+                      + (figures.stealPercent.map { String(format: ", steal %.1f %%", $0) } ?? ""))
             }
             print(String(format: "  the benchmark's own clients used %.2f CPU s", cpu))
         }
