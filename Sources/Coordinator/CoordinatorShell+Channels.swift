@@ -536,50 +536,20 @@ extension CoordinatorShell {
     /// every change is kept, replicated and enforced by every alive edge before the answer.
     func banRule(_ request: WireEnvelope, _ respond: Node.Responder) {
         let now = nowMs
-        guard let body = respond.answering({ try request.decodeBody(RoomBanRuleRequest.self) }) else { return }
-        let answer = { (ban: RoomBan, edges: UInt32) in
-            respond(.success(RoomBanRuleResponse.with {
-                $0.rules = [ban]
-                $0.edges = edges
-            }))
+        guard let change = respond.answering({ () throws -> BanList.RuleChange in
+            try bans.change(try request.decodeBody(RoomBanRuleRequest.self), nowMs: now)
+        }) else { return }
+        switch change {
+        case .list(let rules):
+            respond(.success(RoomBanRuleResponse.with { $0.rules = rules }))
+        case .enforce(let rule, let keep):
+            enforce(rule, keep: keep) { edges in
+                respond(.success(RoomBanRuleResponse.with {
+                    $0.rules = [rule]
+                    $0.edges = edges
+                }))
+            }
         }
-        switch body.change {
-        case .list:
-            respond(.success(RoomBanRuleResponse.with { $0.rules = bans.active(nowMs: now) }))
-        case .create(let create):
-            guard let ban = respond.answering({ () throws -> RoomBan in
-                let ban = try BanList.rule(for: create, nowMs: now)
-                guard bans.bans.count < BanList.maxBans || bans.bans[BanKey(ban)] != nil else {
-                    throw ShowroomError.invalidArgument("the cluster holds \(BanList.maxBans) bans already; lift some first")
-                }
-                return ban
-            }) else { return }
-            // A rule of 0 seconds kicks who matches now and is not kept.
-            let kept = create.seconds == 0 ? ban : bans.add(ban)
-            enforce(kept, keep: create.seconds > 0) { answer(kept, $0) }
-        case .update(let update):
-            changeRule(id: update.id, seconds: update.seconds, nowMs: now, respond, answer)
-        case .deleteID(let id):
-            changeRule(id: id, seconds: 0, nowMs: now, respond, answer)
-        case nil:
-            respond(.failure(.invalidArgument("a BAN_RULE request makes, changes, deletes or lists rules; it named none")))
-        }
-    }
-
-    /// Sets rule `id` to end `seconds` from now (0 lifts it), and enforces that.
-    private func changeRule(id: UInt64, seconds: UInt32, nowMs: Int64, _ respond: Node.Responder,
-                            _ answer: @escaping (RoomBan, UInt32) -> Void) {
-        guard seconds <= BanList.maxRuleSeconds else {
-            return respond(.failure(.invalidArgument("a ban rule lasts at most \(BanList.maxRuleSeconds) s, not \(seconds)")))
-        }
-        guard var rule = bans.rule(id: id), !rule.lifted, rule.untilMs > nowMs else {
-            return respond(.failure(ShowroomError(.banRuleNotFound, "no ban rule \(id) is in force: it was never made, or was lifted or has ended")))
-        }
-        rule.untilMs = nowMs &+ Int64(seconds) * 1000
-        rule.updatedAtMs = max(nowMs, rule.updatedAtMs &+ 1)
-        rule.lifted = seconds == 0
-        let changed = bans.replace(rule)
-        enforce(changed) { answer(changed, $0) }
     }
 
     /// Keeps `ban` (unless `keep` is false: a kick that leaves no ban), replicates it to every

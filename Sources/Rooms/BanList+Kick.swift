@@ -77,3 +77,56 @@ extension BanList {
         return ban
     }
 }
+
+extension BanList {
+    /// What a `BAN_RULE` request comes to (``change(_:nowMs:)``).
+    public enum RuleChange: Equatable, Sendable {
+        /// The rules in force, by filter.
+        case list([RoomBan])
+        /// The rule as it now stands, for every edge to enforce and the caller to be answered
+        /// with; `keep` is false for a rule of 0 seconds, a kick that leaves no rule behind.
+        case enforce(RoomBan, keep: Bool)
+    }
+
+    /// Carries out a `BAN_RULE` request on the list: a rule made (checked as
+    /// ``rule(for:nowMs:)``, and joined with the one of the same filter), a rule's end set anew
+    /// from now, a rule lifted (its tombstone kept), or the list.
+    ///
+    /// - Throws: `INVALID_ARGUMENT` for a rule that is not one, a duration past
+    ///   ``maxRuleSeconds``, a full list (``maxBans``) or a request that names no change;
+    ///   `BAN_RULE_NOT_FOUND` for changing a rule that is not in force.
+    public mutating func change(_ request: RoomBanRuleRequest, nowMs: Int64) throws(ShowroomError) -> RuleChange {
+        switch request.change {
+        case .list:
+            return .list(active(nowMs: nowMs))
+        case .create(let create):
+            let rule = try Self.rule(for: create, nowMs: nowMs)
+            guard create.seconds > 0 else { return .enforce(rule, keep: false) }
+            guard bans.count < Self.maxBans || bans[BanKey(rule)] != nil else {
+                throw .invalidArgument("the cluster holds \(Self.maxBans) bans already; lift some first")
+            }
+            return .enforce(add(rule), keep: true)
+        case .update(let update):
+            return .enforce(try setEnd(ofRule: update.id, seconds: update.seconds, nowMs: nowMs), keep: true)
+        case .deleteID(let id):
+            return .enforce(try setEnd(ofRule: id, seconds: 0, nowMs: nowMs), keep: true)
+        case nil:
+            throw .invalidArgument("a BAN_RULE request makes, changes, deletes or lists rules; it named none")
+        }
+    }
+
+    /// Sets rule `id` to end `seconds` from now; 0 lifts it. The change is later than any copy
+    /// of the rule, so it wins where copies meet.
+    private mutating func setEnd(ofRule id: UInt64, seconds: UInt32, nowMs: Int64) throws(ShowroomError) -> RoomBan {
+        guard seconds <= Self.maxRuleSeconds else {
+            throw .invalidArgument("a ban rule lasts at most \(Self.maxRuleSeconds) s, not \(seconds)")
+        }
+        guard var rule = rule(id: id), !rule.lifted, rule.untilMs > nowMs else {
+            throw ShowroomError(.banRuleNotFound, "no ban rule \(id) is in force: it was never made, or was lifted or has ended")
+        }
+        rule.untilMs = nowMs &+ Int64(seconds) * 1000
+        rule.updatedAtMs = max(nowMs, rule.updatedAtMs &+ 1)
+        rule.lifted = seconds == 0
+        return replace(rule)
+    }
+}

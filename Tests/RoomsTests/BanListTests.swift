@@ -83,6 +83,61 @@ final class BanListTests: XCTestCase {
         XCTAssertEqual(list.bans.count, 2)
     }
 
+    func testABanRuleRequestMakesChangesLiftsAndListsRules() throws {
+        var list = BanList()
+        func request(_ change: RoomBanRuleRequest.OneOf_Change?) -> RoomBanRuleRequest {
+            var request = RoomBanRuleRequest()
+            request.change = change
+            return request
+        }
+        // Made, then made again for the same filter: one rule, joined.
+        guard case .enforce(let made, keep: true) = try list.change(request(.create(rule("show", 5, [2], seconds: 60))), nowMs: 1_000)
+        else { return XCTFail("a rule is enforced and kept") }
+        XCTAssertEqual(made.untilMs, 61_000)
+        guard case .enforce(let joined, keep: true) = try list.change(request(.create(rule("show", 5, [3], seconds: 10))), nowMs: 2_000)
+        else { return XCTFail("a rule is enforced and kept") }
+        XCTAssertEqual(joined.privileges, [2, 3])
+        XCTAssertEqual(joined.untilMs, 61_000, "the later end stands")
+        // 0 seconds: a kick, enforced, keeping nothing.
+        guard case .enforce(_, keep: false) = try list.change(request(.create(rule("other", 0, seconds: 0))), nowMs: 2_000)
+        else { return XCTFail("a kick keeps no rule") }
+        XCTAssertEqual(try list.change(request(.list(true)), nowMs: 3_000), .list([joined]))
+
+        // Changed from now, later than any copy; then lifted, kept as a tombstone, not listed.
+        let id = BanList.ruleID(of: joined)
+        var update = RoomBanRuleUpdate()
+        update.id = id
+        update.seconds = 5
+        guard case .enforce(let shorter, keep: true) = try list.change(request(.update(update)), nowMs: 3_000)
+        else { return XCTFail("a change is enforced") }
+        XCTAssertEqual(shorter.untilMs, 8_000)
+        XCTAssertGreaterThan(shorter.updatedAtMs, joined.updatedAtMs)
+        guard case .enforce(let lifted, keep: true) = try list.change(request(.deleteID(id)), nowMs: 3_000)
+        else { return XCTFail("a lifting is enforced") }
+        XCTAssertTrue(lifted.lifted)
+        XCTAssertEqual(try list.change(request(.list(true)), nowMs: 3_000), .list([]))
+        XCTAssertEqual(list.held.count, 1)
+
+        // Refusals change nothing: a rule not in force, a duration too long, no change named, a full list.
+        for (bad, code) in [(request(.deleteID(id)), ShowroomError.Code.banRuleNotFound),
+                            (request(.update(update)), .banRuleNotFound),
+                            (request(.create(rule("show", 6, seconds: BanList.maxRuleSeconds + 1))), .invalidArgument),
+                            (request(nil), .invalidArgument)] {
+            XCTAssertThrowsError(try list.change(bad, nowMs: 3_000), "\(bad)") { XCTAssertEqual(($0 as? ShowroomError)?.code, code) }
+        }
+        update.id = BanList.ruleID(channel: "nowhere", uid: 9)
+        update.seconds = BanList.maxRuleSeconds + 1
+        XCTAssertEqual((try? list.change(request(.update(update)), nowMs: 3_000)), nil)
+        var full = BanList()
+        for uid in 1...UInt32(BanList.maxBans) { full.add(ban("show", uid, [1], until: 10_000)) }
+        XCTAssertThrowsError(try full.change(request(.create(rule("show", 0, seconds: 60))), nowMs: 0)) {
+            XCTAssertTrue(($0 as? ShowroomError)?.message.contains("lift some first") == true)
+        }
+        XCTAssertNoThrow(try full.change(request(.create(rule("show", 7, seconds: 60))), nowMs: 0), "joining a rule held adds none")
+        XCTAssertNoThrow(try full.change(request(.create(rule("show", 0, seconds: 0))), nowMs: 0), "a kick keeps nothing, even when full")
+        XCTAssertEqual(full.bans.count, BanList.maxBans)
+    }
+
     func testRuleIDsAreTheSameEverywhereAndFindTheirRule() throws {
         XCTAssertEqual(BanList.ruleID(channel: "show", uid: 5), BanList.ruleID(channel: "show", uid: 5))
         XCTAssertNotEqual(BanList.ruleID(channel: "show", uid: 5), BanList.ruleID(channel: "show", uid: 6))

@@ -18,7 +18,8 @@ import ShowroomWire
 // token deadlines) and tick the plane first.
 // Tokens are checked by a stand-in verifier: "" is refused, "p…" grants a publisher, "s…" a
 // subscriber, "x…" a publisher whose privileges have expired; digits after the letter set the
-// expiry in seconds from now (none: never).
+// expiry in seconds from now (none: never). Sessions 1–2 connect from 10.0.0.1, 3–4 from 10.0.0.2
+// (what an address ban matches).
 
 typealias Frame = UInt32
 
@@ -70,6 +71,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
                        "the reply to a \(request.kind) request goes to its sender with its id")
             }
             edge.run(directives)
+            // As the shell does once a session is open: its client's address, two clients a host.
+            if case .openSession = request { edge.plane.setAddress(session.rawValue <= 2 ? "10.0.0.1" : "10.0.0.2", of: session) }
         }
         edge.check()
     }
