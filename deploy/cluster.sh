@@ -36,6 +36,8 @@
 # for `curl -u "$(cat DIR/api-key)" http://127.0.0.1:PORT/v1/rooms`; the coordinators hold only
 # its SHA-256 (DIR/coordinator.json). `--api-rate N` gives that key N requests a second (burst 2N;
 # default 10).
+# Browsers: every edge also takes client sessions over WebSocket (`ws=` in its ready line, a free
+# loopback port; the same protocol, framed as proto/README.md says); `up` prints them.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -161,6 +163,7 @@ seed_flags() {
 # Seeds for clients (the SDK): the client endpoints of the running coordinators.
 client_of() { sed -n 's/^ready .* client=\([^ ]*\).*/\1/p' "$run_dir/$1.out" 2>/dev/null | head -1; }
 api_of() { sed -n 's/^ready .* api=\([^ ]*\).*/\1/p' "$run_dir/$1.out" 2>/dev/null | head -1; }
+ws_of() { sed -n 's/^ready .* ws=\([^ ]*\).*/\1/p' "$run_dir/$1.out" 2>/dev/null | head -1; }
 
 client_seed_flags() {
   local id
@@ -286,6 +289,9 @@ cmd_up() {
   await_converged
   echo "seed: $(endpoint_of coordinator-1) (cluster)  client seed: $(client_of coordinator-1)"
   echo "server API: $(api_of coordinator-1)  customer key: $run_dir/api-key (curl -u \"\$(cat $run_dir/api-key)\" $(api_of coordinator-1)/v1/rooms)"
+  local browsers=()
+  for i in $(seq 1 "$edges"); do browsers+=("edge-$i $(ws_of "edge-$i")"); done
+  echo "browsers (WebSocket client sessions): $(IFS=,; echo "${browsers[*]}" | sed 's/,/, /g')"
 }
 
 cmd_status() {

@@ -29,10 +29,10 @@ protocol ClientFace: AnyObject {
     func flush() -> [SessionID]
     /// The session closed: what waits for it is dropped.
     func sessionClosed(_ session: SessionID)
-    /// A session was opened by the connection `message` came on.
+    /// `session` was opened by the connection `message` came on.
     ///
     /// - Returns: The IP address that connection comes from, if the transport knows it.
-    func sessionOpened(by message: Multipart) -> String?
+    func sessionOpened(_ session: SessionID, by message: Multipart) -> String?
     /// Closes the connections that opened no session in time.
     func closeUnopened()
     /// A link to `edge`'s client side for `key` (connecting; opened by the caller).

@@ -22,6 +22,9 @@ public final class EdgeServer: Sendable {
     /// The loop the client socket and the plane live on.
     public let loop: EventLoop
     private let shell: LoopBound<EdgeShell<RouterClientFace>>
+    /// Browsers' sessions, once ``startWebSocket(listen:allowedOrigins:advertiseHost:)`` ran.
+    private let webSockets = Mutex<WebSocketClients?>(nil)
+    private let logger: Logger
 
     /// Binds the client endpoint and starts serving.
     ///
@@ -32,6 +35,7 @@ public final class EdgeServer: Sendable {
     /// - Throws: ``ShowroomError`` or `ZeroMQError` if the endpoint cannot be bound.
     public init(configuration: EdgeServerConfiguration, clock: WallClock = .system, logger: Logger) throws {
         try ZeroMQLibrary.requireSupported()
+        self.logger = logger
         let context = try Context(ioThreads: 1)
         let loop = try EventLoop.start(name: "edge-clients", context: context)
         self.loop = loop
@@ -184,8 +188,39 @@ public final class EdgeServer: Sendable {
         }
     }
 
+    /// Serves client sessions over WebSocket too (``WebSocketFraming``): the same protocol, plane
+    /// and limits as the ZeroMQ client face, for pages in a browser.
+    ///
+    /// - Parameters:
+    ///   - listen: `HOST:PORT` (port 0 picks one).
+    ///   - allowedOrigins: The pages' origins allowed to connect (`*`: any); a client that sends
+    ///     no `Origin` (not a browser) is always allowed.
+    ///   - advertiseHost: The host put in the returned address instead of the bound one.
+    /// - Returns: `ws://HOST:PORT/v1/edge`.
+    public func startWebSocket(listen: String, allowedOrigins: [String], advertiseHost: String? = nil) async throws -> String {
+        let shell = self.shell
+        let loop = self.loop
+        // As on the ROUTER: up to max_message_bytes a message is answered (TOO_LARGE past it);
+        // far past it the connection is closed unread.
+        let closeBytes = try await loop.submit { shell.value.plane.settings.limits.connectionCloseBytes }
+        let clients = WebSocketClients(
+            settings: .init(listen: listen, allowedOrigins: allowedOrigins, maxMessageBytes: closeBytes),
+            logger: logger,
+            receive: { session, buffer in
+                let message = Array(buffer.readableBytesView)
+                loop.execute { shell.value.receiveWebSocket(message, from: session) }
+            },
+            closed: { session in loop.execute { shell.value.webSocketClosed(session) } })
+        try await loop.submit { shell.value.face.webSockets = clients }
+        let endpoint = try await clients.start(advertiseHost: advertiseHost)
+        webSockets.withLock { $0 = clients }
+        logger.info("edge WebSocket endpoint listening", metadata: ["endpoint": "\(endpoint)"])
+        return endpoint
+    }
+
     /// Stops serving: closes the socket and ends the loop, without blocking the caller's thread.
     public func stop() async {
+        await webSockets.withLock { $0 }?.stop()
         let loop = self.loop
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             Thread {
@@ -207,6 +242,7 @@ public final class EdgeServer: Sendable {
 /// enforced (`EDGE_BANS`, and `BAN_LIST` at start).
 public final class EdgeRoleService: NodeRoleService {
     private let configuration: EdgeServerConfiguration
+    private let webSocket: EdgeWebSocketSettings
     private let nodeID: String
     private let logger: Logger
     private let server = Mutex<EdgeServer?>(nil)
@@ -216,8 +252,10 @@ public final class EdgeRoleService: NodeRoleService {
 
     /// Takes the edge's settings from the node's configuration.
     ///
+    /// - Parameter webSocket: Where browsers' sessions connect, if anywhere.
     /// - Throws: ``ShowroomError`` `invalidArgument` when the app id or certificate is missing.
-    public init(configuration: NodeConfiguration, logger: Logger) throws(ShowroomError) {
+    public init(configuration: NodeConfiguration, webSocket: EdgeWebSocketSettings = EdgeWebSocketSettings(), logger: Logger) throws(ShowroomError) {
+        self.webSocket = webSocket
         guard let appID = configuration.appID, let appCertificate = configuration.appCertificate else {
             throw .invalidArgument(
                 "an edge verifies join tokens: give it the app's id and certificate (appID and appCertificate in the configuration file, or --app-id and --app-certificate)")
@@ -237,10 +275,16 @@ public final class EdgeRoleService: NodeRoleService {
         self.logger = logger
     }
 
-    public func start() throws -> RoleEndpoints {
+    public func start() async throws -> RoleEndpoints {
         let edge = try EdgeServer(configuration: configuration, logger: logger)
         server.withLock { $0 = edge }
-        return RoleEndpoints(client: edge.endpoint, clientCurvePublicKey: configuration.clientCurveKey?.publicKey ?? "")
+        var webSocketEndpoint = ""
+        if webSocket.listen != "off" {
+            webSocketEndpoint = try await edge.startWebSocket(
+                listen: webSocket.listen, allowedOrigins: webSocket.allowedOrigins, advertiseHost: configuration.advertiseHost)
+        }
+        return RoleEndpoints(client: edge.endpoint, clientCurvePublicKey: configuration.clientCurveKey?.publicKey ?? "",
+                             webSocket: webSocketEndpoint)
     }
 
     public func attach(to node: Node) {

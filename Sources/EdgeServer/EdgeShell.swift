@@ -79,12 +79,37 @@ final class EdgeShell<Face: ClientFace> {
 
     // MARK: - Receiving
 
-    /// Handles one client message.
+    /// A WebSocket client's message (``WebSocketFraming``), laid out as the ROUTER's are (an
+    /// empty frame where the routing id goes) and handled as they are.
+    func receiveWebSocket(_ message: [UInt8], from session: SessionID) {
+        let parts = message.withUnsafeBytes { bytes in
+            Result { () throws(ShowroomError) in try WebSocketFraming.parts(of: bytes) }
+        }
+        guard case .success(let (envelope, payload)) = parts else {
+            if case .failure(let error) = parts { perform([.send(.error(error, channel: "", track: nil), to: session)]) }
+            return
+        }
+        let incoming = Multipart(capacity: 3)
+        incoming.append([])
+        message.withUnsafeBytes { bytes in
+            incoming.append(bytes: UnsafeRawBufferPointer(rebasing: bytes[envelope]))
+            if !payload.isEmpty { incoming.append(bytes: UnsafeRawBufferPointer(rebasing: bytes[payload])) }
+        }
+        _ = handle(incoming, from: session)
+    }
+
+    /// A WebSocket client's connection closed: its session is over.
+    func webSocketClosed(_ session: SessionID) {
+        perform(plane.sessionUnreachable(session, now: now))
+    }
+
+    /// Handles one client message: from the ROUTER (the session is its routing id, frame 0), or
+    /// from a WebSocket (`knownSession`).
     ///
     /// - Returns: Whether the message's buffer is kept (a video frame in a GOP cache).
-    private func handle(_ incoming: Multipart) -> Bool {
+    private func handle(_ incoming: Multipart, from knownSession: SessionID? = nil) -> Bool {
         guard incoming.count >= 2 else { return false }  // a bare routing id: nothing to answer
-        guard let session = incoming.withBytes(of: 0, { SessionID(routingID: $0) }) else {
+        guard let session = knownSession ?? incoming.withBytes(of: 0, { SessionID(routingID: $0) }) else {
             // Only a client that set a long ZMQ_ROUTING_ID gets here; tell it why, once per message.
             let refusal = WireEnvelope(responseTo: WireEnvelope(), error: .invalidArgument(
                 "client routing ids longer than 7 bytes are not accepted; do not set ZMQ_ROUTING_ID"))
@@ -149,7 +174,7 @@ final class EdgeShell<Face: ClientFace> {
             return
         }
         var address: String?
-        if case .openSession = request { address = face.sessionOpened(by: incoming) }
+        if case .openSession = request { address = face.sessionOpened(session, by: incoming) }
         if let error = relayRefusal(of: request, from: session) {
             // A broadcaster joining a relayed channel: the coordinator may have moved the channel
             // here (its origin died), so it is asked; its answer admits the join or names the origin.

@@ -169,7 +169,7 @@ final class InProcessClientFace: ClientFace {
 
     func flush() -> [SessionID] { [] }
     func sessionClosed(_ session: SessionID) {}
-    func sessionOpened(by message: Multipart) -> String? { nil }
+    func sessionOpened(_ session: SessionID, by message: Multipart) -> String? { nil }
     func closeUnopened() {}
 
     func link(_ key: ForwardKey, to edge: ForwardEdge, now: Duration) throws(ShowroomError) -> ForwardLink {

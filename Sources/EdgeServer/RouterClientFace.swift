@@ -7,7 +7,9 @@ import ZeroMQ
 
 /// The client ROUTER on the edge's loop: the face clients connect to over TCP (CURVE when the
 /// edge encrypts), the control messages waiting for a congested client, the connections that
-/// never open a session (``UnopenedConnectionReaper``), and the edge-to-edge links' sockets.
+/// never open a session (``UnopenedConnectionReaper``), and the edge-to-edge links' sockets. What
+/// goes to a WebSocket client (``WebSocketClients``, when the edge serves them) goes through it
+/// too, framed for WebSocket.
 ///
 /// Wire layout: `[routing id][envelope]` for requests and events, and
 /// `[routing id][envelope: MEDIA_FRAME + MediaHeader][payload]` for media. A frame is sent by
@@ -26,6 +28,8 @@ final class RouterClientFace: ClientFace {
     private let maxQueuedControlMessages: Int
     /// Closes connections that open no session in time.
     private let reaper: UnopenedConnectionReaper
+    /// Browsers' sessions, once the WebSocket face serves (set on the loop).
+    var webSockets: WebSocketClients?
 
     /// Binds the client ROUTER on `loop`.
     init(configuration: EdgeServerConfiguration, loop: EventLoop, clock: WallClock, logger: Logger) throws {
@@ -73,7 +77,15 @@ final class RouterClientFace: ClientFace {
 
     @inline(__always)
     func sendFrame(_ frame: Multipart, to session: SessionID) -> DeliveryOutcome {
-        session.withRoutingID { id in
+        if WebSocketClients.isWebSocket(session) {
+            guard let webSockets else { return .unreachable }
+            let message = frame.withBytes(of: 1) { envelope in
+                frame.count > 2 ? frame.withBytes(of: 2) { WebSocketFraming.message(envelope: envelope, payload: $0) }
+                    : WebSocketFraming.message(envelope: envelope)
+            }
+            return webSockets.send(message, to: session, droppable: true)
+        }
+        return session.withRoutingID { id in
             do {
                 switch try socket.send(to: id, frame, from: 1) {
                 case .sent: return .sent
@@ -87,6 +99,9 @@ final class RouterClientFace: ClientFace {
     }
 
     func sendControl(_ bytes: [UInt8], to session: SessionID) -> Bool {
+        if WebSocketClients.isWebSocket(session) {
+            return webSockets?.send(WebSocketFraming.message(envelope: bytes), to: session, droppable: false) == .sent
+        }
         if var queue = pendingControl.removeValue(forKey: session) {
             guard queue.count < maxQueuedControlMessages else { return false }
             queue.append(bytes)
@@ -141,7 +156,8 @@ final class RouterClientFace: ClientFace {
         pendingControl[session] = nil
     }
 
-    func sessionOpened(by message: Multipart) -> String? {
+    func sessionOpened(_ session: SessionID, by message: Multipart) -> String? {
+        if WebSocketClients.isWebSocket(session) { return webSockets?.sessionOpened(session) }
         reaper.sessionOpened(onDescriptor: message.sourceDescriptor(of: 1))
         return message.property("Peer-Address", of: 1)
     }

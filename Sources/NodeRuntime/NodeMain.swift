@@ -137,7 +137,7 @@ struct NodeService: Service, CustomStringConvertible {
         }
         admin?.setReady()
         // One line on standard output that launchers and tests wait for.
-        let ready = "ready node=\(configuration.nodeID) role=\(configuration.role) endpoint=\(node.endpoint)\(node.clientEndpoint.isEmpty ? "" : " client=\(node.clientEndpoint)")\(endpoints.events.isEmpty ? "" : " events=\(endpoints.events)")\(endpoints.api.isEmpty ? "" : " api=\(endpoints.api)") admin=\(adminEndpoint.isEmpty ? "off" : adminEndpoint) pid=\(ProcessInfo.processInfo.processIdentifier) at_ms=\(Int64(Date().timeIntervalSince1970 * 1000))\n"
+        let ready = "ready node=\(configuration.nodeID) role=\(configuration.role) endpoint=\(node.endpoint)\(node.clientEndpoint.isEmpty ? "" : " client=\(node.clientEndpoint)")\(endpoints.events.isEmpty ? "" : " events=\(endpoints.events)")\(endpoints.api.isEmpty ? "" : " api=\(endpoints.api)")\(endpoints.webSocket.isEmpty ? "" : " ws=\(endpoints.webSocket)") admin=\(adminEndpoint.isEmpty ? "off" : adminEndpoint) pid=\(ProcessInfo.processInfo.processIdentifier) at_ms=\(Int64(Date().timeIntervalSince1970 * 1000))\n"
         FileHandle.standardOutput.write(Data(ready.utf8))
         try? await gracefulShutdown()
         logger.info("leaving the cluster")
@@ -176,12 +176,16 @@ public struct RoleEndpoints: Sendable, Equatable {
     /// Where the server API answers (`http://HOST:PORT`; coordinators); "" for none. Printed on
     /// the ready line, not announced.
     public var api: String
+    /// Where browsers' sessions connect over WebSocket (`ws://HOST:PORT/v1/edge`; edges); "" for
+    /// none. Printed on the ready line, not announced.
+    public var webSocket: String
 
     /// Endpoints; all default to none.
-    public init(client: String = "", events: String = "", clientCurvePublicKey: String = "", api: String = "") {
+    public init(client: String = "", events: String = "", clientCurvePublicKey: String = "", api: String = "", webSocket: String = "") {
         self.client = client
         self.events = events
         self.clientCurvePublicKey = clientCurvePublicKey
         self.api = api
+        self.webSocket = webSocket
     }
 }

@@ -32,10 +32,10 @@ final class CoordinatorLinkTests: XCTestCase {
 
     // MARK: - Scenarios
 
-    func testQueuedActivitiesArriveAfterFailuresAndFollowANewCoordinator() throws {
+    func testQueuedActivitiesArriveAfterFailuresAndFollowANewCoordinator() async throws {
         let recorder = ReportRecorder()
         // No coordinator yet: the edge keeps what happens.
-        let edge = try startEdge("edge-c", seeds: [])
+        let edge = try await startEdge("edge-c", seeds: [])
         let host = try client(edge)
         XCTAssertNil(try host.join("queue", uid: 1, token: TestApp.token(channel: "queue", uid: 1), role: .broadcaster).failure)
         let viewer = try client(edge)
@@ -73,7 +73,7 @@ final class CoordinatorLinkTests: XCTestCase {
         let clientEndpoint: String
     }
 
-    private func startEdge(_ id: String, seeds: [String]) throws -> StartedEdge {
+    private func startEdge(_ id: String, seeds: [String]) async throws -> StartedEdge {
         var configuration = NodeConfiguration(role: .edge, nodeID: id)
         configuration.seeds = seeds
         configuration.appID = TestApp.appID
@@ -82,7 +82,7 @@ final class CoordinatorLinkTests: XCTestCase {
         configuration.leavePropagation = .milliseconds(50)
         let logger = LogCapture.logger(label: id)
         let service = try EdgeRoleService(configuration: configuration, logger: logger)
-        let endpoints = try service.start()
+        let endpoints = try await service.start()
         let node: Node
         do {
             node = try Node(configuration: configuration, clientEndpoint: endpoints.client, logger: logger, events: .none)

@@ -1,0 +1,224 @@
+import Edge
+import EdgeProtocol
+import HTTPTypes
+import HummingbirdCore
+import HummingbirdWebSocket
+import Logging
+import NIOCore
+import NIOPosix
+import ShowroomWire
+import Synchronization
+
+/// Client sessions over WebSocket (browsers): each connection is one client session of the same
+/// protocol as the ZeroMQ client face, framed as ``WebSocketFraming`` says, handed to the edge's
+/// loop as the ROUTER's messages are. The plane cannot tell the two apart.
+///
+/// A connection's session id lies outside the ZeroMQ routing ids (``SessionID/routingIDLength``
+/// is 0 for it), so no ZeroMQ peer can take a browser's place. What goes to a connection waits in
+/// its outbox, bounded in bytes: media past the bound is dropped (as at a ROUTER's high-water
+/// mark), a control message past twice the bound ends the session (a client too far behind).
+final class WebSocketClients: Sendable {
+    /// Where and whom to serve.
+    struct Settings: Sendable {
+        /// `HOST:PORT` to listen on (an IP literal or `localhost`; port 0 picks one).
+        var listen: String
+        /// Origins whose pages may connect (`Origin` header, exactly, as `http://host:port`);
+        /// `*` allows any. A request that names no page origin (not a browser) is allowed.
+        var allowedOrigins: [String]
+        /// The largest message taken from a client (larger ones close the connection).
+        var maxMessageBytes: Int
+        /// What may wait for one client before its media is dropped.
+        var maxQueuedBytes: Int = 4 << 20
+        /// The most connections at once.
+        var maxConnections: Int = 4_096
+        /// A connection that opens no session in this time is closed.
+        var openTimeout: Duration = .seconds(10)
+    }
+
+    private struct Connection {
+        let address: String?
+        let outbox: AsyncStream<ByteBuffer>.Continuation
+        var queuedBytes = 0
+        var opened = false
+    }
+
+    /// The path a browser connects to.
+    static let path = "/v1/edge"
+    /// Marks a session id as a WebSocket connection's: its top byte is past every routing id
+    /// length (1–7) and is not a relay stand-in's (0xFF).
+    private static let mark: UInt64 = 0x80 << 56
+
+    let settings: Settings
+    private let connections = Mutex<[SessionID: Connection]>([:])
+    private let lastID = Atomic<UInt64>(0)
+    private let logger: Logger
+    /// A client's message, on the way to the edge's loop.
+    private let receive: @Sendable (SessionID, ByteBuffer) -> Void
+    /// A connection closed: its session is over.
+    private let closed: @Sendable (SessionID) -> Void
+    private let server = Mutex<(server: Server<HTTP1WebSocketUpgradeChannel>, task: Task<Void, any Error>)?>(nil)
+
+    init(settings: Settings, logger: Logger, receive: @escaping @Sendable (SessionID, ByteBuffer) -> Void,
+         closed: @escaping @Sendable (SessionID) -> Void) {
+        self.settings = settings
+        self.logger = logger
+        self.receive = receive
+        self.closed = closed
+    }
+
+    /// Whether a browser sends `origin` for a page: `http(s)://…`, or `null` for an opaque one
+    /// (a sandboxed frame, a file).
+    static func isPageOrigin(_ origin: String) -> Bool {
+        origin == "null" || origin.hasPrefix("http://") || origin.hasPrefix("https://")
+    }
+
+    /// Whether `session` is a WebSocket connection's.
+    static func isWebSocket(_ session: SessionID) -> Bool { session.rawValue >> 56 == mark >> 56 }
+
+    // MARK: - Serving
+
+    /// Binds and serves; returns `ws://HOST:PORT/v1/edge` once listening.
+    func start(advertiseHost: String?) async throws -> String {
+        let (host, port) = try Self.hostAndPort(settings.listen)
+        let listening = AsyncStream<SocketAddress?>.makeStream()
+        var serverLogger = logger
+        serverLogger.logLevel = max(logger.logLevel, .notice)
+        let server = Server(
+            childChannelSetup: HTTP1WebSocketUpgradeChannel(
+                responder: { _, writer, _ in
+                    // Only the upgrade is served here.
+                    try await writer.writeResponse(HTTPResponse(status: .upgradeRequired, headerFields: [.upgrade: "websocket"]))
+                },
+                configuration: WebSocketServerConfiguration(maxFrameSize: settings.maxMessageBytes, autoPing: .enabled(timePeriod: .seconds(15))),
+                shouldUpgrade: { [self] request, channel, _ in upgrade(request, channel) }),
+            configuration: ServerConfiguration(address: .hostname(host, port: port)),
+            onServerRunning: { channel in
+                listening.continuation.yield(channel.localAddress)
+                listening.continuation.finish()
+            },
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            logger: serverLogger)
+        let task = Task { try await server.run() }
+        var bound: SocketAddress?
+        for await address in listening.stream {
+            bound = address
+            break
+        }
+        guard let bound, let boundPort = bound.port else {
+            try? await server.shutdownGracefully()
+            _ = await task.result
+            throw ShowroomError.unavailable("the WebSocket client face could not listen on \(settings.listen)")
+        }
+        self.server.withLock { $0 = (server, task) }
+        let shown = advertiseHost ?? (host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host)
+        return "ws://\(shown.contains(":") ? "[\(shown)]" : shown):\(boundPort)\(Self.path)"
+    }
+
+    /// Closes the listening socket and every connection.
+    func stop() async {
+        guard let running = server.withLock({ running in defer { running = nil }; return running }) else { return }
+        try? await running.server.shutdownGracefully()
+        _ = await running.task.result
+    }
+
+    private static func hostAndPort(_ listen: String) throws(ShowroomError) -> (String, Int) {
+        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65_535).contains(port) else {
+            throw .invalidArgument("the WebSocket address is HOST:PORT, not '\(listen.prefix(80))'")
+        }
+        var host = String(listen[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if host == "localhost" { host = "127.0.0.1" }
+        guard IPAddress.canonical(host) != nil else {
+            throw .invalidArgument("the WebSocket host is an IP address or localhost, not '\(host.prefix(64))'")
+        }
+        return (host, port)
+    }
+
+    /// Whether a request may become a client connection: the path, the origin, the room left.
+    private func upgrade(_ request: HTTPRequest, _ channel: any Channel) -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
+        guard request.path?.split(separator: "?").first.map(String.init) == Self.path else { return .dontUpgrade }
+        // A page's origin (what a browser sends) must be allowed; other clients say what they
+        // like, and no check of a header keeps them out.
+        let pages = request.headerFields[values: .origin].filter(Self.isPageOrigin)
+        if let origin = pages.first(where: { !settings.allowedOrigins.contains("*") && !settings.allowedOrigins.contains($0) }) {
+            logger.notice("WebSocket connection refused: origin not allowed", metadata: ["origin": "\(origin.prefix(100))"])
+            return .dontUpgrade
+        }
+        guard connections.withLock({ $0.count }) < settings.maxConnections else {
+            logger.warning("WebSocket connection refused: \(settings.maxConnections) connections are open")
+            return .dontUpgrade
+        }
+        let address = channel.remoteAddress?.ipAddress
+        return .upgrade([:]) { [self] inbound, outbound, _ in
+            await serve(inbound, outbound, address: address)
+        }
+    }
+
+    /// One connection: its messages to the edge, its outbox to the socket, until either ends.
+    private func serve(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, address: String?) async {
+        let session = SessionID(Self.mark | lastID.add(1, ordering: .relaxed).newValue)
+        let (stream, outbox) = AsyncStream<ByteBuffer>.makeStream()
+        connections.withLock { $0[session] = Connection(address: address, outbox: outbox) }
+        let maxMessageBytes = settings.maxMessageBytes
+        let openTimeout = settings.openTimeout
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [self] in
+                for await message in stream {
+                    connections.withLock { $0[session]?.queuedBytes -= message.readableBytes }
+                    do { try await outbound.writeBinaryMessage(message) } catch { break }
+                }
+            }
+            group.addTask { [self] in
+                // A connection that opens no session in time is closed, as the ROUTER's are.
+                try? await Task.sleep(for: openTimeout)
+                if !Task.isCancelled, connections.withLock({ $0[session]?.opened == false }) {
+                    logger.info("WebSocket connection closed: no session opened in time", metadata: ["session": "\(session)"])
+                    try? await outbound.close(.policyViolation, reason: "open a session first")
+                }
+            }
+            do {
+                for try await message in inbound.messages(maxSize: maxMessageBytes) {
+                    guard case .binary(let buffer) = message else {
+                        try? await outbound.close(.dataInconsistentWithMessage, reason: "binary messages only")
+                        break
+                    }
+                    receive(session, buffer)
+                }
+            } catch {
+                logger.debug("WebSocket connection ended", metadata: ["session": "\(session)", "error": "\(error)"])
+            }
+            outbox.finish()
+            group.cancelAll()
+        }
+        connections.withLock { $0[session] = nil }
+        closed(session)
+    }
+
+    // MARK: - Sending (from the edge's loop)
+
+    /// The address of `session`'s client, and marks it opened (it stays past the open timeout).
+    func sessionOpened(_ session: SessionID) -> String? {
+        connections.withLock { connections in
+            connections[session]?.opened = true
+            return connections[session]?.address
+        }
+    }
+
+    /// Queues one message for `session`.
+    ///
+    /// - Parameters:
+    ///   - droppable: A media frame: dropped past ``Settings/maxQueuedBytes``.
+    func send(_ bytes: [UInt8], to session: SessionID, droppable: Bool) -> DeliveryOutcome {
+        let limit = settings.maxQueuedBytes
+        return connections.withLock { connections in
+            guard var connection = connections[session] else { return .unreachable }
+            if connection.queuedBytes + bytes.count > (droppable ? limit : 2 * limit) {
+                return droppable ? .wouldBlock : .unreachable
+            }
+            connection.queuedBytes += bytes.count
+            connections[session] = connection
+            connection.outbox.yield(ByteBuffer(bytes: bytes))
+            return .sent
+        }
+    }
+}
