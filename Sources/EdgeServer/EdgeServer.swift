@@ -22,7 +22,7 @@ public final class EdgeServer: Sendable {
     /// The loop the client socket and the plane live on.
     public let loop: EventLoop
     private let shell: LoopBound<EdgeShell<RouterClientFace>>
-    /// Browsers' sessions, once ``startWebSocket(listen:allowedOrigins:advertiseHost:)`` ran.
+    /// Browsers' sessions, once ``startWebSocket(_:advertiseHost:)`` ran.
     private let webSockets = Mutex<WebSocketClients?>(nil)
     private let logger: Logger
 
@@ -192,19 +192,21 @@ public final class EdgeServer: Sendable {
     /// and limits as the ZeroMQ client face, for pages in a browser.
     ///
     /// - Parameters:
-    ///   - listen: `HOST:PORT` (port 0 picks one).
-    ///   - allowedOrigins: The pages' origins allowed to connect (`*`: any); a client that sends
-    ///     no `Origin` (not a browser) is always allowed.
+    ///   - settings: Where (`listen`, not `off`), the pages' origins allowed, TLS files if any.
     ///   - advertiseHost: The host put in the returned address instead of the bound one.
-    /// - Returns: `ws://HOST:PORT/v1/edge`.
-    public func startWebSocket(listen: String, allowedOrigins: [String], advertiseHost: String? = nil) async throws -> String {
+    /// - Returns: `ws://HOST:PORT/v1/edge`, or `wss://` with TLS.
+    /// - Throws: ``ShowroomError`` `invalidArgument` for an address or a TLS file that is not
+    ///   usable, `unavailable` if the port cannot be bound.
+    public func startWebSocket(_ settings: EdgeWebSocketSettings, advertiseHost: String? = nil) async throws -> String {
+        try settings.validate()
+        let tls = try settings.tlsConfiguration()
         let shell = self.shell
         let loop = self.loop
         // As on the ROUTER: up to max_message_bytes a message is answered (TOO_LARGE past it);
         // far past it the connection is closed unread.
         let closeBytes = try await loop.submit { shell.value.plane.settings.limits.connectionCloseBytes }
         let clients = WebSocketClients(
-            settings: .init(listen: listen, allowedOrigins: allowedOrigins, maxMessageBytes: closeBytes),
+            settings: .init(listen: settings.listen, allowedOrigins: settings.allowedOrigins, maxMessageBytes: closeBytes, tls: tls),
             logger: logger,
             receive: { session, buffer in
                 let message = Array(buffer.readableBytesView)
@@ -280,8 +282,7 @@ public final class EdgeRoleService: NodeRoleService {
         server.withLock { $0 = edge }
         var webSocketEndpoint = ""
         if webSocket.listen != "off" {
-            webSocketEndpoint = try await edge.startWebSocket(
-                listen: webSocket.listen, allowedOrigins: webSocket.allowedOrigins, advertiseHost: configuration.advertiseHost)
+            webSocketEndpoint = try await edge.startWebSocket(webSocket, advertiseHost: configuration.advertiseHost)
         }
         return RoleEndpoints(client: edge.endpoint, clientCurvePublicKey: configuration.clientCurveKey?.publicKey ?? "",
                              webSocket: webSocketEndpoint)

@@ -1,3 +1,4 @@
+import NIOSSL
 import NodeRuntime
 import ShowroomWire
 
@@ -8,18 +9,24 @@ public struct EdgeWebSocketSettings: Sendable, Equatable {
     /// Origins whose pages may connect (`http(s)://host[:port]`, exactly as browsers send them),
     /// or `*` for any. A client that sends no `Origin` header (not a browser) is always allowed.
     public var allowedOrigins: [String] = []
+    /// PEM files of the certificate (chain) and its private key: with both, the face speaks TLS
+    /// (`wss://`), as browsers require off localhost.
+    public var certificateFile: String?
+    public var privateKeyFile: String?
 
     /// The defaults: on a free loopback port, no page origin allowed.
     public init() {}
 
     /// The keys an edge's configuration file may hold besides the shared ones.
-    public static let fileKeys: Set<String> = ["webSocket", "webSocketOrigins"]
+    public static let fileKeys: Set<String> = ["webSocket", "webSocketOrigins", "webSocketCertificate", "webSocketKey"]
 
     /// Applies `webSocket` and `webSocketOrigins` from `file`.
     /// - Throws: `invalidArgument` naming the file and the key whose value is wrong.
     public mutating func apply(_ file: ConfigurationFile) throws(ShowroomError) {
         if let v = try file.value("webSocket", as: String.self) { listen = v }
         if let v = try file.value("webSocketOrigins", as: [String].self) { allowedOrigins = v }
+        if let v = try file.value("webSocketCertificate", as: String.self) { certificateFile = v }
+        if let v = try file.value("webSocketKey", as: String.self) { privateKeyFile = v }
     }
 
     /// Checks the values are usable.
@@ -29,6 +36,9 @@ public struct EdgeWebSocketSettings: Sendable, Equatable {
                 throw .invalidArgument("webSocket is HOST:PORT or off, not '\(listen.prefix(80))'")
             }
         }
+        guard (certificateFile == nil) == (privateKeyFile == nil) else {
+            throw .invalidArgument("TLS on the WebSocket face takes both a certificate and its private key (webSocketCertificate and webSocketKey)")
+        }
         guard allowedOrigins.count <= 100 else { throw .invalidArgument("webSocketOrigins lists at most 100 origins") }
         for origin in allowedOrigins where origin != "*" {
             guard origin.utf8.count <= 256, origin.hasPrefix("http://") || origin.hasPrefix("https://"),
@@ -36,5 +46,25 @@ public struct EdgeWebSocketSettings: Sendable, Equatable {
                 throw .invalidArgument("a WebSocket origin is * or http(s)://host[:port] with no path, not '\(origin.prefix(80))'")
             }
         }
+    }
+
+    /// The TLS configuration of ``certificateFile`` and ``privateKeyFile``, or nil without them.
+    /// - Throws: `invalidArgument` naming the file that cannot be read as PEM.
+    func tlsConfiguration() throws(ShowroomError) -> TLSConfiguration? {
+        guard let certificateFile, let privateKeyFile else { return nil }
+        let chain: [NIOSSLCertificate]
+        let key: NIOSSLPrivateKey
+        do {
+            chain = try NIOSSLCertificate.fromPEMFile(certificateFile)
+        } catch {
+            throw .invalidArgument("webSocketCertificate \(certificateFile): not a readable PEM certificate (\(error))")
+        }
+        do {
+            key = try NIOSSLPrivateKey(file: privateKeyFile, format: .pem)
+        } catch {
+            throw .invalidArgument("webSocketKey \(privateKeyFile): not a readable PEM private key (\(error))")
+        }
+        guard !chain.isEmpty else { throw .invalidArgument("webSocketCertificate \(certificateFile) holds no certificate") }
+        return .makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
     }
 }

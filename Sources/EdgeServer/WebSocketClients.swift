@@ -2,10 +2,12 @@ import Edge
 import EdgeProtocol
 import HTTPTypes
 import HummingbirdCore
+import HummingbirdTLS
 import HummingbirdWebSocket
 import Logging
 import NIOCore
 import NIOPosix
+import NIOSSL
 import ShowroomWire
 import Synchronization
 
@@ -33,6 +35,8 @@ final class WebSocketClients: Sendable {
         var maxConnections: Int = 4_096
         /// A connection that opens no session in this time is closed.
         var openTimeout: Duration = .seconds(10)
+        /// TLS (`wss://`), when the edge has a certificate and key.
+        var tls: TLSConfiguration?
     }
 
     private struct Connection {
@@ -56,7 +60,7 @@ final class WebSocketClients: Sendable {
     private let receive: @Sendable (SessionID, ByteBuffer) -> Void
     /// A connection closed: its session is over.
     private let closed: @Sendable (SessionID) -> Void
-    private let server = Mutex<(server: Server<HTTP1WebSocketUpgradeChannel>, task: Task<Void, any Error>)?>(nil)
+    private let server = Mutex<(shutdown: @Sendable () async throws -> Void, task: Task<Void, any Error>)?>(nil)
 
     init(settings: Settings, logger: Logger, receive: @escaping @Sendable (SessionID, ByteBuffer) -> Void,
          closed: @escaping @Sendable (SessionID) -> Void) {
@@ -77,20 +81,33 @@ final class WebSocketClients: Sendable {
 
     // MARK: - Serving
 
-    /// Binds and serves; returns `ws://HOST:PORT/v1/edge` once listening.
+    /// Binds and serves; returns `ws://HOST:PORT/v1/edge` (`wss://` with TLS) once listening.
     func start(advertiseHost: String?) async throws -> String {
         let (host, port) = try Self.hostAndPort(settings.listen)
+        let webSocket = HTTP1WebSocketUpgradeChannel(
+            responder: { _, writer, _ in
+                // Only the upgrade is served here.
+                try await writer.writeResponse(HTTPResponse(status: .upgradeRequired, headerFields: [.upgrade: "websocket"]))
+            },
+            configuration: WebSocketServerConfiguration(maxFrameSize: settings.maxMessageBytes, autoPing: .enabled(timePeriod: .seconds(15))),
+            shouldUpgrade: { [self] request, channel, _ in upgrade(request, channel) })
+        let bound: SocketAddress
+        if let tls = settings.tls {
+            bound = try await serve(try TLSChannel(webSocket, tlsConfiguration: tls), host: host, port: port)
+        } else {
+            bound = try await serve(webSocket, host: host, port: port)
+        }
+        let shown = advertiseHost ?? (host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host)
+        return "\(settings.tls == nil ? "ws" : "wss")://\(shown.contains(":") ? "[\(shown)]" : shown):\(bound.port ?? port)\(Self.path)"
+    }
+
+    /// Runs a server of `channel`s on `host:port`; returns the bound address once it listens.
+    private func serve<Channel: ServerChildChannel>(_ channel: Channel, host: String, port: Int) async throws -> SocketAddress {
         let listening = AsyncStream<SocketAddress?>.makeStream()
         var serverLogger = logger
         serverLogger.logLevel = max(logger.logLevel, .notice)
         let server = Server(
-            childChannelSetup: HTTP1WebSocketUpgradeChannel(
-                responder: { _, writer, _ in
-                    // Only the upgrade is served here.
-                    try await writer.writeResponse(HTTPResponse(status: .upgradeRequired, headerFields: [.upgrade: "websocket"]))
-                },
-                configuration: WebSocketServerConfiguration(maxFrameSize: settings.maxMessageBytes, autoPing: .enabled(timePeriod: .seconds(15))),
-                shouldUpgrade: { [self] request, channel, _ in upgrade(request, channel) }),
+            childChannelSetup: channel,
             configuration: ServerConfiguration(address: .hostname(host, port: port)),
             onServerRunning: { channel in
                 listening.continuation.yield(channel.localAddress)
@@ -98,26 +115,30 @@ final class WebSocketClients: Sendable {
             },
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
             logger: serverLogger)
-        let task = Task { try await server.run() }
+        let task = Task {
+            defer { listening.continuation.finish() }
+            try await server.run()
+        }
         var bound: SocketAddress?
         for await address in listening.stream {
             bound = address
             break
         }
-        guard let bound, let boundPort = bound.port else {
+        guard let bound, bound.port != nil else {
             try? await server.shutdownGracefully()
-            _ = await task.result
-            throw ShowroomError.unavailable("the WebSocket client face could not listen on \(settings.listen)")
+            let failure = await task.result
+            var reason = ""
+            if case .failure(let error) = failure { reason = ": \(error)" }
+            throw ShowroomError.unavailable("the WebSocket client face could not listen on \(settings.listen)\(reason)")
         }
-        self.server.withLock { $0 = (server, task) }
-        let shown = advertiseHost ?? (host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host)
-        return "ws://\(shown.contains(":") ? "[\(shown)]" : shown):\(boundPort)\(Self.path)"
+        self.server.withLock { $0 = ({ try await server.shutdownGracefully() }, task) }
+        return bound
     }
 
     /// Closes the listening socket and every connection.
     func stop() async {
         guard let running = server.withLock({ running in defer { running = nil }; return running }) else { return }
-        try? await running.server.shutdownGracefully()
+        try? await running.shutdown()
         _ = await running.task.result
     }
 

@@ -34,7 +34,15 @@ extension ServerAPIHandler {
             throw ShowroomError(.interactionNotAllowed, "room \(body.peerRoomId) cannot PK itself; name another room as peer_room_id")
         }
         let inviter = try await room(input.path.roomId)
-        let invitee = try await room(body.peerRoomId)
+        // The path's room is there: a peer that is not is a conflict with what exists (409),
+        // not a 404 of the resource the path names.
+        let invitee: RoomRoom
+        do {
+            invitee = try await room(body.peerRoomId)
+        } catch {
+            guard error.code == .roomNotFound else { throw error }
+            throw APIRefusal(status: .conflict, error: error)
+        }
         var invite = RoomPkInviteRequest()
         invite.roomID = inviter.roomID
         invite.uid = inviter.ownerUid

@@ -26,12 +26,20 @@ struct EdgeOptions: ParsableArguments, Sendable {
     @Option(name: .customLong("websocket-origin"), help: "An origin whose pages may connect over WebSocket, as http(s)://host[:port], or * for any (repeatable; default none: only clients that send no Origin).")
     var webSocketOrigins: [String] = []
 
+    @Option(name: .customLong("websocket-certificate"), help: "PEM file of the WebSocket face's TLS certificate (chain); with --websocket-key it serves wss://.")
+    var webSocketCertificate: String?
+
+    @Option(name: .customLong("websocket-key"), help: "PEM file of that certificate's private key.")
+    var webSocketKey: String?
+
     /// The WebSocket face's settings: defaults, then the file (`webSocket`, `webSocketOrigins`), then flags.
     func webSocket(file: ConfigurationFile?) throws -> EdgeWebSocketSettings {
         var settings = EdgeWebSocketSettings()
         if let file { try settings.apply(file) }
         if let webSocket { settings.listen = webSocket }
         if !webSocketOrigins.isEmpty { settings.allowedOrigins = webSocketOrigins }
+        if let webSocketCertificate { settings.certificateFile = webSocketCertificate }
+        if let webSocketKey { settings.privateKeyFile = webSocketKey }
         try settings.validate()
         return settings
     }

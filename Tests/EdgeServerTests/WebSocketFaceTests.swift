@@ -4,6 +4,7 @@ import HTTPTypes
 import HummingbirdWSClient
 import Logging
 import NIOCore
+import NIOSSL
 import ShowroomAuth
 import ShowroomTesting
 import ShowroomWire
@@ -29,7 +30,9 @@ final class WebSocketFaceTests: XCTestCase {
         edge = try EdgeServer(
             configuration: EdgeServerConfiguration(appID: TestApp.appID, appCertificate: TestApp.certificate),
             logger: LogCapture.logger(label: "edge"))
-        webSocket = try await edge.startWebSocket(listen: "127.0.0.1:0", allowedOrigins: [Self.allowedOrigin])
+        var settings = EdgeWebSocketSettings()
+        settings.allowedOrigins = [Self.allowedOrigin]
+        webSocket = try await edge.startWebSocket(settings)
         let loop = try ZeroMQ.EventLoop.start(name: "zmq-clients", context: context)
         clientLoop = loop
         clients = try await loop.submit { LoopBound(ZMQClients(), loop: loop) }
@@ -203,6 +206,63 @@ final class WebSocketFaceTests: XCTestCase {
         }
     }
 
+    func testWithACertificateTheFaceSpeaksTLSAndOnlyTLS() async throws {
+        // A self-signed certificate for localhost, as a test deployment would make one.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ws-tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (certificate, key) = (directory.appendingPathComponent("cert.pem").path, directory.appendingPathComponent("key.pem").path)
+        let openssl = Process()
+        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        openssl.arguments = ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
+                             "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key, "-out", certificate]
+        openssl.standardError = FileHandle.nullDevice
+        try openssl.run()
+        openssl.waitUntilExit()
+        XCTAssertEqual(openssl.terminationStatus, 0, "openssl made the certificate")
+
+        var settings = EdgeWebSocketSettings()
+        settings.certificateFile = certificate
+        settings.privateKeyFile = key
+        let secure = try await edge.startWebSocket(settings)
+        XCTAssertTrue(secure.hasPrefix("wss://127.0.0.1:"), secure)
+        var trusting = TLSConfiguration.makeClientConfiguration()
+        trusting.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(certificate))
+        try await browser(url: secure, tls: trusting) { browser in
+            try await browser.open()
+            let alive = try await browser.request(.heartbeat(clientTime: 1))
+            XCTAssertNil(alive.failure)
+        }
+        // Plain WebSocket on the TLS port gets nowhere; a client that does not trust the certificate neither.
+        do {
+            try await browser(url: secure.replacingOccurrences(of: "wss://", with: "ws://"), tls: nil, deadline: .seconds(3)) { _ in
+                XCTFail("plain text was let in")
+            }
+            XCTFail("plain text on the TLS port was not refused")
+        } catch {}
+        do {
+            try await browser(url: secure, tls: .makeClientConfiguration(), deadline: .seconds(3)) { _ in
+                XCTFail("an untrusted certificate was taken")
+            }
+            XCTFail("the client took a certificate it does not trust")
+        } catch {}
+
+        // Half a pair, or files that are not PEM: refused with what to fix.
+        var half = EdgeWebSocketSettings()
+        half.certificateFile = certificate
+        XCTAssertThrowsError(try half.validate())
+        var garbage = EdgeWebSocketSettings()
+        garbage.certificateFile = key
+        garbage.privateKeyFile = certificate
+        do {
+            _ = try await edge.startWebSocket(garbage)
+            XCTFail("a key file given as the certificate was taken")
+        } catch let error as ShowroomError {
+            XCTAssertEqual(error.code, .invalidArgument)
+            XCTAssertTrue(error.message.contains("webSocket"), error.message)
+        }
+    }
+
     func testABrowsersSessionIdIsNeitherARoutingIdNorAStandIns() {
         // Any routing id a ZeroMQ peer may choose (1–7 bytes, any values) and a relay's stand-ins.
         for id in [[UInt8](repeating: 0xFF, count: 7), [0x80], [0, 0, 0, 0, 0x80], [0x80, 0, 0, 0, 0, 0, 1]] {
@@ -232,32 +292,51 @@ final class WebSocketFaceTests: XCTestCase {
     // MARK: - A scripted browser
 
     /// Connects to the edge's WebSocket face (with `origin` as a page's `Origin`, or none) and
-    /// runs `script` on the connection; the connection closes when it returns. After 10 s the
-    /// connection is cut, so a script waiting for what never comes fails instead of hanging.
+    /// runs `script` on the connection; the connection closes when it returns. At the deadline
+    /// (10 s) the connection is cut, so a script waiting for what never comes fails instead of
+    /// hanging, and a refused connection that is never told so counts as refused.
     private func browser(origin: String?, _ script: (inout BrowserSession) async throws -> Void) async throws {
-        var headers = HTTPFields()
-        if let origin { headers[.origin] = origin }
-        let url = webSocket!
+        try await browser(url: webSocket, origin: origin, tls: nil, script)
+    }
+
+    private func browser(url: String, origin: String? = nil, tls: TLSConfiguration?, deadline limit: Duration = .seconds(10),
+                         _ script: (inout BrowserSession) async throws -> Void) async throws {
+        var fields = HTTPFields()
+        if let origin { fields[.origin] = origin }
+        let headers = fields
         let (opened, open) = AsyncStream<(WebSocketInboundStream, WebSocketOutboundWriter)>.makeStream()
         let (finished, finish) = AsyncStream<Void>.makeStream()
-        let connection = Task {
-            defer { open.finish() }
+        let ended = Mutex<(any Error)?>(nil)
+        @Sendable func connect() async throws {
             try await WebSocketClient.connect(
-                url: url, configuration: .init(maxFrameSize: 1 << 22, additionalHeaders: headers), logger: Logger(label: "browser")
+                url: url, configuration: .init(maxFrameSize: 1 << 22, additionalHeaders: headers, sniHostname: tls == nil ? nil : "localhost"),
+                tlsConfiguration: tls,
+                logger: Logger(label: "browser")
             ) { inbound, outbound, _ in
                 open.yield((inbound, outbound))
                 for await _ in finished {}
             }
         }
+        let connection = Task {
+            defer { open.finish() }
+            do {
+                try await connect()
+            } catch {
+                ended.withLock { $0 = error }
+            }
+        }
         let deadline = Task {
-            try await Task.sleep(for: .seconds(10))  // the deadline of the whole script
+            try await Task.sleep(for: limit)  // the deadline of the whole script
             connection.cancel()
+            open.finish()
+            finish.finish()
         }
         defer { deadline.cancel() }
         var iterator = opened.makeAsyncIterator()
         guard let (inbound, outbound) = await iterator.next() else {
-            _ = try await connection.value
-            throw ShowroomError.unavailable("the edge closed the WebSocket without upgrading it")
+            // Refused (or out of time): what the connection ended with, if it has ended.
+            if let error = ended.withLock({ $0 }) { throw error }
+            throw ShowroomError.unavailable("the WebSocket was not upgraded")
         }
         var session = BrowserSession(messages: inbound.messages(maxSize: 1 << 22).makeAsyncIterator(), outbound: outbound)
         do {

@@ -589,6 +589,13 @@ final class ServerAPIChannelTests: XCTestCase {
         _ = try await logA.wait("host B leaves A's channel") { if case .userOffline(_, 902, _) = $0 { true } else { false } }
         let none = try await api.send("DELETE", "/v1/rooms/\(b)/pk")
         XCTAssertEqual(none.status, 409, "a room in no PK: \(none.text)")
+        // A peer that is not there conflicts with what exists (409), the path's room being there;
+        // a path room that is not there is 404.
+        let noPeer = try await api.send("POST", "/v1/rooms/\(a)/pk", json: ["peer_room_id": "no-such-room-\(suffix)"])
+        XCTAssertEqual(noPeer.status, 409, noPeer.text)
+        XCTAssertEqual(try noPeer.object()["code"] as? String, "roomNotFound")
+        let noRoom = try await api.send("POST", "/v1/rooms/no-such-room-\(suffix)/pk", json: ["peer_room_id": a])
+        XCTAssertEqual(noRoom.status, 404, noRoom.text)
 
         // A member of room A's audience seated as co-host, then stepped down.
         let rooms = RoomService(seeds: [try cluster.clientEndpoint(of: "coordinator-1")], loop: viewerA.loop)

@@ -1881,7 +1881,7 @@ let openAPIDocumentJSON = #"""
         }
       },
       "Conflict": {
-        "description": "The request conflicts with what exists (a room with that id).",
+        "description": "The request conflicts with what exists (a room with that id, a PK already running, a peer room that is not there); the code says which.",
         "content": {
           "application/json": {
             "schema": {

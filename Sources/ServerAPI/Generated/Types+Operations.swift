@@ -638,7 +638,7 @@ internal enum Operations {
                     }
                 }
             }
-            /// The request conflicts with what exists (a room with that id).
+            /// The request conflicts with what exists (a room with that id, a PK already running, a peer room that is not there); the code says which.
             ///
             /// - Remark: Generated from `#/paths//v1/rooms/post(createRoom)/responses/409`.
             ///
@@ -1229,7 +1229,7 @@ internal enum Operations {
                     }
                 }
             }
-            /// The request conflicts with what exists (a room with that id).
+            /// The request conflicts with what exists (a room with that id, a PK already running, a peer room that is not there); the code says which.
             ///
             /// - Remark: Generated from `#/paths//v1/rooms/{room_id}/patch(updateRoom)/responses/409`.
             ///
@@ -1543,7 +1543,7 @@ internal enum Operations {
                     }
                 }
             }
-            /// The request conflicts with what exists (a room with that id).
+            /// The request conflicts with what exists (a room with that id, a PK already running, a peer room that is not there); the code says which.
             ///
             /// - Remark: Generated from `#/paths//v1/rooms/{room_id}/delete(closeRoom)/responses/409`.
             ///
@@ -2125,7 +2125,7 @@ internal enum Operations {
                     }
                 }
             }
-            /// The request conflicts with what exists (a room with that id).
+            /// The request conflicts with what exists (a room with that id, a PK already running, a peer room that is not there); the code says which.
             ///
             /// - Remark: Generated from `#/paths//v1/rooms/{room_id}/pk/post(startPK)/responses/409`.
             ///
@@ -2439,7 +2439,7 @@ internal enum Operations {
                     }
                 }
             }
-            /// The request conflicts with what exists (a room with that id).
+            /// The request conflicts with what exists (a room with that id, a PK already running, a peer room that is not there); the code says which.
             ///
             /// - Remark: Generated from `#/paths//v1/rooms/{room_id}/pk/delete(stopPK)/responses/409`.
             ///
@@ -2739,7 +2739,7 @@ internal enum Operations {
                     }
                 }
             }
-            /// The request conflicts with what exists (a room with that id).
+            /// The request conflicts with what exists (a room with that id, a PK already running, a peer room that is not there); the code says which.
             ///
             /// - Remark: Generated from `#/paths//v1/rooms/{room_id}/cohosts/post(seatCoHost)/responses/409`.
             ///
@@ -3062,7 +3062,7 @@ internal enum Operations {
                     }
                 }
             }
-            /// The request conflicts with what exists (a room with that id).
+            /// The request conflicts with what exists (a room with that id, a PK already running, a peer room that is not there); the code says which.
             ///
             /// - Remark: Generated from `#/paths//v1/rooms/{room_id}/cohosts/{uid}/delete(unseatCoHost)/responses/409`.
             ///
@@ -8581,7 +8581,7 @@ internal enum Operations {
                     }
                 }
             }
-            /// The request conflicts with what exists (a room with that id).
+            /// The request conflicts with what exists (a room with that id, a PK already running, a peer room that is not there); the code says which.
             ///
             /// - Remark: Generated from `#/paths//v1/calls/{call_id}/delete(endCall)/responses/409`.
             ///
@@ -9230,7 +9230,7 @@ internal enum Operations {
                     }
                 }
             }
-            /// The request conflicts with what exists (a room with that id).
+            /// The request conflicts with what exists (a room with that id, a PK already running, a peer room that is not there); the code says which.
             ///
             /// - Remark: Generated from `#/paths//v1/webhooks/test/post(testWebhooks)/responses/409`.
             ///
