@@ -148,7 +148,7 @@ let package = Package(
         .target(
             name: "EdgeServer",
             dependencies: [
-                "Edge", "ShowroomAuth", "ShowroomWire", "ZeroMQ", "NodeRuntime", "Membership", "Routing",
+                "Edge", "ShowroomAuth", "ShowroomWire", "ZeroMQ", "NodeRuntime", "Membership", "Routing", "AdminEndpoint",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -382,12 +382,13 @@ public final class AdminServer: Sendable {
         }
     }
 
-    /// `http://IP:PORT` for a bound address, with loopback standing in for a wildcard.
-    static func endpoint(ipAddress: String, port: UInt16) -> String {
+    /// `SCHEME://HOST:PORT` for a bound address (or a host name), with loopback standing in for a
+    /// wildcard and an IPv6 address in brackets.
+    public static func endpoint(scheme: String = "http", ipAddress: String, port: UInt16) -> String {
         if ipAddress.contains(":") {
-            return "http://[\(ipAddress == "::" ? "::1" : ipAddress)]:\(port)"
+            return "\(scheme)://[\(ipAddress == "::" ? "::1" : ipAddress)]:\(port)"
         }
-        return "http://\(ipAddress == "0.0.0.0" ? "127.0.0.1" : ipAddress):\(port)"
+        return "\(scheme)://\(ipAddress == "0.0.0.0" ? "127.0.0.1" : ipAddress):\(port)"
     }
 }
 

@@ -24,6 +24,8 @@ public struct ChannelBan: Sendable, Hashable, CustomStringConvertible {
     public var until: Duration
     /// When the ban ends, in ms since the Unix epoch.
     public var untilMs: Int64
+    /// Only connections from this IP address (``IPAddress/canonical(_:)``); "" any address.
+    public var ip: String
 
     /// Creates a ban.
     ///
@@ -33,12 +35,14 @@ public struct ChannelBan: Sendable, Hashable, CustomStringConvertible {
     ///   - privileges: What is banned.
     ///   - until: The end on the plane's clock.
     ///   - untilMs: The end in ms since the Unix epoch, for messages.
-    public init(channel: String, uid: UInt32, privileges: Set<Privilege>, until: Duration, untilMs: Int64) {
+    ///   - ip: Only connections from this address; "" any.
+    public init(channel: String, uid: UInt32, privileges: Set<Privilege>, until: Duration, untilMs: Int64, ip: String = "") {
         self.channel = channel
         self.uid = uid
         self.privileges = privileges
         self.until = until
         self.untilMs = untilMs
+        self.ip = ip
     }
 
     /// A lifted ban (no privilege listed): it kicks nobody and is forgotten; publishing it
@@ -70,9 +74,6 @@ public struct ChannelBan: Sendable, Hashable, CustomStringConvertible {
     /// - Parameter now: The current clock value.
     public func holds(at now: Duration) -> Bool { now < until }
 
-    /// Only connections from this IP address (``IPAddress/canonical(_:)``); "" any address.
-    public var ip: String = ""
-
     /// The end of the ban as people read it: an ISO 8601 UTC time.
     public var endDescription: String {
         Date(timeIntervalSince1970: Double(untilMs) / 1000).ISO8601Format()
@@ -87,10 +88,12 @@ public struct ChannelBan: Sendable, Hashable, CustomStringConvertible {
         return "\(who) in \(channel): \(names.joined(separator: ", ")) until \(endDescription)"
     }
 
-    struct Key: Hashable, Sendable {
+    struct Key: Hashable, Comparable, Sendable {
         var channel: String
         var uid: UInt32
         var ip: String = ""
+
+        static func < (a: Key, b: Key) -> Bool { (a.channel, a.uid, a.ip) < (b.channel, b.uid, b.ip) }
     }
 
     var key: Key { Key(channel: channel, uid: uid, ip: ip) }

@@ -5,7 +5,7 @@ import ShowroomWire
 extension ChannelPlane {
     /// The bans in force, by channel, uid and address.
     public var activeBans: [ChannelBan] {
-        bans.values.sorted { ($0.channel, $0.uid, $0.ip) < ($1.channel, $1.uid, $1.ip) }
+        bans.values.sorted { $0.key < $1.key }
     }
 
     /// Enforces bans (`EDGE_BANS` from a room-coordinator, or its `BAN_LIST` answer at start).
@@ -89,23 +89,31 @@ extension ChannelPlane {
 
     /// The ban that holds for the uid of `session` in the channel at `now`, if any.
     /// A ban of the uid in every channel, one of everyone in the channel, and those of the
-    /// session's address count too: what holds is their union, to the latest end.
+    /// session's address count too: what holds is their union, to the latest end. Looked up key
+    /// by key, with nothing allocated: the media path asks for every frame while bans exist.
     func activeBan(channel: String, uid: UInt32, of session: SessionID, now: Duration) -> ChannelBan? {
         guard !bans.isEmpty else { return nil }
-        var keys = [ChannelBan.Key(channel: channel, uid: uid), ChannelBan.Key(channel: "", uid: uid), ChannelBan.Key(channel: channel, uid: 0)]
-        if addressBans > 0, let address = sessions[session]?.address {
-            keys += [ChannelBan.Key(channel: channel, uid: uid, ip: address), ChannelBan.Key(channel: "", uid: uid, ip: address),
-                     ChannelBan.Key(channel: channel, uid: 0, ip: address), ChannelBan.Key(channel: "", uid: 0, ip: address)]
-        }
-        let holding = keys.compactMap { bans[$0] }.filter { $0.holds(at: now) }
-        guard var ban = holding.first else { return nil }
-        for other in holding.dropFirst() {
-            ban.privileges.formUnion(other.privileges)
-            if other.until > ban.until {
-                ban.until = other.until
-                ban.untilMs = other.untilMs
+        var union: ChannelBan?
+        func add(_ key: ChannelBan.Key) {
+            guard let ban = bans[key], ban.holds(at: now) else { return }
+            guard var combined = union else { return union = ban }
+            combined.privileges.formUnion(ban.privileges)
+            if ban.until > combined.until {
+                combined.until = ban.until
+                combined.untilMs = ban.untilMs
             }
+            union = combined
         }
+        add(ChannelBan.Key(channel: channel, uid: uid))
+        add(ChannelBan.Key(channel: "", uid: uid))
+        add(ChannelBan.Key(channel: channel, uid: 0))
+        if addressBans > 0, let address = sessions[session]?.address {
+            add(ChannelBan.Key(channel: channel, uid: uid, ip: address))
+            add(ChannelBan.Key(channel: "", uid: uid, ip: address))
+            add(ChannelBan.Key(channel: channel, uid: 0, ip: address))
+            add(ChannelBan.Key(channel: "", uid: 0, ip: address))
+        }
+        guard var ban = union else { return nil }
         ban.channel = channel
         ban.uid = uid
         return ban
@@ -136,7 +144,7 @@ extension ChannelPlane {
                 ended.append(ban)
             }
         }
-        for ban in ended.sorted(by: { ($0.channel, $0.uid, $0.ip) < ($1.channel, $1.uid, $1.ip) }) {
+        for ban in ended.sorted(by: { $0.key < $1.key }) {
             setBan(nil, for: ban.key)
             out.append(.log(EdgeLogEntry(.info, "ban ended: \(ban)")))
             guard ban.bansBroadcasting else { continue }

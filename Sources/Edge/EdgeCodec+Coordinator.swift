@@ -77,11 +77,9 @@ extension EdgeCodec {
             let remainingMs = ban.untilMs.subtractingReportingOverflow(unixNowMs)
             let clamped = remainingMs.overflow ? (ban.untilMs > unixNowMs ? Int64.max : Int64.min) : remainingMs.partialValue
             let bounded = min(max(clamped, -(1 << 40)), 1 << 40)
-            var result = ChannelBan(
+            return ChannelBan(
                 channel: ban.channel, uid: ban.uid, privileges: privileges, until: now + .milliseconds(bounded),
-                untilMs: ban.untilMs)
-            result.ip = ban.ip
-            return result
+                untilMs: ban.untilMs, ip: ban.ip)
         }
     }
 

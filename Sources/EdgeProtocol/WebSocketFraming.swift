@@ -8,20 +8,26 @@ public enum WebSocketFraming {
     /// The bytes before the envelope.
     public static let prefixBytes = 4
 
-    /// One message: `envelope`, then `payload` (none for a control message).
-    public static func message(envelope: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer? = nil) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(prefixBytes + envelope.count + (payload?.count ?? 0))
-        let length = UInt32(truncatingIfNeeded: envelope.count)
-        bytes += [UInt8(length >> 24), UInt8(truncatingIfNeeded: length >> 16), UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length)]
-        bytes += envelope
-        if let payload { bytes += payload }
-        return bytes
+    /// The size of the message of `envelope` and `payload`.
+    public static func size(envelope: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer? = nil) -> Int {
+        prefixBytes + envelope.count + (payload?.count ?? 0)
     }
 
-    /// One control message: `envelope` alone.
-    public static func message(envelope: [UInt8]) -> [UInt8] {
-        envelope.withUnsafeBytes { message(envelope: $0) }
+    /// Writes one message — the length prefix, `envelope`, then `payload` (none for a control
+    /// message) — piece by piece to `append`, so a caller fills whatever buffer it sends from.
+    public static func write(envelope: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer? = nil,
+                             to append: (UnsafeRawBufferPointer) -> Void) {
+        withUnsafeBytes(of: UInt32(truncatingIfNeeded: envelope.count).bigEndian) { append($0) }
+        append(envelope)
+        if let payload { append(payload) }
+    }
+
+    /// One message as bytes (``write(envelope:payload:to:)``).
+    public static func message(envelope: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer? = nil) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(size(envelope: envelope, payload: payload))
+        write(envelope: envelope, payload: payload) { bytes += $0 }
+        return bytes
     }
 
     /// Where the envelope and the payload of `message` are, checked: the length prefix is there

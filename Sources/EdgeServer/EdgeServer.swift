@@ -199,6 +199,7 @@ public final class EdgeServer: Sendable {
     ///   usable, `unavailable` if the port cannot be bound.
     public func startWebSocket(_ settings: EdgeWebSocketSettings, advertiseHost: String? = nil) async throws -> String {
         try settings.validate()
+        let (host, port) = try settings.address()
         let tls = try settings.tlsConfiguration()
         let shell = self.shell
         let loop = self.loop
@@ -206,12 +207,9 @@ public final class EdgeServer: Sendable {
         // far past it the connection is closed unread.
         let closeBytes = try await loop.submit { shell.value.plane.settings.limits.connectionCloseBytes }
         let clients = WebSocketClients(
-            settings: .init(listen: settings.listen, allowedOrigins: settings.allowedOrigins, maxMessageBytes: closeBytes, tls: tls),
+            settings: .init(host: host, port: port, allowedOrigins: settings.allowedOrigins, maxMessageBytes: closeBytes, tls: tls),
             logger: logger,
-            receive: { session, buffer in
-                let message = Array(buffer.readableBytesView)
-                loop.execute { shell.value.receiveWebSocket(message, from: session) }
-            },
+            receive: { session, message in loop.execute { shell.value.receiveWebSocket(message, from: session) } },
             closed: { session in loop.execute { shell.value.webSocketClosed(session) } })
         try await loop.submit { shell.value.face.webSockets = clients }
         let endpoint = try await clients.start(advertiseHost: advertiseHost)

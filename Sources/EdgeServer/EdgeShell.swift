@@ -1,5 +1,6 @@
 import Edge
 import Logging
+import NIOCore
 import NodeRuntime
 import ShowroomAuth
 import ShowroomWire
@@ -81,8 +82,8 @@ final class EdgeShell<Face: ClientFace> {
 
     /// A WebSocket client's message (``WebSocketFraming``), laid out as the ROUTER's are (an
     /// empty frame where the routing id goes) and handled as they are.
-    func receiveWebSocket(_ message: [UInt8], from session: SessionID) {
-        let parts = message.withUnsafeBytes { bytes in
+    func receiveWebSocket(_ message: ByteBuffer, from session: SessionID) {
+        let parts = message.withUnsafeReadableBytes { bytes in
             Result { () throws(ShowroomError) in try WebSocketFraming.parts(of: bytes) }
         }
         guard case .success(let (envelope, payload)) = parts else {
@@ -91,7 +92,7 @@ final class EdgeShell<Face: ClientFace> {
         }
         let incoming = Multipart(capacity: 3)
         incoming.append([])
-        message.withUnsafeBytes { bytes in
+        message.withUnsafeReadableBytes { bytes in
             incoming.append(bytes: UnsafeRawBufferPointer(rebasing: bytes[envelope]))
             if !payload.isEmpty { incoming.append(bytes: UnsafeRawBufferPointer(rebasing: bytes[payload])) }
         }

@@ -1,3 +1,4 @@
+import AdminEndpoint
 import NIOSSL
 import NodeRuntime
 import ShowroomWire
@@ -29,13 +30,26 @@ public struct EdgeWebSocketSettings: Sendable, Equatable {
         if let v = try file.value("webSocketKey", as: String.self) { privateKeyFile = v }
     }
 
+    /// Where to listen, parsed as the admin port's address is: an IP literal (`localhost`
+    /// meaning 127.0.0.1) and a port.
+    /// - Throws: `invalidArgument` saying what to write instead.
+    func address() throws(ShowroomError) -> (host: String, port: UInt16) {
+        let parsed: AdminServer.Configuration
+        do {
+            parsed = try AdminServer.Configuration(listen: listen)
+        } catch {
+            throw .invalidArgument("webSocket is HOST:PORT or off, not '\(listen.prefix(80))'")
+        }
+        let host = parsed.host == "localhost" ? "127.0.0.1" : parsed.host
+        guard IPAddress.canonical(host) != nil else {
+            throw .invalidArgument("the webSocket host is an IP address or localhost, not '\(host.prefix(64))'")
+        }
+        return (host, parsed.port)
+    }
+
     /// Checks the values are usable.
     public func validate() throws(ShowroomError) {
-        if listen != "off" {
-            guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65_535).contains(port) else {
-                throw .invalidArgument("webSocket is HOST:PORT or off, not '\(listen.prefix(80))'")
-            }
-        }
+        if listen != "off" { _ = try address() }
         guard (certificateFile == nil) == (privateKeyFile == nil) else {
             throw .invalidArgument("TLS on the WebSocket face takes both a certificate and its private key (webSocketCertificate and webSocketKey)")
         }

@@ -79,11 +79,10 @@ final class RouterClientFace: ClientFace {
     func sendFrame(_ frame: Multipart, to session: SessionID) -> DeliveryOutcome {
         if WebSocketClients.isWebSocket(session) {
             guard let webSockets else { return .unreachable }
-            let message = frame.withBytes(of: 1) { envelope in
-                frame.count > 2 ? frame.withBytes(of: 2) { WebSocketFraming.message(envelope: envelope, payload: $0) }
-                    : WebSocketFraming.message(envelope: envelope)
+            return frame.withBytes(of: 1) { envelope in
+                guard frame.count > 2 else { return webSockets.send(envelope: envelope, to: session, droppable: true) }
+                return frame.withBytes(of: 2) { webSockets.send(envelope: envelope, payload: $0, to: session, droppable: true) }
             }
-            return webSockets.send(message, to: session, droppable: true)
         }
         return session.withRoutingID { id in
             do {
@@ -100,7 +99,8 @@ final class RouterClientFace: ClientFace {
 
     func sendControl(_ bytes: [UInt8], to session: SessionID) -> Bool {
         if WebSocketClients.isWebSocket(session) {
-            return webSockets?.send(WebSocketFraming.message(envelope: bytes), to: session, droppable: false) == .sent
+            guard let webSockets else { return false }
+            return bytes.withUnsafeBytes { webSockets.send(envelope: $0, to: session, droppable: false) } == .sent
         }
         if var queue = pendingControl.removeValue(forKey: session) {
             guard queue.count < maxQueuedControlMessages else { return false }

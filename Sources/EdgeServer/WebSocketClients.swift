@@ -1,3 +1,4 @@
+import AdminEndpoint
 import Edge
 import EdgeProtocol
 import HTTPTypes
@@ -22,8 +23,10 @@ import Synchronization
 final class WebSocketClients: Sendable {
     /// Where and whom to serve.
     struct Settings: Sendable {
-        /// `HOST:PORT` to listen on (an IP literal or `localhost`; port 0 picks one).
-        var listen: String
+        /// The IP address to listen on (``EdgeWebSocketSettings/address()``).
+        var host: String
+        /// The port; 0 picks one.
+        var port: UInt16
         /// Origins whose pages may connect (`Origin` header, exactly, as `http://host:port`);
         /// `*` allows any. A request that names no page origin (not a browser) is allowed.
         var allowedOrigins: [String]
@@ -83,7 +86,6 @@ final class WebSocketClients: Sendable {
 
     /// Binds and serves; returns `ws://HOST:PORT/v1/edge` (`wss://` with TLS) once listening.
     func start(advertiseHost: String?) async throws -> String {
-        let (host, port) = try Self.hostAndPort(settings.listen)
         let webSocket = HTTP1WebSocketUpgradeChannel(
             responder: { _, writer, _ in
                 // Only the upgrade is served here.
@@ -93,22 +95,22 @@ final class WebSocketClients: Sendable {
             shouldUpgrade: { [self] request, channel, _ in upgrade(request, channel) })
         let bound: SocketAddress
         if let tls = settings.tls {
-            bound = try await serve(try TLSChannel(webSocket, tlsConfiguration: tls), host: host, port: port)
+            bound = try await serve(try TLSChannel(webSocket, tlsConfiguration: tls))
         } else {
-            bound = try await serve(webSocket, host: host, port: port)
+            bound = try await serve(webSocket)
         }
-        let shown = advertiseHost ?? (host == "0.0.0.0" || host == "::" ? "127.0.0.1" : host)
-        return "\(settings.tls == nil ? "ws" : "wss")://\(shown.contains(":") ? "[\(shown)]" : shown):\(bound.port ?? port)\(Self.path)"
+        let port = bound.port.flatMap { UInt16(exactly: $0) } ?? settings.port
+        return AdminServer.endpoint(scheme: settings.tls == nil ? "ws" : "wss", ipAddress: advertiseHost ?? settings.host, port: port) + Self.path
     }
 
-    /// Runs a server of `channel`s on `host:port`; returns the bound address once it listens.
-    private func serve<Channel: ServerChildChannel>(_ channel: Channel, host: String, port: Int) async throws -> SocketAddress {
+    /// Runs a server of `channel`s on the settings' address; returns the bound address once it listens.
+    private func serve<Channel: ServerChildChannel>(_ channel: Channel) async throws -> SocketAddress {
         let listening = AsyncStream<SocketAddress?>.makeStream()
         var serverLogger = logger
         serverLogger.logLevel = max(logger.logLevel, .notice)
         let server = Server(
             childChannelSetup: channel,
-            configuration: ServerConfiguration(address: .hostname(host, port: port)),
+            configuration: ServerConfiguration(address: .hostname(settings.host, port: Int(settings.port))),
             onServerRunning: { channel in
                 listening.continuation.yield(channel.localAddress)
                 listening.continuation.finish()
@@ -129,7 +131,7 @@ final class WebSocketClients: Sendable {
             let failure = await task.result
             var reason = ""
             if case .failure(let error) = failure { reason = ": \(error)" }
-            throw ShowroomError.unavailable("the WebSocket client face could not listen on \(settings.listen)\(reason)")
+            throw ShowroomError.unavailable("the WebSocket client face could not listen on \(settings.host) port \(settings.port)\(reason)")
         }
         self.server.withLock { $0 = ({ try await server.shutdownGracefully() }, task) }
         return bound
@@ -140,19 +142,6 @@ final class WebSocketClients: Sendable {
         guard let running = server.withLock({ running in defer { running = nil }; return running }) else { return }
         try? await running.shutdown()
         _ = await running.task.result
-    }
-
-    private static func hostAndPort(_ listen: String) throws(ShowroomError) -> (String, Int) {
-        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65_535).contains(port) else {
-            throw .invalidArgument("the WebSocket address is HOST:PORT, not '\(listen.prefix(80))'")
-        }
-        var host = String(listen[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        if host == "localhost" { host = "127.0.0.1" }
-        guard IPAddress.canonical(host) != nil else {
-            throw .invalidArgument("the WebSocket host is an IP address or localhost, not '\(host.prefix(64))'")
-        }
-        return (host, port)
     }
 
     /// Whether a request may become a client connection: the path, the origin, the room left.
@@ -225,20 +214,24 @@ final class WebSocketClients: Sendable {
         }
     }
 
-    /// Queues one message for `session`.
+    /// Queues one message for `session`: `envelope` and `payload` framed (``WebSocketFraming``)
+    /// straight into the buffer the socket sends from.
     ///
     /// - Parameters:
     ///   - droppable: A media frame: dropped past ``Settings/maxQueuedBytes``.
-    func send(_ bytes: [UInt8], to session: SessionID, droppable: Bool) -> DeliveryOutcome {
+    func send(envelope: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer? = nil, to session: SessionID, droppable: Bool) -> DeliveryOutcome {
         let limit = settings.maxQueuedBytes
+        let size = WebSocketFraming.size(envelope: envelope, payload: payload)
         return connections.withLock { connections in
             guard var connection = connections[session] else { return .unreachable }
-            if connection.queuedBytes + bytes.count > (droppable ? limit : 2 * limit) {
+            if connection.queuedBytes + size > (droppable ? limit : 2 * limit) {
                 return droppable ? .wouldBlock : .unreachable
             }
-            connection.queuedBytes += bytes.count
+            var buffer = ByteBufferAllocator().buffer(capacity: size)
+            WebSocketFraming.write(envelope: envelope, payload: payload) { buffer.writeBytes($0) }
+            connection.queuedBytes += size
             connections[session] = connection
-            connection.outbox.yield(ByteBuffer(bytes: bytes))
+            connection.outbox.yield(buffer)
             return .sent
         }
     }

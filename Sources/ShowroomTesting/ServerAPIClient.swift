@@ -43,13 +43,8 @@ public final class ServerAPIClient: Sendable {
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connections
         configuration.timeout.connect = .seconds(5)
         configuration.timeout.read = .seconds(10)
-        if let eventLoops {
-            ownGroup = MultiThreadedEventLoopGroup(numberOfThreads: eventLoops)
-            http = HTTPClient(eventLoopGroupProvider: .shared(ownGroup!), configuration: configuration)
-        } else {
-            ownGroup = nil
-            http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        }
+        ownGroup = eventLoops.map { MultiThreadedEventLoopGroup(numberOfThreads: $0) }
+        http = HTTPClient(eventLoopGroupProvider: ownGroup.map { .shared($0) } ?? .singleton, configuration: configuration)
     }
 
     /// Sends `method path` with `json` (a JSON-serializable value) or raw `body`, and reads the
