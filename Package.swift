@@ -140,6 +140,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
 
@@ -236,6 +243,7 @@ let package = Package(
                 "NodeRuntime", "ZeroMQ", "ShowroomWire", "MediaCodecs", "CZeroMQ", "ShowroomAuth",
                 "ShowroomKit", "Edge", "AdminEndpoint", "Webhooks", "Rooms", "Routing", "OperatorTools",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
             ]
         ),
         // The benchmarks: they start engines, fan-outs and clusters, and print their figures.

@@ -36,8 +36,12 @@
 # for `curl -u "$(cat DIR/api-key)" http://127.0.0.1:PORT/v1/rooms`; the coordinators hold only
 # its SHA-256 (DIR/coordinator.json). `--api-rate N` gives that key N requests a second (burst 2N;
 # default 10).
-# Browsers: every edge also takes client sessions over WebSocket (`ws=` in its ready line, a free
-# loopback port; the same protocol, framed as proto/README.md says); `up` prints them.
+# Browsers: every process also takes WebSocket connections (`ws=` in its ready line, a free
+# loopback port; the same protocol, framed as proto/README.md says): edges their client sessions,
+# coordinators and call-signal nodes their client kinds. `up` starts the web app's server
+# (`showroomctl web`: the pages and the JavaScript SDK of Sources/ShowroomWeb/, and the token
+# endpoints a business server gives its pages) on P+80 (`--web-port N` to choose; a free port
+# with --base-port 0), lets pages from there connect, and prints `web app: http://…/app/`.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -57,8 +61,9 @@ client_encryption=""
 relay_threshold=0
 room_expiry=1200
 api_rate=10
+web_port=""
 
-usage() { sed -n '2,38p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
 command="${1:-}"
@@ -79,6 +84,7 @@ while [ $# -gt 0 ]; do
     --callsignals) callsignals="$2"; shift 2 ;;
     --bin-dir) bin_dir="$(cd "$2" && pwd)"; shift 2 ;;
     --app-id) app_id="$2"; shift 2 ;;
+    --web-port) web_port="$2"; shift 2 ;;
     --app-certificate) app_certificate="$2"; shift 2 ;;
     --webhook) webhooks+=("$2"); shift 2 ;;
     --webhook-secret) webhook_secret="$2"; shift 2 ;;
@@ -194,6 +200,10 @@ start_node() {
     [ "$kind" = coordinator ] && role_flags=(--data-dir "$run_dir/data" --api "$(api_listen_of "$id")")
     [ -n "$(keyring_dir)" ] && role_flags+=(--keyring "$(keyring_dir)")
     [ "$kind" = edge ] && [ -f "$run_dir/client-encryption" ] && role_flags+=(--client-encryption "$(cat "$run_dir/client-encryption")")
+    # Pages of the web app may connect over WebSocket (the origin a browser sends).
+    if [ -f "$run_dir/web-port" ]; then
+      role_flags+=(--websocket-origin "http://127.0.0.1:$(cat "$run_dir/web-port")" --websocket-origin "http://localhost:$(cat "$run_dir/web-port")")
+    fi
     config="$run_dir/app.json"
     [ "$kind" = coordinator ] && config="$run_dir/coordinator.json"
     exec setsid "$bin_dir/showroom-$kind" --config "$config" --node-id "$id" --bind "$bind" \
@@ -250,6 +260,11 @@ cmd_up() {
   # A node's log is appended to across its restarts; a new cluster starts new logs.
   rm -f "$run_dir"/coordinator-*.log "$run_dir"/callsignal-*.log "$run_dir"/edge-*.log "$run_dir"/edge-*.out
   echo "$base_port" > "$run_dir/base-port"
+  if [ -z "$web_port" ]; then
+    if [ "$base_port" = 0 ]; then web_port="$(shuf -i 20000-59999 -n 1)"; else web_port=$((base_port + 80)); fi
+  fi
+  [[ "$web_port" =~ ^[0-9]+$ ]] && [ "$web_port" -ge 1 ] && [ "$web_port" -le 65535 ] || die "--web-port takes a port number"
+  echo "$web_port" > "$run_dir/web-port"
   [[ "$app_id$app_certificate" =~ ^[0-9a-fA-F]{64}$ ]] || die "--app-id and --app-certificate take 32 hexadecimal characters each"
   local hooks="" url
   for url in "${webhooks[@]}"; do
@@ -292,6 +307,41 @@ cmd_up() {
   local browsers=()
   for i in $(seq 1 "$edges"); do browsers+=("edge-$i $(ws_of "edge-$i")"); done
   echo "browsers (WebSocket client sessions): $(IFS=,; echo "${browsers[*]}" | sed 's/,/, /g')"
+  start_web
+}
+
+# The web app's server (showroomctl web), its pid in DIR/web-app.pidfile (not a node: no .pid).
+start_web() {
+  local flags=() id deadline
+  for id in $(live_ids); do [ "${id%-*}" = coordinator ] && flags+=(--coordinator "$(ws_of "$id")"); done
+  : >"$run_dir/web-app.out"
+  ( for fd in /dev/fd/*; do
+      n="${fd##*/}"
+      [ "$n" -gt 2 ] 2>/dev/null && eval "exec $n>&-" 2>/dev/null
+    done
+    SHOWROOM_RUN_DIR="$run_dir" exec setsid "$bin_dir/showroomctl" web --listen "127.0.0.1:$(cat "$run_dir/web-port")" \
+      --root "$root/Sources/ShowroomWeb" "${flags[@]}"
+  ) >"$run_dir/web-app.out" 2>>"$run_dir/web-app.log" </dev/null &
+  echo $! > "$run_dir/web-app.pidfile"
+  disown "$!" 2>/dev/null || true
+  deadline=$((SECONDS + 20))
+  until grep -q '^web app: ' "$run_dir/web-app.out" 2>/dev/null; do
+    kill -0 "$(cat "$run_dir/web-app.pidfile")" 2>/dev/null || die "the web app's server exited; its log ($run_dir/web-app.log) ends with:
+$(tail -5 "$run_dir/web-app.log")"
+    [ $SECONDS -lt $deadline ] || die "the web app's server was not ready within 20 s; see $run_dir/web-app.log"
+    sleep 0.05
+  done
+  sed -n 's/ pid=.*//p' "$run_dir/web-app.out" | head -1
+}
+
+stop_web() {
+  [ -f "$run_dir/web-app.pidfile" ] || return 0
+  local pid deadline=$((SECONDS + 10))
+  pid="$(cat "$run_dir/web-app.pidfile")"
+  kill -TERM "$pid" 2>/dev/null || true
+  while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
+  kill -KILL "$pid" 2>/dev/null || true
+  rm -f "$run_dir/web-app.pidfile"
 }
 
 cmd_status() {
@@ -347,6 +397,7 @@ cmd_restart() {
 cmd_down() {
   local ids order=() kind id
   ids="$(known_ids)"
+  stop_web
   [ -n "$ids" ] || { echo "nothing runs in $run_dir"; return 0; }
   # Edges first, coordinators last.
   for kind in edge callsignal coordinator; do

@@ -73,6 +73,7 @@ public final class CoordinatorRoleService: NodeRoleService {
         let settings = self.settings
         let logger = self.logger
         current.api?.attach(node)
+        current.publisher.alsoPublish(through: node)
         node.loop.execute {
             do {
                 let shell = try CoordinatorShell(

@@ -115,6 +115,7 @@ extension CoordinatorShell {
         answer.edgeID = edgeID
         answer.clientEndpoint = edge.metadata.clientEndpoint
         answer.clientCurvePublicKey = edge.metadata.clientCurvePublicKey
+        answer.webSocketEndpoint = edge.metadata.webSocketEndpoint
         respond(.success(answer))
     }
 

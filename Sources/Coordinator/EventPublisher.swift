@@ -3,6 +3,7 @@ import Logging
 import NodeRuntime
 import ShowroomWire
 import SwiftProtobuf
+import Synchronization
 import ZeroMQ
 
 /// Where the coordinator publishes room notices and channel events.
@@ -21,6 +22,8 @@ final class EventPublisher: EventSink, Sendable {
     private let loop: EventLoop
     private let socket: LoopBound<Socket>
     private let logger: Logger
+    /// Browsers' subscriptions (the node's WebSocket face), once the node is up.
+    private let browsers = Mutex<Node?>(nil)
 
     init(bind: String, advertiseHost: String?, logger: Logger) throws {
         self.logger = logger
@@ -51,6 +54,7 @@ final class EventPublisher: EventSink, Sendable {
             logger.error("cannot encode a \(kind) notice", metadata: ["error": "\(error)"])
             return
         }
+        browsers.withLock { $0 }?.publishToBrowsers(topic: topic, envelope: frame)
         let topicBytes = Array(topic.utf8)
         loop.execute { [socket, logger] in
             do {
@@ -60,6 +64,9 @@ final class EventPublisher: EventSink, Sendable {
             }
         }
     }
+
+    /// Publishes to `node`'s browsers too.
+    func alsoPublish(through node: Node) { browsers.withLock { $0 = node } }
 
     /// Closes the socket and ends the loop.
     func shutdown() {

@@ -197,17 +197,14 @@ public final class EdgeServer: Sendable {
     /// - Returns: `ws://HOST:PORT/v1/edge`, or `wss://` with TLS.
     /// - Throws: ``ShowroomError`` `invalidArgument` for an address or a TLS file that is not
     ///   usable, `unavailable` if the port cannot be bound.
-    public func startWebSocket(_ settings: EdgeWebSocketSettings, advertiseHost: String? = nil) async throws -> String {
-        try settings.validate()
-        let (host, port) = try settings.address()
-        let tls = try settings.tlsConfiguration()
+    public func startWebSocket(_ settings: WebSocketSettings, advertiseHost: String? = nil) async throws -> String {
         let shell = self.shell
         let loop = self.loop
         // As on the ROUTER: up to max_message_bytes a message is answered (TOO_LARGE past it);
         // far past it the connection is closed unread.
         let closeBytes = try await loop.submit { shell.value.plane.settings.limits.connectionCloseBytes }
         let clients = WebSocketClients(
-            settings: .init(host: host, port: port, allowedOrigins: settings.allowedOrigins, maxMessageBytes: closeBytes, tls: tls),
+            settings: try .init(settings, path: WebSocketClients.path, maxMessageBytes: closeBytes),
             logger: logger,
             receive: { session, message in loop.execute { shell.value.receiveWebSocket(message, from: session) } },
             closed: { session in loop.execute { shell.value.webSocketClosed(session) } })
@@ -242,7 +239,7 @@ public final class EdgeServer: Sendable {
 /// enforced (`EDGE_BANS`, and `BAN_LIST` at start).
 public final class EdgeRoleService: NodeRoleService {
     private let configuration: EdgeServerConfiguration
-    private let webSocket: EdgeWebSocketSettings
+    private let webSocket: WebSocketSettings
     private let nodeID: String
     private let logger: Logger
     private let server = Mutex<EdgeServer?>(nil)
@@ -250,12 +247,12 @@ public final class EdgeRoleService: NodeRoleService {
     /// How long ``drain()`` waits for the coordinators to take the last activities.
     private let reportFlushTimeout: Duration = .seconds(2)
 
-    /// Takes the edge's settings from the node's configuration.
+    /// Takes the edge's settings from the node's configuration (browsers' sessions where its
+    /// ``NodeConfiguration/webSocket`` says).
     ///
-    /// - Parameter webSocket: Where browsers' sessions connect, if anywhere.
     /// - Throws: ``ShowroomError`` `invalidArgument` when the app id or certificate is missing.
-    public init(configuration: NodeConfiguration, webSocket: EdgeWebSocketSettings = EdgeWebSocketSettings(), logger: Logger) throws(ShowroomError) {
-        self.webSocket = webSocket
+    public init(configuration: NodeConfiguration, logger: Logger) throws(ShowroomError) {
+        webSocket = configuration.webSocket
         guard let appID = configuration.appID, let appCertificate = configuration.appCertificate else {
             throw .invalidArgument(
                 "an edge verifies join tokens: give it the app's id and certificate (appID and appCertificate in the configuration file, or --app-id and --app-certificate)")

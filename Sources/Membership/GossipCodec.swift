@@ -154,6 +154,7 @@ public enum GossipCodec {
         wire.clientEndpoint = metadata.clientEndpoint
         wire.eventsEndpoint = metadata.eventsEndpoint
         wire.clientCurvePublicKey = metadata.clientCurvePublicKey
+        wire.webSocketEndpoint = metadata.webSocketEndpoint
         wire.adminEndpoint = metadata.adminEndpoint
         wire.version = metadata.version
         wire.load = metadata.load.wire
@@ -211,6 +212,7 @@ public enum GossipCodec {
                 cpuPercent: wire.load.cpuPercent),
             eventsEndpoint: wire.eventsEndpoint)
         metadata.clientCurvePublicKey = wire.clientCurvePublicKey
+        metadata.webSocketEndpoint = wire.webSocketEndpoint
         return metadata
     }
 }

@@ -19,6 +19,8 @@ public struct MemberMetadata: Sendable, Equatable {
     /// The client endpoint's CURVE public key (Z85) when the member encrypts client links; empty
     /// if not.
     public var clientCurvePublicKey: String = ""
+    /// Where browsers reach the member over WebSocket (`ws://` or `wss://`); empty if nowhere.
+    public var webSocketEndpoint: String = ""
 
     /// Creates metadata; everything but the role and the cluster endpoint is optional.
     ///

@@ -45,6 +45,7 @@ public struct MemberUpdate: Sendable, Equatable {
             size += 24 + metadata.role.utf8.count + metadata.clusterEndpoint.utf8.count
                 + metadata.clientEndpoint.utf8.count + metadata.adminEndpoint.utf8.count
                 + metadata.version.utf8.count + metadata.eventsEndpoint.utf8.count + metadata.clientCurvePublicKey.utf8.count
+                + metadata.webSocketEndpoint.utf8.count
         }
         return size
     }

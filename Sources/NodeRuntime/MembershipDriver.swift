@@ -215,6 +215,7 @@ final class MembershipDriver {
             m.adminEndpoint = member.metadata.adminEndpoint
             m.eventsEndpoint = member.metadata.eventsEndpoint
             m.clientCurvePublicKey = member.metadata.clientCurvePublicKey
+            m.webSocketEndpoint = member.metadata.webSocketEndpoint
             m.incarnation = member.incarnation
             m.version = member.metadata.version
             m.load = member.metadata.load.wire

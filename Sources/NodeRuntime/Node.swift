@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Logging
 import Metrics
 import Membership
@@ -27,6 +28,7 @@ public final class Node: Sendable {
     public let startedAt: ContinuousClock.Instant
     private let logger: Logger
     private let core: LoopBound<NodeCore>
+    private let browsers = Mutex<NodeWebSocketFace?>(nil)
 
     /// Answers a request on the loop: returns the response body, or throws the error to answer with
     /// (a ``ShowroomError``; anything else is answered as an internal error).
@@ -98,6 +100,7 @@ public final class Node: Sendable {
     ///   - eventsEndpoint: where this member publishes notices (coordinators), announced to the others.
     ///   - adminEndpoint: this member's admin HTTP address, announced to the others.
     ///   - clientCurvePublicKey: the client endpoint's CURVE key when the role encrypts client links.
+    ///   - webSocketEndpoint: where browsers reach this member (`ws://…`), announced to the others.
     ///   - keyring: the cluster's keys; default: read from ``NodeConfiguration/keyring`` (nil there:
     ///     plain cluster links).
     ///   - events: where membership events are written as lines.
@@ -105,7 +108,7 @@ public final class Node: Sendable {
     /// A node whose role serves no client endpoint of its own (``clientEndpoint`` empty: a
     /// coordinator or call-signal node) binds its client face at ``NodeConfiguration/clientBind``.
     public init(configuration: NodeConfiguration, clientEndpoint: String = "", eventsEndpoint: String = "",
-                adminEndpoint: String = "", clientCurvePublicKey: String = "", keyring: ClusterKeyring? = nil,
+                adminEndpoint: String = "", clientCurvePublicKey: String = "", webSocketEndpoint: String = "", keyring: ClusterKeyring? = nil,
                 logger: Logger, events: NodeEvents = .standardOutput) throws {
         try ZeroMQLibrary.requireSupported()
         try configuration.validate()
@@ -124,6 +127,7 @@ public final class Node: Sendable {
                     role: configuration.role.rawValue, clusterEndpoint: "", clientEndpoint: clientEndpoint,
                     adminEndpoint: adminEndpoint, version: ShowroomVersion.current, eventsEndpoint: eventsEndpoint)
                 metadata.clientCurvePublicKey = clientCurvePublicKey
+                metadata.webSocketEndpoint = webSocketEndpoint
                 let core = try NodeCore(configuration: configuration, metadata: metadata, keyring: keyring, loop: loop,
                                         logger: logger, events: events)
                 return (core.endpoint, core.clientEndpoint, LoopBound(core, loop: loop))
@@ -234,6 +238,15 @@ public final class Node: Sendable {
                 dispatcher.serve(request, frames: Multipart(capacity: 1), attachments: 0) { continuation.resume(returning: $0) }
             }
         }
+    }
+
+    /// Serves browsers through `face` too: ``publishToBrowsers(topic:envelope:)`` reaches them.
+    public func serveBrowsers(_ face: NodeWebSocketFace) { browsers.withLock { $0 = face } }
+
+    /// Publishes a notice (a serialized envelope) under `topic` to the browsers subscribed to it,
+    /// if this node serves browsers. Any thread.
+    public func publishToBrowsers(topic: String, envelope: [UInt8]) {
+        browsers.withLock { $0 }?.publish(topic: topic, envelope: envelope)
     }
 
     /// Reports what this member hosts (an edge: channels and client connections); the others
@@ -431,6 +444,7 @@ extension AdminClusterStatus {
             visible.clientEndpoint = member.clientEndpoint
             visible.eventsEndpoint = member.eventsEndpoint
             visible.clientCurvePublicKey = member.clientCurvePublicKey
+            visible.webSocketEndpoint = member.webSocketEndpoint
             visible.version = member.version
             visible.load = member.load
             return visible

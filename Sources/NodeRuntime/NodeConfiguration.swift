@@ -49,6 +49,9 @@ public struct NodeConfiguration: Sendable {
     /// clients with the placement and the membership). Clients are not authenticated by key: tokens
     /// do that.
     public var clientEncryption: ClientEncryption = .off
+    /// Where browsers reach this process over WebSocket (an edge: client sessions; a coordinator or
+    /// call-signal node: its client kinds and, on coordinators, notices), and which pages may.
+    public var webSocket = WebSocketSettings()
 
     /// Client-link encryption settings.
     public enum ClientEncryption: String, Sendable, CaseIterable {
@@ -73,10 +76,10 @@ public struct NodeConfiguration: Sendable {
     }
 
     /// Keys a configuration file may hold; any other key is refused so a typo is not ignored.
-    public static let fileKeys: Set<String> = [
+    public static let fileKeys: Set<String> = Set([
         "nodeID", "bind", "advertiseHost", "admin", "seeds", "logLevel", "maxMessageBytes", "highWaterMark", "ioThreads",
         "clientBind", "appID", "appCertificate", "keyring", "clientEncryption",
-    ]
+    ]).union(WebSocketSettings.fileKeys)
 
     /// Applies the shared settings of a configuration file on top of this configuration; the
     /// file may hold `roleKeys` too (the role's own settings, which the role takes).
@@ -97,6 +100,7 @@ public struct NodeConfiguration: Sendable {
         if let v = try file.value("appCertificate", as: String.self) { appCertificate = v }
         if let v = try file.value("keyring", as: String.self) { keyring = v }
         if let v = try file.value("clientEncryption", as: String.self) { clientEncryption = try Self.parseClientEncryption(v) }
+        try webSocket.apply(file)
         try validate()
     }
 
@@ -133,5 +137,6 @@ public struct NodeConfiguration: Sendable {
                 throw .invalidArgument("\(name) must be 32 hexadecimal characters, as the app's console shows it")
             }
         }
+        try webSocket.validate()
     }
 }

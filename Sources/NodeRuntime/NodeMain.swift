@@ -115,16 +115,32 @@ struct NodeService: Service, CustomStringConvertible {
         }
         let node: Node
         var endpoints = RoleEndpoints()
+        var browsers: NodeWebSocketFace?
         do {
             endpoints = try await roleService?.start() ?? RoleEndpoints()
+            // An edge serves browsers' sessions itself; the other roles serve their client kinds
+            // (and a coordinator its notices) to browsers here.
+            if configuration.role != .edge, configuration.webSocket.listen != "off" {
+                let face = try NodeWebSocketFace(
+                    settings: configuration.webSocket, maxMessageBytes: configuration.maxMessageBytes,
+                    publishesEvents: !endpoints.events.isEmpty, logger: logger)
+                browsers = face
+                endpoints.webSocket = try await face.start(advertiseHost: configuration.advertiseHost)
+            }
             node = try Node(configuration: configuration, clientEndpoint: endpoints.client,
                             eventsEndpoint: endpoints.events, adminEndpoint: adminEndpoint,
-                            clientCurvePublicKey: endpoints.clientCurvePublicKey, logger: logger)
+                            clientCurvePublicKey: endpoints.clientCurvePublicKey, webSocketEndpoint: endpoints.webSocket,
+                            logger: logger)
         } catch {
             logger.critical("node failed to start", metadata: ["error": "\(error)"])
+            await browsers?.stop()
             await roleService?.stop()
             await admin?.stop()
             throw error
+        }
+        if let browsers {
+            browsers.attach(node)
+            node.serveBrowsers(browsers)
         }
         started.withLock { $0 = node }
         roleService?.attach(to: node)
@@ -144,6 +160,7 @@ struct NodeService: Service, CustomStringConvertible {
         admin?.setDraining()
         await roleService?.drain()
         await node.leave()
+        await browsers?.stop()
         await roleService?.stop()
         await admin?.stop()
     }
@@ -176,8 +193,8 @@ public struct RoleEndpoints: Sendable, Equatable {
     /// Where the server API answers (`http://HOST:PORT`; coordinators); "" for none. Printed on
     /// the ready line, not announced.
     public var api: String
-    /// Where browsers' sessions connect over WebSocket (`ws://HOST:PORT/v1/edge`; edges); "" for
-    /// none. Printed on the ready line, not announced.
+    /// Where browsers connect over WebSocket (`ws://HOST:PORT/v1/edge` on edges, `/v1/node` on the
+    /// other roles); "" for none. Printed on the ready line and announced.
     public var webSocket: String
 
     /// Endpoints; all default to none.

@@ -40,6 +40,18 @@ public struct NodeOptions: ParsableArguments, Sendable {
     @Option(help: "Client-link encryption on an edge's client endpoint: off or curve.")
     public var clientEncryption: String?
 
+    @Option(name: .customLong("websocket"), help: "Where browsers connect over WebSocket (host:port; :0 picks a free port), or off (default 127.0.0.1:0).")
+    public var webSocket: String?
+
+    @Option(name: .customLong("websocket-origin"), help: "An origin whose pages may connect over WebSocket, as http(s)://host[:port], or * for any (repeatable; default none: only clients that send no Origin).")
+    public var webSocketOrigins: [String] = []
+
+    @Option(name: .customLong("websocket-certificate"), help: "PEM file of the WebSocket face's TLS certificate (chain); with --websocket-key it serves wss://.")
+    public var webSocketCertificate: String?
+
+    @Option(name: .customLong("websocket-key"), help: "PEM file of that certificate's private key.")
+    public var webSocketKey: String?
+
     public init() {}
 
     /// The configuration file, if one is given.
@@ -68,6 +80,10 @@ public struct NodeOptions: ParsableArguments, Sendable {
         if let keyring { configuration.keyring = keyring }
         if let clientEncryption { configuration.clientEncryption = try NodeConfiguration.parseClientEncryption(clientEncryption) }
         if let logLevel { configuration.logLevel = try NodeConfiguration.parseLogLevel(logLevel) }
+        if let webSocket { configuration.webSocket.listen = webSocket }
+        if !webSocketOrigins.isEmpty { configuration.webSocket.allowedOrigins = webSocketOrigins }
+        if let webSocketCertificate { configuration.webSocket.certificateFile = webSocketCertificate }
+        if let webSocketKey { configuration.webSocket.privateKeyFile = webSocketKey }
         try configuration.validate()
         return configuration
     }

@@ -5,6 +5,7 @@ import HummingbirdWSClient
 import Logging
 import NIOCore
 import NIOSSL
+import NodeRuntime
 import ShowroomAuth
 import ShowroomTesting
 import ShowroomWire
@@ -30,7 +31,7 @@ final class WebSocketFaceTests: XCTestCase {
         edge = try EdgeServer(
             configuration: EdgeServerConfiguration(appID: TestApp.appID, appCertificate: TestApp.certificate),
             logger: LogCapture.logger(label: "edge"))
-        var settings = EdgeWebSocketSettings()
+        var settings = WebSocketSettings()
         settings.allowedOrigins = [Self.allowedOrigin]
         webSocket = try await edge.startWebSocket(settings)
         let loop = try ZeroMQ.EventLoop.start(name: "zmq-clients", context: context)
@@ -223,7 +224,7 @@ final class WebSocketFaceTests: XCTestCase {
         openssl.waitUntilExit()
         XCTAssertEqual(openssl.terminationStatus, 0, "openssl made the certificate")
 
-        var settings = EdgeWebSocketSettings()
+        var settings = WebSocketSettings()
         settings.certificateFile = certificate
         settings.privateKeyFile = key
         let secure = try await edge.startWebSocket(settings)
@@ -250,10 +251,10 @@ final class WebSocketFaceTests: XCTestCase {
         } catch {}
 
         // Half a pair, or files that are not PEM: refused with what to fix.
-        var half = EdgeWebSocketSettings()
+        var half = WebSocketSettings()
         half.certificateFile = certificate
         XCTAssertThrowsError(try half.validate())
-        var garbage = EdgeWebSocketSettings()
+        var garbage = WebSocketSettings()
         garbage.certificateFile = key
         garbage.privateKeyFile = certificate
         do {

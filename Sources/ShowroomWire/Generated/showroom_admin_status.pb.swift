@@ -109,6 +109,10 @@ public nonisolated struct AdminMemberStatus: Sendable {
   /// The member's client endpoint's CURVE public key (Z85), empty if client links are plain.
   public var clientCurvePublicKey: String = String()
 
+  /// Where browsers reach the member over WebSocket (ws:// or wss://; edges: client sessions,
+  /// coordinators and call-signal nodes: their client kinds), empty if none.
+  public var webSocketEndpoint: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -211,7 +215,7 @@ nonisolated extension AdminClusterStatus: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension AdminMemberStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".MemberStatus"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}role\0\u{1}state\0\u{3}cluster_endpoint\0\u{3}client_endpoint\0\u{3}admin_endpoint\0\u{1}incarnation\0\u{1}version\0\u{1}load\0\u{3}last_heard_ms_ago\0\u{3}events_endpoint\0\u{3}client_curve_public_key\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}role\0\u{1}state\0\u{3}cluster_endpoint\0\u{3}client_endpoint\0\u{3}admin_endpoint\0\u{1}incarnation\0\u{1}version\0\u{1}load\0\u{3}last_heard_ms_ago\0\u{3}events_endpoint\0\u{3}client_curve_public_key\0\u{3}web_socket_endpoint\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -231,6 +235,7 @@ nonisolated extension AdminMemberStatus: SwiftProtobuf.Message, SwiftProtobuf._M
       case 10: try { try decoder.decodeSingularUInt64Field(value: &self.lastHeardMsAgo) }()
       case 11: try { try decoder.decodeSingularStringField(value: &self.eventsEndpoint) }()
       case 12: try { try decoder.decodeSingularStringField(value: &self.clientCurvePublicKey) }()
+      case 13: try { try decoder.decodeSingularStringField(value: &self.webSocketEndpoint) }()
       default: break
       }
     }
@@ -277,6 +282,9 @@ nonisolated extension AdminMemberStatus: SwiftProtobuf.Message, SwiftProtobuf._M
     if !self.clientCurvePublicKey.isEmpty {
       try visitor.visitSingularStringField(value: self.clientCurvePublicKey, fieldNumber: 12)
     }
+    if !self.webSocketEndpoint.isEmpty {
+      try visitor.visitSingularStringField(value: self.webSocketEndpoint, fieldNumber: 13)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -293,6 +301,7 @@ nonisolated extension AdminMemberStatus: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.lastHeardMsAgo != rhs.lastHeardMsAgo {return false}
     if lhs.eventsEndpoint != rhs.eventsEndpoint {return false}
     if lhs.clientCurvePublicKey != rhs.clientCurvePublicKey {return false}
+    if lhs.webSocketEndpoint != rhs.webSocketEndpoint {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

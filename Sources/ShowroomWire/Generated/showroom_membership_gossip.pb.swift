@@ -374,6 +374,9 @@ public nonisolated struct GossipMetadata: Sendable {
   /// characters); empty if client links are plain.
   public var clientCurvePublicKey: String = String()
 
+  /// Where browsers reach the member over WebSocket (ws:// or wss://); empty if none.
+  public var webSocketEndpoint: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -864,7 +867,7 @@ nonisolated extension GossipMemberUpdate: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension GossipMetadata: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Metadata"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}role\0\u{3}cluster_endpoint\0\u{3}client_endpoint\0\u{3}admin_endpoint\0\u{1}version\0\u{1}load\0\u{3}events_endpoint\0\u{3}client_curve_public_key\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}role\0\u{3}cluster_endpoint\0\u{3}client_endpoint\0\u{3}admin_endpoint\0\u{1}version\0\u{1}load\0\u{3}events_endpoint\0\u{3}client_curve_public_key\0\u{3}web_socket_endpoint\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -880,6 +883,7 @@ nonisolated extension GossipMetadata: SwiftProtobuf.Message, SwiftProtobuf._Mess
       case 6: try { try decoder.decodeSingularMessageField(value: &self._load) }()
       case 7: try { try decoder.decodeSingularStringField(value: &self.eventsEndpoint) }()
       case 8: try { try decoder.decodeSingularStringField(value: &self.clientCurvePublicKey) }()
+      case 9: try { try decoder.decodeSingularStringField(value: &self.webSocketEndpoint) }()
       default: break
       }
     }
@@ -914,6 +918,9 @@ nonisolated extension GossipMetadata: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if !self.clientCurvePublicKey.isEmpty {
       try visitor.visitSingularStringField(value: self.clientCurvePublicKey, fieldNumber: 8)
     }
+    if !self.webSocketEndpoint.isEmpty {
+      try visitor.visitSingularStringField(value: self.webSocketEndpoint, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -926,6 +933,7 @@ nonisolated extension GossipMetadata: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs._load != rhs._load {return false}
     if lhs.eventsEndpoint != rhs.eventsEndpoint {return false}
     if lhs.clientCurvePublicKey != rhs.clientCurvePublicKey {return false}
+    if lhs.webSocketEndpoint != rhs.webSocketEndpoint {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

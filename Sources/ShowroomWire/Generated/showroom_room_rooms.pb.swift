@@ -22,6 +22,8 @@
 /// the membership metadata as `events_endpoint`) as two frames: [topic][Envelope]. Topics:
 ///   "room/<room id>"        Envelope kind ROOM_NOTICE, body RoomNotice (for the SDK's room service)
 ///   "channel/<channel>"     Envelope kind CHANNEL_EVENT, body ChannelEvent (for business servers)
+/// Browsers, which have no ZeroMQ, send EVENTS_SUBSCRIBE on a coordinator's WebSocket face instead
+/// and get the notices of the topics they named on that connection, as one-way envelopes.
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -724,6 +726,31 @@ public nonisolated enum RoomChannelLeaveReason: SwiftProtobuf.Enum, Swift.CaseIt
     .privilegeExpired,
   ]
 
+}
+
+/// Body of an EVENTS_SUBSCRIBE request (WebSocket face only): the topics (prefixes, as a ZeroMQ
+/// SUB socket's subscriptions) this connection receives from now on, replacing the earlier set.
+/// At most 64 topics of 1-200 bytes, each starting "room/", "channel/" or "call/".
+public nonisolated struct RoomSubscribeEventsRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var topics: [String] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct RoomSubscribeEventsResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
 }
 
 public nonisolated struct RoomRoom: @unchecked Sendable {
@@ -1916,6 +1943,9 @@ public nonisolated struct RoomPlaceChannelResponse: Sendable {
   /// The edge's CURVE public key (Z85) when it encrypts client links; empty if it does not.
   public var clientCurvePublicKey: String = String()
 
+  /// Where browsers' sessions connect to that edge (ws:// or wss://); empty if it takes none.
+  public var webSocketEndpoint: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2793,6 +2823,55 @@ nonisolated extension RoomChannelEventType: SwiftProtobuf._ProtoNameProviding {
 
 nonisolated extension RoomChannelLeaveReason: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CHANNEL_LEAVE_REASON_UNSPECIFIED\0\u{1}CHANNEL_LEAVE_REASON_QUIT\0\u{1}CHANNEL_LEAVE_REASON_DROPPED\0\u{1}CHANNEL_LEAVE_REASON_KICKED\0\u{1}CHANNEL_LEAVE_REASON_SERVER\0\u{1}CHANNEL_LEAVE_REASON_REPLACED\0\u{1}CHANNEL_LEAVE_REASON_PRIVILEGE_EXPIRED\0")
+}
+
+nonisolated extension RoomSubscribeEventsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SubscribeEventsRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}topics\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedStringField(value: &self.topics) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.topics.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.topics, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomSubscribeEventsRequest, rhs: RoomSubscribeEventsRequest) -> Bool {
+    if lhs.topics != rhs.topics {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomSubscribeEventsResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SubscribeEventsResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomSubscribeEventsResponse, rhs: RoomSubscribeEventsResponse) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
 }
 
 nonisolated extension RoomRoom: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
@@ -4945,7 +5024,7 @@ nonisolated extension RoomPlaceChannelRequest: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension RoomPlaceChannelResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".PlaceChannelResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}edge_id\0\u{3}client_endpoint\0\u{3}client_curve_public_key\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}edge_id\0\u{3}client_endpoint\0\u{3}client_curve_public_key\0\u{3}web_socket_endpoint\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4956,6 +5035,7 @@ nonisolated extension RoomPlaceChannelResponse: SwiftProtobuf.Message, SwiftProt
       case 1: try { try decoder.decodeSingularStringField(value: &self.edgeID) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.clientEndpoint) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.clientCurvePublicKey) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.webSocketEndpoint) }()
       default: break
       }
     }
@@ -4971,6 +5051,9 @@ nonisolated extension RoomPlaceChannelResponse: SwiftProtobuf.Message, SwiftProt
     if !self.clientCurvePublicKey.isEmpty {
       try visitor.visitSingularStringField(value: self.clientCurvePublicKey, fieldNumber: 3)
     }
+    if !self.webSocketEndpoint.isEmpty {
+      try visitor.visitSingularStringField(value: self.webSocketEndpoint, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4978,6 +5061,7 @@ nonisolated extension RoomPlaceChannelResponse: SwiftProtobuf.Message, SwiftProt
     if lhs.edgeID != rhs.edgeID {return false}
     if lhs.clientEndpoint != rhs.clientEndpoint {return false}
     if lhs.clientCurvePublicKey != rhs.clientCurvePublicKey {return false}
+    if lhs.webSocketEndpoint != rhs.webSocketEndpoint {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

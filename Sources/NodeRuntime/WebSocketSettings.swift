@@ -1,10 +1,10 @@
 import AdminEndpoint
 import NIOSSL
-import NodeRuntime
 import ShowroomWire
 
-/// Where an edge serves browsers' sessions over WebSocket, and to which pages.
-public struct EdgeWebSocketSettings: Sendable, Equatable {
+/// Where a server process serves browsers over WebSocket, and to which pages: an edge its client
+/// sessions, a coordinator or call-signal node its client kinds.
+public struct WebSocketSettings: Sendable, Equatable {
     /// `HOST:PORT` (port 0 picks one), or `off`.
     public var listen = "127.0.0.1:0"
     /// Origins whose pages may connect (`http(s)://host[:port]`, exactly as browsers send them),
@@ -18,10 +18,10 @@ public struct EdgeWebSocketSettings: Sendable, Equatable {
     /// The defaults: on a free loopback port, no page origin allowed.
     public init() {}
 
-    /// The keys an edge's configuration file may hold besides the shared ones.
+    /// The keys of a configuration file that set these.
     public static let fileKeys: Set<String> = ["webSocket", "webSocketOrigins", "webSocketCertificate", "webSocketKey"]
 
-    /// Applies `webSocket` and `webSocketOrigins` from `file`.
+    /// Applies `webSocket`, `webSocketOrigins`, `webSocketCertificate` and `webSocketKey` from `file`.
     /// - Throws: `invalidArgument` naming the file and the key whose value is wrong.
     public mutating func apply(_ file: ConfigurationFile) throws(ShowroomError) {
         if let v = try file.value("webSocket", as: String.self) { listen = v }
@@ -33,7 +33,7 @@ public struct EdgeWebSocketSettings: Sendable, Equatable {
     /// Where to listen, parsed as the admin port's address is: an IP literal (`localhost`
     /// meaning 127.0.0.1) and a port.
     /// - Throws: `invalidArgument` saying what to write instead.
-    func address() throws(ShowroomError) -> (host: String, port: UInt16) {
+    public func address() throws(ShowroomError) -> (host: String, port: UInt16) {
         let parsed: AdminServer.Configuration
         do {
             parsed = try AdminServer.Configuration(listen: listen)
@@ -64,7 +64,7 @@ public struct EdgeWebSocketSettings: Sendable, Equatable {
 
     /// The TLS configuration of ``certificateFile`` and ``privateKeyFile``, or nil without them.
     /// - Throws: `invalidArgument` naming the file that cannot be read as PEM.
-    func tlsConfiguration() throws(ShowroomError) -> TLSConfiguration? {
+    public func tlsConfiguration() throws(ShowroomError) -> TLSConfiguration? {
         guard let certificateFile, let privateKeyFile else { return nil }
         let chain: [NIOSSLCertificate]
         let key: NIOSSLPrivateKey

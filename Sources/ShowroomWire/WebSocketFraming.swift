@@ -1,5 +1,3 @@
-import ShowroomWire
-
 /// The client↔edge protocol over WebSocket: one binary message carries what one ZeroMQ message
 /// carries after its routing id — an envelope, and for a media frame its payload — as
 /// `[envelope length: u32, big-endian][envelope][payload]`. A control message has no payload.
