@@ -13,6 +13,10 @@ Tests/sdk-isolation.sh
 # The committed generated code must be what proto/ generates (a step of its own: it builds
 # protoc-gen-swift, which the unit tests have no need of).
 proto/check-generated.sh
+# The same for the JavaScript protobuf code (proto/generate-js.sh), then its tests against protoc
+# (Node.js; Debian's nodejs when there is none).
+command -v node >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs >/dev/null
+Tests/Web/check-generated-js.sh
 swift test --skip-build
 # The server API against its OpenAPI document: the document validates, and schemathesis's
 # generated requests against a live cluster find no 5xx and no answer the document does not allow
@@ -21,3 +25,7 @@ Tests/api-check.sh
 # Fuzzing: every decoder and the state machine behind it, on the committed seed corpus, 20 s per
 # target (5 targets; the first fuzz build takes about 5 minutes on 2 cores). Fails on any crash.
 Tests/Fuzz/fuzz.sh --seconds 20
+# The web app and the JavaScript SDK in headless Chromium against a real cluster, with Swift
+# clients on the other side (about 40 s; installs chromium, chromium-driver and python3-selenium
+# when missing). Screenshots are left in run/browser-check/.
+Tests/browser-check.sh

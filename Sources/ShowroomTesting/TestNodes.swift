@@ -14,13 +14,13 @@ public final class TestNodes {
 
     /// Starts a node (not yet joined) with a short leave propagation.
     public func make(_ id: String, role: NodeRole = .edge, keyring: String? = nil, seeds: [String] = [],
-              bind: String = "tcp://127.0.0.1:*") throws -> Node {
+              bind: String = "tcp://127.0.0.1:*", webSocketEndpoint: String = "") throws -> Node {
         var configuration = NodeConfiguration(role: role, nodeID: id)
         configuration.seeds = seeds
         configuration.bind = bind
         configuration.keyring = keyring
         configuration.leavePropagation = .milliseconds(50)
-        let node = try Node(configuration: configuration, logger: LogCapture.logger(label: id), events: .none)
+        let node = try Node(configuration: configuration, webSocketEndpoint: webSocketEndpoint, logger: LogCapture.logger(label: id), events: .none)
         nodes.append(node)
         return node
     }

@@ -304,58 +304,12 @@ final class WebSocketFaceTests: XCTestCase {
 
     private func browser(url: String, origin: String? = nil, tls: TLSConfiguration?, deadline limit: Duration = .seconds(10),
                          _ script: (inout BrowserSession) async throws -> Void) async throws {
-        var fields = HTTPFields()
-        if let origin { fields[.origin] = origin }
-        let headers = fields
-        let (opened, open) = AsyncStream<(WebSocketInboundStream, WebSocketOutboundWriter)>.makeStream()
-        let (finished, finish) = AsyncStream<Void>.makeStream()
-        let ended = Mutex<(any Error)?>(nil)
-        @Sendable func connect() async throws {
-            try await WebSocketClient.connect(
-                url: url, configuration: .init(maxFrameSize: 1 << 22, additionalHeaders: headers, sniHostname: tls == nil ? nil : "localhost"),
-                tlsConfiguration: tls,
-                logger: Logger(label: "browser")
-            ) { inbound, outbound, _ in
-                open.yield((inbound, outbound))
-                for await _ in finished {}
-            }
-        }
-        let connection = Task {
-            defer { open.finish() }
-            do {
-                try await connect()
-            } catch {
-                ended.withLock { $0 = error }
-            }
-        }
-        let deadline = Task {
-            try await Task.sleep(for: limit)  // the deadline of the whole script
-            connection.cancel()
-            open.finish()
-            finish.finish()
-        }
-        defer { deadline.cancel() }
-        var iterator = opened.makeAsyncIterator()
-        guard let (inbound, outbound) = await iterator.next() else {
-            // Refused: what the connection ended with; or out of time, never told.
-            if let error = ended.withLock({ $0 }) { throw error }
-            throw NeverUpgraded()
-        }
-        var session = BrowserSession(messages: inbound.messages(maxSize: 1 << 22).makeAsyncIterator(), outbound: outbound)
-        do {
+        try await withWebSocket(url: url, origin: origin, tls: tls, deadline: limit) { messages, outbound in
+            var session = BrowserSession(messages: messages, outbound: outbound)
             try await script(&session)
-        } catch {
-            finish.finish()
-            _ = await connection.result
-            throw error
         }
-        finish.finish()
-        _ = await connection.result
     }
 }
-
-/// A connection neither upgraded nor refused by its deadline.
-private struct NeverUpgraded: Error {}
 
 /// The ZeroMQ clients of a test, kept on their thread.
 private final class ZMQClients {
@@ -399,11 +353,7 @@ private struct BrowserSession {
     }
 
     func send(_ envelope: WireEnvelope, payload: [UInt8]? = nil) async throws {
-        let bytes: [UInt8] = try envelope.serializedBytes()
-        let message = bytes.withUnsafeBytes { envelope in
-            payload.map { $0.withUnsafeBytes { WebSocketFraming.message(envelope: envelope, payload: $0) } } ?? WebSocketFraming.message(envelope: envelope)
-        }
-        try await sendRaw(message)
+        try await sendFramed(envelope, payload: payload, on: outbound)
     }
 
     func sendRaw(_ bytes: [UInt8]) async throws {
@@ -412,16 +362,9 @@ private struct BrowserSession {
 
     /// The next message; frames and events are filed as they come.
     mutating func receive() async throws -> WireEnvelope {
-        guard let message = try await messages.next() else { throw ShowroomError.unavailable("the edge closed the connection") }
-        guard case .binary(let buffer) = message else { throw ShowroomError.malformed("the edge sent text") }
-        let bytes = Array(buffer.readableBytesView)
-        let parts = bytes.withUnsafeBytes { bytes in Result { () throws(ShowroomError) in try WebSocketFraming.parts(of: bytes) } }
-        let (envelopeRange, payloadRange) = try parts.get()
-        let envelope = try bytes.withUnsafeBytes { bytes in
-            try Result { () throws(ShowroomError) in try WireEnvelope.decode(frame: UnsafeRawBufferPointer(rebasing: bytes[envelopeRange])) }.get()
-        }
+        let (envelope, payload) = try await receiveFramed(&messages)
         if envelope.kind == .mediaFrame {
-            frames.append((try envelope.decodeBody(WireMediaHeader.self), Array(bytes[payloadRange])))
+            frames.append((try envelope.decodeBody(WireMediaHeader.self), payload))
         } else if !envelope.isResponse, envelope.kind != .keyframeRequest {
             events.append(try EdgeCodec.event(from: envelope))
         }
