@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The web app and the browser SDK in a real browser against a real cluster: headless Chromium
 # (fake camera and microphone) driven by Selenium, with synthetic Swift clients on the other side.
-# Scenarios (Tests/Browser/README.md): a browser viewer decodes a Swift host; a Swift viewer decodes
-# a browser host; a browser swipes through five live rooms; a browser calls a Swift host (1v1); a
-# PK between two Swift hosts seen in a browser; the room list's previews.
+# Scenarios (Tests/Browser/README.md), after the token server's and the WebSocket origin's refusals:
+# a browser viewer decodes a Swift host (its frame counter read from the canvas); a Swift viewer
+# decodes a browser host; a browser swipes through five live rooms; a browser calls a Swift host
+# (1v1); a PK between two Swift hosts seen in a browser; the room list's previews; a Swift co-host
+# seen in a browser; the SDK follows a CHANNEL_ELSEWHERE redirect and recovers from a decode error.
 #
 #   Tests/browser-check.sh [--bin-dir DIR] [--only 1,3] [--keep-run-dir]
 #
@@ -22,7 +24,7 @@ while [ $# -gt 0 ]; do
     --bin-dir) bin_dir="$(cd "$2" && pwd)"; shift 2 ;;
     --only) only="$2"; shift 2 ;;
     --keep-run-dir) keep=1; shift ;;
-    -h|--help) sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "browser-check.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done

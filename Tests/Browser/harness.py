@@ -6,6 +6,7 @@ sleep stands in for an event. Every process started here is recorded by pid in `
 shell script that runs the scenarios can stop it even when this process dies first.
 """
 
+import base64
 import glob
 import json
 import os
@@ -15,6 +16,10 @@ import time
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+
+
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "barcode.js")) as _file:
+    BARCODE_READER = _file.read()
 
 
 class CheckFailed(AssertionError):
@@ -86,6 +91,10 @@ class Cluster:
     def client_seeds(self):
         """The coordinators' client endpoints (what the SDK is given)."""
         return self._ready_field("coordinator-*.out", "client")
+
+    def edge_websockets(self):
+        """The edges' WebSocket faces (ws://…/v1/edge)."""
+        return self._ready_field("edge-*.out", "ws")
 
     def cluster_seeds(self):
         """Every member's cluster endpoint (operator commands, with the keyring)."""
@@ -235,6 +244,19 @@ class Browser:
         path = os.path.join(self.out_dir, f"{name}.png")
         self.driver.save_screenshot(path)
         return path
+
+    def frame_counter(self, selector, save_as=None):
+        """The Swift test pattern's frame counter read from the canvas in `selector` (barcode.js):
+        `{counter, width, height, bits}`, counter None when it does not read; None without a
+        picture. With `save_as`, the very picture read is saved as a PNG of that name next to the
+        screenshots (at the canvas's own size, the decoded frame's), its path under `path`."""
+        read = self.script(BARCODE_READER, selector, bool(save_as))
+        png = read.pop("png", None) if read else None
+        if save_as and png and png.startswith("data:image/png;base64,"):
+            read["path"] = os.path.join(self.out_dir, f"{save_as}.png")
+            with open(read["path"], "wb") as file:
+                file.write(base64.b64decode(png.split(",", 1)[1]))
+        return read
 
     def save_console(self):
         try:

@@ -17,6 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import Browser, CheckFailed, Cluster, Processes  # noqa: E402
 from scenarios import SCENARIOS  # noqa: E402
+import server_checks  # noqa: E402
 
 HOSTS = 5
 HOST_UID_BASE = 3000
@@ -87,6 +88,13 @@ def main():
     context = Context(cluster, options.web, out_dir, processes)
     chosen = [s for s in SCENARIOS if not options.only or s[0] in options.only.split(",")]
     failures = []
+    # What the servers refuse, before any page opens.
+    for name, check in (("token server", server_checks.token_server), ("WebSocket origins", server_checks.node_origins)):
+        try:
+            print(f"  [{name}] PASS: {check(context.web)}", flush=True)
+        except Exception as error:
+            print(f"  [{name}] FAIL: {error}", flush=True)
+            failures.append(f"[{name}]: {str(error).splitlines()[0] if str(error) else type(error).__name__}")
     try:
         started = time.monotonic()
         context.start_hosts()

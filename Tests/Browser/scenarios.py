@@ -1,17 +1,20 @@
 """The browser scenarios. Each takes the shared context, asserts what a page's own decoders counted
 (or what a Swift client decoded) within deadlines, and returns a one-line summary of its figures."""
 
+import os
 import re
+import time
 
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.actions.wheel_input import ScrollOrigin
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
-from harness import CheckFailed, poll
+from harness import CheckFailed, field, poll
 
 MIN_FRAMES = 30        # decoded frames that show a show plays (2 s at 15 fps)
 MIN_COLOURS = 4        # distinct colours in a 16 x 16 sample of a picture; a blank canvas has 1
+COUNTER_GAP_S = 0.3    # between two reads of the test pattern's counter (4-5 frames at 15 fps)
 
 
 def expect(condition, message):
@@ -36,6 +39,27 @@ def picture(browser, selector, deadline_s=5):
                 deadline_s)
 
 
+def counter_advances(browser, selector, who, png):
+    """A Swift host's test pattern decoded in the page: the frame counter in its canvas reads
+    (marker and check bits valid) and has grown on a second read at least COUNTER_GAP_S later.
+    The canvas is saved as `png` (its own size). Returns "first → second"."""
+    def readable(save_as=None):
+        read = browser.frame_counter(selector, save_as)
+        if read and read["counter"] is None:
+            raise CheckFailed(f"{who}: the frame counter in {selector} does not read ({read.get('reason')}): "
+                              f"bits {read.get('bits')} at {read.get('width')}x{read.get('height')}")
+        return read
+    first = poll(f"{who}: a picture to read the frame counter from", lambda: readable(png), 5)
+    first_at = time.monotonic()
+    print(f"    decoded frame {os.path.basename(first['path'])} ({first['width']}x{first['height']}, "
+          f"counter {first['counter']})", flush=True)
+    second = poll(f"{who}: a second read of the frame counter {COUNTER_GAP_S:g} s later",
+                  lambda: readable() if time.monotonic() - first_at >= COUNTER_GAP_S else None, 5, interval_s=0.05)
+    expect(second["counter"] > first["counter"],
+           f"{who}: the frame counter did not grow in {COUNTER_GAP_S:g} s: {first['counter']} then {second['counter']}")
+    return f"{first['counter']} → {second['counter']}"
+
+
 def touch_swipe(browser, start_y, end_y, x=200, steps=6):
     """A finger dragged from start_y to end_y (touch events from the browser's input layer)."""
     browser.driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 1})
@@ -53,6 +77,7 @@ def viewer_decodes_swift_host(ctx):
     browser.open(ctx.page(f"room.html?room={room}&uid=5101&name=browser-viewer-1"))
     user = decodes(browser, host)
     canvas = picture(browser, ".slide.current .tile.host")
+    counter = counter_advances(browser, ".slide.current .tile.host", f"host {host}", "1-decoded-frame")
     ctx.screenshot(browser, "1-viewer-decodes-swift-host")
     chat_input = browser.driver.find_element(By.ID, "chat-input")
     chat_input.send_keys("hello from a browser")
@@ -62,8 +87,8 @@ def viewer_decodes_swift_host(ctx):
     user = browser.user(host, "live")
     expect(user["decodeErrors"] == 0, f"decode errors: {user}")
     return (f"{user['framesDecoded']} frames decoded, 0 decode errors, first frame {user['firstFrameMs']} ms "
-            f"after join, {user['width']}x{user['height']}, picture of {canvas['distinctColours']} colours; "
-            f"chat seen; audience {audience}")
+            f"after join, {user['width']}x{user['height']}, picture of {canvas['distinctColours']} colours, "
+            f"frame counter {counter}; chat seen; audience {audience}")
 
 
 def swift_viewer_decodes_browser_host(ctx):
@@ -89,6 +114,12 @@ def swift_viewer_decodes_browser_host(ctx):
         ctx.screenshot(browser, "2-browser-host")
         frames = viewer.decoded_frames()
         sent = browser.snapshot()["local"]
+        # A keyframe every 2 s (15 fps: one in 30 frames), the first one, and at most one for each
+        # keyframe request from the edge.
+        allowed = 2 + sent["framesSent"] // 30 + sent["keyframeRequests"]
+        expect(sent["keyframesSent"] <= allowed,
+               f"the browser host sent {sent['keyframesSent']} keyframes in {sent['framesSent']} frames "
+               f"({sent['keyframeRequests']} requested by the edge); at most {allowed} expected")
 
         caller = ctx.cluster.caller("caller-of-browser-host", "--from", "4102", "--to", "4001", "--seconds", "3")
         poll("the incoming call shows on the host page",
@@ -115,7 +146,8 @@ def swift_viewer_decodes_browser_host(ctx):
     elapsed = re.search(r"elapsed_ms=(\d+)", first)
     return (f"Swift viewer decoded {frames} frames ({size.group(1) if size else '?'}), first frame "
             f"{elapsed.group(1) if elapsed else '?'} ms after join; the page sent {sent.get('framesSent')} frames "
-            f"({sent.get('encodeErrors', 0)} encode errors); audience {audience}; a Swift caller's call accepted on "
+            f"({sent.get('keyframesSent')} keyframes, {sent.get('keyframeRequests')} keyframe requests from the edge, "
+            f"{sent.get('encodeErrors', 0)} encode errors); audience {audience}; a Swift caller's call accepted on "
             f"the page: {call['framesDecoded']} call frames decoded, the show paused for the viewer and played again")
 
 
@@ -222,6 +254,8 @@ def pk_between_swift_hosts(ctx):
         guest = f'.slide.current .tile.guest[data-uid="{peer}"]'
         canvas = picture(browser, guest)
         picture(browser, ".slide.current .tile.host")
+        own_counter = counter_advances(browser, ".slide.current .tile.host", f"host {host}", "5-decoded-host")
+        peer_counter = counter_advances(browser, guest, f"peer {peer}", "5-decoded-peer")
         badge = poll("the PK badge", lambda: browser.script("return document.querySelector('#interaction-badge').dataset.kind") == "pk", 5)
         ctx.screenshot(browser, "5-pk")
         ctx.cluster.ctl("pk stop", "--room", room, "--uid", str(host), "--pk", pk_id.group(1))
@@ -235,8 +269,9 @@ def pk_between_swift_hosts(ctx):
                 ctx.cluster.ctl("pk stop", "--room", room, "--uid", str(host), "--pk", pk_id.group(1))
             except CheckFailed:
                 pass
-    return (f"both hosts decoded side by side: own {own['framesDecoded']} frames, peer {both['framesDecoded']} "
-            f"frames (first {both['firstFrameMs']} ms after join), 0 decode errors, peer picture of "
+    return (f"both hosts decoded side by side: own {own['framesDecoded']} frames (counter {own_counter}), peer "
+            f"{both['framesDecoded']} frames (counter {peer_counter}, first {both['firstFrameMs']} ms after join), "
+            f"0 decode errors, peer picture of "
             f"{canvas['distinctColours']} colours, PK badge {bool(badge)}; peer gone after stop")
 
 
@@ -254,6 +289,179 @@ def room_list_previews(ctx):
     return f"{cards} cards playing, {sum(u['framesDecoded'] for u in users)} preview frames decoded, 0 errors"
 
 
+def cohost_in_swift_room(ctx):
+    """A Swift audience member of a Swift host's room applies for a seat, the host accepts, and it
+    goes on stage: the browser viewer of that room shows and decodes both side by side; when the
+    seat ends the co-host leaves the page."""
+    room, host, guest_uid = ctx.rooms[1], ctx.host_uid(1), 3101
+    browser = ctx.viewer
+    browser.open(ctx.page(f"room.html?room={room}&uid=5107&name=browser-cohost-fan"))
+    decodes(browser, host, frames=5)
+    guest = ctx.cluster.client("cohost", "--channel", room, "--uid", str(guest_uid), "--role", "audience",
+                               "--room", room, "--cohost")
+    seat = None
+    try:
+        applied = guest.await_line("cohost_applied", 20)
+        request = field(applied, "request")
+        ctx.cluster.ctl("cohost answer", "--room", room, "--uid", str(host), "--request", request, "--accept", "--json")
+        seat = field(guest.await_line("on_stage", 15), "seat")
+        tile = f'.slide.current .tile.guest[data-uid="{guest_uid}"]'
+        cohost = decodes(browser, guest_uid, deadline_s=15)
+        own = decodes(browser, host)
+        canvas = picture(browser, tile)
+        picture(browser, ".slide.current .tile.host")
+        own_counter = counter_advances(browser, ".slide.current .tile.host", f"host {host}", "7-decoded-host")
+        guest_counter = counter_advances(browser, tile, f"co-host {guest_uid}", "7-decoded-cohost")
+        badge = poll("the co-host badge", lambda: browser.script("return document.querySelector('#interaction-badge').dataset.kind") == "co-host", 5)
+        ctx.screenshot(browser, "7-cohost")
+        ctx.cluster.ctl("cohost stop", "--room", room, "--uid", str(host), "--seat", seat)
+        seat = None
+        guest.await_line("off_stage", 10)
+        poll("the co-host leaves the page when the seat ends",
+             lambda: not browser.script("return !!document.querySelector(arguments[0])", tile), 10)
+    finally:
+        if seat:  # a failed check must not leave the room with a co-host for the scenarios after it
+            try:
+                ctx.cluster.ctl("cohost stop", "--room", room, "--uid", str(host), "--seat", seat)
+            except CheckFailed:
+                pass
+        guest.stop()
+    return (f"host and co-host decoded side by side: host {own['framesDecoded']} frames (counter {own_counter}), "
+            f"co-host {cohost['framesDecoded']} frames (counter {guest_counter}), 0 decode errors, co-host picture of "
+            f"{canvas['distinctColours']} colours, badge {bool(badge)}; co-host gone after the seat ended")
+
+
+DECODE_ERROR_CHECK = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  const { RemoteVideoTrack } = await import('../sdk/media.js');
+  // Twelve VP8 frames of a moving picture, keyframes at 0 and 6.
+  const canvas = new OffscreenCanvas(160, 120);
+  const context = canvas.getContext('2d');
+  const chunks = [];
+  const encoder = new VideoEncoder({
+    output: (chunk) => {
+      const data = new Uint8Array(chunk.byteLength);
+      chunk.copyTo(data);
+      chunks.push({ keyframe: chunk.type === 'key', data, timestamp: chunk.timestamp });
+    },
+    error: (error) => done({ error: `encoder: ${error}` }),
+  });
+  encoder.configure({ codec: 'vp8', width: 160, height: 120, bitrate: 200_000, framerate: 15, latencyMode: 'realtime' });
+  for (let i = 0; i < 12; i++) {
+    context.fillStyle = `hsl(${i * 30}, 80%, 50%)`;
+    context.fillRect(0, 0, 160, 120);
+    context.fillStyle = '#fff';
+    context.fillRect(i * 10, 40, 30, 30);
+    const frame = new VideoFrame(canvas, { timestamp: i * 66_667 });
+    encoder.encode(frame, { keyFrame: i === 0 || i === 6 });
+    frame.close();
+  }
+  await encoder.flush();
+  encoder.close();
+  const stats = { framesReceived: 0, keyframesReceived: 0, framesDecoded: 0, decodeErrors: 0, framesDropped: 0, receiveBytes: 0 };
+  const track = new RemoteVideoTrack(1, stats, null);
+  const feed = (chunk) => track._receive({ keyframe: chunk.keyframe, width: 160, height: 120, captureTimeUs: chunk.timestamp }, chunk.data);
+  const until = async (what, test) => {
+    const end = performance.now() + 3000;
+    while (!test()) {
+      if (performance.now() > end) throw new Error(`${what}: ${JSON.stringify(stats)}`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
+  chunks.slice(0, 3).forEach(feed);
+  await until('3 frames decoded', () => stats.framesDecoded === 3);
+  const before = track._decoder;
+  // A keyframe that is not VP8 (no start code), then the deltas that followed it.
+  feed({ keyframe: true, data: new Uint8Array(200).fill(0).map((_, i) => (i === 0 ? 0x50 : i % 7)), timestamp: 3 * 66_667 });
+  chunks.slice(3, 6).forEach(feed);
+  await until('the decode error counted', () => stats.decodeErrors >= 1);
+  const reset = track._decoder !== before;
+  feed(chunks[5]);  // a delta before the next keyframe: skipped
+  chunks.slice(6).forEach(feed);
+  await until('the frames from the next keyframe on decoded', () => stats.framesDecoded >= 9);
+  const keyframes = chunks.filter((chunk) => chunk.keyframe).length;
+  track._close();
+  return { ...stats, reset, keyframes, chunks: chunks.length };
+})().then(done, (error) => done({ error: String(error) }));
+"""
+
+
+def decode_error_recovery(ctx):
+    """The SDK's remote video after a frame it cannot decode: counts one error, resets its decoder,
+    skips to the next keyframe and decodes from there (VP8 made by the page's own encoder)."""
+    browser = ctx.viewer
+    if not browser.script("return !!window.showroomTest"):
+        browser.open(ctx.page("?uid=5108"))
+    result = browser.driver.execute_async_script(DECODE_ERROR_CHECK)
+    expect(result and not result.get("error"), f"the check did not run: {result}")
+    expect(result["keyframes"] == 2, f"the page's encoder made {result['keyframes']} keyframes, not 2: {result}")
+    expect(result["decodeErrors"] == 1, f"one bad frame, {result['decodeErrors']} decode errors counted: {result}")
+    expect(result["reset"], f"the decoder was not reset after the error: {result}")
+    expect(result["framesDecoded"] == 9, f"decoded {result['framesDecoded']} frames, not 3 before and 6 after: {result}")
+    expect(result["framesDropped"] >= 1, f"the delta before the next keyframe was not skipped: {result}")
+    dropped = result["framesDropped"]
+    return (f"1 decode error counted, the decoder reset, {dropped} frame{'s' if dropped != 1 else ''} skipped to the next keyframe, "
+            f"{result['framesDecoded']} of {result['chunks']} frames decoded")
+
+
+REDIRECT_CHECK = """
+const [edges, channel, uid, hostUid, done] = arguments;
+(async () => {
+  const { ShowroomRTC, tokenProvider, loadConfig } = await import('./common.js');
+  const config = await loadConfig();
+  const token = await tokenProvider(channel, uid, 'subscriber');
+  const out = [];
+  for (const url of edges) {
+    // One edge given directly (no alternatives): a refusal can only be followed through the cluster.
+    const client = ShowroomRTC.createClient({ mode: 'live', edge: [url] });
+    await client.setClientRole('audience');
+    const record = { given: url };
+    try {
+      await client.join(config.appId, channel, token, uid);
+      record.joined = client._edge?.url;
+      const end = performance.now() + 5000;
+      while (!client.remoteUsers.some((user) => user.uid === hostUid && user.hasVideo) && performance.now() < end) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await client.subscribe(hostUid, 'video');
+      while (!(client.getRemoteVideoStats()[hostUid]?.framesDecoded > 0) && performance.now() < end) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      record.framesDecoded = client.getRemoteVideoStats()[hostUid]?.framesDecoded ?? 0;
+    } catch (error) {
+      record.error = `${error.code} ${error.message}`;
+    } finally {
+      await client.leave().catch(() => {});
+    }
+    out.push(record);
+  }
+  return out;
+})().then(done, (error) => done([{ error: String(error) }]));
+"""
+
+
+def follows_channel_elsewhere(ctx):
+    """A join sent to the wrong edge (each edge given directly, in turn): the edge refuses with
+    CHANNEL_ELSEWHERE naming the right one by id, and the SDK finds that edge's WebSocket face in
+    the cluster status and joins there; both joins end on the same edge and decode the host."""
+    edges = ctx.cluster.edge_websockets()
+    expect(len(edges) >= 2, f"the cluster has {len(edges)} edges with a WebSocket face; the check needs 2")
+    browser = ctx.viewer
+    if not browser.script("return !!window.showroomTest"):
+        browser.open(ctx.page("?uid=5109"))
+    room, host = ctx.rooms[4], ctx.host_uid(4)
+    records = browser.driver.execute_async_script(REDIRECT_CHECK, edges, room, 5109, host)
+    failed = [r for r in records if r.get("error") or not r.get("framesDecoded")]
+    expect(not failed, f"joins through a given edge failed: {records}")
+    homes = {r["joined"] for r in records}
+    expect(len(homes) == 1, f"the joins ended on different edges: {records}")
+    redirected = [r for r in records if r["joined"] != r["given"]]
+    expect(redirected, f"no join was redirected: {records}")
+    return (f"{len(redirected)} of {len(records)} joins redirected from {', '.join(r['given'] for r in redirected)} to "
+            f"{homes.pop()}; each decoded the host")
+
+
 # Run in this order: the swipe feed must find the browser host's room closed, the call and the PK
 # change rooms the swipe visits.
 SCENARIOS = [
@@ -263,4 +471,7 @@ SCENARIOS = [
     ("4", "a browser viewer calls a Swift host (1v1)", call_swift_host),
     ("5", "a PK between two Swift hosts, seen in a browser", pk_between_swift_hosts),
     ("6", "the room list plays previews", room_list_previews),
+    ("7", "a Swift audience member goes co-host in a Swift host's room, seen in a browser", cohost_in_swift_room),
+    ("8", "the SDK follows a CHANNEL_ELSEWHERE redirect", follows_channel_elsewhere),
+    ("9", "the SDK recovers from a decode error", decode_error_recovery),
 ]

@@ -215,8 +215,8 @@ rooms.on('user-count-changed', (room) => {
 rooms.on('message', (message) => {
   if (current && message.roomId === current.roomId) appendChat($('#chat-log'), message);
 });
-rooms.on('pk-started', (_pk, room) => updated(room));
-rooms.on('pk-ended', (_pk, room) => updated(room));
+// Every PK and co-host step (a seat taken or left too) carries the room after it.
+rooms.on('interaction', (_event, room) => updated(room));
 rooms.on('room-closed', (room) => {
   const slide = slides.get(channelOf(room));
   slide?.element.classList.add('ended');

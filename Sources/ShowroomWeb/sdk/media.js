@@ -9,6 +9,14 @@ import { Emitter, ShowroomError, log, nowMicroseconds } from './wire.js';
 export const AUDIO_SAMPLE_RATE = 48000;
 const AUDIO_FRAME_SAMPLES = 960;
 
+/** A keyframe every 2 s, the Swift SDK's GOP (MediaConfiguration.keyframeInterval). */
+export const KEYFRAME_INTERVAL_MS = 2000;
+/**
+ * The edge asks again every 500 ms while a subscriber still waits: a keyframe for its requests at
+ * most this often (a keyframe is several times a delta frame's size).
+ */
+export const KEYFRAME_REQUEST_INTERVAL_MS = 1000;
+
 /** Camera presets (Agora's names). */
 export const VIDEO_PRESETS = {
   '120p': { width: 160, height: 120, frameRate: 15, bitrateMax: 65 },
@@ -99,7 +107,8 @@ let trackCounter = 0;
 
 /**
  * A local video track (camera or custom): plays a preview, and encodes VP8 for every client
- * that publishes it, with a keyframe every second and whenever a subscriber needs one.
+ * that publishes it, with a keyframe every 2 s, when a client starts sending, and for the edge's
+ * keyframe requests at most once a second.
  */
 export class LocalVideoTrack extends Emitter {
   /**
@@ -116,7 +125,7 @@ export class LocalVideoTrack extends Emitter {
     this.muted = false;
     this.isPlaying = false;
     this.config = videoEncoderConfig(config);
-    this.keyframeIntervalMs = 1000;
+    this.keyframeIntervalMs = KEYFRAME_INTERVAL_MS;
     this.stats = { framesCaptured: 0, framesEncoded: 0, encodeErrors: 0 };
     this._mediaStreamTrack = mediaStreamTrack;
     this._id = `video-${++trackCounter}`;
@@ -124,6 +133,7 @@ export class LocalVideoTrack extends Emitter {
     this._encoder = null;
     this._encoderSize = '';
     this._keyframeWanted = true;
+    this._keyframeRequested = false;
     this._lastKeyframeAt = -Infinity;
     this._lastFrameAt = -Infinity;
     this._capture = null;
@@ -193,9 +203,14 @@ export class LocalVideoTrack extends Emitter {
     this._encoderSize = '';
   }
 
-  /** The next frame is a keyframe (a subscriber needs one). */
+  /** The next frame is a keyframe (a client starts sending, or sends again after a gap). */
   requestKeyframe() {
     this._keyframeWanted = true;
+  }
+
+  /** The edge's KEYFRAME_REQUEST (a subscriber waits): a keyframe once a second has passed since the last. */
+  _keyframeRequestedByEdge() {
+    this._keyframeRequested = true;
   }
 
   /** `sink.sendVideo(chunk, info)` gets every encoded frame from now on. */
@@ -278,9 +293,12 @@ export class LocalVideoTrack extends Emitter {
       const encoder = this._encoderFor(frame.displayWidth, frame.displayHeight);
       if (!encoder || encoder.encodeQueueSize > 2) return; // behind: skip this frame
       this._lastFrameAt = now;
-      const keyFrame = this._keyframeWanted || now - this._lastKeyframeAt >= this.keyframeIntervalMs;
+      const sinceKeyframe = now - this._lastKeyframeAt;
+      const keyFrame = this._keyframeWanted || sinceKeyframe >= this.keyframeIntervalMs
+        || (this._keyframeRequested && sinceKeyframe >= KEYFRAME_REQUEST_INTERVAL_MS);
       if (keyFrame) {
         this._keyframeWanted = false;
+        this._keyframeRequested = false;
         this._lastKeyframeAt = now;
       }
       const captured = nowMicroseconds();
@@ -702,7 +720,16 @@ export class RemoteVideoTrack extends Emitter {
       return;
     }
     let decoder = this._decoder;
-    if (!decoder || decoder.state === 'closed') decoder = this._makeDecoder();
+    if (decoder && decoder.state === 'closed') {
+      // Closed under us (by an error the callback has not reported): a delta frame cannot start a new one.
+      this._decodeFailed(decoder, new DOMException('the decoder closed', 'InvalidStateError'));
+      if (!header.keyframe) {
+        stats.framesDropped++;
+        return;
+      }
+    }
+    decoder = this._decoder;
+    if (!decoder) decoder = this._makeDecoder();
     if (decoder.decodeQueueSize > MAX_DECODE_QUEUE) {
       // The page cannot keep up: skip to the next keyframe rather than fall further behind.
       stats.framesDropped++;
@@ -717,32 +744,38 @@ export class RemoteVideoTrack extends Emitter {
       }));
       this._waitingForKeyframe = false;
     } catch (error) {
-      this._decodeFailed(error);
+      this._decodeFailed(decoder, error);
     }
   }
 
   _makeDecoder() {
     const decoder = new VideoDecoder({
       output: (frame) => this._decoded(frame),
-      error: (error) => this._decodeFailed(error),
+      error: (error) => this._decodeFailed(decoder, error),
     });
     decoder.configure({ codec: 'vp8', optimizeForLatency: true });
     this._decoder = decoder;
     return decoder;
   }
 
-  _decodeFailed(error) {
+  /**
+   * A frame `decoder` refused (as the Swift SDK's sink): counted once, the decoder reset (what it
+   * holds refers to the lost picture; a new one is made at the next keyframe), and frames skipped
+   * until that keyframe. The last picture stays on screen meanwhile.
+   */
+  _decodeFailed(decoder, error) {
+    if (decoder !== this._decoder || this._closed) return; // a replaced decoder's late report
     this._stats.decodeErrors++;
     log.debug(`video of ${this._uid} failed to decode; waiting for a keyframe`, error);
     this._waitingForKeyframe = true;
-    if (this._decoder && this._decoder.state !== 'closed') {
+    this._decoder = null;
+    if (decoder.state !== 'closed') {
       try {
-        this._decoder.close();
+        decoder.close();
       } catch {
-        // Already closed by the error.
+        // Closed by the error meanwhile.
       }
     }
-    this._decoder = null;
     this.emit('decode-error', error);
   }
 

@@ -49,15 +49,34 @@ const MAX_REMOTE_USERS = 1000;
 const MAX_STREAM_MESSAGE_BYTES = 64 << 10;
 
 /**
- * Where to go after a CHANNEL_ELSEWHERE refusal: the edge it names, or (an edge of this build
- * that names no WebSocket endpoint) the next of the edges given directly; null when neither.
+ * Where to go after a CHANNEL_ELSEWHERE refusal (null after any other error). The refusal names
+ * the edge by its node id (and its ZeroMQ address, of no use here): that edge's WebSocket face
+ * from the cluster status, or, when the status does not list it with one, wherever the
+ * coordinators place the channel now. With edges given directly: the next of them, then (once
+ * they are all tried) the named edge, if the page gave coordinators too.
  */
-function redirectTarget(error, target) {
+async function redirectTarget(error, target, placement, request) {
   if (error.code !== 'CHANNEL_ELSEWHERE') return null;
-  const redirect = error.redirect;
-  if (redirect?.webSocketEndpoint) return { id: redirect.edgeId || redirect.webSocketEndpoint, url: redirect.webSocketEndpoint };
-  const [next, ...rest] = target.alternatives ?? [];
-  return next ? { id: next, url: next, alternatives: rest } : null;
+  // What sent the join to the wrong edge (a preload's placement) is out of date.
+  preloadedPlacements.delete(request.channel);
+  if (placement.edge) {
+    const [next, ...rest] = target.alternatives ?? [];
+    if (next) return { id: next, url: next, alternatives: rest };
+  }
+  let cluster = null;
+  try {
+    cluster = Cluster.for(placement.servers);
+  } catch {
+    return null; // edges given directly and no coordinators: nowhere else to ask
+  }
+  const edgeId = error.redirect?.edgeId;
+  if (edgeId) {
+    const find = async (fresh) => (await cluster.membersOf('edge', { fresh })).find((member) => member.id === edgeId);
+    // The cached status may predate the edge (a new one, or one back): ask once more.
+    const member = await find(false).catch(() => null) ?? await find(true).catch(() => null);
+    if (member && member.url !== target.url) return { id: member.id, url: member.url };
+  }
+  return placeChannel({ servers: placement.servers }, { ...request, avoiding: null, fresh: true });
 }
 
 /** Placements learnt from preloads, by channel. */
@@ -103,7 +122,7 @@ function reasonOf(error) {
 }
 
 /** Where channels go: the coordinators (CHANNEL_PLACE), or one edge given directly. */
-async function placeChannel({ servers, edge }, { channel, uid, token, audience, avoiding }) {
+async function placeChannel({ servers, edge }, { channel, uid, token, audience, avoiding, fresh = false }) {
   if (edge) {
     // Edges given directly: the channel's pick among them (the same in every client), another
     // one after a failure; an edge that does not host the channel redirects the join.
@@ -115,7 +134,7 @@ async function placeChannel({ servers, edge }, { channel, uid, token, audience, 
     return { id: ordered[0], url: ordered[0], alternatives: ordered.slice(1) };
   }
   const cached = preloadedPlacements.get(channel);
-  if (cached && performance.now() - cached.at < PRELOAD_KEPT_MS && cached.id !== avoiding) return { id: cached.id, url: cached.url };
+  if (!fresh && cached && performance.now() - cached.at < PRELOAD_KEPT_MS && cached.id !== avoiding) return { id: cached.id, url: cached.url };
   const cluster = Cluster.for(servers);
   const preferredEdges = [...new Set(openSessions().map((session) => session.edgeId))].slice(0, 4);
   const answer = await cluster.request('coordinator', Kind.CHANNEL_PLACE, showroom.room.PlaceChannelRequest, {
@@ -192,7 +211,7 @@ export class ShowroomRTCClient extends Emitter {
     this._reconcileTimer = null;
     this._tokenExpiredReported = false;
     this._mediaStats = {
-      video: { framesSent: 0, keyframesSent: 0, sendBytes: 0, framesDropped: 0 },
+      video: { framesSent: 0, keyframesSent: 0, sendBytes: 0, framesDropped: 0, keyframeRequests: 0 },
       audio: { framesSent: 0, sendBytes: 0, framesDropped: 0 },
       recvBytes: 0, lastStatsAt: 0, lastSendBytes: 0, lastRecvBytes: 0,
     };
@@ -530,7 +549,7 @@ export class ShowroomRTCClient extends Emitter {
       } catch (thrown) {
         session.detach(this.channelName, this._handler);
         const error = asShowroomError(thrown);
-        const next = hop < 4 ? redirectTarget(error, target) : null;
+        const next = hop < 4 ? await redirectTarget(error, target, this._placementOptions, this._placementRequest(null)) : null;
         if (next) {
           target = next;
           continue;
@@ -575,7 +594,7 @@ export class ShowroomRTCClient extends Emitter {
   }
 
   /** Rejoins with the same token, uid, role, options and subscriptions, wherever the placement says. */
-  async _rejoin(reason, { avoiding = null, redirect = null, error = null } = {}) {
+  async _rejoin(reason, { avoiding = null, elsewhere = null, error = null } = {}) {
     if (this.connectionState === ConnectionState.DISCONNECTING || this.connectionState === ConnectionState.DISCONNECTED) return;
     const generation = ++this._generation;
     const old = this._session;
@@ -592,10 +611,14 @@ export class ShowroomRTCClient extends Emitter {
     }
     const started = performance.now();
     let failures = 0;
-    let target = redirect;
+    let target = null;
     for (;;) {
       if (generation !== this._generation) return;
       try {
+        if (elsewhere) {
+          target = await redirectTarget(elsewhere, this._edge ?? {}, this._placementOptions, this._placementRequest(null));
+          elsewhere = null;
+        }
         if (!target) target = await placeChannel(this._placementOptions, this._placementRequest(avoiding));
         const { session, answer, edge } = await this._connect(target, generation);
         if (generation !== this._generation) {
@@ -806,8 +829,9 @@ export class ShowroomRTCClient extends Emitter {
   }
 
   _connectionClosed(error, session) {
-    if (error.code === 'CHANNEL_ELSEWHERE' && error.redirect?.webSocketEndpoint) {
-      this._rejoin('SERVER_ERROR', { redirect: { id: error.redirect.edgeId || error.redirect.webSocketEndpoint, url: error.redirect.webSocketEndpoint }, error });
+    if (error.code === 'CHANNEL_ELSEWHERE') {
+      // The channel moved: rejoin on the edge the refusal names (or wherever it is placed now).
+      this._rejoin('SERVER_ERROR', { elsewhere: error, error });
       return;
     }
     if (isFinalRefusal(error) || error.code === 'PRIVILEGE_EXPIRED') {
@@ -821,7 +845,8 @@ export class ShowroomRTCClient extends Emitter {
 
   _keyframeRequested(body) {
     if (body.track !== TrackKind.TRACK_KIND_VIDEO) return;
-    for (const track of this.localTracks) if (track.trackMediaType === 'video') track.requestKeyframe();
+    this._mediaStats.video.keyframeRequests++;
+    for (const track of this.localTracks) if (track.trackMediaType === 'video') track._keyframeRequestedByEdge();
   }
 
   _userJoined(uid) {
@@ -1107,7 +1132,9 @@ const ShowroomRTC = {
         preloadedPlacements.set(channel, { id: target.id, url: target.url, at: performance.now() });
         return;
       } catch (thrown) {
-        const next = hop < 4 ? redirectTarget(asShowroomError(thrown), target) : null;
+        const next = hop < 4
+          ? await redirectTarget(asShowroomError(thrown), target, options, { channel, uid: number, token, audience: true }).catch(() => null)
+          : null;
         if (!next) throw asShowroomError(thrown);
         target = next;
       } finally {

@@ -49,7 +49,7 @@ export class ShowroomError extends Error {
     this.name = 'ShowroomError';
     this.code = code;
     this.number = extra.number ?? ErrorCodes[code] ?? 0;
-    /** With CHANNEL_ELSEWHERE: where the channel is (`webSocketEndpoint`, `edgeId`). */
+    /** With CHANNEL_ELSEWHERE: the edge the channel is on (`edgeId`, its ZeroMQ `clientEndpoint`). */
     this.redirect = extra.redirect ?? null;
   }
 
