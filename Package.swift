@@ -254,6 +254,8 @@ let package = Package(
                 "ShowroomKit", "Edge", "AdminEndpoint", "Routing", "OperatorTools", "Membership", "ClusterSimulation",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
 

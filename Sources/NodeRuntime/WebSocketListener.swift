@@ -68,9 +68,14 @@ public final class WebSocketListener: Sendable {
     /// - Throws: `unavailable` if the address cannot be bound.
     public func start(advertiseHost: String?, serve: @escaping Serve) async throws -> String {
         let webSocket = HTTP1WebSocketUpgradeChannel(
-            responder: { _, writer, _ in
-                // Only the upgrade is served here.
-                try await writer.writeResponse(HTTPResponse(status: .upgradeRequired, headerFields: [.upgrade: "websocket"]))
+            responder: { [self] request, writer, _ in
+                // Only the upgrade is served here: a page whose origin is refused is told so (403),
+                // anything else that is not an upgrade is asked for one (426).
+                if refusedOrigin(request.head) != nil {
+                    try await writer.writeResponse(HTTPResponse(status: .forbidden))
+                } else {
+                    try await writer.writeResponse(HTTPResponse(status: .upgradeRequired, headerFields: [.upgrade: "websocket"]))
+                }
             },
             configuration: WebSocketServerConfiguration(maxFrameSize: settings.maxMessageBytes, autoPing: .enabled(timePeriod: .seconds(15))),
             shouldUpgrade: { [self] request, channel, _ in upgrade(request, channel, serve) })
@@ -125,14 +130,19 @@ public final class WebSocketListener: Sendable {
         _ = await running.task.result
     }
 
+    /// The page origin of `request` that is not allowed, if any. A page's origin (what a browser
+    /// sends) must be allowed; other clients say what they like, and no check of a header keeps
+    /// them out.
+    private func refusedOrigin(_ request: HTTPRequest) -> String? {
+        guard !settings.allowedOrigins.contains("*") else { return nil }
+        return request.headerFields[values: .origin].filter(Self.isPageOrigin).first { !settings.allowedOrigins.contains($0) }
+    }
+
     /// Whether a request may become a connection: the path, the origin, the room left.
     private func upgrade(_ request: HTTPRequest, _ channel: any Channel, _ serve: @escaping Serve)
         -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> {
         guard request.path?.split(separator: "?").first.map(String.init) == settings.path else { return .dontUpgrade }
-        // A page's origin (what a browser sends) must be allowed; other clients say what they
-        // like, and no check of a header keeps them out.
-        let pages = request.headerFields[values: .origin].filter(Self.isPageOrigin)
-        if let origin = pages.first(where: { !settings.allowedOrigins.contains("*") && !settings.allowedOrigins.contains($0) }) {
+        if let origin = refusedOrigin(request) {
             logger.notice("WebSocket connection refused: origin not allowed", metadata: ["origin": "\(origin.prefix(100))"])
             return .dontUpgrade
         }

@@ -66,8 +66,14 @@ struct JoinBenchmark: AsyncParsableCommand, TargetedBenchmark {
                 // Spread the joins over the GOP, so some land just after a keyframe and some just before.
                 try await Task.sleep(for: .milliseconds(Int.random(in: 0...max(1, gopMs / 10))))
                 let uid = 1000 + UInt32(i) + (order == "after-joined" ? 5000 : 0)
-                let result = await firstFrame(channel: channel, hostUID: hostUID, uid: uid, seeds: clientSeeds, loop: audienceLoop,
-                                              sinkAfterJoined: order == "after-joined")
+                let result: Result<Double, ShowroomError>
+                do {
+                    let token = try app.token(channel: channel, uid: uid, role: .subscriber)
+                    result = await joinToFirstFrame(channel: channel, hostUID: hostUID, uid: uid, token: token, seeds: clientSeeds,
+                                                    loop: audienceLoop, sinkAfterJoined: order == "after-joined").result
+                } catch {
+                    result = .failure(.internal("cannot mint a token: \(error)"))
+                }
                 guard i > 0 else { continue }
                 switch result {
                 case .success(let elapsed): times.append(elapsed)
@@ -98,58 +104,66 @@ struct JoinBenchmark: AsyncParsableCommand, TargetedBenchmark {
         await audienceLoop.shutdown()
         if json { try printJSON(figures) }
     }
+}
 
-    /// One audience member: a new engine joins, waits for the host's first decoded frame (at most
-    /// 5 s), leaves and shuts down. Returns the join → first frame time in milliseconds.
-    private func firstFrame(channel: String, hostUID: UInt32, uid: UInt32, seeds clientSeeds: [String], loop: EngineLoop,
-                            sinkAfterJoined: Bool) async -> Result<Double, ShowroomError> {
-        let engine: ShowroomEngine
-        do {
-            engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(clientSeeds)), loop: loop)
-        } catch {
-            return .failure(error)
-        }
-        let connection = ChannelConnection(channel: channel, uid: uid)
-        let started = ContinuousClock.now
-        let waiter = Task { () -> Duration? in
-            for await event in engine.events {
-                switch event {
-                case .userJoined(_, hostUID) where sinkAfterJoined:
-                    // As the seeds' apps do: the view is set up when the host is announced.
-                    try? await engine.setupRemoteVideo(uid: hostUID, connection: connection, sink: DecodingVideoSink(readFrameCounters: false))
-                case .firstRemoteVideoFrameDecoded(_, hostUID, _, _, _):
-                    return ContinuousClock.now - started  // from the join call, whichever the order
-                default: break
-                }
-            }
-            return nil  // the stream ended, or the wait was cancelled at its deadline
-        }
-        let deadline = Task {
-            try await Task.sleep(for: .seconds(5))
-            waiter.cancel()
-        }
-        let result: Result<Double, ShowroomError>
-        do throws(ShowroomError) {
-            if !sinkAfterJoined {
-                try await engine.setupRemoteVideo(uid: hostUID, connection: connection, sink: DecodingVideoSink(readFrameCounters: false))
-            }
-            let token: String
-            do { token = try app.token(channel: channel, uid: uid, role: .subscriber) } catch {
-                throw ShowroomError.internal("cannot mint a token: \(error)")
-            }
-            try await engine.joinChannel(token: token, channel: channel, uid: uid, options: .audience)
-            if let elapsed = await waiter.value {
-                result = .success(elapsed.seconds * 1000)
-            } else {
-                result = .failure(.deadlineExceeded("no decoded frame within 5 s of joining"))
-            }
-            try? await engine.leaveChannel()
-        } catch {
-            result = .failure(error)
-        }
-        deadline.cancel()
-        waiter.cancel()
-        await engine.shutdown()
-        return result
+/// What one audience member's join measured: the join → first decoded frame time in
+/// milliseconds (or why there was none), and its video sink's decode errors until it left.
+struct JoinOutcome: Sendable {
+    let result: Result<Double, ShowroomError>
+    let decodeErrors: Int
+}
+
+/// One audience member: a new engine joins `channel` with `token` (minted before, as a business
+/// server's is), waits for the host's first decoded frame (at most 5 s), goes on watching for
+/// `watching`, leaves and shuts down. The video sink is set before joining, or when `userJoined`
+/// names the host (the seeds' order) with `sinkAfterJoined`. What `showroom-bench join` and `web`
+/// measure the Swift SDK with.
+func joinToFirstFrame(channel: String, hostUID: UInt32, uid: UInt32, token: String, seeds clientSeeds: [String],
+                      loop: EngineLoop, sinkAfterJoined: Bool, watching: Duration = .zero) async -> JoinOutcome {
+    let engine: ShowroomEngine
+    do {
+        engine = try await ShowroomEngine(configuration: EngineConfiguration(entry: .seeds(clientSeeds)), loop: loop)
+    } catch {
+        return JoinOutcome(result: .failure(error), decodeErrors: 0)
     }
+    let connection = ChannelConnection(channel: channel, uid: uid)
+    let sink = DecodingVideoSink(readFrameCounters: false)
+    let started = ContinuousClock.now
+    let waiter = Task { () -> Duration? in
+        for await event in engine.events {
+            switch event {
+            case .userJoined(_, hostUID) where sinkAfterJoined:
+                // As the seeds' apps do: the view is set up when the host is announced.
+                try? await engine.setupRemoteVideo(uid: hostUID, connection: connection, sink: sink)
+            case .firstRemoteVideoFrameDecoded(_, hostUID, _, _, _):
+                return ContinuousClock.now - started  // from the join call, whichever the order
+            default: break
+            }
+        }
+        return nil  // the stream ended, or the wait was cancelled at its deadline
+    }
+    let deadline = Task {
+        try await Task.sleep(for: .seconds(5))
+        waiter.cancel()
+    }
+    let result: Result<Double, ShowroomError>
+    do throws(ShowroomError) {
+        if !sinkAfterJoined {
+            try await engine.setupRemoteVideo(uid: hostUID, connection: connection, sink: sink)
+        }
+        try await engine.joinChannel(token: token, channel: channel, uid: uid, options: .audience)
+        if let elapsed = await waiter.value {
+            result = .success(elapsed.seconds * 1000)
+            if watching > .zero { try? await Task.sleep(for: watching) }
+        } else {
+            result = .failure(.deadlineExceeded("no decoded frame within 5 s of joining"))
+        }
+        try? await engine.leaveChannel()
+    } catch {
+        result = .failure(error)
+    }
+    deadline.cancel()
+    waiter.cancel()
+    await engine.shutdown()
+    return JoinOutcome(result: result, decodeErrors: sink.statistics.decodeErrors)
 }
