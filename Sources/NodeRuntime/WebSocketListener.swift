@@ -69,8 +69,9 @@ public final class WebSocketListener: Sendable {
     public func start(advertiseHost: String?, serve: @escaping Serve) async throws -> String {
         let webSocket = HTTP1WebSocketUpgradeChannel(
             responder: { [self] request, writer, _ in
-                // Only the upgrade is served here: a page whose origin is refused is told so (403),
-                // anything else that is not an upgrade is asked for one (426).
+                // Only the upgrade is served here: a plain request from a refused page origin is
+                // told so (403), any other is asked for an upgrade (426). A declined upgrade never
+                // gets here: the HTTP layer answers it 400.
                 if refusedOrigin(request.head) != nil {
                     try await writer.writeResponse(HTTPResponse(status: .forbidden))
                 } else {
