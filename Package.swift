@@ -45,11 +45,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
-        // System libraries (Debian: libzmq3-dev, libopus-dev, libvpx-dev).
+        // System libraries (Debian: libzmq3-dev, libopus-dev, libvpx-dev, libavformat-dev).
         .systemLibrary(name: "CZeroMQ", pkgConfig: "libzmq", providers: [.apt(["libzmq3-dev"]), .brew(["zeromq"])]),
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"]), .brew(["opus"])]),
         .systemLibrary(name: "CVPX", pkgConfig: "vpx", providers: [.apt(["libvpx-dev"]), .brew(["libvpx"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
+        // FFmpeg's muxers (libavformat, with libavcodec and libavutil) for recordings.
+        .systemLibrary(name: "CAVFormat", pkgConfig: "libavformat", providers: [.apt(["libavformat-dev"]), .brew(["ffmpeg"])]),
         // glibc's malloc controls (malloc_trim), part of libc itself.
         .systemLibrary(name: "CMalloc"),
 
@@ -106,6 +108,12 @@ let package = Package(
         ),
         // Opus and VP8 encode/decode and the synthetic media sources.
         .target(name: "MediaCodecs", dependencies: ["COpus", "CVPX"]),
+        // Recordings: VP8 and Opus frames into WebM files as they were sent (no transcoding), on one
+        // timeline, readable up to the last cluster after a crash; when a recording cuts its segments.
+        .target(
+            name: "Recording",
+            dependencies: ["CAVFormat", "ShowroomWire", .product(name: "Logging", package: "swift-log")]
+        ),
         // The client SDK: channel connections on the cluster's edges, local media capture and
         // encoding, remote media sinks, events.
         .target(
@@ -298,6 +306,8 @@ let package = Package(
 
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "CZeroMQ"]),
         .testTarget(name: "MediaCodecsTests", dependencies: ["MediaCodecs"]),
+        // WebM files checked with ffprobe and ffmpeg (Debian ffmpeg); the segment policy with plain values.
+        .testTarget(name: "RecordingTests", dependencies: ["Recording", "MediaCodecs", "ShowroomWire"]),
         .testTarget(name: "ShowroomAuthTests", dependencies: ["ShowroomAuth", "ShowroomWire"]),
         .testTarget(
             name: "MembershipTests",

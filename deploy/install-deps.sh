@@ -3,7 +3,7 @@
 # Used by the cluster launcher and the test runner; safe to run again.
 set -euo pipefail
 
-packages=(libzmq3-dev libopus-dev libvpx-dev libprotobuf-c-dev protobuf-compiler pkg-config procps zlib1g-dev libsqlite3-dev openssl)
+packages=(libzmq3-dev libopus-dev libvpx-dev libavformat-dev ffmpeg libprotobuf-c-dev protobuf-compiler pkg-config procps zlib1g-dev libsqlite3-dev openssl)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
