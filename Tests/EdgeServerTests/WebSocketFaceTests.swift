@@ -210,19 +210,9 @@ final class WebSocketFaceTests: XCTestCase {
     }
 
     func testWithACertificateTheFaceSpeaksTLSAndOnlyTLS() async throws {
-        // A self-signed certificate for localhost, as a test deployment would make one.
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ws-tls-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let (certificate, key) = (directory.appendingPathComponent("cert.pem").path, directory.appendingPathComponent("key.pem").path)
-        let openssl = Process()
-        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        openssl.arguments = ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
-                             "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", key, "-out", certificate]
-        openssl.standardError = FileHandle.nullDevice
-        try openssl.run()
-        openssl.waitUntilExit()
-        XCTAssertEqual(openssl.terminationStatus, 0, "openssl made the certificate")
+        let tls = try SelfSignedCertificate()
+        defer { tls.remove() }
+        let (certificate, key) = (tls.certificate, tls.key)
 
         var settings = WebSocketSettings()
         settings.certificateFile = certificate

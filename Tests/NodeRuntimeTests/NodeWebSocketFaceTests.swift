@@ -1,6 +1,7 @@
 import HummingbirdWSClient
 import Logging
 import NIOCore
+import NIOSSL
 import NodeRuntime
 import Routing
 import ShowroomTesting
@@ -24,10 +25,12 @@ final class NodeWebSocketFaceTests: XCTestCase {
     }
 
     /// A started face on a node of `role`; returns the face, its node and its address.
-    private func start(role: NodeRole = .coordinator, publishesEvents: Bool = true, maxInFlight: Int = 32)
-        async throws -> (NodeWebSocketFace, Node, String) {
+    private func start(role: NodeRole = .coordinator, publishesEvents: Bool = true, maxInFlight: Int = 32,
+                       tls: SelfSignedCertificate? = nil) async throws -> (NodeWebSocketFace, Node, String) {
         var settings = WebSocketSettings()
         settings.allowedOrigins = [Self.page]
+        settings.certificateFile = tls?.certificate
+        settings.privateKeyFile = tls?.key
         let face = try NodeWebSocketFace(settings: settings, maxMessageBytes: 64 << 10, publishesEvents: publishesEvents,
                                          maxInFlight: maxInFlight, logger: LogCapture.logger(label: "face"))
         faces.append(face)
@@ -74,6 +77,27 @@ final class NodeWebSocketFaceTests: XCTestCase {
             let reply72 = try await answer(4, &messages)
             XCTAssertNil(reply72.failure)
         }
+    }
+
+    func testWithACertificateTheFaceSpeaksTLSAndOnlyTLS() async throws {
+        let certificate = try SelfSignedCertificate()
+        defer { certificate.remove() }
+        let (_, node, url) = try await start(role: .callsignal, publishesEvents: false, tls: certificate)
+        XCTAssertTrue(url.hasPrefix("wss://127.0.0.1:"), url)
+        var trusting = TLSConfiguration.makeClientConfiguration()
+        trusting.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(certificate.certificate))
+        try await withWebSocket(url: url, origin: Self.page, tls: trusting) { messages, outbound in
+            var messages = messages
+            try await sendFramed(try request(.nodeInfo, WireNodeInfoRequest(), id: 1), on: outbound)
+            let info = try await answer(1, &messages)
+            XCTAssertEqual(try info.decodeBody(WireNodeInfo.self).nodeID, node.configuration.nodeID)
+        }
+        do {
+            try await withWebSocket(url: url.replacingOccurrences(of: "wss://", with: "ws://"), deadline: .seconds(3)) { _, _ in
+                XCTFail("plain text was let in")
+            }
+            XCTFail("plain text on the TLS port was not refused")
+        } catch {}  // refused, or never upgraded: the TLS layer closes on it
     }
 
     func testBadFramingIsAnsweredAndTheConnectionStaysButTextClosesIt() async throws {
