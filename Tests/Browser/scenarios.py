@@ -140,8 +140,12 @@ def swift_viewer_decodes_browser_host(ctx):
         viewer.stop()
         if caller:
             caller.stop()
-    # The show ends: its room closes, so the swipe feed does not list it.
+    # The show ends: its room closes, so the swipe feed does not list it. The page goes back to the
+    # room list once the room is closed: wait for that, or that late navigation would take the
+    # next scenario's page away.
     browser.driver.find_element(By.ID, "end-button").click()
+    poll("the host page goes back to the room list after ending the show",
+         lambda: (browser.snapshot() or {}).get("page") == "list", 10)
     size = re.search(r"size=(\S+)", first)
     elapsed = re.search(r"elapsed_ms=(\d+)", first)
     return (f"Swift viewer decoded {frames} frames ({size.group(1) if size else '?'}), first frame "
