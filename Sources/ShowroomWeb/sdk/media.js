@@ -103,41 +103,22 @@ export function audioLevel(sumOfSquares, count) {
 let trackCounter = 0;
 
 // ------------------------------------------------------------------------------------------------
-// Local video
+// Local tracks
 
-/**
- * A local video track (camera or custom): plays a preview, and encodes VP8 for every client
- * that publishes it, with a keyframe every 2 s, when a client starts sending, and for the edge's
- * keyframe requests at most once a second.
- */
-export class LocalVideoTrack extends Emitter {
-  /**
-   * @param {MediaStreamTrack} mediaStreamTrack
-   * @param {{width?: number, height?: number, frameRate?: number, bitrateMax?: number}} [config]
-   */
-  constructor(mediaStreamTrack, config = {}) {
+/** What the local video and audio tracks share: the captured track, its sinks, enable and mute. */
+class LocalTrack extends Emitter {
+  constructor(mediaStreamTrack, kind) {
     super();
-    if (!(mediaStreamTrack instanceof MediaStreamTrack) || mediaStreamTrack.kind !== 'video') {
-      throw new ShowroomError('INVALID_ARGUMENT', 'a local video track needs a video MediaStreamTrack');
+    if (!(mediaStreamTrack instanceof MediaStreamTrack) || mediaStreamTrack.kind !== kind) {
+      throw new ShowroomError('INVALID_ARGUMENT', `a local ${kind} track needs ${kind === 'audio' ? 'an audio' : 'a video'} MediaStreamTrack`);
     }
-    this.trackMediaType = 'video';
+    this.trackMediaType = kind;
     this.enabled = true;
     this.muted = false;
     this.isPlaying = false;
-    this.config = videoEncoderConfig(config);
-    this.keyframeIntervalMs = KEYFRAME_INTERVAL_MS;
-    this.stats = { framesCaptured: 0, framesEncoded: 0, encodeErrors: 0 };
     this._mediaStreamTrack = mediaStreamTrack;
-    this._id = `video-${++trackCounter}`;
+    this._id = `${kind}-${++trackCounter}`;
     this._sinks = new Set();
-    this._encoder = null;
-    this._encoderSize = '';
-    this._keyframeWanted = true;
-    this._keyframeRequested = false;
-    this._lastKeyframeAt = -Infinity;
-    this._lastFrameAt = -Infinity;
-    this._capture = null;
-    this._preview = null;
   }
 
   getTrackId() {
@@ -146,6 +127,57 @@ export class LocalVideoTrack extends Emitter {
 
   getMediaStreamTrack() {
     return this._mediaStreamTrack;
+  }
+
+  /** Stops capture for good: the device is released. */
+  close() {
+    this.stop();
+    this._sinks.clear();
+    this._refresh();
+    this._mediaStreamTrack.stop();
+    this.emit('track-ended');
+  }
+
+  /** Disabled: nothing is captured or sent (the device stays open). */
+  async setEnabled(enabled) {
+    this.enabled = Boolean(enabled);
+    this._mediaStreamTrack.enabled = this.enabled;
+    this._refresh();
+  }
+
+  /** Muted: nothing is sent, the preview goes on. */
+  async setMuted(muted) {
+    this.muted = Boolean(muted);
+    this._refresh();
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Local video
+
+/**
+ * A local video track (camera or custom): plays a preview, and encodes VP8 for every client
+ * that publishes it, with a keyframe every 2 s, when a client starts sending, and for the edge's
+ * keyframe requests at most once a second.
+ */
+export class LocalVideoTrack extends LocalTrack {
+  /**
+   * @param {MediaStreamTrack} mediaStreamTrack
+   * @param {{width?: number, height?: number, frameRate?: number, bitrateMax?: number}} [config]
+   */
+  constructor(mediaStreamTrack, config = {}) {
+    super(mediaStreamTrack, 'video');
+    this.config = videoEncoderConfig(config);
+    this.keyframeIntervalMs = KEYFRAME_INTERVAL_MS;
+    this.stats = { framesCaptured: 0, framesEncoded: 0, encodeErrors: 0 };
+    this._encoder = null;
+    this._encoderSize = '';
+    this._keyframeWanted = true;
+    this._keyframeRequested = false;
+    this._lastKeyframeAt = -Infinity;
+    this._lastFrameAt = -Infinity;
+    this._capture = null;
+    this._preview = null;
   }
 
   /** Shows the local picture in `element` (a `<video>` it creates there). */
@@ -170,28 +202,6 @@ export class LocalVideoTrack extends Emitter {
       this._preview = null;
     }
     this.isPlaying = false;
-  }
-
-  /** Stops capture for good: the camera is released. */
-  close() {
-    this.stop();
-    this._sinks.clear();
-    this._refresh();
-    this._mediaStreamTrack.stop();
-    this.emit('track-ended');
-  }
-
-  /** Disabled: nothing is captured or sent (the camera stays open). */
-  async setEnabled(enabled) {
-    this.enabled = Boolean(enabled);
-    this._mediaStreamTrack.enabled = this.enabled;
-    this._refresh();
-  }
-
-  /** Muted: nothing is sent, the preview goes on. */
-  async setMuted(muted) {
-    this.muted = Boolean(muted);
-    this._refresh();
   }
 
   /** Changes size, frame rate or bitrate; the encoder is rebuilt at the next frame. */
@@ -366,25 +376,15 @@ export class LocalVideoTrack extends Emitter {
  * A local audio track (microphone or custom): encodes Opus (48 kHz mono, 20 ms) with each
  * frame's level for every client that publishes it.
  */
-export class LocalAudioTrack extends Emitter {
+export class LocalAudioTrack extends LocalTrack {
   /**
    * @param {MediaStreamTrack} mediaStreamTrack
    * @param {{bitrate?: number}} [config] bitrate in kbps (32 by default)
    */
   constructor(mediaStreamTrack, config = {}) {
-    super();
-    if (!(mediaStreamTrack instanceof MediaStreamTrack) || mediaStreamTrack.kind !== 'audio') {
-      throw new ShowroomError('INVALID_ARGUMENT', 'a local audio track needs an audio MediaStreamTrack');
-    }
-    this.trackMediaType = 'audio';
-    this.enabled = true;
-    this.muted = false;
-    this.isPlaying = false;
+    super(mediaStreamTrack, 'audio');
     this.bitrateKbps = Math.max(6, Math.min(510, Number(config.bitrate) || 32));
     this.stats = { encodeErrors: 0 };
-    this._mediaStreamTrack = mediaStreamTrack;
-    this._id = `audio-${++trackCounter}`;
-    this._sinks = new Set();
     this._gain = 1;
     this._level = 0;
     this._capture = null;
@@ -394,14 +394,6 @@ export class LocalAudioTrack extends Emitter {
     this._levels = [];
     this._resampler = null;
     this._monitor = null;
-  }
-
-  getTrackId() {
-    return this._id;
-  }
-
-  getMediaStreamTrack() {
-    return this._mediaStreamTrack;
   }
 
   /** Plays the microphone locally (loopback; usually not wanted). */
@@ -417,25 +409,6 @@ export class LocalAudioTrack extends Emitter {
     this._monitor?.disconnect();
     this._monitor = null;
     this.isPlaying = false;
-  }
-
-  close() {
-    this.stop();
-    this._sinks.clear();
-    this._refresh();
-    this._mediaStreamTrack.stop();
-    this.emit('track-ended');
-  }
-
-  async setEnabled(enabled) {
-    this.enabled = Boolean(enabled);
-    this._mediaStreamTrack.enabled = this.enabled;
-    this._refresh();
-  }
-
-  async setMuted(muted) {
-    this.muted = Boolean(muted);
-    this._refresh();
   }
 
   /** Capture gain, 0 – 1000 (100 unchanged). */
