@@ -147,18 +147,18 @@ extension EngineInvariants.Snapshot {
     init(cluster: SimulatedCluster, engines: EngineWorkload, channelsOfKilledEdges: Set<String>) {
         nowMs = cluster.network.now
         hosts = engines.hosts.keys.sorted().filter { !engines.closedRooms.contains($0) }.map { roomID in
-            let engine = engines.hosts[roomID]!.engine!
-            return EngineInvariants.Host(roomID: roomID, edge: engine.edge(of: roomID),
-                                         joined: engine.joinedChannels.contains(roomID), publishes: engine.publishes(roomID))
+            let engine = engines.hosts[roomID]!
+            return EngineInvariants.Host(roomID: roomID, edge: engine.shell.edge(of: roomID),
+                                         joined: engine.shell.joinedChannels.contains(roomID), publishes: engine.shell.publishes(roomID))
         }
         let apps = engines.hosts.keys.sorted().map { engines.hosts[$0]! } + engines.viewers.keys.sorted().map { engines.viewers[$0]! }
         connections = apps.flatMap { app in
-            app.engine.joinedChannels.compactMap { channel -> EngineInvariants.Connection? in
-                guard let edge = app.engine.edge(of: channel) else { return nil }
-                let video = app.engine.video[channel]?[EngineWorkload.hostUID]
+            app.shell.joinedChannels.compactMap { channel -> EngineInvariants.Connection? in
+                guard let edge = app.shell.edge(of: channel) else { return nil }
+                let video = app.video[channel]?[EngineWorkload.hostUID]
                 return EngineInvariants.Connection(
-                    app: app.id, uid: app.uid, channel: channel, edge: edge, remoteUsers: app.engine.remoteUsers[channel] ?? [],
-                    hostVideoAtMs: video?.lastAt.map(SimulatedEngine.runMs),
+                    app: app.id, uid: app.uid, channel: channel, edge: edge, remoteUsers: app.remoteUsers[channel] ?? [],
+                    hostVideoAtMs: video?.lastAtMs,
                     hostPayload: video.map { String(decoding: $0.lastPayload, as: UTF8.self) })
             }
         }

@@ -55,17 +55,17 @@ final class EngineWorkload {
 
     /// The room's close was acknowledged: its host leaves.
     func roomClosed(_ roomID: String) {
-        guard closedRooms.insert(roomID).inserted, let host = hosts[roomID], host.engine.heldChannels.contains(roomID) else { return }
+        guard closedRooms.insert(roomID).inserted, let host = hosts[roomID], host.shell.heldChannels.contains(roomID) else { return }
         network.record("engine \(host.id) leave \(roomID)")
-        host.engine.leave(channel: roomID) { [unowned self] result in
+        host.leave(channel: roomID) { [unowned self] result in
             network.record("engine \(host.id) left \(roomID) \(Self.outcome(result))")
         }
     }
 
     private func tick(_ roomID: String, _ host: SimulatedEngine) {
         guard !closedRooms.contains(roomID) else { return }
-        let engine = host.engine!
-        if !engine.heldChannels.contains(roomID), !hostJoining.contains(roomID) {
+        let engine = host
+        if !engine.shell.heldChannels.contains(roomID), !hostJoining.contains(roomID) {
             hostJoining.insert(roomID)
             network.record("engine \(host.id) join \(roomID) as broadcaster")
             engine.join(channel: roomID, uid: Self.hostUID, token: token(roomID, uid: Self.hostUID, publisher: true),
@@ -74,7 +74,7 @@ final class EngineWorkload {
                 network.record("engine \(host.id) joined \(roomID) \(Self.outcome(result))")
                 if case .success = result, closedRooms.contains(roomID) { roomClosedWhileJoining(roomID, host) }
             }
-        } else if engine.publishes(roomID) {
+        } else if engine.shell.publishes(roomID) {
             let number = framesPublished[roomID, default: 0]
             framesPublished[roomID] = number + 1
             let keyframe = engine.keyframeWanted || number % Self.keyframeEvery == 0
@@ -84,7 +84,7 @@ final class EngineWorkload {
     }
 
     private func roomClosedWhileJoining(_ roomID: String, _ host: SimulatedEngine) {
-        host.engine.leave(channel: roomID) { [unowned self] result in
+        host.leave(channel: roomID) { [unowned self] result in
             network.record("engine \(host.id) left \(roomID) \(Self.outcome(result))")
         }
     }
@@ -97,7 +97,7 @@ final class EngineWorkload {
         let viewer = viewers[uid] ?? SimulatedEngine(id: "viewer-\(uid)", uid: uid, cluster: cluster, links: links)
         viewers[uid] = viewer
         guard !busy.contains(uid) else { return network.record("engine \(viewer.id) busy") }
-        let held = viewer.engine.heldChannels
+        let held = viewer.shell.heldChannels
         busy.insert(uid)
         if held.contains(roomID) {
             leave(viewer, roomID) { [unowned self] in busy.remove(uid) }
@@ -110,7 +110,7 @@ final class EngineWorkload {
 
     private func leave(_ viewer: SimulatedEngine, _ channel: String, then: @escaping () -> Void) {
         network.record("engine \(viewer.id) leave \(channel)")
-        viewer.engine.leave(channel: channel) { [unowned self] result in
+        viewer.leave(channel: channel) { [unowned self] result in
             network.record("engine \(viewer.id) left \(channel) \(Self.outcome(result))")
             then()
         }
@@ -118,7 +118,7 @@ final class EngineWorkload {
 
     private func join(_ viewer: SimulatedEngine, _ channel: String) {
         network.record("engine \(viewer.id) join \(channel)")
-        viewer.engine.join(channel: channel, uid: viewer.uid, token: token(channel, uid: viewer.uid, publisher: false),
+        viewer.join(channel: channel, uid: viewer.uid, token: token(channel, uid: viewer.uid, publisher: false),
                            broadcaster: false) { [unowned self] result in
             network.record("engine \(viewer.id) joined \(channel) \(Self.outcome(result))")
             busy.remove(viewer.uid)

@@ -1,5 +1,6 @@
 import EdgeServer
 import ShowroomKit
+import ShowroomWire
 
 /// One SDK engine's link to one edge process, as a client's TCP connection to the edge's client
 /// endpoint behaves: messages both ways in order, each after a delay drawn from the network's
@@ -31,8 +32,16 @@ final class SimulatedClientLink: EngineLink {
         client?.onReceive = { [weak self] frames in self?.toClient(frames) }
     }
 
-    func send(_ frames: [[UInt8]]) -> Bool {
-        guard !isClosed else { return false }
+    func send(_ envelope: [UInt8]) throws(ShowroomError) -> Bool {
+        guard !isClosed else { throw .unavailable("the link to edge \(edgeID) is closed") }
+        return send([envelope])
+    }
+
+    func sendMedia(_ header: [UInt8], _ payload: [UInt8]) -> Bool {
+        !isClosed && send([header, payload])
+    }
+
+    private func send(_ frames: [[UInt8]]) -> Bool {
         // A link to a process that is gone carries nothing (its connection never came up, or broke).
         guard !isBroken, node.isCurrent, let client else { return true }
         let at = max(links.now + links.delay(), lastToEdge)

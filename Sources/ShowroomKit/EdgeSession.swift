@@ -8,19 +8,12 @@ internal import ShowroomWire
 internal import ZeroMQ
 
 /// The socket of one client session with one edge: a DEALER connected to the edge's client
-/// endpoint, with the requests waiting for an answer. A monitor on the DEALER reports the
-/// connection breaking (a killed edge's TCP connection closes at once), so a lost edge is noticed
-/// long before its heartbeat timeout. The session's state (open or not, its channels, its
-/// heartbeats) is ``EngineState``'s; this is what the engine shell does I/O with, on its loop.
-final class EdgeSession {
-    struct Pending {
-        /// Gets the response envelope (failed or not), or why none came.
-        let complete: (Result<WireEnvelope, ShowroomError>) -> Void
-        let timer: TimerID
-        let what: String
-    }
-
-    let serial: SessionSerial
+/// endpoint, on the engine's loop. A monitor on the DEALER reports the connection breaking (a
+/// killed edge's TCP connection closes at once), so a lost edge is noticed long before its
+/// heartbeat timeout. The session's state (open or not, its channels, its heartbeats) is
+/// ``EngineState``'s and its waiting requests the shell's; this is the link ``LoopEngineHost``
+/// gives the shell.
+final class EdgeSession: EngineLink {
     let edge: EdgeAddress
     let socket: Socket
     /// Reports the DEALER's connection breaking.
@@ -28,13 +21,13 @@ final class EdgeSession {
     /// Reused for every received message, so receiving allocates no frame storage.
     let receiveBuffer = Multipart(capacity: 4)
     /// Reused for every media frame sent.
-    let sendBuffer = Multipart(capacity: 2)
-    var pending: [UInt64: Pending] = [:]
-    var isClosed = false
+    private let sendBuffer = Multipart(capacity: 2)
+    private let loop: EventLoop
+    private(set) var isClosed = false
 
-    init(serial: SessionSerial, edge: EdgeAddress, context: Context) throws(ShowroomError) {
-        self.serial = serial
+    init(edge: EdgeAddress, context: Context, loop: EventLoop) throws(ShowroomError) {
         self.edge = edge
+        self.loop = loop
         do {
             // Media is live: better to drop at a full queue than to deliver late. 1000 messages
             // is several seconds of audio and video.
@@ -45,9 +38,13 @@ final class EdgeSession {
         }
     }
 
-    /// Stops the monitor and closes the socket; unsent messages are dropped.
+    /// Takes the socket and its monitor off the loop, stops the monitor and closes the socket;
+    /// unsent messages are dropped.
     func close() {
+        guard !isClosed else { return }
         isClosed = true
+        loop.unregister(socket)
+        loop.unregister(monitor.socket)
         monitor.stop()
         socket.close()
     }
@@ -57,39 +54,30 @@ final class EdgeSession {
         monitor.drain().seen.contains(.disconnected)
     }
 
-    /// Sends one envelope.
-    ///
-    /// - Returns: False if the edge's queue is full (nothing was sent).
-    func send(_ envelope: WireEnvelope) throws(ShowroomError) -> Bool {
-        let bytes: [UInt8]
-        do { bytes = try envelope.serializedBytes() } catch {
-            throw .internal("cannot serialize a \(envelope.kind) message: \(error)")
-        }
+    func send(_ envelope: [UInt8]) throws(ShowroomError) -> Bool {
         do {
-            return try socket.send(bytes) == .sent
+            return try socket.send(envelope) == .sent
         } catch {
             throw .unavailable("sending to edge \(edge): \(error)")
         }
     }
 
-    /// Sends a media frame: [envelope][payload], both copied into the reused send buffer.
-    ///
-    /// - Returns: False if the edge's queue is full (the frame is dropped).
-    func sendMedia(_ envelope: WireEnvelope, payload: [UInt8]) -> Bool {
-        guard let head: [UInt8] = try? envelope.serializedBytes() else { return false }
+    /// Both frames are copied into the reused send buffer.
+    func sendMedia(_ header: [UInt8], _ payload: [UInt8]) -> Bool {
         sendBuffer.removeAll()
-        sendBuffer.append(head)
+        sendBuffer.append(header)
         sendBuffer.append(payload)
         return (try? socket.send(sendBuffer)) == .sent
     }
+}
 
-    /// Fails every request still waiting.
-    func failAll(_ error: ShowroomError, loop: EventLoop) {
-        let waiting = pending
-        pending = [:]
-        for (_, request) in waiting.sorted(by: { $0.key < $1.key }) {
-            loop.cancelTimer(request.timer)
-            request.complete(.failure(error))
-        }
+/// A message received into an ``EdgeSession``'s reused buffer.
+struct ReceivedMultipart: EngineMessage {
+    let parts: Multipart
+
+    var count: Int { parts.count }
+
+    func withBytes<R, E: Error>(of index: Int, _ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        try parts.withBytes(of: index, body)
     }
 }

@@ -1,6 +1,5 @@
 internal import EdgeProtocol
 internal import ShowroomWire
-internal import ZeroMQ
 
 // The app's calls on channel connections: the state decides, the shell sends and completes.
 
@@ -14,7 +13,26 @@ extension EngineShell {
                            ticket: ticket, now: started))
     }
 
-    func leave(_ connection: ChannelConnection?, _ complete: @escaping Completion<Void>) {
+    /// Joins where the cluster places the channel, as a first join does (no preloaded edge): a
+    /// channel not placed yet goes, with `preferringWarmEdges`, to an edge this engine has a
+    /// session with (a call's private channel, where its parties are).
+    package func join(
+        token: String, connection: ChannelConnection, options: ChannelMediaOptions, primary: Bool, preferringWarmEdges: Bool,
+        started: ContinuousClock.Instant, _ complete: @escaping Completion<ChannelConnection>
+    ) {
+        let credentials = PlacementCredentials(uid: connection.uid, token: token, audience: options.joinRole == .audience,
+                                               preferredEdges: preferringWarmEdges ? state.warmEdges : [])
+        host.place(connection.channel, credentials: credentials, avoiding: nil) { [weak self] placed in
+            guard let self else { return complete(.failure(.unavailable("the engine has shut down"))) }
+            switch placed {
+            case .failure(let error): complete(.failure(error))
+            case .success(let edge):
+                join(token: token, connection: connection, options: options, edge: edge, primary: primary, started: started, complete)
+            }
+        }
+    }
+
+    package func leave(_ connection: ChannelConnection?, _ complete: @escaping Completion<Void>) {
         perform(state.leave(connection, ticket: ticket { complete($0.map { _ in () }) }))
     }
 
@@ -22,7 +40,7 @@ extension EngineShell {
     /// until a join uses it, and has the edge check the join's token ahead (`PRELOAD_CHANNEL`).
     func warmSession(to edge: EdgeAddress, preloading channel: String, uid: UInt32, token: String, _ complete: @escaping Completion<Void>) {
         let ticket = ticket { complete($0.map { _ in () }) }
-        perform(state.preload(channel: channel, uid: uid, token: token, on: edge, ticket: ticket, now: .now))
+        perform(state.preload(channel: channel, uid: uid, token: token, on: edge, ticket: ticket, now: host.now))
     }
 
     func update(_ options: ChannelMediaOptions, _ connection: ChannelConnection?, _ complete: @escaping Completion<Void>) {
@@ -110,15 +128,15 @@ extension EngineShell {
         throw .notJoined("no channel joined: name the connection the sink is for")
     }
 
-    func setVideoSink(_ sink: (any RemoteVideoSink)?, uid: UInt32, _ connection: ChannelConnection?) throws(ShowroomError) {
+    package func setVideoSink(_ sink: (any RemoteVideoSink)?, uid: UInt32, _ connection: ChannelConnection?) throws(ShowroomError) {
         let channel = try sinkChannel(connection)
-        videoSinks[channel, default: [:]][uid] = sink.map { ($0, ContinuousClock.now) }
+        videoSinks[channel, default: [:]][uid] = sink.map { ($0, host.now) }
         state.setVideoSink(channel: channel, uid: uid, present: sink != nil)
         // A sink set after the track's frames began gets them from its last keyframe at once: the
         // first decoded frame is timed from the join, when they arrived, not from the sink's set-up.
         let kept = pendingVideo[channel]?.take(uid) ?? []
         guard let sink, let record = state.connections[channel], !kept.isEmpty else { return }
-        let now = ContinuousClock.now
+        let now = host.now
         for frame in kept {
             frame.payload.withUnsafeBytes { payload in
                 deliver(RemoteMediaFrame(
@@ -140,6 +158,6 @@ extension EngineShell {
     func shutdown(_ done: @escaping () -> Void) {
         videoSinks = [:]
         audioSinks = [:]
-        perform(state.shutdown(ticket: ticket { _ in done() }, now: .now))
+        perform(state.shutdown(ticket: ticket { _ in done() }, now: host.now))
     }
 }

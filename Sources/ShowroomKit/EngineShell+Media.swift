@@ -1,7 +1,6 @@
 internal import EdgeProtocol
 internal import MediaCodecs
 internal import ShowroomWire
-internal import ZeroMQ
 
 // Local media: capture, encode once, send to every connection that publishes.
 
@@ -16,24 +15,25 @@ extension EngineShell {
         // would leave its subscribers waiting for the next keyframe: ask for one now.
         let sendingVideo = Set(records.filter { $0.sends(.video) }.map(\.connection.channel))
         let startsSending = !sendingVideo.isSubset(of: videoChannels)
-        if startsSending { keyframeWanted = true }
+        // An app that encodes its own video is told too.
+        if startsSending { wantKeyframe() }
         videoChannels = sendingVideo
         if wantsVideo, videoTimer == nil, let source = videoSource {
             keyframeWanted = true  // the first frame anyone sees must decode
             let interval = Duration.seconds(1) / source.framesPerSecond
-            videoTimer = loop.scheduleRepeating(every: interval) { [weak self] in self?.captureVideo() }
+            videoTimer = host.scheduleRepeating(every: interval) { [weak self] in self?.captureVideo() }
         } else if !wantsVideo, let timer = videoTimer {
-            loop.cancelTimer(timer)
+            host.cancel(timer)
             videoTimer = nil
         }
         // That first frame goes now, not a frame interval later (up to 67 ms at 15 fps): it is on
         // the path of a join's and a call's first decoded frame.
-        if wantsVideo, startsSending { _ = loop.scheduleTimer(after: .zero) { [weak self] in self?.captureVideo() } }
+        if wantsVideo, startsSending { _ = host.schedule(after: .zero) { [weak self] in self?.captureVideo() } }
         if wantsAudio, audioTimer == nil {
             let interval = Duration.milliseconds(AudioFormat.frameDurationMilliseconds)
-            audioTimer = loop.scheduleRepeating(every: interval) { [weak self] in self?.captureAudio() }
+            audioTimer = host.scheduleRepeating(every: interval) { [weak self] in self?.captureAudio() }
         } else if !wantsAudio, let timer = audioTimer {
-            loop.cancelTimer(timer)
+            host.cancel(timer)
             audioTimer = nil
         }
     }
@@ -44,14 +44,14 @@ extension EngineShell {
         videoSource = source
         videoEncoder = nil
         if let timer = videoTimer {
-            loop.cancelTimer(timer)
+            host.cancel(timer)
             videoTimer = nil
         }
         refreshPublishing()
     }
 
     /// Switches video between the camera and frames the app encodes itself.
-    func setExternalEncodedVideo(_ enabled: Bool) {
+    package func setExternalEncodedVideo(_ enabled: Bool) {
         externalEncodedVideo = enabled
         if enabled { setVideoSource(nil) }
     }
@@ -59,7 +59,7 @@ extension EngineShell {
     /// Sends an app-encoded frame to every connection that publishes video.
     ///
     /// - Returns: The connections it went to.
-    func pushEncodedVideo(_ frame: ExternalEncodedVideoFrame) throws(ShowroomError) -> Int {
+    package func pushEncodedVideo(_ frame: ExternalEncodedVideoFrame) throws(ShowroomError) -> Int {
         guard externalEncodedVideo else {
             throw .invalidArgument("pushing encoded video needs setExternalEncodedVideoSource(true) first")
         }
@@ -73,7 +73,7 @@ extension EngineShell {
             }
         }
         let sent = sendVideo(frame.data, keyframe: frame.isKeyframe, width: frame.width, height: frame.height,
-                             captured: frame.captureTimeMicroseconds ?? MediaClock.nowMicroseconds())
+                             captured: frame.captureTimeMicroseconds ?? host.microseconds)
         if frame.isKeyframe { keyframeWanted = false }
         return sent
     }
@@ -120,7 +120,7 @@ extension EngineShell {
 
     private func captureVideo() {
         guard let source = videoSource else { return }
-        let captured = MediaClock.nowMicroseconds()
+        let captured = host.microseconds
         let picture = source.nextFrame()
         guard let encoder = videoEncoder(width: picture.width, height: picture.height, framesPerSecond: source.framesPerSecond)
         else { return }
@@ -162,7 +162,7 @@ extension EngineShell {
             sent += 1
             if state.connections.values[index].markSent(kind) {
                 let record = state.connections.values[index]
-                emit(.firstLocalFramePublished(record.connection, track: kind, elapsedSinceJoin: record.joinStarted.duration(to: .now)))
+                emit(.firstLocalFramePublished(record.connection, track: kind, elapsedSinceJoin: record.joinStarted.duration(to: host.now)))
             }
         }
         return sent
@@ -170,7 +170,7 @@ extension EngineShell {
 
     private func captureAudio() {
         guard let source = audioSource else { return }
-        let captured = MediaClock.nowMicroseconds()
+        let captured = host.microseconds
         let pcm = source.nextFrame()
         if audioEncoder == nil {
             audioEncoder = try? OpusEncoder(channels: 1, application: .voip, bitrate: configuration.media.audioBitrate)
@@ -185,7 +185,7 @@ extension EngineShell {
         guard let serial = state.openSession(to: edge), let session = links[serial] else { return false }
         var header = header
         // Stamped last, after encoding: receivers measure publish -> receive from here.
-        header.sendTimeUs = MediaClock.nowMicroseconds()
+        header.sendTimeUs = host.microseconds
         guard let envelope = try? WireEnvelope(request: .mediaFrame, id: 0, body: header) else { return false }
         guard session.sendMedia(envelope, payload: payload) else {
             mediaStatistics.framesDroppedOnSend += 1

@@ -1,59 +1,41 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 internal import EdgeProtocol
 internal import ShowroomWire
-internal import ZeroMQ
 
 // What comes from an edge: responses, events, keyframe requests and media frames.
 
 extension EngineShell {
-    /// Messages handled per readiness callback before the loop serves its other sockets (many
-    /// engines may share the loop); the rest wait for the next poll, which returns at once.
-    static var receiveBatch: Int { 256 }
-
-    func receive(on session: EdgeSession) {
-        let buffer = session.receiveBuffer
-        var handled = 0
-        while handled < Self.receiveBatch, !session.isClosed {
-            let received: Bool
-            do { received = try session.socket.receive(into: buffer) } catch { return }
-            guard received else { return }
-            handled += 1
-            if handled == 1 {
-                let recovered = state.heard(session.serial, now: .now)
-                if !recovered.isEmpty { perform(recovered) }
-            }
-            guard buffer.count >= 1,
-                  let envelope = try? buffer.withBytes(of: 0, { (bytes) throws(ShowroomError) in try WireEnvelope.decode(frame: bytes) })
-            else {
-                mediaStatistics.framesDiscarded += 1
-                continue
-            }
-            if envelope.kind == .mediaFrame {
-                receiveMedia(envelope, buffer, from: session)
-            } else if envelope.isResponse {
-                receiveReply(envelope, on: session)
-            } else if envelope.kind == .keyframeRequest {
-                mediaStatistics.keyframeRequests += 1
-                wantKeyframe()
-            } else {
-                receiveEvent(envelope, on: session)
-            }
+    /// One message from the edge of `session`: hearing anything counts for the session's
+    /// heartbeat.
+    func receive(_ message: any EngineMessage, on session: SessionLink) {
+        let recovered = state.heard(session.serial, now: host.now)
+        if !recovered.isEmpty { perform(recovered) }
+        guard message.count >= 1,
+              let envelope = try? message.withBytes(of: 0, { (bytes) throws(ShowroomError) in try WireEnvelope.decode(frame: bytes) })
+        else {
+            mediaStatistics.framesDiscarded += 1
+            return
+        }
+        if envelope.kind == .mediaFrame {
+            receiveMedia(envelope, message, from: session)
+        } else if envelope.isResponse {
+            receiveReply(envelope, on: session)
+        } else if envelope.kind == .keyframeRequest {
+            mediaStatistics.keyframeRequests += 1
+            wantKeyframe()
+        } else {
+            receiveEvent(envelope, on: session)
         }
     }
 
-    private func receiveReply(_ envelope: WireEnvelope, on session: EdgeSession) {
+    private func receiveReply(_ envelope: WireEnvelope, on session: SessionLink) {
         // Heartbeat answers and late answers have no waiter: hearing them was the point.
         guard let pending = session.pending.removeValue(forKey: envelope.requestID) else { return }
-        loop.cancelTimer(pending.timer)
+        host.cancel(pending.timer)
         pending.complete(.success(envelope))
     }
 
-    private func receiveMedia(_ envelope: WireEnvelope, _ buffer: Multipart, from session: EdgeSession) {
-        guard buffer.count >= 2, let header = try? envelope.decodeBody(WireMediaHeader.self) else {
+    private func receiveMedia(_ envelope: WireEnvelope, _ message: any EngineMessage, from session: SessionLink) {
+        guard message.count >= 2, let header = try? envelope.decodeBody(WireMediaHeader.self) else {
             mediaStatistics.framesDiscarded += 1
             return
         }
@@ -70,12 +52,13 @@ extension EngineShell {
             (connection, joinStarted) = (accepted, started)
             perform(directives)
         }
-        let now = ContinuousClock.now
-        buffer.withBytes(of: 1) { payload in
+        let now = host.now
+        let received = host.microseconds
+        message.withBytes(of: 1) { payload in
             let frame = RemoteMediaFrame(
                 connection: connection, uid: header.publisherUid, sequence: header.sequence,
                 captureTimeMicroseconds: header.captureTimeUs, sendTimeMicroseconds: header.sendTimeUs,
-                receiveTimeMicroseconds: MediaClock.microseconds(at: now),
+                receiveTimeMicroseconds: received,
                 isKeyframe: header.keyframe, width: Int(header.width), height: Int(header.height),
                 audioLevel: Int(header.audioLevel), payload: payload)
             switch header.track {
@@ -106,7 +89,7 @@ extension EngineShell {
         emit(.firstRemoteVideoFrameDecoded(connection, uid: frame.uid, width: width, height: height, elapsedSinceJoin: since.duration(to: now)))
     }
 
-    private func receiveEvent(_ envelope: WireEnvelope, on session: EdgeSession) {
+    private func receiveEvent(_ envelope: WireEnvelope, on session: SessionLink) {
         let event: EdgeEvent
         do throws(ShowroomError) {
             event = try EdgeCodec.event(from: envelope)
@@ -114,6 +97,6 @@ extension EngineShell {
             emit(.error(nil, error))
             return
         }
-        perform(state.edgeEvent(event, on: session.serial, now: .now))
+        perform(state.edgeEvent(event, on: session.serial, now: host.now))
     }
 }

@@ -6,25 +6,61 @@ import Foundation
 internal import EdgeProtocol
 internal import MediaCodecs
 internal import ShowroomWire
-internal import ZeroMQ
 
-/// The engine's thin shell, confined to its loop thread: it owns the edge sessions' sockets, the
-/// clock, the timers, the placement calls, local media and remote sinks, and does what
-/// ``EngineState`` (the connection and session logic) decides. The public ``ShowroomEngine`` posts
-/// work here and awaits the completions.
-final class EngineShell {
-    typealias Completion<T> = (Result<T, ShowroomError>) -> Void
+/// The engine's thin shell, confined to one thread: it holds the edge sessions' links, the
+/// requests waiting on them, the timers, local media and remote sinks, and does what
+/// ``EngineState`` (the connection and session logic) decides. Its clock, timers, links and
+/// placement are its ``EngineHost``'s: an app's engine runs it on its loop (``LoopEngineHost``,
+/// posted to by the public ``ShowroomEngine``), a simulation on a simulated network and clock.
+package final class EngineShell {
+    package typealias Completion<T> = (Result<T, ShowroomError>) -> Void
 
-    let loop: EventLoop
-    let context: Context
+    /// One session's link as the shell holds it: the host's link and the requests waiting for an
+    /// answer on it.
+    final class SessionLink {
+        struct Pending {
+            /// Gets the response envelope (failed or not), or why none came.
+            let complete: (Result<WireEnvelope, ShowroomError>) -> Void
+            let timer: HostTimer
+        }
+
+        let serial: SessionSerial
+        let edge: EdgeAddress
+        let link: any EngineLink
+        var pending: [UInt64: Pending] = [:]
+        var isClosed = false
+
+        init(serial: SessionSerial, edge: EdgeAddress, link: any EngineLink) {
+            self.serial = serial
+            self.edge = edge
+            self.link = link
+        }
+
+        /// Sends one envelope.
+        ///
+        /// - Returns: False if the edge's queue is full (nothing was sent).
+        func send(_ envelope: WireEnvelope) throws(ShowroomError) -> Bool {
+            let bytes: [UInt8]
+            do { bytes = try envelope.serializedBytes() } catch {
+                throw .internal("cannot serialize a \(envelope.kind) message: \(error)")
+            }
+            return try link.send(bytes)
+        }
+
+        /// Sends a media frame: `[envelope][payload]`; false if it was dropped.
+        func sendMedia(_ envelope: WireEnvelope, payload: [UInt8]) -> Bool {
+            guard let head: [UInt8] = try? envelope.serializedBytes() else { return false }
+            return link.sendMedia(head, payload)
+        }
+    }
+
+    let host: any EngineHost
     let configuration: EngineConfiguration
-    /// Where rejoins and moves are placed (the engine's placement).
-    let placement: any ChannelPlacement
     let emit: (EngineEvent) -> Void
 
     var state: EngineState
-    /// The sockets of the sessions the state holds, by serial.
-    var links: [SessionSerial: EdgeSession] = [:]
+    /// The links of the sessions the state holds, by serial.
+    var links: [SessionSerial: SessionLink] = [:]
     /// App calls waiting for the state to end them.
     var tickets: [EngineTicket: Completion<ChannelConnection?>] = [:]
     var nextTicket: UInt64 = 1
@@ -42,8 +78,8 @@ final class EngineShell {
     var audioSource: (any AudioSource)?
     var videoEncoder: VideoEncoder?
     var audioEncoder: OpusEncoder?
-    var videoTimer: TimerID?
-    var audioTimer: TimerID?
+    var videoTimer: HostTimer?
+    var audioTimer: HostTimer?
     var keyframeWanted = false
     /// The channels whose connections send video: one that starts sending starts on a keyframe.
     var videoChannels: Set<String> = []
@@ -51,12 +87,11 @@ final class EngineShell {
     /// the camera.
     var externalEncodedVideo = false
 
-    init(loop: EventLoop, context: Context, configuration: EngineConfiguration, placement: any ChannelPlacement,
-         emit: @escaping (EngineEvent) -> Void) {
-        self.loop = loop
-        self.context = context
+    /// A shell whose I/O `host` does, with `configuration`'s timings and media settings, that
+    /// gives the app's events to `emit`.
+    package init(host: any EngineHost, configuration: EngineConfiguration, emit: @escaping (EngineEvent) -> Void) {
+        self.host = host
         self.configuration = configuration
-        self.placement = placement
         self.emit = emit
         state = EngineState(settings: EngineState.Settings(
             clientID: configuration.clientID, sdkVersion: configuration.sdkVersion, requestTimeout: configuration.requestTimeout,
@@ -97,40 +132,45 @@ final class EngineShell {
             open(serial, to: edge)
         case .request(let request, let serial, let purpose, let timeout):
             guard let link = links[serial], !link.isClosed else {
-                return perform(state.answered(purpose, on: serial, .failure(.unavailable("the session with edge is closed")), now: .now))
+                return perform(state.answered(purpose, on: serial, .failure(.unavailable("the session with edge is closed")), now: host.now))
             }
             self.request(request, on: link, timeout: timeout) { [weak self] result in
                 guard let self else { return }
-                self.perform(self.state.answered(purpose, on: serial, result, now: .now))
+                self.perform(self.state.answered(purpose, on: serial, result, now: self.host.now))
             }
         case .heartbeat(let serial):
             guard let link = links[serial] else { return }
             let id = nextRequestID
             nextRequestID += 1
             // Answers to heartbeats are not awaited: any message from the edge counts as hearing it.
-            if let envelope = try? EdgeCodec.envelope(request: .heartbeat(clientTime: MediaClock.nowMicroseconds()), id: id) {
+            if let envelope = try? EdgeCodec.envelope(request: .heartbeat(clientTime: host.microseconds), id: id) {
                 _ = try? link.send(envelope)
             }
         case .movedOut(let serial):
             if let link = links[serial], let envelope = try? EdgeCodec.movedOut() { _ = try? link.send(envelope) }
         case .closeSession(let serial, let error):
             guard let link = links.removeValue(forKey: serial) else { return }
-            loop.unregister(link.socket)
-            loop.unregister(link.monitor.socket)
-            link.close()
-            link.failAll(error, loop: loop)
+            link.isClosed = true
+            link.link.close()
+            let waiting = link.pending
+            link.pending = [:]
+            for (_, request) in waiting.sorted(by: { $0.key < $1.key }) {
+                host.cancel(request.timer)
+                request.complete(.failure(error))
+            }
         case .emit(let event):
             emit(event)
         case .complete(let ticket, let result):
             tickets.removeValue(forKey: ticket)?(result)
         case .place(let channel, let credentials, let avoiding, let purpose):
-            place(channel, credentials, avoiding: avoiding) { shell, placed in
-                shell.perform(shell.state.placed(channel: channel, purpose, placed, now: .now))
+            host.place(channel, credentials: credentials, avoiding: avoiding) { [weak self] placed in
+                guard let self else { return }
+                self.perform(self.state.placed(channel: channel, purpose, placed, now: self.host.now))
             }
         case .schedule(let timer, let delay):
-            loop.scheduleTimer(after: delay) { [weak self] in
+            _ = host.schedule(after: delay) { [weak self] in
                 guard let self else { return }
-                self.perform(self.state.fired(timer, now: .now))
+                self.perform(self.state.fired(timer, now: self.host.now))
             }
         case .forgetMedia(let channel):
             videoSinks[channel] = nil
@@ -145,49 +185,33 @@ final class EngineShell {
         }
     }
 
-    /// Opens the socket of a session the state started.
+    /// Opens the link of a session the state started.
     private func open(_ serial: SessionSerial, to edge: EdgeAddress) {
-        let link: EdgeSession
+        // The link's callbacks find the session through this box: it is made before the link.
+        final class Opened { weak var link: SessionLink? }
+        let opened = Opened()
+        let link: any EngineLink
         do throws(ShowroomError) {
-            link = try EdgeSession(serial: serial, edge: edge, context: context)
+            link = try host.connect(to: edge, receive: { [weak self] message in
+                guard let self, let session = opened.link, !session.isClosed else { return }
+                self.receive(message, on: session)
+            }, broke: { [weak self] in
+                guard let self, let session = opened.link, !session.isClosed else { return }
+                self.perform(self.state.linkBroke(session.serial, now: self.host.now))
+            })
         } catch {
-            return perform(state.sessionFailed(serial, error, now: .now))
+            return perform(state.sessionFailed(serial, error, now: host.now))
         }
-        links[serial] = link
-        loop.register(link.socket) { [weak self, weak link] _, _ in
-            guard let self, let link else { return }
-            self.receive(on: link)
-        }
-        loop.register(link.monitor.socket) { [weak self, weak link] _, _ in
-            guard let self, let link, link.connectionBroke() else { return }
-            self.perform(self.state.linkBroke(link.serial, now: .now))
-        }
-    }
-
-    /// Asks the placement (off the loop) for an edge for the channel other than `avoiding`;
-    /// `done` runs on the loop.
-    private func place(_ channel: String, _ credentials: PlacementCredentials, avoiding: EdgeAddress?,
-                       _ done: @escaping (EngineShell, Result<EdgeAddress, ShowroomError>) -> Void) {
-        let placement = self.placement
-        let core = WeakLoopReference(self)
-        let loop = self.loop
-        let done = UncheckedLoopWork(done)
-        Task {
-            let placed: Result<EdgeAddress, ShowroomError>
-            do throws(ShowroomError) {
-                placed = .success(try await placement.edge(for: channel, avoiding: avoiding, joiningAs: credentials))
-            } catch {
-                placed = .failure(error)
-            }
-            loop.execute { if let core = core.object { done.work(core, placed) } }
-        }
+        let session = SessionLink(serial: serial, edge: edge, link: link)
+        opened.link = session
+        links[serial] = session
     }
 
     // MARK: - Requests
 
     /// Sends a request and calls `complete` with the edge's answer, `DEADLINE_EXCEEDED` after the
     /// request timeout, or the reason it could not be sent.
-    func request(_ request: EdgeRequest, on session: EdgeSession, timeout: Duration? = nil, _ complete: @escaping Completion<EdgeReplyBody>) {
+    func request(_ request: EdgeRequest, on session: SessionLink, timeout: Duration? = nil, _ complete: @escaping Completion<EdgeReplyBody>) {
         send("\(request.kind)", on: session, timeout: timeout, { id throws(ShowroomError) in try EdgeCodec.envelope(request: request, id: id) }) { result in
             complete(result.flatMap { envelope in
                 Result { () throws(ShowroomError) in try EdgeCodec.reply(from: envelope) }.flatMap(\.result)
@@ -199,7 +223,7 @@ final class EngineShell {
     /// response envelope (failed or not), `DEADLINE_EXCEEDED` after the request timeout, or the
     /// reason it could not be sent.
     func send(
-        _ what: String, on session: EdgeSession, timeout: Duration? = nil, _ encode: (UInt64) throws(ShowroomError) -> WireEnvelope,
+        _ what: String, on session: SessionLink, timeout: Duration? = nil, _ encode: (UInt64) throws(ShowroomError) -> WireEnvelope,
         _ complete: @escaping Completion<WireEnvelope>
     ) {
         let id = nextRequestID
@@ -215,13 +239,13 @@ final class EngineShell {
             return
         }
         let timeout = timeout ?? configuration.requestTimeout
-        let timer = loop.scheduleTimer(after: timeout) { [weak self, weak session] in
+        let timer = host.schedule(after: timeout) { [weak self, weak session] in
             guard let self, let session, let pending = session.pending.removeValue(forKey: id) else { return }
             self.mediaStatistics.requestsTimedOut += 1
             pending.complete(.failure(.deadlineExceeded(
                 "no answer to \(what) from edge \(session.edge) within \(timeout)")))
         }
-        session.pending[id] = EdgeSession.Pending(complete: complete, timer: timer, what: what)
+        session.pending[id] = SessionLink.Pending(complete: complete, timer: timer)
     }
 
     /// Runs a request on a joined connection's session, and on success `accepted` (a change the
@@ -238,7 +262,7 @@ final class EngineShell {
                 if case .success = result, let accepted, let self { self.perform(self.state.accepted(accepted, channel: channel)) }
                 if case .failure(let error) = result, error.code == .notJoined, let self {
                     // The edge forgot a connection it serves: rejoin rather than stay broken.
-                    self.perform(self.state.forgottenByEdge(channel, on: serial, error, now: .now))
+                    self.perform(self.state.forgottenByEdge(channel, on: serial, error, now: self.host.now))
                 }
                 complete(result.map(map))
             }

@@ -117,7 +117,8 @@ public final class ShowroomEngine: Sendable {
         let eventLoop = engineLoop.eventLoop
         do {
             shell = try await eventLoop.submit {
-                LoopBound(EngineShell(loop: eventLoop, context: engineLoop.context, configuration: configuration, placement: chosen) { event in
+                LoopBound(EngineShell(host: LoopEngineHost(loop: eventLoop, context: engineLoop.context, placement: chosen),
+                                      configuration: configuration) { event in
                     // The view first: a reader woken by the event reads a view that has it.
                     view.view.withLock { $0.apply(event) }
                     hub.yield(event)
@@ -205,14 +206,9 @@ public final class ShowroomEngine: Sendable {
                 preloads.forget(connection.channel)
             }
         }
-        let preferred = preferringWarmEdges
-            ? ((try? await onShell { shell, complete in complete(.success(shell.state.warmEdges)) }) ?? []) : []
-        let edge = try await placement.edge(
-            for: connection.channel, avoiding: nil,
-            joiningAs: PlacementCredentials(uid: connection.uid, token: token, audience: options.joinRole == .audience,
-                                            preferredEdges: preferred))
         return try await loop.perform { complete in
-            shell.value.join(token: token, connection: connection, options: options, edge: edge, primary: primary, started: started, complete)
+            shell.value.join(token: token, connection: connection, options: options, primary: primary,
+                             preferringWarmEdges: preferringWarmEdges, started: started, complete)
         }
     }
 

@@ -12,7 +12,11 @@ public enum EventLoopError: Error, Sendable, Equatable {
 
 /// A timer scheduled on an ``EventLoop``, for cancelling it.
 public struct TimerID: Hashable, Sendable {
-    let value: UInt64
+    /// The timer's number on its loop; a ``TimerID`` made from it again names the same timer.
+    public let value: UInt64
+
+    /// The timer numbered `value` (one a loop returned).
+    public init(value: UInt64) { self.value = value }
 }
 
 /// One dedicated thread that owns a set of ZeroMQ sockets and waits for them to become ready,

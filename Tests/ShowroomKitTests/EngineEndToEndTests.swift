@@ -145,6 +145,9 @@ final class EngineEndToEndTests: XCTestCase {
             let hostConnection = try await host.joinChannel(
                 token: TestApp.token(channel: "encoded", uid: 1), channel: "encoded", uid: 1, options: .broadcaster)
             _ = try await hostEvents.first("host joined") { if case .joined(hostConnection, _) = $0 { true } else { nil } }
+            // Starting to send, the app is asked for a keyframe at once: the first frame anyone sees must decode.
+            try await eventually("a keyframe asked for as the host starts sending") { Self.keyframeRequests(hostEvents) >= 1 }
+            let askedAtStart = Self.keyframeRequests(hostEvents)
             await assertFails(.invalidArgument, "an empty frame") {
                 try await host.pushExternalEncodedVideoFrame(ExternalEncodedVideoFrame(data: [], isKeyframe: true, width: 160, height: 120))
             }
@@ -177,7 +180,8 @@ final class EngineEndToEndTests: XCTestCase {
                     if case .remoteVideoStateChanged(connection, 1, .starting, _) = $0 { true } else { nil }
                 }
             }
-            _ = try await hostEvents.first("a keyframe asked for") { if case .keyframeRequested = $0 { true } else { nil } }
+            // A subscriber with nothing to start from (the track began on a delta frame) asks again.
+            try await eventually("a keyframe asked for by a subscriber") { Self.keyframeRequests(hostEvents) > askedAtStart }
 
             for frame in gop { try await host.pushExternalEncodedVideoFrame(frame) }
             try await eventually("every frame decoded") { decoder.statistics.framesDecoded >= gop.count }
@@ -187,6 +191,10 @@ final class EngineEndToEndTests: XCTestCase {
             XCTAssertEqual(received.payloads, gop.map(\.data), "byte for byte, in order")
             XCTAssertEqual(received.keyframes, gop.map(\.isKeyframe))
         }
+    }
+
+    private static func keyframeRequests(_ events: EventLog) -> Int {
+        events.all.filter { if case .keyframeRequested = $0 { true } else { false } }.count
     }
 
     func testAudiencePublishingIsRefusedWithAnErrorEvent() async throws {
