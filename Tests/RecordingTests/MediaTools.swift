@@ -1,6 +1,38 @@
 import Foundation
 import MediaCodecs
 import Recording
+import XCTest
+
+/// A test case with a fresh directory of its own, removed after each test.
+class RecordingDirectoryTestCase: XCTestCase {
+    var directory: URL!
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("recording-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// Runs `body` while no file of this process may grow past `bytes`, as a full disk would stop it
+/// (File too large instead of No space left on device); the signal that limit raises is ignored,
+/// so the write fails.
+func withFileSizeLimit<T>(_ bytes: UInt, _ body: () throws -> T) rethrows -> T {
+    var unlimited = rlimit()
+    getrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &unlimited)
+    var limited = unlimited
+    limited.rlim_cur = rlim_t(bytes)
+    let handler = signal(SIGXFSZ, SIG_IGN)
+    setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limited)
+    defer {
+        setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &unlimited)
+        signal(SIGXFSZ, handler)
+    }
+    return try body()
+}
 
 /// One encoded frame as an edge would hand it to a recorder.
 struct TestFrame: Sendable {

@@ -5,18 +5,7 @@ import XCTest
 
 /// WebM files written from the project's own VP8 and Opus encoders, read back with ffprobe and
 /// decoded with ffmpeg.
-final class WebMWriterTests: XCTestCase {
-    private var directory: URL!
-
-    override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("recording-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
-    }
-
+final class WebMWriterTests: RecordingDirectoryTestCase {
     private func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
     private func writer(_ name: String, video: Bool = true, audio: Bool = true) throws -> WebMWriter {
@@ -167,26 +156,19 @@ final class WebMWriterTests: XCTestCase {
     func testAWriteFailingMidwayFailsTheRecordingAndKeepsWhatWasWhole() throws {
         let file = try writer("stopped.webm")
         let frames = try TestMedia.threeSeconds()
-        // The file may not grow past 60 kB, as a full disk would stop it (File too large instead of
-        // No space left on device); the signal that limit raises is ignored, so the write fails.
-        var unlimited = rlimit()
-        getrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &unlimited)
-        var limited = unlimited
-        limited.rlim_cur = 60_000
-        let handler = signal(SIGXFSZ, SIG_IGN)
-        setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &limited)
+        // The file may not grow past 60 kB, as a full disk would stop it.
         var failure: ShowroomError?
         var written = 0
-        do {
-            for frame in frames {
-                try file.write(frame)
-                written += 1
+        withFileSizeLimit(60_000) {
+            do {
+                for frame in frames {
+                    try file.write(frame)
+                    written += 1
+                }
+            } catch {
+                failure = error as? ShowroomError
             }
-        } catch {
-            failure = error as? ShowroomError
         }
-        setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &unlimited)
-        signal(SIGXFSZ, handler)
 
         let error = try XCTUnwrap(failure, "the write past the limit failed")
         XCTAssertEqual(error.code, .unavailable)
