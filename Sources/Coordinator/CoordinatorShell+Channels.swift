@@ -223,6 +223,15 @@ extension CoordinatorShell {
             logger.info("edge draining: nothing more is placed on it", metadata: ["edge": "\(report.edgeID)"])
         }
         let writable = seesMostOfTheCluster  // one look at the members, not one per activity
+        if report.hasChannels_p, writable {
+            // A channel its edges host on both sides of a healed partition, left without a placement.
+            for placement in directory.placeSplitChannels(among: report.channels.map(\.name), edges: directoryEdges(),
+                                                          owned: writableKeys, nowMs: nowMs) {
+                logger.info("channel hosted on several edges without a placement: placed where its publishers are",
+                            metadata: ["channel": "\(placement.channel)", "edge": "\(placement.edgeID)"])
+                record(placement)
+            }
+        }
         let answer = report.hasChannels_p && writable ? strayChannels(of: report.edgeID) : RoomEdgeChannelReportResponse()
         guard !report.activities.isEmpty else {
             respond(.success(answer))

@@ -249,6 +249,37 @@ public struct ChannelDirectory: Sendable {
         }.sorted { $0.channel < $1.channel }
     }
 
+    /// Places the channels this coordinator decides for that two or more edges host while none is
+    /// placed: their placement was dropped while their edges were out of reach (taken for dead),
+    /// and each side of the partition let its own joiners in. Each goes to the hosting edge with
+    /// the most publishers (the smallest id on a tie; one that takes clients), so the show stays
+    /// where its hosts are: the other edges then find it a stray (``strays(on:edges:owned:)``) and
+    /// send their clients there.
+    ///
+    /// - Parameters:
+    ///   - channels: The channels to look at (those of the report just taken); all reported if nil.
+    /// - Returns: The placements made, by channel, to persist and hand to the other coordinators.
+    public mutating func placeSplitChannels(among channels: [String]? = nil, edges: [Edge], owned: (String) -> Bool,
+                                            nowMs: Int64) -> [RoomChannelPlacement] {
+        let takers = Set(placeable(edges).filter { !$0.linkBroken }.map(\.id))
+        var made: [RoomChannelPlacement] = []
+        for channel in Set(channels ?? Array(hostsByChannel.keys)).sorted()
+        where placements.placements[channel] == nil && owned(channel) {
+            let hosts = hosts(of: channel).filter(takers.contains)
+            guard hosts.count > 1 else { continue }
+            let reported = self.reported
+            let publishers = { (edge: String) in reported[edge]?.first { $0.name == channel }?.publishers.count ?? 0 }
+            guard let chosen = hosts.min(by: { (-publishers($0), $0) < (-publishers($1), $1) }),
+                  let (placement, changed) = try? placements.place(
+                      channel: channel, edges: OwnerRing(.edge, memberIDs: hosts), loads: [:], avoiding: nil,
+                      hosting: [chosen], nowMs: nowMs),
+                  changed
+            else { continue }
+            made.append(placement)
+        }
+        return made
+    }
+
     /// Where an audience member of `channel` goes while the channel's origin is busy: the origin
     /// itself or a relay. Nil when relays are off, the channel has no placement, or its origin is
     /// `unreachable` or not among `edges` (then the channel is placed as for a broadcaster).

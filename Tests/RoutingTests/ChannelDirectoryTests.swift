@@ -149,6 +149,38 @@ final class ChannelDirectoryTests: XCTestCase {
         XCTAssertEqual(directory.strays(on: "edge-3", edges: edges, owned: owned), [])
     }
 
+    func testAChannelLeftWithoutAPlacementOnTwoEdgesIsPlacedWhereItsPublishersAre() throws {
+        // The coordinators took the edges for dead during a partition and dropped the placement;
+        // meanwhile a viewer was let in on edge-2 while the host stayed on edge-3.
+        var directory = ChannelDirectory(placementExpiryMs: 60_000, relayThreshold: 0)
+        _ = try directory.claim("show", by: "edge-3", edges: edges, nowMs: t0)
+        XCTAssertEqual(directory.edgesChanged(alive: ["edge-1"]).map(\.channel), ["show"])
+        var hosted = status("show", edge: "edge-3")
+        hosted.publishers = [42]
+        directory.edgeReported("edge-2", draining: false, channels: [status("show", edge: "edge-2", subscribers: 1), status("solo", edge: "edge-2")],
+                               edgeAlive: true, nowMs: t0 + 5_000)
+        directory.edgeReported("edge-3", draining: false, channels: [hosted], edgeAlive: true, nowMs: t0 + 5_000)
+        let owned: (String) -> Bool = { _ in true }
+        XCTAssertEqual(directory.strays(on: "edge-2", edges: edges, owned: owned), [], "nothing placed: nobody is a stray yet")
+
+        XCTAssertEqual(directory.placeSplitChannels(edges: edges, owned: { $0 != "show" }, nowMs: t0 + 5_000), [],
+                       "only the channel's owner places it")
+        let made = directory.placeSplitChannels(edges: edges, owned: owned, nowMs: t0 + 5_000)
+        XCTAssertEqual(made.map(\.channel), ["show"], "a channel on one edge alone is left as it is")
+        XCTAssertEqual(made.first?.edgeID, "edge-3", "where the host publishes, not the smallest id")
+        XCTAssertEqual(directory.strays(on: "edge-2", edges: edges, owned: owned),
+                       [ChannelDirectory.Stray(channel: "show", placedOn: "edge-3")])
+        XCTAssertEqual(directory.placeSplitChannels(edges: edges, owned: owned, nowMs: t0 + 6_000), [], "placed once")
+
+        // Without publishers anywhere, the smallest id; an edge whose link broke is not chosen.
+        var other = ChannelDirectory(placementExpiryMs: 60_000, relayThreshold: 0)
+        for edge in ["edge-1", "edge-2", "edge-3"] {
+            other.edgeReported(edge, draining: false, channels: [status("quiet", edge: edge)], edgeAlive: true, nowMs: t0)
+        }
+        let broken = edges.map { ChannelDirectory.Edge(id: $0.id, linkBroken: $0.id == "edge-1") }
+        XCTAssertEqual(other.placeSplitChannels(edges: broken, owned: owned, nowMs: t0).map(\.edgeID), ["edge-2"])
+    }
+
     func testAHostileChannelNameIsRefusedAndNothingIsPlacedWithoutEdges() {
         var directory = ChannelDirectory(placementExpiryMs: 60_000, relayThreshold: 0)
         XCTAssertThrowsError(try directory.place(String(repeating: "x", count: 65), edges: edges, avoiding: nil, nowMs: t0)) {
