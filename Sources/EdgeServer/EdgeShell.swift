@@ -41,8 +41,8 @@ final class EdgeShell<Face: ClientFace> {
     private let maxMessageBytes: Int
     /// The forwards of broadcasters on this edge into other channels.
     var forwards = ForwardBook()
-    /// Links to destination edges, per forward and edge endpoint.
-    var links: [ForwardLinkKey: ForwardLink] = [:]
+    /// The forwards' links to destination edges and what goes over them.
+    var forwardLinks = ForwardLinks<ForwardLink>()
     /// Reused for every forwarded frame: the rewritten envelope and the frames sent.
     var forwardHeader = ForwardedFrameHeader()
     let forwardBuffer = Multipart(capacity: 2)
