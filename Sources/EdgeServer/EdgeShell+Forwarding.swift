@@ -43,15 +43,8 @@ extension EdgeShell {
         guard let connection = plane.connection(session, channel: channel) else {
             throw .notJoined("this session is not connected to channel '\(channel)'; join it as broadcaster before forwarding")
         }
-        let key = ForwardKey(channel: channel, uid: connection.uid)
-        // Stopping is allowed whatever the role; starting needs a broadcaster.
-        guard connection.role == .broadcaster || forwards.session(of: key) != nil else {
-            throw .roleForbidsPublish("uid \(connection.uid) is audience in channel '\(channel)'; only a broadcaster's tracks are forwarded")
-        }
-        if let session = plane.session(session), ForwardLinkIdentity.isLink(clientID: session.clientID) {
-            throw .permissionDenied("a forwarded user is not forwarded again; forward from the source channel's edge")
-        }
-        return key
+        return try forwards.sourceKey(channel: channel, uid: connection.uid, role: connection.role,
+                                      clientID: plane.session(session)?.clientID ?? "")
     }
 
     private func apply(_ operation: ForwardOperation, to key: ForwardKey, from session: SessionID) throws(ShowroomError) -> [ForwardDestinationStatus] {
@@ -60,39 +53,6 @@ extension EdgeShell {
         logger.info("forward of \(key): \(operation.name)")
         performForward(out)
         return statuses
-    }
-
-    /// A session left a channel or became audience: its forwards there end (source left).
-    func forwardActivity(_ activity: ChannelActivity) -> [EdgeDirective] {
-        switch activity.kind {
-        case .broadcasterLeft, .roleToAudience:
-            return forwardDirectives(forwards.sourceLeft(ForwardKey(channel: activity.channel, uid: activity.uid), now: now))
-        default:
-            return []
-        }
-    }
-
-    /// The forwards as the status view lists them.
-    var forwardedPublishers: [EdgeForwardedPublisher] {
-        forwards.keys.map { key in
-            var publisher = EdgeForwardedPublisher()
-            publisher.channel = key.channel
-            publisher.uid = key.uid
-            publisher.paused = forwards.isPaused(key)
-            publisher.destinations = forwards.statuses(key).map(EdgeCodec.wire)
-            return publisher
-        }
-    }
-
-    /// The plane's channel summaries with each channel's forwarded publishers.
-    func summariesWithForwards() -> [ChannelSummary] {
-        var summaries = plane.channelSummaries
-        guard !forwards.isEmpty else { return summaries }
-        let byChannel = Dictionary(grouping: forwardedPublishers, by: \.channel)
-        for index in summaries.indices {
-            summaries[index].forwardedPublishers = byChannel[summaries[index].name] ?? []
-        }
-        return summaries
     }
 
     // MARK: - The frame path

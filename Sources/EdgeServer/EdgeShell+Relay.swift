@@ -34,16 +34,6 @@ extension EdgeShell {
         return reported
     }
 
-    /// The channel summaries as reported: forwards, and the origin of relayed channels.
-    func reportedSummaries() -> [ChannelSummary] {
-        var summaries = summariesWithForwards()
-        guard !relays.isEmpty else { return summaries }
-        for index in summaries.indices {
-            summaries[index].originEdge = relays.origin(of: summaries[index].name)?.id ?? ""
-        }
-        return summaries
-    }
-
     // MARK: - Carrying out the book's directives
 
     func performRelay(_ directives: [RelayDirective]) {
@@ -145,29 +135,14 @@ extension EdgeShell {
     /// A publisher the origin announced becomes a broadcaster here, publishing nothing until its
     /// tracks are announced.
     private func openStandIn(_ id: SessionID, for publisher: RelayedPublisher) {
-        let now = self.now
-        let grant = ChannelGrant(
-            channel: publisher.channel, uid: publisher.uid,
-            privileges: [.join: .never, .publishAudio: .never, .publishVideo: .never, .publishData: .never])
-        var out = plane.openStandIn(id, clientID: "showroom-relay-stand-in/\(publisher.channel)/\(publisher.uid)", now: now)
-        out += plane.join(
-            id, channel: publisher.channel, uid: publisher.uid, role: .broadcaster,
-            options: MediaOptions(publishAudio: false, publishVideo: false, autoSubscribeAudio: false, autoSubscribeVideo: false),
-            grant: grant, now: now)
-        if plane.connection(id, channel: publisher.channel) == nil {
-            logger.warning("relay of channel \(publisher.channel): uid \(publisher.uid) cannot publish here")
-        }
-        perform(out)
+        let (joined, directives) = plane.joinStandIn(id, channel: publisher.channel, uid: publisher.uid, now: now)
+        if !joined { logger.warning("relay of channel \(publisher.channel): uid \(publisher.uid) cannot publish here") }
+        perform(directives)
     }
 
     private func setStandInTrack(_ track: TrackID, published: Bool) {
         guard let id = relays.standIn(of: RelayedPublisher(channel: track.channel, uid: track.uid)) else { return }
-        var update = MediaOptionsUpdate()
-        switch track.kind {
-        case .audio: update.publishAudio = published
-        case .video: update.publishVideo = published
-        }
-        perform(plane.updateOptions(id, channel: track.channel, update: update, now: now))
+        perform(plane.standInTrack(id, track, published: published, now: now))
     }
 
     // MARK: - What relay links receive
