@@ -21,6 +21,34 @@ extension ChannelPlane {
         return out
     }
 
+    /// Opens the stand-in `id` for the origin's publisher `uid` of `channel` and joins it there
+    /// as a broadcaster publishing nothing until the origin announces its tracks
+    /// (``standInTrack(_:_:published:now:)``). Its grant never expires: the relay's book ends it.
+    ///
+    /// - Returns: Whether it joined (a stage that does not seat `uid`, or a name the plane
+    ///   refuses, keep it out), and the directives.
+    public mutating func joinStandIn(_ id: SessionID, channel: String, uid: UInt32, now: Duration) -> (joined: Bool, directives: [EdgeDirective]) {
+        let grant = ChannelGrant(
+            channel: channel, uid: uid, privileges: [.join: .never, .publishAudio: .never, .publishVideo: .never, .publishData: .never])
+        var out = openStandIn(id, clientID: "showroom-relay-stand-in/\(channel)/\(uid)", now: now)
+        out += join(
+            id, channel: channel, uid: uid, role: .broadcaster,
+            options: MediaOptions(publishAudio: false, publishVideo: false, autoSubscribeAudio: false, autoSubscribeVideo: false),
+            grant: grant, now: now)
+        return (connection(id, channel: channel) != nil, out)
+    }
+
+    /// The origin announced (`published`) or withdrew the stand-in `id`'s `track`: it publishes
+    /// it here as well, or stops.
+    public mutating func standInTrack(_ id: SessionID, _ track: TrackID, published: Bool, now: Duration) -> [EdgeDirective] {
+        var update = MediaOptionsUpdate()
+        switch track.kind {
+        case .audio: update.publishAudio = published
+        case .video: update.publishVideo = published
+        }
+        return updateOptions(id, channel: track.channel, update: update, now: now)
+    }
+
     /// Whether `session` is a relay edge's link (see ``RelayLinkIdentity``).
     public func isRelayLink(_ session: SessionID) -> Bool { sessions[session]?.isRelayLink ?? false }
 

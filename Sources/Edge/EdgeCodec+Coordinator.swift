@@ -132,4 +132,34 @@ extension EdgeCodec {
                                 removed: stage.removed)
         }
     }
+
+    /// `CHANNEL_USERS`: who of `users` (a channel's on this edge) the request asks for, joins on
+    /// the wall clock. Every audience member is counted; at most 10,000 are listed (Agora's rule).
+    ///
+    /// - Parameters:
+    ///   - users: The channel's connections (``ChannelPlane/users(in:)``).
+    ///   - request: The request (its channel checked already): one uid or all, hosts only or not.
+    ///   - now: The plane's clock.
+    ///   - unixNowMs: The wall clock at `now`, ms since the Unix epoch.
+    /// - Returns: The answer.
+    public static func channelUsers(_ users: [ConnectionSnapshot], _ request: RoomChannelUsersRequest, now: Duration,
+                                    unixNowMs: Int64) -> RoomChannelUsersResponse {
+        var answer = RoomChannelUsersResponse()
+        answer.exists = !users.isEmpty
+        for user in users {
+            let broadcaster = user.role == .broadcaster
+            if !broadcaster { answer.audienceTotal &+= 1 }
+            guard request.uid == 0 || user.uid == request.uid, broadcaster || !request.hostsOnly else { continue }
+            if !broadcaster, answer.audienceTotal > 10_000 { continue }
+            var entry = RoomChannelUser()
+            entry.uid = user.uid
+            entry.broadcaster = broadcaster
+            // Whole milliseconds since the join, as the wire counts them (none before it).
+            let (seconds, attoseconds) = (now - user.joinedAt).components
+            let ageMs = seconds < 0 ? 0 : seconds.multipliedReportingOverflow(by: 1000).partialValue + attoseconds / 1_000_000_000_000_000
+            entry.joinedAtMs = unixNowMs &- ageMs
+            answer.users.append(entry)
+        }
+        return answer
+    }
 }

@@ -59,6 +59,24 @@ public struct EdgeReportBook: Sendable {
         return (taken, true)
     }
 
+    /// The channel summaries as reported: the plane's, with each channel's forwarded publishers
+    /// and, for a relayed channel, its origin edge.
+    public static func summaries(_ plane: [ChannelSummary], forwards: ForwardBook, relays: RelayBook) -> [ChannelSummary] {
+        var summaries = plane
+        if !forwards.isEmpty {
+            let byChannel = Dictionary(grouping: forwards.publishers, by: \.channel)
+            for index in summaries.indices {
+                summaries[index].forwardedPublishers = byChannel[summaries[index].name] ?? []
+            }
+        }
+        if !relays.isEmpty {
+            for index in summaries.indices {
+                summaries[index].originEdge = relays.origin(of: summaries[index].name)?.id ?? ""
+            }
+        }
+        return summaries
+    }
+
     /// Whether the load is to be reported now.
     public mutating func shouldReportLoad(channels: Int, connections: Int, now: Duration) -> Bool {
         guard (channels, connections) != reportedLoad, loadReportedAt.map({ now - $0 >= loadReportInterval }) ?? true else {
@@ -66,42 +84,6 @@ public struct EdgeReportBook: Sendable {
         }
         reportedLoad = (channels, connections)
         loadReportedAt = now
-        return true
-    }
-}
-
-/// An edge's drain (make before break), as a pure state machine: begun once, the clients told
-/// once the coordinators know, finished when no client is left to move or at the deadline.
-public struct EdgeDrain: Sendable {
-    /// Whether the edge drains (it refuses new joins).
-    public private(set) var isDraining = false
-    /// The edge's id, named in what the clients are told at the end.
-    public private(set) var nodeID = ""
-    private var deadline: Duration?
-
-    /// Not draining.
-    public init() {}
-
-    /// Begins draining; false if it had begun already.
-    public mutating func begin(nodeID: String) -> Bool {
-        guard !isDraining else { return false }
-        isDraining = true
-        self.nodeID = nodeID
-        return true
-    }
-
-    /// The coordinators know: the clients are told, and get `within` to move. False if they were
-    /// told already.
-    public mutating func clientsTold(now: Duration, within: Duration) -> Bool {
-        guard isDraining, deadline == nil else { return false }
-        deadline = now + within
-        return true
-    }
-
-    /// Whether what is left is to be closed now (the drain then ends).
-    public mutating func finishes(now: Duration, awaitsMovingClients: Bool) -> Bool {
-        guard let deadline, now >= deadline || !awaitsMovingClients else { return false }
-        self.deadline = nil
         return true
     }
 }

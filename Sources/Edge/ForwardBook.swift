@@ -84,6 +84,32 @@ public struct ForwardBook: Sendable {
     /// Whether the forward is paused.
     public func isPaused(_ key: ForwardKey) -> Bool { forwards[key]?.paused ?? false }
 
+    /// The forwards as the status view and the channel summaries list them.
+    public var publishers: [EdgeForwardedPublisher] {
+        keys.map { key in
+            var publisher = EdgeForwardedPublisher()
+            publisher.channel = key.channel
+            publisher.uid = key.uid
+            publisher.paused = isPaused(key)
+            publisher.destinations = statuses(key).map(EdgeCodec.wire)
+            return publisher
+        }
+    }
+
+    /// The forward a session may control in a channel it is connected to as `uid` with `role`
+    /// (its session's `clientID`): its own uid there. Stopping is allowed whatever the role;
+    /// starting needs a broadcaster; a forwarded user is not forwarded again.
+    public func sourceKey(channel: String, uid: UInt32, role: ClientRole, clientID: String) throws(ShowroomError) -> ForwardKey {
+        let key = ForwardKey(channel: channel, uid: uid)
+        guard role == .broadcaster || forwards[key] != nil else {
+            throw .roleForbidsPublish("uid \(uid) is audience in channel '\(channel)'; only a broadcaster's tracks are forwarded")
+        }
+        if ForwardLinkIdentity.isLink(clientID: clientID) {
+            throw .permissionDenied("a forwarded user is not forwarded again; forward from the source channel's edge")
+        }
+        return key
+    }
+
     /// The forward a running destination on `edge` belongs to, for a link's events.
     public func session(of key: ForwardKey) -> SessionID? { forwards[key]?.session }
 
@@ -316,6 +342,15 @@ public struct ForwardBook: Sendable {
         }
         forwards[key] = forward
         return out
+    }
+
+    /// A channel activity of the plane: a broadcaster that left or became audience ends its
+    /// forward there (``sourceLeft(_:now:)``).
+    public mutating func activity(_ activity: ChannelActivity, now: Duration) -> [ForwardDirective] {
+        switch activity.kind {
+        case .broadcasterLeft, .roleToAudience: sourceLeft(ForwardKey(channel: activity.channel, uid: activity.uid), now: now)
+        default: []
+        }
     }
 
     /// The broadcaster left the source channel, became audience or lost its session: every

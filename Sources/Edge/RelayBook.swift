@@ -20,11 +20,19 @@ public typealias RelayOrigin = ForwardEdge
 
 /// What ``RelayBook`` asks the edge's shell to do.
 public enum RelayDirective: Sendable, Equatable {
-    /// Open (or reuse) the link to `origin` and join `channel` there as audience, subscribing to
-    /// every track.
+    /// The channel is hosted here as a relay of `origin` from now on (its summary changed).
+    case hosted(channel: String, origin: RelayOrigin)
+    /// Connect a link to `origin` and open its session as the relay link uid `uid`; if it cannot
+    /// be connected, tell ``RelayBook/linkDown(endpoint:channel:now:)``.
+    case openLink(origin: RelayOrigin, uid: UInt32)
+    /// Join `channel` on `origin` as audience over the link to it, subscribing to every track;
+    /// a refusal goes to ``RelayBook/channelLost(_:onLink:to:now:)``.
     case link(channel: String, origin: RelayOrigin)
-    /// Leave `channel` on `origin`; close the link if no other channel uses it.
+    /// Leave `channel` on `origin`; once answered, tell ``RelayBook/leaveAnswered(onLink:to:)``.
     case unlink(channel: String, origin: RelayOrigin)
+    /// Close the link with uid `uid` to `origin` (`EDGE_CLOSE_SESSION` first): no channel is
+    /// pulled over it any more.
+    case closeLink(origin: RelayOrigin, uid: UInt32)
     /// Ask the channel's owner coordinator again (`CHANNEL_CLAIM`): the link to the origin broke.
     case claim(channel: String)
     /// Send `RELAY_KEYFRAME_REQUEST` for `track` to `origin`.
@@ -48,6 +56,9 @@ public enum RelayDirective: Sendable, Equatable {
 /// after the link breaks, claims every ``Settings/reclaimInterval`` (slower after
 /// ``Settings/fastReclaims``) until an answer names an origin, and the publishers shown offline
 /// only if the origin has not come back within ``Settings/publisherGrace``.
+///
+/// It keeps the links too: one per origin edge, with its uid and the channels pulled over it,
+/// opened for the first channel and closed once the last one's leave is answered.
 ///
 /// It also keeps the stand-ins: one session per publisher of the origin, opened when the origin
 /// announces it and ended when it leaves, when the origin is lost, or a grace after the channel
@@ -101,6 +112,14 @@ public struct RelayBook: Sendable {
         var lastKeyframeRequest: [TrackID: Duration] = [:]
     }
 
+    /// A link to an origin edge: its session's uid and the channels joined (or being joined)
+    /// over it.
+    struct Link: Sendable {
+        var origin: RelayOrigin
+        var uid: UInt32
+        var channels: Set<String> = []
+    }
+
     /// Stand-in session ids: a length byte no routing id has, so never a client's.
     public static let standInIDBase: UInt64 = 0xFF00_0000_0000_0000
 
@@ -118,6 +137,8 @@ public struct RelayBook: Sendable {
     private var silentChannels: Set<String> = []
     /// The uid offset of the last relay link.
     private var lastLinkUID: UInt32
+    /// The links, by their origin's client endpoint.
+    private var links: [String: Link] = [:]
 
     /// Creates an empty book.
     ///
@@ -155,6 +176,19 @@ public struct RelayBook: Sendable {
     /// Whether `channel` is hosted as a relay.
     public func isRelayed(_ channel: String) -> Bool { entries[channel] != nil }
 
+    /// Whether `channel` is pulled over the link to `endpoint`: what arrives on the link for
+    /// another channel is not this edge's.
+    public func pulls(_ channel: String, from endpoint: String) -> Bool {
+        links[endpoint]?.channels.contains(channel) ?? false
+    }
+
+    /// The stand-in a frame of `uid` in `channel`, received on the link to `endpoint`, is
+    /// forwarded as; nil if the channel is not pulled over that link or the publisher has none.
+    public func standIn(ofFrameIn channel: String, uid: UInt32, from endpoint: String) -> SessionID? {
+        guard pulls(channel, from: endpoint) else { return nil }
+        return standIns[RelayedPublisher(channel: channel, uid: uid)]
+    }
+
     /// The origin `channel` is relayed from.
     public func origin(of channel: String) -> RelayOrigin? { entries[channel]?.origin }
 
@@ -172,7 +206,13 @@ public struct RelayBook: Sendable {
     /// Why `request` may not run on this edge: becoming a broadcaster (a join, a role switch or
     /// an options update) in a relayed channel is `CHANNEL_ELSEWHERE` with a redirect to the
     /// origin. Nil for anything else.
-    public func refusal(of request: EdgeRequest) -> ShowroomError? {
+    ///
+    /// A relay link (`fromRelayLink`) joining a channel this edge relays itself is refused too:
+    /// relays pull from the origin only.
+    public func refusal(of request: EdgeRequest, fromRelayLink: Bool = false) -> ShowroomError? {
+        if fromRelayLink, case .join(let name, _, _, _, _) = request, entries[name] != nil {
+            return .unavailable("channel '\(name)' is relayed on this edge, not hosted; a relay pulls from the origin edge only")
+        }
         let channel: String
         switch request {
         case .join(let name, _, _, .broadcaster, _): channel = name
@@ -191,6 +231,31 @@ public struct RelayBook: Sendable {
 
     // MARK: - Events
 
+    /// The channel's owner coordinator answered a claim for `channel` (`hostedHere`: the plane
+    /// hosts the channel already). The first `relay_of_*` answer makes the channel relayed; after
+    /// the link broke, an answer naming an origin links again, one admitting the channel here ends
+    /// relaying (its publishers will join here), a refusal waits for the next claim. An answer
+    /// placing the channel here while its link runs ends relaying too: the old origin died and a
+    /// publisher joins here.
+    public mutating func claimAnswered(_ channel: String, _ outcome: ClaimOutcome, hostedHere: Bool, now: Duration) -> [RelayDirective] {
+        if case .placed = outcome, isRelayed(channel), !isDown(channel) { return stopRelaying(channel, now: now) }
+        if isDown(channel) {
+            switch outcome {
+            case .relay(let origin): return hosting(channel, origin: origin, now: now)
+            case .admit, .placed: return stopRelaying(channel, now: now)
+            case .refuse: return []
+            }
+        }
+        // A channel that became hosted here meanwhile (its publishers joined) stays an origin.
+        guard case .relay(let origin) = outcome, isRelayed(channel) || !hostedHere else { return [] }
+        return hosting(channel, origin: origin, now: now)
+    }
+
+    /// ``host(_:origin:now:)``, announced first (``RelayDirective/hosted(channel:origin:)``).
+    public mutating func hosting(_ channel: String, origin: RelayOrigin, now: Duration) -> [RelayDirective] {
+        [.hosted(channel: channel, origin: origin)] + host(channel, origin: origin, now: now)
+    }
+
     /// A claim's answer named `origin` for `channel`: host it as a relay (the joins held for the
     /// claim follow), or, after the link broke, pull from that origin now.
     public mutating func host(_ channel: String, origin: RelayOrigin, now: Duration) -> [RelayDirective] {
@@ -206,7 +271,49 @@ public struct RelayBook: Sendable {
         entry.lastKeyframeRequest = [:]
         entry.state = .linked
         entries[channel] = entry
-        return [.link(channel: channel, origin: origin)]
+        return pull(channel, from: origin)
+    }
+
+    /// Joins `channel` on `origin` over its link, opened first if there is none.
+    private mutating func pull(_ channel: String, from origin: RelayOrigin) -> [RelayDirective] {
+        var out: [RelayDirective] = []
+        if links[origin.endpoint] == nil {
+            let uid = nextLinkUID()
+            links[origin.endpoint] = Link(origin: origin, uid: uid)
+            out.append(.openLink(origin: origin, uid: uid))
+        }
+        links[origin.endpoint]?.channels.insert(channel)
+        out.append(.link(channel: channel, origin: origin))
+        return out
+    }
+
+    /// Leaves `channel` on `origin` if it is pulled over the link to it.
+    private mutating func unpull(_ channel: String, from origin: RelayOrigin) -> [RelayDirective] {
+        guard links[origin.endpoint]?.channels.remove(channel) != nil else { return [] }
+        return [.unlink(channel: channel, origin: origin)]
+    }
+
+    /// Closes the link to `endpoint` if no channel is pulled over it.
+    private mutating func closeIfUnused(_ endpoint: String) -> [RelayDirective] {
+        guard let link = links[endpoint], link.channels.isEmpty else { return [] }
+        links[endpoint] = nil
+        return [.closeLink(origin: link.origin, uid: link.uid)]
+    }
+
+    /// The origin at `endpoint` answered the leave of a channel on the link with `uid` (answers
+    /// of a link that broke meanwhile change nothing): the link closes if no channel is pulled
+    /// over it any more.
+    public mutating func leaveAnswered(onLink uid: UInt32, to endpoint: String) -> [RelayDirective] {
+        guard links[endpoint]?.uid == uid else { return [] }
+        return closeIfUnused(endpoint)
+    }
+
+    /// The origin at `endpoint` refused `channel`'s join on the link with `uid`, or ended its
+    /// connection there: the channel claims again (``linkDown(endpoint:channel:now:)``) and the
+    /// link closes if it pulls nothing else. Nothing if the channel is not pulled over that link.
+    public mutating func channelLost(_ channel: String, onLink uid: UInt32, to endpoint: String, now: Duration) -> [RelayDirective] {
+        guard links[endpoint]?.uid == uid, links[endpoint]?.channels.remove(channel) != nil else { return [] }
+        return linkDown(endpoint: endpoint, channel: channel, now: now) + closeIfUnused(endpoint)
     }
 
     /// A claim's answer said this edge hosts `channel` itself (or it is hosted elsewhere, not as
@@ -214,8 +321,8 @@ public struct RelayBook: Sendable {
     public mutating func stopRelaying(_ channel: String, now: Duration) -> [RelayDirective] {
         guard let entry = entries.removeValue(forKey: channel) else { return [] }
         var out: [RelayDirective] = []
-        if case .linked = entry.state { out.append(.unlink(channel: channel, origin: entry.origin)) }
-        if case .releasing = entry.state { out.append(.unlink(channel: channel, origin: entry.origin)) }
+        if case .linked = entry.state { out += unpull(channel, from: entry.origin) }
+        if case .releasing = entry.state { out += unpull(channel, from: entry.origin) }
         out.append(release(channel, now: now))
         return out
     }
@@ -232,18 +339,17 @@ public struct RelayBook: Sendable {
     public mutating func viewerJoined(_ channel: String) -> [RelayDirective] {
         guard var entry = entries[channel] else { return [] }
         entry.viewers += 1
-        var out: [RelayDirective] = []
+        let pulling: Bool
         switch entry.state {
-        case .unlinked:
-            entry.state = .linked
-            out.append(.link(channel: channel, origin: entry.origin))
-        case .releasing:
-            entry.state = .linked
+        case .unlinked: pulling = true
+        case .releasing: pulling = false
         case .linked, .down:
-            break
+            entries[channel] = entry
+            return []
         }
+        entry.state = .linked
         entries[channel] = entry
-        return out
+        return pulling ? pull(channel, from: entry.origin) : []
     }
 
     /// A local viewer left `channel`: after the last one, the link goes after ``Settings/releaseDelay``.
@@ -304,10 +410,12 @@ public struct RelayBook: Sendable {
         return (true, [])
     }
 
-    /// The link to the edge at `endpoint` broke (or, with `only`, the origin ended that channel's
-    /// connection on it): those channels claim again at once, and keep their publishers for
-    /// ``Settings/publisherGrace``.
+    /// The link to the edge at `endpoint` broke, or could not be connected (or, with `only`, the
+    /// origin ended that channel's connection on it): those channels claim again at once, and
+    /// keep their publishers for ``Settings/publisherGrace``. A broken link is forgotten: the
+    /// next pull from that edge opens a new one.
     public mutating func linkDown(endpoint: String, channel only: String? = nil, now: Duration) -> [RelayDirective] {
+        if let only { links[endpoint]?.channels.remove(only) } else { links[endpoint] = nil }
         var out: [RelayDirective] = []
         for channel in entries.keys.sorted() where only == nil || only == channel {
             guard var entry = entries[channel], entry.origin.endpoint == endpoint else { continue }
@@ -357,7 +465,7 @@ public struct RelayBook: Sendable {
                 continue
             case .releasing(let until) where until <= now:
                 entries[channel] = nil
-                out += [.unlink(channel: channel, origin: entry.origin), release(channel, now: now)]
+                out += unpull(channel, from: entry.origin) + [release(channel, now: now)]
                 continue
             case .down where entry.viewers == 0:
                 entries[channel] = nil

@@ -1,22 +1,6 @@
 import Edge
 import ShowroomWire
 
-/// What the room-coordinators said about a channel the edge does not host yet.
-enum ClaimOutcome: Sendable, Equatable {
-    /// Host it: no coordinator is alive to ask (or one from before claims answered).
-    case admit
-    /// Host it: the channel's owner coordinator placed it here (a relayed channel becomes an
-    /// origin: its old origin died and a publisher joins here).
-    case placed
-    /// Host it as a relay of `origin` (`ClaimChannelResponse.relay_of_*`): audience joins are
-    /// admitted and the channel is pulled from the origin; broadcasting is refused with
-    /// `CHANNEL_ELSEWHERE` naming the origin.
-    case relay(RelayOrigin)
-    /// Do not: the channel is placed elsewhere (`CHANNEL_ELSEWHERE` with a redirect), or the
-    /// coordinators could not decide (`UNAVAILABLE`), or the claim was refused.
-    case refuse(ShowroomError)
-}
-
 /// The joins an edge holds while it asks the channel's owner coordinator whether it may host the
 /// channel (`CHANNEL_CLAIM`): one claim per channel however many joins wait for it, each join held
 /// at most ``timeout``, at most ``maxHeldJoins`` held in all. A pure state machine on the edge's
@@ -119,9 +103,10 @@ extension EdgeShell {
     /// The owner coordinator answered the claim for `channel`: the joins held for it go to the
     /// plane, or are refused with the answer's error (`CHANNEL_ELSEWHERE` names the edge to join).
     /// An answer with `relay_of_*` makes this edge host the channel as a relay (see
-    /// ``relayClaimAnswered(_:_:)``): its held broadcaster joins are refused, naming the origin.
+    /// ``RelayBook/claimAnswered(_:_:hostedHere:now:)``): its held broadcaster joins are refused,
+    /// naming the origin.
     func claimAnswered(_ channel: String, _ outcome: ClaimOutcome) {
-        relayClaimAnswered(channel, outcome)
+        performRelay(relays.claimAnswered(channel, outcome, hostedHere: plane.hosts(channel: channel), now: now))
         let joins = claims.resolve(channel)
         for join in joins {
             switch outcome {

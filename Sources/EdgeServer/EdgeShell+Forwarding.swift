@@ -3,12 +3,6 @@ import Foundation
 import ShowroomWire
 import ZeroMQ
 
-/// A link: one per forward and destination edge.
-struct ForwardLinkKey: Hashable {
-    var key: ForwardKey
-    var endpoint: String
-}
-
 // Forwarding broadcasters' tracks into other channels: the requests (a client's, a
 // coordinator's), the frame path onto the links, and carrying out what ``ForwardBook`` says.
 
@@ -49,15 +43,8 @@ extension EdgeShell {
         guard let connection = plane.connection(session, channel: channel) else {
             throw .notJoined("this session is not connected to channel '\(channel)'; join it as broadcaster before forwarding")
         }
-        let key = ForwardKey(channel: channel, uid: connection.uid)
-        // Stopping is allowed whatever the role; starting needs a broadcaster.
-        guard connection.role == .broadcaster || forwards.session(of: key) != nil else {
-            throw .roleForbidsPublish("uid \(connection.uid) is audience in channel '\(channel)'; only a broadcaster's tracks are forwarded")
-        }
-        if let session = plane.session(session), ForwardLinkIdentity.isLink(clientID: session.clientID) {
-            throw .permissionDenied("a forwarded user is not forwarded again; forward from the source channel's edge")
-        }
-        return key
+        return try forwards.sourceKey(channel: channel, uid: connection.uid, role: connection.role,
+                                      clientID: plane.session(session)?.clientID ?? "")
     }
 
     private func apply(_ operation: ForwardOperation, to key: ForwardKey, from session: SessionID) throws(ShowroomError) -> [ForwardDestinationStatus] {
@@ -66,39 +53,6 @@ extension EdgeShell {
         logger.info("forward of \(key): \(operation.name)")
         performForward(out)
         return statuses
-    }
-
-    /// A session left a channel or became audience: its forwards there end (source left).
-    func forwardActivity(_ activity: ChannelActivity) -> [EdgeDirective] {
-        switch activity.kind {
-        case .broadcasterLeft, .roleToAudience:
-            return forwardDirectives(forwards.sourceLeft(ForwardKey(channel: activity.channel, uid: activity.uid), now: now))
-        default:
-            return []
-        }
-    }
-
-    /// The forwards as the status view lists them.
-    var forwardedPublishers: [EdgeForwardedPublisher] {
-        forwards.keys.map { key in
-            var publisher = EdgeForwardedPublisher()
-            publisher.channel = key.channel
-            publisher.uid = key.uid
-            publisher.paused = forwards.isPaused(key)
-            publisher.destinations = forwards.statuses(key).map(EdgeCodec.wire)
-            return publisher
-        }
-    }
-
-    /// The plane's channel summaries with each channel's forwarded publishers.
-    func summariesWithForwards() -> [ChannelSummary] {
-        var summaries = plane.channelSummaries
-        guard !forwards.isEmpty else { return summaries }
-        let byChannel = Dictionary(grouping: forwardedPublishers, by: \.channel)
-        for index in summaries.indices {
-            summaries[index].forwardedPublishers = byChannel[summaries[index].name] ?? []
-        }
-        return summaries
     }
 
     // MARK: - The frame path
@@ -110,37 +64,27 @@ extension EdgeShell {
         guard let kind = info.kind, let (source, targets) = forwards.targets(channel: info.channel, uid: info.publisherUID),
             source == session, plane.publishes(session, TrackID(channel: info.channel, uid: info.publisherUID, kind: kind))
         else { return }
-        let now = self.now
+        let key = ForwardKey(channel: info.channel, uid: info.publisherUID)
         var keyframeWanted = false
         // One message per destination edge: the first destination on an edge leads, the others
         // on it ride along in `also_channels`.
         for (index, target) in targets.enumerated()
         where !targets[..<index].contains(where: { $0.edge.endpoint == target.edge.endpoint }) {
-            guard let link = links[ForwardLinkKey(key: ForwardKey(channel: info.channel, uid: info.publisherUID), endpoint: target.edge.endpoint)],
-                link.isOpen
+            guard let link = forwardLinks.route(key, targets: targets, from: index, video: kind == .video, keyframe: info.isKeyframe,
+                                                into: &forwardChannels, ready: { $0.isOpen }),
+                let first = forwardChannels.first
             else { continue }
-            forwardChannels.removeAll(keepingCapacity: true)
-            for other in targets[index...] where other.edge.endpoint == target.edge.endpoint {
-                if kind == .video, !link.awaitingKeyframe.isEmpty, link.awaitingKeyframe.contains(other.channel) {
-                    guard info.isKeyframe else { continue }
-                    link.awaitingKeyframe.remove(other.channel)
-                }
-                forwardChannels.append(other.channel)
-            }
-            guard let first = forwardChannels.first else { continue }
             forwardHeader.write(header, channel: first, also: forwardChannels.dropFirst())
             forwardBuffer.removeAll()
             forwardHeader.bytes.withUnsafeBytes { forwardBuffer.append(bytes: $0) }
             forwardBuffer.append(referenceTo: 2, of: frame)
             if link.sendFrame(forwardBuffer) != .sent, kind == .video {
-                for channel in forwardChannels { link.awaitingKeyframe.insert(channel) }
+                forwardLinks.dropped(forwardChannels, of: key, to: target.edge.endpoint)
                 keyframeWanted = true
             }
         }
         forwardBuffer.removeAll()
-        if keyframeWanted {
-            performForward(forwards.keyframeWanted(ForwardKey(channel: info.channel, uid: info.publisherUID), now: now))
-        }
+        if keyframeWanted { performForward(forwards.keyframeWanted(key, now: now)) }
     }
 
     /// A frame that came over a forward link for more channels than its own (`also_channels`):
@@ -204,57 +148,51 @@ extension EdgeShell {
     }
 
     private func join(_ key: ForwardKey, destination: String, token: String, on edge: ForwardEdge, attempt: UInt64) {
-        let link: ForwardLink
-        do throws(ShowroomError) {
-            link = try self.link(key, to: edge)
-        } catch {
-            performForward(forwards.joined(key, destination: destination, attempt: attempt, .failure(error), now: now))
-            return
+        if forwardLinks.handle(of: key, to: edge.endpoint) == nil {
+            do throws(ShowroomError) {
+                try openLink(key, to: edge)
+            } catch {
+                return performForward(forwards.joined(key, destination: destination, attempt: attempt, .failure(error), now: now))
+            }
         }
-        link.channels.insert(destination)
-        link.awaitingKeyframe.insert(destination)
+        guard let (id, link) = forwardLinks.join(destination, of: key, to: edge.endpoint) else { return }
         let options = MediaOptions(publishAudio: true, publishVideo: true, autoSubscribeAudio: false, autoSubscribeVideo: false)
         link.whenOpen { [unowned self, unowned link] opened in
             if case .failure(let error) = opened {
                 return performForward(forwards.joined(key, destination: destination, attempt: attempt, .failure(error), now: now))
             }
             link.request(.join(channel: destination, uid: key.uid, token: token, role: .broadcaster, options: options), now: now) {
-                [unowned self, unowned link] result in
+                [unowned self] result in
                 let outcome = result.flatMap(ForwardLink.reply).map { _ in () }
-                if case .failure = outcome { link.channels.remove(destination) }
+                if case .failure = outcome { forwardLinks.remove(destination, of: key, to: edge.endpoint, on: id) }
                 performForward(forwards.joined(key, destination: destination, attempt: attempt, outcome, now: now))
-                closeIfUnused(link)
+                closeIfUnused(id)
             }
         }
     }
 
     private func leave(_ key: ForwardKey, destination: String, on edge: ForwardEdge) {
-        guard let link = links[ForwardLinkKey(key: key, endpoint: edge.endpoint)], link.channels.remove(destination) != nil else { return }
-        link.awaitingKeyframe.remove(destination)
+        guard let (id, link) = forwardLinks.remove(destination, of: key, to: edge.endpoint) else { return }
         link.whenOpen { [unowned self, unowned link] opened in
             guard case .success = opened else { return }
-            link.request(.leave(channel: destination), now: now) { [unowned self, unowned link] _ in closeIfUnused(link) }
+            link.request(.leave(channel: destination), now: now) { [unowned self] _ in closeIfUnused(id) }
         }
     }
 
-    /// The link of a forward to an edge, connected and opening if there was none.
-    private func link(_ key: ForwardKey, to edge: ForwardEdge) throws(ShowroomError) -> ForwardLink {
-        let linkKey = ForwardLinkKey(key: key, endpoint: edge.endpoint)
-        if let link = links[linkKey] { return link }
+    /// Connects the link of a forward to an edge and opens its session.
+    private func openLink(_ key: ForwardKey, to edge: ForwardEdge) throws(ShowroomError) {
         let link = try face.link(key, to: edge, now: now)
-        links[linkKey] = link
-        attach(link, receive: { [unowned self] link in receive(on: link) }, broke: { [unowned self] link, error in linkDown(link, error) })
+        let id = forwardLinks.opened(link, for: key, to: edge.endpoint)
+        attach(link, receive: { [unowned self] link in receive(on: link, id) }, broke: { [unowned self] link, error in linkDown(id, link, error) })
         let clientID = "\(ForwardLinkIdentity.clientIDPrefix)\(key.channel)/\(key.uid)/\(String(random(), radix: 16))"
         link.open(clientID: clientID, now: now)
         logger.info("forward of \(key): link to edge \(edge)")
-        return link
     }
 
     /// Closes a link with no channel left once its last leave is answered: `EDGE_CLOSE_SESSION`
     /// first, so the destination edge does not wait for a heartbeat timeout.
-    private func closeIfUnused(_ link: ForwardLink) {
-        guard link.channels.isEmpty, links[ForwardLinkKey(key: link.key, endpoint: link.edge.endpoint)] === link else { return }
-        links[ForwardLinkKey(key: link.key, endpoint: link.edge.endpoint)] = nil
+    private func closeIfUnused(_ id: ForwardLinks<ForwardLink>.Link) {
+        guard let link = forwardLinks.closeIfUnused(id) else { return }
         retire(link, .unavailable("the forward link was closed"))
     }
 
@@ -279,10 +217,8 @@ extension EdgeShell {
     }
 
     /// The link broke: its destinations fail (unreachable) and are placed again.
-    private func linkDown(_ link: ForwardLink, _ error: ShowroomError) {
-        let linkKey = ForwardLinkKey(key: link.key, endpoint: link.edge.endpoint)
-        guard links[linkKey] === link else { return }
-        links[linkKey] = nil
+    private func linkDown(_ id: ForwardLinks<ForwardLink>.Link, _ link: ForwardLink, _ error: ShowroomError) {
+        guard forwardLinks.broke(id) else { return }
         logger.warning("forward of \(link.key): link to edge \(link.edge) down: \(error)")
         detach(link, error)
         performForward(forwards.linkDown(link.key, edge: link.edge, error, now: now))
@@ -290,12 +226,10 @@ extension EdgeShell {
 
     // MARK: - What links receive
 
-    private func receive(on link: ForwardLink) {
+    private func receive(on link: ForwardLink, _ id: ForwardLinks<ForwardLink>.Link) {
         let buffer = link.receiveBuffer
         for _ in 0..<256 {
-            guard links[ForwardLinkKey(key: link.key, endpoint: link.edge.endpoint)] === link,
-                link.receive(into: buffer)
-            else { return }
+            guard forwardLinks.isCurrent(id), link.receive(into: buffer) else { return }
             link.lastHeard = now
             guard buffer.count == 1,
                 let envelope = try? buffer.withBytes(of: 0, { (bytes) throws(ShowroomError) in try WireEnvelope.decode(frame: bytes) })
@@ -305,20 +239,19 @@ extension EdgeShell {
             } else if envelope.kind == .keyframeRequest {
                 performForward(forwards.keyframeWanted(link.key, now: now))
             } else if let event = try? EdgeCodec.event(from: envelope) {
-                linkEvent(event, on: link)
+                linkEvent(event, on: link, id)
             }
         }
     }
 
-    private func linkEvent(_ event: EdgeEvent, on link: ForwardLink) {
+    private func linkEvent(_ event: EdgeEvent, on link: ForwardLink, _ id: ForwardLinks<ForwardLink>.Link) {
         switch event {
         case .connectionClosed(let channel, let reason):
-            link.channels.remove(channel)
-            link.awaitingKeyframe.remove(channel)
+            forwardLinks.remove(channel, of: link.key, to: link.edge.endpoint, on: id)
             performForward(forwards.closed(link.key, destination: channel, on: link.edge, reason, now: now))
-            closeIfUnused(link)
+            closeIfUnused(id)
         case .sessionClosed(let reason):
-            linkDown(link, reason)
+            linkDown(id, link, reason)
         case .error(let error, let channel, _):
             logger.debug("forward of \(link.key): edge \(link.edge.id) refused something in '\(channel)': \(error)")
         default:
@@ -332,8 +265,8 @@ extension EdgeShell {
     func tickForwards() {
         let now = self.now
         if !forwards.isEmpty { performForward(forwards.tick(now: now)) }
-        for link in Array(links.values) {
-            if let error = link.tick(now: now) { linkDown(link, error) }
+        for (id, link) in forwardLinks.all {
+            if let error = link.tick(now: now) { linkDown(id, link, error) }
         }
     }
 }

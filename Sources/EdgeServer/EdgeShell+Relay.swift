@@ -17,42 +17,14 @@ extension EdgeShell {
 
     /// Hosts `channel` as a relay of `origin`, as a claim answer with `relay_of_*` does.
     func hostRelay(_ channel: String, of origin: RelayOrigin) {
-        logger.info("hosting channel \(channel) as a relay of edge \(origin)")
-        performRelay(relays.host(channel, origin: origin, now: now))
-        reports.channelsDidChange()
-    }
-
-    /// What a claim's answer means for relaying: the first `relay_of_*` answer makes the channel
-    /// relayed; after the link broke, an answer naming an origin links again, one admitting the
-    /// channel here ends relaying (its publishers will join here), a refusal waits for the next
-    /// claim.
-    func relayClaimAnswered(_ channel: String, _ outcome: ClaimOutcome) {
-        if case .placed = outcome, relays.isRelayed(channel), !relays.isDown(channel) {
-            // The coordinator made this edge the channel's origin (the old one died and a
-            // publisher joins here): pull no more, publish here.
-            return performRelay(relays.stopRelaying(channel, now: now))
-        }
-        if relays.isDown(channel) {
-            switch outcome {
-            case .relay(let origin): hostRelay(channel, of: origin)
-            case .admit, .placed: performRelay(relays.stopRelaying(channel, now: now))
-            case .refuse: break
-            }
-        } else if case .relay(let origin) = outcome, relays.isRelayed(channel) || !plane.hosts(channel: channel) {
-            // A channel that became hosted here meanwhile (its publishers joined) stays an origin.
-            hostRelay(channel, of: origin)
-        }
+        performRelay(relays.hosting(channel, origin: origin, now: now))
     }
 
     /// Why a request may not run here: broadcasting in a relayed channel (`CHANNEL_ELSEWHERE`
-    /// naming the origin), or a relay link joining a channel this edge relays itself (relays
-    /// never pull from a relay).
+    /// naming the origin), or a relay link joining a channel this edge relays itself.
     func relayRefusal(of request: EdgeRequest, from session: SessionID) -> ShowroomError? {
         guard !relays.isEmpty else { return nil }
-        if case .join(let channel, _, _, _, _) = request, relays.isRelayed(channel), plane.isRelayLink(session) {
-            return .unavailable("channel '\(channel)' is relayed on this edge, not hosted; a relay pulls from the origin edge only")
-        }
-        return relays.refusal(of: request)
+        return relays.refusal(of: request, fromRelayLink: plane.isRelayLink(session))
     }
 
     /// Whether the coordinators hear of a plane's activity (see ``RelayBook/report(_:now:)``).
@@ -62,25 +34,31 @@ extension EdgeShell {
         return reported
     }
 
-    /// The channel summaries as reported: forwards, and the origin of relayed channels.
-    func reportedSummaries() -> [ChannelSummary] {
-        var summaries = summariesWithForwards()
-        guard !relays.isEmpty else { return summaries }
-        for index in summaries.indices {
-            summaries[index].originEdge = relays.origin(of: summaries[index].name)?.id ?? ""
-        }
-        return summaries
-    }
-
     // MARK: - Carrying out the book's directives
 
     func performRelay(_ directives: [RelayDirective]) {
         for directive in directives {
             switch directive {
+            case .hosted(let channel, let origin):
+                logger.info("hosting channel \(channel) as a relay of edge \(origin)")
+                reports.channelsDidChange()
+            case .openLink(let origin, let uid):
+                openRelayLink(to: origin, uid: uid)
             case .link(let channel, let origin):
                 pull(channel, from: origin)
             case .unlink(let channel, let origin):
-                stopPulling(channel, from: origin)
+                guard let link = relayLinks[origin.endpoint] else { continue }
+                link.whenOpen { [unowned self, unowned link] opened in
+                    guard case .success = opened else { return }
+                    link.request(.leave(channel: channel), now: now) { [unowned self, unowned link] _ in
+                        performRelay(relays.leaveAnswered(onLink: link.key.uid, to: link.edge.endpoint))
+                    }
+                }
+            case .closeLink(let origin, let uid):
+                guard let link = relayLinks[origin.endpoint], link.key.uid == uid else { continue }
+                relayLinks[origin.endpoint] = nil
+                logger.info("relay link to edge \(origin) closed: no channel pulled")
+                retire(link, .unavailable("the relay link was closed"))
             case .claim(let channel):
                 // A bare edge (no node) has nobody to ask; the book keeps the viewers waiting.
                 coordinatorReports?.claim(channel)
@@ -101,27 +79,25 @@ extension EdgeShell {
         }
     }
 
-    /// Joins `channel` on `origin` over its link (opened if there is none) as audience,
-    /// subscribing to every track.
-    private func pull(_ channel: String, from origin: RelayOrigin) {
+    /// Connects the link to `origin` and opens its session as `uid`.
+    private func openRelayLink(to origin: RelayOrigin, uid: UInt32) {
         let link: ForwardLink
-        if let existing = relayLinks[origin.endpoint] {
-            link = existing
-        } else {
-            let key = ForwardKey(channel: "", uid: relays.nextLinkUID())
-            do {
-                link = try face.link(key, to: origin, now: now)
-            } catch {
-                logger.warning("relay of channel \(channel): cannot link to edge \(origin): \(error)")
-                return performRelay(relays.linkDown(endpoint: origin.endpoint, now: now))
-            }
-            relayLinks[origin.endpoint] = link
-            attach(link, receive: { [unowned self] link in receiveRelayed(on: link) },
-                   broke: { [unowned self] link, error in relayLinkDown(link, error) })
-            link.open(clientID: "\(RelayLinkIdentity.clientIDPrefix)\(String(random(), radix: 16))", now: now)
-            logger.info("relay link to edge \(origin) as uid \(key.uid)")
+        do {
+            link = try face.link(ForwardKey(channel: "", uid: uid), to: origin, now: now)
+        } catch {
+            logger.warning("relay: cannot link to edge \(origin): \(error)")
+            return performRelay(relays.linkDown(endpoint: origin.endpoint, now: now))
         }
-        link.channels.insert(channel)
+        relayLinks[origin.endpoint] = link
+        attach(link, receive: { [unowned self] link in receiveRelayed(on: link) },
+               broke: { [unowned self] link, error in relayLinkDown(link, error) })
+        link.open(clientID: "\(RelayLinkIdentity.clientIDPrefix)\(String(random(), radix: 16))", now: now)
+        logger.info("relay link to edge \(origin) as uid \(uid)")
+    }
+
+    /// Joins `channel` on `origin` over its link as audience, subscribing to every track.
+    private func pull(_ channel: String, from origin: RelayOrigin) {
+        guard let link = relayLinks[origin.endpoint] else { return }
         let uid = link.key.uid
         let token: String
         do {
@@ -140,27 +116,9 @@ extension EdgeShell {
                 [unowned self, unowned link] result in
                 guard case .failure(let error) = result.flatMap(ForwardLink.reply) else { return }
                 logger.warning("relay of channel \(channel): edge \(origin) refused the join: \(error)")
-                guard link.channels.remove(channel) != nil else { return }
-                performRelay(relays.linkDown(endpoint: origin.endpoint, channel: channel, now: now))
-                closeRelayLinkIfUnused(link)
+                performRelay(relays.channelLost(channel, onLink: uid, to: link.edge.endpoint, now: now))
             }
         }
-    }
-
-    /// Leaves `channel` on `origin`; the link closes once no channel uses it.
-    private func stopPulling(_ channel: String, from origin: RelayOrigin) {
-        guard let link = relayLinks[origin.endpoint], link.channels.remove(channel) != nil else { return }
-        link.whenOpen { [unowned self, unowned link] opened in
-            guard case .success = opened else { return }
-            link.request(.leave(channel: channel), now: now) { [unowned self, unowned link] _ in closeRelayLinkIfUnused(link) }
-        }
-    }
-
-    private func closeRelayLinkIfUnused(_ link: ForwardLink) {
-        guard link.channels.isEmpty, relayLinks[link.edge.endpoint] === link else { return }
-        relayLinks[link.edge.endpoint] = nil
-        logger.info("relay link to edge \(link.edge) closed: no channel pulled")
-        retire(link, .unavailable("the relay link was closed"))
     }
 
     /// The link broke: its channels claim again, their viewers stay.
@@ -177,29 +135,14 @@ extension EdgeShell {
     /// A publisher the origin announced becomes a broadcaster here, publishing nothing until its
     /// tracks are announced.
     private func openStandIn(_ id: SessionID, for publisher: RelayedPublisher) {
-        let now = self.now
-        let grant = ChannelGrant(
-            channel: publisher.channel, uid: publisher.uid,
-            privileges: [.join: .never, .publishAudio: .never, .publishVideo: .never, .publishData: .never])
-        var out = plane.openStandIn(id, clientID: "showroom-relay-stand-in/\(publisher.channel)/\(publisher.uid)", now: now)
-        out += plane.join(
-            id, channel: publisher.channel, uid: publisher.uid, role: .broadcaster,
-            options: MediaOptions(publishAudio: false, publishVideo: false, autoSubscribeAudio: false, autoSubscribeVideo: false),
-            grant: grant, now: now)
-        if plane.connection(id, channel: publisher.channel) == nil {
-            logger.warning("relay of channel \(publisher.channel): uid \(publisher.uid) cannot publish here")
-        }
-        perform(out)
+        let (joined, directives) = plane.joinStandIn(id, channel: publisher.channel, uid: publisher.uid, now: now)
+        if !joined { logger.warning("relay of channel \(publisher.channel): uid \(publisher.uid) cannot publish here") }
+        perform(directives)
     }
 
     private func setStandInTrack(_ track: TrackID, published: Bool) {
         guard let id = relays.standIn(of: RelayedPublisher(channel: track.channel, uid: track.uid)) else { return }
-        var update = MediaOptionsUpdate()
-        switch track.kind {
-        case .audio: update.publishAudio = published
-        case .video: update.publishVideo = published
-        }
-        perform(plane.updateOptions(id, channel: track.channel, update: update, now: now))
+        perform(plane.standInTrack(id, track, published: published, now: now))
     }
 
     // MARK: - What relay links receive
@@ -228,8 +171,7 @@ extension EdgeShell {
     private func relayFrame(_ envelope: WireEnvelope, from buffer: Multipart, on link: ForwardLink) {
         guard let header = try? envelope.decodeBody(WireMediaHeader.self),
             let info = try? EdgeCodec.checkedFrameInfo(header: header, payloadSize: buffer.size(of: 1)),
-            link.channels.contains(info.channel),
-            let standIn = relays.standIn(of: RelayedPublisher(channel: info.channel, uid: info.publisherUID))
+            let standIn = relays.standIn(ofFrameIn: info.channel, uid: info.publisherUID, from: link.edge.endpoint)
         else { return }
         // Video stays in the GOP cache: a message of its own; audio reuses one.
         let frame = info.kind == .video ? Multipart(capacity: 3) : relayAudioFrame
@@ -243,20 +185,20 @@ extension EdgeShell {
     }
 
     private func relayEvent(_ event: EdgeEvent, on link: ForwardLink) {
+        let endpoint = link.edge.endpoint
         switch event {
-        case .userJoined(let channel, let uid) where link.channels.contains(channel):
+        case .userJoined(let channel, let uid) where relays.pulls(channel, from: endpoint):
             performRelay(relays.publisherJoined(channel, uid: uid))
-        case .userOffline(let channel, let uid, _) where link.channels.contains(channel):
+        case .userOffline(let channel, let uid, _) where relays.pulls(channel, from: endpoint):
             performRelay(relays.publisherLeft(channel, uid: uid))
-        case .remoteTrackPublished(let track) where link.channels.contains(track.channel):
+        case .remoteTrackPublished(let track) where relays.pulls(track.channel, from: endpoint):
             setStandInTrack(track, published: true)
-        case .remoteTrackUnpublished(let track) where link.channels.contains(track.channel):
+        case .remoteTrackUnpublished(let track) where relays.pulls(track.channel, from: endpoint):
             setStandInTrack(track, published: false)
         case .connectionClosed(let channel, let reason):
-            guard link.channels.remove(channel) != nil else { return }
+            guard relays.pulls(channel, from: endpoint) else { return }
             logger.warning("relay of channel \(channel): edge \(link.edge) closed the link's connection: \(reason)")
-            performRelay(relays.linkDown(endpoint: link.edge.endpoint, channel: channel, now: now))
-            closeRelayLinkIfUnused(link)
+            performRelay(relays.channelLost(channel, onLink: link.key.uid, to: endpoint, now: now))
         case .sessionClosed(let reason):
             relayLinkDown(link, reason)
         default:

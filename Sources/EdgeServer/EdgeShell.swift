@@ -2,7 +2,6 @@ import Edge
 import Logging
 import NIOCore
 import NodeRuntime
-import ShowroomAuth
 import ShowroomWire
 import ZeroMQ
 
@@ -13,7 +12,7 @@ import ZeroMQ
 final class EdgeShell<Face: ClientFace> {
     let face: Face
     var plane: ChannelPlane<Multipart>
-    private let verifier: TokenVerifier
+    private let grants: GrantVerifier
     let logger: Logger
     /// Every time the shell reads: the injected clock.
     private(set) var time: ElapsedTime
@@ -21,10 +20,8 @@ final class EdgeShell<Face: ClientFace> {
     /// so that a simulation replays.
     let random: () -> UInt64
     private let metrics = EdgeMetrics()
-    /// The drain, once begun (new joins are refused).
-    private var drain = EdgeDrain()
-    /// Who waits for the drain to end.
-    private var drainedWaiters: [() -> Void] = []
+    /// The drain, once begun (new joins are refused), and who waits for it to end.
+    private var drain = EdgeDrain<() -> Void>()
     /// Whether the edge drains (it refuses new joins).
     var draining: Bool { drain.isDraining }
     /// Told the hosted channel and connection counts when they change.
@@ -41,8 +38,8 @@ final class EdgeShell<Face: ClientFace> {
     private let maxMessageBytes: Int
     /// The forwards of broadcasters on this edge into other channels.
     var forwards = ForwardBook()
-    /// Links to destination edges, per forward and edge endpoint.
-    var links: [ForwardLinkKey: ForwardLink] = [:]
+    /// The forwards' links to destination edges and what goes over them.
+    var forwardLinks = ForwardLinks<ForwardLink>()
     /// Reused for every forwarded frame: the rewritten envelope and the frames sent.
     var forwardHeader = ForwardedFrameHeader()
     let forwardBuffer = Multipart(capacity: 2)
@@ -66,7 +63,7 @@ final class EdgeShell<Face: ClientFace> {
         self.logger = logger
         self.random = random
         time = ElapsedTime(clock)
-        verifier = TokenVerifier(appID: configuration.appID, appCertificate: configuration.appCertificate)
+        grants = GrantVerifier(appID: configuration.appID, appCertificate: configuration.appCertificate)
         appID = configuration.appID
         appCertificate = configuration.appCertificate
         relays = RelayBook(settings: configuration.relay, firstLinkUID: UInt32(truncatingIfNeeded: random()))
@@ -285,34 +282,9 @@ final class EdgeShell<Face: ClientFace> {
 
     // MARK: - Tokens
 
-    /// Verifies an AccessToken2 token against the app and places its expiries on the plane's clock.
+    /// Verifies a join's token against the app (see ``GrantVerifier``).
     func verify(_ token: String, channel: String, uid: UInt32, now: Duration) -> Result<ChannelGrant, ShowroomError> {
-        let unixNow = UInt32(clamping: time.unixNowMs / 1000)
-        do {
-            let grant = try verifier.verify(token, channel: channel, uid: uid, now: unixNow)
-            if Names.isCallChannel(channel), grant.isWildcardChannel || grant.isWildcardUid {
-                return .failure(ShowroomError(.channelPrivate,
-                    "'\(channel)' is a 1v1 call's private channel: only the token its call gave each party (bound to this channel and uid) joins it, not a wildcard token"))
-            }
-            var expiries: [Privilege: UInt32] = [:]
-            for privilege in RTCPrivilege.allCases {
-                if let expiry = grant.expiresAt(privilege) { expiries[Self.privilege(privilege)] = expiry }
-            }
-            return .success(ChannelGrant(
-                channel: grant.isWildcardChannel ? "" : grant.channel, uid: grant.isWildcardUid ? 0 : grant.uid,
-                tokenExpiresAt: grant.tokenExpiresAt, privilegeExpiries: expiries, unixNow: unixNow, now: now))
-        } catch {
-            return .failure(error.showroomError)
-        }
-    }
-
-    private static func privilege(_ privilege: RTCPrivilege) -> Privilege {
-        switch privilege {
-        case .joinChannel: .join
-        case .publishAudioStream: .publishAudio
-        case .publishVideoStream: .publishVideo
-        case .publishDataStream: .publishData
-        }
+        grants.grant(token, channel: channel, uid: uid, unixNow: UInt32(clamping: time.unixNowMs / 1000), now: now)
     }
 
     // MARK: - Carrying out directives
@@ -346,7 +318,7 @@ final class EdgeShell<Face: ClientFace> {
             case .report(let activity):
                 if !relays.isIdle, !relayReports(activity) { continue }
                 hold(activity)
-                if !forwards.isEmpty { work += forwardActivity(activity) }
+                if !forwards.isEmpty { work += forwardDirectives(forwards.activity(activity, now: now)) }
             }
         }
     }
@@ -399,7 +371,7 @@ final class EdgeShell<Face: ClientFace> {
         face.closeUnopened()
         flushPendingControl()
         handOverReports()
-        if drain.finishes(now: now, awaitsMovingClients: plane.awaitsMovingClients) { finishDraining() }
+        if let waiters = drain.finishes(now: now, awaitsMovingClients: plane.awaitsMovingClients) { finishDraining(waiters) }
         let (channels, connections) = (plane.channelCount, plane.connectionCount)
         metrics.update(plane.statistics, sessions: plane.sessionCount, channels: channels, connections: connections,
                        bans: plane.banCount, stages: plane.stageCount)
@@ -412,8 +384,7 @@ final class EdgeShell<Face: ClientFace> {
     /// once every client has left or moved out (a broadcaster stays joined until the end, so the
     /// viewers still here never see it go offline) or `within` has passed. `done` runs then.
     func beginDraining(nodeID: String, within: Duration, _ done: @escaping () -> Void) {
-        drainedWaiters.append(done)
-        guard drain.begin(nodeID: nodeID) else { return }
+        guard drain.begin(nodeID: nodeID, waiter: done) else { return }
         // The clients are told once the coordinators know, so that none is placed here again.
         guard let link = coordinatorReports else { return notifyDraining(within: within) }
         link.draining { self.notifyDraining(within: within) }
@@ -425,13 +396,11 @@ final class EdgeShell<Face: ClientFace> {
         flushPendingControl()
     }
 
-    private func finishDraining() {
+    private func finishDraining(_ waiters: [() -> Void]) {
         perform(plane.closeAllSessions(
             reason: .unavailable("edge \(drain.nodeID) is shutting down; join the channel again through the cluster"), now: now))
         flushPendingControl()
         handOverReports()
-        let waiters = drainedWaiters
-        drainedWaiters = []
         for done in waiters { done() }
     }
 
@@ -455,6 +424,14 @@ final class EdgeShell<Face: ClientFace> {
         if !activities.isEmpty { link.activities(activities) }
         if summaryDue { link.summary(reportedSummaries()) }
     }
+
+    /// The channel summaries as reported (see ``EdgeReportBook/summaries(_:forwards:relays:)``).
+    func reportedSummaries() -> [ChannelSummary] {
+        EdgeReportBook.summaries(plane.channelSummaries, forwards: forwards, relays: relays)
+    }
+
+    /// The forwards as the status view lists them.
+    var forwardedPublishers: [EdgeForwardedPublisher] { forwards.publishers }
 
     /// Enforces bans from a room-coordinator.
     ///
@@ -484,24 +461,7 @@ final class EdgeShell<Face: ClientFace> {
     /// the edge).
     func channelUsers(_ request: RoomChannelUsersRequest) throws(ShowroomError) -> RoomChannelUsersResponse {
         try Names.validateChannel(request.channel)
-        let now = self.now
-        let unixNowMs = time.unixNowMs
-        var answer = RoomChannelUsersResponse()
-        let users = plane.users(in: request.channel)
-        answer.exists = !users.isEmpty
-        for user in users {
-            let broadcaster = user.role == .broadcaster
-            if !broadcaster { answer.audienceTotal &+= 1 }
-            guard request.uid == 0 || user.uid == request.uid, broadcaster || !request.hostsOnly else { continue }
-            // The coordinator lists 10,000 audience members at most (Agora's rule); the count goes on.
-            if !broadcaster, answer.audienceTotal > 10_000 { continue }
-            var entry = RoomChannelUser()
-            entry.uid = user.uid
-            entry.broadcaster = broadcaster
-            entry.joinedAtMs = unixNowMs - Int64((now - user.joinedAt).milliseconds)
-            answer.users.append(entry)
-        }
-        return answer
+        return EdgeCodec.channelUsers(plane.users(in: request.channel), request, now: now, unixNowMs: time.unixNowMs)
     }
 
     /// Sends the connections of channels their owner coordinator placed on another edge there

@@ -50,11 +50,6 @@ final class ForwardLink {
     private var waiting: [(Result<Void, ShowroomError>) -> Void] = []
     private var pending: [UInt64: Pending] = [:]
     private var lastRequestID: UInt64 = 0
-    /// Destination channels joined or being joined over this link.
-    var channels: Set<String> = []
-    /// Destinations whose video must restart at a keyframe (just joined, or a frame was dropped
-    /// at a full queue).
-    var awaitingKeyframe: Set<String> = []
     var heartbeatInterval: Duration = .seconds(1)
     var heartbeatTimeout: Duration = .seconds(10)
     var lastHeard: Duration

@@ -54,23 +54,39 @@ final class EdgeReportBookTests: XCTestCase {
     }
 
     func testADrainBeginsOnceTellsTheClientsOnceAndEndsWhenNobodyIsLeftOrAtItsDeadline() {
-        var drain = EdgeDrain()
+        var drain = EdgeDrain<String>()
         XCTAssertFalse(drain.clientsTold(now: .zero, within: .seconds(5)), "not draining")
-        XCTAssertFalse(drain.finishes(now: .seconds(100), awaitsMovingClients: false))
-        XCTAssertTrue(drain.begin(nodeID: "edge-1"))
-        XCTAssertFalse(drain.begin(nodeID: "edge-2"), "once")
+        XCTAssertNil(drain.finishes(now: .seconds(100), awaitsMovingClients: false))
+        XCTAssertTrue(drain.begin(nodeID: "edge-1", waiter: "first"))
+        XCTAssertFalse(drain.begin(nodeID: "edge-2", waiter: "second"), "once")
         XCTAssertEqual(drain.nodeID, "edge-1")
-        XCTAssertFalse(drain.finishes(now: .seconds(1), awaitsMovingClients: false), "the clients are not told yet")
+        XCTAssertNil(drain.finishes(now: .seconds(1), awaitsMovingClients: false), "the clients are not told yet")
         XCTAssertTrue(drain.clientsTold(now: .seconds(1), within: .seconds(5)))
         XCTAssertFalse(drain.clientsTold(now: .seconds(2), within: .seconds(5)), "told once")
-        XCTAssertFalse(drain.finishes(now: .seconds(5), awaitsMovingClients: true))
-        XCTAssertTrue(drain.finishes(now: .seconds(6), awaitsMovingClients: true), "the deadline")
-        XCTAssertFalse(drain.finishes(now: .seconds(7), awaitsMovingClients: false), "ended once")
+        XCTAssertNil(drain.finishes(now: .seconds(5), awaitsMovingClients: true))
+        XCTAssertEqual(drain.finishes(now: .seconds(6), awaitsMovingClients: true), ["first", "second"], "the deadline: both told")
+        XCTAssertNil(drain.finishes(now: .seconds(7), awaitsMovingClients: false), "ended once")
         XCTAssertTrue(drain.isDraining, "still refusing joins")
 
-        var early = EdgeDrain()
-        _ = early.begin(nodeID: "edge-1")
+        var early = EdgeDrain<String>()
+        _ = early.begin(nodeID: "edge-1", waiter: "only")
         _ = early.clientsTold(now: .zero, within: .seconds(30))
-        XCTAssertTrue(early.finishes(now: .seconds(1), awaitsMovingClients: false), "everyone moved")
+        XCTAssertEqual(early.finishes(now: .seconds(1), awaitsMovingClients: false), ["only"], "everyone moved")
+    }
+
+    func testTheSummariesCarryTheForwardedPublishersAndTheOriginOfRelayedChannels() throws {
+        var forwards = ForwardBook()
+        var out: [ForwardDirective] = []
+        _ = try forwards.apply(.start([ForwardDestination(channel: "peer", token: "t")]), to: ForwardKey(channel: "show", uid: 1),
+                               from: SessionID(1), now: .zero, &out)
+        var relays = RelayBook()
+        let origin = RelayOrigin(id: "edge-9", endpoint: "tcp://9")
+        _ = relays.host("relayed", origin: origin, now: .zero)
+        let plane = ["show", "relayed", "plain"].map { ChannelSummary(name: $0, broadcasters: [], connections: 1) }
+        let summaries = EdgeReportBook.summaries(plane, forwards: forwards, relays: relays)
+        XCTAssertEqual(summaries.map(\.name), ["show", "relayed", "plain"])
+        XCTAssertEqual(summaries.map { $0.forwardedPublishers.map(\.uid) }, [[1], [], []])
+        XCTAssertEqual(summaries.map(\.originEdge), ["", "edge-9", ""])
+        XCTAssertEqual(EdgeReportBook.summaries(plane, forwards: ForwardBook(), relays: RelayBook()), plane, "nothing added")
     }
 }

@@ -352,4 +352,34 @@ final class ForwardBookTests: XCTestCase {
         let stop = try EdgeCodec.forwardCommand(EdgeCodec.forwardCommand(channel: "src", uid: 7, operation: .stop))
         XCTAssertEqual(stop.operation, .stop)
     }
+
+    func testTheForwardsAreListedWithTheirDestinationsAndEndWhenTheirBroadcasterLeavesOrStepsDown() throws {
+        var book = ForwardBook()
+        try running(&book, ["d1"], on: edgeA)
+        let listed = book.publishers
+        XCTAssertEqual(listed.map(\.channel), ["src"])
+        XCTAssertEqual(listed.map(\.uid), [7])
+        XCTAssertEqual(listed.first?.destinations.map(\.channel), ["d1"])
+        XCTAssertEqual(listed.first?.paused, false)
+        XCTAssertEqual(book.activity(ChannelActivity(.audienceJoined, channel: "src", uid: 7, at: .zero), now: .zero), [], "not the source")
+        XCTAssertEqual(book.activity(ChannelActivity(.broadcasterLeft, channel: "other", uid: 7, at: .zero), now: .zero), [])
+        let ended = book.activity(ChannelActivity(.roleToAudience, channel: "src", uid: 7, at: .zero), now: .zero)
+        XCTAssertEqual(changes(ended), ["d1 idle source left"])
+        XCTAssertTrue(ended.contains(.leave(key, destination: "d1", on: edgeA)))
+        XCTAssertTrue(book.isEmpty)
+        XCTAssertEqual(book.publishers, [])
+    }
+
+    func testOnlyABroadcastersOwnUidIsForwardedAndNeverAForwardedUser() throws {
+        var book = ForwardBook()
+        XCTAssertEqual(try book.sourceKey(channel: "src", uid: 7, role: .broadcaster, clientID: "app"), key)
+        XCTAssertThrowsError(try book.sourceKey(channel: "src", uid: 7, role: .audience, clientID: "app")) { error in
+            XCTAssertEqual((error as? ShowroomError)?.code, .roleForbidsPublish)
+        }
+        XCTAssertThrowsError(try book.sourceKey(channel: "src", uid: 7, role: .broadcaster, clientID: ForwardLinkIdentity.clientIDPrefix + "x")) { error in
+            XCTAssertEqual((error as? ShowroomError)?.code, .permissionDenied)
+        }
+        try running(&book, ["d1"], on: edgeA)
+        XCTAssertEqual(try book.sourceKey(channel: "src", uid: 7, role: .audience, clientID: "app"), key, "stopping is allowed whatever the role")
+    }
 }

@@ -9,10 +9,15 @@ final class RelayBookTests: XCTestCase {
 
     private func book() -> RelayBook { RelayBook() }
 
+    /// The directives of a pull over a new link: opened with the `n`th uid of a book starting at 0.
+    private func pulledOverNewLink(_ channel: String, from origin: RelayOrigin, n: UInt32 = 1) -> [RelayDirective] {
+        [.openLink(origin: origin, uid: RelayLinkIdentity.firstUID + n), .link(channel: channel, origin: origin)]
+    }
+
     func testTheFirstViewerPullsOnceAndTheLinkGoesAfterTheGraceOfTheLastOne() {
         var relays = book()
         XCTAssertEqual(relays.host("show", origin: origin, now: .zero), [])
-        XCTAssertEqual(relays.viewerJoined("show"), [.link(channel: "show", origin: origin)])
+        XCTAssertEqual(relays.viewerJoined("show"), pulledOverNewLink("show", from: origin))
         XCTAssertEqual(relays.viewerJoined("show"), [], "one pull however many viewers")
         XCTAssertEqual(relays.viewerJoined("show"), [])
         XCTAssertEqual(relays.viewers(of: "show"), 3)
@@ -98,7 +103,7 @@ final class RelayBookTests: XCTestCase {
         XCTAssertEqual(claims[3], .seconds(3) + .milliseconds(750), "slower after the fast ones")
         XCTAssertLessThanOrEqual(claims.count, 6, "bounded")
         // An answer naming the old origin's successor links there.
-        XCTAssertEqual(relays.host("show", origin: newOrigin, now: now), [.link(channel: "show", origin: newOrigin)])
+        XCTAssertEqual(relays.host("show", origin: newOrigin, now: now), pulledOverNewLink("show", from: newOrigin, n: 2))
         XCTAssertFalse(relays.isDown("show"))
         XCTAssertEqual(relays.origin(of: "show"), newOrigin)
         XCTAssertEqual(relays.tick(now: now + .seconds(1)), [])
@@ -177,7 +182,7 @@ final class RelayBookTests: XCTestCase {
         XCTAssertFalse(created.reported, "the origin's channel")
         let joined = relays.report(ChannelActivity(.audienceJoined, channel: "show", uid: 5, at: .zero), now: .zero)
         XCTAssertTrue(joined.reported)
-        XCTAssertEqual(joined.directives, [.link(channel: "show", origin: origin)], "the first viewer pulls")
+        XCTAssertEqual(joined.directives, pulledOverNewLink("show", from: origin), "the first viewer pulls")
         XCTAssertEqual(relays.viewers(of: "show"), 1)
         XCTAssertTrue(relays.report(ChannelActivity(.audienceLeft, channel: "show", uid: 5, at: .zero), now: .zero).reported)
         XCTAssertEqual(relays.viewers(of: "show"), 0)
@@ -223,5 +228,128 @@ final class RelayBookTests: XCTestCase {
         _ = relays.viewerJoined("show")
         XCTAssertEqual(relays.host("show", origin: newOrigin, now: .seconds(1)), [])
         XCTAssertEqual(relays.origin(of: "show"), origin)
+    }
+
+    // MARK: - Links
+
+    func testOneLinkPerOriginCarriesItsChannelsAndClosesOnceTheLastLeaveIsAnswered() {
+        var relays = book()
+        let uid = RelayLinkIdentity.firstUID + 1
+        _ = relays.host("show", origin: origin, now: .zero)
+        _ = relays.host("live", origin: origin, now: .zero)
+        XCTAssertEqual(relays.viewerJoined("show"), pulledOverNewLink("show", from: origin))
+        XCTAssertEqual(relays.viewerJoined("live"), [.link(channel: "live", origin: origin)], "the same link")
+        XCTAssertTrue(relays.pulls("show", from: origin.endpoint))
+        XCTAssertTrue(relays.pulls("live", from: origin.endpoint))
+        XCTAssertFalse(relays.pulls("show", from: newOrigin.endpoint), "not over another edge's link")
+
+        XCTAssertEqual(relays.stopRelaying("show", now: .seconds(1)), [.unlink(channel: "show", origin: origin), .release(channel: "show")])
+        XCTAssertFalse(relays.pulls("show", from: origin.endpoint), "what still arrives for it is dropped")
+        XCTAssertEqual(relays.leaveAnswered(onLink: uid, to: origin.endpoint), [], "live still uses the link")
+        XCTAssertEqual(relays.stopRelaying("live", now: .seconds(1)), [.unlink(channel: "live", origin: origin), .release(channel: "live")])
+        XCTAssertEqual(relays.leaveAnswered(onLink: uid, to: origin.endpoint), [.closeLink(origin: origin, uid: uid)])
+        XCTAssertEqual(relays.leaveAnswered(onLink: uid, to: origin.endpoint), [], "closed once")
+
+        _ = relays.host("show", origin: origin, now: .seconds(2))
+        XCTAssertEqual(relays.viewerJoined("show"), pulledOverNewLink("show", from: origin, n: 2), "a new link, a new uid")
+    }
+
+    func testARefusedJoinClaimsAgainAndClosesALinkThatPullsNothingElse() {
+        var relays = book()
+        let uid = RelayLinkIdentity.firstUID + 1
+        _ = relays.host("show", origin: origin, now: .zero)
+        _ = relays.host("live", origin: origin, now: .zero)
+        _ = relays.viewerJoined("show")
+        _ = relays.viewerJoined("live")
+        XCTAssertEqual(relays.channelLost("show", onLink: uid, to: origin.endpoint, now: .seconds(1)), [.claim(channel: "show")])
+        XCTAssertTrue(relays.isDown("show"))
+        XCTAssertFalse(relays.isDown("live"), "the link still runs for live")
+        XCTAssertEqual(relays.channelLost("live", onLink: uid, to: origin.endpoint, now: .seconds(1)),
+                       [.claim(channel: "live"), .closeLink(origin: origin, uid: uid)])
+        // An answer naming the origin again links anew.
+        XCTAssertEqual(relays.host("show", origin: origin, now: .seconds(2)), pulledOverNewLink("show", from: origin, n: 2))
+    }
+
+    func testABrokenLinkIsForgottenAndWhatArrivesOnIt() throws {
+        var relays = book()
+        _ = relays.host("show", origin: origin, now: .zero)
+        _ = relays.viewerJoined("show")
+        let standIn = try XCTUnwrap(opened(relays.publisherJoined("show", uid: 1)))
+        XCTAssertEqual(relays.standIn(ofFrameIn: "show", uid: 1, from: origin.endpoint), standIn)
+        XCTAssertEqual(relays.linkDown(endpoint: origin.endpoint, now: .seconds(1)), [.claim(channel: "show")])
+        XCTAssertNil(relays.standIn(ofFrameIn: "show", uid: 1, from: origin.endpoint), "the stand-in stays, the link's frames do not")
+        XCTAssertEqual(relays.standIn(of: RelayedPublisher(channel: "show", uid: 1)), standIn)
+        XCTAssertEqual(relays.leaveAnswered(onLink: RelayLinkIdentity.firstUID + 1, to: origin.endpoint), [], "a late answer")
+        XCTAssertEqual(relays.host("show", origin: origin, now: .seconds(2)), pulledOverNewLink("show", from: origin, n: 2))
+    }
+
+    /// What an origin's link says is the origin's to choose: channels, uids and links it never
+    /// had change nothing.
+    func testWhatALinkSaysOfChannelsAndLinksItDoesNotCarryChangesNothing() {
+        var relays = book()
+        let uid = RelayLinkIdentity.firstUID + 1
+        _ = relays.host("show", origin: origin, now: .zero)
+        _ = relays.viewerJoined("show")
+        _ = relays.publisherJoined("other", uid: 9)
+        XCTAssertNil(relays.standIn(ofFrameIn: "other", uid: 9, from: origin.endpoint), "a channel not pulled over the link")
+        XCTAssertNil(relays.standIn(ofFrameIn: "show", uid: .max, from: origin.endpoint), "a publisher never announced")
+        XCTAssertNil(relays.standIn(ofFrameIn: "show", uid: 9, from: newOrigin.endpoint), "another edge's link")
+        XCTAssertEqual(relays.channelLost("other", onLink: uid, to: origin.endpoint, now: .zero), [])
+        XCTAssertEqual(relays.channelLost(String(repeating: "x", count: 10_000), onLink: uid, to: origin.endpoint, now: .zero), [])
+        XCTAssertEqual(relays.channelLost("show", onLink: uid &+ 1, to: origin.endpoint, now: .zero), [], "another link's uid")
+        XCTAssertEqual(relays.channelLost("show", onLink: .max, to: "tcp://nowhere", now: .zero), [])
+        XCTAssertEqual(relays.leaveAnswered(onLink: .max, to: origin.endpoint), [])
+        XCTAssertTrue(relays.pulls("show", from: origin.endpoint))
+        XCTAssertFalse(relays.isDown("show"))
+    }
+
+    // MARK: - Claims' answers
+
+    func testAClaimAnswerNamingAnOriginHostsTheChannelAsARelay() {
+        var relays = book()
+        XCTAssertEqual(relays.claimAnswered("show", .relay(origin), hostedHere: false, now: .zero),
+                       [.hosted(channel: "show", origin: origin)])
+        XCTAssertTrue(relays.isRelayed("show"))
+        XCTAssertEqual(relays.claimAnswered("own", .relay(origin), hostedHere: true, now: .zero), [],
+                       "a channel that became hosted here meanwhile stays an origin")
+        XCTAssertFalse(relays.isRelayed("own"))
+        XCTAssertEqual(relays.claimAnswered("free", .admit, hostedHere: false, now: .zero), [])
+        XCTAssertEqual(relays.claimAnswered("free", .refuse(.unavailable("no")), hostedHere: false, now: .zero), [])
+        XCTAssertFalse(relays.isRelayed("free"))
+    }
+
+    func testAClaimAnswerPlacingARunningRelayHereEndsRelaying() {
+        var relays = book()
+        _ = relays.claimAnswered("show", .relay(origin), hostedHere: false, now: .zero)
+        _ = relays.viewerJoined("show")
+        XCTAssertEqual(relays.claimAnswered("show", .admit, hostedHere: true, now: .zero), [], "an admit while the link runs changes nothing")
+        XCTAssertEqual(relays.claimAnswered("show", .placed, hostedHere: true, now: .seconds(1)),
+                       [.unlink(channel: "show", origin: origin), .release(channel: "show")])
+        XCTAssertFalse(relays.isRelayed("show"))
+    }
+
+    func testClaimAnswersAfterTheLinkBrokeLinkAgainEndRelayingOrWait() {
+        var relays = book()
+        for channel in ["a", "b", "c"] {
+            _ = relays.claimAnswered(channel, .relay(origin), hostedHere: false, now: .zero)
+            _ = relays.viewerJoined(channel)
+        }
+        _ = relays.linkDown(endpoint: origin.endpoint, now: .seconds(1))
+        XCTAssertEqual(relays.claimAnswered("a", .refuse(.unavailable("no coordinator")), hostedHere: true, now: .seconds(1)), [])
+        XCTAssertTrue(relays.isDown("a"), "waits for the next claim")
+        XCTAssertEqual(relays.claimAnswered("b", .admit, hostedHere: true, now: .seconds(1)), [.release(channel: "b")])
+        XCTAssertFalse(relays.isRelayed("b"))
+        XCTAssertEqual(relays.claimAnswered("c", .relay(newOrigin), hostedHere: true, now: .seconds(1)),
+                       [.hosted(channel: "c", origin: newOrigin)] + pulledOverNewLink("c", from: newOrigin, n: 2))
+    }
+
+    func testARelayLinkMayNotJoinAChannelThisEdgeRelaysItself() throws {
+        var relays = book()
+        _ = relays.host("show", origin: origin, now: .zero)
+        let join = EdgeRequest.join(channel: "show", uid: RelayLinkIdentity.firstUID, token: "t", role: .audience, options: MediaOptions())
+        XCTAssertNil(relays.refusal(of: join), "a viewer's join")
+        XCTAssertEqual(try XCTUnwrap(relays.refusal(of: join, fromRelayLink: true)).code, .unavailable)
+        let elsewhere = EdgeRequest.join(channel: "own", uid: RelayLinkIdentity.firstUID, token: "t", role: .audience, options: MediaOptions())
+        XCTAssertNil(relays.refusal(of: elsewhere, fromRelayLink: true), "a channel hosted here is pulled from here")
     }
 }

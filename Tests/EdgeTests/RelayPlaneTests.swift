@@ -124,4 +124,36 @@ final class RelayPlaneTests: XCTestCase {
         _ = edge.publish(standIn, "show", uid: 1, .video, key: true)
         XCTAssertEqual(edge.frames(to: viewer).count, 1)
     }
+
+    func testAStandInJoinsPublishingNothingUntilTheOriginAnnouncesItsTracks() {
+        var edge = TestEdge()
+        edge.open(viewer)
+        edge.join(viewer, "show", uid: 9, as: .audience)
+        let standIn = SessionID(RelayBook.standInIDBase | 1)
+        let (joined, directives) = edge.plane.joinStandIn(standIn, channel: "show", uid: 1, now: edge.now)
+        let events = edge.run(directives).events(to: viewer)
+        XCTAssertTrue(joined)
+        XCTAssertTrue(events.contains(.userJoined(channel: "show", uid: 1)))
+        XCTAssertEqual(edge.plane.connection(standIn, channel: "show")?.role, .broadcaster)
+        XCTAssertEqual(edge.plane.connection(standIn, channel: "show")?.publishing, [], "nothing announced yet")
+
+        let published = edge.run(edge.plane.standInTrack(standIn, video("show", 1), published: true, now: edge.now))
+        XCTAssertTrue(published.events(to: viewer).contains(.remoteTrackPublished(video("show", 1))))
+        XCTAssertEqual(edge.plane.connection(standIn, channel: "show")?.publishing, [.video])
+        let withdrawn = edge.run(edge.plane.standInTrack(standIn, video("show", 1), published: false, now: edge.now))
+        XCTAssertTrue(withdrawn.events(to: viewer).contains(.remoteTrackUnpublished(video("show", 1))))
+        XCTAssertEqual(edge.plane.connection(standIn, channel: "show")?.publishing, [])
+    }
+
+    /// What the origin announces names any channel and track: a track of a channel the stand-in
+    /// is not in publishes nothing anywhere.
+    func testAStandInsTrackInAChannelItIsNotInChangesNothing() {
+        var edge = TestEdge()
+        let standIn = SessionID(RelayBook.standInIDBase | 1)
+        _ = edge.run(edge.plane.joinStandIn(standIn, channel: "show", uid: 1, now: edge.now).directives)
+        _ = edge.run(edge.plane.standInTrack(standIn, video("elsewhere", 1), published: true, now: edge.now))
+        XCTAssertNil(edge.plane.connection(standIn, channel: "elsewhere"))
+        XCTAssertEqual(edge.plane.channelCount, 1)
+        XCTAssertEqual(edge.plane.connection(standIn, channel: "show")?.publishing, [], "nor in its own channel")
+    }
 }
