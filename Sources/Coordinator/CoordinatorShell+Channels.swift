@@ -319,25 +319,11 @@ extension CoordinatorShell {
         }
     }
 
-    /// The most call events one report carries.
-    static let maxCallEventsPerReport = 1_000
-
     /// Call events from a call-signal node: published on the events endpoint (topic
     /// `call/<call id>`) and posted to the webhooks. A report is checked whole before anything of
-    /// it goes out.
+    /// it goes out (``CallChannels/validate(_:)``).
     func publishCallEvents(_ report: SignalCallEventReport) throws(ShowroomError) {
-        guard report.events.count <= Self.maxCallEventsPerReport else {
-            throw .invalidArgument("a call event report carries at most \(Self.maxCallEventsPerReport) events, not \(report.events.count)")
-        }
-        for event in report.events {
-            guard (201...203).contains(event.eventType), event.caller != 0, event.callee != 0,
-                  event.callID.hasPrefix("\(event.callee)-"), event.callID.utf8.count <= 64,
-                  Names.callee(ofCallChannel: event.channel) == event.callee, event.channel.utf8.count <= 64,
-                  event.noticeID == "\(event.callID)-\(event.eventType)",
-                  event.endReason.utf8.count <= 32, event.nodeID.utf8.count <= 128 else {
-                throw .invalidArgument("call event '\(event.noticeID.prefix(80))' is malformed (type, parties, call id, channel)")
-            }
-        }
+        try CallChannels.validate(report)
         for event in report.events {
             publisher.publish(topic: "call/\(event.callID)", kind: .callEvent, body: event)
             webhooks?.enqueue(WebhookEvent(event))
@@ -345,25 +331,9 @@ extension CoordinatorShell {
     }
 
     /// Parties joining and leaving 1v1 call channels go on to the call's owner call-signal node
-    /// (the owner of the callee the channel's name carries), which watches the call's media.
+    /// (``CallChannels/activitiesByOwner(_:ring:)``), which watches the call's media.
     func passOnCallChannelActivities(_ activities: [RoomChannelActivity]) {
-        let ring = node.ring(.callsignal)
-        var byOwner: [String: SignalChannelActivities] = [:]
-        for activity in activities {
-            let joined: Bool
-            switch activity.type {
-            case .broadcasterJoined, .audienceJoined: joined = true
-            case .broadcasterLeft, .audienceLeft: joined = false
-            default: continue
-            }
-            guard let callee = Names.callee(ofCallChannel: activity.channel), let owner = ring.owner(of: "uid/\(callee)") else { continue }
-            byOwner[owner, default: SignalChannelActivities()].activities.append(SignalChannelActivity.with {
-                $0.channel = activity.channel
-                $0.uid = activity.uid
-                $0.joined = joined
-            })
-        }
-        for (owner, batch) in byOwner.sorted(by: { $0.key < $1.key }) {
+        for (owner, batch) in CallChannels.activitiesByOwner(activities, ring: node.ring(.callsignal)) {
             guard let endpoint = clusterEndpoint(of: owner) else { continue }
             node.send(.callChannelActivity, body: batch, to: endpoint, timeout: Self.peerTimeout) { [logger] result in
                 if case .failure(let error) = result {

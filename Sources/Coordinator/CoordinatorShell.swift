@@ -103,7 +103,7 @@ final class CoordinatorShell {
             throw error as? ShowroomError ?? .internal("\(error)")
         }
         // Loaded placements stand for one expiry from now, time for their edges to report.
-        _ = machine.replicas.records.receive(stored, nowMs: node.clock.nowMs())
+        _ = machine.records.receive(stored, nowMs: node.clock.nowMs())
         logger.info("coordinator state loaded", metadata: [
             "rooms": "\(stored.rooms.count)", "messages": "\(stored.messages.count)", "bans": "\(stored.bans.count)",
         ])
@@ -264,14 +264,7 @@ final class CoordinatorShell {
         send(stages)
         if reconcile { reconcilePKForwards() }
         for change in changes where publish(change) {
-            guard let kind = change.notice else { continue }
-            var notice = RoomRoomNotice()
-            notice.roomID = change.room.roomID
-            notice.kind = kind
-            notice.room = change.room
-            if let message = change.message { notice.message = message }
-            if let event = change.event { notice.event = event }
-            notice.atMs = nowMs
+            guard let notice = change.roomNotice(atMs: nowMs) else { continue }
             publisher.publish(topic: "room/\(change.room.roomID)", kind: .roomNotice, body: notice)
         }
         guard replicate else {
@@ -405,7 +398,7 @@ final class CoordinatorShell {
     /// One page of what the asker of a catch-up holds among what is held here
     /// (``CoordinatorRecords/catchUpPage(for:selfID:members:pageRooms:)``).
     private func catchUpPage(for request: RoomStateBatch) throws(ShowroomError) -> RoomStateBatchResponse {
-        try machine.replicas.records.catchUpPage(for: request, selfID: selfID, members: ownership.ring.members, pageRooms: Self.catchUpPageRooms)
+        try machine.records.catchUpPage(for: request, selfID: selfID, members: ownership.ring.members, pageRooms: Self.catchUpPageRooms)
     }
 
     /// Sends one batch to coordinator `holder`; `done` learns whether it holds it now.
@@ -430,23 +423,18 @@ final class CoordinatorShell {
         }
     }
 
-    /// A batch from another coordinator: replication or catch-up.
+    /// A batch from another coordinator: replication or catch-up (``CoordinatorNode/receive(_:nowMs:)``).
     private func receiveState(_ batch: RoomStateBatch) throws(ShowroomError) {
-        if let refusal = machine.replicas.records.refusal(of: batch, selfID: selfID, in: ownership) {
-            if !refusal.sendBack.isEmpty {
-                send(CoordinatorRecords.merged(machine.replicas.records.records(of: refusal.sendBack)), to: batch.from) { _ in }
-            }
-            throw refusal.error
+        switch machine.receive(batch, nowMs: nowMs) {
+        case .refused(let error, let sendBack):
+            if let sendBack { send(sendBack, to: batch.from) { _ in } }
+            throw error
+        case .taken(let received, let abandoned):
+            // A channel's numbers under the same key are published all the same (see
+            // ``replicate(_:key:settled:)``).
+            for id in abandoned { if let done = waitingWrites.settle(id, acknowledged: false) { done() } }
+            apply(received.changes, replicate: false, publish: { _ in false })
+            if received.tables != RoomStateBatch() { storage.write { try $0.save([received.tables]) } }
         }
-        let received = machine.replicas.records.receive(batch, nowMs: nowMs)
-        for roomID in received.replaced {
-            for id in machine.replicas.abandonWrites(of: roomID) {
-                // A channel's numbers under the same key are published all the same (see
-                // ``replicate(_:key:settled:)``).
-                if let done = waitingWrites.settle(id, acknowledged: false) { done() }
-            }
-        }
-        apply(received.changes, replicate: false, publish: { _ in false })
-        if received.tables != RoomStateBatch() { storage.write { try $0.save([received.tables]) } }
     }
 }

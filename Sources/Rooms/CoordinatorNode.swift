@@ -258,4 +258,28 @@ public struct CoordinatorNode: Sendable {
         for roomID in handOver.forget { if let channel = channels[roomID] { edgeInstructions.forgetStage(of: channel) } }
         return handOver
     }
+
+    // MARK: - Copies from other coordinators
+
+    /// What a batch from another coordinator comes to.
+    public enum Receipt: Sendable {
+        /// Refused before anything of it was taken (``CoordinatorRecords/refusal(of:selfID:in:)``);
+        /// `sendBack`, when not nil, holds the newer records here that the sender is to have.
+        case refused(ShowroomError, sendBack: RoomStateBatch?)
+        /// Taken (``CoordinatorRecords/receive(_:nowMs:)``): what to persist, and the writes of
+        /// rooms whose record here was replaced, which are never acknowledged (a callback that runs
+        /// settled or not runs all the same).
+        case taken(CoordinatorRecords.Received, abandoned: [UInt64])
+    }
+
+    /// Takes `batch` from coordinator `batch.from` (a replica of a write, a repair, a hand-over
+    /// or a catch-up page), or refuses it.
+    public mutating func receive(_ batch: RoomStateBatch, nowMs: Int64) -> Receipt {
+        if let refusal = records.refusal(of: batch, selfID: takeOver.selfID, in: ownership) {
+            let sendBack = refusal.sendBack.isEmpty ? nil : CoordinatorRecords.merged(records.records(of: refusal.sendBack))
+            return .refused(refusal.error, sendBack: sendBack)
+        }
+        let received = records.receive(batch, nowMs: nowMs)
+        return .taken(received, abandoned: received.replaced.flatMap { replicas.abandonWrites(of: $0) })
+    }
 }

@@ -188,4 +188,40 @@ final class CoordinatorNodeTests: XCTestCase {
         XCTAssertEqual(Set(handOver.batches.map(\.member)), ["c2", "c3"], "handed to its owner and successor")
         XCTAssertEqual(node.edgeInstructions.stagesSent, 0, "its channel is told nothing more from here")
     }
+
+    func testABatchIsRefusedFromAFalseOwnerAndANewerCopyAbandonsTheWritesOfTheRoomItReplaces() throws {
+        var node = coordinator(among: ["c1", "c2"])
+        var random = SeededGenerator(seed: 11)
+        let mine = try XCTUnwrap((0..<100).map { "room-\($0)" }.first { node.ownership.owns($0) })
+        let created = try node.records.registry.create(Requests.create(id: mine), nowMs: 1_000, using: &random)
+        let batch = RoomStateBatch.with { $0.rooms = [created.room] }
+        let (write, _) = node.replicas.write(mine, sends: ["c2": (keys: [mine], records: [batch])], isLatest: false)
+
+        var forged = batch
+        forged.from = "c2"
+        forged.ownerWrite = true
+        guard case .refused(let error, let sendBack) = node.receive(forged, nowMs: 2_000) else { return XCTFail("taken") }
+        XCTAssertEqual(error.code, .unavailable, "c2 does not own the room")
+        XCTAssertNil(sendBack)
+
+        var newer = created.room
+        newer.version &+= 5
+        newer.name = "The other side's"
+        let copy = RoomStateBatch.with {
+            $0.from = "c2"
+            $0.rooms = [newer]
+        }
+        guard case .taken(let received, let abandoned) = node.receive(copy, nowMs: 2_000) else { return XCTFail("refused") }
+        XCTAssertEqual(received.replaced, [mine])
+        XCTAssertEqual(abandoned, [write], "the write of the record replaced is never acknowledged")
+        XCTAssertEqual(node.records.registry.room(mine)?.name, "The other side's")
+
+        var older = newer
+        older.version = 0
+        older.name = "Stale"
+        guard case .taken(let stale, let none) = node.receive(RoomStateBatch.with { $0.from = "c2"; $0.rooms = [older] }, nowMs: 2_100)
+        else { return XCTFail("refused") }
+        XCTAssertEqual(stale.changes, [], "an older copy changes nothing")
+        XCTAssertEqual(none, [])
+    }
 }
