@@ -1,4 +1,5 @@
 import Metrics
+import Rooms
 
 /// The coordinator's Prometheus series: the sizes of the state it keeps, refreshed on each tick,
 /// so that a long run shows whether anything grows with every channel or room ever used.
@@ -12,14 +13,14 @@ final class CoordinatorMetrics {
     private let stagesSent = Gauge(label: "coordinator.stages_sent")
     private let pkForwards = Gauge(label: "coordinator.pk_forwards")
 
-    func record(_ shell: CoordinatorShell) {
-        rooms.record(shell.registry.rooms.count)
-        channelSequences.record(shell.sequencer.count)
-        placements.record(shell.directory.placements.placements.count)
-        bans.record(shell.bans.bans.count)
-        hostedChannels.record(shell.directory.hostsByChannel.count)
-        relayChannels.record(shell.directory.relays.channelCount)
-        stagesSent.record(shell.edgeInstructions.stagesSent)
-        pkForwards.record(shell.edgeInstructions.forwards.count)
+    func record(_ machine: CoordinatorNode) {
+        rooms.record(machine.records.registry.rooms.count)
+        channelSequences.record(machine.records.sequencer.count)
+        placements.record(machine.records.directory.placements.placements.count)
+        bans.record(machine.records.bans.bans.count)
+        hostedChannels.record(machine.records.directory.hostsByChannel.count)
+        relayChannels.record(machine.records.directory.relays.channelCount)
+        stagesSent.record(machine.edgeInstructions.stagesSent)
+        pkForwards.record(machine.edgeInstructions.forwards.count)
     }
 }

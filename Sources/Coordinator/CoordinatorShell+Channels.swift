@@ -91,8 +91,8 @@ extension CoordinatorShell {
             }
             return
         }
-        if body.audience, let relay = directory.relay(for: body.channel, avoiding: body.unreachableEdge,
-                                                      edges: directoryEdges(), nowMs: nowMs) {
+        if body.audience, let relay = machine.records.directory.relay(for: body.channel, avoiding: body.unreachableEdge,
+                                                                      edges: directoryEdges(), nowMs: nowMs) {
             return answerPlacement(edge: relay, respond)
         }
         finishPlacement(body, avoiding: nil, respond)
@@ -121,7 +121,7 @@ extension CoordinatorShell {
 
     private func finishPlacement(_ body: RoomPlaceChannelRequest, avoiding: String?, _ respond: Node.Responder) {
         do throws(ShowroomError) {
-            guard case .placed(let edge, let recorded) = try directory.place(
+            guard case .placed(let edge, let recorded) = try machine.records.directory.place(
                 body.channel, edges: directoryEdges(), avoiding: avoiding, preferring: body.preferredEdges, nowMs: nowMs)
             else { return }
             guard let recorded else { return answerPlacement(edge: edge, respond) }
@@ -165,7 +165,7 @@ extension CoordinatorShell {
         do throws(ShowroomError) {
             var answer = RoomClaimChannelResponse()
             let recorded: RoomChannelPlacement?
-            switch try directory.claim(body.channel, by: body.edgeID, edges: directoryEdges(), nowMs: nowMs) {
+            switch try machine.records.directory.claim(body.channel, by: body.edgeID, edges: directoryEdges(), nowMs: nowMs) {
             case .relay(let origin):
                 guard let originEdge = alive(.edge).first(where: { $0.nodeID == origin }) else {
                     throw ShowroomError.unavailable("channel \(body.channel)'s origin edge \(origin) is not alive; retry in a moment")
@@ -202,7 +202,7 @@ extension CoordinatorShell {
     /// Drops the placements of this coordinator's channels that no edge reported for the
     /// placement expiry: requests that never led to a join leave nothing behind.
     func expirePlacements(nowMs: Int64) {
-        let removed = directory.expire(nowMs: nowMs, owned: { [ownership] in ownership.owns($0) })
+        let removed = machine.records.directory.expire(nowMs: nowMs, owned: { [ownership] in ownership.owns($0) })
         guard !removed.isEmpty else { return }
         logger.info("unused channel placements expired", metadata: ["channels": "\(removed.count)"])
         let channels = removed.map(\.channel)
@@ -218,8 +218,9 @@ extension CoordinatorShell {
     func edgeReport(_ request: WireEnvelope, _ respond: Node.Responder) {
         guard let report = respond.answering({ try request.decodeBody(RoomEdgeChannelReport.self) }) else { return }
         let edgeAlive = alive(.edge).contains { $0.nodeID == report.edgeID }
-        if directory.edgeReported(report.edgeID, run: report.origin, draining: report.draining,
-                                  channels: report.hasChannels_p ? report.channels : nil, edgeAlive: edgeAlive, nowMs: nowMs) {
+        if machine.records.directory.edgeReported(report.edgeID, run: report.origin, draining: report.draining,
+                                                  channels: report.hasChannels_p ? report.channels : nil, edgeAlive: edgeAlive,
+                                                  nowMs: nowMs) {
             logger.info("edge draining: nothing more is placed on it", metadata: ["edge": "\(report.edgeID)"])
         }
         let writable = seesMostOfTheCluster  // one look at the members, not one per activity
@@ -239,98 +240,52 @@ extension CoordinatorShell {
         }
         // Only a channel's owner numbers its events, and only once it holds the numbers given so
         // far: the edge sends again, to the owner its view names then.
-        let writes = writableKeys
-        if let channel = report.activities.map(\.channel).first(where: { !writes($0) }) {
-            let reason = !writable ? "sees less than half of the cluster"
-                : ownership.owns(channel) ? "is taking over channel \(channel) from the others"
-                : "does not own channel \(channel) (\(ownership.owner(of: channel)) does)"
+        switch machine.number(report.activities, from: report.edgeID, seesMostOfTheCluster: writable, nowMs: nowMs) {
+        case .refused(let reason):
             respond(.failure(.unavailable("coordinator \(selfID) \(reason); send the activities again in a moment")))
-            return
+        case .numbered(let numbered):
+            publish(numbered.inherited)
+            settle(numbered) { respond(.success(answer)) }
+            // A report from an edge's new run: the old run's users left without a word.
+            departGoneRuns()
         }
-        // What an earlier owner numbered and may not have published goes out first.
-        publishInherited(of: Set(report.activities.map(\.channel)).sorted())
-        let now = nowMs
-        // An activity sent again (its first answer was lost) is numbered once: skip what was.
-        var fresh: [RoomChannelActivity] = []
-        var events: [RoomChannelEvent] = []
-        // Records taking an activity change even without an event (its mark, who is where).
-        var touched = Set<String>()
-        for activity in report.activities where directory.announces(activity.type, of: activity.channel, from: report.edgeID) {
-            let newSeries = takeOver.beginsTerm(.channelSeries, of: activity.channel) ? takeOver.termMs : nil
-            touched.insert(activity.channel)
-            guard let event = sequencer.number(activity, edge: report.edgeID, nowMs: now, newSeriesAtMs: newSeries) else { continue }
-            takeOver.began(.channelSeries, of: activity.channel)
-            fresh.append(activity)
-            events.append(event)
-            unpublished.numbered(event)
-        }
-        settle(events, of: fresh, channels: touched) { respond(.success(answer)) }
-        // A report from an edge's new run: the old run's users left without a word.
-        departGoneRuns()
     }
 
-    /// Numbers the leaves nobody will report, in the channels this coordinator owns and has
-    /// caught up on: of users whose every connection was on an edge run that is gone (the edge
-    /// died, or reported from a new run), and the channel's end when nobody is left on an edge
-    /// hosting it (``ChannelEventSequencer/depart(from:isGone:endsChannel:nowMs:newSeriesAtMs:)``).
+    /// Numbers the leaves nobody will report (``CoordinatorNode/departGoneRuns(seesMostOfTheCluster:nowMs:)``)
+    /// and settles them.
     func departGoneRuns() {
-        let now = nowMs
-        let isGone = { [directory] (edge: String, run: String) in directory.isGone(edge: edge, run: run, nowMs: now) }
-        let channels = sequencer.channelsWithDepartures(isGone: isGone).filter(writableKeys)
-        guard !channels.isEmpty else { return }
-        var events: [RoomChannelEvent] = []
-        for channel in channels {
-            let newSeries = takeOver.beginsTerm(.channelSeries, of: channel) ? takeOver.termMs : nil
-            let departed = sequencer.depart(from: channel, isGone: isGone, endsChannel: { [directory] edge in
-                directory.announces(.channelDestroyed, of: channel, from: edge)
-            }, nowMs: now, newSeriesAtMs: newSeries)
-            if !departed.isEmpty { takeOver.began(.channelSeries, of: channel) }
-            for event in departed { unpublished.numbered(event) }
-            events += departed
-        }
+        guard let departed = machine.departGoneRuns(seesMostOfTheCluster: seesMostOfTheCluster, nowMs: nowMs) else { return }
         logger.info("users of edges gone left their channels", metadata: [
-            "channels": "\(channels.count)", "events": "\(events.count)",
+            "channels": "\(departed.channels.count)", "events": "\(departed.events.count)",
         ])
-        let activities = events.map { event in
-            RoomChannelActivity.with {
-                $0.type = event.type
-                $0.channel = event.channel
-                $0.uid = event.uid
-                $0.reason = event.reason
-                $0.atMs = event.atMs
-            }
-        }
-        settle(events, of: activities, channels: Set(channels)) {}
+        settle(departed) {}
     }
 
-    /// Carries out what numbering `activities` into `events` changed in the records of `channels`:
-    /// persists the records, tells the call's owner, the rooms and their co-hosts, and hands the
-    /// records to the successors; the events go out once the successors hold their numbers, then
-    /// `done` runs (at once when nothing changed).
-    private func settle(_ events: [RoomChannelEvent], of activities: [RoomChannelActivity], channels: Set<String>,
-                        then done: @escaping () -> Void) {
-        guard !channels.isEmpty else { return done() }
+    /// Carries out what numbering changed in the records of its channels: persists the records,
+    /// tells the call's owner, the rooms and their co-hosts, and hands the records to the
+    /// successors; the events go out once the successors hold their numbers, then `done` runs (at
+    /// once when nothing changed).
+    private func settle(_ numbered: CoordinatorNode.Numbered, then done: @escaping () -> Void) {
+        guard !numbered.channels.isEmpty else { return done() }
         let now = nowMs
+        let (activities, events) = (numbered.activities, numbered.events)
         passOnCallChannelActivities(activities)
-        let sequences = channels.sorted().map { sequencer.sequence(of: $0) }
+        let writes = machine.sequenceWrites(of: numbered.channels)
+        let sequences = writes.map(\.sequence)
         storage.write { try $0.save(sequences: sequences) }
         // Owner presence keeps rooms open while their owner is in the channel.
-        let presence = registry.ownerPresence(after: activities, nowMs: now)
+        let presence = machine.records.registry.ownerPresence(after: activities, nowMs: now)
         apply(presence, replicate: true)
         // A co-host who quits the room's channel steps down.
-        carryOut(registry.coHostsLeft(after: activities, nowMs: now), roomID: "") { _ in }
+        carryOut(machine.records.registry.coHostsLeft(after: activities, nowMs: now), roomID: "") { _ in }
         // The successors learn the numbers before anyone sees the events, so a successor taking over
         // never reuses a number.
-        var remaining = sequences.count
-        for sequence in sequences {
-            var batch = RoomStateBatch()
-            batch.ownerWrite = true
-            batch.sequences = [sequence]
-            let batches = Dictionary(uniqueKeysWithValues: ownership.replicas(of: sequence.channel).map { ($0, batch) })
+        var remaining = writes.count
+        for (sequence, batches) in writes {
             replicate(batches, key: sequence.channel, settled: { [self] in
                 remaining -= 1
                 guard remaining == 0 else { return }
-                publish(events)
+                publish(machine.settled(events))
                 done()
             })
         }
@@ -341,7 +296,7 @@ extension CoordinatorShell {
     /// with where they are placed.
     private func strayChannels(of edgeID: String) -> RoomEdgeChannelReportResponse {
         var answer = RoomEdgeChannelReportResponse()
-        let strays = directory.strays(on: edgeID, edges: directoryEdges(), owned: writableKeys)
+        let strays = machine.records.directory.strays(on: edgeID, edges: directoryEdges(), owned: writableKeys)
         guard !strays.isEmpty else { return answer }
         let edges = Dictionary(alive(.edge).map { ($0.nodeID, $0.metadata) }) { first, _ in first }
         for stray in strays {
@@ -359,50 +314,25 @@ extension CoordinatorShell {
         return answer
     }
 
-    /// `events` have their numbers replicated: what ``ChannelEventOutbox`` lets out goes to the
-    /// subscribers and the webhooks.
+    /// Publishes what earlier owners numbered and may not have published, in the channels this
+    /// coordinator writes (``CoordinatorNode/takeInherited(of:writes:)``).
+    func publishInherited() {
+        publish(machine.takeInherited(writes: writableKeys))
+    }
+
+    /// Sends `events` to the subscribers and the webhooks.
     private func publish(_ events: [RoomChannelEvent]) {
-        send(unpublished.settled(events))
-    }
-
-    /// Publishes the events that the records of `channels` (default: every channel holding any)
-    /// hold as unpublished and that do not wait here: numbered by a coordinator that owned the
-    /// channel before, or by this one before a restart, which may have died before publishing
-    /// them (the edge's resend is then skipped as numbered). Only at the channel's owner, once
-    /// it has caught up; an event published twice is de-duplicated by its notice id.
-    func publishInherited(of channels: [String]? = nil) {
-        let owned = (channels ?? Array(sequencer.channelsWithUnpublished)).filter(writableKeys)
-        send(unpublished.republish(owned.flatMap { sequencer.unpublished(of: $0) }))
-    }
-
-    /// Sends `events` to the subscribers and the webhooks; their records hold them no more.
-    private func send(_ events: [RoomChannelEvent]) {
         for event in events {
             publisher.publish(topic: "channel/\(event.channel)", kind: .channelEvent, body: event)
             webhooks?.enqueue(event)
         }
-        sequencer.published(events)
     }
-
-    /// The most call events one report carries.
-    static let maxCallEventsPerReport = 1_000
 
     /// Call events from a call-signal node: published on the events endpoint (topic
     /// `call/<call id>`) and posted to the webhooks. A report is checked whole before anything of
-    /// it goes out.
+    /// it goes out (``CallChannels/validate(_:)``).
     func publishCallEvents(_ report: SignalCallEventReport) throws(ShowroomError) {
-        guard report.events.count <= Self.maxCallEventsPerReport else {
-            throw .invalidArgument("a call event report carries at most \(Self.maxCallEventsPerReport) events, not \(report.events.count)")
-        }
-        for event in report.events {
-            guard (201...203).contains(event.eventType), event.caller != 0, event.callee != 0,
-                  event.callID.hasPrefix("\(event.callee)-"), event.callID.utf8.count <= 64,
-                  Names.callee(ofCallChannel: event.channel) == event.callee, event.channel.utf8.count <= 64,
-                  event.noticeID == "\(event.callID)-\(event.eventType)",
-                  event.endReason.utf8.count <= 32, event.nodeID.utf8.count <= 128 else {
-                throw .invalidArgument("call event '\(event.noticeID.prefix(80))' is malformed (type, parties, call id, channel)")
-            }
-        }
+        try CallChannels.validate(report)
         for event in report.events {
             publisher.publish(topic: "call/\(event.callID)", kind: .callEvent, body: event)
             webhooks?.enqueue(WebhookEvent(event))
@@ -410,25 +340,9 @@ extension CoordinatorShell {
     }
 
     /// Parties joining and leaving 1v1 call channels go on to the call's owner call-signal node
-    /// (the owner of the callee the channel's name carries), which watches the call's media.
+    /// (``CallChannels/activitiesByOwner(_:ring:)``), which watches the call's media.
     func passOnCallChannelActivities(_ activities: [RoomChannelActivity]) {
-        let ring = node.ring(.callsignal)
-        var byOwner: [String: SignalChannelActivities] = [:]
-        for activity in activities {
-            let joined: Bool
-            switch activity.type {
-            case .broadcasterJoined, .audienceJoined: joined = true
-            case .broadcasterLeft, .audienceLeft: joined = false
-            default: continue
-            }
-            guard let callee = Names.callee(ofCallChannel: activity.channel), let owner = ring.owner(of: "uid/\(callee)") else { continue }
-            byOwner[owner, default: SignalChannelActivities()].activities.append(SignalChannelActivity.with {
-                $0.channel = activity.channel
-                $0.uid = activity.uid
-                $0.joined = joined
-            })
-        }
-        for (owner, batch) in byOwner.sorted(by: { $0.key < $1.key }) {
+        for (owner, batch) in CallChannels.activitiesByOwner(activities, ring: node.ring(.callsignal)) {
             guard let endpoint = clusterEndpoint(of: owner) else { continue }
             node.send(.callChannelActivity, body: batch, to: endpoint, timeout: Self.peerTimeout) { [logger] result in
                 if case .failure(let error) = result {
@@ -442,8 +356,8 @@ extension CoordinatorShell {
     func listChannels() -> RoomListChannelsResponse {
         var answer = RoomListChannelsResponse()
         answer.coordinator = selfID
-        answer.drainingEdges = directory.draining.sorted()
-        answer.channels = RoomChannelStatus.naming(directory.reportedChannels, after: registry.rooms.values)
+        answer.drainingEdges = machine.records.directory.draining.sorted()
+        answer.channels = RoomChannelStatus.naming(machine.records.directory.reportedChannels, after: machine.records.registry.rooms.values)
             .sorted { $0.name != $1.name ? $0.name < $1.name : $0.edge < $1.edge }
         return answer
     }
@@ -500,7 +414,7 @@ extension CoordinatorShell {
         reporting channel: String, _ kind: WireMessageKind, _ body: some SwiftProtobuf.Message, as: Answer.Type,
         done: @escaping ([Answer], [String]) -> Void
     ) {
-        let edges = directory.edges(reporting: channel)
+        let edges = machine.records.directory.edges(reporting: channel)
         var answers: [Answer] = []
         var unanswered: [String] = []
         var remaining = edges.count
@@ -532,7 +446,7 @@ extension CoordinatorShell {
             let body = try request.decodeBody(RoomKickRequest.self)
             let fresh = try BanList.ban(for: body, nowMs: now)
             try verifyAdmin(body.admin, action: "kick", target: body.channel, uid: body.uid, nowMs: now)
-            return bans.add(fresh)
+            return machine.records.bans.add(fresh)
         }) else { return }
         enforce(ban) { edges in
             var answer = RoomKickResponse()
@@ -547,7 +461,7 @@ extension CoordinatorShell {
     func banRule(_ request: WireEnvelope, _ respond: Node.Responder) {
         let now = nowMs
         guard let change = respond.answering({ () throws -> BanList.RuleChange in
-            try bans.change(try request.decodeBody(RoomBanRuleRequest.self), nowMs: now)
+            try machine.records.bans.change(try request.decodeBody(RoomBanRuleRequest.self), nowMs: now)
         }) else { return }
         switch change {
         case .list(let rules):

@@ -45,14 +45,14 @@ extension CoordinatorShell {
             if request.kind == .roomPeerUpdate {
                 return servePeerUpdate(try request.decodeBody(RoomPeerUpdateRequest.self)) { respond($0.outcome) }
             }
-            /// Decodes the body, checks the actor's token, and applies it to the registry.
+            /// Decodes the body, checks the actor's token, and applies it to the machine.records.registry.
             func act<Body: RoomActorRequest>(_: Body.Type, _ step: (inout RoomRegistry, Body) throws -> InteractionOutcome)
                 throws(ShowroomError) -> (String, InteractionOutcome) {
                 let body = try request.decodeBody(Body.self)
                 try verifyMember(body.token, uid: body.uid, roomID: body.roomID, nowMs: now)
-                let before = registry.room(body.roomID)
+                let before = machine.records.registry.room(body.roomID)
                 do {
-                    return (body.roomID, try step(&registry, body))
+                    return (body.roomID, try step(&machine.records.registry, body))
                 } catch {
                     replicateIfChanged(body.roomID, from: before)
                     throw error as? ShowroomError ?? .internal("\(request.kind) failed: \(error)")
@@ -78,7 +78,7 @@ extension CoordinatorShell {
                 switch result {
                 case .success:
                     var answer = RoomInteractionResponse()
-                    answer.room = registry.room(roomID) ?? RoomRoom()
+                    answer.room = machine.records.registry.room(roomID) ?? RoomRoom()
                     // As the room holds it now (an invitation learns the invited room's owner).
                     if let made { answer.request = answer.room.pending.first { $0.id == made.id } ?? made }
                     respond(.success(answer))
@@ -96,7 +96,7 @@ extension CoordinatorShell {
     private func verifyMember(_ token: String, uid: UInt32, roomID: String, nowMs: Int64) throws(ShowroomError) {
         guard uid != 0 else { throw .invalidArgument("uid is 0; act with the user's uid (1 – 4294967295)") }
         // An unknown room is refused by the registry with its own error.
-        guard let channel = registry.room(roomID)?.channel else { return }
+        guard let channel = machine.records.registry.room(roomID)?.channel else { return }
         guard let appID = configuration.appID, let certificate = configuration.appCertificate else {
             throw .unavailable(
                 "coordinator \(selfID) has no app id and certificate configured, so it cannot check the tokens PK and co-host requests carry; set appID and appCertificate")
@@ -124,9 +124,9 @@ extension CoordinatorShell {
         apply(outcome.changes, replicate: true, then: { [self] in
             if let offer = outcome.offer {
                 askPeer(offer) { [self] result in
-                    let before = registry.room(roomID)
+                    let before = machine.records.registry.room(roomID)
                     let next = Result { () throws(ShowroomError) in
-                        try registry.pkOfferAnswered(roomID: roomID, invitationID: offer.request.id, result: result, nowMs: nowMs)
+                        try machine.records.registry.pkOfferAnswered(roomID: roomID, invitationID: offer.request.id, result: result, nowMs: nowMs)
                     }
                     continueWith(next, roomID: roomID, before: before, done: done)
                 }
@@ -141,9 +141,9 @@ extension CoordinatorShell {
                         // until it commits or expires (then aborts).
                         return done(.failure(.unavailable("room \(commit.roomID)'s coordinator did not answer the PK start; it is retried until \(settingsIntentSeconds) s have passed")))
                     }
-                    let before = registry.room(roomID)
+                    let before = machine.records.registry.room(roomID)
                     let next = Result { () throws(ShowroomError) in
-                        try registry.pkCommitAnswered(roomID: roomID, pkID: commit.interaction.id, committed: answer.committed,
+                        try machine.records.registry.pkCommitAnswered(roomID: roomID, pkID: commit.interaction.id, committed: answer.committed,
                                                       refusal: answer, nowMs: nowMs)
                     }
                     continueWith(next, roomID: roomID, before: before, done: done)
@@ -154,7 +154,7 @@ extension CoordinatorShell {
         })
     }
 
-    private var settingsIntentSeconds: Int64 { registry.settings.pkIntentExpiryMs / 1000 }
+    private var settingsIntentSeconds: Int64 { machine.records.registry.settings.pkIntentExpiryMs / 1000 }
 
     private func continueWith(_ next: Result<InteractionOutcome, ShowroomError>, roomID: String, before: RoomRoom?,
                               done: @escaping (Result<Void, ShowroomError>) -> Void) {
@@ -170,7 +170,7 @@ extension CoordinatorShell {
     /// A refusal that still changed the room (a dropped intent or invitation): the room as it is
     /// now is persisted and sent to its successor like any write, so the two hold the same record.
     private func replicateIfChanged(_ roomID: String, from before: RoomRoom?) {
-        guard let room = registry.room(roomID), room != before else { return }
+        guard let room = machine.records.registry.room(roomID), room != before else { return }
         apply([RoomChange(room: room)], replicate: true)
     }
 
@@ -194,7 +194,7 @@ extension CoordinatorShell {
     private func servePeerUpdate(_ update: RoomPeerUpdateRequest,
                                  completion: @escaping (Result<RoomPeerUpdateResponse, ShowroomError>) -> Void) {
         do {
-            let (outcome, answer) = try registry.peerUpdate(update, nowMs: nowMs)
+            let (outcome, answer) = try machine.records.registry.peerUpdate(update, nowMs: nowMs)
             carryOut(outcome, roomID: update.roomID) { _ in completion(.success(answer)) }
         } catch {
             completion(.failure(error))
@@ -212,13 +212,13 @@ extension CoordinatorShell {
     /// peer updates closing rooms left, and asking again the commits of intents this coordinator
     /// holds (one it took over from a lost owner).
     func tickInteractions(nowMs now: Int64, writes: (String) -> Bool) {
-        let outcome = registry.tickInteractions(nowMs: now, owns: writes)
-        for update in registry.takePeerUpdates() { deliverPeerUpdate(update) }
+        let outcome = machine.records.registry.tickInteractions(nowMs: now, owns: writes)
+        for update in machine.records.registry.takePeerUpdates() { deliverPeerUpdate(update) }
         carryOut(outcome, roomID: "") { _ in }
-        if edgeInstructions.tick() { pushStages(of: registry.rooms.values.sorted { $0.roomID < $1.roomID }, onlyChanged: false) }
-        for update in registry.matchEnqueues(nowMs: now, owns: writes) { askPeer(update) { _ in } }
+        send(machine.tickStages())
+        for update in machine.records.registry.matchEnqueues(nowMs: now, owns: writes) { askPeer(update) { _ in } }
         // Intents begun a second ago or more: a fresh one's commit is on its way.
-        for commit in registry.pkIntents(begunBefore: now - 1_000, owns: writes) {
+        for commit in machine.records.registry.pkIntents(begunBefore: now - 1_000, owns: writes) {
             let roomID = commit.interaction.peerRoomID
             var outcome = InteractionOutcome()
             outcome.commit = commit
@@ -232,12 +232,11 @@ extension CoordinatorShell {
     /// owner; a peer that is not in it any more (its END was lost with a coordinator that died)
     /// ends this side too. No answer: asked again next time.
     private func checkPKs(nowMs now: Int64, writes: (String) -> Bool) {
-        guard now >= nextPKCheckMs else { return }
-        nextPKCheckMs = now + Self.pkCheckEveryMs
-        for (roomID, check) in registry.pkChecks(begunBefore: now - Self.pkCheckEveryMs, owns: writes) {
+        for (roomID, check) in machine.pkChecksDue(nowMs: now, writes: writes) {
             askPeer(check) { [self] result in
                 guard case .success(let answer) = result else { return }
-                let outcome = registry.pkCheckAnswered(roomID: roomID, pkID: check.interaction.id, inPK: answer.committed, nowMs: nowMs)
+                let outcome = machine.records.registry.pkCheckAnswered(roomID: roomID, pkID: check.interaction.id,
+                                                                       inPK: answer.committed, nowMs: nowMs)
                 carryOut(outcome, roomID: roomID) { _ in }
             }
         }
@@ -245,11 +244,8 @@ extension CoordinatorShell {
 
     // MARK: - The stage at the edges
 
-    /// Sends the stages of the rooms this coordinator owns among `rooms` to every alive edge: all
-    /// of them (`onlyChanged` false: the periodic refresh, which also reaches an edge that started
-    /// since), or those whose uids changed since last sent.
-    func pushStages(of rooms: [RoomRoom], onlyChanged: Bool) {
-        let stages = edgeInstructions.stages(of: rooms, onlyChanged: onlyChanged) { [ownership] in ownership.owns($0) }
+    /// Sends `stages` (``CoordinatorNode/stages(of:onlyChanged:)``) to every alive edge.
+    func send(_ stages: [RoomStage]) {
         guard !stages.isEmpty else { return }
         let request = RoomEdgeStageRequest.with { $0.stages = stages }
         for edge in alive(.edge) where !edge.metadata.clusterEndpoint.isEmpty {

@@ -16,9 +16,7 @@ extension CoordinatorShell {
 
     /// Starts the forwards PKs need and stops those they no longer do.
     func reconcilePKForwards() {
-        let wanted = EdgeInstructions.wantedForwards(of: registry.rooms.values, owns: { [ownership] in ownership.owns($0) },
-                                                     origin: { [directory] in directory.originEdge(of: $0) })
-        let (stop, start) = edgeInstructions.reconcile(wanted: wanted)
+        let (stop, start) = machine.reconcileForwards()
         for running in stop { command(.stop, running, destinations: []) }
         for (roomID, forward) in start {
             guard let token = forwardToken(channel: forward.destination, uid: forward.uid) else { continue }
@@ -28,7 +26,7 @@ extension CoordinatorShell {
             }
             command(.start, forward, destinations: [destination]) { [self] started in
                 // Not yet (the host has not joined its channel): the next tick tries again.
-                if started, registry.room(roomID)?.interaction.kind == .pk { edgeInstructions.started(forward, for: roomID) }
+                if started { machine.forwardStarted(forward, for: roomID) }
             }
         }
     }

@@ -34,8 +34,9 @@ extension CoordinatorShell {
                 // owned by another: it is routed again, never written by a coordinator that does
                 // not own the room.
                 guard members == ownership.ring else { return routeRoomRequest(request, respond) }
-                if takeOver.beginsTerm(.roomVersion, of: roomID), let room = registry.raiseVersion(of: roomID, termMs: takeOver.termMs) {
-                    takeOver.began(.roomVersion, of: roomID)
+                if machine.takeOver.beginsTerm(.roomVersion, of: roomID),
+                   let room = machine.records.registry.raiseVersion(of: roomID, termMs: machine.takeOver.termMs) {
+                    machine.takeOver.began(.roomVersion, of: roomID)
                     apply([RoomChange(room: room)], replicate: true)
                 }
                 serveRoomRequest(request, respond)
@@ -99,24 +100,24 @@ extension CoordinatorShell {
             switch request.kind {
             case .roomGet:
                 var answer = RoomGetRoomResponse()
-                answer.room = try registry.get(try request.decodeBody(RoomGetRoomRequest.self))
+                answer.room = try machine.records.registry.get(try request.decodeBody(RoomGetRoomRequest.self))
                 respond(.success(answer))
             case .roomChatHistory:
-                respond(.success(try registry.history(try request.decodeBody(RoomChatHistoryRequest.self))))
+                respond(.success(try machine.records.registry.history(try request.decodeBody(RoomChatHistoryRequest.self))))
             case .roomCreate:
-                let change = try registry.create(try request.decodeBody(RoomCreateRoomRequest.self), nowMs: now, using: &random)
+                let change = try machine.records.registry.create(try request.decodeBody(RoomCreateRoomRequest.self), nowMs: now, using: &random)
                 write(change, answer: RoomCreateRoomResponse.with { $0.room = change.room }, respond)
             case .roomJoin:
-                let change = try registry.join(try request.decodeBody(RoomJoinRoomRequest.self), nowMs: now)
+                let change = try machine.records.registry.join(try request.decodeBody(RoomJoinRoomRequest.self), nowMs: now)
                 write(change, answer: RoomJoinRoomResponse.with { $0.room = change.room }, respond)
             case .roomLeave:
                 let body = try request.decodeBody(RoomLeaveRoomRequest.self)
-                let change = try registry.leave(body, nowMs: now)
+                let change = try machine.records.registry.leave(body, nowMs: now)
                 // A co-host leaving the room steps down; its open requests go.
-                var outcome = registry.coHostLeft(roomID: body.roomID, uid: body.uid, nowMs: now)
+                var outcome = machine.records.registry.coHostLeft(roomID: body.roomID, uid: body.uid, nowMs: now)
                 outcome.changes.insert(change, at: 0)
                 carryOut(outcome, roomID: body.roomID) { [self] _ in
-                    respond(.success(RoomLeaveRoomResponse.with { $0.room = registry.room(body.roomID) ?? change.room }))
+                    respond(.success(RoomLeaveRoomResponse.with { $0.room = machine.records.registry.room(body.roomID) ?? change.room }))
                 }
             case .roomClose:
                 let body = try request.decodeBody(RoomCloseRoomRequest.self)
@@ -125,27 +126,27 @@ extension CoordinatorShell {
                     try verifyAdmin(body.admin, action: "close-room", target: body.roomID, uid: 0, nowMs: now)
                     byAdmin = true
                 }
-                let change = try registry.close(body, byAdmin: byAdmin, nowMs: now)
+                let change = try machine.records.registry.close(body, byAdmin: byAdmin, nowMs: now)
                 // Its PK ends at the peer, its invitations are withdrawn there.
-                for update in registry.takePeerUpdates() { deliverPeerUpdate(update) }
+                for update in machine.records.registry.takePeerUpdates() { deliverPeerUpdate(update) }
                 write(change, answer: RoomCloseRoomResponse.with { $0.room = change.room }, respond)
             case .roomUpdate:
                 let body = try request.decodeBody(RoomUpdateRoomRequest.self)
                 if body.hasAdmin {
                     try verifyAdmin(body.admin, action: "update-room", target: body.roomID, uid: 0, nowMs: now)
                 }
-                let change = try registry.update(body, byAdmin: body.hasAdmin, nowMs: now)
+                let change = try machine.records.registry.update(body, byAdmin: body.hasAdmin, nowMs: now)
                 write(change, answer: RoomUpdateRoomResponse.with { $0.room = change.room }, respond)
             case .roomChatSend:
-                let change = try registry.sendChat(try request.decodeBody(RoomSendChatRequest.self), nowMs: now)
+                let change = try machine.records.registry.sendChat(try request.decodeBody(RoomSendChatRequest.self), nowMs: now)
                 var answer = RoomSendChatResponse()
                 if let message = change.message { answer.message = message }
                 write(change, answer: answer, respond)
             case .roomInteraction:
                 let body = try request.decodeBody(RoomSetInteractionRequest.self)
-                guard let change = try registry.setInteraction(body, nowMs: now) else {
+                guard let change = try machine.records.registry.setInteraction(body, nowMs: now) else {
                     // Nothing changed (a repeat, or a late clear of another call).
-                    respond(.success(RoomSetInteractionResponse.with { $0.room = registry.room(body.roomID) ?? RoomRoom() }))
+                    respond(.success(RoomSetInteractionResponse.with { $0.room = machine.records.registry.room(body.roomID) ?? RoomRoom() }))
                     return
                 }
                 write(change, answer: RoomSetInteractionResponse.with { $0.room = change.room }, respond)
@@ -189,14 +190,15 @@ extension CoordinatorShell {
         if request.forwarded {
             // A coordinator gathering a page asks for one room more than its client did.
             if let page = respond.answering({
-                try registry.list(body, maxPageSize: RoomRegistry.maxPageSize + 1) { ownership.owns($0.roomID) }
+                try machine.records.registry.list(body, maxPageSize: RoomRegistry.maxPageSize + 1) { ownership.owns($0.roomID) }
             }) {
                 respond(.success(page))
             }
             return
         }
-        guard let local = respond.answering({ try registry.list(asked, maxPageSize: RoomRegistry.maxPageSize + 1) { ownership.owns($0.roomID) } })
-        else { return }
+        guard let local = respond.answering({
+            try machine.records.registry.list(asked, maxPageSize: RoomRegistry.maxPageSize + 1) { ownership.owns($0.roomID) }
+        }) else { return }
         var ask = request
         ask.body = (try? asked.serializedData()) ?? request.body
         node.forwardAll(otherCoordinators.map { ($0, ask) }, timeout: Self.peerTimeout) { result in

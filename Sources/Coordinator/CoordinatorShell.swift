@@ -28,32 +28,11 @@ final class CoordinatorShell {
     let publisher: any EventSink
     let webhooks: WebhookDispatcher?
     let logger: Logger
-    /// The records this coordinator holds and replicates: rooms and channel event numbers to
-    /// owner and successor, the cluster-wide tables (placements, bans, and event numbers for
-    /// newcomers) to every coordinator (``CoordinatorRecords``).
-    var replicas: ReplicatedStore<CoordinatorRecords>
-    /// Rooms and their chat.
-    var registry: RoomRegistry {
-        get { replicas.records.registry }
-        _modify { yield &replicas.records.registry }
-    }
-    /// Where channels run: the edges' reports, placements and relays, and the decisions on them.
-    var directory: ChannelDirectory {
-        get { replicas.records.directory }
-        _modify { yield &replicas.records.directory }
-    }
-    /// Channel event numbers.
-    var sequencer: ChannelEventSequencer {
-        get { replicas.records.sequencer }
-        _modify { yield &replicas.records.sequencer }
-    }
-    /// Bans.
-    var bans: BanList {
-        get { replicas.records.bans }
-        _modify { yield &replicas.records.bans }
-    }
+    /// What this coordinator decides and keeps: its records and their replication, the keys it
+    /// takes over, the channel events not yet published, what the edges were told (``CoordinatorNode``).
+    var machine: CoordinatorNode
     /// Who holds rooms and channel event numbers: owner and successor.
-    var ownership: Replication { replicas.replication }
+    var ownership: Replication { machine.ownership }
     /// Where room ids and request ids come from: the system's generator, or a seeded one in a
     /// simulation.
     var random: AnyRandomNumberGenerator
@@ -61,41 +40,17 @@ final class CoordinatorShell {
     let faults: DeliberateFaults
     /// Messages for other rooms' owners (PK steps), sent until the owner has them.
     lazy var deliveries = Deliveries(node: node, role: .coordinator, logger: logger, timeout: Self.peerTimeout)
-    /// What the edges are told of the rooms owned here: stages and PK forwards. Every stage goes
-    /// to every edge each 5 ticks (seconds), so an edge that started since, or missed a change,
-    /// catches up.
-    var edgeInstructions = EdgeInstructions(refreshTicks: 5)
-    /// When this coordinator started (its clock).
-    let startedAtMs: Int64
-    /// How long after a start every edge has reported its channels (edges report every second).
-    static let reportsSettleMs: Int64 = 10_000
     /// The sizes of the state kept, as gauges.
     let metrics = CoordinatorMetrics()
-    /// Callbacks of writes waiting for their replicas, by write id.
-    private var waitingWrites: [UInt64: Settled] = [:]
-    /// What runs when a write is settled: `done` once it may be acknowledged; `settledAnyway`
-    /// (when given) also when it may not (its replica left while this coordinator lost the key
-    /// or most of the cluster).
-    struct Settled {
-        var done: () -> Void
-        var settledAnyway: Bool
-    }
-    /// The rooms and channels this coordinator takes over from others: the catch-up before it
-    /// writes them, the new term each begins (``TakeOver``).
-    var takeOver: TakeOver
+    /// Callbacks of writes waiting for their replicas (which run, and when, is decided there).
+    private var waitingWrites = WaitingWrites<() -> Void>()
     /// What runs when a request held for a catch-up (``TakeOver/hold(_:deadlineMs:)``) is served
     /// or refused, by its id.
     private var heldForCatchUp: [UInt64: (serve: () -> Void, fail: () -> Void)] = [:]
     /// How long a request waits for a catch-up: less than a forwarding coordinator waits.
     static let catchUpWaitMs: Int64 = 1_500
-    /// How often each PK is checked at the peer room's owner.
-    static let pkCheckEveryMs: Int64 = 5_000
-    /// When the PKs are checked next.
-    var nextPKCheckMs: Int64 = 0
     /// Rooms per catch-up page (with their chat), so no answer nears the message size limit.
     static let catchUpPageRooms = 100
-    /// Channel events numbered here and not yet published (``ChannelEventOutbox``).
-    var unpublished = ChannelEventOutbox()
     /// User-list reads out to the edges, shared by the callers asking the same at once.
     var userReads = SharedReads<RoomChannelUsersRequest, Node.Responder>()
 
@@ -112,15 +67,9 @@ final class CoordinatorShell {
         return known.filter { $0.state == .alive }.count * 2 > known.count
     }
 
-    /// The keys this coordinator may write now, from one look at the members: those it owns and
-    /// has caught up on, and none while it sees less than half of the cluster. A timer's write
-    /// follows the same rule as a client's: a copy taken over and not caught up on, or held on
-    /// the smaller side of a partition, may be stale (an intent long since committed, a room
-    /// since changed), and what a tick decides from it would undo what the owner did.
-    var writableKeys: (String) -> Bool {
-        let writable = seesMostOfTheCluster
-        return { [ownership, takeOver] key in writable && ownership.owns(key) && !takeOver.mustWait(key) }
-    }
+    /// The keys this coordinator may write now, from one look at the members
+    /// (``CoordinatorNode/writableKeys(seesMostOfTheCluster:)``).
+    var writableKeys: (String) -> Bool { machine.writableKeys(seesMostOfTheCluster: seesMostOfTheCluster) }
 
     /// How long a forwarded request or a replication may take.
     static let peerTimeout = Duration.seconds(2)
@@ -139,7 +88,6 @@ final class CoordinatorShell {
         self.publisher = publisher
         self.webhooks = webhooks
         self.logger = logger
-        startedAtMs = node.clock.nowMs()
         var rooms = RoomSettings()
         rooms.roomExpiryMs = Int64(settings.roomExpirySeconds) * 1000
         rooms.ownerGraceMs = Int64(settings.ownerGraceSeconds) * 1000
@@ -147,9 +95,7 @@ final class CoordinatorShell {
             registry: RoomRegistry(settings: rooms),
             directory: ChannelDirectory(placementExpiryMs: Int64(settings.placementExpirySeconds) * 1000,
                                         relayThreshold: settings.relayThreshold))
-        replicas = ReplicatedStore(records, selfID: configuration.nodeID, role: .coordinator,
-                                   everyMemberKeys: [CoordinatorRecords.tablesKey])
-        takeOver = TakeOver(selfID: configuration.nodeID)
+        machine = CoordinatorNode(records: records, selfID: configuration.nodeID, startedAtMs: node.clock.nowMs())
         let stored: RoomStateBatch
         do {
             stored = CoordinatorRecords.merged(try storage.store.loadRecords())
@@ -157,7 +103,7 @@ final class CoordinatorShell {
             throw error as? ShowroomError ?? .internal("\(error)")
         }
         // Loaded placements stand for one expiry from now, time for their edges to report.
-        _ = replicas.records.receive(stored, nowMs: node.clock.nowMs())
+        _ = machine.records.receive(stored, nowMs: node.clock.nowMs())
         logger.info("coordinator state loaded", metadata: [
             "rooms": "\(stored.rooms.count)", "messages": "\(stored.messages.count)", "bans": "\(stored.bans.count)",
         ])
@@ -188,7 +134,7 @@ final class CoordinatorShell {
         node.serve(.banRule) { [self] request, respond in banRule(request, respond) }
         node.serve(.banList) { [self] _, respond in
             var answer = RoomBanListResponse()
-            answer.bans = bans.active(nowMs: nowMs)
+            answer.bans = machine.records.bans.active(nowMs: nowMs)
             respond(.success(answer))
         }
         node.serve(.coordinatorState) { [self] request, respond in
@@ -229,22 +175,20 @@ final class CoordinatorShell {
         let known = OwnerRing(.coordinator, memberIDs: Set(node.membersOnLoop.filter {
             $0.state != .left && $0.metadata.role == NodeRole.coordinator.rawValue
         }.map(\.id.rawValue)).union([selfID]))
-        let asks = takeOver.membersChanged(to: now, known: known, nowMs: nowMs, seesMostOfTheCluster: seesMostOfTheCluster)
+        let asks = machine.takeOver.membersChanged(to: now, known: known, nowMs: nowMs, seesMostOfTheCluster: seesMostOfTheCluster)
         if let asks { askForCatchUp(asks) }
         let aliveEdges = Set(alive(.edge).map(\.id.rawValue))
         // Channels on edges that are gone: forgotten, so the next placement request places them again.
-        let evicted = directory.edgesChanged(alive: aliveEdges)
+        let evicted = machine.records.directory.edgesChanged(alive: aliveEdges)
         noteEdgesDied()
         if !evicted.isEmpty {
             let channels = evicted.map(\.channel)
             storage.write { try $0.delete(placementsOf: channels) }
             logger.info("edges gone: channels to place again", metadata: ["channels": "\(evicted.count)"])
         }
-        // The hand-over: each key's new holders are sent what is held here of it. Rooms this
-        // coordinator holds no longer (a member it stood in for is back) are dropped once handed
-        // over: a stale copy must not tick, expire or be served as if it were current.
-        let channels = registry.rooms.mapValues(\.channel)
-        let handOver = replicas.membersChanged(to: coordinators)
+        // The hand-over: each key's new holders are sent what is held here of it; rooms held here
+        // no longer are dropped.
+        let handOver = machine.coordinatorsChanged(to: coordinators)
         carry(handOver)
         if !handOver.batches.isEmpty {
             logger.info("coordinators changed: handing over state", metadata: [
@@ -253,7 +197,6 @@ final class CoordinatorShell {
         }
         if !handOver.forget.isEmpty {
             let released = handOver.forget
-            for roomID in released { if let channel = channels[roomID] { edgeInstructions.forgetStage(of: channel) } }
             storage.write { try $0.delete(keys: released) }
         }
         // Once the ring is the new one: a channel this coordinator owned only in its old view
@@ -267,7 +210,7 @@ final class CoordinatorShell {
     /// Edges whose process died (dead, and this coordinator's connection to each broke) or that
     /// left: their runs are gone for good. One only cut off by a partition keeps its connections.
     private func noteEdgesDied() {
-        directory.edgesDied(Set(node.membersOnLoop.filter { member in
+        machine.records.directory.edgesDied(Set(node.membersOnLoop.filter { member in
             member.metadata.role == NodeRole.edge.rawValue
                 && (member.state == .left || (member.state == .dead && node.connectionBroken(to: member.metadata.clusterEndpoint)))
         }.map(\.id.rawValue)))
@@ -281,11 +224,11 @@ final class CoordinatorShell {
         // successor closing its copy first would replicate it to the owner, which would then never
         // announce it. Every holder purges its closed copies.
         let writes = writableKeys
-        let changes = registry.tick(nowMs: now, closes: writes)
+        let changes = machine.records.registry.tick(nowMs: now, closes: writes)
         apply(changes, replicate: true)
         tickInteractions(nowMs: now, writes: writes)
         reconcilePKForwards()
-        let expired = bans.purge(nowMs: now)
+        let expired = machine.records.bans.purge(nowMs: now)
         if !expired.isEmpty { storage.write { try $0.delete(bans: expired) } }
         expirePlacements(nowMs: now)
         pruneSequences(nowMs: now)
@@ -293,17 +236,14 @@ final class CoordinatorShell {
         noteEdgesDied()
         departGoneRuns()
         sendRepairs()
-        askForCatchUp(takeOver.takeAsks())
+        askForCatchUp(machine.takeOver.takeAsks())
         releaseHeld()
-        metrics.record(self)
+        metrics.record(machine)
     }
 
-    /// Forgets the event numbers of channels that are gone (``ChannelEventSequencer/prune(nowMs:hosted:)``).
-    /// Every holder prunes on its own by the same rule, so nothing is replicated. Not in the first
-    /// seconds after a start: the edges' reports (which channels are hosted) are not all in yet.
+    /// Forgets the event numbers of channels that are gone (``CoordinatorNode/pruneSequences(nowMs:)``).
     private func pruneSequences(nowMs: Int64) {
-        guard nowMs - startedAtMs >= Self.reportsSettleMs else { return }
-        let pruned = sequencer.prune(nowMs: nowMs) { [directory] in directory.isInUse($0) }
+        let pruned = machine.pruneSequences(nowMs: nowMs)
         guard !pruned.isEmpty else { return }
         storage.write { try $0.delete(sequencesOf: pruned) }
         logger.debug("event numbers of channels gone pruned", metadata: ["channels": "\(pruned.count)"])
@@ -320,21 +260,11 @@ final class CoordinatorShell {
             return
         }
         storage.write { try $0.persist(changes) }
-        // A purged room's channel is sent no more stages (its removal went out while it was closed).
-        for change in changes where change.purged { edgeInstructions.forgetStage(of: change.room.channel) }
-        pushStages(of: changes.filter { !$0.purged }.map(\.room), onlyChanged: true)
-        if changes.contains(where: { [.pkStarted, .pkEnded].contains($0.event?.type) || $0.room.state == .closed }) {
-            reconcilePKForwards()
-        }
+        let (stages, reconcile) = machine.roomsChanged(changes)
+        send(stages)
+        if reconcile { reconcilePKForwards() }
         for change in changes where publish(change) {
-            guard let kind = change.notice else { continue }
-            var notice = RoomRoomNotice()
-            notice.roomID = change.room.roomID
-            notice.kind = kind
-            notice.room = change.room
-            if let message = change.message { notice.message = message }
-            if let event = change.event { notice.event = event }
-            notice.atMs = nowMs
+            guard let notice = change.roomNotice(atMs: nowMs) else { continue }
             publisher.publish(topic: "room/\(change.room.roomID)", kind: .roomNotice, body: notice)
         }
         guard replicate else {
@@ -350,13 +280,13 @@ final class CoordinatorShell {
     /// coordinator took over (`fail` runs instead if that takes too long).
     func afterCatchUp(of key: String, serve: @escaping () -> Void, fail: @escaping () -> Void) {
         guard seesMostOfTheCluster else { return fail() }
-        guard takeOver.mustWait(key) else { return serve() }
-        heldForCatchUp[takeOver.hold(key, deadlineMs: nowMs + Self.catchUpWaitMs)] = (serve, fail)
+        guard machine.takeOver.mustWait(key) else { return serve() }
+        heldForCatchUp[machine.takeOver.hold(key, deadlineMs: nowMs + Self.catchUpWaitMs)] = (serve, fail)
     }
 
     /// Serves the held requests whose keys need wait no more, refuses those past their deadline.
     private func releaseHeld() {
-        let (serve, refuse) = takeOver.release(nowMs: nowMs)
+        let (serve, refuse) = machine.takeOver.release(nowMs: nowMs)
         for id in serve { heldForCatchUp.removeValue(forKey: id)?.serve() }
         for id in refuse { heldForCatchUp.removeValue(forKey: id)?.fail() }
     }
@@ -367,9 +297,9 @@ final class CoordinatorShell {
             var request = RoomStateBatch()
             request.catchUp = true
             request.afterRoomID = ask.after
-            request.members = takeOver.ring?.members ?? [selfID]
+            request.members = machine.takeOver.ring?.members ?? [selfID]
             guard let endpoint = clusterEndpoint(of: ask.member) else {
-                askForCatchUp(takeOver.answered(ask, answered: false, more: false, last: ""))
+                askForCatchUp(machine.takeOver.answered(ask, answered: false, more: false, last: ""))
                 continue
             }
             request.from = selfID
@@ -380,7 +310,7 @@ final class CoordinatorShell {
                 }
                 if let answer { try? receiveState(answer.batch) }
                 let last = answer?.batch.rooms.last?.roomID ?? ""
-                askForCatchUp(takeOver.answered(ask, answered: answer != nil, more: answer?.more ?? false, last: last))
+                askForCatchUp(machine.takeOver.answered(ask, answered: answer != nil, more: answer?.more ?? false, last: last))
                 releaseHeld()
             }
         }
@@ -413,13 +343,13 @@ final class CoordinatorShell {
         // missed an earlier one is still owed it after holding this one.
         let tables = key == CoordinatorRecords.tablesKey
         let sends = batches.mapValues { batch in (keys: tables ? [key] : CoordinatorRecords.keys(of: batch), records: [batch]) }
-        let (write, effects) = replicas.write(key, sends: sends, isLatest: false)
+        let (write, effects) = machine.replicas.write(key, sends: sends, isLatest: false)
         if let done {
             // The deliberately broken rule answers at once, whether or not a replica holds the write.
             if faults.contains(.answerBeforeReplicated) {
                 done()
             } else {
-                waitingWrites[write] = Settled(done: done, settledAnyway: settledAnyway)
+                waitingWrites.wait(for: write, settledAnyway: settledAnyway, done)
             }
         }
         carry(effects)
@@ -433,7 +363,7 @@ final class CoordinatorShell {
             var remaining = batch.records.count
             var held = true
             guard remaining > 0 else {
-                acknowledge(replicas.batchAnswered(batch, held: true).acknowledged)
+                acknowledge(machine.replicas.batchAnswered(batch, held: true).acknowledged)
                 continue
             }
             for record in batch.records {
@@ -442,7 +372,7 @@ final class CoordinatorShell {
                 send(wire, to: batch.member) { [self] answered in
                     held = held && answered
                     remaining -= 1
-                    if remaining == 0 { acknowledge(replicas.batchAnswered(batch, held: held).acknowledged) }
+                    if remaining == 0 { acknowledge(machine.replicas.batchAnswered(batch, held: held).acknowledged) }
                 }
             }
         }
@@ -451,15 +381,15 @@ final class CoordinatorShell {
     private func acknowledge(_ writes: [Replication.Acknowledged]) {
         let seesMost = seesMostOfTheCluster
         for write in writes {
-            guard let settled = waitingWrites.removeValue(forKey: write.write) else { continue }
-            if CoordinatorRecords.mayAnswer(write, in: ownership, seesMostOfTheCluster: seesMost) || settled.settledAnyway { settled.done() }
+            let acknowledged = CoordinatorRecords.mayAnswer(write, in: ownership, seesMostOfTheCluster: seesMost)
+            if let done = waitingWrites.settle(write.write, acknowledged: acknowledged) { done() }
         }
     }
 
     /// Sends every holder what it missed (the rooms as held now, the cluster-wide tables), and
     /// acknowledges the writes that waited for it once it holds them.
     func sendRepairs() {
-        var repairs = replicas.repairs()
+        var repairs = machine.replicas.repairs()
         // The owner's latest of its keys: a holder with a newer record refuses it.
         CoordinatorRecords.markOwnerWrites(&repairs.batches, in: ownership)
         carry(repairs)
@@ -468,7 +398,7 @@ final class CoordinatorShell {
     /// One page of what the asker of a catch-up holds among what is held here
     /// (``CoordinatorRecords/catchUpPage(for:selfID:members:pageRooms:)``).
     private func catchUpPage(for request: RoomStateBatch) throws(ShowroomError) -> RoomStateBatchResponse {
-        try replicas.records.catchUpPage(for: request, selfID: selfID, members: ownership.ring.members, pageRooms: Self.catchUpPageRooms)
+        try machine.records.catchUpPage(for: request, selfID: selfID, members: ownership.ring.members, pageRooms: Self.catchUpPageRooms)
     }
 
     /// Sends one batch to coordinator `holder`; `done` learns whether it holds it now.
@@ -493,23 +423,18 @@ final class CoordinatorShell {
         }
     }
 
-    /// A batch from another coordinator: replication or catch-up.
+    /// A batch from another coordinator: replication or catch-up (``CoordinatorNode/receive(_:nowMs:)``).
     private func receiveState(_ batch: RoomStateBatch) throws(ShowroomError) {
-        if let refusal = replicas.records.refusal(of: batch, selfID: selfID, in: ownership) {
-            if !refusal.sendBack.isEmpty {
-                send(CoordinatorRecords.merged(replicas.records.records(of: refusal.sendBack)), to: batch.from) { _ in }
-            }
-            throw refusal.error
+        switch machine.receive(batch, nowMs: nowMs) {
+        case .refused(let error, let sendBack):
+            if let sendBack { send(sendBack, to: batch.from) { _ in } }
+            throw error
+        case .taken(let received, let abandoned):
+            // A channel's numbers under the same key are published all the same (see
+            // ``replicate(_:key:settled:)``).
+            for id in abandoned { if let done = waitingWrites.settle(id, acknowledged: false) { done() } }
+            apply(received.changes, replicate: false, publish: { _ in false })
+            if received.tables != RoomStateBatch() { storage.write { try $0.save([received.tables]) } }
         }
-        let received = replicas.records.receive(batch, nowMs: nowMs)
-        for roomID in received.replaced {
-            for id in replicas.abandonWrites(of: roomID) {
-                // A channel's numbers under the same key are published all the same (see
-                // ``replicate(_:key:settled:)``).
-                if let settled = waitingWrites.removeValue(forKey: id), settled.settledAnyway { settled.done() }
-            }
-        }
-        apply(received.changes, replicate: false, publish: { _ in false })
-        if received.tables != RoomStateBatch() { storage.write { try $0.save([received.tables]) } }
     }
 }

@@ -49,8 +49,8 @@ public final class InProcessCoordinator {
     public func install() { shell.install() }
 
     /// Room `roomID` as this coordinator holds it (owned or replicated), if it does.
-    public func room(_ roomID: String) -> RoomRoom? { shell.registry.room(roomID) }
+    public func room(_ roomID: String) -> RoomRoom? { shell.machine.records.registry.room(roomID) }
 
     /// The chat messages of room `roomID` as this coordinator holds them.
-    public func messages(in roomID: String) -> [RoomChatMessage] { shell.registry.messages(in: roomID) }
+    public func messages(in roomID: String) -> [RoomChatMessage] { shell.machine.records.registry.messages(in: roomID) }
 }

@@ -29,4 +29,19 @@ public struct RoomChange: Sendable, Equatable {
         self.purged = purged
         self.droppedMessageSequences = droppedMessageSequences
     }
+
+    /// What the room's users hear of this change, published under "room/<id>": the room as it is
+    /// now, with the chat message or the interaction event it made, dated `atMs`; nil when the
+    /// change is not one they hear about.
+    public func roomNotice(atMs: Int64) -> RoomRoomNotice? {
+        guard let notice else { return nil }
+        return RoomRoomNotice.with {
+            $0.roomID = room.roomID
+            $0.kind = notice
+            $0.room = room
+            if let message { $0.message = message }
+            if let event { $0.event = event }
+            $0.atMs = atMs
+        }
+    }
 }

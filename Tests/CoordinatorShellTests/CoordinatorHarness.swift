@@ -119,7 +119,7 @@ final class CoordinatorHarness {
     }
 
     /// The room as coordinator `id` holds it, if it does.
-    func room(_ roomID: String, at id: String) -> RoomRoom? { shells[id]?.registry.room(roomID) }
+    func room(_ roomID: String, at id: String) -> RoomRoom? { shells[id]?.machine.records.registry.room(roomID) }
 
     // MARK: Requests, as a client sends them
 

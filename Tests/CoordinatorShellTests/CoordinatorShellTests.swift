@@ -180,13 +180,13 @@ final class CoordinatorShellTests: XCTestCase {
         // #2 alone would leave the successor's chat skipping #1: it refuses it.
         let second = try beginChat(roomID, text: "two", at: "coord-a", in: cluster)
         XCTAssertNil(second.result)
-        XCTAssertEqual(cluster.shells["coord-b"]!.registry.messages(in: roomID).map(\.sequence), [])
+        XCTAssertEqual(cluster.shells["coord-b"]!.machine.records.registry.messages(in: roomID).map(\.sequence), [])
 
         // The repair sends the room whole; both writes are answered then.
         cluster.network.advance(by: .seconds(1))
         XCTAssertNil(try XCTUnwrap(first.result).get().failure)
         XCTAssertNil(try XCTUnwrap(second.result).get().failure)
-        XCTAssertEqual(cluster.shells["coord-b"]!.registry.messages(in: roomID).map(\.text), ["one", "two"])
+        XCTAssertEqual(cluster.shells["coord-b"]!.machine.records.registry.messages(in: roomID).map(\.text), ["one", "two"])
     }
 
     func testARestartedCoordinatorReloadsItsDatabaseAndCatchesUp() throws {
@@ -280,7 +280,7 @@ final class CoordinatorShellTests: XCTestCase {
         XCTAssertTrue(["edge-1", "edge-2"].contains(first.edgeID))
         for id in ids { XCTAssertEqual(try cluster.place("show-1", at: id).edgeID, first.edgeID) }
         // Every coordinator holds the placement.
-        for id in ids { XCTAssertEqual(cluster.shells[id]!.directory.placements.placements["show-1"]?.edgeID, first.edgeID) }
+        for id in ids { XCTAssertEqual(cluster.shells[id]!.machine.records.directory.placements.placements["show-1"]?.edgeID, first.edgeID) }
 
         // A client reports the edge unreachable while it still answers: the channel stays.
         XCTAssertEqual(try cluster.place("show-1", at: "coord-b", unreachableEdge: first.edgeID).edgeID, first.edgeID)
@@ -288,7 +288,7 @@ final class CoordinatorShellTests: XCTestCase {
         cluster.network.kill(first.edgeID)
         let moved = try cluster.place("show-1", at: "coord-b", unreachableEdge: first.edgeID)
         XCTAssertNotEqual(moved.edgeID, first.edgeID)
-        for id in ids { XCTAssertEqual(cluster.shells[id]!.directory.placements.placements["show-1"]?.edgeID, moved.edgeID) }
+        for id in ids { XCTAssertEqual(cluster.shells[id]!.machine.records.directory.placements.placements["show-1"]?.edgeID, moved.edgeID) }
     }
 
     func testPlacementNeedsAValidToken() throws {
@@ -306,7 +306,7 @@ final class CoordinatorShellTests: XCTestCase {
         }, as: RoomPlaceChannelResponse.self)) { error in
             XCTAssertEqual((error as? ShowroomError)?.code, .tokenChannelMismatch)
         }
-        for id in ids { XCTAssertTrue(cluster.shells[id]!.directory.placements.placements.isEmpty) }
+        for id in ids { XCTAssertTrue(cluster.shells[id]!.machine.records.directory.placements.placements.isEmpty) }
     }
 
     func testAKickBansEverywhereAndEveryEdgeIsTold() throws {
@@ -316,11 +316,11 @@ final class CoordinatorShellTests: XCTestCase {
         XCTAssertEqual(cluster.edgeBans["edge-1"]?.map(\.uid), [9])
         XCTAssertEqual(cluster.edgeBans["edge-2"]?.map(\.uid), [9])
         for id in ids {
-            XCTAssertEqual(cluster.shells[id]!.bans.active(nowMs: cluster.network.now).map(\.uid), [9], "bans at \(id)")
+            XCTAssertEqual(cluster.shells[id]!.machine.records.bans.active(nowMs: cluster.network.now).map(\.uid), [9], "bans at \(id)")
         }
         // The ban lapses on the clock.
         cluster.network.advance(by: .seconds(61))
-        for id in ids { XCTAssertTrue(cluster.shells[id]!.bans.active(nowMs: cluster.network.now).isEmpty) }
+        for id in ids { XCTAssertTrue(cluster.shells[id]!.machine.records.bans.active(nowMs: cluster.network.now).isEmpty) }
 
         // A kick signed with another certificate is refused and bans nobody.
         XCTAssertThrowsError(try cluster.kick("show-1", uid: 10, banSeconds: 60, at: "coord-a",
@@ -376,7 +376,7 @@ final class CoordinatorShellTests: XCTestCase {
         XCTAssertTrue(answered)
         XCTAssertEqual(cluster.sinks[holders[0]]!.channelEvents.map(\.sequence), [1, 2])
         XCTAssertEqual(cluster.sinks[holders[0]]!.channelEvents.map(\.type), [.channelCreated, .broadcasterJoined])
-        XCTAssertEqual(cluster.shells[holders[1]]!.sequencer.sequence(of: channel).lastSequence, 2)
+        XCTAssertEqual(cluster.shells[holders[1]]!.machine.records.sequencer.sequence(of: channel).lastSequence, 2)
 
         // The same report again (its answer was lost) numbers nothing new; a new activity is 3.
         try cluster.report(from: "edge-1", to: holders[0], joined)
@@ -424,14 +424,14 @@ final class CoordinatorShellTests: XCTestCase {
         // The successor takes the numbers; the owner's process is gone before the answer comes.
         cluster.network.kill(owner)
         cluster.network.release(successor)
-        XCTAssertEqual(cluster.shells[successor]!.sequencer.sequence(of: channel).lastSequence, 2)
+        XCTAssertEqual(cluster.shells[successor]!.machine.records.sequencer.sequence(of: channel).lastSequence, 2)
         cluster.kill(owner)
         XCTAssertTrue(cluster.sinks[owner]!.channelEvents.isEmpty)
 
         try cluster.report(from: "edge-1", to: successor, joined)
         XCTAssertEqual(cluster.sinks[successor]!.channelEvents.map(\.type), [.channelCreated, .broadcasterJoined])
         XCTAssertEqual(cluster.sinks[successor]!.channelEvents.map(\.sequence), [1, 2])
-        XCTAssertEqual(cluster.shells[successor]!.sequencer.unpublished(of: channel), [])
+        XCTAssertEqual(cluster.shells[successor]!.machine.records.sequencer.unpublished(of: channel), [])
         // Once out, they do not go out again.
         try cluster.report(from: "edge-1", to: successor, joined)
         cluster.network.advance(by: .seconds(2))
@@ -481,17 +481,17 @@ final class CoordinatorShellTests: XCTestCase {
         ])
         let old = cluster.sinks[owner]!.channelEvents
         XCTAssertEqual(old.map(\.sequence), [1, 2, 3, 4])
-        for holder in cluster.holders(of: channel) { XCTAssertEqual(cluster.shells[holder]!.sequencer.count, 1) }
+        for holder in cluster.holders(of: channel) { XCTAssertEqual(cluster.shells[holder]!.machine.records.sequencer.count, 1) }
 
         cluster.network.advance(by: .seconds(3_599))
-        XCTAssertEqual(cluster.shells[owner]!.sequencer.count, 1, "within the retention")
+        XCTAssertEqual(cluster.shells[owner]!.machine.records.sequencer.count, 1, "within the retention")
         cluster.network.advance(by: .seconds(2))
-        for id in ids { XCTAssertEqual(cluster.shells[id]!.sequencer.count, 0, "\(id) holds nothing any more") }
+        for id in ids { XCTAssertEqual(cluster.shells[id]!.machine.records.sequencer.count, 0, "\(id) holds nothing any more") }
 
         // A restart loads nothing of it, and no other coordinator hands it back.
         cluster.kill(owner)
         try cluster.start(owner)
-        XCTAssertEqual(cluster.shells[owner]!.sequencer.count, 0)
+        XCTAssertEqual(cluster.shells[owner]!.machine.records.sequencer.count, 0)
         try cluster.report(from: "edge-1", to: owner, [
             activity(.channelCreated, channel: channel, uid: 0, origin: "edge-1#2", number: 1, atMs: cluster.network.now),
         ])

@@ -49,7 +49,7 @@ final class RelayPlacementTests: XCTestCase {
 
         // The relay's report keeps it a relay; an edge that is no relay is sent to the origin.
         try cluster.report(from: relay, to: "coord-a", [], channels: [status("big", edge: relay, subscribers: 2, origin: origin)])
-        XCTAssertEqual(cluster.shells["coord-a"]?.directory.hosts(of: "big"), [origin])
+        XCTAssertEqual(cluster.shells["coord-a"]?.machine.records.directory.hosts(of: "big"), [origin])
         let stranger = ["edge-1", "edge-2", "edge-3"].first { $0 != origin && $0 != relay }!
         let refused = try cluster.node("coord-a").ask(.channelClaim, RoomClaimChannelRequest.with {
             $0.channel = "big"
@@ -76,36 +76,36 @@ final class RelayPlacementTests: XCTestCase {
 
         // The origin drains (the report it sends first carries no channel list).
         try cluster.report(from: origin, to: "coord-a", [], draining: true)
-        XCTAssertEqual(cluster.shells["coord-a"]?.directory.draining, [origin])
+        XCTAssertEqual(cluster.shells["coord-a"]?.machine.records.directory.draining, [origin])
         XCTAssertEqual(cluster.shells["coord-a"]?.listChannels().drainingEdges, [origin], "the status view shows it")
-        XCTAssertEqual(cluster.shells["coord-a"]?.directory.hosts(of: "moving"), [], "a draining edge is nobody's host")
+        XCTAssertEqual(cluster.shells["coord-a"]?.machine.records.directory.hosts(of: "moving"), [], "a draining edge is nobody's host")
         XCTAssertEqual(try place(cluster, "moving", uid: 1, audience: false), relay, "the host goes to the relay, where the viewers are")
         XCTAssertNotEqual(try place(cluster, "other", uid: 2, audience: false), origin, "nothing new is placed on it")
         // A report without the flag and without channels (activities only) does not end it.
         try cluster.report(from: origin, to: "coord-a", [])
-        XCTAssertEqual(cluster.shells["coord-a"]?.directory.draining, [origin])
+        XCTAssertEqual(cluster.shells["coord-a"]?.machine.records.directory.draining, [origin])
     }
 
     func testAnEdgeGoneAfterItsDrainIsForgottenAsDrainingSoANewProcessUnderItsIdTakesChannels() throws {
         let cluster = try CoordinatorHarness(coordinators: ["coord-a"], edges: ["edge-1", "edge-2"])
         try cluster.report(from: "edge-2", to: "coord-a", [], draining: true)
-        XCTAssertEqual(cluster.shells["coord-a"]?.directory.draining, ["edge-2"])
+        XCTAssertEqual(cluster.shells["coord-a"]?.machine.records.directory.draining, ["edge-2"])
         // It leaves; its last report (still saying draining) arrives after.
         cluster.network.kill("edge-2")
         cluster.network.membershipChanged()
-        XCTAssertEqual(cluster.shells["coord-a"]?.directory.draining, [], "a gone edge drains no more")
+        XCTAssertEqual(cluster.shells["coord-a"]?.machine.records.directory.draining, [], "a gone edge drains no more")
         try cluster.report(from: "edge-2", to: "coord-a", [], draining: true)
-        XCTAssertEqual(cluster.shells["coord-a"]?.directory.draining, [], "a draining report from an edge that is gone is not taken")
+        XCTAssertEqual(cluster.shells["coord-a"]?.machine.records.directory.draining, [], "a draining report from an edge that is gone is not taken")
         // A new process under the same id: placeable.
         cluster.addEdge("edge-2")
-        XCTAssertEqual(cluster.shells["coord-a"].map { $0.directory.placeable($0.directoryEdges()).map(\.id).sorted() }, ["edge-1", "edge-2"])
+        XCTAssertEqual(cluster.shells["coord-a"].map { $0.machine.records.directory.placeable($0.directoryEdges()).map(\.id).sorted() }, ["edge-1", "edge-2"])
     }
 
     func testAClientsUnreachableEdgeIsNotChosenEvenWhenItIsOnlyTheChannelsReportedHost() throws {
         let cluster = try CoordinatorHarness(coordinators: ["coord-a"], edges: ["edge-1", "edge-2"])
         // The coordinator has no placement for the channel, only edge-1's report that it hosts it.
         try cluster.report(from: "edge-1", to: "coord-a", [], channels: [status("show", edge: "edge-1", subscribers: 3)])
-        XCTAssertNil(cluster.shells["coord-a"]?.directory.placements.placements["show"])
+        XCTAssertNil(cluster.shells["coord-a"]?.machine.records.directory.placements.placements["show"])
         // Edge-1 stops answering (it died; the membership does not know yet). A rejoining client
         // names it.
         cluster.node("edge-1").serve(.nodeInfo) { _, respond in respond(.failure(.unavailable("edge-1 is gone"))) }
@@ -150,7 +150,7 @@ final class RelayPlacementTests: XCTestCase {
         // The callee prefers its own edge: the channel stays where the caller put it.
         XCTAssertEqual(try cluster.place("call-edge-1", at: "coord-b", preferring: ["edge-2"]).edgeID, "edge-1")
         for id in ["coord-a", "coord-b"] {
-            XCTAssertEqual(cluster.shells[id]?.directory.placements.placements["call-edge-2"]?.edgeID, "edge-2", "replicated to \(id)")
+            XCTAssertEqual(cluster.shells[id]?.machine.records.directory.placements.placements["call-edge-2"]?.edgeID, "edge-2", "replicated to \(id)")
         }
         // A draining edge is no choice, even when preferred.
         try cluster.report(from: "edge-3", to: "coord-a", [], draining: true)
@@ -165,7 +165,7 @@ final class RelayPlacementTests: XCTestCase {
                 XCTAssertTrue("\(error)".contains("at most 4 edges"), "\(error)")
             }
         }
-        XCTAssertTrue(cluster.shells["coord-a"]!.directory.placements.placements.isEmpty)
+        XCTAssertTrue(cluster.shells["coord-a"]!.machine.records.directory.placements.placements.isEmpty)
     }
 
     func testWithoutAThresholdEveryViewerStaysOnTheOrigin() throws {
