@@ -226,7 +226,7 @@ extension CoordinatorShell {
         let writable = seesMostOfTheCluster  // one look at the members, not one per activity
         if report.hasChannels_p, writable {
             // A channel its edges host on both sides of a healed partition, left without a placement.
-            for placement in directory.placeSplitChannels(among: report.channels.map(\.name), edges: directoryEdges(),
+            for placement in machine.records.directory.placeSplitChannels(among: report.channels.map(\.name), edges: directoryEdges(),
                                                           owned: writableKeys, nowMs: nowMs) {
                 logger.info("channel hosted on several edges without a placement: placed where its publishers are",
                             metadata: ["channel": "\(placement.channel)", "edge": "\(placement.edgeID)"])
