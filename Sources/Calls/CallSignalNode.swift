@@ -55,16 +55,39 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
     }
 
     /// A session's notices and its parked poll.
+    ///
+    /// A notice goes out in two answers: the first poll answer that carries it, and the
+    /// session's next one. An answer may never reach the client (both copies of a poll request
+    /// that arrived twice are answered, the second copy's with the notices, and the node that
+    /// passed the request on relays only the first answer; a client may have given up on a
+    /// poll), and the client polls again after every answer: the next answer makes up for a lost
+    /// one. The client's filter drops a notice it has taken already.
     public struct Mailbox {
-        /// Notices not yet taken by a poll, oldest first.
-        public var notices: [Notice] { queued.map(\.notice) }
-        /// The notices, each with whether it tells of a state that is not an active call's (an
-        /// end, a failure): only those go with the user to a new owner.
+        /// What the next answer carries, oldest first: the notices the last answer carried, then
+        /// those no answer carried yet.
+        public var notices: [Notice] { (answered + queued).map(\.notice) }
+        /// The notices no answer carried yet, each with whether it tells of a state that is not
+        /// an active call's (an end, a failure): only those (these and the last answer's) go with
+        /// the user to a new owner.
         var queued: [(notice: Notice, ends: Bool)] = []
+        /// The notices the last answer carried, once: carried again by the next answer.
+        var answered: [(notice: Notice, ends: Bool)] = []
+        /// Whether the next poll is answered at once.
+        var waiting: Bool { !queued.isEmpty || !answered.isEmpty || tokenWillExpire }
         /// The poll waiting for notices, and until when it waits.
         public var parked: (poll: UInt64, untilMs: Int64)?
         /// Whether the next answer tells the session its login token expires soon.
         public var tokenWillExpire = false
+
+        /// Answers poll `poll` with what waits: the notices carried for the first time are kept
+        /// for the next answer, those carried for the second time are done.
+        mutating func answer(_ poll: UInt64) -> Directive {
+            let answer = Directive.answerPoll(poll, notices: notices, tokenWillExpire: tokenWillExpire)
+            answered = queued
+            queued = []
+            tokenWillExpire = false
+            return answer
+        }
     }
 
     /// A call token minted for a party, sent again in every notice until it is a quarter of its
@@ -348,22 +371,23 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
 
     /// Poll `poll` of session `id`: answered at once when notices wait (or the token will
     /// expire, or the session was just taken over from another node, so the client learns where
-    /// it is now), else parked for `waitMs`. A newer poll answers the parked one, empty.
+    /// it is now), else parked for `waitMs`. A newer poll answers the parked one, empty. Each
+    /// notice is carried by two answers (``Mailbox``): one that did not reach the client loses
+    /// nothing.
     public mutating func poll(_ id: String, poll: UInt64, waitMs: Int64, nowMs: Int64) throws(Refusal) -> [Directive] {
         _ = try session(id, nowMs: nowMs)
         let firstHere = mailboxes[id] == nil
         var mailbox = mailboxes[id] ?? Mailbox()
         var directives: [Directive] = []
+        // Parked, it found nothing waiting, and anything since would have answered it.
         if let parked = mailbox.parked { directives.append(.answerPoll(parked.poll, notices: [], tokenWillExpire: false)) }
         mailbox.parked = nil
-        if mailbox.queued.isEmpty, !mailbox.tokenWillExpire, waitMs > 0, !firstHere {
+        if !mailbox.waiting, waitMs > 0, !firstHere {
             mailbox.parked = (poll, nowMs + waitMs)
             mailboxes[id] = mailbox
             return directives
         }
-        directives.append(.answerPoll(poll, notices: mailbox.notices, tokenWillExpire: mailbox.tokenWillExpire))
-        mailbox.queued = []
-        mailbox.tokenWillExpire = false
+        directives.append(mailbox.answer(poll))
         mailboxes[id] = mailbox
         return directives
     }
@@ -722,8 +746,8 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
 
     private mutating func wake(_ id: String) -> [Directive] {
         guard var mailbox = mailboxes[id], let parked = mailbox.parked else { return [] }
-        let answer = Directive.answerPoll(parked.poll, notices: mailbox.notices, tokenWillExpire: mailbox.tokenWillExpire)
-        mailbox = Mailbox()
+        mailbox.parked = nil
+        let answer = mailbox.answer(parked.poll)
         mailboxes[id] = mailbox
         return [answer]
     }
@@ -804,7 +828,8 @@ public struct CallSignalNode<Notice, Random: RandomNumberGenerator> {
             // Only the ends: delivered at the new owner, an end frees the user only from the call
             // it ended, while an active state (a ring, a connect) would set the user's call there
             // over what its record says, and a stale one would hold it in a call that is over.
-            let ends = mailbox.queued.filter(\.ends).map(\.notice)
+            // Those the last answer carried too: it may not have reached the client.
+            let ends = (mailbox.answered + mailbox.queued).filter(\.ends).map(\.notice)
             if !ends.isEmpty { directives.append(.handOver(uid: uid, notices: ends)) }
         }
         presence.release(uid)

@@ -672,6 +672,30 @@ final class CallSignalShellTests: XCTestCase {
         XCTAssertEqual(notices.first?.state, 2)
     }
 
+    func testANoticeInAPollAnswerTheClientNeverTookComesWithItsNextPoll() throws {
+        // One poll reaches the host's owner twice (a path that duplicated it): the second copy
+        // ends the first, parked, and parks in its place. The asker keeps the answer that came
+        // first, the empty one; the ring goes in the other.
+        let cluster = CallSignalHarness(nodes: ids)
+        let (viewer, host) = try cluster.loggedInPair(from: 6101, viewerVia: nil, hostVia: nil)
+        let poll = SignalPollRequest.with {
+            $0.sessionID = host.sessionID
+            $0.maxWaitMs = 15_000
+        }
+        var kept: Result<WireEnvelope, ShowroomError>?
+        var dropped: Result<WireEnvelope, ShowroomError>?
+        try host.via.begin(.callPoll, poll) { kept = $0 }
+        try host.via.begin(.callPoll, poll) { dropped = $0 }
+        cluster.network.run()
+        XCTAssertEqual(try XCTUnwrap(kept).get().decodeBody(SignalPollResponse.self).notices.count, 0)
+        let call = try viewer.dial(host.uid)
+        XCTAssertEqual(try XCTUnwrap(dropped).get().decodeBody(SignalPollResponse.self).notices.map(\.callID), [call.callID])
+
+        XCTAssertEqual(try host.poll().map(\.callID), [call.callID], "the next poll carries the ring again")
+        XCTAssertEqual(host.told, ["2 0 0"])
+        XCTAssertEqual(try host.poll(), [], "carried twice: done")
+    }
+
     func testOnlyANodesLossNoticeIsTakenAsALossToConfirm() {
         let lost = SignalNotice(lostCallOf: 2001, UserRecord.InCall(callID: "1001-abc", owner: "callsignal-2"))
         XCTAssertTrue(lost.tellsLostCall)

@@ -192,18 +192,38 @@ final class CallSignalNodeTests: XCTestCase {
         XCTAssertEqual(answered(node.deliver("ring", to: callee, callID: "\(callee)-a", state: .calling, owner: "n1")), [1: ["ring"]])
         XCTAssertEqual(node.callOf[callee]?.callID, "\(callee)-a", "the callee is in the call it was told of")
 
-        XCTAssertTrue(try node.poll(session, poll: 2, waitMs: 20_000, nowMs: t0).isEmpty)
-        XCTAssertEqual(answered(try node.poll(session, poll: 3, waitMs: 20_000, nowMs: t0 + 10)), [2: []],
+        XCTAssertEqual(answered(try node.poll(session, poll: 2, waitMs: 20_000, nowMs: t0)), [2: ["ring"]],
+                       "carried again by the next answer: the first may not have reached the client")
+        XCTAssertTrue(try node.poll(session, poll: 3, waitMs: 20_000, nowMs: t0).isEmpty, "carried twice: done")
+        XCTAssertEqual(answered(try node.poll(session, poll: 4, waitMs: 20_000, nowMs: t0 + 10)), [3: []],
                        "a newer poll ends the parked one, empty")
         XCTAssertEqual(answered(node.tick(nowMs: t0 + 10 + 19_999, gone: [])), [:])
-        XCTAssertEqual(answered(node.tick(nowMs: t0 + 10 + 20_000, gone: [])), [3: []], "the clock ends it")
+        XCTAssertEqual(answered(node.tick(nowMs: t0 + 10 + 20_000, gone: [])), [4: []], "the clock ends it")
 
         _ = node.deliver("ended", to: callee, callID: "\(callee)-a", state: .prepared, owner: "n1")
         XCTAssertNil(node.callOf[callee], "a terminal notice frees the callee")
-        XCTAssertEqual(answered(try node.poll(session, poll: 4, waitMs: 20_000, nowMs: t0 + 30_000)), [4: ["ended"]],
+        XCTAssertEqual(answered(try node.poll(session, poll: 5, waitMs: 20_000, nowMs: t0 + 30_000)), [5: ["ended"]],
                        "a notice waiting is answered at once")
-        XCTAssertEqual(refusal { () throws(Node.Refusal) in _ = try node.poll("\(callee)-forged", poll: 5, waitMs: 0, nowMs: t0) }?.code,
+        XCTAssertEqual(refusal { () throws(Node.Refusal) in _ = try node.poll("\(callee)-forged", poll: 6, waitMs: 0, nowMs: t0) }?.code,
                        .notLoggedIn)
+    }
+
+    func testAnEndInAnAnswerTheClientNeverTookComesWithItsNextPoll() throws {
+        // A poll passed on by another node arrives twice (the path duplicated it). The second copy
+        // ends the first, parked, empty, and parks in its place; the end of the caller's call then
+        // goes in the second copy's answer, which the node that passed the poll on drops: it has
+        // relayed the first answer already. The client, told nothing, polls again.
+        var node = makeNode()
+        let session = try login(&node, caller)
+        _ = try node.poll(session, poll: 1, waitMs: 0, nowMs: t0)
+        XCTAssertTrue(try node.poll(session, poll: 2, waitMs: 5_000, nowMs: t0).isEmpty, "parked")
+        XCTAssertEqual(answered(try node.poll(session, poll: 3, waitMs: 5_000, nowMs: t0 + 4)), [2: []],
+                       "the copy ends the parked poll, empty: the answer the client gets")
+        XCTAssertEqual(answered(node.deliver("ended", to: caller, callID: "\(callee)-a", state: .prepared, owner: "n2", sequence: 9)),
+                       [3: ["ended"]], "the answer nobody takes")
+        XCTAssertEqual(answered(try node.poll(session, poll: 4, waitMs: 5_000, nowMs: t0 + 100)), [4: ["ended"]],
+                       "the client's next poll carries the end again")
+        XCTAssertTrue(try node.poll(session, poll: 5, waitMs: 5_000, nowMs: t0 + 150).isEmpty, "carried twice: the next poll waits")
     }
 
     func testANoticeDeliveredAgainOrOvertakenNeverTakesAUserBackIntoAnEndedCall() throws {
@@ -249,9 +269,10 @@ final class CallSignalNodeTests: XCTestCase {
         let session = try login(&node, callee)
         _ = node.deliver("ring", to: callee, callID: "\(callee)-a", state: .calling, owner: "n1")
         _ = try node.poll(session, poll: 1, waitMs: 0, nowMs: t0)
-        _ = try node.poll(session, poll: 2, waitMs: 20_000, nowMs: t0)
+        _ = try node.poll(session, poll: 2, waitMs: 0, nowMs: t0)
+        _ = try node.poll(session, poll: 3, waitMs: 20_000, nowMs: t0)
         let directives = try node.logout(session, nowMs: t0 + 1)
-        XCTAssertTrue(directives.contains { if case .refusePoll(2, .loggedOut) = $0 { true } else { false } })
+        XCTAssertTrue(directives.contains { if case .refusePoll(3, .loggedOut) = $0 { true } else { false } })
         XCTAssertTrue(directives.contains {
             if case .signal(.lost, callee, "\(callee)-a", "n1") = $0 { true } else { false }
         }, "the call's owner learns its party lost signaling")
@@ -622,7 +643,8 @@ final class CallSignalNodeTests: XCTestCase {
         let callID = "\(callee)-abc"
         _ = node.deliver("ring", to: user, callID: callID, state: .calling, owner: "n3", sequence: 1)
         _ = try node.poll(session, poll: 2, waitMs: 0, nowMs: t0)
-        _ = try node.poll(session, poll: 3, waitMs: 5_000, nowMs: t0)
+        _ = try node.poll(session, poll: 3, waitMs: 0, nowMs: t0)
+        _ = try node.poll(session, poll: 4, waitMs: 5_000, nowMs: t0)
 
         // Another node (cut off from n3 for a while) decided the call was lost with it.
         let lost = node.deliver("lost", to: user, callID: callID, state: .failed, owner: "n3", sequence: 1 << 62, lost: true)
@@ -637,12 +659,13 @@ final class CallSignalNodeTests: XCTestCase {
         XCTAssertEqual(node.callChecked(uid: user, callID: callID, owner: "n3", .lost).map { if case .callLost(user, _) = $0 { true } else { false } }, [true])
         XCTAssertNil(node.callOf[user])
         XCTAssertEqual(answered(node.deliver("lost", to: user, callID: callID, state: .failed, owner: "n3", sequence: 1 << 62, lost: true)),
-                       [3: ["lost"]], "the node's own loss notice reaches the party")
+                       [4: ["lost"]], "the node's own loss notice reaches the party")
 
         // A loss of a call the party is not noted in here is delivered as it is.
-        _ = try node.poll(session, poll: 4, waitMs: 5_000, nowMs: t0)
+        _ = try node.poll(session, poll: 5, waitMs: 0, nowMs: t0)
+        _ = try node.poll(session, poll: 6, waitMs: 5_000, nowMs: t0)
         XCTAssertEqual(answered(node.deliver("lost", to: user, callID: "\(callee)-def", state: .failed, owner: "n3", sequence: 1 << 62, lost: true)),
-                       [4: ["lost"]])
+                       [6: ["lost"]])
     }
 
     // MARK: - The call's owner checks its parties' owners
