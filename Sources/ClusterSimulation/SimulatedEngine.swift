@@ -138,7 +138,10 @@ final class SimulatedEngineHost: EngineHost {
 
     var now: ContinuousClock.Instant { Self.base + .milliseconds(network.now - Simulation.startMs) }
 
-    var microseconds: UInt64 { UInt64(network.now - Simulation.startMs) * 1000 }
+    func microseconds(at instant: ContinuousClock.Instant) -> UInt64 {
+        let elapsed = Self.base.duration(to: instant).components
+        return UInt64(max(0, elapsed.seconds * 1_000_000 + elapsed.attoseconds / 1_000_000_000_000))
+    }
 
     func schedule(after delay: Duration, _ action: @escaping () -> Void) -> HostTimer {
         let timer = HostTimer(value: nextTimer)
@@ -169,12 +172,12 @@ final class SimulatedEngineHost: EngineHost {
         if timer.value < nextTimer { cancelled.insert(timer.value) }
     }
 
-    func connect(to edge: EdgeAddress, receive: @escaping (any EngineMessage) -> Void,
+    func connect(to edge: EdgeAddress, receive: @escaping (_ message: any EngineMessage, _ firstOfBatch: Bool) -> Void,
                  broke: @escaping () -> Void) throws(ShowroomError) -> any EngineLink {
         guard let node = network.nodes[edge.id] else { throw .unavailable("cannot connect to edge \(edge)") }
         network.record("engine \(id) connect \(edge.id)#\(node.incarnation)")
         return links.connect(edgeID: edge.id, node: node, edge: node.alive ? cluster.edges[edge.id] : nil,
-                             receive: { receive(FramesMessage($0)) },
+                             receive: { receive(FramesMessage($0), true) },
                              broke: { [unowned self] in
                                  network.record("engine \(id) link to \(edge.id) broke")
                                  broke()

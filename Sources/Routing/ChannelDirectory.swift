@@ -263,8 +263,9 @@ public struct ChannelDirectory: Sendable {
                                             nowMs: Int64) -> [RoomChannelPlacement] {
         let takers = Set(placeable(edges).filter { !$0.linkBroken }.map(\.id))
         var made: [RoomChannelPlacement] = []
-        for channel in Set(channels ?? Array(hostsByChannel.keys)).sorted()
-        where placements.placements[channel] == nil && owned(channel) {
+        // Runs on every report: the few unplaced channels are picked out before anything is sorted.
+        let unplaced = (channels ?? Array(hostsByChannel.keys)).filter { placements.placements[$0] == nil && owned($0) }
+        for channel in Set(unplaced).sorted() {
             let hosts = hosts(of: channel).filter(takers.contains)
             guard hosts.count > 1 else { continue }
             let reported = self.reported

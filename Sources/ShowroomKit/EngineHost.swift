@@ -12,24 +12,30 @@ internal import ShowroomWire
 package protocol EngineHost: AnyObject {
     /// The host's time now.
     var now: ContinuousClock.Instant { get }
-    /// The time stamped on frames and heartbeats, in microseconds of the media clock.
-    var microseconds: UInt64 { get }
+    /// The media clock (stamped on frames and heartbeats) at `instant`, in microseconds.
+    func microseconds(at instant: ContinuousClock.Instant) -> UInt64
     /// Runs `action` once after `delay`.
     func schedule(after delay: Duration, _ action: @escaping () -> Void) -> HostTimer
     /// Runs `action` every `interval` until cancelled.
     func scheduleRepeating(every interval: Duration, _ action: @escaping () -> Void) -> HostTimer
     /// Cancels a timer; one that ran or was cancelled already is ignored.
     func cancel(_ timer: HostTimer)
-    /// Opens a link to `edge`: `receive` gets each message the edge sends, `broke` runs when the
-    /// link breaks (the edge's process died, its connection closed).
+    /// Opens a link to `edge`: `receive` gets each message the edge sends, and whether it is the
+    /// first of a batch read at once (hearing the edge is noted once per batch); `broke` runs when
+    /// the link breaks (the edge's process died, its connection closed).
     ///
     /// - Throws: `UNAVAILABLE` when no link can be opened.
-    func connect(to edge: EdgeAddress, receive: @escaping (any EngineMessage) -> Void,
+    func connect(to edge: EdgeAddress, receive: @escaping (_ message: any EngineMessage, _ firstOfBatch: Bool) -> Void,
                  broke: @escaping () -> Void) throws(ShowroomError) -> any EngineLink
     /// Asks the cluster where `channel` goes (`avoiding` an edge that just failed); `done` gets
     /// the edge or why not, later.
     func place(_ channel: String, credentials: PlacementCredentials, avoiding: EdgeAddress?,
                _ done: @escaping (Result<EdgeAddress, ShowroomError>) -> Void)
+}
+
+extension EngineHost {
+    /// The media clock now, in microseconds.
+    package var microseconds: UInt64 { microseconds(at: now) }
 }
 
 /// A timer an ``EngineHost`` scheduled, for cancelling it.

@@ -5,10 +5,12 @@ internal import ShowroomWire
 
 extension EngineShell {
     /// One message from the edge of `session`: hearing anything counts for the session's
-    /// heartbeat.
-    func receive(_ message: any EngineMessage, on session: SessionLink) {
-        let recovered = state.heard(session.serial, now: host.now)
-        if !recovered.isEmpty { perform(recovered) }
+    /// heartbeat, noted once per batch the host read at once (not per media frame).
+    func receive(_ message: any EngineMessage, on session: SessionLink, firstOfBatch: Bool) {
+        if firstOfBatch {
+            let recovered = state.heard(session.serial, now: host.now)
+            if !recovered.isEmpty { perform(recovered) }
+        }
         guard message.count >= 1,
               let envelope = try? message.withBytes(of: 0, { (bytes) throws(ShowroomError) in try WireEnvelope.decode(frame: bytes) })
         else {
@@ -52,8 +54,8 @@ extension EngineShell {
             (connection, joinStarted) = (accepted, started)
             perform(directives)
         }
-        let now = host.now
-        let received = host.microseconds
+        let now = host.now  // one clock reading per frame
+        let received = host.microseconds(at: now)
         message.withBytes(of: 1) { payload in
             let frame = RemoteMediaFrame(
                 connection: connection, uid: header.publisherUid, sequence: header.sequence,

@@ -192,9 +192,9 @@ package final class EngineShell {
         let opened = Opened()
         let link: any EngineLink
         do throws(ShowroomError) {
-            link = try host.connect(to: edge, receive: { [weak self] message in
+            link = try host.connect(to: edge, receive: { [weak self] message, firstOfBatch in
                 guard let self, let session = opened.link, !session.isClosed else { return }
-                self.receive(message, on: session)
+                self.receive(message, on: session, firstOfBatch: firstOfBatch)
             }, broke: { [weak self] in
                 guard let self, let session = opened.link, !session.isClosed else { return }
                 self.perform(self.state.linkBroke(session.serial, now: self.host.now))

@@ -22,7 +22,7 @@ final class LoopEngineHost: EngineHost {
 
     var now: ContinuousClock.Instant { .now }
 
-    var microseconds: UInt64 { MediaClock.nowMicroseconds() }
+    func microseconds(at instant: ContinuousClock.Instant) -> UInt64 { MediaClock.microseconds(at: instant) }
 
     func schedule(after delay: Duration, _ action: @escaping () -> Void) -> HostTimer {
         HostTimer(value: loop.scheduleTimer(after: delay, action).value)
@@ -36,7 +36,7 @@ final class LoopEngineHost: EngineHost {
         loop.cancelTimer(TimerID(value: timer.value))
     }
 
-    func connect(to edge: EdgeAddress, receive: @escaping (any EngineMessage) -> Void,
+    func connect(to edge: EdgeAddress, receive: @escaping (_ message: any EngineMessage, _ firstOfBatch: Bool) -> Void,
                  broke: @escaping () -> Void) throws(ShowroomError) -> any EngineLink {
         let session = try EdgeSession(edge: edge, context: context, loop: loop)
         let message = ReceivedMultipart(parts: session.receiveBuffer)
@@ -46,7 +46,7 @@ final class LoopEngineHost: EngineHost {
             while handled < Self.receiveBatch, !session.isClosed {
                 guard (try? session.socket.receive(into: session.receiveBuffer)) == true else { return }
                 handled += 1
-                receive(message)
+                receive(message, handled == 1)
             }
         }
         loop.register(session.monitor.socket) { [weak session] _, _ in
