@@ -164,6 +164,7 @@ let package = Package(
             name: "EdgeServer",
             dependencies: [
                 "Edge", "ShowroomAuth", "ShowroomWire", "ZeroMQ", "NodeRuntime", "Membership", "Routing", "AdminEndpoint",
+                "Recording",
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -174,7 +175,7 @@ let package = Package(
             ]
         ),
 
-        .executableTarget(name: "showroom-edge", dependencies: ["NodeRuntime", "EdgeServer"]),
+        .executableTarget(name: "showroom-edge", dependencies: ["NodeRuntime", "EdgeServer", "ShowroomWire"]),
         // The room registry, channel event numbering and bans as pure state machines, and the records a
         // coordinator replicates (rooms with chat, event numbers, placements, bans).
         .target(
@@ -307,7 +308,9 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ", "CZeroMQ"]),
         .testTarget(name: "MediaCodecsTests", dependencies: ["MediaCodecs"]),
         // WebM files checked with ffprobe and ffmpeg (Debian ffmpeg); the segment policy with plain values.
-        .testTarget(name: "RecordingTests", dependencies: ["Recording", "MediaCodecs", "ShowroomWire"]),
+        .testTarget(name: "RecordingTests", dependencies: [
+            "Recording", "MediaCodecs", "ShowroomWire", "ShowroomKit", "ShowroomTesting", "ShowroomAuth", "ServerAPI",
+        ]),
         .testTarget(name: "ShowroomAuthTests", dependencies: ["ShowroomAuth", "ShowroomWire"]),
         .testTarget(
             name: "MembershipTests",

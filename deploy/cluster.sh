@@ -36,6 +36,8 @@
 # for `curl -u "$(cat DIR/api-key)" http://127.0.0.1:PORT/v1/rooms`; the coordinators hold only
 # its SHA-256 (DIR/coordinator.json). `--api-rate N` gives that key N requests a second (burst 2N;
 # default 10).
+# Recordings: edges write them to DIR/recordings/<channel>/<uid>/<start ms>-<n>.webm; start one with
+# `curl -u "$(cat DIR/api-key)" -X POST -d '{}' http://127.0.0.1:PORT/v1/channels/CHANNEL/recordings`.
 # Browsers: every process also takes WebSocket connections (`ws=` in its ready line, a free
 # loopback port; the same protocol, framed as proto/README.md says): edges their client sessions,
 # coordinators and call-signal nodes their client kinds. `up` starts the web app's server
@@ -200,6 +202,8 @@ start_node() {
     [ "$kind" = coordinator ] && role_flags=(--data-dir "$run_dir/data" --api "$(api_listen_of "$id")")
     [ -n "$(keyring_dir)" ] && role_flags+=(--keyring "$(keyring_dir)")
     [ "$kind" = edge ] && [ -f "$run_dir/client-encryption" ] && role_flags+=(--client-encryption "$(cat "$run_dir/client-encryption")")
+    # Edges write recordings to DIR/recordings/<channel>/<uid>/.
+    [ "$kind" = edge ] && role_flags+=(--recording-dir "$run_dir/recordings")
     # Pages of the web app may connect over WebSocket (the origin a browser sends).
     if [ -f "$run_dir/web-port" ]; then
       role_flags+=(--websocket-origin "http://127.0.0.1:$(cat "$run_dir/web-port")" --websocket-origin "http://localhost:$(cat "$run_dir/web-port")")
@@ -284,7 +288,7 @@ cmd_up() {
   ( umask 077
     printf '{"appID": "%s", "appCertificate": "%s"}\n' "$app_id" "$app_certificate" > "$run_dir/app.json"
     printf 'business:%s\n' "$api_secret" > "$run_dir/api-key"
-    printf '{"appID": "%s", "appCertificate": "%s", "webhookURLs": [%s], "webhookSecret": "%s", "relayThreshold": %s, "roomExpirySeconds": %s, "apiKeys": [{"id": "business", "secretSHA256": "%s", "scopes": ["read", "rooms", "moderation", "calls"], "requestsPerSecond": %s, "burst": %s}]}\n' \
+    printf '{"appID": "%s", "appCertificate": "%s", "webhookURLs": [%s], "webhookSecret": "%s", "relayThreshold": %s, "roomExpirySeconds": %s, "apiKeys": [{"id": "business", "secretSHA256": "%s", "scopes": ["read", "rooms", "moderation", "calls", "recording"], "requestsPerSecond": %s, "burst": %s}]}\n' \
       "$app_id" "$app_certificate" "$hooks" "$webhook_secret" "$relay_threshold" "$room_expiry" "$api_hash" "$api_rate" "$((api_rate * 2))" > "$run_dir/coordinator.json" )
   rm -rf "$run_dir/keys" "$run_dir/client-encryption"
   if [ -z "$plain_cluster" ]; then

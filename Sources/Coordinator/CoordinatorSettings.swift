@@ -26,6 +26,10 @@ public struct CoordinatorSettings: Sendable, Equatable {
     /// audience members on relay edges (which pull the channel from its origin); 0 keeps every
     /// viewer on the origin.
     public var relayThreshold: Int = 0
+    /// Record both sides of every 1v1 call, on the edges the parties publish on.
+    public var recordCalls = false
+    /// Record the live rooms of these owners while they are open.
+    public var recordOwners: [UInt32] = []
     /// The server API: where it listens, the customer keys, their request rate.
     public var api = APISettings()
 
@@ -35,7 +39,7 @@ public struct CoordinatorSettings: Sendable, Equatable {
     /// The keys a coordinator's configuration file may hold besides the shared ones.
     public static let fileKeys: Set<String> = Set([
         "eventsBind", "dataDirectory", "webhookURLs", "webhookSecret", "roomExpirySeconds", "ownerGraceSeconds",
-        "placementExpirySeconds", "relayThreshold",
+        "placementExpirySeconds", "relayThreshold", "recordCalls", "recordOwners",
     ]).union(APISettings.fileKeys)
 
     /// Applies the coordinator's settings in `file` (the shared ones are ``NodeConfiguration``'s).
@@ -49,6 +53,13 @@ public struct CoordinatorSettings: Sendable, Equatable {
         if let v = try file.value("ownerGraceSeconds", as: Int.self) { ownerGraceSeconds = v }
         if let v = try file.value("placementExpirySeconds", as: Int.self) { placementExpirySeconds = v }
         if let v = try file.value("relayThreshold", as: Int.self) { relayThreshold = v }
+        if let v = try file.value("recordCalls", as: Bool.self) { recordCalls = v }
+        if let v = try file.value("recordOwners", as: [Int].self) {
+            guard v.count <= 1_000, v.allSatisfy({ (1...Int(UInt32.max)).contains($0) }) else {
+                throw .invalidArgument("configuration file \(file.path): recordOwners lists at most 1000 uids, each 1 to 4294967295")
+            }
+            recordOwners = v.map { UInt32($0) }
+        }
         try api.apply(file)
     }
 

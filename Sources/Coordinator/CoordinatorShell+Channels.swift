@@ -216,7 +216,11 @@ extension CoordinatorShell {
 
     /// An edge's report: activities to number, publish and post (their order kept), and its channels.
     func edgeReport(_ request: WireEnvelope, _ respond: Node.Responder) {
-        guard let report = respond.answering({ try request.decodeBody(RoomEdgeChannelReport.self) }) else { return }
+        guard let report = respond.answering({ () throws -> RoomEdgeChannelReport in
+            let report = try request.decodeBody(RoomEdgeChannelReport.self)
+            try RecordingOrders.check(report.activities)
+            return report
+        }) else { return }
         let edgeAlive = alive(.edge).contains { $0.nodeID == report.edgeID }
         if machine.records.directory.edgeReported(report.edgeID, run: report.origin, draining: report.draining,
                                                   channels: report.hasChannels_p ? report.channels : nil, edgeAlive: edgeAlive,
@@ -323,6 +327,7 @@ extension CoordinatorShell {
     /// Sends `events` to the subscribers and the webhooks.
     private func publish(_ events: [RoomChannelEvent]) {
         for event in events {
+            if event.type == .recordingFile || event.type == .recordingFailed { machine.recordings.saw(event) }
             publisher.publish(topic: "channel/\(event.channel)", kind: .channelEvent, body: event)
             webhooks?.enqueue(event)
         }

@@ -51,6 +51,8 @@ final class CoordinatorShell {
     static let catchUpWaitMs: Int64 = 1_500
     /// Rooms per catch-up page (with their chat), so no answer nears the message size limit.
     static let catchUpPageRooms = 100
+    /// What the cluster's configuration records without being asked.
+    let recordingRules: RecordingRules
     /// User-list reads out to the edges, shared by the callers asking the same at once.
     var userReads = SharedReads<RoomChannelUsersRequest, Node.Responder>()
 
@@ -88,6 +90,7 @@ final class CoordinatorShell {
         self.publisher = publisher
         self.webhooks = webhooks
         self.logger = logger
+        recordingRules = RecordingRules(calls: settings.recordCalls, owners: Set(settings.recordOwners))
         var rooms = RoomSettings()
         rooms.roomExpiryMs = Int64(settings.roomExpirySeconds) * 1000
         rooms.ownerGraceMs = Int64(settings.ownerGraceSeconds) * 1000
@@ -132,6 +135,7 @@ final class CoordinatorShell {
         node.serve(.channelUsers) { [self] request, respond in channelUsers(request, respond) }
         node.serve(.channelData) { [self] request, respond in channelData(request, respond) }
         node.serve(.banRule) { [self] request, respond in banRule(request, respond) }
+        node.serve(.recording) { [self] request, respond in routeRecordingRequest(request, respond) }
         node.serve(.banList) { [self] _, respond in
             var answer = RoomBanListResponse()
             answer.bans = machine.records.bans.active(nowMs: nowMs)
@@ -228,6 +232,7 @@ final class CoordinatorShell {
         apply(changes, replicate: true)
         tickInteractions(nowMs: now, writes: writes)
         reconcilePKForwards()
+        sendRecordingOrders()
         let expired = machine.records.bans.purge(nowMs: now)
         if !expired.isEmpty { storage.write { try $0.delete(bans: expired) } }
         expirePlacements(nowMs: now)

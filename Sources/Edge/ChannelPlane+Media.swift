@@ -62,6 +62,11 @@ extension ChannelPlane {
         return finishDelivery(TrackID(channel: info.channel, uid: info.publisherUID, kind: kind), c, t, transitions, now: now)
     }
 
+    /// The session publishing `track`, if one does.
+    public func publisher(of track: TrackID) -> SessionID? {
+        channels[track.channel]?.tracks[TrackKey(uid: track.uid, kind: track.kind)]?.publisher
+    }
+
     /// Sends a new (or unmuted) video subscriber the track's GOP cache, as asked by
     /// ``EdgeDirective/sendCachedFrames(_:to:)``: the keyframe and the deltas since, in order, so
     /// its first decodable frame arrives at once. Call it when carrying out that directive, before

@@ -37,6 +37,7 @@ extension EdgeCodec {
         wire.subscribers = UInt32(clamping: summary.connections)
         wire.forwardedPublishers = summary.forwardedPublishers
         wire.originEdge = summary.originEdge
+        wire.recording = summary.recording
         return wire
     }
 

@@ -29,6 +29,8 @@ protocol CoordinatorLinkEdge: AnyObject {
     func channelUsers(_ request: RoomChannelUsersRequest, completion: @escaping (Result<RoomChannelUsersResponse, ShowroomError>) -> Void)
     /// Delivers a message from the business server to the channel's users here (`CHANNEL_DATA`).
     func channelData(_ request: RoomChannelDataRequest, completion: @escaping (Result<RoomChannelDataResponse, ShowroomError>) -> Void)
+    /// Takes a coordinator's recording orders (`EDGE_RECORDINGS`): how many publishers are recorded.
+    func applyRecordings(_ request: RoomEdgeRecordingsRequest, completion: @escaping (Result<Int, ShowroomError>) -> Void)
 }
 
 /// The edge's side of the room-coordinators, on the node's thread: it sends the channel
@@ -88,6 +90,7 @@ final class CoordinatorLink {
         let link = CoordinatorLink(node: node, edge: edge, run: run, logger: logger)
         node.serve(.edgeBans) { request, respond in link.handleBans(request, respond) }
         node.serve(.edgeStage) { request, respond in link.handleStages(request, respond) }
+        node.serve(.edgeRecordings) { request, respond in link.handleRecordings(request, respond) }
         node.serve(.forwardCommand) { request, respond in link.handleForwardCommand(request, respond) }
         node.serve(.forwardList) { _, respond in link.handleForwardList(respond) }
         node.serve(.channelUsers) { request, respond in link.handleChannelUsers(request, respond) }
@@ -372,6 +375,22 @@ final class CoordinatorLink {
         edge.applyStages(body.stages) { result in
             respond(result.map { demoted in
                 RoomEdgeStageResponse.with { $0.connectionsDemoted = UInt32(clamping: demoted) }
+            }.outcome)
+        }
+    }
+
+    /// `EDGE_RECORDINGS`: takes a coordinator's orders, answers how many publishers are recorded.
+    private func handleRecordings(_ request: WireEnvelope, _ respond: Node.Responder) {
+        let body: RoomEdgeRecordingsRequest
+        do {
+            body = try request.decodeBody(RoomEdgeRecordingsRequest.self)
+        } catch {
+            respond(.failure(error))
+            return
+        }
+        edge.applyRecordings(body) { result in
+            respond(result.map { recording in
+                RoomEdgeRecordingsResponse.with { $0.recording = UInt32(clamping: recording) }
             }.outcome)
         }
     }

@@ -51,6 +51,10 @@ final class EdgeOnNodeLoop: CoordinatorLinkEdge {
         edge.channelData(request, completion: back(completion))
     }
 
+    func applyRecordings(_ request: RoomEdgeRecordingsRequest, completion: @escaping (Result<Int, ShowroomError>) -> Void) {
+        edge.applyRecordings(request, completion: back(completion))
+    }
+
     /// `completion`, called from the edge's loop, run on the node's loop.
     private func back<Value: Sendable>(_ completion: @escaping (Value) -> Void) -> @Sendable (Value) -> Void {
         let bound = LoopBound(completion, loop: nodeLoop)

@@ -2,6 +2,7 @@ import Edge
 import Foundation
 import Logging
 import NodeRuntime
+import Recording
 import Synchronization
 import ShowroomWire
 import ZeroMQ
@@ -22,6 +23,8 @@ public final class EdgeServer: Sendable {
     /// The loop the client socket and the plane live on.
     public let loop: EventLoop
     private let shell: LoopBound<EdgeShell<RouterClientFace>>
+    /// Writes the recordings, when the configuration names a directory.
+    private let recordingWorker: RecordingWorker?
     /// Browsers' sessions, once ``startWebSocket(_:advertiseHost:)`` ran.
     private let webSockets = Mutex<WebSocketClients?>(nil)
     private let logger: Logger
@@ -47,6 +50,16 @@ public final class EdgeServer: Sendable {
             }
             self.shell = shell
             endpoint = try loop.submitAndWait { shell.value.face.endpoint }
+            if let recording = configuration.recording {
+                // The worker tells from its own thread; what it tells is carried out on the loop.
+                let worker = RecordingWorker(maxQueuedBytes: recording.maxQueuedBytes, clock: { clock.nowMs() }, logger: logger) {
+                    key, event in loop.execute { shell.value.recordingEvent(key, event) }
+                }
+                recordingWorker = worker
+                try loop.submitAndWait { shell.value.recorder = EdgeRecorder(settings: recording, worker: worker) }
+            } else {
+                recordingWorker = nil
+            }
         } catch {
             loop.shutdown()
             context.shutdown()
@@ -127,6 +140,29 @@ public final class EdgeServer: Sendable {
         loop.execute { [shell] in
             completion(Result { () throws(ShowroomError) in try shell.value.applyStages(stages) })
         }
+    }
+
+    /// Applies a coordinator's recording orders on the edge's loop; `completion` gets how many
+    /// publishers are recorded.
+    func applyRecordings(_ request: RoomEdgeRecordingsRequest, completion: @escaping @Sendable (Result<Int, ShowroomError>) -> Void) {
+        loop.execute { [shell] in
+            completion(Result { () throws(ShowroomError) in try shell.value.applyRecordings(request) })
+        }
+    }
+
+    /// Finishes every recording (their files and reports), for a drain's end or a stop: waits
+    /// until the worker has written them and the reports are held for the coordinators.
+    public func finishRecordings() async {
+        guard let worker = recordingWorker else { return }
+        _ = try? await loop.submit { [shell] in
+            let shell = shell.value
+            if let recorder = shell.recorder { shell.carryOut(recorder.desk.stopAll(), recorder) }
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            worker.perform { continuation.resume() }
+        }
+        // The reports the worker posted before the barrier are on the loop now: one more hop holds them.
+        _ = try? await loop.submit {}
     }
 
     /// The stages the edge enforces now.
@@ -218,6 +254,8 @@ public final class EdgeServer: Sendable {
     /// Stops serving: closes the socket and ends the loop, without blocking the caller's thread.
     public func stop() async {
         await webSockets.withLock { $0 }?.stop()
+        await finishRecordings()
+        recordingWorker?.shutdown()
         let loop = self.loop
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             Thread {
@@ -229,6 +267,7 @@ public final class EdgeServer: Sendable {
 
     /// Stops serving, blocking the calling thread (not for async code).
     public func shutdown() {
+        recordingWorker?.shutdown()
         loop.shutdown()
     }
 }
@@ -248,10 +287,11 @@ public final class EdgeRoleService: NodeRoleService {
     private let reportFlushTimeout: Duration = .seconds(2)
 
     /// Takes the edge's settings from the node's configuration (browsers' sessions where its
-    /// ``NodeConfiguration/webSocket`` says).
+    /// ``NodeConfiguration/webSocket`` says) and where it writes recordings.
     ///
     /// - Throws: ``ShowroomError`` `invalidArgument` when the app id or certificate is missing.
-    public init(configuration: NodeConfiguration, logger: Logger) throws(ShowroomError) {
+    public init(configuration: NodeConfiguration, recording: EdgeRecordingSettings = EdgeRecordingSettings(),
+                logger: Logger) throws(ShowroomError) {
         webSocket = configuration.webSocket
         guard let appID = configuration.appID, let appCertificate = configuration.appCertificate else {
             throw .invalidArgument(
@@ -260,6 +300,8 @@ public final class EdgeRoleService: NodeRoleService {
         var edge = EdgeServerConfiguration(
             clientBind: configuration.clientBind, advertiseHost: configuration.advertiseHost, appID: appID,
             appCertificate: appCertificate)
+        try recording.validate()
+        edge.recording = recording
         if configuration.clientEncryption == .curve {
             do {
                 edge.clientCurveKey = try CurveKeyPair.generate()
@@ -302,6 +344,8 @@ public final class EdgeRoleService: NodeRoleService {
     /// left, every channel destroyed).
     public func drain() async {
         await server.withLock { $0 }?.drain(nodeID: nodeID, within: configuration.drainTime)
+        // Every client is gone: the recordings' last files are finished and reported with the rest.
+        await server.withLock { $0 }?.finishRecordings()
         guard let (node, link) = link.withLock({ $0 }) else { return }
         let deadlineMs = node.clock.nowMs() + Int64(reportFlushTimeout.milliseconds)
         while node.clock.nowMs() < deadlineMs {

@@ -51,6 +51,8 @@ public struct EdgeServerConfiguration: Sendable {
     /// The timers of channels hosted as relays of their origin edges (release, re-claims,
     /// keyframe requests upstream).
     public var relay = RelayBook.Settings()
+    /// Where recordings are written; nil: this edge records nothing (and refuses orders).
+    public var recording: EdgeRecordingSettings?
 
     /// Creates a configuration; every parameter but the app's credentials has a default.
     public init(

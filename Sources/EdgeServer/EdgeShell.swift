@@ -57,6 +57,8 @@ final class EdgeShell<Face: ClientFace> {
     var relayLinks: [String: ForwardLink] = [:]
     /// A relayed audio frame, moved into the plane's frame layout (reused).
     let relayAudioFrame = Multipart(capacity: 3)
+    /// The recordings this edge writes; nil where nothing is recorded (in-process edges).
+    var recorder: EdgeRecorder?
 
     init(configuration: EdgeServerConfiguration, face: Face, clock: WallClock, random: @escaping () -> UInt64, logger: Logger) {
         self.face = face
@@ -222,7 +224,12 @@ final class EdgeShell<Face: ClientFace> {
                         channel: header.channel, track: EdgeCodec.trackKind(header.track), from: session)
             return false
         }
+        let refusedBefore = plane.statistics.framesRefused
         let directives = forwardInPlane(frame, info: info, from: session)
+        // Only a frame the plane took (its refusal count unchanged) is recorded.
+        if let recorder, !recorder.desk.isIdle, plane.statistics.framesRefused == refusedBefore {
+            record(frame, header: header, info: info, from: session, recorder)
+        }
         if !forwards.isEmpty { forwardFrame(frame, header: header, info: info, from: session) }
         if !directives.isEmpty { perform(directives) }
         if !header.alsoChannels.isEmpty { forwardAlso(frame, header: header, info: info, from: session) }
@@ -316,6 +323,7 @@ final class EdgeShell<Face: ClientFace> {
             case .log(let entry):
                 logger.log(level: Self.level(entry.level), "\(entry.message)")
             case .report(let activity):
+                if let recorder, !recorder.desk.isIdle { recordingsSee(activity, recorder) }
                 if !relays.isIdle, !relayReports(activity) { continue }
                 hold(activity)
                 if !forwards.isEmpty { work += forwardDirectives(forwards.activity(activity, now: now)) }
@@ -368,6 +376,7 @@ final class EdgeShell<Face: ClientFace> {
         tickForwards()
         tickRelays()
         expireClaims()
+        if let recorder, !recorder.desk.isIdle { carryOut(recorder.desk.tick(now: now), recorder) }
         face.closeUnopened()
         flushPendingControl()
         handOverReports()
@@ -409,7 +418,12 @@ final class EdgeShell<Face: ClientFace> {
     /// Keeps an activity for the coordinators, its time moved to the wall clock.
     private func hold(_ activity: ChannelActivity) {
         let age = now - activity.at
-        let (dropped, overflowBegan) = reports.hold(EdgeCodec.wire(activity, atMs: time.unixNowMs - Int64(age.milliseconds)))
+        hold(wire: EdgeCodec.wire(activity, atMs: time.unixNowMs - Int64(age.milliseconds)))
+    }
+
+    /// Keeps an activity for the coordinators, as they receive it.
+    func hold(wire activity: RoomChannelActivity) {
+        let (dropped, overflowBegan) = reports.hold(activity)
         guard dropped > 0 else { return }
         metrics.activitiesDropped.increment(by: Int64(dropped))
         if overflowBegan {
@@ -427,7 +441,11 @@ final class EdgeShell<Face: ClientFace> {
 
     /// The channel summaries as reported (see ``EdgeReportBook/summaries(_:forwards:relays:)``).
     func reportedSummaries() -> [ChannelSummary] {
-        EdgeReportBook.summaries(plane.channelSummaries, forwards: forwards, relays: relays)
+        var summaries = EdgeReportBook.summaries(plane.channelSummaries, forwards: forwards, relays: relays)
+        if let recorder, !recorder.desk.running.isEmpty {
+            for index in summaries.indices { summaries[index].recording = recorder.desk.recordedUIDs(in: summaries[index].name) }
+        }
+        return summaries
     }
 
     /// The forwards as the status view lists them.

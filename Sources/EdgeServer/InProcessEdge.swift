@@ -218,6 +218,10 @@ private final class SameThreadEdge<Face: ClientFace>: CoordinatorLinkEdge {
         completion(Result { () throws(ShowroomError) in try shell.applyBans(bans) })
     }
 
+    func applyRecordings(_ request: RoomEdgeRecordingsRequest, completion: @escaping (Result<Int, ShowroomError>) -> Void) {
+        completion(Result { () throws(ShowroomError) in try shell.applyRecordings(request) })
+    }
+
     func applyStages(_ stages: [RoomStage], completion: @escaping (Result<Int, ShowroomError>) -> Void) {
         completion(Result { () throws(ShowroomError) in try shell.applyStages(stages) })
     }

@@ -24,6 +24,8 @@ public struct RecordedFile: Sendable, Hashable, Codable {
     public var codecs: [String]
     /// Why the file ended early (the write that failed), or nil when it ended as planned.
     public var failure: String?
+    /// The recording order it was made for (``PublisherRecording/Settings/recordingID``).
+    public var recordingID = ""
 }
 
 /// One publisher's recording in one channel: the frames of its video and audio remuxed, as they
@@ -58,6 +60,8 @@ public final class PublisherRecording {
         public var keyframeGraceMs: Int64
         /// The Opus channels the publisher sends.
         public var audioChannels: Int
+        /// Who asked for the recording (an order's id), carried into its files' reports.
+        public var recordingID = ""
 
         /// Both tracks, 30-minute segments, mono Opus.
         public init(directory: String, video: Bool = true, audio: Bool = true,
@@ -260,7 +264,8 @@ public final class PublisherRecording {
         let file = RecordedFile(
             channel: channel, uid: uid, path: segment.relativePath, segment: segment.index, startMs: segmentStartMs,
             endMs: max(segmentStartMs, lastFrameMs), durationMs: writer.lastTimestampMs, bytes: size,
-            codecs: (writer.video == nil ? [] : ["vp8"]) + (writer.audio == nil ? [] : ["opus"]), failure: failure)
+            codecs: (writer.video == nil ? [] : ["vp8"]) + (writer.audio == nil ? [] : ["opus"]), failure: failure,
+            recordingID: settings.recordingID)
         files.append(file)
         events.append(.finished(file))
         if let failure, state == .recording {

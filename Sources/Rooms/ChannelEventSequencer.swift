@@ -197,6 +197,7 @@ public struct ChannelEventSequencer: Sendable {
         event.series = record.series
         event.edge = edge
         event.notifiedAtMs = nowMs
+        if activity.hasRecording { event.recording = activity.recording }
         record.unpublished.append(event)
         Self.trimUnpublished(&record)
         return event

@@ -32,6 +32,8 @@ public struct CoordinatorNode: Sendable {
     /// to every edge each 5 ticks (seconds), so an edge that started since, or missed a change,
     /// catches up.
     public var edgeInstructions = EdgeInstructions(refreshTicks: 5)
+    /// The recordings of the channels owned here, and when the edges are sent the orders.
+    public var recordings = RecordingOrders()
     /// When this coordinator started (its clock).
     public let startedAtMs: Int64
     /// When the PKs are checked next.
@@ -182,6 +184,15 @@ public struct CoordinatorNode: Sendable {
         let due = unpublished.republish(owned.flatMap { records.sequencer.unpublished(of: $0) })
         records.sequencer.published(due)
         return due
+    }
+
+    // MARK: - Recordings
+
+    /// The recording orders to send every edge now (nil: none due): the running API recordings
+    /// and what `rules` record in the rooms this coordinator owns (``RecordingOrders/due(_:)``).
+    public mutating func recordingOrdersDue(rules: RecordingRules) -> [RoomRecordingOrder]? {
+        let owned = records.registry.rooms.values.lazy.filter { [ownership] in ownership.owns($0.roomID) }
+        return recordings.due(recordings.orders(rules: rules, rooms: owned))
     }
 
     // MARK: - Timers

@@ -173,6 +173,24 @@ public struct ChannelDirectory: Sendable {
 
     // MARK: - Questions
 
+    /// The publishers of `channel` some edge reports recording, sorted.
+    public func recordingUIDs(of channel: String) -> [UInt32] {
+        var uids: Set<UInt32> = []
+        for edge in hostsByChannel[channel] ?? [] {
+            for status in reported[edge] ?? [] where status.name == channel { uids.formUnion(status.recording) }
+        }
+        return uids.sorted()
+    }
+
+    /// Every recording some edge reports: channel, uid and edge, sorted.
+    public var recordingsInProgress: [(channel: String, uid: UInt32, edge: String)] {
+        var all: [(channel: String, uid: UInt32, edge: String)] = []
+        for (edge, channels) in reported {
+            for status in channels { for uid in status.recording { all.append((status.name, uid, edge)) } }
+        }
+        return all.sorted { ($0.channel, $0.uid, $0.edge) < ($1.channel, $1.uid, $1.edge) }
+    }
+
     /// The edges that report hosting `channel` as its origin and do not drain, sorted.
     public func hosts(of channel: String) -> [String] {
         hostsByChannel[channel].map { Array($0.subtracting(draining)).sorted() } ?? []

@@ -24,6 +24,8 @@ struct APIGuard: ServerMiddleware {
         "listCalls": .read, "getCall": .read, "getPresence": .read, "endCall": .calls,
         "listBans": .read, "agoraListKickingRules": .read,
         "createBan": .moderation, "updateBan": .moderation, "deleteBan": .moderation,
+        "listRecordings": .read, "getRecording": .read, "listRecordingsInProgress": .read,
+        "startRecording": .recording, "stopRecording": .recording,
         "agoraCreateKickingRule": .moderation, "agoraUpdateKickingRule": .moderation, "agoraDeleteKickingRule": .moderation,
     ]
 
@@ -106,9 +108,9 @@ struct APIGuard: ServerMiddleware {
     /// The HTTP status for an error's code.
     static func status(of error: ShowroomError) -> HTTPResponse.Status {
         switch error.code {
-        case .roomNotFound, .interactionNotFound, .unknownCall, .notJoined, .unknownTrack, .banRuleNotFound:
+        case .roomNotFound, .interactionNotFound, .unknownCall, .notJoined, .unknownTrack, .banRuleNotFound, .recordingNotFound:
             return .notFound
-        case .roomExists, .roomClosed, .roomBusy, .requestPending, .interactionNotAllowed, .noSeatFree, .callStateMismatch,
+        case .recordingConflict, .roomExists, .roomClosed, .roomBusy, .requestPending, .interactionNotAllowed, .noSeatFree, .callStateMismatch,
              .callEnded, .callerInCall, .alreadyJoined:
             return .conflict
         case .permissionDenied, .adminUnauthorized, .notRoomOwner, .notYourCall:

@@ -12,6 +12,8 @@ public enum APIScope: String, CaseIterable, Sendable, Comparable {
     case moderation
     /// End calls.
     case calls
+    /// Start and stop recordings.
+    case recording
 
     public static func < (lhs: APIScope, rhs: APIScope) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!

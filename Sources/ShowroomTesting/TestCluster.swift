@@ -22,6 +22,10 @@ public final class TestCluster: @unchecked Sendable {
     private let keyring: URL?
     private let clientEncryption: Bool
     private let lock = NSLock()
+    /// Where edges write recordings, by edge id, besides ``recordingDirectory``.
+    private let recordingDirectories: [String: String]
+    /// Where the edges write recordings unless told otherwise: `recordings/` in the run directory.
+    public var recordingDirectory: URL { runDirectory.appendingPathComponent("recordings") }
     /// The latest process of every node id started, running or not.
     private var nodes: [String: NodeProcess] = [:]
 
@@ -37,9 +41,13 @@ public final class TestCluster: @unchecked Sendable {
     ///     on relay edges (0: never).
     ///   - coordinatorSettings: More keys of the coordinators' configuration file (the server
     ///     API's `apiKeys`, say).
+    ///   - recordingDirectories: Where edges write recordings, by edge id; the others write to
+    ///     ``recordingDirectory``.
     public init(coordinators: Int = 1, callsignals: Int = 0, edges: Int = 1, plainCluster: Bool = false,
                 clientEncryption: Bool = false, webhookURLs: [String] = [], webhookSecret: String = "",
-                relayThreshold: Int = 0, coordinatorSettings: [String: Any] = [:]) throws {
+                relayThreshold: Int = 0, coordinatorSettings: [String: Any] = [:],
+                recordingDirectories: [String: String] = [:]) throws {
+        self.recordingDirectories = recordingDirectories
         precondition(coordinators >= 1, "a cluster needs a coordinator")
         runDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("showroom-cluster-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: runDirectory.appendingPathComponent("data"), withIntermediateDirectories: true)
@@ -192,6 +200,7 @@ public final class TestCluster: @unchecked Sendable {
             arguments += ["--keyring", keyring.path]
         }
         if role == .edge, clientEncryption { arguments += ["--client-encryption", "curve"] }
+        if role == .edge { arguments += ["--recording-dir", recordingDirectories[id] ?? recordingDirectory.path] }
         arguments += try runningIDs.prefix(3).flatMap { ["--seed", try endpoint(of: $0)] }
         let node = try NodeProcess(role, nodeID: id, extraArguments: arguments,
                                    dataDirectory: runDirectory.appendingPathComponent("data"))

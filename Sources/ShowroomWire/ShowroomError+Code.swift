@@ -151,6 +151,10 @@ extension ShowroomError {
         case requestPending = 4014
         /// No ban rule has that id, or it was lifted or has ended.
         case banRuleNotFound = 4015
+        /// No recording of the channel has that id (never started, or forgotten long after it stopped).
+        case recordingNotFound = 4016
+        /// A recording of the same publishers of the channel runs already: stop it first.
+        case recordingConflict = 4017
         /// The session id names no session (never logged in, logged out, timed out or replaced by a
         /// newer login of the same uid): log in again.
         case notLoggedIn = 5000
@@ -248,6 +252,8 @@ extension ShowroomError {
             case .noSeatFree: return "no seat free"
             case .requestPending: return "request pending"
             case .banRuleNotFound: return "ban rule not found"
+            case .recordingNotFound: return "recording not found"
+            case .recordingConflict: return "recording conflict"
             case .unrecognized: return "unrecognized error"
             }
         }

@@ -13,6 +13,7 @@ import ShowroomWire
 /// channel or edge names hold. `eventType`
 /// and `reason` are the numbers of `ChannelEventType` and `ChannelLeaveReason`; `ts` is when the
 /// edge saw the event and `notifyMs` when the coordinator numbered it (ms since the Unix epoch).
+/// A recording's events (121 a finished file, 122 a failure) add `recording` to the payload.
 public enum ChannelEventJSON {
     /// The compact, ASCII-only JSON of `event`.
     public static func encode(_ event: RoomChannelEvent) -> [UInt8] {
@@ -36,8 +37,30 @@ public enum ChannelEventJSON {
         out.append(contentsOf: String(event.sequence).utf8)
         out.append(contentsOf: #","edge":"#.utf8)
         appendString(event.edge, to: &out)
+        if event.hasRecording { appendRecording(event.recording, to: &out) }
         out.append(contentsOf: "}}".utf8)
         return out
+    }
+
+    /// A recorded file (events 121 and 122) in the payload:
+    /// `"recording":{"recordingId":…,"path":…,"segment":…,"startMs":…,"endMs":…,"durationMs":…,"bytes":…,"codecs":[…],"failure":…}`.
+    private static func appendRecording(_ file: RoomRecordingFile, to out: inout [UInt8]) {
+        out.append(contentsOf: #","recording":{"recordingId":"#.utf8)
+        appendString(file.recordingID, to: &out)
+        out.append(contentsOf: #","path":"#.utf8)
+        appendString(file.path, to: &out)
+        for (key, value) in [("segment", Int64(file.segment)), ("startMs", file.startMs), ("endMs", file.endMs),
+                             ("durationMs", file.durationMs), ("bytes", Int64(clamping: file.bytes))] {
+            out.append(contentsOf: ",\"\(key)\":\(value)".utf8)
+        }
+        out.append(contentsOf: #","codecs":["#.utf8)
+        for (index, codec) in file.codecs.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            appendString(codec, to: &out)
+        }
+        out.append(contentsOf: #"],"failure":"#.utf8)
+        appendString(file.failure, to: &out)
+        out.append(UInt8(ascii: "}"))
     }
 
     /// The event in a webhook body. Keys may come in any order; unknown keys are ignored, so
@@ -68,6 +91,17 @@ public enum ChannelEventJSON {
         event.atMs = document.payload.ts
         event.sequence = document.payload.sequence
         event.edge = document.payload.edge
+        if let recording = document.payload.recording {
+            event.recording.recordingID = recording.recordingId
+            event.recording.path = recording.path
+            event.recording.segment = recording.segment
+            event.recording.startMs = recording.startMs
+            event.recording.endMs = recording.endMs
+            event.recording.durationMs = recording.durationMs
+            event.recording.bytes = recording.bytes
+            event.recording.codecs = recording.codecs
+            event.recording.failure = recording.failure
+        }
         return event
     }
 
@@ -80,6 +114,19 @@ public enum ChannelEventJSON {
             var ts: Int64
             var sequence: UInt64
             var edge: String
+            var recording: Recording?
+        }
+
+        struct Recording: Decodable {
+            var recordingId: String
+            var path: String
+            var segment: UInt32
+            var startMs: Int64
+            var endMs: Int64
+            var durationMs: Int64
+            var bytes: UInt64
+            var codecs: [String]
+            var failure: String
         }
 
         var noticeId: String

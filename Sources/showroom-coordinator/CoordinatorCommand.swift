@@ -47,6 +47,12 @@ struct CoordinatorOptions: ParsableArguments, Sendable {
     @Option(help: "Viewers of one channel per edge before the coordinator places more on relay edges (default 0: never).")
     var relayThreshold: Int?
 
+    @Flag(help: "Record both sides of every 1v1 call (files on the edges, webhooks for each file).")
+    var recordCalls = false
+
+    @Option(help: "Record the live rooms of this owner uid while open (repeatable).")
+    var recordOwner: [UInt32] = []
+
     @Option(help: "Where the server API listens (host:port; :0 picks a free port), or off (default 127.0.0.1:0). Its customer keys are in the configuration file (apiKeys).")
     var api: String?
 
@@ -63,6 +69,8 @@ struct CoordinatorOptions: ParsableArguments, Sendable {
         if let placementExpiry { settings.placementExpirySeconds = placementExpiry }
         if let relayThreshold { settings.relayThreshold = relayThreshold }
         if let api { settings.api.listen = api }
+        if recordCalls { settings.recordCalls = true }
+        if !recordOwner.isEmpty { settings.recordOwners = recordOwner }
         try settings.validate()
         return settings
     }

@@ -33,6 +33,9 @@ final class CoordinatorLinkInProcessTests: XCTestCase {
             completion(.success(0))
         }
         func channelsElsewhere(_ channels: [RoomChannelElsewhere]) { elsewhere.append(channels.map(\.channel)) }
+        func applyRecordings(_ request: RoomEdgeRecordingsRequest, completion: @escaping (Result<Int, ShowroomError>) -> Void) {
+            completion(.success(0))
+        }
         func channelData(_ request: RoomChannelDataRequest, completion: @escaping (Result<RoomChannelDataResponse, ShowroomError>) -> Void) {
             completion(.success(RoomChannelDataResponse.with { $0.delivered = UInt32(request.uids.count) }))
         }

@@ -126,7 +126,8 @@ struct Probe: Decodable {
     }
 }
 
-/// ffprobe and ffmpeg (Debian's ffmpeg package), each run with a deadline.
+/// ffprobe and ffmpeg (Debian's ffmpeg package), and the few system tools the tests need (mount),
+/// each run with a deadline.
 enum FFmpegTools {
     struct Run {
         var status: Int32
@@ -151,7 +152,7 @@ enum FFmpegTools {
     /// Runs a tool and returns its status, standard output and standard error; it is killed when it
     /// outlives the deadline.
     static func run(_ tool: String, _ arguments: [String], deadline: Double = 30) throws -> Run {
-        guard let executable = ["/usr/bin/\(tool)", "/usr/local/bin/\(tool)"].first(where: FileManager.default.isExecutableFile) else {
+        guard let executable = ["/usr/bin/\(tool)", "/usr/local/bin/\(tool)", "/bin/\(tool)"].first(where: FileManager.default.isExecutableFile) else {
             throw Failure.missing(tool)
         }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("recording-\(tool)-\(UUID().uuidString)")

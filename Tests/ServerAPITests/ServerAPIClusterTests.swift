@@ -27,7 +27,7 @@ final class ServerAPIClusterTests: XCTestCase {
         super.setUp()
         cluster = try? TestCluster(coordinators: 2, edges: 1, coordinatorSettings: [
             "apiKeys": [
-                entry(business, scopes: ["read", "rooms", "moderation", "calls"], rate: (1000, 1000)),
+                entry(business, scopes: ["read", "rooms", "moderation", "calls", "recording"], rate: (1000, 1000)),
                 entry(reader, scopes: ["read"], rate: (1000, 1000)),
                 entry(limited, scopes: ["read"], rate: (1, 3)),
             ],

@@ -25,6 +25,25 @@ final class ChannelEventJSONTests: XCTestCase {
         XCTAssertEqual(try ChannelEventJSON.decode(ChannelEventJSON.encode(event)), event)
     }
 
+    func testARecordedFilesEventCarriesTheFileAndComesBack() throws {
+        var event = channelEvent(channel: "room-1", sequence: 4)
+        event.type = .recordingFile
+        event.recording.recordingID = "rec-0123456789abcdef"
+        event.recording.path = "room-1/42/1767000000000-0.webm"
+        event.recording.segment = 2
+        event.recording.startMs = 1_767_000_000_000
+        event.recording.endMs = 1_767_000_020_000
+        event.recording.durationMs = 20_000
+        event.recording.bytes = UInt64(Int64.max)
+        event.recording.codecs = ["vp8", "opus"]
+        event.recording.failure = "No space left on device \"disk\""
+        let text = String(decoding: ChannelEventJSON.encode(event), as: UTF8.self)
+        XCTAssertTrue(text.hasSuffix(#""edge":"edge-1","recording":{"recordingId":"rec-0123456789abcdef","path":"room-1/42/1767000000000-0.webm","#
+            + #""segment":2,"startMs":1767000000000,"endMs":1767000020000,"durationMs":20000,"bytes":9223372036854775807,"#
+            + #""codecs":["vp8","opus"],"failure":"No space left on device \"disk\""}}}"#), text)
+        XCTAssertEqual(try ChannelEventJSON.decode(ChannelEventJSON.encode(event)), event)
+    }
+
     func testNonASCIIAndControlCharactersAreEscapedAndComeBack() throws {
         var event = channelEvent(channel: "房间-\"1\"\\\n\t🎤\u{7}", sequence: 1)
         event.edge = "édge"

@@ -8,7 +8,7 @@ let openAPIDocumentJSON = #"""
     "title": "Showroom server API",
     "version": "1.0.0",
     "summary": "What a business server asks of a Showroom cluster, over HTTP and JSON.",
-    "description": "Every room-coordinator serves this API on a port of its own (`api=` on its ready line). Any\ncoordinator answers any request: it passes it to the coordinator that owns the room or channel,\nas its client endpoint does.\n\nAuthentication is HTTP Basic with a customer key's id and secret, from the cluster's\nconfiguration. Each key has scopes: `read` (every GET), `rooms` (create, change and close rooms, PK and co-host),\n`moderation` (kicks and ban rules), `calls`. A request without valid credentials is answered 401, one whose key lacks\nthe operation's scope 403. Each key has a request rate (10 per second with a burst of 20\nunless configured); past it the answer is 429 with `Retry-After`.\n\nErrors are JSON: `code` (the stable name of the error, as on the wire), `number` (its\nnumber), `message` (for a person: what went wrong and what to do).\n\nThe paths under `/dev/v1/` follow Agora's channel-management RESTful API: a business server\nwritten against it works with Showroom by changing its base URL.\n",
+    "description": "Every room-coordinator serves this API on a port of its own (`api=` on its ready line). Any\ncoordinator answers any request: it passes it to the coordinator that owns the room or channel,\nas its client endpoint does.\n\nAuthentication is HTTP Basic with a customer key's id and secret, from the cluster's\nconfiguration. Each key has scopes: `read` (every GET), `rooms` (create, change and close rooms, PK and co-host),\n`moderation` (kicks and ban rules), `calls`, `recording` (start and stop recordings). A request without valid credentials is answered 401, one whose key lacks\nthe operation's scope 403. Each key has a request rate (10 per second with a burst of 20\nunless configured); past it the answer is 429 with `Retry-After`.\n\nErrors are JSON: `code` (the stable name of the error, as on the wire), `number` (its\nnumber), `message` (for a person: what went wrong and what to do).\n\nThe paths under `/dev/v1/` follow Agora's channel-management RESTful API: a business server\nwritten against it works with Showroom by changing its base URL.\n",
     "license": {
       "name": "Apache-2.0",
       "identifier": "Apache-2.0"
@@ -37,6 +37,9 @@ let openAPIDocumentJSON = #"""
     },
     {
       "name": "moderation"
+    },
+    {
+      "name": "recordings"
     },
     {
       "name": "cluster"
@@ -1452,6 +1455,225 @@ let openAPIDocumentJSON = #"""
         }
       }
     },
+    "/v1/channels/{channel}/recordings": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/Channel"
+        }
+      ],
+      "get": {
+        "operationId": "listRecordings",
+        "tags": [
+          "recordings"
+        ],
+        "summary": "The channel's recordings started through the API, running and stopped, newest first (scope read).",
+        "responses": {
+          "200": {
+            "description": "The recordings, each with its files so far.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/RecordingList"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      },
+      "post": {
+        "operationId": "startRecording",
+        "tags": [
+          "recordings"
+        ],
+        "summary": "Records publishers of the channel to WebM files (VP8 and Opus as sent, one file per uid), on the edges they publish on (scope recording).",
+        "description": "Each publisher named (every broadcaster when `uids` is left out) is recorded from its next\nkeyframe, in segments of `segment_seconds`, for as long as it publishes, until the\nrecording is stopped. A publisher that moves to another edge (a drain, a failover) goes on\nin a new segment there. A PK peer forwarded into the channel is recorded only when named.\nEach finished file is posted to the webhooks as event 121 with its path, times, duration,\nsize and codecs; a failure (a full disk) as event 122 with its reason.\n",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/StartRecording"
+              }
+            }
+          }
+        },
+        "responses": {
+          "201": {
+            "description": "The recording, running.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Recording"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "413": {
+            "$ref": "#/components/responses/TooLarge"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/v1/channels/{channel}/recordings/{recording_id}": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/Channel"
+        },
+        {
+          "$ref": "#/components/parameters/RecordingID"
+        }
+      ],
+      "get": {
+        "operationId": "getRecording",
+        "tags": [
+          "recordings"
+        ],
+        "summary": "One recording, with its files so far and the publishers recorded now (scope read).",
+        "responses": {
+          "200": {
+            "description": "The recording.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Recording"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/v1/channels/{channel}/recordings/{recording_id}/stop": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/Channel"
+        },
+        {
+          "$ref": "#/components/parameters/RecordingID"
+        }
+      ],
+      "post": {
+        "operationId": "stopRecording",
+        "tags": [
+          "recordings"
+        ],
+        "summary": "Stops a recording; the edges finish its open files, each posted to the webhooks (scope recording).",
+        "responses": {
+          "200": {
+            "description": "The recording, stopped (a stopped one is answered as it is).",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/Recording"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/v1/recordings": {
+      "get": {
+        "operationId": "listRecordingsInProgress",
+        "tags": [
+          "recordings"
+        ],
+        "summary": "Every publisher being recorded now in the cluster, with its edge, as the edges last reported (scope read).",
+        "responses": {
+          "200": {
+            "description": "By channel, then uid.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/RecordingsInProgress"
+                }
+              }
+            }
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
     "/v1/calls": {
       "get": {
         "operationId": "listCalls",
@@ -1766,6 +1988,16 @@ let openAPIDocumentJSON = #"""
         "description": "A channel name (1 to 64 bytes, Agora's character set).",
         "schema": {
           "$ref": "#/components/schemas/ChannelNameInPath"
+        }
+      },
+      "RecordingID": {
+        "name": "recording_id",
+        "in": "path",
+        "required": true,
+        "description": "A recording's id, as its start answered (`rec-` and 16 hex digits).",
+        "schema": {
+          "type": "string",
+          "pattern": "^rec-[0-9a-f]{16}$"
         }
       },
       "BanRuleID": {
@@ -2734,6 +2966,201 @@ let openAPIDocumentJSON = #"""
             "description": "How long the rule still lasts, from now; 0 lifts it.",
             "minimum": 0,
             "maximum": 86430
+          }
+        }
+      },
+      "StartRecording": {
+        "type": "object",
+        "additionalProperties": false,
+        "properties": {
+          "uids": {
+            "type": "array",
+            "maxItems": 32,
+            "uniqueItems": true,
+            "description": "The publishers to record; left out, every broadcaster of the channel.",
+            "items": {
+              "type": "integer",
+              "format": "int64",
+              "minimum": 1,
+              "maximum": 4294967295
+            }
+          },
+          "segment_seconds": {
+            "type": "integer",
+            "format": "int32",
+            "minimum": 60,
+            "maximum": 86400,
+            "description": "The length of each file; left out, the edges' default (30 minutes unless configured)."
+          }
+        }
+      },
+      "RecordedFile": {
+        "type": "object",
+        "required": [
+          "recording_id",
+          "path",
+          "segment",
+          "start_ms",
+          "end_ms",
+          "duration_ms",
+          "bytes",
+          "codecs",
+          "edge"
+        ],
+        "properties": {
+          "recording_id": {
+            "type": "string"
+          },
+          "path": {
+            "type": "string",
+            "description": "The file on its edge, under the edge's recordings directory (`<channel>/<uid>/<start ms>-<segment>.webm`); empty for a failure before any file."
+          },
+          "segment": {
+            "type": "integer",
+            "format": "int32"
+          },
+          "start_ms": {
+            "type": "integer",
+            "format": "int64",
+            "description": "When its first frame arrived (ms since the Unix epoch)."
+          },
+          "end_ms": {
+            "type": "integer",
+            "format": "int64",
+            "description": "When its last frame arrived."
+          },
+          "duration_ms": {
+            "type": "integer",
+            "format": "int64",
+            "description": "The media time it holds."
+          },
+          "bytes": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "codecs": {
+            "type": "array",
+            "items": {
+              "type": "string",
+              "enum": [
+                "vp8",
+                "opus"
+              ]
+            }
+          },
+          "failure": {
+            "type": "string",
+            "description": "Why the recording failed; absent for a file finished as planned."
+          },
+          "edge": {
+            "type": "string",
+            "description": "The edge whose disk holds it."
+          }
+        }
+      },
+      "Recording": {
+        "type": "object",
+        "required": [
+          "id",
+          "channel",
+          "uids",
+          "started_ms",
+          "running",
+          "files",
+          "recording_uids"
+        ],
+        "properties": {
+          "id": {
+            "type": "string"
+          },
+          "channel": {
+            "type": "string"
+          },
+          "uids": {
+            "type": "array",
+            "description": "The publishers named; empty, every broadcaster.",
+            "items": {
+              "type": "integer",
+              "format": "int64"
+            }
+          },
+          "started_ms": {
+            "type": "integer",
+            "format": "int64"
+          },
+          "stopped_ms": {
+            "type": "integer",
+            "format": "int64",
+            "description": "Absent while it runs."
+          },
+          "running": {
+            "type": "boolean"
+          },
+          "segment_seconds": {
+            "type": "integer",
+            "format": "int32",
+            "description": "Absent",
+            "the edges' default.": null
+          },
+          "recording_uids": {
+            "type": "array",
+            "description": "The publishers being recorded now, as the edges last reported (while it runs).",
+            "items": {
+              "type": "integer",
+              "format": "int64"
+            }
+          },
+          "files": {
+            "type": "array",
+            "description": "The files finished so far (the latest 100), and failures.",
+            "items": {
+              "$ref": "#/components/schemas/RecordedFile"
+            }
+          }
+        }
+      },
+      "RecordingList": {
+        "type": "object",
+        "required": [
+          "recordings"
+        ],
+        "properties": {
+          "recordings": {
+            "type": "array",
+            "items": {
+              "$ref": "#/components/schemas/Recording"
+            }
+          }
+        }
+      },
+      "RecordingsInProgress": {
+        "type": "object",
+        "required": [
+          "recordings"
+        ],
+        "properties": {
+          "recordings": {
+            "type": "array",
+            "items": {
+              "type": "object",
+              "required": [
+                "channel",
+                "uid",
+                "edge"
+              ],
+              "properties": {
+                "channel": {
+                  "type": "string"
+                },
+                "uid": {
+                  "type": "integer",
+                  "format": "int64"
+                },
+                "edge": {
+                  "type": "string"
+                }
+              }
+            }
           }
         }
       },

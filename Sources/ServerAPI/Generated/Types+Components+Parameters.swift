@@ -14,6 +14,10 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/parameters/Channel`.
         internal typealias Channel = Components.Schemas.ChannelNameInPath
+        /// A recording's id, as its start answered (`rec-` and 16 hex digits).
+        ///
+        /// - Remark: Generated from `#/components/parameters/RecordingID`.
+        internal typealias RecordingID = Swift.String
         /// A ban rule's id.
         ///
         /// - Remark: Generated from `#/components/parameters/BanRuleID`.

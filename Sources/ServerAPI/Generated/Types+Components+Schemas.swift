@@ -1130,6 +1130,274 @@ extension Components {
                 ])
             }
         }
+        /// - Remark: Generated from `#/components/schemas/StartRecording`.
+        internal struct StartRecording: Codable, Hashable, Sendable {
+            /// The publishers to record; left out, every broadcaster of the channel.
+            ///
+            /// - Remark: Generated from `#/components/schemas/StartRecording/uids`.
+            internal var uids: [Swift.Int64]?
+            /// The length of each file; left out, the edges' default (30 minutes unless configured).
+            ///
+            /// - Remark: Generated from `#/components/schemas/StartRecording/segment_seconds`.
+            internal var segmentSeconds: Swift.Int32?
+            /// Creates a new `StartRecording`.
+            ///
+            /// - Parameters:
+            ///   - uids: The publishers to record; left out, every broadcaster of the channel.
+            ///   - segmentSeconds: The length of each file; left out, the edges' default (30 minutes unless configured).
+            internal init(
+                uids: [Swift.Int64]? = nil,
+                segmentSeconds: Swift.Int32? = nil
+            ) {
+                self.uids = uids
+                self.segmentSeconds = segmentSeconds
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case uids
+                case segmentSeconds = "segment_seconds"
+            }
+            internal init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.uids = try container.decodeIfPresent(
+                    [Swift.Int64].self,
+                    forKey: .uids
+                )
+                self.segmentSeconds = try container.decodeIfPresent(
+                    Swift.Int32.self,
+                    forKey: .segmentSeconds
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "uids",
+                    "segment_seconds"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/RecordedFile`.
+        internal struct RecordedFile: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/RecordedFile/recording_id`.
+            internal var recordingId: Swift.String
+            /// The file on its edge, under the edge's recordings directory (`<channel>/<uid>/<start ms>-<segment>.webm`); empty for a failure before any file.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RecordedFile/path`.
+            internal var path: Swift.String
+            /// - Remark: Generated from `#/components/schemas/RecordedFile/segment`.
+            internal var segment: Swift.Int32
+            /// When its first frame arrived (ms since the Unix epoch).
+            ///
+            /// - Remark: Generated from `#/components/schemas/RecordedFile/start_ms`.
+            internal var startMs: Swift.Int64
+            /// When its last frame arrived.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RecordedFile/end_ms`.
+            internal var endMs: Swift.Int64
+            /// The media time it holds.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RecordedFile/duration_ms`.
+            internal var durationMs: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/RecordedFile/bytes`.
+            internal var bytes: Swift.Int64
+            /// - Remark: Generated from `#/components/schemas/RecordedFile/CodecsPayload`.
+            internal enum CodecsPayloadPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case vp8 = "vp8"
+                case opus = "opus"
+            }
+            /// - Remark: Generated from `#/components/schemas/RecordedFile/codecs`.
+            internal typealias CodecsPayload = [Components.Schemas.RecordedFile.CodecsPayloadPayload]
+            /// - Remark: Generated from `#/components/schemas/RecordedFile/codecs`.
+            internal var codecs: Components.Schemas.RecordedFile.CodecsPayload
+            /// Why the recording failed; absent for a file finished as planned.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RecordedFile/failure`.
+            internal var failure: Swift.String?
+            /// The edge whose disk holds it.
+            ///
+            /// - Remark: Generated from `#/components/schemas/RecordedFile/edge`.
+            internal var edge: Swift.String
+            /// Creates a new `RecordedFile`.
+            ///
+            /// - Parameters:
+            ///   - recordingId:
+            ///   - path: The file on its edge, under the edge's recordings directory (`<channel>/<uid>/<start ms>-<segment>.webm`); empty for a failure before any file.
+            ///   - segment:
+            ///   - startMs: When its first frame arrived (ms since the Unix epoch).
+            ///   - endMs: When its last frame arrived.
+            ///   - durationMs: The media time it holds.
+            ///   - bytes:
+            ///   - codecs:
+            ///   - failure: Why the recording failed; absent for a file finished as planned.
+            ///   - edge: The edge whose disk holds it.
+            internal init(
+                recordingId: Swift.String,
+                path: Swift.String,
+                segment: Swift.Int32,
+                startMs: Swift.Int64,
+                endMs: Swift.Int64,
+                durationMs: Swift.Int64,
+                bytes: Swift.Int64,
+                codecs: Components.Schemas.RecordedFile.CodecsPayload,
+                failure: Swift.String? = nil,
+                edge: Swift.String
+            ) {
+                self.recordingId = recordingId
+                self.path = path
+                self.segment = segment
+                self.startMs = startMs
+                self.endMs = endMs
+                self.durationMs = durationMs
+                self.bytes = bytes
+                self.codecs = codecs
+                self.failure = failure
+                self.edge = edge
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case recordingId = "recording_id"
+                case path
+                case segment
+                case startMs = "start_ms"
+                case endMs = "end_ms"
+                case durationMs = "duration_ms"
+                case bytes
+                case codecs
+                case failure
+                case edge
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/Recording`.
+        internal struct Recording: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Recording/id`.
+            internal var id: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Recording/channel`.
+            internal var channel: Swift.String
+            /// The publishers named; empty, every broadcaster.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Recording/uids`.
+            internal var uids: [Swift.Int64]
+            /// - Remark: Generated from `#/components/schemas/Recording/started_ms`.
+            internal var startedMs: Swift.Int64
+            /// Absent while it runs.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Recording/stopped_ms`.
+            internal var stoppedMs: Swift.Int64?
+            /// - Remark: Generated from `#/components/schemas/Recording/running`.
+            internal var running: Swift.Bool
+            /// Absent
+            ///
+            /// - Remark: Generated from `#/components/schemas/Recording/segment_seconds`.
+            internal var segmentSeconds: Swift.Int32?
+            /// The publishers being recorded now, as the edges last reported (while it runs).
+            ///
+            /// - Remark: Generated from `#/components/schemas/Recording/recording_uids`.
+            internal var recordingUids: [Swift.Int64]
+            /// The files finished so far (the latest 100), and failures.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Recording/files`.
+            internal var files: [Components.Schemas.RecordedFile]
+            /// Creates a new `Recording`.
+            ///
+            /// - Parameters:
+            ///   - id:
+            ///   - channel:
+            ///   - uids: The publishers named; empty, every broadcaster.
+            ///   - startedMs:
+            ///   - stoppedMs: Absent while it runs.
+            ///   - running:
+            ///   - segmentSeconds: Absent
+            ///   - recordingUids: The publishers being recorded now, as the edges last reported (while it runs).
+            ///   - files: The files finished so far (the latest 100), and failures.
+            internal init(
+                id: Swift.String,
+                channel: Swift.String,
+                uids: [Swift.Int64],
+                startedMs: Swift.Int64,
+                stoppedMs: Swift.Int64? = nil,
+                running: Swift.Bool,
+                segmentSeconds: Swift.Int32? = nil,
+                recordingUids: [Swift.Int64],
+                files: [Components.Schemas.RecordedFile]
+            ) {
+                self.id = id
+                self.channel = channel
+                self.uids = uids
+                self.startedMs = startedMs
+                self.stoppedMs = stoppedMs
+                self.running = running
+                self.segmentSeconds = segmentSeconds
+                self.recordingUids = recordingUids
+                self.files = files
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case id
+                case channel
+                case uids
+                case startedMs = "started_ms"
+                case stoppedMs = "stopped_ms"
+                case running
+                case segmentSeconds = "segment_seconds"
+                case recordingUids = "recording_uids"
+                case files
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/RecordingList`.
+        internal struct RecordingList: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/RecordingList/recordings`.
+            internal var recordings: [Components.Schemas.Recording]
+            /// Creates a new `RecordingList`.
+            ///
+            /// - Parameters:
+            ///   - recordings:
+            internal init(recordings: [Components.Schemas.Recording]) {
+                self.recordings = recordings
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case recordings
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/RecordingsInProgress`.
+        internal struct RecordingsInProgress: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/RecordingsInProgress/RecordingsPayload`.
+            internal struct RecordingsPayloadPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/RecordingsInProgress/RecordingsPayload/channel`.
+                internal var channel: Swift.String
+                /// - Remark: Generated from `#/components/schemas/RecordingsInProgress/RecordingsPayload/uid`.
+                internal var uid: Swift.Int64
+                /// - Remark: Generated from `#/components/schemas/RecordingsInProgress/RecordingsPayload/edge`.
+                internal var edge: Swift.String
+                /// Creates a new `RecordingsPayloadPayload`.
+                ///
+                /// - Parameters:
+                ///   - channel:
+                ///   - uid:
+                ///   - edge:
+                internal init(
+                    channel: Swift.String,
+                    uid: Swift.Int64,
+                    edge: Swift.String
+                ) {
+                    self.channel = channel
+                    self.uid = uid
+                    self.edge = edge
+                }
+                internal enum CodingKeys: String, CodingKey {
+                    case channel
+                    case uid
+                    case edge
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/RecordingsInProgress/recordings`.
+            internal typealias RecordingsPayload = [Components.Schemas.RecordingsInProgress.RecordingsPayloadPayload]
+            /// - Remark: Generated from `#/components/schemas/RecordingsInProgress/recordings`.
+            internal var recordings: Components.Schemas.RecordingsInProgress.RecordingsPayload
+            /// Creates a new `RecordingsInProgress`.
+            ///
+            /// - Parameters:
+            ///   - recordings:
+            internal init(recordings: Components.Schemas.RecordingsInProgress.RecordingsPayload) {
+                self.recordings = recordings
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case recordings
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/BanRule`.
         internal struct BanRule: Codable, Hashable, Sendable {
             /// The rule's id; absent for a kick (`seconds` 0), which keeps no rule.

@@ -175,6 +175,39 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /dev/v1/kicking-rule`.
     /// - Remark: Generated from `#/paths//dev/v1/kicking-rule/delete(agoraDeleteKickingRule)`.
     func agoraDeleteKickingRule(_ input: Operations.AgoraDeleteKickingRule.Input) async throws -> Operations.AgoraDeleteKickingRule.Output
+    /// The channel's recordings started through the API, running and stopped, newest first (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/channels/{channel}/recordings`.
+    /// - Remark: Generated from `#/paths//v1/channels/{channel}/recordings/get(listRecordings)`.
+    func listRecordings(_ input: Operations.ListRecordings.Input) async throws -> Operations.ListRecordings.Output
+    /// Records publishers of the channel to WebM files (VP8 and Opus as sent, one file per uid), on the edges they publish on (scope recording).
+    ///
+    /// Each publisher named (every broadcaster when `uids` is left out) is recorded from its next
+    /// keyframe, in segments of `segment_seconds`, for as long as it publishes, until the
+    /// recording is stopped. A publisher that moves to another edge (a drain, a failover) goes on
+    /// in a new segment there. A PK peer forwarded into the channel is recorded only when named.
+    /// Each finished file is posted to the webhooks as event 121 with its path, times, duration,
+    /// size and codecs; a failure (a full disk) as event 122 with its reason.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/channels/{channel}/recordings`.
+    /// - Remark: Generated from `#/paths//v1/channels/{channel}/recordings/post(startRecording)`.
+    func startRecording(_ input: Operations.StartRecording.Input) async throws -> Operations.StartRecording.Output
+    /// One recording, with its files so far and the publishers recorded now (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/channels/{channel}/recordings/{recording_id}`.
+    /// - Remark: Generated from `#/paths//v1/channels/{channel}/recordings/{recording_id}/get(getRecording)`.
+    func getRecording(_ input: Operations.GetRecording.Input) async throws -> Operations.GetRecording.Output
+    /// Stops a recording; the edges finish its open files, each posted to the webhooks (scope recording).
+    ///
+    /// - Remark: HTTP `POST /v1/channels/{channel}/recordings/{recording_id}/stop`.
+    /// - Remark: Generated from `#/paths//v1/channels/{channel}/recordings/{recording_id}/stop/post(stopRecording)`.
+    func stopRecording(_ input: Operations.StopRecording.Input) async throws -> Operations.StopRecording.Output
+    /// Every publisher being recorded now in the cluster, with its edge, as the edges last reported (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/recordings`.
+    /// - Remark: Generated from `#/paths//v1/recordings/get(listRecordingsInProgress)`.
+    func listRecordingsInProgress(_ input: Operations.ListRecordingsInProgress.Input) async throws -> Operations.ListRecordingsInProgress.Output
     /// The 1v1 calls the call-signal nodes hold (ended ones for a minute) (scope read).
     ///
     /// - Remark: HTTP `GET /v1/calls`.
@@ -617,6 +650,75 @@ extension APIProtocol {
             headers: headers,
             body: body
         ))
+    }
+    /// The channel's recordings started through the API, running and stopped, newest first (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/channels/{channel}/recordings`.
+    /// - Remark: Generated from `#/paths//v1/channels/{channel}/recordings/get(listRecordings)`.
+    internal func listRecordings(
+        path: Operations.ListRecordings.Input.Path,
+        headers: Operations.ListRecordings.Input.Headers = .init()
+    ) async throws -> Operations.ListRecordings.Output {
+        try await listRecordings(Operations.ListRecordings.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Records publishers of the channel to WebM files (VP8 and Opus as sent, one file per uid), on the edges they publish on (scope recording).
+    ///
+    /// Each publisher named (every broadcaster when `uids` is left out) is recorded from its next
+    /// keyframe, in segments of `segment_seconds`, for as long as it publishes, until the
+    /// recording is stopped. A publisher that moves to another edge (a drain, a failover) goes on
+    /// in a new segment there. A PK peer forwarded into the channel is recorded only when named.
+    /// Each finished file is posted to the webhooks as event 121 with its path, times, duration,
+    /// size and codecs; a failure (a full disk) as event 122 with its reason.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/channels/{channel}/recordings`.
+    /// - Remark: Generated from `#/paths//v1/channels/{channel}/recordings/post(startRecording)`.
+    internal func startRecording(
+        path: Operations.StartRecording.Input.Path,
+        headers: Operations.StartRecording.Input.Headers = .init(),
+        body: Operations.StartRecording.Input.Body
+    ) async throws -> Operations.StartRecording.Output {
+        try await startRecording(Operations.StartRecording.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// One recording, with its files so far and the publishers recorded now (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/channels/{channel}/recordings/{recording_id}`.
+    /// - Remark: Generated from `#/paths//v1/channels/{channel}/recordings/{recording_id}/get(getRecording)`.
+    internal func getRecording(
+        path: Operations.GetRecording.Input.Path,
+        headers: Operations.GetRecording.Input.Headers = .init()
+    ) async throws -> Operations.GetRecording.Output {
+        try await getRecording(Operations.GetRecording.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Stops a recording; the edges finish its open files, each posted to the webhooks (scope recording).
+    ///
+    /// - Remark: HTTP `POST /v1/channels/{channel}/recordings/{recording_id}/stop`.
+    /// - Remark: Generated from `#/paths//v1/channels/{channel}/recordings/{recording_id}/stop/post(stopRecording)`.
+    internal func stopRecording(
+        path: Operations.StopRecording.Input.Path,
+        headers: Operations.StopRecording.Input.Headers = .init()
+    ) async throws -> Operations.StopRecording.Output {
+        try await stopRecording(Operations.StopRecording.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Every publisher being recorded now in the cluster, with its edge, as the edges last reported (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/recordings`.
+    /// - Remark: Generated from `#/paths//v1/recordings/get(listRecordingsInProgress)`.
+    internal func listRecordingsInProgress(headers: Operations.ListRecordingsInProgress.Input.Headers = .init()) async throws -> Operations.ListRecordingsInProgress.Output {
+        try await listRecordingsInProgress(Operations.ListRecordingsInProgress.Input(headers: headers))
     }
     /// The 1v1 calls the call-signal nodes hold (ended ones for a minute) (scope read).
     ///

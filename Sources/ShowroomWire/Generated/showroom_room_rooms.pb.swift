@@ -610,6 +610,15 @@ public nonisolated enum RoomChannelEventType: SwiftProtobuf.Enum, Swift.CaseIter
   case audienceLeft // = 106
   case roleToBroadcaster // = 111
   case roleToAudience // = 112
+
+  /// A recording's file was finished (its segment's length reached, the recording stopped, the
+  /// publisher gone or moved to another edge, or a failure, then named in it): `recording` says
+  /// which file. `uid` is the recorded publisher.
+  case recordingFile // = 121
+
+  /// A recording of `uid` failed before any file was made (the directory cannot be made, say):
+  /// `recording.failure` says why.
+  case recordingFailed // = 122
   case UNRECOGNIZED(Int)
 
   public init() {
@@ -627,6 +636,8 @@ public nonisolated enum RoomChannelEventType: SwiftProtobuf.Enum, Swift.CaseIter
     case 106: self = .audienceLeft
     case 111: self = .roleToBroadcaster
     case 112: self = .roleToAudience
+    case 121: self = .recordingFile
+    case 122: self = .recordingFailed
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -642,6 +653,8 @@ public nonisolated enum RoomChannelEventType: SwiftProtobuf.Enum, Swift.CaseIter
     case .audienceLeft: return 106
     case .roleToBroadcaster: return 111
     case .roleToAudience: return 112
+    case .recordingFile: return 121
+    case .recordingFailed: return 122
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -657,6 +670,8 @@ public nonisolated enum RoomChannelEventType: SwiftProtobuf.Enum, Swift.CaseIter
     .audienceLeft,
     .roleToBroadcaster,
     .roleToAudience,
+    .recordingFile,
+    .recordingFailed,
   ]
 
 }
@@ -2026,6 +2041,9 @@ public nonisolated struct RoomChannelStatus: Sendable {
   /// Set by a relay edge: the origin edge it pulls this channel from (empty on the origin).
   public var originEdge: String = String()
 
+  /// The publishers of this channel the edge records now.
+  public var recording: [UInt32] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2060,37 +2078,110 @@ public nonisolated struct RoomListChannelsResponse: Sendable {
   public init() {}
 }
 
-/// What an edge saw happen in a channel, before the coordinator numbers it.
-public nonisolated struct RoomChannelActivity: Sendable {
+/// A recorded file (a WebM segment of one publisher's VP8 and Opus frames, as sent).
+public nonisolated struct RoomRecordingFile: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var type: RoomChannelEventType = .unspecified
+  /// The recording order that asked for it.
+  public var recordingID: String = String()
 
-  public var channel: String = String()
+  /// The file on the recording edge, relative to the edge's recordings directory:
+  /// "<channel>/<uid>/<start ms>-<segment>.webm".
+  public var path: String = String()
 
-  public var uid: UInt32 = 0
+  /// The segment's number in its recording, from 0.
+  public var segment: UInt32 = 0
 
-  public var reason: RoomChannelLeaveReason = .unspecified
+  /// When its first and last frames arrived, ms since the Unix epoch (the edge's clock).
+  public var startMs: Int64 = 0
 
-  /// When the edge saw it, ms since the Unix epoch.
-  public var atMs: Int64 = 0
+  public var endMs: Int64 = 0
 
-  /// The edge run that saw it ("<edge id>/<random>", new on every start) and its number in that
-  /// run (+1 per activity). Edges send again what was not answered, so a coordinator may get an
-  /// activity twice; it numbers each (origin, origin_sequence) once. Empty: never de-duplicated.
-  public var origin: String = String()
+  /// The media time it holds.
+  public var durationMs: Int64 = 0
 
-  public var originSequence: UInt64 = 0
+  public var bytes: UInt64 = 0
+
+  /// "vp8", "opus".
+  public var codecs: [String] = []
+
+  /// Why the recording failed; empty for a file finished normally.
+  public var failure: String = String()
+
+  /// The edge whose disk holds it.
+  public var edge: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
 
+/// What an edge saw happen in a channel, before the coordinator numbers it.
+public nonisolated struct RoomChannelActivity: @unchecked Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var type: RoomChannelEventType {
+    get {_storage._type}
+    set {_uniqueStorage()._type = newValue}
+  }
+
+  public var channel: String {
+    get {_storage._channel}
+    set {_uniqueStorage()._channel = newValue}
+  }
+
+  public var uid: UInt32 {
+    get {_storage._uid}
+    set {_uniqueStorage()._uid = newValue}
+  }
+
+  public var reason: RoomChannelLeaveReason {
+    get {_storage._reason}
+    set {_uniqueStorage()._reason = newValue}
+  }
+
+  /// When the edge saw it, ms since the Unix epoch.
+  public var atMs: Int64 {
+    get {_storage._atMs}
+    set {_uniqueStorage()._atMs = newValue}
+  }
+
+  /// The edge run that saw it ("<edge id>/<random>", new on every start) and its number in that
+  /// run (+1 per activity). Edges send again what was not answered, so a coordinator may get an
+  /// activity twice; it numbers each (origin, origin_sequence) once. Empty: never de-duplicated.
+  public var origin: String {
+    get {_storage._origin}
+    set {_uniqueStorage()._origin = newValue}
+  }
+
+  public var originSequence: UInt64 {
+    get {_storage._originSequence}
+    set {_uniqueStorage()._originSequence = newValue}
+  }
+
+  /// RECORDING_FILE and RECORDING_FAILED only.
+  public var recording: RoomRecordingFile {
+    get {_storage._recording ?? RoomRecordingFile()}
+    set {_uniqueStorage()._recording = newValue}
+  }
+  /// Returns true if `recording` has been explicitly set.
+  public var hasRecording: Bool {_storage._recording != nil}
+  /// Clears the value of `recording`. Subsequent reads from it will return its default value.
+  public mutating func clearRecording() {_uniqueStorage()._recording = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
+}
+
 /// A CHANNEL_EVENT, published under "channel/<channel>" and posted to webhooks (as JSON).
-public nonisolated struct RoomChannelEvent: Sendable {
+public nonisolated struct RoomChannelEvent: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
@@ -2098,37 +2189,79 @@ public nonisolated struct RoomChannelEvent: Sendable {
   /// Unique per event; receivers de-duplicate on it: "<channel>/<series>-<sequence>", or
   /// "<channel>-<sequence>" in a series begun before series were dated (series 0). Channel names
   /// hold no '/', so no two channels' ids meet.
-  public var noticeID: String = String()
+  public var noticeID: String {
+    get {_storage._noticeID}
+    set {_uniqueStorage()._noticeID = newValue}
+  }
 
-  public var type: RoomChannelEventType = .unspecified
+  public var type: RoomChannelEventType {
+    get {_storage._type}
+    set {_uniqueStorage()._type = newValue}
+  }
 
-  public var channel: String = String()
+  public var channel: String {
+    get {_storage._channel}
+    set {_uniqueStorage()._channel = newValue}
+  }
 
-  public var uid: UInt32 = 0
+  public var uid: UInt32 {
+    get {_storage._uid}
+    set {_uniqueStorage()._uid = newValue}
+  }
 
-  public var reason: RoomChannelLeaveReason = .unspecified
+  public var reason: RoomChannelLeaveReason {
+    get {_storage._reason}
+    set {_uniqueStorage()._reason = newValue}
+  }
 
   /// When the edge saw it.
-  public var atMs: Int64 = 0
+  public var atMs: Int64 {
+    get {_storage._atMs}
+    set {_uniqueStorage()._atMs = newValue}
+  }
 
   /// Per channel series, from 1, +1 per event.
-  public var sequence: UInt64 = 0
+  public var sequence: UInt64 {
+    get {_storage._sequence}
+    set {_uniqueStorage()._sequence = newValue}
+  }
 
   /// The edge that saw it.
-  public var edge: String = String()
+  public var edge: String {
+    get {_storage._edge}
+    set {_uniqueStorage()._edge = newValue}
+  }
 
   /// When the coordinator numbered it.
-  public var notifiedAtMs: Int64 = 0
+  public var notifiedAtMs: Int64 {
+    get {_storage._notifiedAtMs}
+    set {_uniqueStorage()._notifiedAtMs = newValue}
+  }
 
   /// The series the sequence counts in: when the channel's numbering began (ms since the Unix
   /// epoch), 0 for a series begun before series were dated. A channel's numbers are forgotten once
   /// it has been gone a while; if it comes back, it is numbered in a new series from 1. Order by
   /// (series, sequence).
-  public var series: Int64 = 0
+  public var series: Int64 {
+    get {_storage._series}
+    set {_uniqueStorage()._series = newValue}
+  }
+
+  /// RECORDING_FILE and RECORDING_FAILED only.
+  public var recording: RoomRecordingFile {
+    get {_storage._recording ?? RoomRecordingFile()}
+    set {_uniqueStorage()._recording = newValue}
+  }
+  /// Returns true if `recording` has been explicitly set.
+  public var hasRecording: Bool {_storage._recording != nil}
+  /// Clears the value of `recording`. Subsequent reads from it will return its default value.
+  public mutating func clearRecording() {_uniqueStorage()._recording = nil}
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 /// Body of an EDGE_CHANNEL_REPORT request, edge -> coordinator: activities in channels whose
@@ -2605,6 +2738,181 @@ public nonisolated struct RoomEdgeStageResponse: Sendable {
   public init() {}
 }
 
+/// What a coordinator wants recorded: publishers of a channel (or of every channel whose name
+/// begins with `channel_prefix`), each to WebM files on the edge they publish on.
+public nonisolated struct RoomRecordingOrder: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// "rec-<16 hex>" from the server API; "rule-calls" and "rule-room-<room id>" from the rules.
+  public var id: String = String()
+
+  /// Exactly one of channel and channel_prefix is set.
+  public var channel: String = String()
+
+  public var channelPrefix: String = String()
+
+  /// The publishers recorded (at most 32); empty: every broadcaster publishing on the edge. A PK
+  /// peer forwarded into the channel is recorded only when named here.
+  public var uids: [UInt32] = []
+
+  /// When it began, ms since the Unix epoch.
+  public var startedMs: Int64 = 0
+
+  /// Segment length in seconds (60 to 86400); 0: the edge's default.
+  public var segmentSeconds: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Body of an EDGE_RECORDINGS request, coordinator -> every edge: every order this coordinator
+/// holds, whole (an edge forgets a coordinator's orders once it has not heard them for a while).
+public nonisolated struct RoomEdgeRecordingsRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var coordinator: String = String()
+
+  /// At most 1,000.
+  public var orders: [RoomRecordingOrder] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct RoomEdgeRecordingsResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Publishers the edge records now.
+  public var recording: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// Body of a RECORDING request (the server API to a coordinator, which passes it to the channel's
+/// owner): start, stop, get or list the recordings of a channel.
+public nonisolated struct RoomRecordingRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var channel: String = String()
+
+  public var action: RoomRecordingRequest.OneOf_Action? = nil
+
+  public var start: RoomRecordingStart {
+    get {
+      if case .start(let v)? = action {return v}
+      return RoomRecordingStart()
+    }
+    set {action = .start(newValue)}
+  }
+
+  /// A recording's id.
+  public var stop: String {
+    get {
+      if case .stop(let v)? = action {return v}
+      return String()
+    }
+    set {action = .stop(newValue)}
+  }
+
+  public var get: String {
+    get {
+      if case .get(let v)? = action {return v}
+      return String()
+    }
+    set {action = .get(newValue)}
+  }
+
+  public var list: Bool {
+    get {
+      if case .list(let v)? = action {return v}
+      return false
+    }
+    set {action = .list(newValue)}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum OneOf_Action: Equatable, Sendable {
+    case start(RoomRecordingStart)
+    /// A recording's id.
+    case stop(String)
+    case get(String)
+    case list(Bool)
+
+  }
+
+  public init() {}
+}
+
+public nonisolated struct RoomRecordingStart: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// At most 32; empty: every broadcaster.
+  public var uids: [UInt32] = []
+
+  /// 60 to 86400; 0: the edges' default.
+  public var segmentSeconds: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct RoomRecording: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var id: String = String()
+
+  public var channel: String = String()
+
+  public var uids: [UInt32] = []
+
+  public var startedMs: Int64 = 0
+
+  /// 0 while it runs.
+  public var stoppedMs: Int64 = 0
+
+  /// The files finished so far (the latest 100).
+  public var files: [RoomRecordingFile] = []
+
+  public var segmentSeconds: UInt32 = 0
+
+  /// Publishers being recorded now, as the edges last reported.
+  public var recordingUids: [UInt32] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct RoomRecordingResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var recordings: [RoomRecording] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 /// A channel's placement: sticky while its edge lives.
 public nonisolated struct RoomChannelPlacement: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -2818,7 +3126,7 @@ nonisolated extension RoomInteractionEndReason: SwiftProtobuf._ProtoNameProvidin
 }
 
 nonisolated extension RoomChannelEventType: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CHANNEL_EVENT_TYPE_UNSPECIFIED\0\u{2}e\u{1}CHANNEL_EVENT_TYPE_CHANNEL_CREATED\0\u{1}CHANNEL_EVENT_TYPE_CHANNEL_DESTROYED\0\u{1}CHANNEL_EVENT_TYPE_BROADCASTER_JOINED\0\u{1}CHANNEL_EVENT_TYPE_BROADCASTER_LEFT\0\u{1}CHANNEL_EVENT_TYPE_AUDIENCE_JOINED\0\u{1}CHANNEL_EVENT_TYPE_AUDIENCE_LEFT\0\u{2}\u{5}CHANNEL_EVENT_TYPE_ROLE_TO_BROADCASTER\0\u{1}CHANNEL_EVENT_TYPE_ROLE_TO_AUDIENCE\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CHANNEL_EVENT_TYPE_UNSPECIFIED\0\u{2}e\u{1}CHANNEL_EVENT_TYPE_CHANNEL_CREATED\0\u{1}CHANNEL_EVENT_TYPE_CHANNEL_DESTROYED\0\u{1}CHANNEL_EVENT_TYPE_BROADCASTER_JOINED\0\u{1}CHANNEL_EVENT_TYPE_BROADCASTER_LEFT\0\u{1}CHANNEL_EVENT_TYPE_AUDIENCE_JOINED\0\u{1}CHANNEL_EVENT_TYPE_AUDIENCE_LEFT\0\u{2}\u{5}CHANNEL_EVENT_TYPE_ROLE_TO_BROADCASTER\0\u{1}CHANNEL_EVENT_TYPE_ROLE_TO_AUDIENCE\0\u{2}\u{9}CHANNEL_EVENT_TYPE_RECORDING_FILE\0\u{1}CHANNEL_EVENT_TYPE_RECORDING_FAILED\0")
 }
 
 nonisolated extension RoomChannelLeaveReason: SwiftProtobuf._ProtoNameProviding {
@@ -5164,7 +5472,7 @@ nonisolated extension RoomClaimChannelResponse: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension RoomChannelStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ChannelStatus"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}edge\0\u{1}publishers\0\u{1}subscribers\0\u{3}room_id\0\u{3}room_name\0\u{3}forwarded_publishers\0\u{3}origin_edge\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}edge\0\u{1}publishers\0\u{1}subscribers\0\u{3}room_id\0\u{3}room_name\0\u{3}forwarded_publishers\0\u{3}origin_edge\0\u{1}recording\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5180,6 +5488,7 @@ nonisolated extension RoomChannelStatus: SwiftProtobuf.Message, SwiftProtobuf._M
       case 6: try { try decoder.decodeSingularStringField(value: &self.roomName) }()
       case 7: try { try decoder.decodeRepeatedMessageField(value: &self.forwardedPublishers) }()
       case 8: try { try decoder.decodeSingularStringField(value: &self.originEdge) }()
+      case 9: try { try decoder.decodeRepeatedUInt32Field(value: &self.recording) }()
       default: break
       }
     }
@@ -5210,6 +5519,9 @@ nonisolated extension RoomChannelStatus: SwiftProtobuf.Message, SwiftProtobuf._M
     if !self.originEdge.isEmpty {
       try visitor.visitSingularStringField(value: self.originEdge, fieldNumber: 8)
     }
+    if !self.recording.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.recording, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5222,6 +5534,7 @@ nonisolated extension RoomChannelStatus: SwiftProtobuf.Message, SwiftProtobuf._M
     if lhs.roomName != rhs.roomName {return false}
     if lhs.forwardedPublishers != rhs.forwardedPublishers {return false}
     if lhs.originEdge != rhs.originEdge {return false}
+    if lhs.recording != rhs.recording {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -5286,9 +5599,9 @@ nonisolated extension RoomListChannelsResponse: SwiftProtobuf.Message, SwiftProt
   }
 }
 
-nonisolated extension RoomChannelActivity: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".ChannelActivity"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}type\0\u{1}channel\0\u{1}uid\0\u{1}reason\0\u{3}at_ms\0\u{1}origin\0\u{3}origin_sequence\0")
+nonisolated extension RoomRecordingFile: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RecordingFile"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}recording_id\0\u{1}path\0\u{1}segment\0\u{3}start_ms\0\u{3}end_ms\0\u{3}duration_ms\0\u{1}bytes\0\u{1}codecs\0\u{1}failure\0\u{1}edge\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5296,51 +5609,185 @@ nonisolated extension RoomChannelActivity: SwiftProtobuf.Message, SwiftProtobuf.
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeSingularEnumField(value: &self.type) }()
-      case 2: try { try decoder.decodeSingularStringField(value: &self.channel) }()
-      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
-      case 4: try { try decoder.decodeSingularEnumField(value: &self.reason) }()
-      case 5: try { try decoder.decodeSingularInt64Field(value: &self.atMs) }()
-      case 6: try { try decoder.decodeSingularStringField(value: &self.origin) }()
-      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.originSequence) }()
+      case 1: try { try decoder.decodeSingularStringField(value: &self.recordingID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.path) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.segment) }()
+      case 4: try { try decoder.decodeSingularInt64Field(value: &self.startMs) }()
+      case 5: try { try decoder.decodeSingularInt64Field(value: &self.endMs) }()
+      case 6: try { try decoder.decodeSingularInt64Field(value: &self.durationMs) }()
+      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.bytes) }()
+      case 8: try { try decoder.decodeRepeatedStringField(value: &self.codecs) }()
+      case 9: try { try decoder.decodeSingularStringField(value: &self.failure) }()
+      case 10: try { try decoder.decodeSingularStringField(value: &self.edge) }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if self.type != .unspecified {
-      try visitor.visitSingularEnumField(value: self.type, fieldNumber: 1)
+    if !self.recordingID.isEmpty {
+      try visitor.visitSingularStringField(value: self.recordingID, fieldNumber: 1)
     }
-    if !self.channel.isEmpty {
-      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 2)
+    if !self.path.isEmpty {
+      try visitor.visitSingularStringField(value: self.path, fieldNumber: 2)
     }
-    if self.uid != 0 {
-      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 3)
+    if self.segment != 0 {
+      try visitor.visitSingularUInt32Field(value: self.segment, fieldNumber: 3)
     }
-    if self.reason != .unspecified {
-      try visitor.visitSingularEnumField(value: self.reason, fieldNumber: 4)
+    if self.startMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.startMs, fieldNumber: 4)
     }
-    if self.atMs != 0 {
-      try visitor.visitSingularInt64Field(value: self.atMs, fieldNumber: 5)
+    if self.endMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.endMs, fieldNumber: 5)
     }
-    if !self.origin.isEmpty {
-      try visitor.visitSingularStringField(value: self.origin, fieldNumber: 6)
+    if self.durationMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.durationMs, fieldNumber: 6)
     }
-    if self.originSequence != 0 {
-      try visitor.visitSingularUInt64Field(value: self.originSequence, fieldNumber: 7)
+    if self.bytes != 0 {
+      try visitor.visitSingularUInt64Field(value: self.bytes, fieldNumber: 7)
+    }
+    if !self.codecs.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.codecs, fieldNumber: 8)
+    }
+    if !self.failure.isEmpty {
+      try visitor.visitSingularStringField(value: self.failure, fieldNumber: 9)
+    }
+    if !self.edge.isEmpty {
+      try visitor.visitSingularStringField(value: self.edge, fieldNumber: 10)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomRecordingFile, rhs: RoomRecordingFile) -> Bool {
+    if lhs.recordingID != rhs.recordingID {return false}
+    if lhs.path != rhs.path {return false}
+    if lhs.segment != rhs.segment {return false}
+    if lhs.startMs != rhs.startMs {return false}
+    if lhs.endMs != rhs.endMs {return false}
+    if lhs.durationMs != rhs.durationMs {return false}
+    if lhs.bytes != rhs.bytes {return false}
+    if lhs.codecs != rhs.codecs {return false}
+    if lhs.failure != rhs.failure {return false}
+    if lhs.edge != rhs.edge {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomChannelActivity: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ChannelActivity"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}type\0\u{1}channel\0\u{1}uid\0\u{1}reason\0\u{3}at_ms\0\u{1}origin\0\u{3}origin_sequence\0\u{1}recording\0")
+
+  fileprivate class _StorageClass {
+    var _type: RoomChannelEventType = .unspecified
+    var _channel: String = String()
+    var _uid: UInt32 = 0
+    var _reason: RoomChannelLeaveReason = .unspecified
+    var _atMs: Int64 = 0
+    var _origin: String = String()
+    var _originSequence: UInt64 = 0
+    var _recording: RoomRecordingFile? = nil
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _type = source._type
+      _channel = source._channel
+      _uid = source._uid
+      _reason = source._reason
+      _atMs = source._atMs
+      _origin = source._origin
+      _originSequence = source._originSequence
+      _recording = source._recording
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularEnumField(value: &_storage._type) }()
+        case 2: try { try decoder.decodeSingularStringField(value: &_storage._channel) }()
+        case 3: try { try decoder.decodeSingularUInt32Field(value: &_storage._uid) }()
+        case 4: try { try decoder.decodeSingularEnumField(value: &_storage._reason) }()
+        case 5: try { try decoder.decodeSingularInt64Field(value: &_storage._atMs) }()
+        case 6: try { try decoder.decodeSingularStringField(value: &_storage._origin) }()
+        case 7: try { try decoder.decodeSingularUInt64Field(value: &_storage._originSequence) }()
+        case 8: try { try decoder.decodeSingularMessageField(value: &_storage._recording) }()
+        default: break
+        }
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if _storage._type != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._type, fieldNumber: 1)
+      }
+      if !_storage._channel.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._channel, fieldNumber: 2)
+      }
+      if _storage._uid != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._uid, fieldNumber: 3)
+      }
+      if _storage._reason != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._reason, fieldNumber: 4)
+      }
+      if _storage._atMs != 0 {
+        try visitor.visitSingularInt64Field(value: _storage._atMs, fieldNumber: 5)
+      }
+      if !_storage._origin.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._origin, fieldNumber: 6)
+      }
+      if _storage._originSequence != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._originSequence, fieldNumber: 7)
+      }
+      try { if let v = _storage._recording {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: RoomChannelActivity, rhs: RoomChannelActivity) -> Bool {
-    if lhs.type != rhs.type {return false}
-    if lhs.channel != rhs.channel {return false}
-    if lhs.uid != rhs.uid {return false}
-    if lhs.reason != rhs.reason {return false}
-    if lhs.atMs != rhs.atMs {return false}
-    if lhs.origin != rhs.origin {return false}
-    if lhs.originSequence != rhs.originSequence {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._type != rhs_storage._type {return false}
+        if _storage._channel != rhs_storage._channel {return false}
+        if _storage._uid != rhs_storage._uid {return false}
+        if _storage._reason != rhs_storage._reason {return false}
+        if _storage._atMs != rhs_storage._atMs {return false}
+        if _storage._origin != rhs_storage._origin {return false}
+        if _storage._originSequence != rhs_storage._originSequence {return false}
+        if _storage._recording != rhs_storage._recording {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -5348,74 +5795,139 @@ nonisolated extension RoomChannelActivity: SwiftProtobuf.Message, SwiftProtobuf.
 
 nonisolated extension RoomChannelEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ChannelEvent"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}notice_id\0\u{1}type\0\u{1}channel\0\u{1}uid\0\u{1}reason\0\u{3}at_ms\0\u{1}sequence\0\u{1}edge\0\u{3}notified_at_ms\0\u{1}series\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}notice_id\0\u{1}type\0\u{1}channel\0\u{1}uid\0\u{1}reason\0\u{3}at_ms\0\u{1}sequence\0\u{1}edge\0\u{3}notified_at_ms\0\u{1}series\0\u{1}recording\0")
+
+  fileprivate class _StorageClass {
+    var _noticeID: String = String()
+    var _type: RoomChannelEventType = .unspecified
+    var _channel: String = String()
+    var _uid: UInt32 = 0
+    var _reason: RoomChannelLeaveReason = .unspecified
+    var _atMs: Int64 = 0
+    var _sequence: UInt64 = 0
+    var _edge: String = String()
+    var _notifiedAtMs: Int64 = 0
+    var _series: Int64 = 0
+    var _recording: RoomRecordingFile? = nil
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _noticeID = source._noticeID
+      _type = source._type
+      _channel = source._channel
+      _uid = source._uid
+      _reason = source._reason
+      _atMs = source._atMs
+      _sequence = source._sequence
+      _edge = source._edge
+      _notifiedAtMs = source._notifiedAtMs
+      _series = source._series
+      _recording = source._recording
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularStringField(value: &self.noticeID) }()
-      case 2: try { try decoder.decodeSingularEnumField(value: &self.type) }()
-      case 3: try { try decoder.decodeSingularStringField(value: &self.channel) }()
-      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.uid) }()
-      case 5: try { try decoder.decodeSingularEnumField(value: &self.reason) }()
-      case 6: try { try decoder.decodeSingularInt64Field(value: &self.atMs) }()
-      case 7: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
-      case 8: try { try decoder.decodeSingularStringField(value: &self.edge) }()
-      case 9: try { try decoder.decodeSingularInt64Field(value: &self.notifiedAtMs) }()
-      case 10: try { try decoder.decodeSingularInt64Field(value: &self.series) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularStringField(value: &_storage._noticeID) }()
+        case 2: try { try decoder.decodeSingularEnumField(value: &_storage._type) }()
+        case 3: try { try decoder.decodeSingularStringField(value: &_storage._channel) }()
+        case 4: try { try decoder.decodeSingularUInt32Field(value: &_storage._uid) }()
+        case 5: try { try decoder.decodeSingularEnumField(value: &_storage._reason) }()
+        case 6: try { try decoder.decodeSingularInt64Field(value: &_storage._atMs) }()
+        case 7: try { try decoder.decodeSingularUInt64Field(value: &_storage._sequence) }()
+        case 8: try { try decoder.decodeSingularStringField(value: &_storage._edge) }()
+        case 9: try { try decoder.decodeSingularInt64Field(value: &_storage._notifiedAtMs) }()
+        case 10: try { try decoder.decodeSingularInt64Field(value: &_storage._series) }()
+        case 11: try { try decoder.decodeSingularMessageField(value: &_storage._recording) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    if !self.noticeID.isEmpty {
-      try visitor.visitSingularStringField(value: self.noticeID, fieldNumber: 1)
-    }
-    if self.type != .unspecified {
-      try visitor.visitSingularEnumField(value: self.type, fieldNumber: 2)
-    }
-    if !self.channel.isEmpty {
-      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 3)
-    }
-    if self.uid != 0 {
-      try visitor.visitSingularUInt32Field(value: self.uid, fieldNumber: 4)
-    }
-    if self.reason != .unspecified {
-      try visitor.visitSingularEnumField(value: self.reason, fieldNumber: 5)
-    }
-    if self.atMs != 0 {
-      try visitor.visitSingularInt64Field(value: self.atMs, fieldNumber: 6)
-    }
-    if self.sequence != 0 {
-      try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 7)
-    }
-    if !self.edge.isEmpty {
-      try visitor.visitSingularStringField(value: self.edge, fieldNumber: 8)
-    }
-    if self.notifiedAtMs != 0 {
-      try visitor.visitSingularInt64Field(value: self.notifiedAtMs, fieldNumber: 9)
-    }
-    if self.series != 0 {
-      try visitor.visitSingularInt64Field(value: self.series, fieldNumber: 10)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      if !_storage._noticeID.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._noticeID, fieldNumber: 1)
+      }
+      if _storage._type != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._type, fieldNumber: 2)
+      }
+      if !_storage._channel.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._channel, fieldNumber: 3)
+      }
+      if _storage._uid != 0 {
+        try visitor.visitSingularUInt32Field(value: _storage._uid, fieldNumber: 4)
+      }
+      if _storage._reason != .unspecified {
+        try visitor.visitSingularEnumField(value: _storage._reason, fieldNumber: 5)
+      }
+      if _storage._atMs != 0 {
+        try visitor.visitSingularInt64Field(value: _storage._atMs, fieldNumber: 6)
+      }
+      if _storage._sequence != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._sequence, fieldNumber: 7)
+      }
+      if !_storage._edge.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._edge, fieldNumber: 8)
+      }
+      if _storage._notifiedAtMs != 0 {
+        try visitor.visitSingularInt64Field(value: _storage._notifiedAtMs, fieldNumber: 9)
+      }
+      if _storage._series != 0 {
+        try visitor.visitSingularInt64Field(value: _storage._series, fieldNumber: 10)
+      }
+      try { if let v = _storage._recording {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: RoomChannelEvent, rhs: RoomChannelEvent) -> Bool {
-    if lhs.noticeID != rhs.noticeID {return false}
-    if lhs.type != rhs.type {return false}
-    if lhs.channel != rhs.channel {return false}
-    if lhs.uid != rhs.uid {return false}
-    if lhs.reason != rhs.reason {return false}
-    if lhs.atMs != rhs.atMs {return false}
-    if lhs.sequence != rhs.sequence {return false}
-    if lhs.edge != rhs.edge {return false}
-    if lhs.notifiedAtMs != rhs.notifiedAtMs {return false}
-    if lhs.series != rhs.series {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._noticeID != rhs_storage._noticeID {return false}
+        if _storage._type != rhs_storage._type {return false}
+        if _storage._channel != rhs_storage._channel {return false}
+        if _storage._uid != rhs_storage._uid {return false}
+        if _storage._reason != rhs_storage._reason {return false}
+        if _storage._atMs != rhs_storage._atMs {return false}
+        if _storage._sequence != rhs_storage._sequence {return false}
+        if _storage._edge != rhs_storage._edge {return false}
+        if _storage._notifiedAtMs != rhs_storage._notifiedAtMs {return false}
+        if _storage._series != rhs_storage._series {return false}
+        if _storage._recording != rhs_storage._recording {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -6333,6 +6845,347 @@ nonisolated extension RoomEdgeStageResponse: SwiftProtobuf.Message, SwiftProtobu
 
   public static func ==(lhs: RoomEdgeStageResponse, rhs: RoomEdgeStageResponse) -> Bool {
     if lhs.connectionsDemoted != rhs.connectionsDemoted {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomRecordingOrder: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RecordingOrder"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}channel\0\u{3}channel_prefix\0\u{1}uids\0\u{3}started_ms\0\u{3}segment_seconds\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.id) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.channel) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.channelPrefix) }()
+      case 4: try { try decoder.decodeRepeatedUInt32Field(value: &self.uids) }()
+      case 5: try { try decoder.decodeSingularInt64Field(value: &self.startedMs) }()
+      case 6: try { try decoder.decodeSingularUInt32Field(value: &self.segmentSeconds) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.id.isEmpty {
+      try visitor.visitSingularStringField(value: self.id, fieldNumber: 1)
+    }
+    if !self.channel.isEmpty {
+      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 2)
+    }
+    if !self.channelPrefix.isEmpty {
+      try visitor.visitSingularStringField(value: self.channelPrefix, fieldNumber: 3)
+    }
+    if !self.uids.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.uids, fieldNumber: 4)
+    }
+    if self.startedMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.startedMs, fieldNumber: 5)
+    }
+    if self.segmentSeconds != 0 {
+      try visitor.visitSingularUInt32Field(value: self.segmentSeconds, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomRecordingOrder, rhs: RoomRecordingOrder) -> Bool {
+    if lhs.id != rhs.id {return false}
+    if lhs.channel != rhs.channel {return false}
+    if lhs.channelPrefix != rhs.channelPrefix {return false}
+    if lhs.uids != rhs.uids {return false}
+    if lhs.startedMs != rhs.startedMs {return false}
+    if lhs.segmentSeconds != rhs.segmentSeconds {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomEdgeRecordingsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".EdgeRecordingsRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}coordinator\0\u{1}orders\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.coordinator) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.orders) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.coordinator.isEmpty {
+      try visitor.visitSingularStringField(value: self.coordinator, fieldNumber: 1)
+    }
+    if !self.orders.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.orders, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomEdgeRecordingsRequest, rhs: RoomEdgeRecordingsRequest) -> Bool {
+    if lhs.coordinator != rhs.coordinator {return false}
+    if lhs.orders != rhs.orders {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomEdgeRecordingsResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".EdgeRecordingsResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}recording\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.recording) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.recording != 0 {
+      try visitor.visitSingularUInt32Field(value: self.recording, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomEdgeRecordingsResponse, rhs: RoomEdgeRecordingsResponse) -> Bool {
+    if lhs.recording != rhs.recording {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomRecordingRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RecordingRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}channel\0\u{1}start\0\u{1}stop\0\u{1}get\0\u{1}list\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.channel) }()
+      case 2: try {
+        var v: RoomRecordingStart?
+        var hadOneofValue = false
+        if let current = self.action {
+          hadOneofValue = true
+          if case .start(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.action = .start(v)
+        }
+      }()
+      case 3: try {
+        var v: String?
+        try decoder.decodeSingularStringField(value: &v)
+        if let v = v {
+          if self.action != nil {try decoder.handleConflictingOneOf()}
+          self.action = .stop(v)
+        }
+      }()
+      case 4: try {
+        var v: String?
+        try decoder.decodeSingularStringField(value: &v)
+        if let v = v {
+          if self.action != nil {try decoder.handleConflictingOneOf()}
+          self.action = .get(v)
+        }
+      }()
+      case 5: try {
+        var v: Bool?
+        try decoder.decodeSingularBoolField(value: &v)
+        if let v = v {
+          if self.action != nil {try decoder.handleConflictingOneOf()}
+          self.action = .list(v)
+        }
+      }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.channel.isEmpty {
+      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 1)
+    }
+    switch self.action {
+    case .start?: try {
+      guard case .start(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    }()
+    case .stop?: try {
+      guard case .stop(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularStringField(value: v, fieldNumber: 3)
+    }()
+    case .get?: try {
+      guard case .get(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularStringField(value: v, fieldNumber: 4)
+    }()
+    case .list?: try {
+      guard case .list(let v)? = self.action else { preconditionFailure() }
+      try visitor.visitSingularBoolField(value: v, fieldNumber: 5)
+    }()
+    case nil: break
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomRecordingRequest, rhs: RoomRecordingRequest) -> Bool {
+    if lhs.channel != rhs.channel {return false}
+    if lhs.action != rhs.action {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomRecordingStart: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RecordingStart"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}uids\0\u{3}segment_seconds\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedUInt32Field(value: &self.uids) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.segmentSeconds) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.uids.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.uids, fieldNumber: 1)
+    }
+    if self.segmentSeconds != 0 {
+      try visitor.visitSingularUInt32Field(value: self.segmentSeconds, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomRecordingStart, rhs: RoomRecordingStart) -> Bool {
+    if lhs.uids != rhs.uids {return false}
+    if lhs.segmentSeconds != rhs.segmentSeconds {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomRecording: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Recording"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}channel\0\u{1}uids\0\u{3}started_ms\0\u{3}stopped_ms\0\u{1}files\0\u{3}segment_seconds\0\u{3}recording_uids\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.id) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.channel) }()
+      case 3: try { try decoder.decodeRepeatedUInt32Field(value: &self.uids) }()
+      case 4: try { try decoder.decodeSingularInt64Field(value: &self.startedMs) }()
+      case 5: try { try decoder.decodeSingularInt64Field(value: &self.stoppedMs) }()
+      case 6: try { try decoder.decodeRepeatedMessageField(value: &self.files) }()
+      case 7: try { try decoder.decodeSingularUInt32Field(value: &self.segmentSeconds) }()
+      case 8: try { try decoder.decodeRepeatedUInt32Field(value: &self.recordingUids) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.id.isEmpty {
+      try visitor.visitSingularStringField(value: self.id, fieldNumber: 1)
+    }
+    if !self.channel.isEmpty {
+      try visitor.visitSingularStringField(value: self.channel, fieldNumber: 2)
+    }
+    if !self.uids.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.uids, fieldNumber: 3)
+    }
+    if self.startedMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.startedMs, fieldNumber: 4)
+    }
+    if self.stoppedMs != 0 {
+      try visitor.visitSingularInt64Field(value: self.stoppedMs, fieldNumber: 5)
+    }
+    if !self.files.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.files, fieldNumber: 6)
+    }
+    if self.segmentSeconds != 0 {
+      try visitor.visitSingularUInt32Field(value: self.segmentSeconds, fieldNumber: 7)
+    }
+    if !self.recordingUids.isEmpty {
+      try visitor.visitPackedUInt32Field(value: self.recordingUids, fieldNumber: 8)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomRecording, rhs: RoomRecording) -> Bool {
+    if lhs.id != rhs.id {return false}
+    if lhs.channel != rhs.channel {return false}
+    if lhs.uids != rhs.uids {return false}
+    if lhs.startedMs != rhs.startedMs {return false}
+    if lhs.stoppedMs != rhs.stoppedMs {return false}
+    if lhs.files != rhs.files {return false}
+    if lhs.segmentSeconds != rhs.segmentSeconds {return false}
+    if lhs.recordingUids != rhs.recordingUids {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension RoomRecordingResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RecordingResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}recordings\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.recordings) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.recordings.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.recordings, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: RoomRecordingResponse, rhs: RoomRecordingResponse) -> Bool {
+    if lhs.recordings != rhs.recordings {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

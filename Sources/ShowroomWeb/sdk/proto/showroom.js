@@ -3077,6 +3077,8 @@ const showroom$room$ChannelEventType = $enum({
   CHANNEL_EVENT_TYPE_AUDIENCE_LEFT: 106,
   CHANNEL_EVENT_TYPE_ROLE_TO_BROADCASTER: 111,
   CHANNEL_EVENT_TYPE_ROLE_TO_AUDIENCE: 112,
+  CHANNEL_EVENT_TYPE_RECORDING_FILE: 121,
+  CHANNEL_EVENT_TYPE_RECORDING_FAILED: 122,
 });
 
 // showroom.room.ChannelLeaveReason
@@ -4333,6 +4335,7 @@ function showroom$room$ChannelStatus$new() {
     roomName: '',
     forwardedPublishers: [],
     originEdge: '',
+    recording: [],
   };
 }
 function showroom$room$ChannelStatus$enc(m, w) {
@@ -4349,6 +4352,11 @@ function showroom$room$ChannelStatus$enc(m, w) {
   if ((v = m.roomName)) w.uint32(50).string(v);
   if ((v = m.forwardedPublishers)) for (let i = 0; i < v.length; i++) { const p = w.fork(58); showroom$edge$ForwardedPublisher$enc(v[i], w); w.ldelim(p); }
   if ((v = m.originEdge)) w.uint32(66).string(v);
+  if ((v = m.recording) && v.length) {
+    const p = w.fork(74);
+    for (let i = 0; i < v.length; i++) w.uint32(v[i]);
+    w.ldelim(p);
+  }
 }
 function showroom$room$ChannelStatus$dec(r, m) {
   while (r.pos < r.end) {
@@ -4366,6 +4374,11 @@ function showroom$room$ChannelStatus$dec(r, m) {
       case 6: r.want(t, 2); m.roomName = r.string(); break;
       case 7: { r.want(t, 2); const p = r.down(); m.forwardedPublishers.push(showroom$edge$ForwardedPublisher$dec(r, showroom$edge$ForwardedPublisher$new())); r.up(p); break; }
       case 8: r.want(t, 2); m.originEdge = r.string(); break;
+      case 9: if ((t & 7) === 2) {
+        const p = r.push();
+        while (r.pos < r.end) m.recording.push(r.uint32());
+        r.end = p;
+      } else { r.want(t, 0); m.recording.push(r.uint32()); } break;
       default: r.skip(t);
     }
   }
@@ -4409,9 +4422,66 @@ function showroom$room$ListChannelsResponse$dec(r, m) {
   return m;
 }
 
+// showroom.room.RecordingFile
+function showroom$room$RecordingFile$new() {
+  return {
+    recordingId: '',
+    path: '',
+    segment: 0,
+    startMs: 0n,
+    endMs: 0n,
+    durationMs: 0n,
+    bytes: 0n,
+    codecs: [],
+    failure: '',
+    edge: '',
+  };
+}
+function showroom$room$RecordingFile$enc(m, w) {
+  let v;
+  if ((v = m.recordingId)) w.uint32(10).string(v);
+  if ((v = m.path)) w.uint32(18).string(v);
+  if ((v = m.segment)) w.uint32(24).uint32(v);
+  if ((v = m.startMs)) w.uint32(32).int64(v);
+  if ((v = m.endMs)) w.uint32(40).int64(v);
+  if ((v = m.durationMs)) w.uint32(48).int64(v);
+  if ((v = m.bytes)) w.uint32(56).uint64(v);
+  if ((v = m.codecs)) for (let i = 0; i < v.length; i++) w.uint32(66).string(v[i]);
+  if ((v = m.failure)) w.uint32(74).string(v);
+  if ((v = m.edge)) w.uint32(82).string(v);
+}
+function showroom$room$RecordingFile$dec(r, m) {
+  while (r.pos < r.end) {
+    const t = r.tag();
+    switch (t >>> 3) {
+      case 1: r.want(t, 2); m.recordingId = r.string(); break;
+      case 2: r.want(t, 2); m.path = r.string(); break;
+      case 3: r.want(t, 0); m.segment = r.uint32(); break;
+      case 4: r.want(t, 0); m.startMs = r.int64(); break;
+      case 5: r.want(t, 0); m.endMs = r.int64(); break;
+      case 6: r.want(t, 0); m.durationMs = r.int64(); break;
+      case 7: r.want(t, 0); m.bytes = r.uint64(); break;
+      case 8: { r.want(t, 2); m.codecs.push(r.string()); break; }
+      case 9: r.want(t, 2); m.failure = r.string(); break;
+      case 10: r.want(t, 2); m.edge = r.string(); break;
+      default: r.skip(t);
+    }
+  }
+  return m;
+}
+
 // showroom.room.ChannelActivity
 function showroom$room$ChannelActivity$new() {
-  return { type: 0, channel: '', uid: 0, reason: 0, atMs: 0n, origin: '', originSequence: 0n };
+  return {
+    type: 0,
+    channel: '',
+    uid: 0,
+    reason: 0,
+    atMs: 0n,
+    origin: '',
+    originSequence: 0n,
+    recording: null,
+  };
 }
 function showroom$room$ChannelActivity$enc(m, w) {
   let v;
@@ -4422,6 +4492,7 @@ function showroom$room$ChannelActivity$enc(m, w) {
   if ((v = m.atMs)) w.uint32(40).int64(v);
   if ((v = m.origin)) w.uint32(50).string(v);
   if ((v = m.originSequence)) w.uint32(56).uint64(v);
+  if ((v = m.recording) != null) { const p = w.fork(66); showroom$room$RecordingFile$enc(v, w); w.ldelim(p); }
 }
 function showroom$room$ChannelActivity$dec(r, m) {
   while (r.pos < r.end) {
@@ -4434,6 +4505,7 @@ function showroom$room$ChannelActivity$dec(r, m) {
       case 5: r.want(t, 0); m.atMs = r.int64(); break;
       case 6: r.want(t, 2); m.origin = r.string(); break;
       case 7: r.want(t, 0); m.originSequence = r.uint64(); break;
+      case 8: { r.want(t, 2); const p = r.down(); m.recording = showroom$room$RecordingFile$dec(r, m.recording ?? showroom$room$RecordingFile$new()); r.up(p); break; }
       default: r.skip(t);
     }
   }
@@ -4453,6 +4525,7 @@ function showroom$room$ChannelEvent$new() {
     edge: '',
     notifiedAtMs: 0n,
     series: 0n,
+    recording: null,
   };
 }
 function showroom$room$ChannelEvent$enc(m, w) {
@@ -4467,6 +4540,7 @@ function showroom$room$ChannelEvent$enc(m, w) {
   if ((v = m.edge)) w.uint32(66).string(v);
   if ((v = m.notifiedAtMs)) w.uint32(72).int64(v);
   if ((v = m.series)) w.uint32(80).int64(v);
+  if ((v = m.recording) != null) { const p = w.fork(90); showroom$room$RecordingFile$enc(v, w); w.ldelim(p); }
 }
 function showroom$room$ChannelEvent$dec(r, m) {
   while (r.pos < r.end) {
@@ -4482,6 +4556,7 @@ function showroom$room$ChannelEvent$dec(r, m) {
       case 8: r.want(t, 2); m.edge = r.string(); break;
       case 9: r.want(t, 0); m.notifiedAtMs = r.int64(); break;
       case 10: r.want(t, 0); m.series = r.int64(); break;
+      case 11: { r.want(t, 2); const p = r.down(); m.recording = showroom$room$RecordingFile$dec(r, m.recording ?? showroom$room$RecordingFile$new()); r.up(p); break; }
       default: r.skip(t);
     }
   }
@@ -5047,6 +5122,222 @@ function showroom$room$EdgeStageResponse$dec(r, m) {
   return m;
 }
 
+// showroom.room.RecordingOrder
+function showroom$room$RecordingOrder$new() {
+  return { id: '', channel: '', channelPrefix: '', uids: [], startedMs: 0n, segmentSeconds: 0 };
+}
+function showroom$room$RecordingOrder$enc(m, w) {
+  let v;
+  if ((v = m.id)) w.uint32(10).string(v);
+  if ((v = m.channel)) w.uint32(18).string(v);
+  if ((v = m.channelPrefix)) w.uint32(26).string(v);
+  if ((v = m.uids) && v.length) {
+    const p = w.fork(34);
+    for (let i = 0; i < v.length; i++) w.uint32(v[i]);
+    w.ldelim(p);
+  }
+  if ((v = m.startedMs)) w.uint32(40).int64(v);
+  if ((v = m.segmentSeconds)) w.uint32(48).uint32(v);
+}
+function showroom$room$RecordingOrder$dec(r, m) {
+  while (r.pos < r.end) {
+    const t = r.tag();
+    switch (t >>> 3) {
+      case 1: r.want(t, 2); m.id = r.string(); break;
+      case 2: r.want(t, 2); m.channel = r.string(); break;
+      case 3: r.want(t, 2); m.channelPrefix = r.string(); break;
+      case 4: if ((t & 7) === 2) {
+        const p = r.push();
+        while (r.pos < r.end) m.uids.push(r.uint32());
+        r.end = p;
+      } else { r.want(t, 0); m.uids.push(r.uint32()); } break;
+      case 5: r.want(t, 0); m.startedMs = r.int64(); break;
+      case 6: r.want(t, 0); m.segmentSeconds = r.uint32(); break;
+      default: r.skip(t);
+    }
+  }
+  return m;
+}
+
+// showroom.room.EdgeRecordingsRequest
+function showroom$room$EdgeRecordingsRequest$new() {
+  return { coordinator: '', orders: [] };
+}
+function showroom$room$EdgeRecordingsRequest$enc(m, w) {
+  let v;
+  if ((v = m.coordinator)) w.uint32(10).string(v);
+  if ((v = m.orders)) for (let i = 0; i < v.length; i++) { const p = w.fork(18); showroom$room$RecordingOrder$enc(v[i], w); w.ldelim(p); }
+}
+function showroom$room$EdgeRecordingsRequest$dec(r, m) {
+  while (r.pos < r.end) {
+    const t = r.tag();
+    switch (t >>> 3) {
+      case 1: r.want(t, 2); m.coordinator = r.string(); break;
+      case 2: { r.want(t, 2); const p = r.down(); m.orders.push(showroom$room$RecordingOrder$dec(r, showroom$room$RecordingOrder$new())); r.up(p); break; }
+      default: r.skip(t);
+    }
+  }
+  return m;
+}
+
+// showroom.room.EdgeRecordingsResponse
+function showroom$room$EdgeRecordingsResponse$new() {
+  return { recording: 0 };
+}
+function showroom$room$EdgeRecordingsResponse$enc(m, w) {
+  let v;
+  if ((v = m.recording)) w.uint32(8).uint32(v);
+}
+function showroom$room$EdgeRecordingsResponse$dec(r, m) {
+  while (r.pos < r.end) {
+    const t = r.tag();
+    switch (t >>> 3) {
+      case 1: r.want(t, 0); m.recording = r.uint32(); break;
+      default: r.skip(t);
+    }
+  }
+  return m;
+}
+
+// showroom.room.RecordingRequest
+function showroom$room$RecordingRequest$new() {
+  return { channel: '', start: null, stop: '', get: '', list: false, action: null };
+}
+function showroom$room$RecordingRequest$clear0(m) { m.start = null; m.stop = ''; m.get = ''; m.list = false; }
+function showroom$room$RecordingRequest$enc(m, w) {
+  let v;
+  const c0 = m.action;
+  if ((v = m.channel)) w.uint32(10).string(v);
+  v = m.start;
+  if (c0 === 'start' || (c0 == null && v != null)) { const p = w.fork(18); if (v != null) showroom$room$RecordingStart$enc(v, w); w.ldelim(p); }
+  v = m.stop;
+  if (c0 === 'stop' || (c0 == null && v)) w.uint32(26).string(v ?? '');
+  v = m.get;
+  if (c0 === 'get' || (c0 == null && v)) w.uint32(34).string(v ?? '');
+  v = m.list;
+  if (c0 === 'list' || (c0 == null && v)) w.uint32(40).bool(v ?? false);
+}
+function showroom$room$RecordingRequest$dec(r, m) {
+  while (r.pos < r.end) {
+    const t = r.tag();
+    switch (t >>> 3) {
+      case 1: r.want(t, 2); m.channel = r.string(); break;
+      case 2: { r.want(t, 2); if (m.action !== 'start') showroom$room$RecordingRequest$clear0(m); const p = r.down(); m.start = showroom$room$RecordingStart$dec(r, m.start ?? showroom$room$RecordingStart$new()); r.up(p); m.action = 'start'; break; }
+      case 3: { r.want(t, 2); if (m.action !== 'stop') showroom$room$RecordingRequest$clear0(m); m.stop = r.string(); m.action = 'stop'; break; }
+      case 4: { r.want(t, 2); if (m.action !== 'get') showroom$room$RecordingRequest$clear0(m); m.get = r.string(); m.action = 'get'; break; }
+      case 5: { r.want(t, 0); if (m.action !== 'list') showroom$room$RecordingRequest$clear0(m); m.list = r.bool(); m.action = 'list'; break; }
+      default: r.skip(t);
+    }
+  }
+  return m;
+}
+
+// showroom.room.RecordingStart
+function showroom$room$RecordingStart$new() {
+  return { uids: [], segmentSeconds: 0 };
+}
+function showroom$room$RecordingStart$enc(m, w) {
+  let v;
+  if ((v = m.uids) && v.length) {
+    const p = w.fork(10);
+    for (let i = 0; i < v.length; i++) w.uint32(v[i]);
+    w.ldelim(p);
+  }
+  if ((v = m.segmentSeconds)) w.uint32(16).uint32(v);
+}
+function showroom$room$RecordingStart$dec(r, m) {
+  while (r.pos < r.end) {
+    const t = r.tag();
+    switch (t >>> 3) {
+      case 1: if ((t & 7) === 2) {
+        const p = r.push();
+        while (r.pos < r.end) m.uids.push(r.uint32());
+        r.end = p;
+      } else { r.want(t, 0); m.uids.push(r.uint32()); } break;
+      case 2: r.want(t, 0); m.segmentSeconds = r.uint32(); break;
+      default: r.skip(t);
+    }
+  }
+  return m;
+}
+
+// showroom.room.Recording
+function showroom$room$Recording$new() {
+  return {
+    id: '',
+    channel: '',
+    uids: [],
+    startedMs: 0n,
+    stoppedMs: 0n,
+    files: [],
+    segmentSeconds: 0,
+    recordingUids: [],
+  };
+}
+function showroom$room$Recording$enc(m, w) {
+  let v;
+  if ((v = m.id)) w.uint32(10).string(v);
+  if ((v = m.channel)) w.uint32(18).string(v);
+  if ((v = m.uids) && v.length) {
+    const p = w.fork(26);
+    for (let i = 0; i < v.length; i++) w.uint32(v[i]);
+    w.ldelim(p);
+  }
+  if ((v = m.startedMs)) w.uint32(32).int64(v);
+  if ((v = m.stoppedMs)) w.uint32(40).int64(v);
+  if ((v = m.files)) for (let i = 0; i < v.length; i++) { const p = w.fork(50); showroom$room$RecordingFile$enc(v[i], w); w.ldelim(p); }
+  if ((v = m.segmentSeconds)) w.uint32(56).uint32(v);
+  if ((v = m.recordingUids) && v.length) {
+    const p = w.fork(66);
+    for (let i = 0; i < v.length; i++) w.uint32(v[i]);
+    w.ldelim(p);
+  }
+}
+function showroom$room$Recording$dec(r, m) {
+  while (r.pos < r.end) {
+    const t = r.tag();
+    switch (t >>> 3) {
+      case 1: r.want(t, 2); m.id = r.string(); break;
+      case 2: r.want(t, 2); m.channel = r.string(); break;
+      case 3: if ((t & 7) === 2) {
+        const p = r.push();
+        while (r.pos < r.end) m.uids.push(r.uint32());
+        r.end = p;
+      } else { r.want(t, 0); m.uids.push(r.uint32()); } break;
+      case 4: r.want(t, 0); m.startedMs = r.int64(); break;
+      case 5: r.want(t, 0); m.stoppedMs = r.int64(); break;
+      case 6: { r.want(t, 2); const p = r.down(); m.files.push(showroom$room$RecordingFile$dec(r, showroom$room$RecordingFile$new())); r.up(p); break; }
+      case 7: r.want(t, 0); m.segmentSeconds = r.uint32(); break;
+      case 8: if ((t & 7) === 2) {
+        const p = r.push();
+        while (r.pos < r.end) m.recordingUids.push(r.uint32());
+        r.end = p;
+      } else { r.want(t, 0); m.recordingUids.push(r.uint32()); } break;
+      default: r.skip(t);
+    }
+  }
+  return m;
+}
+
+// showroom.room.RecordingResponse
+function showroom$room$RecordingResponse$new() {
+  return { recordings: [] };
+}
+function showroom$room$RecordingResponse$enc(m, w) {
+  let v;
+  if ((v = m.recordings)) for (let i = 0; i < v.length; i++) { const p = w.fork(10); showroom$room$Recording$enc(v[i], w); w.ldelim(p); }
+}
+function showroom$room$RecordingResponse$dec(r, m) {
+  while (r.pos < r.end) {
+    const t = r.tag();
+    switch (t >>> 3) {
+      case 1: { r.want(t, 2); const p = r.down(); m.recordings.push(showroom$room$Recording$dec(r, showroom$room$Recording$new())); r.up(p); break; }
+      default: r.skip(t);
+    }
+  }
+  return m;
+}
+
 // showroom.room.ChannelPlacement
 function showroom$room$ChannelPlacement$new() {
   return { channel: '', edgeId: '', placedAtMs: 0n };
@@ -5339,6 +5630,8 @@ const showroom$wire$MessageKind = $enum({
   MESSAGE_KIND_CHANNEL_USERS: 320,
   MESSAGE_KIND_BAN_RULE: 321,
   MESSAGE_KIND_CHANNEL_DATA: 322,
+  MESSAGE_KIND_EDGE_RECORDINGS: 341,
+  MESSAGE_KIND_RECORDING: 342,
   MESSAGE_KIND_CLUSTER_STATUS: 500,
 });
 
@@ -5502,6 +5795,8 @@ const showroom$wire$ErrorCode = $enum({
   ERROR_CODE_NO_SEAT_FREE: 4013,
   ERROR_CODE_REQUEST_PENDING: 4014,
   ERROR_CODE_BAN_RULE_NOT_FOUND: 4015,
+  ERROR_CODE_RECORDING_NOT_FOUND: 4016,
+  ERROR_CODE_RECORDING_CONFLICT: 4017,
   ERROR_CODE_NOT_LOGGED_IN: 5000,
   ERROR_CODE_CALLEE_OFFLINE: 5001,
   ERROR_CODE_CALLER_IN_CALL: 5002,
@@ -5794,6 +6089,7 @@ const showroom$room$ClaimChannelResponse = $message('showroom.room.ClaimChannelR
 const showroom$room$ChannelStatus = $message('showroom.room.ChannelStatus', showroom$room$ChannelStatus$new, showroom$room$ChannelStatus$enc, showroom$room$ChannelStatus$dec);
 const showroom$room$ListChannelsRequest = $message('showroom.room.ListChannelsRequest', showroom$room$ListChannelsRequest$new, showroom$room$ListChannelsRequest$enc, showroom$room$ListChannelsRequest$dec);
 const showroom$room$ListChannelsResponse = $message('showroom.room.ListChannelsResponse', showroom$room$ListChannelsResponse$new, showroom$room$ListChannelsResponse$enc, showroom$room$ListChannelsResponse$dec);
+const showroom$room$RecordingFile = $message('showroom.room.RecordingFile', showroom$room$RecordingFile$new, showroom$room$RecordingFile$enc, showroom$room$RecordingFile$dec);
 const showroom$room$ChannelActivity = $message('showroom.room.ChannelActivity', showroom$room$ChannelActivity$new, showroom$room$ChannelActivity$enc, showroom$room$ChannelActivity$dec);
 const showroom$room$ChannelEvent = $message('showroom.room.ChannelEvent', showroom$room$ChannelEvent$new, showroom$room$ChannelEvent$enc, showroom$room$ChannelEvent$dec);
 const showroom$room$EdgeChannelReport = $message('showroom.room.EdgeChannelReport', showroom$room$EdgeChannelReport$new, showroom$room$EdgeChannelReport$enc, showroom$room$EdgeChannelReport$dec);
@@ -5818,6 +6114,13 @@ const showroom$room$BanListResponse = $message('showroom.room.BanListResponse', 
 const showroom$room$Stage = $message('showroom.room.Stage', showroom$room$Stage$new, showroom$room$Stage$enc, showroom$room$Stage$dec);
 const showroom$room$EdgeStageRequest = $message('showroom.room.EdgeStageRequest', showroom$room$EdgeStageRequest$new, showroom$room$EdgeStageRequest$enc, showroom$room$EdgeStageRequest$dec);
 const showroom$room$EdgeStageResponse = $message('showroom.room.EdgeStageResponse', showroom$room$EdgeStageResponse$new, showroom$room$EdgeStageResponse$enc, showroom$room$EdgeStageResponse$dec);
+const showroom$room$RecordingOrder = $message('showroom.room.RecordingOrder', showroom$room$RecordingOrder$new, showroom$room$RecordingOrder$enc, showroom$room$RecordingOrder$dec);
+const showroom$room$EdgeRecordingsRequest = $message('showroom.room.EdgeRecordingsRequest', showroom$room$EdgeRecordingsRequest$new, showroom$room$EdgeRecordingsRequest$enc, showroom$room$EdgeRecordingsRequest$dec);
+const showroom$room$EdgeRecordingsResponse = $message('showroom.room.EdgeRecordingsResponse', showroom$room$EdgeRecordingsResponse$new, showroom$room$EdgeRecordingsResponse$enc, showroom$room$EdgeRecordingsResponse$dec);
+const showroom$room$RecordingRequest = $message('showroom.room.RecordingRequest', showroom$room$RecordingRequest$new, showroom$room$RecordingRequest$enc, showroom$room$RecordingRequest$dec);
+const showroom$room$RecordingStart = $message('showroom.room.RecordingStart', showroom$room$RecordingStart$new, showroom$room$RecordingStart$enc, showroom$room$RecordingStart$dec);
+const showroom$room$Recording = $message('showroom.room.Recording', showroom$room$Recording$new, showroom$room$Recording$enc, showroom$room$Recording$dec);
+const showroom$room$RecordingResponse = $message('showroom.room.RecordingResponse', showroom$room$RecordingResponse$new, showroom$room$RecordingResponse$enc, showroom$room$RecordingResponse$dec);
 const showroom$room$ChannelPlacement = $message('showroom.room.ChannelPlacement', showroom$room$ChannelPlacement$new, showroom$room$ChannelPlacement$enc, showroom$room$ChannelPlacement$dec);
 const showroom$room$ChannelSequence = $message('showroom.room.ChannelSequence', showroom$room$ChannelSequence$new, showroom$room$ChannelSequence$enc, showroom$room$ChannelSequence$dec);
 const showroom$room$ChannelPresentUser = $message('showroom.room.ChannelPresentUser', showroom$room$ChannelPresentUser$new, showroom$room$ChannelPresentUser$enc, showroom$room$ChannelPresentUser$dec);
@@ -6013,6 +6316,7 @@ export const showroom = Object.freeze({
     ChannelStatus: showroom$room$ChannelStatus,
     ListChannelsRequest: showroom$room$ListChannelsRequest,
     ListChannelsResponse: showroom$room$ListChannelsResponse,
+    RecordingFile: showroom$room$RecordingFile,
     ChannelActivity: showroom$room$ChannelActivity,
     ChannelEvent: showroom$room$ChannelEvent,
     EdgeChannelReport: showroom$room$EdgeChannelReport,
@@ -6037,6 +6341,13 @@ export const showroom = Object.freeze({
     Stage: showroom$room$Stage,
     EdgeStageRequest: showroom$room$EdgeStageRequest,
     EdgeStageResponse: showroom$room$EdgeStageResponse,
+    RecordingOrder: showroom$room$RecordingOrder,
+    EdgeRecordingsRequest: showroom$room$EdgeRecordingsRequest,
+    EdgeRecordingsResponse: showroom$room$EdgeRecordingsResponse,
+    RecordingRequest: showroom$room$RecordingRequest,
+    RecordingStart: showroom$room$RecordingStart,
+    Recording: showroom$room$Recording,
+    RecordingResponse: showroom$room$RecordingResponse,
     ChannelPlacement: showroom$room$ChannelPlacement,
     ChannelSequence: showroom$room$ChannelSequence,
     ChannelPresentUser: showroom$room$ChannelPresentUser,

@@ -1,0 +1,199 @@
+// Pure: no I/O.
+import ShowroomWire
+
+/// What the cluster's configuration records without being asked: every 1v1 call, and the live
+/// rooms of given owners.
+public struct RecordingRules: Sendable, Equatable {
+    /// Record both sides of every 1v1 call (channels `call-…`).
+    public var calls: Bool
+    /// Record the rooms these uids own, while they are open.
+    public var owners: Set<UInt32>
+
+    /// Rules recording `calls` and the rooms of `owners`.
+    public init(calls: Bool = false, owners: Set<UInt32> = []) {
+        self.calls = calls
+        self.owners = owners
+    }
+
+    /// The id of the calls rule's order.
+    public static let callsOrderID = "rule-calls"
+    /// The channel prefix of 1v1 calls.
+    public static let callChannelPrefix = "call-"
+
+    /// The id of the order recording room `roomID` by the owners rule.
+    public static func roomOrderID(_ roomID: String) -> String { "rule-room-\(roomID)" }
+}
+
+/// The recordings a coordinator keeps, as a pure value: those the server API started in the
+/// channels this coordinator owns (running, or stopped and kept for queries), the rules' orders,
+/// the files each recording's edges finished (from the channel's numbered events), and when the
+/// edges are to be sent the orders again.
+///
+/// An API recording lives on the channel's owner only: a coordinator that dies takes the running
+/// ones with it (their edges stop them within ``RecordingDesk``'s forget time, finishing their
+/// files); the rules' recordings are made again by every owner.
+public struct RecordingOrders: Sendable {
+    /// Recordings kept, running and stopped, by id.
+    public private(set) var recordings: [String: RoomRecording] = [:]
+    /// Stopped recordings, oldest first: the oldest are forgotten past ``maxStopped``.
+    private var stoppedOrder: [String] = []
+    /// The orders last sent to the edges.
+    private var sent: [RoomRecordingOrder]? = []
+    private var ticksSinceSent = 0
+
+    /// The most recordings running at once on one coordinator.
+    public static let maxRunning = 500
+    /// The most stopped recordings kept for queries.
+    public static let maxStopped = 1_000
+    /// The most files kept per recording (the latest).
+    public static let maxFiles = 100
+    /// The most uids one recording names.
+    public static let maxUIDs = 32
+    /// The orders go to every edge this often (in ticks) while there are any, so that an edge that
+    /// started since or missed one catches up and keeps them.
+    public static let refreshTicks = 2
+
+    /// No recording.
+    public init() {}
+
+    /// Starts recording `request.uids` (every broadcaster when empty) of `channel`, as `id`.
+    ///
+    /// - Throws: `INVALID_ARGUMENT` for a bad channel name, more than ``maxUIDs`` uids, uid 0, or a
+    ///   segment length outside 60–86400 s; `RECORDING_CONFLICT` when a recording of the same
+    ///   publishers of the channel runs; `RATE_LIMITED` past ``maxRunning`` running recordings.
+    public mutating func start(channel: String, _ request: RoomRecordingStart, id: String, nowMs: Int64) throws(ShowroomError) -> RoomRecording {
+        try Names.validateChannel(channel)
+        guard request.uids.count <= Self.maxUIDs else {
+            throw .invalidArgument("a recording names at most \(Self.maxUIDs) uids, not \(request.uids.count); leave them out to record every broadcaster")
+        }
+        guard !request.uids.contains(0) else { throw .invalidArgument("uid 0 is nobody; name the publishers' uids") }
+        guard request.segmentSeconds == 0 || (60...86_400).contains(request.segmentSeconds) else {
+            throw .invalidArgument("segment_seconds must be 60 to 86400, not \(request.segmentSeconds)")
+        }
+        let uids = Array(Set(request.uids)).sorted()
+        let running = recordings.values.filter { $0.stoppedMs == 0 }
+        if let same = running.first(where: { $0.channel == channel && $0.uids == uids }) {
+            throw ShowroomError(.recordingConflict, "recording \(same.id) of \(uids.isEmpty ? "every broadcaster" : "uids \(uids)") in channel \(channel) runs already; stop it first")
+        }
+        guard running.count < Self.maxRunning else {
+            throw ShowroomError(.rateLimited, "\(Self.maxRunning) recordings run on this coordinator already; stop one first")
+        }
+        let recording = RoomRecording.with {
+            $0.id = id
+            $0.channel = channel
+            $0.uids = uids
+            $0.startedMs = nowMs
+            $0.segmentSeconds = request.segmentSeconds
+        }
+        recordings[id] = recording
+        return recording
+    }
+
+    /// Stops recording `id` of `channel` (a stopped one is answered as it is).
+    ///
+    /// - Throws: `RECORDING_NOT_FOUND` when the channel has no recording of that id here.
+    public mutating func stop(channel: String, id: String, nowMs: Int64) throws(ShowroomError) -> RoomRecording {
+        var recording = try get(channel: channel, id: id)
+        guard recording.stoppedMs == 0 else { return recording }
+        recording.stoppedMs = max(nowMs, recording.startedMs)
+        recordings[id] = recording
+        stoppedOrder.append(id)
+        if stoppedOrder.count > Self.maxStopped { recordings[stoppedOrder.removeFirst()] = nil }
+        return recording
+    }
+
+    /// Recording `id` of `channel`.
+    ///
+    /// - Throws: `RECORDING_NOT_FOUND` when the channel has no recording of that id here.
+    public func get(channel: String, id: String) throws(ShowroomError) -> RoomRecording {
+        guard let recording = recordings[id], recording.channel == channel else {
+            throw ShowroomError(.recordingNotFound, "channel \(channel) has no recording \(id.prefix(64)) (never started here, or forgotten long after it stopped)")
+        }
+        return recording
+    }
+
+    /// The recordings of `channel`, newest first.
+    public func list(channel: String) -> [RoomRecording] {
+        recordings.values.filter { $0.channel == channel }.sorted { ($0.startedMs, $0.id) > ($1.startedMs, $1.id) }
+    }
+
+    /// A numbered channel event: a finished file of one of these recordings is kept with it.
+    public mutating func saw(_ event: RoomChannelEvent) {
+        guard event.type == .recordingFile || event.type == .recordingFailed,
+              var recording = recordings[event.recording.recordingID], recording.channel == event.channel else { return }
+        var file = event.recording
+        file.edge = event.edge
+        if event.type == .recordingFailed { file.path = "" }
+        recording.files.append(file)
+        if recording.files.count > Self.maxFiles { recording.files.removeFirst(recording.files.count - Self.maxFiles) }
+        recordings[recording.id] = recording
+    }
+
+    /// The orders the edges are to hold: the running API recordings and the rules' (the calls
+    /// rule, and each open room `rooms` holds whose owner the rules name).
+    public func orders(rules: RecordingRules, rooms: some Sequence<RoomRoom>) -> [RoomRecordingOrder] {
+        var orders: [RoomRecordingOrder] = recordings.values.filter { $0.stoppedMs == 0 }.map { recording in
+            RoomRecordingOrder.with {
+                $0.id = recording.id
+                $0.channel = recording.channel
+                $0.uids = recording.uids
+                $0.startedMs = recording.startedMs
+                $0.segmentSeconds = recording.segmentSeconds
+            }
+        }
+        if rules.calls {
+            orders.append(RoomRecordingOrder.with {
+                $0.id = RecordingRules.callsOrderID
+                $0.channelPrefix = RecordingRules.callChannelPrefix
+            })
+        }
+        if !rules.owners.isEmpty {
+            for room in rooms where room.state == .open && rules.owners.contains(room.ownerUid) {
+                orders.append(RoomRecordingOrder.with {
+                    $0.id = RecordingRules.roomOrderID(room.roomID)
+                    $0.channel = room.channel
+                    $0.startedMs = room.createdAtMs
+                })
+            }
+        }
+        return orders.sorted { $0.id < $1.id }
+    }
+
+    /// One tick: the orders to send every edge now, if they changed since last sent or are due
+    /// again (nil: nothing to send). Empty orders are sent once, so the edges stop at once.
+    public mutating func due(_ orders: [RoomRecordingOrder]) -> [RoomRecordingOrder]? {
+        ticksSinceSent += 1
+        let last = sent ?? []
+        // Nothing held and nothing told: the edges hear nothing (most clusters record nothing).
+        if orders.isEmpty, last.isEmpty {
+            sent = []
+            return nil
+        }
+        if sent != nil, orders == last, ticksSinceSent < Self.refreshTicks { return nil }
+        sent = orders
+        ticksSinceSent = 0
+        return orders
+    }
+
+    /// Checks the recorded files an edge's report carries, before any of it is numbered: only
+    /// events 121 and 122 carry one (and they must), with bounded strings, a path inside the
+    /// recordings directory and the codecs recordings have.
+    ///
+    /// - Throws: `INVALID_ARGUMENT` naming the activity that is not so.
+    public static func check(_ activities: [RoomChannelActivity]) throws(ShowroomError) {
+        for (index, activity) in activities.enumerated() {
+            let isRecording = activity.type == .recordingFile || activity.type == .recordingFailed
+            guard isRecording == activity.hasRecording else {
+                throw .invalidArgument("activity \(index + 1) (type \(activity.type.rawValue)) \(isRecording ? "lacks" : "carries") a recorded file")
+            }
+            guard isRecording else { continue }
+            let file = activity.recording
+            let path = file.path.split(separator: "/", omittingEmptySubsequences: false)
+            guard file.recordingID.utf8.count <= 64, file.path.utf8.count <= 512, file.failure.utf8.count <= 1024,
+                  file.edge.utf8.count <= 128, !file.path.hasPrefix("/"), !path.contains(".."),
+                  file.codecs.count <= 2, file.codecs.allSatisfy({ $0 == "vp8" || $0 == "opus" }) else {
+                throw .invalidArgument("activity \(index + 1): the recorded file of uid \(activity.uid) is malformed (id, path, codecs or failure)")
+            }
+        }
+    }
+}

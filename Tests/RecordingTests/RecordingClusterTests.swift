@@ -1,0 +1,267 @@
+import Foundation
+import ServerAPI
+import ShowroomAuth
+import ShowroomKit
+import ShowroomTesting
+import ShowroomWire
+import XCTest
+
+/// Recordings with real processes: started through the server API or by the rules, written by the
+/// edges the publishers publish on, each finished file posted as a signed webhook, then read back
+/// with ffprobe and decoded with ffmpeg.
+final class RecordingClusterTests: XCTestCase {
+    static let key = (id: "business", secret: "business-secret-0123456789")
+    static let webhookSecret = "recording-webhook-secret"
+
+    /// A cluster whose coordinators post to `receiver` and take the business key (scope recording).
+    private func cluster(edges: Int = 1, receiver: WebhookReceiver, recordCalls: Bool = false,
+                         recordingDirectories: [String: String] = [:]) throws -> TestCluster {
+        var settings: [String: Any] = [
+            "apiKeys": [[
+                "id": Self.key.id, "secretSHA256": Hex.encode(CustomerKey.hash(secret: Self.key.secret)),
+                "scopes": ["read", "recording"], "requestsPerSecond": 1000, "burst": 1000,
+            ]],
+        ]
+        if recordCalls { settings["recordCalls"] = true }
+        return try TestCluster(coordinators: 1, edges: edges, webhookURLs: [receiver.url], webhookSecret: Self.webhookSecret,
+                               coordinatorSettings: settings, recordingDirectories: recordingDirectories)
+    }
+
+    /// A publisher of the test pattern (320×240, 15 fps, a keyframe every 2 s) and a tone.
+    private func publisher(_ cluster: TestCluster, channel: String, uid: UInt32) async throws -> ShowroomEngine {
+        var configuration = EngineConfiguration(entry: .seeds([try cluster.clientEndpoint(of: "coordinator-1")]))
+        configuration.media = LocalMediaConfiguration(videoBitrateKbps: 300, keyframeInterval: .seconds(2))
+        let engine = try await ShowroomEngine(configuration: configuration)
+        await engine.setLocalVideoSource(TestPatternCamera(width: 320, height: 240, framesPerSecond: 15))
+        await engine.setLocalAudioSource(ToneMicrophone())
+        _ = try await engine.joinChannel(token: try TestApp.token(channel: channel, uid: uid, role: .publisher),
+                                         channel: channel, uid: uid, options: .broadcaster)
+        return engine
+    }
+
+    /// The recorded-file events of `uid` in `channel` the webhooks received, in order.
+    private func files(_ receiver: WebhookReceiver, channel: String, uid: UInt32) -> [RoomRecordingFile] {
+        receiver.events(channel: channel).filter { $0.type == .recordingFile && $0.uid == uid }.map(\.recording)
+    }
+
+    /// Checks a finished file as ffprobe and ffmpeg read it: both codecs, every frame decodes, audio
+    /// and video start within 40 ms of each other, and its duration is the wall time it covers.
+    private func assertPlayable(_ path: String, _ file: RoomRecordingFile, file line: StaticString = #filePath, _ number: UInt = #line) throws {
+        let probe = try FFmpegTools.probe(path)
+        XCTAssertEqual(probe.codec("video"), "vp8", path, file: line, line: number)
+        XCTAssertEqual(probe.codec("audio"), "opus", path, file: line, line: number)
+        XCTAssertEqual(try FFmpegTools.decodeErrors(path), "", "every frame of \(path) decodes", file: line, line: number)
+        let duration = try XCTUnwrap(probe.duration, "\(path) has a duration", file: line, line: number)
+        let wall = Double(file.endMs - file.startMs) / 1000
+        XCTAssertEqual(duration, wall, accuracy: 0.5, "\(path): duration against the wall time it covers", file: line, line: number)
+        XCTAssertEqual(Double(file.durationMs) / 1000, duration, accuracy: 0.1, "the webhook's duration", file: line, line: number)
+        let video = try XCTUnwrap(probe.packetTimes("video").first, file: line, line: number)
+        let audio = try XCTUnwrap(probe.packetTimes("audio").first, file: line, line: number)
+        XCTAssertLessThanOrEqual(abs(video - audio), 0.040, "\(path): video starts at \(video) s, audio at \(audio) s", file: line, line: number)
+        XCTAssertEqual(probe.packetFlags("video").first?.hasPrefix("K"), true, "\(path) starts on a keyframe", file: line, line: number)
+    }
+
+    func testALiveRoomRecordedThroughTheAPIForTwentySeconds() async throws {
+        let receiver = try await WebhookReceiver.start(secret: Self.webhookSecret)
+        let cluster = try cluster(receiver: receiver)
+        let api = ServerAPIClient(base: try cluster.apiEndpoint(of: "coordinator-1"), key: Self.key)
+        let channel = "rec-live-\(UInt32.random(in: 0 ... .max))"
+        let host = try await publisher(cluster, channel: channel, uid: 42)
+        do {
+            // Hostile starts first: nothing is recorded for them.
+            let bad = try await api.send("POST", "/v1/channels/\(channel)/recordings", json: ["uids": [0]])
+            XCTAssertEqual(bad.status, 400, bad.text)
+            let tooShort = try await api.send("POST", "/v1/channels/\(channel)/recordings", json: ["segment_seconds": 5])
+            XCTAssertEqual(tooShort.status, 400, tooShort.text)
+            let unknown = try await api.send("GET", "/v1/channels/\(channel)/recordings/rec-0123456789abcdef")
+            XCTAssertEqual(unknown.status, 404, unknown.text)
+            XCTAssertEqual(try unknown.object()["code"] as? String, "recordingNotFound", unknown.text)
+
+            let started = try await api.send("POST", "/v1/channels/\(channel)/recordings", json: [String: Any]())
+            XCTAssertEqual(started.status, 201, started.text)
+            let id = try XCTUnwrap(try started.object()["id"] as? String)
+            let again = try await api.send("POST", "/v1/channels/\(channel)/recordings", json: [String: Any]())
+            XCTAssertEqual(again.status, 409, again.text)
+            XCTAssertEqual(try again.object()["code"] as? String, "recordingConflict", again.text)
+            try await eventually("the edge records uid 42") {
+                let got = try await api.send("GET", "/v1/channels/\(channel)/recordings/\(id)")
+                return (try got.object()["recording_uids"] as? [Int]) == [42]
+            }
+            let inProgress = try await api.send("GET", "/v1/recordings")
+            let listed = try XCTUnwrap(try inProgress.object()["recordings"] as? [[String: Any]], inProgress.text)
+            XCTAssertTrue(listed.contains { $0["channel"] as? String == channel && $0["uid"] as? Int == 42 && $0["edge"] as? String == "edge-1" })
+
+            // The recording's length: a span of the show, not a wait for an event.
+            try await Task.sleep(for: .seconds(20))
+            let stopped = try await api.send("POST", "/v1/channels/\(channel)/recordings/\(id)/stop")
+            XCTAssertEqual(stopped.status, 200, stopped.text)
+            XCTAssertEqual(try stopped.object()["running"] as? Bool, false)
+
+            try await eventually("the finished file's webhook") { !files(receiver, channel: channel, uid: 42).isEmpty }
+            let file = try XCTUnwrap(files(receiver, channel: channel, uid: 42).first)
+            XCTAssertEqual(file.recordingID, id)
+            XCTAssertEqual(file.codecs, ["vp8", "opus"])
+            XCTAssertEqual(file.failure, "")
+            XCTAssertGreaterThan(file.endMs - file.startMs, 19_000, "the file covers the 20 s recorded")
+            XCTAssertTrue(receiver.allSignaturesValid)
+            let path = cluster.recordingDirectory.appendingPathComponent(file.path).path
+            XCTAssertEqual((try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int).map(UInt64.init), file.bytes)
+            try assertPlayable(path, file)
+
+            let queried = try await api.send("GET", "/v1/channels/\(channel)/recordings/\(id)")
+            let queriedFiles = try XCTUnwrap(try queried.object()["files"] as? [[String: Any]], queried.text)
+            XCTAssertEqual(queriedFiles.first?["path"] as? String, file.path)
+            XCTAssertEqual(queriedFiles.first?["edge"] as? String, "edge-1")
+        } catch {
+            XCTFail("\(error)")
+        }
+        await host.shutdown()
+        await api.shutdown()
+        cluster.down()
+        await receiver.stop()
+    }
+
+    func testEveryCallIsRecordedOnBothSidesByTheRule() async throws {
+        let receiver = try await WebhookReceiver.start(secret: Self.webhookSecret)
+        let cluster = try cluster(receiver: receiver, recordCalls: true)
+        // A 1v1 call's channel, as the call API names it: call-<callee>-<call id>.
+        let channel = "call-77-\(UInt32.random(in: 0 ... .max))"
+        let callee = try await publisher(cluster, channel: channel, uid: 77)
+        let caller = try await publisher(cluster, channel: channel, uid: 78)
+        let api = ServerAPIClient(base: try cluster.apiEndpoint(of: "coordinator-1"), key: Self.key)
+        do {
+            try await eventually("both sides are recorded") {
+                let list = try await api.send("GET", "/v1/recordings")
+                let recorded = (try list.object()["recordings"] as? [[String: Any]] ?? []).filter { $0["channel"] as? String == channel }
+                return Set(recorded.compactMap { $0["uid"] as? Int }) == [77, 78]
+            }
+            try await Task.sleep(for: .seconds(6))  // the call's length
+            try await caller.leaveChannel()
+            try await callee.leaveChannel()
+            try await eventually("a file of each side") {
+                !files(receiver, channel: channel, uid: 77).isEmpty && !files(receiver, channel: channel, uid: 78).isEmpty
+            }
+            for uid: UInt32 in [77, 78] {
+                let file = try XCTUnwrap(files(receiver, channel: channel, uid: uid).first)
+                XCTAssertEqual(file.recordingID, "rule-calls")
+                XCTAssertGreaterThan(file.endMs - file.startMs, 4_000)
+                try assertPlayable(cluster.recordingDirectory.appendingPathComponent(file.path).path, file)
+            }
+        } catch {
+            XCTFail("\(error)")
+        }
+        await caller.shutdown()
+        await callee.shutdown()
+        await api.shutdown()
+        cluster.down()
+        await receiver.stop()
+    }
+
+    func testARecordingFollowsItsPublisherAcrossADrainAndSurvivesAKill() async throws {
+        let receiver = try await WebhookReceiver.start(secret: Self.webhookSecret)
+        let cluster = try cluster(edges: 2, receiver: receiver)
+        let api = ServerAPIClient(base: try cluster.apiEndpoint(of: "coordinator-1"), key: Self.key)
+        let channel = "rec-drain-\(UInt32.random(in: 0 ... .max))"
+        let host = try await publisher(cluster, channel: channel, uid: 42)
+        do {
+            let started = try await api.send("POST", "/v1/channels/\(channel)/recordings", json: ["uids": [42]])
+            XCTAssertEqual(started.status, 201, started.text)
+            var first = ""
+            try await eventually("an edge records uid 42") {
+                let list = try await api.send("GET", "/v1/recordings")
+                first = (try list.object()["recordings"] as? [[String: Any]] ?? []).first { $0["channel"] as? String == channel }?["edge"] as? String ?? ""
+                return !first.isEmpty
+            }
+            try await Task.sleep(for: .seconds(4))  // a stretch recorded on the first edge
+            let second = first == "edge-1" ? "edge-2" : "edge-1"
+            try cluster.terminate(first)  // a drain: the host moves to the other edge
+            try await eventually("the recording goes on on \(second)", timeout: .seconds(20)) {
+                let list = try await api.send("GET", "/v1/recordings")
+                return (try list.object()["recordings"] as? [[String: Any]] ?? []).contains {
+                    $0["channel"] as? String == channel && $0["edge"] as? String == second
+                }
+            }
+            try await eventually("the first edge's file is finished") {
+                files(receiver, channel: channel, uid: 42).contains { !$0.path.isEmpty }
+            }
+            let drained = try XCTUnwrap(files(receiver, channel: channel, uid: 42).first)
+            try assertPlayable(cluster.recordingDirectory.appendingPathComponent(drained.path).path, drained)
+
+            // On the second edge the recording runs on; it is killed mid-file, with no chance to finish it.
+            try await Task.sleep(for: .seconds(4))
+            let killedAt = Int64(Date().timeIntervalSince1970 * 1000)
+            try cluster.kill(second)
+            let directory = cluster.recordingDirectory.appendingPathComponent("\(channel)/42")
+            let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".webm") }
+            let cut = try XCTUnwrap(names.first { directory.appendingPathComponent($0).path != cluster.recordingDirectory.appendingPathComponent(drained.path).path },
+                                    "the second edge's file, in \(names)")
+            let probe = try FFmpegTools.probe(directory.appendingPathComponent(cut).path)
+            XCTAssertEqual(probe.codec("video"), "vp8")
+            XCTAssertEqual(try FFmpegTools.decodeErrors(directory.appendingPathComponent(cut).path), "", "the killed file decodes to its last cluster")
+            let times = probe.packetTimes("video")
+            XCTAssertGreaterThan(times.last ?? 0, 2.0, "the killed file holds what was recorded up to about a second before the kill")
+            // No gap between the edges' files: the second began before the first ended (make before break) or within 1 s.
+            let secondStartMs = Int64(cut.split(separator: "-").first.flatMap { Int64($0) } ?? 0)
+            XCTAssertLessThan(secondStartMs - drained.endMs, 1_000, "the gap between the segments")
+            XCTAssertLessThan(secondStartMs, killedAt)
+        } catch {
+            XCTFail("\(error)")
+        }
+        await host.shutdown()
+        await api.shutdown()
+        cluster.down()
+        await receiver.stop()
+    }
+
+    func testAFullDiskFailsTheRecordingWithItsReasonAndTheViewersSeeNothing() async throws {
+        let disk = FileManager.default.temporaryDirectory.appendingPathComponent("recording-full-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: disk, withIntermediateDirectories: true)
+        let mount = try FFmpegTools.run("mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", disk.path], deadline: 10)
+        XCTAssertEqual(mount.status, 0, "a 256 KiB tmpfs for the full disk (the tests run as root): \(mount.errors)")
+        guard mount.status == 0 else { return }
+        defer {
+            _ = try? FFmpegTools.run("umount", [disk.path], deadline: 10)
+            try? FileManager.default.removeItem(at: disk)
+        }
+        let receiver = try await WebhookReceiver.start(secret: Self.webhookSecret)
+        let cluster = try cluster(receiver: receiver, recordingDirectories: ["edge-1": disk.path])
+        let api = ServerAPIClient(base: try cluster.apiEndpoint(of: "coordinator-1"), key: Self.key)
+        let channel = "rec-full-\(UInt32.random(in: 0 ... .max))"
+        let host = try await publisher(cluster, channel: channel, uid: 42)
+        let frames = DecodingVideoSink()
+        var configuration = EngineConfiguration(entry: .seeds([try cluster.clientEndpoint(of: "coordinator-1")]))
+        configuration.media = LocalMediaConfiguration()
+        let viewer = try await ShowroomEngine(configuration: configuration)
+        do {
+            try await viewer.setupRemoteVideo(uid: 42, connection: ChannelConnection(channel: channel, uid: 43), sink: frames)
+            _ = try await viewer.joinChannel(token: try TestApp.token(channel: channel, uid: 43, role: .subscriber),
+                                             channel: channel, uid: 43, options: .audience)
+            try await eventually("the viewer decodes the host") { frames.statistics.framesDecoded > 0 }
+            let started = try await api.send("POST", "/v1/channels/\(channel)/recordings", json: [String: Any]())
+            XCTAssertEqual(started.status, 201, started.text)
+            try await eventually("the recording fails for the full disk", timeout: .seconds(30)) {
+                receiver.events(channel: channel).contains { $0.type == .recordingFailed && $0.uid == 42 }
+            }
+            let failure = try XCTUnwrap(receiver.events(channel: channel).first { $0.type == .recordingFailed })
+            XCTAssertFalse(failure.recording.failure.isEmpty, "the reason is given")
+            let cutShort = receiver.events(channel: channel).first { $0.type == .recordingFile }
+            XCTAssertEqual(cutShort.map { !$0.recording.failure.isEmpty }, true, "the file cut short names the failure")
+            // The show goes on: the viewer keeps decoding after the failure.
+            let before = frames.statistics.framesDecoded
+            try await eventually("the viewer decodes on") { frames.statistics.framesDecoded >= before + 30 }
+            XCTAssertEqual(frames.statistics.decodeErrors, 0)
+            XCTAssertEqual(frames.statistics.counterRegressions, 0)
+            let got = try await api.send("GET", "/v1/channels/\(channel)/recordings")
+            let recordings = try XCTUnwrap(try got.object()["recordings"] as? [[String: Any]], got.text)
+            let reported = recordings.first?["files"] as? [[String: Any]] ?? []
+            XCTAssertTrue(reported.contains { !($0["failure"] as? String ?? "").isEmpty }, got.text)
+        } catch {
+            XCTFail("\(error)")
+        }
+        await viewer.shutdown()
+        await host.shutdown()
+        await api.shutdown()
+        cluster.down()
+        await receiver.stop()
+    }
+}
