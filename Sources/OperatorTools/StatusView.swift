@@ -73,6 +73,7 @@ public enum StatusView {
             "channels": extra.channels.map { c -> [String: Any] in
                 ["name": c.name, "edge": c.edge, "publishers": c.publishers, "subscribers": c.subscribers,
                  "room_id": c.roomID, "room_name": c.roomName, "forwards": forwards(c), "origin": c.originEdge,
+                 "recording": c.recording,
                  // On the origin's row: the relays pulling the channel from it (one upstream link each).
                  "relays": c.originEdge.isEmpty
                      ? extra.channels.filter { $0.name == c.name && $0.originEdge == c.edge }
@@ -187,13 +188,14 @@ public enum StatusView {
         if !extra.channels.isEmpty {
             text.append("")
             text.append("channels: \(extra.channels.count)")
-            var channelRows = [["CHANNEL", "EDGE", "ROOM", "PUBLISHERS", "CONNECTIONS", "FORWARDS"]]
+            var channelRows = [["CHANNEL", "EDGE", "ROOM", "PUBLISHERS", "CONNECTIONS", "FORWARDS", "RECORDING"]]
             for c in extra.channels {
                 let forwards = forwards(c)
                 channelRows.append([c.name, c.originEdge.isEmpty ? c.edge : "\(c.edge) (relay of \(c.originEdge))",
                                     c.roomName.isEmpty ? "-" : c.roomName,
                                     c.publishers.map(String.init).joined(separator: ","), "\(c.subscribers)",
-                                    forwards.isEmpty ? "-" : forwards])
+                                    forwards.isEmpty ? "-" : forwards,
+                                    c.recording.isEmpty ? "-" : c.recording.map(String.init).joined(separator: ",")])
             }
             text += layout(channelRows)
             // The two counts differ by design: a host is a channel connection but not its room's audience.

@@ -8,5 +8,6 @@ struct ShowroomBench: AsyncParsableCommand {
         abstract: "Measure a Showroom cluster, or the pieces it is made of, and print the figures.",
         subcommands: [JoinBenchmark.self, FanoutBenchmark.self, ZMQFanoutBenchmark.self, MembershipBenchmark.self,
                       RoomsBenchmark.self, FailoverBenchmark.self, DrainBenchmark.self, CallsBenchmark.self, SwitchBenchmark.self, ForwardBenchmark.self,
-                      PKBenchmark.self, ScaleBenchmark.self, EveningBenchmark.self, SimulateBenchmark.self, RelayScaleBenchmark.self, APIBenchmark.self, WebBenchmark.self])
+                      PKBenchmark.self, ScaleBenchmark.self, EveningBenchmark.self, SimulateBenchmark.self, RelayScaleBenchmark.self, APIBenchmark.self, WebBenchmark.self,
+                      RecordBenchmark.self])
 }

@@ -90,6 +90,11 @@ final class RecordingClusterTests: XCTestCase {
             let inProgress = try await api.send("GET", "/v1/recordings")
             let listed = try XCTUnwrap(try inProgress.object()["recordings"] as? [[String: Any]], inProgress.text)
             XCTAssertTrue(listed.contains { $0["channel"] as? String == channel && $0["uid"] as? Int == 42 && $0["edge"] as? String == "edge-1" })
+            // The status view lists the recording in progress on the channel's row.
+            let status = try JSONSerialization.jsonObject(with: Data(try cluster.status(json: true).utf8)) as? [String: Any]
+            let row = (status?["channels"] as? [[String: Any]])?.first { $0["name"] as? String == channel }
+            XCTAssertEqual(row?["recording"] as? [Int], [42], "the status view's channel row")
+            XCTAssertTrue(try cluster.status().contains("RECORDING"))
 
             // The recording's length: a span of the show, not a wait for an event.
             try await Task.sleep(for: .seconds(20))
