@@ -63,6 +63,7 @@ extension CoordinatorShell {
         let request = RoomEdgeRecordingsRequest.with {
             $0.coordinator = selfID
             $0.orders = orders
+            $0.version = machine.recordings.nextVersion(nowMs: nowMs)
         }
         for edge in alive(.edge) where !edge.metadata.clusterEndpoint.isEmpty {
             node.send(.edgeRecordings, body: request, to: edge.metadata.clusterEndpoint, timeout: Self.peerTimeout) { [logger] result in

@@ -83,6 +83,10 @@ public struct RecordingDesk: Sendable {
 
     /// Each coordinator's orders and when they were last heard.
     private var orders: [String: (orders: [Order], heard: Duration)] = [:]
+    /// The version of each coordinator's latest set: an older one arriving later is ignored.
+    private var versions: [String: UInt64] = [:]
+    /// The most coordinators whose versions are kept (the oldest forgotten past it).
+    static let maxCoordinators = 256
     /// The recordings running here.
     public private(set) var running: [Key: Run] = [:]
     /// Publishers found not covered by any order, so that their frames cost one lookup; cleared
@@ -117,9 +121,16 @@ public struct RecordingDesk: Sendable {
         running.keys.filter { $0.channel == channel }.map(\.uid).sorted()
     }
 
-    /// `coordinator`'s orders are now `orders` (all of them; empty: none). Recordings no order
-    /// covers any more are stopped.
-    public mutating func setOrders(_ orders: [Order], from coordinator: String, now: Duration) -> [Action] {
+    /// `coordinator`'s orders are now `orders` (all of them; empty: none), unless a later
+    /// `version` of them arrived first. Recordings no order covers any more are stopped.
+    public mutating func setOrders(_ orders: [Order], from coordinator: String, version: UInt64 = 0, now: Duration) -> [Action] {
+        if let last = versions[coordinator], version != 0, version <= last { return [] }
+        if version != 0 {
+            if versions[coordinator] == nil, versions.count >= Self.maxCoordinators, let idle = versions.keys.first(where: { self.orders[$0] == nil }) {
+                versions[idle] = nil
+            }
+            versions[coordinator] = version
+        }
         let before = self.orders[coordinator]?.orders
         if orders.isEmpty { self.orders[coordinator] = nil } else { self.orders[coordinator] = (orders, now) }
         guard before != orders else { return [] }

@@ -14,7 +14,7 @@ extension EdgeShell {
             throw .invalidArgument("an EDGE_RECORDINGS request names its coordinator (1 to 128 bytes)")
         }
         let orders = try EdgeCodec.recordingOrders(request)
-        carryOut(recorder.desk.setOrders(orders, from: request.coordinator, now: now), recorder)
+        carryOut(recorder.desk.setOrders(orders, from: request.coordinator, version: request.version, now: now), recorder)
         return recorder.desk.running.count
     }
 

@@ -96,6 +96,8 @@ public final class RecordingWorker: Sendable {
                 report: @escaping @Sendable (Key, PublisherRecording.Event) -> Void) {
         self.maxQueuedBytes = max(1, maxQueuedBytes)
         let thread = Thread { [shared] in
+            // Named for the OS too (Linux), so that its CPU can be told apart (/proc/PID/task/TID/comm).
+            try? "recording".write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
             let wake = shared.wake
             var recordings: [Key: PublisherRecording] = [:]
             func deliver(_ key: Key, _ events: [PublisherRecording.Event]) {

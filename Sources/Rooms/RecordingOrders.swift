@@ -38,8 +38,12 @@ public struct RecordingOrders: Sendable {
     /// Stopped recordings, oldest first: the oldest are forgotten past ``maxStopped``.
     private var stoppedOrder: [String] = []
     /// The orders last sent to the edges.
-    private var sent: [RoomRecordingOrder]? = []
+    private var sent: [RoomRecordingOrder] = []
     private var ticksSinceSent = 0
+    /// How many more times the empty set is to be sent.
+    private var emptyLeft = 0
+    /// The version of the orders last sent.
+    private var version: UInt64 = 0
 
     /// The most recordings running at once on one coordinator.
     public static let maxRunning = 500
@@ -52,6 +56,8 @@ public struct RecordingOrders: Sendable {
     /// The orders go to every edge this often (in ticks) while there are any, so that an edge that
     /// started since or missed one catches up and keeps them.
     public static let refreshTicks = 2
+    /// How many times the empty set goes out once the last order is gone.
+    public static let emptyRepeats = 3
 
     /// No recording.
     public init() {}
@@ -160,19 +166,28 @@ public struct RecordingOrders: Sendable {
     }
 
     /// One tick: the orders to send every edge now, if they changed since last sent or are due
-    /// again (nil: nothing to send). Empty orders are sent once, so the edges stop at once.
+    /// again (nil: nothing to send). While there are orders they go out every ``refreshTicks``;
+    /// once none are left the empty set goes out ``emptyRepeats`` times that far apart (a lost one
+    /// must not leave an edge recording until it forgets the set), then nothing.
     public mutating func due(_ orders: [RoomRecordingOrder]) -> [RoomRecordingOrder]? {
         ticksSinceSent += 1
-        let last = sent ?? []
-        // Nothing held and nothing told: the edges hear nothing (most clusters record nothing).
-        if orders.isEmpty, last.isEmpty {
-            sent = []
+        if orders != sent {
+            emptyLeft = orders.isEmpty ? Self.emptyRepeats - 1 : 0
+        } else if ticksSinceSent < Self.refreshTicks || (orders.isEmpty && emptyLeft == 0) {
             return nil
+        } else if orders.isEmpty {
+            emptyLeft -= 1
         }
-        if sent != nil, orders == last, ticksSinceSent < Self.refreshTicks { return nil }
         sent = orders
         ticksSinceSent = 0
         return orders
+    }
+
+    /// The version of the orders sent at `nowMs`: above every earlier one (also across a restart,
+    /// by the clock), so an edge takes no older set after a newer one.
+    public mutating func nextVersion(nowMs: Int64) -> UInt64 {
+        version = max(version &+ 1, UInt64(clamping: nowMs))
+        return version
     }
 
     /// Checks the recorded files an edge's report carries, before any of it is numbered: only

@@ -1,3 +1,4 @@
+import AdminEndpoint
 import ArgumentParser
 import Foundation
 import OperatorTools
@@ -70,10 +71,26 @@ struct RecordBenchmark: AsyncParsableCommand, TargetedBenchmark {
         CPUTime.processes(named: "showroom-edge").values.reduce(0) { $0 + $1.seconds }
     }
 
+    /// The CPU seconds of the edges' recording threads so far (the muxing and the writes; the
+    /// copy into their queues is on the edge's loop, in ``edgeCPU()``).
+    private static func recordingThreadCPU() -> Double {
+        var total = 0.0
+        for pid in CPUTime.processes(named: "showroom-edge").keys {
+            for tid in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? [] {
+                guard let name = try? String(contentsOfFile: "/proc/\(pid)/task/\(tid)/comm", encoding: .utf8),
+                      name.trimmingCharacters(in: .whitespacesAndNewlines) == "recording",
+                      let seconds = ProcFS.cpuSeconds(statAt: "/proc/\(pid)/task/\(tid)/stat") else { continue }
+                total += seconds
+            }
+        }
+        return total
+    }
+
     struct Step {
         var streams: Int
         var fanoutCPU: Double
         var recordingCPU: Double
+        var recordingThreadCPU: Double
         var recordedUIDs: Int
         var failedFiles: Int
         var shortFiles: Int
@@ -133,8 +150,10 @@ struct RecordBenchmark: AsyncParsableCommand, TargetedBenchmark {
             }
             try await Task.sleep(for: .seconds(2))  // each recording's first keyframe
             before = Self.edgeCPU()
+            let threadBefore = Self.recordingThreadCPU()
             try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
             let recording = Self.edgeCPU() - before
+            let recordingThread = Self.recordingThreadCPU() - threadBefore
             let listed = try await client.send("GET", "/v1/recordings")
             let recordedUIDs = (try listed.object()["recordings"] as? [[String: Any]] ?? [])
                 .filter { ($0["channel"] as? String)?.hasPrefix(prefix) == true }.count
@@ -154,7 +173,8 @@ struct RecordBenchmark: AsyncParsableCommand, TargetedBenchmark {
                 let covered = reported.reduce(Int64(0)) { $0 + ($1["duration_ms"] as? Int64 ?? Int64($1["duration_ms"] as? Int ?? 0)) }
                 if reported.isEmpty || Double(covered) < (seconds + 2 - 1.5) * 1000 { short += 1 }
             }
-            steps.append(Step(streams: streams, fanoutCPU: fanout, recordingCPU: recording, recordedUIDs: recordedUIDs,
+            steps.append(Step(streams: streams, fanoutCPU: fanout, recordingCPU: recording, recordingThreadCPU: recordingThread,
+                              recordedUIDs: recordedUIDs,
                               failedFiles: failed, shortFiles: short, files: files,
                               benchCPU: (CPUTime.process(getpid()) ?? 0) - benchBefore))
         }
@@ -185,6 +205,7 @@ struct RecordBenchmark: AsyncParsableCommand, TargetedBenchmark {
                         "edge_cpu_s_fanout": rounded(step.fanoutCPU, 2), "edge_cpu_s_recording": rounded(step.recordingCPU, 2),
                         "fanout_cpu_s_per_stream_hour": rounded(perStreamHour(step.fanoutCPU, step.streams), 1),
                         "recording_cpu_s_per_stream_hour": rounded(perStreamHour(extra, step.streams), 1),
+                        "recording_thread_cpu_s_per_stream_hour": rounded(perStreamHour(step.recordingThreadCPU, step.streams), 1),
                         "bench_cpu_s": rounded(step.benchCPU, 2),
                     ]
                 },
@@ -192,12 +213,12 @@ struct RecordBenchmark: AsyncParsableCommand, TargetedBenchmark {
             return
         }
         print("recording: \(bitrateKbps) kbit/s VP8 640x360 at \(fps) fps + Opus per channel, one viewer each, \(seconds) s per phase")
-        print("  streams  recorded  files  failed  short   edge CPU s/stream-hour: fan-out  + recording   bench CPU s")
+        print("  streams  recorded  files  failed  short   edge CPU s per stream-hour: fan-out  + recording (its thread)   bench CPU s")
         for step in steps {
             let extra = max(0, step.recordingCPU - step.fanoutCPU)
-            print(String(format: "  %7d  %8d  %5d  %6d  %5d   %28.1f  %11.1f   %11.1f", step.streams, step.recordedUIDs, step.files,
+            print(String(format: "  %7d  %8d  %5d  %6d  %5d   %32.1f  %11.1f %8.1f   %11.1f", step.streams, step.recordedUIDs, step.files,
                          step.failedFiles, step.shortFiles, perStreamHour(step.fanoutCPU, step.streams),
-                         perStreamHour(extra, step.streams), step.benchCPU))
+                         perStreamHour(extra, step.streams), perStreamHour(step.recordingThreadCPU, step.streams), step.benchCPU))
         }
         print("  most streams recorded at once with no frame lost: \(most)")
     }

@@ -78,6 +78,17 @@ final class RecordingDeskTests: XCTestCase {
         XCTAssertEqual(desk.running[Key(channel: "show", uid: 1)]?.orderID, "rec-b")
     }
 
+    func testAnOlderSetArrivingLateIsIgnored() {
+        var desk = RecordingDesk()
+        _ = desk.setOrders([Order(id: "rec-1", channel: "show")], from: "c", version: 10, now: .zero)
+        _ = desk.frame(channel: "show", uid: 1, forwarded: false, now: .zero)
+        XCTAssertEqual(desk.setOrders([], from: "c", version: 12, now: .zero), [.stop(Key(channel: "show", uid: 1))])
+        // The set of version 11 was overtaken on the way: it brings nothing back.
+        XCTAssertEqual(desk.setOrders([Order(id: "rec-1", channel: "show")], from: "c", version: 11, now: .zero), [])
+        XCTAssertEqual(desk.frame(channel: "show", uid: 1, forwarded: false, now: .zero), .skip)
+        XCTAssertTrue(desk.isIdle)
+    }
+
     func testHostileOrdersAreRefusedWhole() {
         func refused(_ orders: [RoomRecordingOrder], file: StaticString = #filePath, line: UInt = #line) {
             let request = RoomEdgeRecordingsRequest.with { $0.coordinator = "c"; $0.orders = orders }

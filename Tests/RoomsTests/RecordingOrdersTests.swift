@@ -81,10 +81,19 @@ final class RecordingOrdersTests: XCTestCase {
         XCTAssertEqual(orders.due(wanted), wanted)
         XCTAssertNil(orders.due(wanted))
         XCTAssertEqual(orders.due(wanted), wanted)
-        // None left: told once, then quiet.
+        // None left: told at once, then twice more a refresh apart (one may be lost), then quiet.
         XCTAssertEqual(orders.due([]), [])
         XCTAssertNil(orders.due([]))
+        XCTAssertEqual(orders.due([]), [])
         XCTAssertNil(orders.due([]))
+        XCTAssertEqual(orders.due([]), [])
+        for _ in 0..<5 { XCTAssertNil(orders.due([])) }
+        // Versions only go up, by the clock or by one.
+        let first = orders.nextVersion(nowMs: 5_000)
+        XCTAssertEqual(first, 5_000)
+        XCTAssertEqual(orders.nextVersion(nowMs: 5_000), 5_001)
+        XCTAssertEqual(orders.nextVersion(nowMs: 1_000), 5_002)
+        XCTAssertEqual(orders.nextVersion(nowMs: -1), 5_003)
         // A cluster that records nothing tells the edges nothing.
         var quiet = RecordingOrders()
         XCTAssertNil(quiet.due(quiet.orders(rules: RecordingRules(), rooms: [room])))

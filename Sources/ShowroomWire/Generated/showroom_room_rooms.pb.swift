@@ -2780,6 +2780,10 @@ public nonisolated struct RoomEdgeRecordingsRequest: Sendable {
   /// At most 1,000.
   public var orders: [RoomRecordingOrder] = []
 
+  /// Above every earlier set this coordinator sent (its clock's ms, or one more): an edge takes no
+  /// set older than one it has, whatever order they arrive in.
+  public var version: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -6907,7 +6911,7 @@ nonisolated extension RoomRecordingOrder: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension RoomEdgeRecordingsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".EdgeRecordingsRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}coordinator\0\u{1}orders\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}coordinator\0\u{1}orders\0\u{1}version\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6917,6 +6921,7 @@ nonisolated extension RoomEdgeRecordingsRequest: SwiftProtobuf.Message, SwiftPro
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.coordinator) }()
       case 2: try { try decoder.decodeRepeatedMessageField(value: &self.orders) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.version) }()
       default: break
       }
     }
@@ -6929,12 +6934,16 @@ nonisolated extension RoomEdgeRecordingsRequest: SwiftProtobuf.Message, SwiftPro
     if !self.orders.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.orders, fieldNumber: 2)
     }
+    if self.version != 0 {
+      try visitor.visitSingularUInt64Field(value: self.version, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: RoomEdgeRecordingsRequest, rhs: RoomEdgeRecordingsRequest) -> Bool {
     if lhs.coordinator != rhs.coordinator {return false}
     if lhs.orders != rhs.orders {return false}
+    if lhs.version != rhs.version {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -5161,12 +5161,13 @@ function showroom$room$RecordingOrder$dec(r, m) {
 
 // showroom.room.EdgeRecordingsRequest
 function showroom$room$EdgeRecordingsRequest$new() {
-  return { coordinator: '', orders: [] };
+  return { coordinator: '', orders: [], version: 0n };
 }
 function showroom$room$EdgeRecordingsRequest$enc(m, w) {
   let v;
   if ((v = m.coordinator)) w.uint32(10).string(v);
   if ((v = m.orders)) for (let i = 0; i < v.length; i++) { const p = w.fork(18); showroom$room$RecordingOrder$enc(v[i], w); w.ldelim(p); }
+  if ((v = m.version)) w.uint32(24).uint64(v);
 }
 function showroom$room$EdgeRecordingsRequest$dec(r, m) {
   while (r.pos < r.end) {
@@ -5174,6 +5175,7 @@ function showroom$room$EdgeRecordingsRequest$dec(r, m) {
     switch (t >>> 3) {
       case 1: r.want(t, 2); m.coordinator = r.string(); break;
       case 2: { r.want(t, 2); const p = r.down(); m.orders.push(showroom$room$RecordingOrder$dec(r, showroom$room$RecordingOrder$new())); r.up(p); break; }
+      case 3: r.want(t, 0); m.version = r.uint64(); break;
       default: r.skip(t);
     }
   }
