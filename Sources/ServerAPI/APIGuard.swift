@@ -25,7 +25,8 @@ struct APIGuard: ServerMiddleware {
         "listBans": .read, "agoraListKickingRules": .read,
         "createBan": .moderation, "updateBan": .moderation, "deleteBan": .moderation,
         "listRecordings": .read, "getRecording": .read, "listRecordingsInProgress": .read,
-        "startRecording": .recording, "stopRecording": .recording,
+        "startRecording": .recording, "stopRecording": .recording, "agoraRecordingQuery": .read,
+        "agoraRecordingAcquire": .recording, "agoraRecordingStart": .recording, "agoraRecordingStop": .recording,
         "agoraCreateKickingRule": .moderation, "agoraUpdateKickingRule": .moderation, "agoraDeleteKickingRule": .moderation,
     ]
 

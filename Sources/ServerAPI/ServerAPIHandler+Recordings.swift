@@ -44,6 +44,7 @@ extension ServerAPIHandler {
         guard case .json(let body) = input.body else { throw ShowroomError.invalidArgument("send the recording as JSON") }
         var start = RoomRecordingStart()
         start.uids = try (body.uids ?? []).map { v throws(ShowroomError) in try Self.uid(v, field: "uids") }
+        guard Set(start.uids).count == start.uids.count else { throw ShowroomError.invalidArgument("uids names a uid twice; name each once") }
         if let seconds = body.segmentSeconds {
             guard (60...86_400).contains(seconds) else { throw ShowroomError.invalidArgument("segment_seconds must be 60 to 86400, not \(seconds)") }
             start.segmentSeconds = UInt32(seconds)

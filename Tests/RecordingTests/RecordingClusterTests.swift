@@ -117,6 +117,49 @@ final class RecordingClusterTests: XCTestCase {
             let queriedFiles = try XCTUnwrap(try queried.object()["files"] as? [[String: Any]], queried.text)
             XCTAssertEqual(queriedFiles.first?["path"] as? String, file.path)
             XCTAssertEqual(queriedFiles.first?["edge"] as? String, "edge-1")
+
+            // The same through Agora Cloud Recording's acquire, start, query and stop.
+            let app = "/v1/apps/\(TestApp.appID)/cloud_recording"
+            let acquired = try await api.send("POST", "\(app)/acquire", json: ["cname": channel, "uid": "9999", "clientRequest": [String: Any]()])
+            XCTAssertEqual(acquired.status, 200, acquired.text)
+            let resource = try XCTUnwrap(try acquired.object()["resourceId"] as? String)
+            let startBody: [String: Any] = ["cname": channel, "uid": "9999", "clientRequest": [
+                "recordingConfig": ["channelType": 1, "subscribeVideoUids": ["42"], "subscribeAudioUids": ["42"]],
+                "storageConfig": ["vendor": 1, "region": 0, "bucket": "b", "accessKey": "a", "secretKey": "s"],
+            ]]
+            let mixed = try await api.send("POST", "\(app)/resourceid/\(resource)/mode/mix/start", json: startBody)
+            XCTAssertEqual(mixed.status, 400, mixed.text)
+            let otherApp = try await api.send("POST", "/v1/apps/\(String(repeating: "0", count: 32))/cloud_recording/acquire",
+                                              json: ["cname": channel, "uid": "9999"])
+            XCTAssertEqual(otherApp.status, 401, otherApp.text)
+            var wrongChannel = startBody
+            wrongChannel["cname"] = "another-channel"
+            let mismatched = try await api.send("POST", "\(app)/resourceid/\(resource)/mode/individual/start", json: wrongChannel)
+            XCTAssertEqual(mismatched.status, 400, mismatched.text)
+            let agoraStart = try await api.send("POST", "\(app)/resourceid/\(resource)/mode/individual/start", json: startBody)
+            XCTAssertEqual(agoraStart.status, 200, agoraStart.text)
+            let sid = try XCTUnwrap(try agoraStart.object()["sid"] as? String, agoraStart.text)
+            let query = "\(app)/resourceid/\(resource)/sid/\(sid)/mode/individual/query"
+            let running = try await api.send("GET", query)
+            XCTAssertEqual((try running.object()["serverResponse"] as? [String: Any])?["status"] as? Int, 5, running.text)
+            try await eventually("the edge records uid 42 again") {
+                let got = try await api.send("GET", "/v1/channels/\(channel)/recordings/\(sid)")
+                return (try got.object()["recording_uids"] as? [Int]) == [42]
+            }
+            let agoraStop = try await api.send("POST", "\(app)/resourceid/\(resource)/sid/\(sid)/mode/individual/stop",
+                                               json: ["cname": channel, "uid": "9999", "clientRequest": ["async_stop": false]])
+            XCTAssertEqual(agoraStop.status, 200, agoraStop.text)
+            XCTAssertEqual((try agoraStop.object()["serverResponse"] as? [String: Any])?["uploadingStatus"] as? String, "uploaded")
+            var fileList: [[String: Any]] = []
+            try await eventually("query lists the file") {
+                let got = try await api.send("GET", query)
+                let response = try got.object()["serverResponse"] as? [String: Any]
+                fileList = response?["fileList"] as? [[String: Any]] ?? []
+                return response?["status"] as? Int == 7 && !fileList.isEmpty
+            }
+            XCTAssertEqual(fileList.first?["uid"] as? String, "42")
+            XCTAssertEqual(fileList.first?["trackType"] as? String, "audio_and_video")
+            XCTAssertEqual(fileList.first?["isPlayable"] as? Bool, true)
         } catch {
             XCTFail("\(error)")
         }

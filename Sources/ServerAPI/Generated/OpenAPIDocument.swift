@@ -1674,6 +1674,245 @@ let openAPIDocumentJSON = #"""
         }
       }
     },
+    "/v1/apps/{appid}/cloud_recording/acquire": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/AppID"
+        }
+      ],
+      "post": {
+        "operationId": "agoraRecordingAcquire",
+        "tags": [
+          "agora"
+        ],
+        "summary": "Agora Cloud Recording's acquire - a resource id for a channel's recording (scope recording).",
+        "description": "Showroom's resource id names the channel; it is not single-use and does not expire.",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AgoraRecordingAcquire"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The resource id to start with.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/AgoraRecordingResource"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "413": {
+            "$ref": "#/components/responses/TooLarge"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/AppID"
+        },
+        {
+          "$ref": "#/components/parameters/ResourceID"
+        },
+        {
+          "$ref": "#/components/parameters/RecordingMode"
+        }
+      ],
+      "post": {
+        "operationId": "agoraRecordingStart",
+        "tags": [
+          "agora"
+        ],
+        "summary": "Agora Cloud Recording's start, individual mode - each subscribed uid to files of its own (scope recording).",
+        "description": "`recordingConfig.subscribeVideoUids` and `subscribeAudioUids` (uids as strings, or\n`#allstream#`) name the publishers, left out every broadcaster; both are recorded of each.\nThe storage settings are accepted and not used: files stay on the edges (the webhook says\nwhere). Modes `mix` and `web` are refused.\n",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AgoraRecordingStart"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The recording's sid.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/AgoraRecordingStarted"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "409": {
+            "$ref": "#/components/responses/Conflict"
+          },
+          "413": {
+            "$ref": "#/components/responses/TooLarge"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/query": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/AppID"
+        },
+        {
+          "$ref": "#/components/parameters/ResourceID"
+        },
+        {
+          "$ref": "#/components/parameters/AgoraSID"
+        },
+        {
+          "$ref": "#/components/parameters/RecordingMode"
+        }
+      ],
+      "get": {
+        "operationId": "agoraRecordingQuery",
+        "tags": [
+          "agora"
+        ],
+        "summary": "Agora Cloud Recording's query - the recording's status and files so far (scope read).",
+        "responses": {
+          "200": {
+            "description": "Status 5 while it records, 7 once stopped; the files finished so far.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/AgoraRecordingStatus"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
+    "/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop": {
+      "parameters": [
+        {
+          "$ref": "#/components/parameters/AppID"
+        },
+        {
+          "$ref": "#/components/parameters/ResourceID"
+        },
+        {
+          "$ref": "#/components/parameters/AgoraSID"
+        },
+        {
+          "$ref": "#/components/parameters/RecordingMode"
+        }
+      ],
+      "post": {
+        "operationId": "agoraRecordingStop",
+        "tags": [
+          "agora"
+        ],
+        "summary": "Agora Cloud Recording's stop (scope recording).",
+        "description": "The open files are finished on the edges; each is posted to the webhooks, and listed by query once its edge reports it.",
+        "requestBody": {
+          "required": true,
+          "content": {
+            "application/json": {
+              "schema": {
+                "$ref": "#/components/schemas/AgoraRecordingStop"
+              }
+            }
+          }
+        },
+        "responses": {
+          "200": {
+            "description": "The recording, stopped, with the files reported so far.",
+            "content": {
+              "application/json": {
+                "schema": {
+                  "$ref": "#/components/schemas/AgoraRecordingStatus"
+                }
+              }
+            }
+          },
+          "400": {
+            "$ref": "#/components/responses/BadRequest"
+          },
+          "401": {
+            "$ref": "#/components/responses/Unauthorized"
+          },
+          "403": {
+            "$ref": "#/components/responses/Forbidden"
+          },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
+          "413": {
+            "$ref": "#/components/responses/TooLarge"
+          },
+          "429": {
+            "$ref": "#/components/responses/TooManyRequests"
+          },
+          "503": {
+            "$ref": "#/components/responses/Unavailable"
+          }
+        }
+      }
+    },
     "/v1/calls": {
       "get": {
         "operationId": "listCalls",
@@ -1988,6 +2227,40 @@ let openAPIDocumentJSON = #"""
         "description": "A channel name (1 to 64 bytes, Agora's character set).",
         "schema": {
           "$ref": "#/components/schemas/ChannelNameInPath"
+        }
+      },
+      "ResourceID": {
+        "name": "resourceid",
+        "in": "path",
+        "required": true,
+        "description": "A resource id from acquire.",
+        "schema": {
+          "type": "string",
+          "pattern": "^[0-9a-f]{2,128}$"
+        }
+      },
+      "AgoraSID": {
+        "name": "sid",
+        "in": "path",
+        "required": true,
+        "description": "A recording's sid, as start answered.",
+        "schema": {
+          "type": "string",
+          "pattern": "^rec-[0-9a-f]{16}$"
+        }
+      },
+      "RecordingMode": {
+        "name": "mode",
+        "in": "path",
+        "required": true,
+        "description": "Agora's recording mode; Showroom records `individual` only.",
+        "schema": {
+          "type": "string",
+          "enum": [
+            "individual",
+            "mix",
+            "web"
+          ]
         }
       },
       "RecordingID": {
@@ -2966,6 +3239,231 @@ let openAPIDocumentJSON = #"""
             "description": "How long the rule still lasts, from now; 0 lifts it.",
             "minimum": 0,
             "maximum": 86430
+          }
+        }
+      },
+      "AgoraUIDString": {
+        "type": "string",
+        "pattern": "^[1-9][0-9]{0,9}$",
+        "description": "A uid as a string, 1 to 4294967295."
+      },
+      "AgoraRecordingAcquire": {
+        "type": "object",
+        "required": [
+          "cname",
+          "uid"
+        ],
+        "properties": {
+          "cname": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64
+          },
+          "uid": {
+            "$ref": "#/components/schemas/AgoraUIDString"
+          },
+          "clientRequest": {
+            "type": "object"
+          }
+        }
+      },
+      "AgoraRecordingResource": {
+        "type": "object",
+        "required": [
+          "cname",
+          "uid",
+          "resourceId"
+        ],
+        "properties": {
+          "cname": {
+            "type": "string"
+          },
+          "uid": {
+            "type": "string"
+          },
+          "resourceId": {
+            "type": "string"
+          }
+        }
+      },
+      "AgoraRecordingStart": {
+        "type": "object",
+        "required": [
+          "cname",
+          "uid",
+          "clientRequest"
+        ],
+        "properties": {
+          "cname": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64
+          },
+          "uid": {
+            "$ref": "#/components/schemas/AgoraUIDString"
+          },
+          "clientRequest": {
+            "type": "object",
+            "properties": {
+              "recordingConfig": {
+                "type": "object",
+                "properties": {
+                  "subscribeVideoUids": {
+                    "type": "array",
+                    "maxItems": 32,
+                    "items": {
+                      "type": "string",
+                      "maxLength": 16
+                    }
+                  },
+                  "subscribeAudioUids": {
+                    "type": "array",
+                    "maxItems": 32,
+                    "items": {
+                      "type": "string",
+                      "maxLength": 16
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "AgoraRecordingStarted": {
+        "type": "object",
+        "required": [
+          "cname",
+          "uid",
+          "resourceId",
+          "sid"
+        ],
+        "properties": {
+          "cname": {
+            "type": "string"
+          },
+          "uid": {
+            "type": "string"
+          },
+          "resourceId": {
+            "type": "string"
+          },
+          "sid": {
+            "type": "string"
+          }
+        }
+      },
+      "AgoraRecordingStop": {
+        "type": "object",
+        "required": [
+          "cname",
+          "uid"
+        ],
+        "properties": {
+          "cname": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 64
+          },
+          "uid": {
+            "$ref": "#/components/schemas/AgoraUIDString"
+          },
+          "clientRequest": {
+            "type": "object"
+          }
+        }
+      },
+      "AgoraRecordingStatus": {
+        "type": "object",
+        "required": [
+          "cname",
+          "uid",
+          "resourceId",
+          "sid",
+          "serverResponse"
+        ],
+        "properties": {
+          "cname": {
+            "type": "string"
+          },
+          "uid": {
+            "type": "string"
+          },
+          "resourceId": {
+            "type": "string"
+          },
+          "sid": {
+            "type": "string"
+          },
+          "serverResponse": {
+            "type": "object",
+            "required": [
+              "status",
+              "fileListMode",
+              "fileList"
+            ],
+            "properties": {
+              "status": {
+                "type": "integer",
+                "format": "int32",
+                "description": "5 recording",
+                "7 stopped.": null
+              },
+              "fileListMode": {
+                "type": "string",
+                "enum": [
+                  "json"
+                ]
+              },
+              "uploadingStatus": {
+                "type": "string",
+                "enum": [
+                  "uploaded"
+                ],
+                "description": "After stop - the files are on the edges' disks."
+              },
+              "fileList": {
+                "type": "array",
+                "items": {
+                  "type": "object",
+                  "required": [
+                    "fileName",
+                    "trackType",
+                    "uid",
+                    "mixedAllUser",
+                    "isPlayable",
+                    "sliceStartTime"
+                  ],
+                  "properties": {
+                    "fileName": {
+                      "type": "string",
+                      "description": "The file under its edge's recordings directory."
+                    },
+                    "trackType": {
+                      "type": "string",
+                      "enum": [
+                        "audio",
+                        "video",
+                        "audio_and_video"
+                      ]
+                    },
+                    "uid": {
+                      "type": "string"
+                    },
+                    "mixedAllUser": {
+                      "type": "boolean"
+                    },
+                    "isPlayable": {
+                      "type": "boolean"
+                    },
+                    "sliceStartTime": {
+                      "type": "integer",
+                      "format": "int64"
+                    }
+                  }
+                }
+              }
+            }
           }
         }
       },

@@ -14,6 +14,22 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/parameters/Channel`.
         internal typealias Channel = Components.Schemas.ChannelNameInPath
+        /// A resource id from acquire.
+        ///
+        /// - Remark: Generated from `#/components/parameters/ResourceID`.
+        internal typealias ResourceID = Swift.String
+        /// A recording's sid, as start answered.
+        ///
+        /// - Remark: Generated from `#/components/parameters/AgoraSID`.
+        internal typealias AgoraSID = Swift.String
+        /// Agora's recording mode; Showroom records `individual` only.
+        ///
+        /// - Remark: Generated from `#/components/parameters/RecordingMode`.
+        internal enum RecordingMode: String, Codable, Hashable, Sendable, CaseIterable {
+            case individual = "individual"
+            case mix = "mix"
+            case web = "web"
+        }
         /// A recording's id, as its start answered (`rec-` and 16 hex digits).
         ///
         /// - Remark: Generated from `#/components/parameters/RecordingID`.

@@ -1130,6 +1130,346 @@ extension Components {
                 ])
             }
         }
+        /// A uid as a string, 1 to 4294967295.
+        ///
+        /// - Remark: Generated from `#/components/schemas/AgoraUIDString`.
+        internal typealias AgoraUIDString = Swift.String
+        /// - Remark: Generated from `#/components/schemas/AgoraRecordingAcquire`.
+        internal struct AgoraRecordingAcquire: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AgoraRecordingAcquire/cname`.
+            internal var cname: Swift.String
+            /// - Remark: Generated from `#/components/schemas/AgoraRecordingAcquire/uid`.
+            internal var uid: Components.Schemas.AgoraUIDString
+            /// - Remark: Generated from `#/components/schemas/AgoraRecordingAcquire/clientRequest`.
+            internal var clientRequest: OpenAPIRuntime.OpenAPIObjectContainer?
+            /// Creates a new `AgoraRecordingAcquire`.
+            ///
+            /// - Parameters:
+            ///   - cname:
+            ///   - uid:
+            ///   - clientRequest:
+            internal init(
+                cname: Swift.String,
+                uid: Components.Schemas.AgoraUIDString,
+                clientRequest: OpenAPIRuntime.OpenAPIObjectContainer? = nil
+            ) {
+                self.cname = cname
+                self.uid = uid
+                self.clientRequest = clientRequest
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case cname
+                case uid
+                case clientRequest
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AgoraRecordingResource`.
+        internal struct AgoraRecordingResource: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AgoraRecordingResource/cname`.
+            internal var cname: Swift.String
+            /// - Remark: Generated from `#/components/schemas/AgoraRecordingResource/uid`.
+            internal var uid: Swift.String
+            /// - Remark: Generated from `#/components/schemas/AgoraRecordingResource/resourceId`.
+            internal var resourceId: Swift.String
+            /// Creates a new `AgoraRecordingResource`.
+            ///
+            /// - Parameters:
+            ///   - cname:
+            ///   - uid:
+            ///   - resourceId:
+            internal init(
+                cname: Swift.String,
+                uid: Swift.String,
+                resourceId: Swift.String
+            ) {
+                self.cname = cname
+                self.uid = uid
+                self.resourceId = resourceId
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case cname
+                case uid
+                case resourceId
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AgoraRecordingStart`.
+        internal struct AgoraRecordingStart: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AgoraRecordingStart/cname`.
+            internal var cname: Swift.String
+            /// - Remark: Generated from `#/components/schemas/AgoraRecordingStart/uid`.
+            internal var uid: Components.Schemas.AgoraUIDString
+            /// - Remark: Generated from `#/components/schemas/AgoraRecordingStart/clientRequest`.
+            internal struct ClientRequestPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/AgoraRecordingStart/clientRequest/recordingConfig`.
+                internal struct RecordingConfigPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/components/schemas/AgoraRecordingStart/clientRequest/recordingConfig/subscribeVideoUids`.
+                    internal var subscribeVideoUids: [Swift.String]?
+                    /// - Remark: Generated from `#/components/schemas/AgoraRecordingStart/clientRequest/recordingConfig/subscribeAudioUids`.
+                    internal var subscribeAudioUids: [Swift.String]?
+                    /// Creates a new `RecordingConfigPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - subscribeVideoUids:
+                    ///   - subscribeAudioUids:
+                    internal init(
+                        subscribeVideoUids: [Swift.String]? = nil,
+                        subscribeAudioUids: [Swift.String]? = nil
+                    ) {
+                        self.subscribeVideoUids = subscribeVideoUids
+                        self.subscribeAudioUids = subscribeAudioUids
+                    }
+                    internal enum CodingKeys: String, CodingKey {
+                        case subscribeVideoUids
+                        case subscribeAudioUids
+                    }
+                }
+                /// - Remark: Generated from `#/components/schemas/AgoraRecordingStart/clientRequest/recordingConfig`.
+                internal var recordingConfig: Components.Schemas.AgoraRecordingStart.ClientRequestPayload.RecordingConfigPayload?
+                /// Creates a new `ClientRequestPayload`.
+                ///
+                /// - Parameters:
+                ///   - recordingConfig:
+                internal init(recordingConfig: Components.Schemas.AgoraRecordingStart.ClientRequestPayload.RecordingConfigPayload? = nil) {
+                    self.recordingConfig = recordingConfig
+                }
+                internal enum CodingKeys: String, CodingKey {
+                    case recordingConfig
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/AgoraRecordingStart/clientRequest`.
+            internal var clientRequest: Components.Schemas.AgoraRecordingStart.ClientRequestPayload
+            /// Creates a new `AgoraRecordingStart`.
+            ///
+            /// - Parameters:
+            ///   - cname:
+            ///   - uid:
+            ///   - clientRequest:
+            internal init(
+                cname: Swift.String,
+                uid: Components.Schemas.AgoraUIDString,
+                clientRequest: Components.Schemas.AgoraRecordingStart.ClientRequestPayload
+            ) {
+                self.cname = cname
+                self.uid = uid
+                self.clientRequest = clientRequest
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case cname
+                case uid
+                case clientRequest
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AgoraRecordingStarted`.
+        internal struct AgoraRecordingStarted: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AgoraRecordingStarted/cname`.
+            internal var cname: Swift.String
+            /// - Remark: Generated from `#/components/schemas/AgoraRecordingStarted/uid`.
+            internal var uid: Swift.String
+            /// - Remark: Generated from `#/components/schemas/AgoraRecordingStarted/resourceId`.
+            internal var resourceId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/AgoraRecordingStarted/sid`.
+            internal var sid: Swift.String
+            /// Creates a new `AgoraRecordingStarted`.
+            ///
+            /// - Parameters:
+            ///   - cname:
+            ///   - uid:
+            ///   - resourceId:
+            ///   - sid:
+            internal init(
+                cname: Swift.String,
+                uid: Swift.String,
+                resourceId: Swift.String,
+                sid: Swift.String
+            ) {
+                self.cname = cname
+                self.uid = uid
+                self.resourceId = resourceId
+                self.sid = sid
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case cname
+                case uid
+                case resourceId
+                case sid
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AgoraRecordingStop`.
+        internal struct AgoraRecordingStop: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AgoraRecordingStop/cname`.
+            internal var cname: Swift.String
+            /// - Remark: Generated from `#/components/schemas/AgoraRecordingStop/uid`.
+            internal var uid: Components.Schemas.AgoraUIDString
+            /// - Remark: Generated from `#/components/schemas/AgoraRecordingStop/clientRequest`.
+            internal var clientRequest: OpenAPIRuntime.OpenAPIObjectContainer?
+            /// Creates a new `AgoraRecordingStop`.
+            ///
+            /// - Parameters:
+            ///   - cname:
+            ///   - uid:
+            ///   - clientRequest:
+            internal init(
+                cname: Swift.String,
+                uid: Components.Schemas.AgoraUIDString,
+                clientRequest: OpenAPIRuntime.OpenAPIObjectContainer? = nil
+            ) {
+                self.cname = cname
+                self.uid = uid
+                self.clientRequest = clientRequest
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case cname
+                case uid
+                case clientRequest
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/AgoraRecordingStatus`.
+        internal struct AgoraRecordingStatus: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/AgoraRecordingStatus/cname`.
+            internal var cname: Swift.String
+            /// - Remark: Generated from `#/components/schemas/AgoraRecordingStatus/uid`.
+            internal var uid: Swift.String
+            /// - Remark: Generated from `#/components/schemas/AgoraRecordingStatus/resourceId`.
+            internal var resourceId: Swift.String
+            /// - Remark: Generated from `#/components/schemas/AgoraRecordingStatus/sid`.
+            internal var sid: Swift.String
+            /// - Remark: Generated from `#/components/schemas/AgoraRecordingStatus/serverResponse`.
+            internal struct ServerResponsePayload: Codable, Hashable, Sendable {
+                /// 5 recording
+                ///
+                /// - Remark: Generated from `#/components/schemas/AgoraRecordingStatus/serverResponse/status`.
+                internal var status: Swift.Int32
+                /// - Remark: Generated from `#/components/schemas/AgoraRecordingStatus/serverResponse/fileListMode`.
+                internal enum FileListModePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case json = "json"
+                }
+                /// - Remark: Generated from `#/components/schemas/AgoraRecordingStatus/serverResponse/fileListMode`.
+                internal var fileListMode: Components.Schemas.AgoraRecordingStatus.ServerResponsePayload.FileListModePayload
+                /// After stop - the files are on the edges' disks.
+                ///
+                /// - Remark: Generated from `#/components/schemas/AgoraRecordingStatus/serverResponse/uploadingStatus`.
+                internal enum UploadingStatusPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case uploaded = "uploaded"
+                }
+                /// After stop - the files are on the edges' disks.
+                ///
+                /// - Remark: Generated from `#/components/schemas/AgoraRecordingStatus/serverResponse/uploadingStatus`.
+                internal var uploadingStatus: Components.Schemas.AgoraRecordingStatus.ServerResponsePayload.UploadingStatusPayload?
+                /// - Remark: Generated from `#/components/schemas/AgoraRecordingStatus/serverResponse/FileListPayload`.
+                internal struct FileListPayloadPayload: Codable, Hashable, Sendable {
+                    /// The file under its edge's recordings directory.
+                    ///
+                    /// - Remark: Generated from `#/components/schemas/AgoraRecordingStatus/serverResponse/FileListPayload/fileName`.
+                    internal var fileName: Swift.String
+                    /// - Remark: Generated from `#/components/schemas/AgoraRecordingStatus/serverResponse/FileListPayload/trackType`.
+                    internal enum TrackTypePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                        case audio = "audio"
+                        case video = "video"
+                        case audioAndVideo = "audio_and_video"
+                    }
+                    /// - Remark: Generated from `#/components/schemas/AgoraRecordingStatus/serverResponse/FileListPayload/trackType`.
+                    internal var trackType: Components.Schemas.AgoraRecordingStatus.ServerResponsePayload.FileListPayloadPayload.TrackTypePayload
+                    /// - Remark: Generated from `#/components/schemas/AgoraRecordingStatus/serverResponse/FileListPayload/uid`.
+                    internal var uid: Swift.String
+                    /// - Remark: Generated from `#/components/schemas/AgoraRecordingStatus/serverResponse/FileListPayload/mixedAllUser`.
+                    internal var mixedAllUser: Swift.Bool
+                    /// - Remark: Generated from `#/components/schemas/AgoraRecordingStatus/serverResponse/FileListPayload/isPlayable`.
+                    internal var isPlayable: Swift.Bool
+                    /// - Remark: Generated from `#/components/schemas/AgoraRecordingStatus/serverResponse/FileListPayload/sliceStartTime`.
+                    internal var sliceStartTime: Swift.Int64
+                    /// Creates a new `FileListPayloadPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - fileName: The file under its edge's recordings directory.
+                    ///   - trackType:
+                    ///   - uid:
+                    ///   - mixedAllUser:
+                    ///   - isPlayable:
+                    ///   - sliceStartTime:
+                    internal init(
+                        fileName: Swift.String,
+                        trackType: Components.Schemas.AgoraRecordingStatus.ServerResponsePayload.FileListPayloadPayload.TrackTypePayload,
+                        uid: Swift.String,
+                        mixedAllUser: Swift.Bool,
+                        isPlayable: Swift.Bool,
+                        sliceStartTime: Swift.Int64
+                    ) {
+                        self.fileName = fileName
+                        self.trackType = trackType
+                        self.uid = uid
+                        self.mixedAllUser = mixedAllUser
+                        self.isPlayable = isPlayable
+                        self.sliceStartTime = sliceStartTime
+                    }
+                    internal enum CodingKeys: String, CodingKey {
+                        case fileName
+                        case trackType
+                        case uid
+                        case mixedAllUser
+                        case isPlayable
+                        case sliceStartTime
+                    }
+                }
+                /// - Remark: Generated from `#/components/schemas/AgoraRecordingStatus/serverResponse/fileList`.
+                internal typealias FileListPayload = [Components.Schemas.AgoraRecordingStatus.ServerResponsePayload.FileListPayloadPayload]
+                /// - Remark: Generated from `#/components/schemas/AgoraRecordingStatus/serverResponse/fileList`.
+                internal var fileList: Components.Schemas.AgoraRecordingStatus.ServerResponsePayload.FileListPayload
+                /// Creates a new `ServerResponsePayload`.
+                ///
+                /// - Parameters:
+                ///   - status: 5 recording
+                ///   - fileListMode:
+                ///   - uploadingStatus: After stop - the files are on the edges' disks.
+                ///   - fileList:
+                internal init(
+                    status: Swift.Int32,
+                    fileListMode: Components.Schemas.AgoraRecordingStatus.ServerResponsePayload.FileListModePayload,
+                    uploadingStatus: Components.Schemas.AgoraRecordingStatus.ServerResponsePayload.UploadingStatusPayload? = nil,
+                    fileList: Components.Schemas.AgoraRecordingStatus.ServerResponsePayload.FileListPayload
+                ) {
+                    self.status = status
+                    self.fileListMode = fileListMode
+                    self.uploadingStatus = uploadingStatus
+                    self.fileList = fileList
+                }
+                internal enum CodingKeys: String, CodingKey {
+                    case status
+                    case fileListMode
+                    case uploadingStatus
+                    case fileList
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/AgoraRecordingStatus/serverResponse`.
+            internal var serverResponse: Components.Schemas.AgoraRecordingStatus.ServerResponsePayload
+            /// Creates a new `AgoraRecordingStatus`.
+            ///
+            /// - Parameters:
+            ///   - cname:
+            ///   - uid:
+            ///   - resourceId:
+            ///   - sid:
+            ///   - serverResponse:
+            internal init(
+                cname: Swift.String,
+                uid: Swift.String,
+                resourceId: Swift.String,
+                sid: Swift.String,
+                serverResponse: Components.Schemas.AgoraRecordingStatus.ServerResponsePayload
+            ) {
+                self.cname = cname
+                self.uid = uid
+                self.resourceId = resourceId
+                self.sid = sid
+                self.serverResponse = serverResponse
+            }
+            internal enum CodingKeys: String, CodingKey {
+                case cname
+                case uid
+                case resourceId
+                case sid
+                case serverResponse
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/StartRecording`.
         internal struct StartRecording: Codable, Hashable, Sendable {
             /// The publishers to record; left out, every broadcaster of the channel.

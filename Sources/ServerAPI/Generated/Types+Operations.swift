@@ -9211,6 +9211,1241 @@ internal enum Operations {
             }
         }
     }
+    /// Agora Cloud Recording's acquire - a resource id for a channel's recording (scope recording).
+    ///
+    /// Showroom's resource id names the channel; it is not single-use and does not expire.
+    ///
+    /// - Remark: HTTP `POST /v1/apps/{appid}/cloud_recording/acquire`.
+    /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/acquire/post(agoraRecordingAcquire)`.
+    internal enum AgoraRecordingAcquire {
+        internal static let id: Swift.String = "agoraRecordingAcquire"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/acquire/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// This cluster's app id (32 hex digits); another is answered 401 (`invalid appid`), as Agora answers an unknown App ID.
+                ///
+                /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/acquire/POST/path/appid`.
+                internal var appid: Components.Parameters.AppID
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - appid: This cluster's app id (32 hex digits); another is answered 401 (`invalid appid`), as Agora answers an unknown App ID.
+                internal init(appid: Components.Parameters.AppID) {
+                    self.appid = appid
+                }
+            }
+            internal var path: Operations.AgoraRecordingAcquire.Input.Path
+            /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/acquire/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AgoraRecordingAcquire.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AgoraRecordingAcquire.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.AgoraRecordingAcquire.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/acquire/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/acquire/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.AgoraRecordingAcquire)
+            }
+            internal var body: Operations.AgoraRecordingAcquire.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.AgoraRecordingAcquire.Input.Path,
+                headers: Operations.AgoraRecordingAcquire.Input.Headers = .init(),
+                body: Operations.AgoraRecordingAcquire.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/acquire/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/acquire/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.AgoraRecordingResource)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.AgoraRecordingResource {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.AgoraRecordingAcquire.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.AgoraRecordingAcquire.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The resource id to start with.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/acquire/post(agoraRecordingAcquire)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AgoraRecordingAcquire.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.AgoraRecordingAcquire.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A parameter or the body is not valid; the message says which and why.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/acquire/post(agoraRecordingAcquire)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No credentials, or a wrong customer key id or secret.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/acquire/post(agoraRecordingAcquire)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The customer key lacks the operation's scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/acquire/post(agoraRecordingAcquire)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is larger than the server accepts.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/acquire/post(agoraRecordingAcquire)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.TooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.TooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The key's request rate is used up; retry after the given seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/acquire/post(agoraRecordingAcquire)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The cluster cannot answer now (a coordinator is missing or catching up); retry in a moment.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/acquire/post(agoraRecordingAcquire)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Agora Cloud Recording's start, individual mode - each subscribed uid to files of its own (scope recording).
+    ///
+    /// `recordingConfig.subscribeVideoUids` and `subscribeAudioUids` (uids as strings, or
+    /// `#allstream#`) name the publishers, left out every broadcaster; both are recorded of each.
+    /// The storage settings are accepted and not used: files stay on the edges (the webhook says
+    /// where). Modes `mix` and `web` are refused.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start`.
+    /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start/post(agoraRecordingStart)`.
+    internal enum AgoraRecordingStart {
+        internal static let id: Swift.String = "agoraRecordingStart"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// This cluster's app id (32 hex digits); another is answered 401 (`invalid appid`), as Agora answers an unknown App ID.
+                ///
+                /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start/POST/path/appid`.
+                internal var appid: Components.Parameters.AppID
+                /// A resource id from acquire.
+                ///
+                /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start/POST/path/resourceid`.
+                internal var resourceid: Components.Parameters.ResourceID
+                /// - Remark: Generated from `#/components/parameters/RecordingMode`.
+                internal enum RecordingMode: String, Codable, Hashable, Sendable, CaseIterable {
+                    case individual = "individual"
+                    case mix = "mix"
+                    case web = "web"
+                }
+                /// Agora's recording mode; Showroom records `individual` only.
+                ///
+                /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start/POST/path/mode`.
+                internal var mode: Components.Parameters.RecordingMode
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - appid: This cluster's app id (32 hex digits); another is answered 401 (`invalid appid`), as Agora answers an unknown App ID.
+                ///   - resourceid: A resource id from acquire.
+                ///   - mode: Agora's recording mode; Showroom records `individual` only.
+                internal init(
+                    appid: Components.Parameters.AppID,
+                    resourceid: Components.Parameters.ResourceID,
+                    mode: Components.Parameters.RecordingMode
+                ) {
+                    self.appid = appid
+                    self.resourceid = resourceid
+                    self.mode = mode
+                }
+            }
+            internal var path: Operations.AgoraRecordingStart.Input.Path
+            /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AgoraRecordingStart.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AgoraRecordingStart.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.AgoraRecordingStart.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.AgoraRecordingStart)
+            }
+            internal var body: Operations.AgoraRecordingStart.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.AgoraRecordingStart.Input.Path,
+                headers: Operations.AgoraRecordingStart.Input.Headers = .init(),
+                body: Operations.AgoraRecordingStart.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.AgoraRecordingStarted)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.AgoraRecordingStarted {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.AgoraRecordingStart.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.AgoraRecordingStart.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The recording's sid.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start/post(agoraRecordingStart)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AgoraRecordingStart.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.AgoraRecordingStart.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A parameter or the body is not valid; the message says which and why.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start/post(agoraRecordingStart)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No credentials, or a wrong customer key id or secret.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start/post(agoraRecordingStart)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The customer key lacks the operation's scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start/post(agoraRecordingStart)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The request conflicts with what exists (a room with that id, a PK already running, a peer room that is not there); the code says which.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start/post(agoraRecordingStart)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.Conflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            internal var conflict: Components.Responses.Conflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is larger than the server accepts.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start/post(agoraRecordingStart)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.TooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.TooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The key's request rate is used up; retry after the given seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start/post(agoraRecordingStart)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The cluster cannot answer now (a coordinator is missing or catching up); retry in a moment.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start/post(agoraRecordingStart)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Agora Cloud Recording's query - the recording's status and files so far (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/query`.
+    /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/query/get(agoraRecordingQuery)`.
+    internal enum AgoraRecordingQuery {
+        internal static let id: Swift.String = "agoraRecordingQuery"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/query/GET/path`.
+            internal struct Path: Sendable, Hashable {
+                /// This cluster's app id (32 hex digits); another is answered 401 (`invalid appid`), as Agora answers an unknown App ID.
+                ///
+                /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/query/GET/path/appid`.
+                internal var appid: Components.Parameters.AppID
+                /// A resource id from acquire.
+                ///
+                /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/query/GET/path/resourceid`.
+                internal var resourceid: Components.Parameters.ResourceID
+                /// A recording's sid, as start answered.
+                ///
+                /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/query/GET/path/sid`.
+                internal var sid: Components.Parameters.AgoraSID
+                /// - Remark: Generated from `#/components/parameters/RecordingMode`.
+                internal enum RecordingMode: String, Codable, Hashable, Sendable, CaseIterable {
+                    case individual = "individual"
+                    case mix = "mix"
+                    case web = "web"
+                }
+                /// Agora's recording mode; Showroom records `individual` only.
+                ///
+                /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/query/GET/path/mode`.
+                internal var mode: Components.Parameters.RecordingMode
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - appid: This cluster's app id (32 hex digits); another is answered 401 (`invalid appid`), as Agora answers an unknown App ID.
+                ///   - resourceid: A resource id from acquire.
+                ///   - sid: A recording's sid, as start answered.
+                ///   - mode: Agora's recording mode; Showroom records `individual` only.
+                internal init(
+                    appid: Components.Parameters.AppID,
+                    resourceid: Components.Parameters.ResourceID,
+                    sid: Components.Parameters.AgoraSID,
+                    mode: Components.Parameters.RecordingMode
+                ) {
+                    self.appid = appid
+                    self.resourceid = resourceid
+                    self.sid = sid
+                    self.mode = mode
+                }
+            }
+            internal var path: Operations.AgoraRecordingQuery.Input.Path
+            /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/query/GET/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AgoraRecordingQuery.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AgoraRecordingQuery.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.AgoraRecordingQuery.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            internal init(
+                path: Operations.AgoraRecordingQuery.Input.Path,
+                headers: Operations.AgoraRecordingQuery.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/query/GET/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/query/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.AgoraRecordingStatus)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.AgoraRecordingStatus {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.AgoraRecordingQuery.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.AgoraRecordingQuery.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// Status 5 while it records, 7 once stopped; the files finished so far.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/query/get(agoraRecordingQuery)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AgoraRecordingQuery.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.AgoraRecordingQuery.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A parameter or the body is not valid; the message says which and why.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/query/get(agoraRecordingQuery)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No credentials, or a wrong customer key id or secret.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/query/get(agoraRecordingQuery)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The customer key lacks the operation's scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/query/get(agoraRecordingQuery)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No such room.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/query/get(agoraRecordingQuery)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The key's request rate is used up; retry after the given seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/query/get(agoraRecordingQuery)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The cluster cannot answer now (a coordinator is missing or catching up); retry in a moment.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/query/get(agoraRecordingQuery)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Agora Cloud Recording's stop (scope recording).
+    ///
+    /// The open files are finished on the edges; each is posted to the webhooks, and listed by query once its edge reports it.
+    ///
+    /// - Remark: HTTP `POST /v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop`.
+    /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop/post(agoraRecordingStop)`.
+    internal enum AgoraRecordingStop {
+        internal static let id: Swift.String = "agoraRecordingStop"
+        internal struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop/POST/path`.
+            internal struct Path: Sendable, Hashable {
+                /// This cluster's app id (32 hex digits); another is answered 401 (`invalid appid`), as Agora answers an unknown App ID.
+                ///
+                /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop/POST/path/appid`.
+                internal var appid: Components.Parameters.AppID
+                /// A resource id from acquire.
+                ///
+                /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop/POST/path/resourceid`.
+                internal var resourceid: Components.Parameters.ResourceID
+                /// A recording's sid, as start answered.
+                ///
+                /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop/POST/path/sid`.
+                internal var sid: Components.Parameters.AgoraSID
+                /// - Remark: Generated from `#/components/parameters/RecordingMode`.
+                internal enum RecordingMode: String, Codable, Hashable, Sendable, CaseIterable {
+                    case individual = "individual"
+                    case mix = "mix"
+                    case web = "web"
+                }
+                /// Agora's recording mode; Showroom records `individual` only.
+                ///
+                /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop/POST/path/mode`.
+                internal var mode: Components.Parameters.RecordingMode
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - appid: This cluster's app id (32 hex digits); another is answered 401 (`invalid appid`), as Agora answers an unknown App ID.
+                ///   - resourceid: A resource id from acquire.
+                ///   - sid: A recording's sid, as start answered.
+                ///   - mode: Agora's recording mode; Showroom records `individual` only.
+                internal init(
+                    appid: Components.Parameters.AppID,
+                    resourceid: Components.Parameters.ResourceID,
+                    sid: Components.Parameters.AgoraSID,
+                    mode: Components.Parameters.RecordingMode
+                ) {
+                    self.appid = appid
+                    self.resourceid = resourceid
+                    self.sid = sid
+                    self.mode = mode
+                }
+            }
+            internal var path: Operations.AgoraRecordingStop.Input.Path
+            /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop/POST/header`.
+            internal struct Headers: Sendable, Hashable {
+                internal var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AgoraRecordingStop.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                internal init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AgoraRecordingStop.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            internal var headers: Operations.AgoraRecordingStop.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop/POST/requestBody`.
+            internal enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop/POST/requestBody/content/application\/json`.
+                case json(Components.Schemas.AgoraRecordingStop)
+            }
+            internal var body: Operations.AgoraRecordingStop.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            ///   - body:
+            internal init(
+                path: Operations.AgoraRecordingStop.Input.Path,
+                headers: Operations.AgoraRecordingStop.Input.Headers = .init(),
+                body: Operations.AgoraRecordingStop.Input.Body
+            ) {
+                self.path = path
+                self.headers = headers
+                self.body = body
+            }
+        }
+        internal enum Output: Sendable, Hashable {
+            internal struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop/POST/responses/200/content`.
+                internal enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.AgoraRecordingStatus)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    internal var json: Components.Schemas.AgoraRecordingStatus {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                internal var body: Operations.AgoraRecordingStop.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                internal init(body: Operations.AgoraRecordingStop.Output.Ok.Body) {
+                    self.body = body
+                }
+            }
+            /// The recording, stopped, with the files reported so far.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop/post(agoraRecordingStop)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.AgoraRecordingStop.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            internal var ok: Operations.AgoraRecordingStop.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// A parameter or the body is not valid; the message says which and why.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop/post(agoraRecordingStop)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            internal var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No credentials, or a wrong customer key id or secret.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop/post(agoraRecordingStop)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            internal var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The customer key lacks the operation's scope.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop/post(agoraRecordingStop)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            internal var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// No such room.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop/post(agoraRecordingStop)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The body is larger than the server accepts.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop/post(agoraRecordingStop)/responses/413`.
+            ///
+            /// HTTP response code: `413 contentTooLarge`.
+            case contentTooLarge(Components.Responses.TooLarge)
+            /// The associated value of the enum case if `self` is `.contentTooLarge`.
+            ///
+            /// - Throws: An error if `self` is not `.contentTooLarge`.
+            /// - SeeAlso: `.contentTooLarge`.
+            internal var contentTooLarge: Components.Responses.TooLarge {
+                get throws {
+                    switch self {
+                    case let .contentTooLarge(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "contentTooLarge",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The key's request rate is used up; retry after the given seconds.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop/post(agoraRecordingStop)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.TooManyRequests)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            internal var tooManyRequests: Components.Responses.TooManyRequests {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// The cluster cannot answer now (a coordinator is missing or catching up); retry in a moment.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop/post(agoraRecordingStop)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            internal var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        internal enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            internal init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            internal var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            internal static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
     /// The 1v1 calls the call-signal nodes hold (ended ones for a minute) (scope read).
     ///
     /// - Remark: HTTP `GET /v1/calls`.

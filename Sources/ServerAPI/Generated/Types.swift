@@ -208,6 +208,36 @@ internal protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/recordings`.
     /// - Remark: Generated from `#/paths//v1/recordings/get(listRecordingsInProgress)`.
     func listRecordingsInProgress(_ input: Operations.ListRecordingsInProgress.Input) async throws -> Operations.ListRecordingsInProgress.Output
+    /// Agora Cloud Recording's acquire - a resource id for a channel's recording (scope recording).
+    ///
+    /// Showroom's resource id names the channel; it is not single-use and does not expire.
+    ///
+    /// - Remark: HTTP `POST /v1/apps/{appid}/cloud_recording/acquire`.
+    /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/acquire/post(agoraRecordingAcquire)`.
+    func agoraRecordingAcquire(_ input: Operations.AgoraRecordingAcquire.Input) async throws -> Operations.AgoraRecordingAcquire.Output
+    /// Agora Cloud Recording's start, individual mode - each subscribed uid to files of its own (scope recording).
+    ///
+    /// `recordingConfig.subscribeVideoUids` and `subscribeAudioUids` (uids as strings, or
+    /// `#allstream#`) name the publishers, left out every broadcaster; both are recorded of each.
+    /// The storage settings are accepted and not used: files stay on the edges (the webhook says
+    /// where). Modes `mix` and `web` are refused.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start`.
+    /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start/post(agoraRecordingStart)`.
+    func agoraRecordingStart(_ input: Operations.AgoraRecordingStart.Input) async throws -> Operations.AgoraRecordingStart.Output
+    /// Agora Cloud Recording's query - the recording's status and files so far (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/query`.
+    /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/query/get(agoraRecordingQuery)`.
+    func agoraRecordingQuery(_ input: Operations.AgoraRecordingQuery.Input) async throws -> Operations.AgoraRecordingQuery.Output
+    /// Agora Cloud Recording's stop (scope recording).
+    ///
+    /// The open files are finished on the edges; each is posted to the webhooks, and listed by query once its edge reports it.
+    ///
+    /// - Remark: HTTP `POST /v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop`.
+    /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop/post(agoraRecordingStop)`.
+    func agoraRecordingStop(_ input: Operations.AgoraRecordingStop.Input) async throws -> Operations.AgoraRecordingStop.Output
     /// The 1v1 calls the call-signal nodes hold (ended ones for a minute) (scope read).
     ///
     /// - Remark: HTTP `GET /v1/calls`.
@@ -719,6 +749,74 @@ extension APIProtocol {
     /// - Remark: Generated from `#/paths//v1/recordings/get(listRecordingsInProgress)`.
     internal func listRecordingsInProgress(headers: Operations.ListRecordingsInProgress.Input.Headers = .init()) async throws -> Operations.ListRecordingsInProgress.Output {
         try await listRecordingsInProgress(Operations.ListRecordingsInProgress.Input(headers: headers))
+    }
+    /// Agora Cloud Recording's acquire - a resource id for a channel's recording (scope recording).
+    ///
+    /// Showroom's resource id names the channel; it is not single-use and does not expire.
+    ///
+    /// - Remark: HTTP `POST /v1/apps/{appid}/cloud_recording/acquire`.
+    /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/acquire/post(agoraRecordingAcquire)`.
+    internal func agoraRecordingAcquire(
+        path: Operations.AgoraRecordingAcquire.Input.Path,
+        headers: Operations.AgoraRecordingAcquire.Input.Headers = .init(),
+        body: Operations.AgoraRecordingAcquire.Input.Body
+    ) async throws -> Operations.AgoraRecordingAcquire.Output {
+        try await agoraRecordingAcquire(Operations.AgoraRecordingAcquire.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Agora Cloud Recording's start, individual mode - each subscribed uid to files of its own (scope recording).
+    ///
+    /// `recordingConfig.subscribeVideoUids` and `subscribeAudioUids` (uids as strings, or
+    /// `#allstream#`) name the publishers, left out every broadcaster; both are recorded of each.
+    /// The storage settings are accepted and not used: files stay on the edges (the webhook says
+    /// where). Modes `mix` and `web` are refused.
+    ///
+    ///
+    /// - Remark: HTTP `POST /v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start`.
+    /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start/post(agoraRecordingStart)`.
+    internal func agoraRecordingStart(
+        path: Operations.AgoraRecordingStart.Input.Path,
+        headers: Operations.AgoraRecordingStart.Input.Headers = .init(),
+        body: Operations.AgoraRecordingStart.Input.Body
+    ) async throws -> Operations.AgoraRecordingStart.Output {
+        try await agoraRecordingStart(Operations.AgoraRecordingStart.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
+    }
+    /// Agora Cloud Recording's query - the recording's status and files so far (scope read).
+    ///
+    /// - Remark: HTTP `GET /v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/query`.
+    /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/query/get(agoraRecordingQuery)`.
+    internal func agoraRecordingQuery(
+        path: Operations.AgoraRecordingQuery.Input.Path,
+        headers: Operations.AgoraRecordingQuery.Input.Headers = .init()
+    ) async throws -> Operations.AgoraRecordingQuery.Output {
+        try await agoraRecordingQuery(Operations.AgoraRecordingQuery.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Agora Cloud Recording's stop (scope recording).
+    ///
+    /// The open files are finished on the edges; each is posted to the webhooks, and listed by query once its edge reports it.
+    ///
+    /// - Remark: HTTP `POST /v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop`.
+    /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop/post(agoraRecordingStop)`.
+    internal func agoraRecordingStop(
+        path: Operations.AgoraRecordingStop.Input.Path,
+        headers: Operations.AgoraRecordingStop.Input.Headers = .init(),
+        body: Operations.AgoraRecordingStop.Input.Body
+    ) async throws -> Operations.AgoraRecordingStop.Output {
+        try await agoraRecordingStop(Operations.AgoraRecordingStop.Input(
+            path: path,
+            headers: headers,
+            body: body
+        ))
     }
     /// The 1v1 calls the call-signal nodes hold (ended ones for a minute) (scope read).
     ///
