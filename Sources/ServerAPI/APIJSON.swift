@@ -6,78 +6,86 @@ import Hummingbird
 /// caller writes them so), nil fields left out, `"` `\` `/` and control characters escaped as it
 /// escapes them, everything else as its UTF-8.
 struct APIJSON {
-    private(set) var buffer: ByteBuffer
+    /// What is written so far (an array: appending a byte to it costs less than to a ByteBuffer).
+    private(set) var bytes: [UInt8] = []
     /// Whether the next member or element needs a comma before it.
     private var afterValue = false
 
     init(capacity: Int = 256) {
-        buffer = ByteBuffer()
-        buffer.reserveCapacity(capacity)
+        bytes.reserveCapacity(capacity)
     }
+
+    /// What is written, in one buffer.
+    var buffer: ByteBuffer { ByteBuffer(bytes: bytes) }
 
     mutating func beginObject() {
         separate()
-        buffer.writeInteger(UInt8(ascii: "{"))
+        bytes.append(UInt8(ascii: "{"))
         afterValue = false
     }
 
     mutating func endObject() {
-        buffer.writeInteger(UInt8(ascii: "}"))
+        bytes.append(UInt8(ascii: "}"))
         afterValue = true
     }
 
     mutating func beginArray() {
         separate()
-        buffer.writeInteger(UInt8(ascii: "["))
+        bytes.append(UInt8(ascii: "["))
         afterValue = false
     }
 
     mutating func endArray() {
-        buffer.writeInteger(UInt8(ascii: "]"))
+        bytes.append(UInt8(ascii: "]"))
         afterValue = true
     }
 
     /// A member's key; `key` is plain ASCII that needs no escaping (the document's field names).
     mutating func key(_ key: StaticString) {
         separate()
-        buffer.writeInteger(UInt8(ascii: "\""))
-        buffer.writeStaticString(key)
-        buffer.writeStaticString("\":")
+        bytes.append(UInt8(ascii: "\""))
+        write(key)
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
         afterValue = false
     }
 
     mutating func string(_ value: String) {
         separate()
-        buffer.writeInteger(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: "\""))
         var value = value
-        value.withUTF8 { bytes in
+        value.withUTF8 { utf8 in
             var start = 0
-            for index in bytes.indices {
-                let byte = bytes[index]
+            for index in utf8.indices {
+                let byte = utf8[index]
                 guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "/") else { continue }
-                buffer.writeBytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[start..<index]))
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
                 writeEscaped(byte)
                 start = index + 1
             }
-            buffer.writeBytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[start...]))
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
         }
-        buffer.writeInteger(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: "\""))
         afterValue = true
     }
 
     mutating func integer(_ value: Int64) {
         separate()
-        if value >= 0, value < 10 {
-            buffer.writeInteger(UInt8(ascii: "0") + UInt8(value))
-        } else {
-            buffer.writeString(String(value))
-        }
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        // The magnitude's digits, last first, then turned round (Int64.min's magnitude fits a UInt64).
+        var magnitude = value.magnitude
+        let start = bytes.count
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        bytes[start...].reverse()
         afterValue = true
     }
 
     mutating func bool(_ value: Bool) {
         separate()
-        buffer.writeStaticString(value ? "true" : "false")
+        write(value ? "true" : "false")
         afterValue = true
     }
 
@@ -90,25 +98,29 @@ struct APIJSON {
     mutating func field(_ name: StaticString, ifPresent value: Int64?) { if let value { field(name, value) } }
 
     private mutating func separate() {
-        if afterValue { buffer.writeInteger(UInt8(ascii: ",")) }
+        if afterValue { bytes.append(UInt8(ascii: ",")) }
+    }
+
+    private mutating func write(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
 
     private mutating func writeEscaped(_ byte: UInt8) {
         switch byte {
-        case UInt8(ascii: "\""): buffer.writeStaticString("\\\"")
-        case UInt8(ascii: "\\"): buffer.writeStaticString("\\\\")
-        case UInt8(ascii: "/"): buffer.writeStaticString("\\/")
-        case 0x08: buffer.writeStaticString("\\b")
-        case 0x09: buffer.writeStaticString("\\t")
-        case 0x0A: buffer.writeStaticString("\\n")
-        case 0x0C: buffer.writeStaticString("\\f")
-        case 0x0D: buffer.writeStaticString("\\r")
+        case UInt8(ascii: "\""): write("\\\"")
+        case UInt8(ascii: "\\"): write("\\\\")
+        case UInt8(ascii: "/"): write("\\/")
+        case 0x08: write("\\b")
+        case 0x09: write("\\t")
+        case 0x0A: write("\\n")
+        case 0x0C: write("\\f")
+        case 0x0D: write("\\r")
         default:
-            buffer.writeStaticString("\\u00")
-            buffer.writeInteger(Self.hexDigits[Int(byte >> 4)])
-            buffer.writeInteger(Self.hexDigits[Int(byte & 0x0F)])
+            write("\\u00")
+            bytes.append(Self.hexDigits[Int(byte >> 4)])
+            bytes.append(Self.hexDigits[Int(byte & 0x0F)])
         }
     }
 }
