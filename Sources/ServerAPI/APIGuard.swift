@@ -40,6 +40,25 @@ struct APIGuard: ServerMiddleware {
         _ request: HTTPRequest, body: HTTPBody?, metadata: ServerRequestMetadata, operationID: String,
         next: @Sendable (HTTPRequest, HTTPBody?, ServerRequestMetadata) async throws -> (HTTPResponse, HTTPBody?)
     ) async throws -> (HTTPResponse, HTTPBody?) {
+        if let refusal = refusal(of: request, operationID: operationID) { return refusal }
+        do {
+            return try await next(request, body, metadata)
+        } catch let error as ServerError {
+            if let failure = error.underlyingError as? ShowroomError {
+                return Self.errorResponse(failure)
+            }
+            if let refusal = error.underlyingError as? APIRefusal {
+                return Self.errorResponse(refusal.error, status: refusal.status)
+            }
+            // The generated code could not read the request: a missing or mistyped parameter, a
+            // body that is not the document's JSON.
+            return Self.errorResponse(ShowroomError(.invalidArgument, Self.describe(error)))
+        }
+    }
+
+    /// The answer refusing `request` before `operationID` runs (key, scope, rate, query
+    /// parameters), or nil to let it run. Takes from the key's rate when it lets it run.
+    func refusal(of request: HTTPRequest, operationID: String) -> (HTTPResponse, HTTPBody?)? {
         if let scope = Self.scopes[operationID] {
             switch keys.authenticate(authorization: request.headerFields[.authorization]) {
             case .failure(let refusal):
@@ -71,19 +90,7 @@ struct APIGuard: ServerMiddleware {
             let takes = allowed.isEmpty ? "takes none" : "takes \(allowed.sorted().joined(separator: ", "))"
             return Self.errorResponse(.invalidArgument("\(operationID) has no query parameter '\(unknown.prefix(40))'; it \(takes)"))
         }
-        do {
-            return try await next(request, body, metadata)
-        } catch let error as ServerError {
-            if let failure = error.underlyingError as? ShowroomError {
-                return Self.errorResponse(failure)
-            }
-            if let refusal = error.underlyingError as? APIRefusal {
-                return Self.errorResponse(refusal.error, status: refusal.status)
-            }
-            // The generated code could not read the request: a missing or mistyped parameter, a
-            // body that is not the document's JSON.
-            return Self.errorResponse(ShowroomError(.invalidArgument, Self.describe(error)))
-        }
+        return nil
     }
 
     /// What went wrong reading a request, for a person: the runtime's own words, without the

@@ -63,11 +63,16 @@ extension ServerAPIHandler {
     }
 
     func listChannelUsers(_ input: Operations.ListChannelUsers.Input) async throws -> Operations.ListChannelUsers.Output {
-        let answer = try await users(in: input.path.channel, hostsOnly: input.query.hostsOnly ?? false)
-        return .ok(.init(body: .json(.init(
+        .ok(.init(body: .json(try await channelUsers(input.path.channel, hostsOnly: input.query.hostsOnly ?? false))))
+    }
+
+    /// The answer of `listChannelUsers` (also served by ``APIHotReads``).
+    func channelUsers(_ channel: String, hostsOnly: Bool) async throws(ShowroomError) -> Components.Schemas.ChannelUsers {
+        let answer = try await users(in: channel, hostsOnly: hostsOnly)
+        return .init(
             exists: answer.exists,
             users: answer.users.map { .init(uid: Int64($0.uid), role: $0.broadcaster ? .host : .audience, joinedAtMs: $0.joinedAtMs, edge: $0.edge) },
-            audienceTotal: Int64(answer.audienceTotal), unansweredEdges: answer.unansweredEdges))))
+            audienceTotal: Int64(answer.audienceTotal), unansweredEdges: answer.unansweredEdges)
     }
 
     func getChannelUser(_ input: Operations.GetChannelUser.Input) async throws -> Operations.GetChannelUser.Output {

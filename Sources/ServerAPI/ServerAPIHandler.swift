@@ -122,10 +122,7 @@ struct ServerAPIHandler: APIProtocol {
     }
 
     func getRoom(_ input: Operations.GetRoom.Input) async throws -> Operations.GetRoom.Output {
-        var request = RoomGetRoomRequest()
-        request.roomID = input.path.roomId
-        let answer = try await ask(.roomGet, request, expecting: RoomGetRoomResponse.self)
-        return .ok(.init(body: .json(Self.room(answer.room))))
+        .ok(.init(body: .json(Self.room(try await room(input.path.roomId)))))
     }
 
     func updateRoom(_ input: Operations.UpdateRoom.Input) async throws -> Operations.UpdateRoom.Output {

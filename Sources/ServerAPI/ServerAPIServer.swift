@@ -76,14 +76,19 @@ public final class ServerAPIServer: Sendable {
         var handler = ServerAPIHandler(coordinator: access, appID: appID, appCertificate: appCertificate, nowMs: WallClock.system.nowMs)
         handler.webhooks = webhooks
         let router = Router()
+        let guardian = APIGuard(keys: keys, rate: RequestRate(perSecond: settings.requestsPerSecond, burst: settings.burst),
+                                nowMs: WallClock.system.nowMs)
+        let transport = APITransport(router: router, hotReads: APIHotReads(handler: handler, guardian: guardian).byPath)
         do {
             // Compact JSON: a business server parses it; nobody reads it by eye on the hot path.
-            try handler.registerHandlers(on: router, configuration: Configuration(jsonEncodingOptions: [.sortedKeys]), middlewares: [
-                APIGuard(keys: keys, rate: RequestRate(perSecond: settings.requestsPerSecond, burst: settings.burst),
-                         nowMs: WallClock.system.nowMs),
-            ])
+            try handler.registerHandlers(on: transport, configuration: Configuration(jsonEncodingOptions: [.sortedKeys]),
+                                         middlewares: [guardian])
         } catch {
             throw .internal("the server API's routes could not be registered: \(error)")
+        }
+        // A hot read whose path the document lost would never be served: say so at once.
+        guard transport.served == transport.hotPaths else {
+            throw .internal("the server API's hot reads \(transport.hotPaths.subtracting(transport.served).sorted()) match no GET operation")
         }
         let responder = router.buildResponder()
         var configuration: AdminServer.Configuration

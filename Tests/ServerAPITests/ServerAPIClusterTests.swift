@@ -110,6 +110,11 @@ final class ServerAPIClusterTests: XCTestCase {
         let got = try await two.send("GET", "/v1/rooms/\(id)")
         XCTAssertEqual(got.status, 200, got.text)
         XCTAssertEqual(try got.object()["owner_name"] as? String, "Ann")
+        // The hot read and the generated code (which takes an Accept listing more than JSON) answer alike.
+        let generated = try await two.send("GET", "/v1/rooms/\(id)", headers: ["Accept": "application/json, text/plain"])
+        XCTAssertEqual(generated.status, 200, generated.text)
+        XCTAssertEqual(got.text, generated.text)
+        XCTAssertEqual(got.headers["content-type"], generated.headers["content-type"])
         let page = try await two.send("GET", "/v1/rooms?page_size=100")
         XCTAssertEqual(page.status, 200, page.text)
         let rooms = try XCTUnwrap(try page.object()["rooms"] as? [[String: Any]])
@@ -148,6 +153,25 @@ final class ServerAPIClusterTests: XCTestCase {
         XCTAssertEqual(try closed.object()["closed"] as? Bool, true)
         let after = try await one.send("GET", "/v1/rooms/\(id)")
         XCTAssertEqual(try after.object()["closed"] as? Bool, true, after.text)
+    }
+
+    func testAHostileRoomNameReadsBackAsItWasOnTheHotReadAndTheGeneratedOne() async throws {
+        let api = try client(1)
+        let name = #"</script> "q" back\slash /slash/ é 中文 😀👩‍👩‍👧 \u0041 {"x":1}"#
+        let created = try await api.send("POST", "/v1/rooms", json: ["name": name, "owner_uid": 7101, "owner_name": name])
+        XCTAssertEqual(created.status, 201, created.text)
+        let id = try XCTUnwrap(try created.object()["room_id"] as? String)
+        let patched = try await api.send("PATCH", "/v1/rooms/\(id)", json: ["metadata": name])
+        XCTAssertEqual(patched.status, 200, patched.text)
+        let hot = try await api.send("GET", "/v1/rooms/\(id)")
+        XCTAssertEqual(hot.status, 200, hot.text)
+        for field in ["name", "owner_name", "metadata"] { XCTAssertEqual(try hot.object()[field] as? String, name, field) }
+        let generated = try await api.send("GET", "/v1/rooms/\(id)", headers: ["Accept": "application/json, text/plain"])
+        XCTAssertEqual(hot.text, generated.text)
+        // Its refusals are the generated path's: no key, an unknown room.
+        assertError(try await self.client(1, nil).send("GET", "/v1/rooms/\(id)"), 401, "permissionDenied", "no key")
+        assertError(try await api.send("GET", "/v1/rooms/no-such-room-\(UInt32.random(in: 0 ... .max))"), 404, "roomNotFound", "an unknown room")
+        _ = try await api.send("DELETE", "/v1/rooms/\(id)")
     }
 
     func testBadInputGetsAClearErrorAndChangesNothing() async throws {
@@ -273,6 +297,12 @@ final class ServerAPIChannelTests: XCTestCase {
             return users.count == 2
         }
         XCTAssertEqual(users.map { $0["uid"] as? Int }, [501, 502], "the host first")
+        // The hot read and the generated code (which takes a query) answer alike.
+        let hot = try await api.send("GET", "/v1/channels/\(channel)/users")
+        let generated = try await api.send("GET", "/v1/channels/\(channel)/users?hosts_only=false")
+        XCTAssertEqual(generated.status, 200, generated.text)
+        XCTAssertEqual(hot.text, generated.text)
+        XCTAssertEqual(hot.headers["content-type"], generated.headers["content-type"])
         XCTAssertEqual(users.map { $0["role"] as? String }, ["host", "audience"])
         for user in users {
             let joined = try XCTUnwrap(user["joined_at_ms"] as? Int64)
