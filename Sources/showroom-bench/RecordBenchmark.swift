@@ -86,6 +86,17 @@ struct RecordBenchmark: AsyncParsableCommand, TargetedBenchmark {
         return total
     }
 
+    /// Sends a request as a business server would: a 429 is sent again after its `Retry-After`.
+    private static func send(_ client: ServerAPIClient, _ method: String, _ path: String, json: Any? = nil) async throws -> APIResponse {
+        for _ in 0..<10 {
+            let response = try await client.send(method, path, json: json)
+            guard response.status == 429 else { return response }
+            let seconds = Int(response.headers["retry-after"] ?? response.headers["Retry-After"] ?? "1") ?? 1
+            try await Task.sleep(for: .seconds(min(max(seconds, 1), 10)))
+        }
+        return try await client.send(method, path, json: json)
+    }
+
     struct Step {
         var streams: Int
         var fanoutCPU: Double
@@ -142,7 +153,7 @@ struct RecordBenchmark: AsyncParsableCommand, TargetedBenchmark {
             var ids: [(channel: String, id: String)] = []
             for index in 0..<streams {
                 let channel = "\(prefix)-\(index)"
-                let started = try await client.send("POST", "/v1/channels/\(channel)/recordings", json: [String: Any]())
+                let started = try await Self.send(client, "POST", "/v1/channels/\(channel)/recordings", json: [String: Any]())
                 guard started.status == 201, let id = try started.object()["id"] as? String else {
                     throw ValidationError("starting the recording of \(channel) failed: \(started.status) \(started.text)")
                 }
@@ -157,14 +168,14 @@ struct RecordBenchmark: AsyncParsableCommand, TargetedBenchmark {
             let listed = try await client.send("GET", "/v1/recordings")
             let recordedUIDs = (try listed.object()["recordings"] as? [[String: Any]] ?? [])
                 .filter { ($0["channel"] as? String)?.hasPrefix(prefix) == true }.count
-            for (channel, id) in ids { _ = try await client.send("POST", "/v1/channels/\(channel)/recordings/\(id)/stop") }
+            for (channel, id) in ids { _ = try await Self.send(client, "POST", "/v1/channels/\(channel)/recordings/\(id)/stop") }
             // The files' reports reach the coordinators with the edges' next activities.
             var failed = 0, short = 0, files = 0
             let deadline = ContinuousClock.now + .seconds(15)
             for (channel, id) in ids {
                 var reported: [[String: Any]] = []
                 while reported.isEmpty, ContinuousClock.now < deadline {
-                    let got = try await client.send("GET", "/v1/channels/\(channel)/recordings/\(id)")
+                    let got = try await Self.send(client, "GET", "/v1/channels/\(channel)/recordings/\(id)")
                     reported = try got.object()["files"] as? [[String: Any]] ?? []
                     if reported.isEmpty { try await Task.sleep(for: .milliseconds(100)) }  // poll period: no event reaches a bench
                 }

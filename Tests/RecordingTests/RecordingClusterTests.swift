@@ -14,15 +14,16 @@ final class RecordingClusterTests: XCTestCase {
     static let webhookSecret = "recording-webhook-secret"
 
     /// A cluster whose coordinators post to `receiver` and take the business key (scope recording).
-    private func cluster(edges: Int = 1, receiver: WebhookReceiver, recordCalls: Bool = false,
+    private func cluster(edges: Int = 1, receiver: WebhookReceiver, recordCalls: Bool = false, recordOwners: [UInt32] = [],
                          recordingDirectories: [String: String] = [:]) throws -> TestCluster {
         var settings: [String: Any] = [
             "apiKeys": [[
                 "id": Self.key.id, "secretSHA256": Hex.encode(CustomerKey.hash(secret: Self.key.secret)),
-                "scopes": ["read", "recording"], "requestsPerSecond": 1000, "burst": 1000,
+                "scopes": ["read", "recording", "rooms"], "requestsPerSecond": 1000, "burst": 1000,
             ]],
         ]
         if recordCalls { settings["recordCalls"] = true }
+        if !recordOwners.isEmpty { settings["recordOwners"] = recordOwners }
         return try TestCluster(coordinators: 1, edges: edges, webhookURLs: [receiver.url], webhookSecret: Self.webhookSecret,
                                coordinatorSettings: settings, recordingDirectories: recordingDirectories)
     }
@@ -169,15 +170,30 @@ final class RecordingClusterTests: XCTestCase {
         await receiver.stop()
     }
 
-    func testEveryCallIsRecordedOnBothSidesByTheRule() async throws {
+    func testTheRulesRecordEveryCallOnBothSidesAndTheListedOwnersRooms() async throws {
         let receiver = try await WebhookReceiver.start(secret: Self.webhookSecret)
-        let cluster = try cluster(receiver: receiver, recordCalls: true)
+        let cluster = try cluster(receiver: receiver, recordCalls: true, recordOwners: [55])
         // A 1v1 call's channel, as the call API names it: call-<callee>-<call id>.
         let channel = "call-77-\(UInt32.random(in: 0 ... .max))"
         let callee = try await publisher(cluster, channel: channel, uid: 77)
         let caller = try await publisher(cluster, channel: channel, uid: 78)
         let api = ServerAPIClient(base: try cluster.apiEndpoint(of: "coordinator-1"), key: Self.key)
+        var owners: [ShowroomEngine] = []
         do {
+            // Two rooms: owner 55's is recorded by the rule, owner 56's is not.
+            var rooms: [UInt32: String] = [:]
+            for owner: UInt32 in [55, 56] {
+                let created = try await api.send("POST", "/v1/rooms", json: ["name": "show of \(owner)", "owner_uid": owner])
+                XCTAssertEqual(created.status, 201, created.text)
+                rooms[owner] = try XCTUnwrap(try created.object()["channel"] as? String, created.text)
+                owners.append(try await publisher(cluster, channel: rooms[owner]!, uid: owner))
+            }
+            try await eventually("owner 55's room is recorded") {
+                let list = try await api.send("GET", "/v1/recordings")
+                return (try list.object()["recordings"] as? [[String: Any]] ?? []).contains {
+                    $0["channel"] as? String == rooms[55] && $0["uid"] as? Int == 55
+                }
+            }
             try await eventually("both sides are recorded") {
                 let list = try await api.send("GET", "/v1/recordings")
                 let recorded = (try list.object()["recordings"] as? [[String: Any]] ?? []).filter { $0["channel"] as? String == channel }
@@ -195,9 +211,17 @@ final class RecordingClusterTests: XCTestCase {
                 XCTAssertGreaterThan(file.endMs - file.startMs, 4_000)
                 try assertPlayable(cluster.recordingDirectory.appendingPathComponent(file.path).path, file)
             }
+            for owner in owners { try await owner.leaveChannel() }
+            try await eventually("owner 55's file") { !files(receiver, channel: rooms[55]!, uid: 55).isEmpty }
+            let file = try XCTUnwrap(files(receiver, channel: rooms[55]!, uid: 55).first)
+            XCTAssertTrue(file.recordingID.hasPrefix("rule-room-"), file.recordingID)
+            try assertPlayable(cluster.recordingDirectory.appendingPathComponent(file.path).path, file)
+            XCTAssertTrue(files(receiver, channel: rooms[56]!, uid: 56).isEmpty, "owner 56's room is not recorded")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: cluster.recordingDirectory.appendingPathComponent(rooms[56]!).path))
         } catch {
             XCTFail("\(error)")
         }
+        for owner in owners { await owner.shutdown() }
         await caller.shutdown()
         await callee.shutdown()
         await api.shutdown()
