@@ -8,31 +8,28 @@ extension ServerAPIHandler {
     typealias AgoraStatus = Components.Schemas.AgoraRecordingStatus
     typealias AgoraFile = AgoraStatus.ServerResponsePayload.FileListPayloadPayload
 
-    /// The channel a resource id names.
+    /// The channel a resource id names; `RECORDING_NOT_FOUND` for one acquire never gave.
     static func channel(ofResource resourceID: String) throws(ShowroomError) -> String {
+        let unknown = ShowroomError(.recordingNotFound, "resourceid \(resourceID.prefix(40)) is not one acquire gave; acquire one for the channel")
         let digits = Array(resourceID.utf8)
-        guard digits.count % 2 == 0, digits.count <= 128 else { throw .invalidArgument("resourceid \(resourceID.prefix(40)) is not one acquire gave") }
+        guard digits.count % 2 == 0, digits.count <= 128 else { throw unknown }
         var bytes: [UInt8] = []
         for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let byte = UInt8(String(decoding: digits[index...index + 1], as: UTF8.self), radix: 16) else {
-                throw .invalidArgument("resourceid \(resourceID.prefix(40)) is not one acquire gave")
-            }
+            guard let byte = UInt8(String(decoding: digits[index...index + 1], as: UTF8.self), radix: 16) else { throw unknown }
             bytes.append(byte)
         }
-        guard let channel = String(validating: bytes, as: UTF8.self), Names.isValidChannel(channel) else {
-            throw .invalidArgument("resourceid \(resourceID.prefix(40)) is not one acquire gave")
-        }
+        guard let channel = String(validating: bytes, as: UTF8.self), Names.isValidChannel(channel) else { throw unknown }
         return channel
     }
 
-    /// Checks the app id, the mode and that the body's cname is the resource's channel.
-    private func agoraChannel(appID: String, resourceID: String, mode: String, cname: String?) throws -> String {
+    /// Checks the app id and that the body's cname is the resource's channel.
+    private func agoraChannel(appID: String, resourceID: String, cname: String?) throws -> String {
         try checkAppID(appID)
-        guard mode == "individual" else {
-            throw ShowroomError.invalidArgument("mode \(mode) is not recorded here: Showroom records individual mode only (one file per uid, no mixing)")
-        }
+        // The document admits individual mode only; the generated code refuses the others.
         let channel = try Self.channel(ofResource: resourceID)
-        if let cname, cname != channel { throw ShowroomError.invalidArgument("cname \(cname.prefix(64)) is not the channel resourceid \(resourceID.prefix(40)) was acquired for") }
+        if let cname, cname != channel {
+            throw ShowroomError(.recordingNotFound, "resourceid \(resourceID.prefix(40)) was not acquired for channel \(cname.prefix(64)); acquire one for it")
+        }
         return channel
     }
 
@@ -59,9 +56,9 @@ extension ServerAPIHandler {
 
     func agoraRecordingStart(_ input: Operations.AgoraRecordingStart.Input) async throws -> Operations.AgoraRecordingStart.Output {
         guard case .json(let body) = input.body else { throw ShowroomError.invalidArgument("send the request as JSON") }
-        let channel = try agoraChannel(appID: input.path.appid, resourceID: input.path.resourceid, mode: input.path.mode.rawValue, cname: body.cname)
+        let channel = try agoraChannel(appID: input.path.appid, resourceID: input.path.resourceid, cname: body.cname)
         _ = try Self.uid(Int64(body.uid) ?? 0, field: "uid")
-        let config = body.clientRequest.recordingConfig
+        let config = body.clientRequest.recordingConfig ?? nil
         let named = (config?.subscribeVideoUids ?? []) + (config?.subscribeAudioUids ?? [])
         var start = RoomRecordingStart()
         if !named.contains("#allstream#") {
@@ -72,14 +69,14 @@ extension ServerAPIHandler {
     }
 
     func agoraRecordingQuery(_ input: Operations.AgoraRecordingQuery.Input) async throws -> Operations.AgoraRecordingQuery.Output {
-        let channel = try agoraChannel(appID: input.path.appid, resourceID: input.path.resourceid, mode: input.path.mode.rawValue, cname: nil)
+        let channel = try agoraChannel(appID: input.path.appid, resourceID: input.path.resourceid, cname: nil)
         let recording = try await recording(in: channel, .get(input.path.sid))
         return .ok(.init(body: .json(Self.agoraStatus(recording, uid: "", resourceID: input.path.resourceid, stopped: false))))
     }
 
     func agoraRecordingStop(_ input: Operations.AgoraRecordingStop.Input) async throws -> Operations.AgoraRecordingStop.Output {
         guard case .json(let body) = input.body else { throw ShowroomError.invalidArgument("send the request as JSON") }
-        let channel = try agoraChannel(appID: input.path.appid, resourceID: input.path.resourceid, mode: input.path.mode.rawValue, cname: body.cname)
+        let channel = try agoraChannel(appID: input.path.appid, resourceID: input.path.resourceid, cname: body.cname)
         _ = try Self.uid(Int64(body.uid) ?? 0, field: "uid")
         let recording = try await recording(in: channel, .stop(input.path.sid))
         return .ok(.init(body: .json(Self.agoraStatus(recording, uid: body.uid, resourceID: input.path.resourceid, stopped: true))))

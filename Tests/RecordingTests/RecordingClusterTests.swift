@@ -136,7 +136,7 @@ final class RecordingClusterTests: XCTestCase {
             var wrongChannel = startBody
             wrongChannel["cname"] = "another-channel"
             let mismatched = try await api.send("POST", "\(app)/resourceid/\(resource)/mode/individual/start", json: wrongChannel)
-            XCTAssertEqual(mismatched.status, 400, mismatched.text)
+            XCTAssertEqual(mismatched.status, 404, mismatched.text)
             let agoraStart = try await api.send("POST", "\(app)/resourceid/\(resource)/mode/individual/start", json: startBody)
             XCTAssertEqual(agoraStart.status, 200, agoraStart.text)
             let sid = try XCTUnwrap(try agoraStart.object()["sid"] as? String, agoraStart.text)

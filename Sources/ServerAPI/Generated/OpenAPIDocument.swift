@@ -1778,6 +1778,9 @@ let openAPIDocumentJSON = #"""
           "403": {
             "$ref": "#/components/responses/Forbidden"
           },
+          "404": {
+            "$ref": "#/components/responses/NotFound"
+          },
           "409": {
             "$ref": "#/components/responses/Conflict"
           },
@@ -2233,7 +2236,7 @@ let openAPIDocumentJSON = #"""
         "name": "resourceid",
         "in": "path",
         "required": true,
-        "description": "A resource id from acquire.",
+        "description": "A resource id from acquire; one acquire did not give is answered 404.",
         "schema": {
           "type": "string",
           "pattern": "^[0-9a-f]{2,128}$"
@@ -2253,13 +2256,11 @@ let openAPIDocumentJSON = #"""
         "name": "mode",
         "in": "path",
         "required": true,
-        "description": "Agora's recording mode; Showroom records `individual` only.",
+        "description": "Agora's recording mode; Showroom records `individual` only (`mix` and `web` are refused).",
         "schema": {
           "type": "string",
           "enum": [
-            "individual",
-            "mix",
-            "web"
+            "individual"
           ]
         }
       },
@@ -3244,8 +3245,13 @@ let openAPIDocumentJSON = #"""
       },
       "AgoraUIDString": {
         "type": "string",
-        "pattern": "^[1-9][0-9]{0,9}$",
+        "pattern": "^([1-9][0-9]{0,8}|[1-3][0-9]{9}|4[01][0-9]{8}|42[0-8][0-9]{7}|429[0-3][0-9]{6}|4294[0-8][0-9]{5}|42949[0-5][0-9]{4}|429496[0-6][0-9]{3}|4294967[01][0-9]{2}|42949672[0-8][0-9]|429496729[0-5])$",
         "description": "A uid as a string, 1 to 4294967295."
+      },
+      "AgoraSubscribedUID": {
+        "type": "string",
+        "description": "A uid as a string, or `#allstream#` for every broadcaster.",
+        "pattern": "^(#allstream#|([1-9][0-9]{0,8}|[1-3][0-9]{9}|4[01][0-9]{8}|42[0-8][0-9]{7}|429[0-3][0-9]{6}|4294[0-8][0-9]{5}|42949[0-5][0-9]{4}|429496[0-6][0-9]{3}|4294967[01][0-9]{2}|42949672[0-8][0-9]|429496729[0-5]))$"
       },
       "AgoraRecordingAcquire": {
         "type": "object",
@@ -3257,13 +3263,17 @@ let openAPIDocumentJSON = #"""
           "cname": {
             "type": "string",
             "minLength": 1,
-            "maxLength": 64
+            "maxLength": 64,
+            "pattern": "^[a-zA-Z0-9 !#$%&()+:;<=.>?@\\[\\]^_{|}~,-]{1,64}$"
           },
           "uid": {
             "$ref": "#/components/schemas/AgoraUIDString"
           },
           "clientRequest": {
-            "type": "object"
+            "type": [
+              "object",
+              "null"
+            ]
           }
         }
       },
@@ -3297,7 +3307,8 @@ let openAPIDocumentJSON = #"""
           "cname": {
             "type": "string",
             "minLength": 1,
-            "maxLength": 64
+            "maxLength": 64,
+            "pattern": "^[a-zA-Z0-9 !#$%&()+:;<=.>?@\\[\\]^_{|}~,-]{1,64}$"
           },
           "uid": {
             "$ref": "#/components/schemas/AgoraUIDString"
@@ -3306,22 +3317,29 @@ let openAPIDocumentJSON = #"""
             "type": "object",
             "properties": {
               "recordingConfig": {
-                "type": "object",
+                "type": [
+                  "object",
+                  "null"
+                ],
                 "properties": {
                   "subscribeVideoUids": {
-                    "type": "array",
+                    "type": [
+                      "array",
+                      "null"
+                    ],
                     "maxItems": 32,
                     "items": {
-                      "type": "string",
-                      "maxLength": 16
+                      "$ref": "#/components/schemas/AgoraSubscribedUID"
                     }
                   },
                   "subscribeAudioUids": {
-                    "type": "array",
+                    "type": [
+                      "array",
+                      "null"
+                    ],
                     "maxItems": 32,
                     "items": {
-                      "type": "string",
-                      "maxLength": 16
+                      "$ref": "#/components/schemas/AgoraSubscribedUID"
                     }
                   }
                 }
@@ -3363,13 +3381,17 @@ let openAPIDocumentJSON = #"""
           "cname": {
             "type": "string",
             "minLength": 1,
-            "maxLength": 64
+            "maxLength": 64,
+            "pattern": "^[a-zA-Z0-9 !#$%&()+:;<=.>?@\\[\\]^_{|}~,-]{1,64}$"
           },
           "uid": {
             "$ref": "#/components/schemas/AgoraUIDString"
           },
           "clientRequest": {
-            "type": "object"
+            "type": [
+              "object",
+              "null"
+            ]
           }
         }
       },
@@ -3472,7 +3494,10 @@ let openAPIDocumentJSON = #"""
         "additionalProperties": false,
         "properties": {
           "uids": {
-            "type": "array",
+            "type": [
+              "array",
+              "null"
+            ],
             "maxItems": 32,
             "uniqueItems": true,
             "description": "The publishers to record; left out, every broadcaster of the channel.",
@@ -3484,7 +3509,10 @@ let openAPIDocumentJSON = #"""
             }
           },
           "segment_seconds": {
-            "type": "integer",
+            "type": [
+              "integer",
+              "null"
+            ],
             "format": "int32",
             "minimum": 60,
             "maximum": 86400,

@@ -14,7 +14,7 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/parameters/Channel`.
         internal typealias Channel = Components.Schemas.ChannelNameInPath
-        /// A resource id from acquire.
+        /// A resource id from acquire; one acquire did not give is answered 404.
         ///
         /// - Remark: Generated from `#/components/parameters/ResourceID`.
         internal typealias ResourceID = Swift.String
@@ -22,13 +22,11 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/parameters/AgoraSID`.
         internal typealias AgoraSID = Swift.String
-        /// Agora's recording mode; Showroom records `individual` only.
+        /// Agora's recording mode; Showroom records `individual` only (`mix` and `web` are refused).
         ///
         /// - Remark: Generated from `#/components/parameters/RecordingMode`.
         internal enum RecordingMode: String, Codable, Hashable, Sendable, CaseIterable {
             case individual = "individual"
-            case mix = "mix"
-            case web = "web"
         }
         /// A recording's id, as its start answered (`rec-` and 16 hex digits).
         ///

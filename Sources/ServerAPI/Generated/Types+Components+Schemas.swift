@@ -1134,6 +1134,10 @@ extension Components {
         ///
         /// - Remark: Generated from `#/components/schemas/AgoraUIDString`.
         internal typealias AgoraUIDString = Swift.String
+        /// A uid as a string, or `#allstream#` for every broadcaster.
+        ///
+        /// - Remark: Generated from `#/components/schemas/AgoraSubscribedUID`.
+        internal typealias AgoraSubscribedUID = Swift.String
         /// - Remark: Generated from `#/components/schemas/AgoraRecordingAcquire`.
         internal struct AgoraRecordingAcquire: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/AgoraRecordingAcquire/cname`.
@@ -1203,17 +1207,17 @@ extension Components {
                 /// - Remark: Generated from `#/components/schemas/AgoraRecordingStart/clientRequest/recordingConfig`.
                 internal struct RecordingConfigPayload: Codable, Hashable, Sendable {
                     /// - Remark: Generated from `#/components/schemas/AgoraRecordingStart/clientRequest/recordingConfig/subscribeVideoUids`.
-                    internal var subscribeVideoUids: [Swift.String]?
+                    internal var subscribeVideoUids: [Components.Schemas.AgoraSubscribedUID]?
                     /// - Remark: Generated from `#/components/schemas/AgoraRecordingStart/clientRequest/recordingConfig/subscribeAudioUids`.
-                    internal var subscribeAudioUids: [Swift.String]?
+                    internal var subscribeAudioUids: [Components.Schemas.AgoraSubscribedUID]?
                     /// Creates a new `RecordingConfigPayload`.
                     ///
                     /// - Parameters:
                     ///   - subscribeVideoUids:
                     ///   - subscribeAudioUids:
                     internal init(
-                        subscribeVideoUids: [Swift.String]? = nil,
-                        subscribeAudioUids: [Swift.String]? = nil
+                        subscribeVideoUids: [Components.Schemas.AgoraSubscribedUID]? = nil,
+                        subscribeAudioUids: [Components.Schemas.AgoraSubscribedUID]? = nil
                     ) {
                         self.subscribeVideoUids = subscribeVideoUids
                         self.subscribeAudioUids = subscribeAudioUids

@@ -9509,17 +9509,15 @@ internal enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start/POST/path/appid`.
                 internal var appid: Components.Parameters.AppID
-                /// A resource id from acquire.
+                /// A resource id from acquire; one acquire did not give is answered 404.
                 ///
                 /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start/POST/path/resourceid`.
                 internal var resourceid: Components.Parameters.ResourceID
                 /// - Remark: Generated from `#/components/parameters/RecordingMode`.
                 internal enum RecordingMode: String, Codable, Hashable, Sendable, CaseIterable {
                     case individual = "individual"
-                    case mix = "mix"
-                    case web = "web"
                 }
-                /// Agora's recording mode; Showroom records `individual` only.
+                /// Agora's recording mode; Showroom records `individual` only (`mix` and `web` are refused).
                 ///
                 /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start/POST/path/mode`.
                 internal var mode: Components.Parameters.RecordingMode
@@ -9527,8 +9525,8 @@ internal enum Operations {
                 ///
                 /// - Parameters:
                 ///   - appid: This cluster's app id (32 hex digits); another is answered 401 (`invalid appid`), as Agora answers an unknown App ID.
-                ///   - resourceid: A resource id from acquire.
-                ///   - mode: Agora's recording mode; Showroom records `individual` only.
+                ///   - resourceid: A resource id from acquire; one acquire did not give is answered 404.
+                ///   - mode: Agora's recording mode; Showroom records `individual` only (`mix` and `web` are refused).
                 internal init(
                     appid: Components.Parameters.AppID,
                     resourceid: Components.Parameters.ResourceID,
@@ -9695,6 +9693,29 @@ internal enum Operations {
                     }
                 }
             }
+            /// No such room.
+            ///
+            /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start/post(agoraRecordingStart)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            internal var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// The request conflicts with what exists (a room with that id, a PK already running, a peer room that is not there); the code says which.
             ///
             /// - Remark: Generated from `#/paths//v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/mode/{mode}/start/post(agoraRecordingStart)/responses/409`.
@@ -9831,7 +9852,7 @@ internal enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/query/GET/path/appid`.
                 internal var appid: Components.Parameters.AppID
-                /// A resource id from acquire.
+                /// A resource id from acquire; one acquire did not give is answered 404.
                 ///
                 /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/query/GET/path/resourceid`.
                 internal var resourceid: Components.Parameters.ResourceID
@@ -9842,10 +9863,8 @@ internal enum Operations {
                 /// - Remark: Generated from `#/components/parameters/RecordingMode`.
                 internal enum RecordingMode: String, Codable, Hashable, Sendable, CaseIterable {
                     case individual = "individual"
-                    case mix = "mix"
-                    case web = "web"
                 }
-                /// Agora's recording mode; Showroom records `individual` only.
+                /// Agora's recording mode; Showroom records `individual` only (`mix` and `web` are refused).
                 ///
                 /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/query/GET/path/mode`.
                 internal var mode: Components.Parameters.RecordingMode
@@ -9853,9 +9872,9 @@ internal enum Operations {
                 ///
                 /// - Parameters:
                 ///   - appid: This cluster's app id (32 hex digits); another is answered 401 (`invalid appid`), as Agora answers an unknown App ID.
-                ///   - resourceid: A resource id from acquire.
+                ///   - resourceid: A resource id from acquire; one acquire did not give is answered 404.
                 ///   - sid: A recording's sid, as start answered.
-                ///   - mode: Agora's recording mode; Showroom records `individual` only.
+                ///   - mode: Agora's recording mode; Showroom records `individual` only (`mix` and `web` are refused).
                 internal init(
                     appid: Components.Parameters.AppID,
                     resourceid: Components.Parameters.ResourceID,
@@ -10130,7 +10149,7 @@ internal enum Operations {
                 ///
                 /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop/POST/path/appid`.
                 internal var appid: Components.Parameters.AppID
-                /// A resource id from acquire.
+                /// A resource id from acquire; one acquire did not give is answered 404.
                 ///
                 /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop/POST/path/resourceid`.
                 internal var resourceid: Components.Parameters.ResourceID
@@ -10141,10 +10160,8 @@ internal enum Operations {
                 /// - Remark: Generated from `#/components/parameters/RecordingMode`.
                 internal enum RecordingMode: String, Codable, Hashable, Sendable, CaseIterable {
                     case individual = "individual"
-                    case mix = "mix"
-                    case web = "web"
                 }
-                /// Agora's recording mode; Showroom records `individual` only.
+                /// Agora's recording mode; Showroom records `individual` only (`mix` and `web` are refused).
                 ///
                 /// - Remark: Generated from `#/paths/v1/apps/{appid}/cloud_recording/resourceid/{resourceid}/sid/{sid}/mode/{mode}/stop/POST/path/mode`.
                 internal var mode: Components.Parameters.RecordingMode
@@ -10152,9 +10169,9 @@ internal enum Operations {
                 ///
                 /// - Parameters:
                 ///   - appid: This cluster's app id (32 hex digits); another is answered 401 (`invalid appid`), as Agora answers an unknown App ID.
-                ///   - resourceid: A resource id from acquire.
+                ///   - resourceid: A resource id from acquire; one acquire did not give is answered 404.
                 ///   - sid: A recording's sid, as start answered.
-                ///   - mode: Agora's recording mode; Showroom records `individual` only.
+                ///   - mode: Agora's recording mode; Showroom records `individual` only (`mix` and `web` are refused).
                 internal init(
                     appid: Components.Parameters.AppID,
                     resourceid: Components.Parameters.ResourceID,
