@@ -527,6 +527,39 @@ sys.exit(0 if len(rooms) == 3 and len(hosts) == 1 and users["audience_total"] ==
 PY
 }
 
+api_record() {
+  # api_record API start CHANNEL        prints the recording's id
+  # api_record API stop CHANNEL ID      stops it, waits for the host's file, reads each file with ffprobe
+  SHOWROOM_API="$1" SHOWROOM_API_KEY="$(cat "$run_dir/api-key")" SHOWROOM_RECORDINGS="$run_dir/recordings" python3 - "${@:2}" <<'PY'
+import base64, json, os, subprocess, sys, time, urllib.request
+def call(method, path, body=None):
+    request = urllib.request.Request(os.environ["SHOWROOM_API"] + path, method=method,
+        data=None if body is None else json.dumps(body).encode(), headers={"Content-Type": "application/json",
+        "Authorization": "Basic " + base64.b64encode(os.environ["SHOWROOM_API_KEY"].encode()).decode()})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+if sys.argv[1] == "start":
+    print(call("POST", "/v1/channels/%s/recordings" % sys.argv[2], {})["id"])
+    sys.exit(0)
+channel, rid, host = sys.argv[2], sys.argv[3], int(sys.argv[4])
+call("POST", "/v1/channels/%s/recordings/%s/stop" % (channel, rid))
+deadline, files = time.time() + 10, []
+while time.time() < deadline and not any(f["path"].split("/")[-2] == str(host) for f in files):
+    time.sleep(0.2)  # the edge reports the finished file with its next activities
+    files = call("GET", "/v1/channels/%s/recordings/%s" % (channel, rid))["files"]
+ok = bool(files)
+for f in files:
+    path = os.path.join(os.environ["SHOWROOM_RECORDINGS"], f["path"])
+    probe = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path],
+                           capture_output=True, text=True)
+    read = probe.stdout.strip() if probe.returncode == 0 else "unreadable: " + probe.stderr.strip()[:80]
+    ok = ok and probe.returncode == 0 and not f.get("failure")
+    print("  %s on %s: %.1f s of %s, %d bytes; ffprobe reads %s s" % (f["path"], f["edge"], f["duration_ms"] / 1000,
+          "+".join(f["codecs"]), f["bytes"], read))
+sys.exit(0 if ok and any(f["path"].split("/")[-2] == str(host) for f in files) else 1)
+PY
+}
+
 cmd_demo() {
   [ "$run_dir" != "$root/run/cluster" ] || run_dir="$root/run/demo"
   [ -z "$(live_ids)" ] || cmd_down
@@ -578,6 +611,15 @@ cmd_demo() {
   local api_view
   api_view="$(api_demo "$(api_of coordinator-2)" "${rooms[0]}")" || failed+=("the server API: $api_view")
   echo "$api_view"
+  echo
+  echo "== recording: ${rooms[2]} is recorded through the server API while the show goes on =="
+  local recording
+  if recording="$(api_record "$(api_of coordinator-1)" start "${rooms[2]}")"; then
+    echo "  POST /v1/channels/${rooms[2]}/recordings: $recording (every broadcaster, to $run_dir/recordings/)"
+  else
+    failed+=("the recording of ${rooms[2]} did not start")
+    recording=""
+  fi
   echo
   echo "== show → 1v1: a viewer of ${rooms[0]} calls host-1, who pauses the show while they talk =="
   local call_out
@@ -674,6 +716,10 @@ cmd_demo() {
     failed+=("viewer 2039 could not apply for a seat")
   fi
   check_shows "after the co-host" 1 2 3
+  if [ -n "$recording" ]; then
+    echo "  recording $recording stopped; its files (the host's, and the co-host's while on stage):"
+    api_record "$(api_of coordinator-2)" stop "${rooms[2]}" "$recording" 1003 || failed+=("the recording of ${rooms[2]} left no readable file of its host")
+  fi
   echo
   echo "== failure drill: SIGKILL the edge hosting ${rooms[0]}; its clients rejoin elsewhere =="
   local victim="" status_json moved=() rejoined decoded deadline=$((SECONDS + 5))
