@@ -13,6 +13,9 @@ final class RoomWorkload {
         var version: UInt64 = 0
         /// Chat messages acknowledged, by number.
         var chat: [UInt64: String] = [:]
+        /// Chat messages sent and not acknowledged (refused, or never answered): each may have
+        /// taken a number and died with its owner before any replica held it.
+        var chatNotAcknowledged = 0
     }
 
     private var rng: SimulationRNG
@@ -116,6 +119,7 @@ final class RoomWorkload {
             case .success(let envelope):
                 if let failure = envelope.failure {
                     answered.failed += 1
+                    if kind == .roomChatSend { acknowledged[roomID]?.chatNotAcknowledged += 1 }
                     network.record("op \(number) fail \(failure.code)")
                 } else if let answer = try? envelope.decodeBody(Answer.self) {
                     answered.ok += 1
@@ -131,6 +135,7 @@ final class RoomWorkload {
             case .failure(let error):
                 // Maybe applied, maybe not.
                 answered.unknown += 1
+                if kind == .roomChatSend { acknowledged[roomID]?.chatNotAcknowledged += 1 }
                 network.record("op \(number) unknown \(error.code)")
             }
         }

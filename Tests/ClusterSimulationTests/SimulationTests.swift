@@ -66,6 +66,20 @@ final class SimulationTests: XCTestCase {
         XCTAssertNotEqual(try other.run().digest, first.digest)
     }
 
+    func testAChatNumberMayBeMissingOnlyForAMessageNotAcknowledged() {
+        // Seed 222: #2 was numbered by an owner that died before its successor held it; its
+        // client was told UNAVAILABLE, and the successor numbered on from #4.
+        XCTAssertTrue(Invariants.chatNumbersHold([1, 3, 4, 5], through: 5, notAcknowledged: 1))
+        XCTAssertFalse(Invariants.chatNumbersHold([1, 3, 4, 5], through: 5, notAcknowledged: 0), "a gap no failed send explains")
+        XCTAssertFalse(Invariants.chatNumbersHold([1, 4, 5], through: 5, notAcknowledged: 1), "more gaps than failed sends")
+        XCTAssertTrue(Invariants.chatNumbersHold([1, 2], through: 3, notAcknowledged: 1), "the last number lost with its owner")
+        XCTAssertTrue(Invariants.chatNumbersHold([1, 2, 3], through: 3, notAcknowledged: 0))
+        XCTAssertTrue(Invariants.chatNumbersHold([], through: 0, notAcknowledged: 0))
+        XCTAssertFalse(Invariants.chatNumbersHold([1, 2, 2], through: 3, notAcknowledged: 5), "a number held twice")
+        XCTAssertFalse(Invariants.chatNumbersHold([0, 1], through: 1, notAcknowledged: 5), "numbers start at 1")
+        XCTAssertFalse(Invariants.chatNumbersHold([1, 2, 3], through: 2, notAcknowledged: 5), "a number past the room's last")
+    }
+
     func testSeedsWithoutFaultsRunWithoutViolations() throws {
         for seed in UInt64(1)...3 {
             var simulation = Simulation(seed: seed)
