@@ -48,17 +48,6 @@ struct APIBenchmark: AsyncParsableCommand {
         guard (0...200).contains(viewers) else { throw ValidationError("--viewers must be 0–200") }
     }
 
-    /// The customer key: --key, or the run directory's api-key file.
-    private func customerKey() throws -> (id: String, secret: String) {
-        var text = key
-        if text == nil, let directory = app.runDirectory ?? ProcessInfo.processInfo.environment["SHOWROOM_RUN_DIR"] {
-            text = try? String(contentsOfFile: directory + "/api-key", encoding: .utf8)
-        }
-        guard let text, let colon = text.firstIndex(of: ":") else {
-            throw ValidationError("give --key id:secret, or --run-dir (or SHOWROOM_RUN_DIR) of a cluster.sh cluster, whose api-key holds it")
-        }
-        return (String(text[..<colon]), String(text[text.index(after: colon)...]).trimmingCharacters(in: .whitespacesAndNewlines))
-    }
 
     /// One operation's figures.
     struct Figures {
@@ -84,7 +73,7 @@ struct APIBenchmark: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let client = ServerAPIClient(base: seed, key: try customerKey(), connections: concurrency, eventLoops: 1)
+        let client = ServerAPIClient(base: seed, key: try customerKey(key, runDirectory: app.runDirectory), connections: concurrency, eventLoops: 1)
         defer { Task { await client.shutdown() } }
         let run = UInt32.random(in: 0 ... .max)
         // What the reads read: a room, created as a business server would.

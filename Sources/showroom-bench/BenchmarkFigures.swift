@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import Histogram
 
@@ -115,4 +116,17 @@ func measureConcurrently(callers: Int, count: Int, _ body: @escaping @Sendable (
     }
     let elapsed = started.duration(to: .now).seconds
     return (results.0, Double(results.0.count) / max(elapsed, 1e-9), results.1)
+}
+
+/// A customer key of the server API: `key` (id:secret), or the api-key file of the run directory
+/// (`runDirectory`, else $SHOWROOM_RUN_DIR) a cluster.sh cluster keeps.
+func customerKey(_ key: String?, runDirectory: String?) throws -> (id: String, secret: String) {
+    var text = key
+    if text == nil, let directory = runDirectory ?? ProcessInfo.processInfo.environment["SHOWROOM_RUN_DIR"] {
+        text = try? String(contentsOfFile: directory + "/api-key", encoding: .utf8)
+    }
+    guard let text, let colon = text.firstIndex(of: ":") else {
+        throw ValidationError("give --key id:secret, or --run-dir (or SHOWROOM_RUN_DIR) of a cluster.sh cluster, whose api-key holds it")
+    }
+    return (String(text[..<colon]), String(text[text.index(after: colon)...]).trimmingCharacters(in: .whitespacesAndNewlines))
 }

@@ -57,15 +57,6 @@ struct RecordBenchmark: AsyncParsableCommand, TargetedBenchmark {
         return address.hasPrefix("http") ? address : "http://" + address
     }
 
-    private func customerKey() throws -> (id: String, secret: String) {
-        var text = key
-        if text == nil, let directory = runDirectory { text = try? String(contentsOfFile: directory + "/api-key", encoding: .utf8) }
-        guard let text, let colon = text.firstIndex(of: ":") else {
-            throw ValidationError("give --key id:secret, or --run-dir (or SHOWROOM_RUN_DIR) of a cluster.sh cluster, whose api-key holds it")
-        }
-        return (String(text[..<colon]), String(text[text.index(after: colon)...]).trimmingCharacters(in: .whitespacesAndNewlines))
-    }
-
     /// The CPU seconds of every edge on this machine so far.
     private static func edgeCPU() -> Double {
         CPUTime.processes(named: "showroom-edge").values.reduce(0) { $0 + $1.seconds }
@@ -110,7 +101,7 @@ struct RecordBenchmark: AsyncParsableCommand, TargetedBenchmark {
     }
 
     func run() async throws {
-        let client = ServerAPIClient(base: try apiAddress(), key: try customerKey())
+        let client = ServerAPIClient(base: try apiAddress(), key: try customerKey(key, runDirectory: app.runDirectory))
         let clientSeeds = try await ClientSeeds.resolve(seeds)
         let clip = try EncodedClip(width: 640, height: 360, framesPerSecond: fps, bitrateKbps: bitrateKbps, seconds: 2)
         let loops = try [EngineLoop(name: "bench-record-1"), EngineLoop(name: "bench-record-2")]
