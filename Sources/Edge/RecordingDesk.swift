@@ -116,9 +116,11 @@ public struct RecordingDesk: Sendable {
         return all
     }
 
-    /// The publishers of `channel` recorded here now, sorted.
-    public func recordedUIDs(in channel: String) -> [UInt32] {
-        running.keys.filter { $0.channel == channel }.map(\.uid).sorted()
+    /// The publishers recorded here now, by channel, sorted (one pass for a whole summary).
+    public var recordedUIDs: [String: [UInt32]] {
+        var byChannel: [String: [UInt32]] = [:]
+        for key in running.keys { byChannel[key.channel, default: []].append(key.uid) }
+        return byChannel.mapValues { $0.sorted() }
     }
 
     /// `coordinator`'s orders are now `orders` (all of them; empty: none), unless a later

@@ -443,7 +443,8 @@ final class EdgeShell<Face: ClientFace> {
     func reportedSummaries() -> [ChannelSummary] {
         var summaries = EdgeReportBook.summaries(plane.channelSummaries, forwards: forwards, relays: relays)
         if let recorder, !recorder.desk.running.isEmpty {
-            for index in summaries.indices { summaries[index].recording = recorder.desk.recordedUIDs(in: summaries[index].name) }
+            let recorded = recorder.desk.recordedUIDs
+            for index in summaries.indices { summaries[index].recording = recorded[summaries[index].name] ?? [] }
         }
         return summaries
     }

@@ -182,15 +182,6 @@ public struct ChannelDirectory: Sendable {
         return uids.sorted()
     }
 
-    /// Every recording some edge reports: channel, uid and edge, sorted.
-    public var recordingsInProgress: [(channel: String, uid: UInt32, edge: String)] {
-        var all: [(channel: String, uid: UInt32, edge: String)] = []
-        for (edge, channels) in reported {
-            for status in channels { for uid in status.recording { all.append((status.name, uid, edge)) } }
-        }
-        return all.sorted { ($0.channel, $0.uid, $0.edge) < ($1.channel, $1.uid, $1.edge) }
-    }
-
     /// The edges that report hosting `channel` as its origin and do not drain, sorted.
     public func hosts(of channel: String) -> [String] {
         hostsByChannel[channel].map { Array($0.subtracting(draining)).sorted() } ?? []

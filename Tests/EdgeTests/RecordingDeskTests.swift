@@ -17,7 +17,7 @@ final class RecordingDeskTests: XCTestCase {
         XCTAssertEqual(desk.frame(channel: "show", uid: 7, forwarded: false, now: .seconds(1)), .record)
         XCTAssertEqual(desk.frame(channel: "show", uid: 8, forwarded: false, now: .seconds(1)), .start(orderID: "rec-1", segmentSeconds: 0))
         XCTAssertEqual(desk.frame(channel: "other", uid: 7, forwarded: false, now: .seconds(1)), .skip)
-        XCTAssertEqual(desk.recordedUIDs(in: "show"), [7, 8])
+        XCTAssertEqual(desk.recordedUIDs["show"], [7, 8])
         // A PK peer forwarded into the channel is not "every broadcaster": only when named.
         XCTAssertEqual(desk.frame(channel: "show", uid: 9, forwarded: true, now: .seconds(1)), .skip)
     }
