@@ -22,9 +22,9 @@ swift test --skip-build
 # generated requests against a live cluster find no 5xx and no answer the document does not allow
 # (about a minute; installs schemathesis and openapi-spec-validator from PyPI when missing).
 Tests/api-check.sh
-# Fuzzing: every decoder and the state machine behind it, on the committed seed corpus, 20 s per
-# target (5 targets; the first fuzz build takes about 5 minutes on 2 cores). Fails on any crash.
-Tests/Fuzz/fuzz.sh --seconds 20
+# Fuzzing: every decoder and the state machine behind it, on the committed seed corpus, 15 s per
+# target (5 targets; the first fuzz build takes about 3 minutes on 2 cores). Fails on any crash.
+Tests/Fuzz/fuzz.sh --seconds 15
 # The web app and the JavaScript SDK in headless Chromium against a real cluster, with Swift
 # clients on the other side (about 40 s; installs chromium, chromium-driver and python3-selenium
 # when missing). Screenshots are left in run/browser-check/.

@@ -35,8 +35,14 @@ final class EveningScenarioTests: XCTestCase {
         let tokens = EveningTokens(rtc: { channel, uid, publisher in
             try TestApp.token(channel: channel, uid: uid, role: publisher ? .publisher : .subscriber)
         }, login: { uid in try TestApp.loginToken(uid: uid) })
-        for seed: UInt64 in [1, 2] {
-            let schedule = EveningSchedule(EveningSettings(seed: seed, duration: .seconds(45), rooms: 3, viewersPerRoom: 2, swipers: 1))
+        // Two half-minute evenings that hold every kind of step, with an edge killed in one (seed 9)
+        // and an edge drained in the other (seed 26).
+        let schedules = [UInt64(9), 26].map { EveningSchedule(EveningSettings(seed: $0, duration: .seconds(30), rooms: 3, viewersPerRoom: 2, swipers: 1)) }
+        XCTAssertEqual(Set(schedules.flatMap(\.counts.keys)), ["call", "pk", "cohost", "swipe", "chat", "operation"])
+        XCTAssertEqual(schedules.flatMap { $0.steps.map(\.action.description).filter { $0.hasPrefix("operation") } },
+                       ["operation killEdge", "operation drainEdge"])
+        for schedule in schedules {
+            let seed = schedule.settings.seed
             let evening = Evening(schedule: schedule, cluster: cluster, seeds: seeds, tokens: tokens, webhooks: receiver) { line in
                 print("evening seed \(seed): \(line)")
             }

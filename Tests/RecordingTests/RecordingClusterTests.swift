@@ -14,7 +14,7 @@ final class RecordingClusterTests: XCTestCase {
     static let webhookSecret = "recording-webhook-secret"
 
     /// A cluster whose coordinators post to `receiver` and take the business key (scope recording).
-    private func cluster(edges: Int = 1, receiver: WebhookReceiver, recordCalls: Bool = false, recordOwners: [UInt32] = [],
+    private func cluster(edges: Int = 1, callsignals: Int = 0, receiver: WebhookReceiver, recordCalls: Bool = false, recordOwners: [UInt32] = [],
                          recordingDirectories: [String: String] = [:]) throws -> TestCluster {
         var settings: [String: Any] = [
             "apiKeys": [[
@@ -24,7 +24,7 @@ final class RecordingClusterTests: XCTestCase {
         ]
         if recordCalls { settings["recordCalls"] = true }
         if !recordOwners.isEmpty { settings["recordOwners"] = recordOwners }
-        return try TestCluster(coordinators: 1, edges: edges, webhookURLs: [receiver.url], webhookSecret: Self.webhookSecret,
+        return try TestCluster(coordinators: 1, callsignals: callsignals, edges: edges, webhookURLs: [receiver.url], webhookSecret: Self.webhookSecret,
                                coordinatorSettings: settings, recordingDirectories: recordingDirectories)
     }
 
@@ -170,40 +170,71 @@ final class RecordingClusterTests: XCTestCase {
         await receiver.stop()
     }
 
-    func testTheRulesRecordEveryCallOnBothSidesAndTheListedOwnersRooms() async throws {
+    /// The recordings of `channel` in progress, as `GET /v1/recordings` lists them.
+    private func inProgress(_ api: ServerAPIClient, channel: String) async throws -> [[String: Any]] {
+        let list = try await api.send("GET", "/v1/recordings")
+        return (try list.object()["recordings"] as? [[String: Any]] ?? []).filter { $0["channel"] as? String == channel }
+    }
+
+    /// The rules record a real 1v1 call (dialed through call-signal, split off a live show) on both
+    /// sides and the rooms of the listed owners; during a PK the forwarded peer in a recorded
+    /// room is recorded only when a recording names it.
+    func testTheRulesRecordEveryCallOnBothSidesAndTheListedOwnersRoomsAndAPKPeerOnlyWhenAsked() async throws {
         let receiver = try await WebhookReceiver.start(secret: Self.webhookSecret)
-        let cluster = try cluster(receiver: receiver, recordCalls: true, recordOwners: [55])
-        // A 1v1 call's channel, as the call API names it: call-<callee>-<call id>.
-        let channel = "call-77-\(UInt32.random(in: 0 ... .max))"
-        let callee = try await publisher(cluster, channel: channel, uid: 77)
-        let caller = try await publisher(cluster, channel: channel, uid: 78)
+        let cluster = try cluster(callsignals: 1, receiver: receiver, recordCalls: true, recordOwners: [55])
+        let seeds = [try cluster.clientEndpoint(of: "coordinator-1")]
         let api = ServerAPIClient(base: try cluster.apiEndpoint(of: "coordinator-1"), key: Self.key)
+        let suffix = UInt32.random(in: 0 ... .max)
+        // Host 77 is live; viewer 78 calls it, and the host pauses the show for the call.
+        let show = "rec-show-77-\(suffix)"
+        let callee = try await publisher(cluster, channel: show, uid: 77)
+        var configuration = EngineConfiguration(entry: .seeds(seeds))
+        configuration.media = LocalMediaConfiguration(videoBitrateKbps: 300, keyframeInterval: .seconds(2))
+        let caller = try await ShowroomEngine(configuration: configuration)
+        await caller.setLocalVideoSource(TestPatternCamera(width: 320, height: 240, framesPerSecond: 15))
+        await caller.setLocalAudioSource(ToneMicrophone())
+        var parties: ShowCallParties?
         var owners: [ShowroomEngine] = []
         do {
-            // Two rooms: owner 55's is recorded by the rule, owner 56's is not.
+            let call = try await ShowCallParties.start(host: 77, callee, viewer: 78, caller, seeds: seeds,
+                                                       live: ChannelConnection(channel: show, uid: 77))
+            parties = call
+            try await call.viewerCalls.call(remoteUserId: 77)
+            try await call.viewerLog.wait("the caller connected") { if case .connected = $0 { true } else { false } }
+            try await call.hostLog.wait("the callee connected") { if case .connected = $0 { true } else { false } }
+            let channel = try XCTUnwrap(call.viewerCalls.currentCall?.channel)
+
+            // Two rooms in a PK: owner 55's is recorded by the rule, owner 56's is not.
             var rooms: [UInt32: String] = [:]
             for owner: UInt32 in [55, 56] {
-                let created = try await api.send("POST", "/v1/rooms", json: ["name": "show of \(owner)", "owner_uid": owner])
+                let created = try await api.send("POST", "/v1/rooms", json: ["room_id": "rec-room-\(owner)-\(suffix)", "name": "show of \(owner)", "owner_uid": owner])
                 XCTAssertEqual(created.status, 201, created.text)
                 rooms[owner] = try XCTUnwrap(try created.object()["channel"] as? String, created.text)
                 owners.append(try await publisher(cluster, channel: rooms[owner]!, uid: owner))
             }
+            let pk = try await api.send("POST", "/v1/rooms/rec-room-55-\(suffix)/pk", json: ["peer_room_id": "rec-room-56-\(suffix)"])
+            XCTAssertEqual(pk.status, 200, pk.text)
             try await eventually("owner 55's room is recorded") {
-                let list = try await api.send("GET", "/v1/recordings")
-                return (try list.object()["recordings"] as? [[String: Any]] ?? []).contains {
-                    $0["channel"] as? String == rooms[55] && $0["uid"] as? Int == 55
-                }
+                try await inProgress(api, channel: rooms[55]!).contains { $0["uid"] as? Int == 55 }
             }
-            try await eventually("both sides are recorded") {
-                let list = try await api.send("GET", "/v1/recordings")
-                let recorded = (try list.object()["recordings"] as? [[String: Any]] ?? []).filter { $0["channel"] as? String == channel }
-                return Set(recorded.compactMap { $0["uid"] as? Int }) == [77, 78]
+            try await eventually("both sides of the call are recorded") {
+                Set(try await inProgress(api, channel: channel).compactMap { $0["uid"] as? Int }) == [77, 78]
             }
-            try await Task.sleep(for: .seconds(6))  // the call's length
-            try await caller.leaveChannel()
-            try await callee.leaveChannel()
-            try await eventually("a file of each side") {
+            // Host 56 is forwarded into 55's channel; the rule leaves it out, a recording naming it takes it.
+            let named = try await api.send("POST", "/v1/channels/\(rooms[55]!)/recordings", json: ["uids": [56]])
+            XCTAssertEqual(named.status, 201, named.text)
+            let namedID = try XCTUnwrap(try named.object()["id"] as? String, named.text)
+            try await eventually("the forwarded peer is recorded in 55's channel") {
+                try await inProgress(api, channel: rooms[55]!).contains { $0["uid"] as? Int == 56 }
+            }
+            try await Task.sleep(for: .seconds(6))  // the length of the call and of the PK peer's recording
+            let stopped = try await api.send("POST", "/v1/channels/\(rooms[55]!)/recordings/\(namedID)/stop")
+            XCTAssertEqual(stopped.status, 200, stopped.text)
+            try await call.viewerCalls.hangup(remoteUserId: 77, reason: "done")
+            try await call.hostLog.wait("the callee's call ended") { if case .disconnected = $0 { true } else { false } }
+            try await eventually("a file of each side of the call, and the PK peer's") {
                 !files(receiver, channel: channel, uid: 77).isEmpty && !files(receiver, channel: channel, uid: 78).isEmpty
+                    && !files(receiver, channel: rooms[55]!, uid: 56).isEmpty
             }
             for uid: UInt32 in [77, 78] {
                 let file = try XCTUnwrap(files(receiver, channel: channel, uid: uid).first)
@@ -211,16 +242,23 @@ final class RecordingClusterTests: XCTestCase {
                 XCTAssertGreaterThan(file.endMs - file.startMs, 4_000)
                 try assertPlayable(cluster.recordingDirectory.appendingPathComponent(file.path).path, file)
             }
+            let peer = files(receiver, channel: rooms[55]!, uid: 56)
+            XCTAssertEqual(peer.map(\.recordingID), [namedID], "only the recording that names the PK peer records it")
+            try assertPlayable(cluster.recordingDirectory.appendingPathComponent(peer[0].path).path, peer[0])
+
             for owner in owners { try await owner.leaveChannel() }
             try await eventually("owner 55's file") { !files(receiver, channel: rooms[55]!, uid: 55).isEmpty }
             let file = try XCTUnwrap(files(receiver, channel: rooms[55]!, uid: 55).first)
             XCTAssertTrue(file.recordingID.hasPrefix("rule-room-"), file.recordingID)
             try assertPlayable(cluster.recordingDirectory.appendingPathComponent(file.path).path, file)
+            XCTAssertEqual(files(receiver, channel: rooms[55]!, uid: 56).count, 1, "the rule never recorded the forwarded peer")
             XCTAssertTrue(files(receiver, channel: rooms[56]!, uid: 56).isEmpty, "owner 56's room is not recorded")
+            XCTAssertTrue(receiver.events(channel: show).filter { $0.type == .recordingFile }.isEmpty, "the paused show is not recorded")
             XCTAssertFalse(FileManager.default.fileExists(atPath: cluster.recordingDirectory.appendingPathComponent(rooms[56]!).path))
         } catch {
             XCTFail("\(error)")
         }
+        parties?.stop()
         for owner in owners { await owner.shutdown() }
         await caller.shutdown()
         await callee.shutdown()
@@ -229,29 +267,29 @@ final class RecordingClusterTests: XCTestCase {
         await receiver.stop()
     }
 
-    func testARecordingFollowsItsPublisherAcrossADrainAndSurvivesAKill() async throws {
+    /// A recording follows its publisher: across a drain with no gap over 1 s, then across a
+    /// failover (the edge SIGKILLed, its file readable up to the kill) in a new file on the third edge.
+    func testARecordingFollowsItsPublisherAcrossADrainAndAFailoverAndSurvivesTheKill() async throws {
         let receiver = try await WebhookReceiver.start(secret: Self.webhookSecret)
-        let cluster = try cluster(edges: 2, receiver: receiver)
+        let cluster = try cluster(edges: 3, receiver: receiver)
         let api = ServerAPIClient(base: try cluster.apiEndpoint(of: "coordinator-1"), key: Self.key)
         let channel = "rec-drain-\(UInt32.random(in: 0 ... .max))"
         let host = try await publisher(cluster, channel: channel, uid: 42)
         do {
             let started = try await api.send("POST", "/v1/channels/\(channel)/recordings", json: ["uids": [42]])
             XCTAssertEqual(started.status, 201, started.text)
+            let id = try XCTUnwrap(try started.object()["id"] as? String, started.text)
             var first = ""
             try await eventually("an edge records uid 42") {
-                let list = try await api.send("GET", "/v1/recordings")
-                first = (try list.object()["recordings"] as? [[String: Any]] ?? []).first { $0["channel"] as? String == channel }?["edge"] as? String ?? ""
+                first = try await inProgress(api, channel: channel).first?["edge"] as? String ?? ""
                 return !first.isEmpty
             }
             try await Task.sleep(for: .seconds(4))  // a stretch recorded on the first edge
-            let second = first == "edge-1" ? "edge-2" : "edge-1"
-            try cluster.terminate(first)  // a drain: the host moves to the other edge
-            try await eventually("the recording goes on on \(second)", timeout: .seconds(20)) {
-                let list = try await api.send("GET", "/v1/recordings")
-                return (try list.object()["recordings"] as? [[String: Any]] ?? []).contains {
-                    $0["channel"] as? String == channel && $0["edge"] as? String == second
-                }
+            try cluster.terminate(first)  // a drain: the host moves to another edge
+            var second = ""
+            try await eventually("the recording goes on on another edge", timeout: .seconds(20)) {
+                second = try await inProgress(api, channel: channel).first { $0["edge"] as? String != first }?["edge"] as? String ?? ""
+                return !second.isEmpty
             }
             try await eventually("the first edge's file is finished") {
                 files(receiver, channel: channel, uid: 42).contains { !$0.path.isEmpty }
@@ -264,18 +302,32 @@ final class RecordingClusterTests: XCTestCase {
             let killedAt = Int64(Date().timeIntervalSince1970 * 1000)
             try cluster.kill(second)
             let directory = cluster.recordingDirectory.appendingPathComponent("\(channel)/42")
+            func startMs(of name: String) -> Int64 { Int64(name.split(separator: "-").first.flatMap { Int64($0) } ?? 0) }
             let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".webm") }
-            let cut = try XCTUnwrap(names.first { directory.appendingPathComponent($0).path != cluster.recordingDirectory.appendingPathComponent(drained.path).path },
+            let cut = try XCTUnwrap(names.first { startMs(of: $0) < killedAt && directory.appendingPathComponent($0).path != cluster.recordingDirectory.appendingPathComponent(drained.path).path },
                                     "the second edge's file, in \(names)")
             let probe = try FFmpegTools.probe(directory.appendingPathComponent(cut).path)
             XCTAssertEqual(probe.codec("video"), "vp8")
             XCTAssertEqual(try FFmpegTools.decodeErrors(directory.appendingPathComponent(cut).path), "", "the killed file decodes to its last cluster")
             let times = probe.packetTimes("video")
             XCTAssertGreaterThan(times.last ?? 0, 2.0, "the killed file holds what was recorded up to about a second before the kill")
-            // No gap between the edges' files: the second began before the first ended (make before break) or within 1 s.
-            let secondStartMs = Int64(cut.split(separator: "-").first.flatMap { Int64($0) } ?? 0)
-            XCTAssertLessThan(secondStartMs - drained.endMs, 1_000, "the gap between the segments")
-            XCTAssertLessThan(secondStartMs, killedAt)
+            // No gap between the drained edges' files: the second began before the first ended (make before break) or within 1 s.
+            XCTAssertLessThan(startMs(of: cut) - drained.endMs, 1_000, "the gap between the segments")
+
+            // The failover: the host rejoins on the third edge, and the recording goes on there in a new file.
+            let third = try XCTUnwrap(["edge-1", "edge-2", "edge-3"].first { $0 != first && $0 != second })
+            try await eventually("the recording goes on on \(third)", timeout: .seconds(20)) {
+                try await inProgress(api, channel: channel).contains { $0["edge"] as? String == third }
+            }
+            try await Task.sleep(for: .seconds(3))  // a stretch recorded on the third edge
+            let stopped = try await api.send("POST", "/v1/channels/\(channel)/recordings/\(id)/stop")
+            XCTAssertEqual(stopped.status, 200, stopped.text)
+            try await eventually("the third edge's file is finished") {
+                files(receiver, channel: channel, uid: 42).contains { $0.startMs > killedAt }
+            }
+            let afterFailover = try XCTUnwrap(files(receiver, channel: channel, uid: 42).first { $0.startMs > killedAt })
+            XCTAssertGreaterThan(afterFailover.endMs - afterFailover.startMs, 2_000)
+            try assertPlayable(cluster.recordingDirectory.appendingPathComponent(afterFailover.path).path, afterFailover)
         } catch {
             XCTFail("\(error)")
         }
