@@ -309,7 +309,7 @@ let package = Package(
         .testTarget(name: "MediaCodecsTests", dependencies: ["MediaCodecs"]),
         // WebM files checked with ffprobe and ffmpeg (Debian ffmpeg); the segment policy with plain values.
         .testTarget(name: "RecordingTests", dependencies: [
-            "Recording", "MediaCodecs", "ShowroomWire", "ShowroomKit", "ShowroomTesting", "ShowroomAuth", "ServerAPI",
+            "Recording", "MediaCodecs", "ShowroomWire", "ShowroomKit", "ShowroomTesting", "ShowroomAuth", "ServerAPI", "Ownership",
         ]),
         .testTarget(name: "ShowroomAuthTests", dependencies: ["ShowroomAuth", "ShowroomWire"]),
         .testTarget(

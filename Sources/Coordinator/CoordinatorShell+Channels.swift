@@ -327,7 +327,7 @@ extension CoordinatorShell {
     /// Sends `events` to the subscribers and the webhooks.
     private func publish(_ events: [RoomChannelEvent]) {
         for event in events {
-            if event.type == .recordingFile || event.type == .recordingFailed { machine.recordings.saw(event) }
+            if let filed = machine.records.recordings.saw(event) { replicate([filed]) }
             publisher.publish(topic: "channel/\(event.channel)", kind: .channelEvent, body: event)
             webhooks?.enqueue(event)
         }

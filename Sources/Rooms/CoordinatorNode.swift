@@ -32,8 +32,6 @@ public struct CoordinatorNode: Sendable {
     /// to every edge each 5 ticks (seconds), so an edge that started since, or missed a change,
     /// catches up.
     public var edgeInstructions = EdgeInstructions(refreshTicks: 5)
-    /// The recordings of the channels owned here, and when the edges are sent the orders.
-    public var recordings = RecordingOrders()
     /// When this coordinator started (its clock).
     public let startedAtMs: Int64
     /// When the PKs are checked next.
@@ -189,10 +187,11 @@ public struct CoordinatorNode: Sendable {
     // MARK: - Recordings
 
     /// The recording orders to send every edge now (nil: none due): the running API recordings
-    /// and what `rules` record in the rooms this coordinator owns (``RecordingOrders/due(_:)``).
+    /// of the channels and what `rules` record in the rooms this coordinator owns (``RecordingOrders/due(_:)``).
     public mutating func recordingOrdersDue(rules: RecordingRules) -> [RoomRecordingOrder]? {
         let owned = records.registry.rooms.values.lazy.filter { [ownership] in ownership.owns($0.roomID) }
-        return recordings.due(recordings.orders(rules: rules, rooms: owned))
+        let orders = records.recordings.orders(rules: rules, rooms: owned) { [ownership] in ownership.owns($0) }
+        return records.recordings.due(orders)
     }
 
     // MARK: - Timers

@@ -5,15 +5,17 @@ import ShowroomWire
 
 /// The records a coordinator replicates, in the state machines that hold them: rooms with their
 /// chat (``RoomRegistry``) and channel event numbers (``ChannelEventSequencer``), each key held
-/// by its owner and successor; placements (``ChannelDirectory``) and bans (``BanList``), held by
-/// every coordinator under one key (``tablesKey``) with the event numbers again, for a newcomer.
+/// by its owner and successor; placements (``ChannelDirectory``), bans (``BanList``) and the
+/// server API's recordings (``RecordingOrders``), held by every coordinator under one key
+/// (``tablesKey``) with the event numbers again, for a newcomer.
 ///
 /// A ``ReplicatedStore`` of these records is how a coordinator replicates: its writes, repairs
 /// and hand-overs read them here (``records(of:)``), and a copy from another coordinator merges
 /// by each machine's rules (``receive(_:nowMs:)``): the higher room version wins and the room's
-/// chat follows it, a later series of event numbers wins, placements and bans merge by channel.
+/// chat follows it, a later series of event numbers wins, placements and bans merge by channel,
+/// a recording's higher version wins.
 public struct CoordinatorRecords: ReplicaRecords {
-    /// The key of the cluster-wide tables (placements, bans, every channel's event numbers).
+    /// The key of the cluster-wide tables (placements, bans, recordings, every channel's event numbers).
     public static let tablesKey = "cluster-tables"
 
     /// Rooms and their chat.
@@ -24,6 +26,8 @@ public struct CoordinatorRecords: ReplicaRecords {
     public var sequencer = ChannelEventSequencer()
     /// Bans.
     public var bans = BanList()
+    /// The server API's recordings, and the orders the edges were sent.
+    public var recordings = RecordingOrders()
 
     /// The records of `registry` and `directory`, with no event numbers or bans yet.
     public init(registry: RoomRegistry, directory: ChannelDirectory) {
@@ -47,6 +51,7 @@ public struct CoordinatorRecords: ReplicaRecords {
                 batch.sequences = sequencer.sequences
                 // Ended and lifted bans too: a copy that missed the lifting must not bring it back.
                 batch.bans = bans.held
+                batch.recordings = recordings.held
                 tables = batch
                 continue
             }
@@ -136,7 +141,8 @@ public struct CoordinatorRecords: ReplicaRecords {
         /// Rooms whose record here was replaced: writes of them still waiting for replicas are
         /// not in the record kept, and are never acknowledged.
         public var replaced: [String] = []
-        /// The placements (a removal has no edge), event numbers and bans taken, to persist.
+        /// The placements (a removal has no edge), event numbers, bans and recordings taken, to
+        /// persist (recordings are not: they live as long as some coordinator does).
         public var tables = RoomStateBatch()
     }
 
@@ -149,6 +155,7 @@ public struct CoordinatorRecords: ReplicaRecords {
         received.tables.placements = directory.merge(batch.placements, nowMs: nowMs)
         received.tables.sequences = sequencer.merge(batch.sequences, nowMs: nowMs)
         received.tables.bans = bans.merge(batch.bans)
+        received.tables.recordings = recordings.merge(batch.recordings)
         return received
     }
 
@@ -182,6 +189,7 @@ public struct CoordinatorRecords: ReplicaRecords {
             wire.sequences += record.sequences
             wire.placements += record.placements
             wire.bans += record.bans
+            wire.recordings += record.recordings
             wire.ownerWrite = wire.ownerWrite || record.ownerWrite
         }
         return wire

@@ -24,14 +24,14 @@ public struct RecordingRules: Sendable, Equatable {
     public static func roomOrderID(_ roomID: String) -> String { "rule-room-\(roomID)" }
 }
 
-/// The recordings a coordinator keeps, as a pure value: those the server API started in the
-/// channels this coordinator owns (running, or stopped and kept for queries), the rules' orders,
-/// the files each recording's edges finished (from the channel's numbered events), and when the
-/// edges are to be sent the orders again.
+/// The recordings a coordinator keeps, as a pure value: those the server API started (running, or
+/// stopped and kept for queries), the rules' orders, the files each recording's edges finished
+/// (from the channel's numbered events), and when the edges are to be sent the orders again.
 ///
-/// An API recording lives on the channel's owner only: a coordinator that dies takes the running
-/// ones with it (their edges stop them within ``RecordingDesk``'s forget time, finishing their
-/// files); the rules' recordings are made again by every owner.
+/// The channel's owner starts, stops and files a recording, raising its version each time, and
+/// every coordinator holds a copy (``held``, ``merge(_:)``): when the owner dies the channel's next
+/// owner sends the same orders, so the edges go on recording under the same id, in the same file.
+/// The rules' recordings are made again by every owner.
 public struct RecordingOrders: Sendable {
     /// Recordings kept, running and stopped, by id.
     public private(set) var recordings: [String: RoomRecording] = [:]
@@ -45,7 +45,7 @@ public struct RecordingOrders: Sendable {
     /// The version of the orders last sent.
     private var version: UInt64 = 0
 
-    /// The most recordings running at once on one coordinator.
+    /// The most recordings running at once in the cluster.
     public static let maxRunning = 500
     /// The most stopped recordings kept for queries.
     public static let maxStopped = 1_000
@@ -82,7 +82,7 @@ public struct RecordingOrders: Sendable {
             throw ShowroomError(.recordingConflict, "recording \(same.id) of \(uids.isEmpty ? "every broadcaster" : "uids \(uids)") in channel \(channel) runs already; stop it first")
         }
         guard running.count < Self.maxRunning else {
-            throw ShowroomError(.rateLimited, "\(Self.maxRunning) recordings run on this coordinator already; stop one first")
+            throw ShowroomError(.rateLimited, "\(Self.maxRunning) recordings run in the cluster already; stop one first")
         }
         let recording = RoomRecording.with {
             $0.id = id
@@ -90,6 +90,7 @@ public struct RecordingOrders: Sendable {
             $0.uids = uids
             $0.startedMs = nowMs
             $0.segmentSeconds = request.segmentSeconds
+            $0.version = 1
         }
         recordings[id] = recording
         return recording
@@ -102,10 +103,16 @@ public struct RecordingOrders: Sendable {
         var recording = try get(channel: channel, id: id)
         guard recording.stoppedMs == 0 else { return recording }
         recording.stoppedMs = max(nowMs, recording.startedMs)
+        recording.version &+= 1
         recordings[id] = recording
+        keepStopped(id)
+        return recording
+    }
+
+    /// Counts `id` among the stopped ones kept, forgetting the oldest past ``maxStopped``.
+    private mutating func keepStopped(_ id: String) {
         stoppedOrder.append(id)
         if stoppedOrder.count > Self.maxStopped { recordings[stoppedOrder.removeFirst()] = nil }
-        return recording
     }
 
     /// Recording `id` of `channel`.
@@ -124,21 +131,55 @@ public struct RecordingOrders: Sendable {
     }
 
     /// A numbered channel event: a finished file of one of these recordings is kept with it.
-    public mutating func saw(_ event: RoomChannelEvent) {
+    /// Returns the recording it changed, to replicate (nil: none).
+    @discardableResult
+    public mutating func saw(_ event: RoomChannelEvent) -> RoomRecording? {
         guard event.type == .recordingFile || event.type == .recordingFailed,
-              var recording = recordings[event.recording.recordingID], recording.channel == event.channel else { return }
+              var recording = recordings[event.recording.recordingID], recording.channel == event.channel else { return nil }
         var file = event.recording
         file.edge = event.edge
         if event.type == .recordingFailed { file.path = "" }
         recording.files.append(file)
         if recording.files.count > Self.maxFiles { recording.files.removeFirst(recording.files.count - Self.maxFiles) }
+        recording.version &+= 1
         recordings[recording.id] = recording
+        return recording
     }
 
-    /// The orders the edges are to hold: the running API recordings and the rules' (the calls
-    /// rule, and each open room `rooms` holds whose owner the rules name).
-    public func orders(rules: RecordingRules, rooms: some Sequence<RoomRoom>) -> [RoomRecordingOrder] {
-        var orders: [RoomRecordingOrder] = recordings.values.filter { $0.stoppedMs == 0 }.map { recording in
+    // MARK: - Copies on every coordinator
+
+    /// Every recording kept, by id: what a newcomer or a catch-up is sent.
+    public var held: [RoomRecording] { recordings.values.sorted { $0.id < $1.id } }
+
+    /// Takes the copies of `incoming` (from another coordinator) that are newer than the ones held:
+    /// a higher version, or the same version stopped where the copy here runs. A malformed copy (a
+    /// bad channel or id, too many uids) is left out; a copy's files are cut to ``maxFiles``.
+    /// Returns the copies taken.
+    public mutating func merge(_ incoming: [RoomRecording]) -> [RoomRecording] {
+        var taken: [RoomRecording] = []
+        for var copy in incoming {
+            guard (1...64).contains(copy.id.utf8.count), (try? Names.validateChannel(copy.channel)) != nil,
+                  copy.uids.count <= Self.maxUIDs, copy.recordingUids.count <= Self.maxUIDs else { continue }
+            if let held = recordings[copy.id] {
+                let newer = copy.version > held.version || (copy.version == held.version && copy.stoppedMs != 0 && held.stoppedMs == 0)
+                guard newer, held.channel == copy.channel else { continue }
+            } else if copy.stoppedMs == 0, recordings.values.lazy.filter({ $0.stoppedMs == 0 }).count >= Self.maxRunning {
+                continue
+            }
+            if copy.files.count > Self.maxFiles { copy.files.removeFirst(copy.files.count - Self.maxFiles) }
+            let wasStopped = recordings[copy.id].map { $0.stoppedMs != 0 } ?? false
+            recordings[copy.id] = copy
+            if copy.stoppedMs != 0, !wasStopped { keepStopped(copy.id) }
+            taken.append(copy)
+        }
+        return taken
+    }
+
+    /// The orders the edges are to hold: the running API recordings of the channels this
+    /// coordinator `owns`, and the rules' (the calls rule, and each open room `rooms` holds whose
+    /// owner the rules name).
+    public func orders(rules: RecordingRules, rooms: some Sequence<RoomRoom>, owns: (String) -> Bool = { _ in true }) -> [RoomRecordingOrder] {
+        var orders: [RoomRecordingOrder] = recordings.values.filter { $0.stoppedMs == 0 && owns($0.channel) }.map { recording in
             RoomRecordingOrder.with {
                 $0.id = recording.id
                 $0.channel = recording.channel

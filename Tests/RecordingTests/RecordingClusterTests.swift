@@ -1,4 +1,5 @@
 import Foundation
+import Ownership
 import ServerAPI
 import ShowroomAuth
 import ShowroomKit
@@ -14,7 +15,7 @@ final class RecordingClusterTests: XCTestCase {
     static let webhookSecret = "recording-webhook-secret"
 
     /// A cluster whose coordinators post to `receiver` and take the business key (scope recording).
-    private func cluster(edges: Int = 1, callsignals: Int = 0, receiver: WebhookReceiver, recordCalls: Bool = false, recordOwners: [UInt32] = [],
+    private func cluster(coordinators: Int = 1, edges: Int = 1, callsignals: Int = 0, receiver: WebhookReceiver, recordCalls: Bool = false, recordOwners: [UInt32] = [],
                          recordingDirectories: [String: String] = [:]) throws -> TestCluster {
         var settings: [String: Any] = [
             "apiKeys": [[
@@ -24,7 +25,7 @@ final class RecordingClusterTests: XCTestCase {
         ]
         if recordCalls { settings["recordCalls"] = true }
         if !recordOwners.isEmpty { settings["recordOwners"] = recordOwners }
-        return try TestCluster(coordinators: 1, callsignals: callsignals, edges: edges, webhookURLs: [receiver.url], webhookSecret: Self.webhookSecret,
+        return try TestCluster(coordinators: coordinators, callsignals: callsignals, edges: edges, webhookURLs: [receiver.url], webhookSecret: Self.webhookSecret,
                                coordinatorSettings: settings, recordingDirectories: recordingDirectories)
     }
 
@@ -62,11 +63,15 @@ final class RecordingClusterTests: XCTestCase {
         XCTAssertEqual(probe.packetFlags("video").first?.hasPrefix("K"), true, "\(path) starts on a keyframe", file: line, line: number)
     }
 
-    func testALiveRoomRecordedThroughTheAPIForTwentySeconds() async throws {
+    /// A live room recorded for 20 s through the API of one coordinator while the channel's owner,
+    /// the other, is SIGKILLed midway: the survivor goes on with the recording, in the same file.
+    func testALiveRoomRecordedThroughTheAPIForTwentySecondsAcrossItsOwnersDeath() async throws {
         let receiver = try await WebhookReceiver.start(secret: Self.webhookSecret)
-        let cluster = try cluster(receiver: receiver)
+        let cluster = try cluster(coordinators: 2, receiver: receiver)
         let api = ServerAPIClient(base: try cluster.apiEndpoint(of: "coordinator-1"), key: Self.key)
-        let channel = "rec-live-\(UInt32.random(in: 0 ... .max))"
+        let ring = OwnerRing(.coordinator, memberIDs: ["coordinator-1", "coordinator-2"])
+        var channel = ""
+        repeat { channel = "rec-live-\(UInt32.random(in: 0 ... .max))" } while ring.owner(of: channel) != "coordinator-2"
         let host = try await publisher(cluster, channel: channel, uid: 42)
         do {
             // Hostile starts first: nothing is recorded for them.
@@ -97,8 +102,11 @@ final class RecordingClusterTests: XCTestCase {
             XCTAssertEqual(row?["recording"] as? [Int], [42], "the status view's channel row")
             XCTAssertTrue(try cluster.status().contains("RECORDING"))
 
-            // The recording's length: a span of the show, not a wait for an event.
-            try await Task.sleep(for: .seconds(20))
+            // The recording's length: a span of the show, not a wait for an event. The owner dies
+            // 5 s in; the edge forgets its orders after 10 s, and coordinator-1's go on with them.
+            try await Task.sleep(for: .seconds(5))
+            try cluster.kill("coordinator-2")
+            try await Task.sleep(for: .seconds(15))
             let stopped = try await api.send("POST", "/v1/channels/\(channel)/recordings/\(id)/stop")
             XCTAssertEqual(stopped.status, 200, stopped.text)
             XCTAssertEqual(try stopped.object()["running"] as? Bool, false)
@@ -109,6 +117,7 @@ final class RecordingClusterTests: XCTestCase {
             XCTAssertEqual(file.codecs, ["vp8", "opus"])
             XCTAssertEqual(file.failure, "")
             XCTAssertGreaterThan(file.endMs - file.startMs, 19_000, "the file covers the 20 s recorded")
+            XCTAssertEqual(files(receiver, channel: channel, uid: 42).count, 1, "one file, whole across the owner's death")
             XCTAssertTrue(receiver.allSignaturesValid)
             let path = cluster.recordingDirectory.appendingPathComponent(file.path).path
             XCTAssertEqual((try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int).map(UInt64.init), file.bytes)

@@ -102,6 +102,71 @@ final class RecordingOrdersTests: XCTestCase {
         XCTAssertEqual(orders.orders(rules: RecordingRules(owners: [42]), rooms: [room]), [])
     }
 
+    func testEveryCoordinatorHoldsACopyAndTheChannelsOwnerSendsItsOrders() throws {
+        // The owner starts, files and stops; each change raises the version.
+        var owner = RecordingOrders()
+        let started = try owner.start(channel: "show", RoomRecordingStart.with { $0.uids = [7] }, id: "rec-1", nowMs: 1_000)
+        var event = RoomChannelEvent()
+        event.type = .recordingFile
+        event.channel = "show"
+        event.recording.recordingID = "rec-1"
+        event.recording.path = "show/7/1000-0.webm"
+        let filed = try XCTUnwrap(owner.saw(event))
+        XCTAssertGreaterThan(filed.version, started.version)
+        event.recording.recordingID = "rec-9"
+        XCTAssertNil(owner.saw(event), "an event of no recording held changes nothing")
+
+        // Another coordinator takes the copies in any order; an older one never wins over a newer.
+        var copy = RecordingOrders()
+        XCTAssertEqual(copy.merge([filed]).map(\.id), ["rec-1"])
+        XCTAssertTrue(copy.merge([started]).isEmpty, "an older copy is left out")
+        XCTAssertEqual(try copy.get(channel: "show", id: "rec-1").files.count, 1)
+        XCTAssertTrue(copy.merge([filed]).isEmpty, "the same copy twice changes nothing")
+        let stopped = try owner.stop(channel: "show", id: "rec-1", nowMs: 5_000)
+        XCTAssertEqual(copy.merge([stopped]).count, 1)
+        XCTAssertEqual(try copy.get(channel: "show", id: "rec-1").stoppedMs, 5_000)
+        XCTAssertTrue(copy.merge([filed]).isEmpty, "a stop is never undone by an older copy")
+        var sameVersionStopped = filed
+        sameVersionStopped.stoppedMs = 4_000
+        var running = RecordingOrders()
+        _ = running.merge([filed])
+        XCTAssertEqual(running.merge([sameVersionStopped]).count, 1, "at one version a stopped copy wins over a running one")
+
+        // Only the channel's owner sends the edges the orders of a running recording.
+        var other = RecordingOrders()
+        _ = other.merge([started])
+        XCTAssertEqual(other.orders(rules: RecordingRules(), rooms: [RoomRoom]()) { $0 == "show" }.map(\.id), ["rec-1"])
+        XCTAssertTrue(other.orders(rules: RecordingRules(), rooms: [RoomRoom]()) { _ in false }.isEmpty)
+        XCTAssertEqual(other.held.map(\.id), ["rec-1"])
+    }
+
+    func testMalformedCopiesAreLeftOut() {
+        var orders = RecordingOrders()
+        let bad = [
+            RoomRecording.with { $0.id = ""; $0.channel = "show"; $0.version = 1 },
+            RoomRecording.with { $0.id = String(repeating: "r", count: 65); $0.channel = "show"; $0.version = 1 },
+            RoomRecording.with { $0.id = "rec-1"; $0.channel = "bad/name"; $0.version = 1 },
+            RoomRecording.with { $0.id = "rec-2"; $0.channel = "show"; $0.uids = Array(1...33); $0.version = 1 },
+        ]
+        XCTAssertTrue(orders.merge(bad).isEmpty)
+        XCTAssertTrue(orders.held.isEmpty)
+        // A copy may not move a recording to another channel.
+        _ = orders.merge([RoomRecording.with { $0.id = "rec-3"; $0.channel = "show"; $0.version = 1 }])
+        XCTAssertTrue(orders.merge([RoomRecording.with { $0.id = "rec-3"; $0.channel = "other"; $0.version = 9 }]).isEmpty)
+        XCTAssertEqual(orders.held.map(\.channel), ["show"])
+        // A copy's files are cut to the latest maxFiles.
+        let many = RoomRecording.with {
+            $0.id = "rec-4"
+            $0.channel = "show"
+            $0.version = 1
+            $0.files = (0..<(RecordingOrders.maxFiles + 5)).map { n in RoomRecordingFile.with { $0.path = "show/1/\(n).webm" } }
+        }
+        _ = orders.merge([many])
+        let kept = orders.held.first { $0.id == "rec-4" }?.files ?? []
+        XCTAssertEqual(kept.count, RecordingOrders.maxFiles)
+        XCTAssertEqual(kept.last?.path, "show/1/\(RecordingOrders.maxFiles + 4).webm")
+    }
+
     func testAReportsRecordedFilesAreChecked() {
         var good = RoomChannelActivity()
         good.type = .recordingFile

@@ -2900,6 +2900,10 @@ public nonisolated struct RoomRecording: Sendable {
   /// Publishers being recorded now, as the edges last reported.
   public var recordingUids: [UInt32] = []
 
+  /// Raised by the channel's owner at each change (start, stop, a file): the copy with the higher
+  /// version wins where coordinators replicate it.
+  public var version: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -3058,6 +3062,10 @@ public nonisolated struct RoomStateBatch: Sendable {
   /// a holder whose copy of a room lacks a message before the first one carried refuses the
   /// batch, and the owner repairs it with the whole room (chat numbers must not skip).
   public var changesOnly: Bool = false
+
+  /// The server API's recordings (running, and stopped ones kept for queries), held by every
+  /// coordinator so the channel's next owner goes on with them.
+  public var recordings: [RoomRecording] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -7107,7 +7115,7 @@ nonisolated extension RoomRecordingStart: SwiftProtobuf.Message, SwiftProtobuf._
 
 nonisolated extension RoomRecording: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Recording"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}channel\0\u{1}uids\0\u{3}started_ms\0\u{3}stopped_ms\0\u{1}files\0\u{3}segment_seconds\0\u{3}recording_uids\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}channel\0\u{1}uids\0\u{3}started_ms\0\u{3}stopped_ms\0\u{1}files\0\u{3}segment_seconds\0\u{3}recording_uids\0\u{1}version\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -7123,6 +7131,7 @@ nonisolated extension RoomRecording: SwiftProtobuf.Message, SwiftProtobuf._Messa
       case 6: try { try decoder.decodeRepeatedMessageField(value: &self.files) }()
       case 7: try { try decoder.decodeSingularUInt32Field(value: &self.segmentSeconds) }()
       case 8: try { try decoder.decodeRepeatedUInt32Field(value: &self.recordingUids) }()
+      case 9: try { try decoder.decodeSingularUInt64Field(value: &self.version) }()
       default: break
       }
     }
@@ -7153,6 +7162,9 @@ nonisolated extension RoomRecording: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if !self.recordingUids.isEmpty {
       try visitor.visitPackedUInt32Field(value: self.recordingUids, fieldNumber: 8)
     }
+    if self.version != 0 {
+      try visitor.visitSingularUInt64Field(value: self.version, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -7165,6 +7177,7 @@ nonisolated extension RoomRecording: SwiftProtobuf.Message, SwiftProtobuf._Messa
     if lhs.files != rhs.files {return false}
     if lhs.segmentSeconds != rhs.segmentSeconds {return false}
     if lhs.recordingUids != rhs.recordingUids {return false}
+    if lhs.version != rhs.version {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -7392,7 +7405,7 @@ nonisolated extension RoomActivityOriginMark: SwiftProtobuf.Message, SwiftProtob
 
 nonisolated extension RoomStateBatch: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StateBatch"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}rooms\0\u{1}messages\0\u{1}bans\0\u{1}placements\0\u{1}sequences\0\u{1}from\0\u{3}catch_up\0\u{3}after_room_id\0\u{1}members\0\u{3}owner_write\0\u{3}changes_only\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}rooms\0\u{1}messages\0\u{1}bans\0\u{1}placements\0\u{1}sequences\0\u{1}from\0\u{3}catch_up\0\u{3}after_room_id\0\u{1}members\0\u{3}owner_write\0\u{3}changes_only\0\u{1}recordings\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -7411,6 +7424,7 @@ nonisolated extension RoomStateBatch: SwiftProtobuf.Message, SwiftProtobuf._Mess
       case 9: try { try decoder.decodeRepeatedStringField(value: &self.members) }()
       case 10: try { try decoder.decodeSingularBoolField(value: &self.ownerWrite) }()
       case 11: try { try decoder.decodeSingularBoolField(value: &self.changesOnly) }()
+      case 12: try { try decoder.decodeRepeatedMessageField(value: &self.recordings) }()
       default: break
       }
     }
@@ -7450,6 +7464,9 @@ nonisolated extension RoomStateBatch: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if self.changesOnly != false {
       try visitor.visitSingularBoolField(value: self.changesOnly, fieldNumber: 11)
     }
+    if !self.recordings.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.recordings, fieldNumber: 12)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -7465,6 +7482,7 @@ nonisolated extension RoomStateBatch: SwiftProtobuf.Message, SwiftProtobuf._Mess
     if lhs.members != rhs.members {return false}
     if lhs.ownerWrite != rhs.ownerWrite {return false}
     if lhs.changesOnly != rhs.changesOnly {return false}
+    if lhs.recordings != rhs.recordings {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

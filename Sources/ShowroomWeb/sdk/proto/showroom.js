@@ -5274,6 +5274,7 @@ function showroom$room$Recording$new() {
     files: [],
     segmentSeconds: 0,
     recordingUids: [],
+    version: 0n,
   };
 }
 function showroom$room$Recording$enc(m, w) {
@@ -5294,6 +5295,7 @@ function showroom$room$Recording$enc(m, w) {
     for (let i = 0; i < v.length; i++) w.uint32(v[i]);
     w.ldelim(p);
   }
+  if ((v = m.version)) w.uint32(72).uint64(v);
 }
 function showroom$room$Recording$dec(r, m) {
   while (r.pos < r.end) {
@@ -5315,6 +5317,7 @@ function showroom$room$Recording$dec(r, m) {
         while (r.pos < r.end) m.recordingUids.push(r.uint32());
         r.end = p;
       } else { r.want(t, 0); m.recordingUids.push(r.uint32()); } break;
+      case 9: r.want(t, 0); m.version = r.uint64(); break;
       default: r.skip(t);
     }
   }
@@ -5468,6 +5471,7 @@ function showroom$room$StateBatch$new() {
     members: [],
     ownerWrite: false,
     changesOnly: false,
+    recordings: [],
   };
 }
 function showroom$room$StateBatch$enc(m, w) {
@@ -5483,6 +5487,7 @@ function showroom$room$StateBatch$enc(m, w) {
   if ((v = m.members)) for (let i = 0; i < v.length; i++) w.uint32(74).string(v[i]);
   if ((v = m.ownerWrite)) w.uint32(80).bool(v);
   if ((v = m.changesOnly)) w.uint32(88).bool(v);
+  if ((v = m.recordings)) for (let i = 0; i < v.length; i++) { const p = w.fork(98); showroom$room$Recording$enc(v[i], w); w.ldelim(p); }
 }
 function showroom$room$StateBatch$dec(r, m) {
   while (r.pos < r.end) {
@@ -5499,6 +5504,7 @@ function showroom$room$StateBatch$dec(r, m) {
       case 9: { r.want(t, 2); m.members.push(r.string()); break; }
       case 10: r.want(t, 0); m.ownerWrite = r.bool(); break;
       case 11: r.want(t, 0); m.changesOnly = r.bool(); break;
+      case 12: { r.want(t, 2); const p = r.down(); m.recordings.push(showroom$room$Recording$dec(r, showroom$room$Recording$new())); r.up(p); break; }
       default: r.skip(t);
     }
   }
