@@ -65,6 +65,25 @@ enum Invariants {
         return last - UInt64(numbers.count) <= UInt64(max(0, notAcknowledged))
     }
 
+    /// No chat number published twice for different messages (by any coordinator): viewers take
+    /// a number they saw for that message, whichever coordinator published it.
+    static func chatNotices(_ published: [PublishedChat]) -> [Violation] {
+        var byNumber: [String: PublishedChat] = [:]
+        var violations: [Violation] = []
+        for chat in published {
+            let key = "\(chat.room) #\(chat.sequence)"
+            guard let earlier = byNumber[key] else {
+                byNumber[key] = chat
+                continue
+            }
+            if earlier.what != chat.what {
+                violations.append(Violation(rule: "chat number reused", detail:
+                    "\(key): \(earlier.what) (at \(earlier.coordinator)) and \(chat.what) (at \(chat.coordinator))"))
+            }
+        }
+        return violations
+    }
+
     /// No channel event number published twice for different events (by any coordinator), and
     /// none skipped within a series.
     static func channelEvents(_ published: [PublishedEvent]) -> [Violation] {

@@ -22,6 +22,16 @@ struct PublishedEvent: Equatable {
     let uid: UInt32
 }
 
+/// A chat message as a coordinator published it in a room's notice.
+struct PublishedChat: Equatable {
+    let coordinator: String
+    /// The room, and when it was made (a room made again under the same id numbers afresh).
+    let room: String
+    let sequence: UInt64
+    /// Who sent what, to tell two messages under one number apart.
+    let what: String
+}
+
 /// The server roles of a run on the simulated network: coordinators (each with a database that
 /// outlives its process), call-signal nodes and edges (the real edge shell, ``InProcessEdge``,
 /// whose clients are the run's SDK engines).
@@ -32,6 +42,9 @@ final class SimulatedCluster {
     private(set) var edgeIDs: [String] = []
     /// Every channel event every coordinator published, in order.
     var published: [PublishedEvent] = []
+    /// Every chat message every coordinator published, in order (not in the event log: the
+    /// notices were never part of it, and seeds keep their digests).
+    var publishedChat: [PublishedChat] = []
     private let logger = Logger(label: "simulation") { _ in SwiftLogNoOpLogHandler() }
     private(set) var coordinators: [String: InProcessCoordinator] = [:]
     private var stores: [String: RoomStore] = [:]
@@ -81,6 +94,11 @@ final class SimulatedCluster {
             node: node, configuration: configuration(.coordinator, id), store: store, random: random(of: node),
             faults: faults, logger: logger
         ) { [unowned self] _, kind, body in
+            if kind == .roomNotice, let notice = try? RoomRoomNotice(serializedBytes: body), notice.kind == .messageAdded {
+                publishedChat.append(PublishedChat(coordinator: id, room: "\(notice.roomID)@\(notice.room.createdAtMs)",
+                                                   sequence: notice.message.sequence,
+                                                   what: "uid=\(notice.message.uid) \"\(notice.message.text)\""))
+            }
             guard kind == .channelEvent, let event = try? RoomChannelEvent(serializedBytes: body) else { return }
             network.record("published \(id) \(event.channel)/\(event.series)-\(event.sequence) \(event.type) uid=\(event.uid)")
             published.append(PublishedEvent(coordinator: id, channel: event.channel, series: event.series,

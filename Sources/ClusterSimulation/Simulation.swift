@@ -175,6 +175,7 @@ public struct Simulation {
         }
         violations += Invariants.rooms(workload, cluster)
         violations += Invariants.channelEvents(cluster.published)
+        violations += Invariants.chatNotices(cluster.publishedChat)
         violations += Invariants.calls(.init(cluster, uids: calls.uids), nodes: cluster.callSignalIDs, uids: calls.uids,
                                        clients: calls.views)
         let held = Invariants.roomsAtHolders(interactions.createdRoomIDs, cluster)

@@ -256,8 +256,9 @@ final class CoordinatorShell {
 
     // MARK: - Writes: persist, publish, replicate
 
-    /// Persists `changes`, publishes their notices (where `publish` says so) and sends them to each
-    /// room's other holder; `done` runs once every holder answered (or left).
+    /// Persists `changes`, publishes their notices (where `publish` says so; a chat message's once
+    /// its write is acknowledged) and sends them to each room's other holder; `done` runs once
+    /// every holder answered (or left).
     func apply(_ changes: [RoomChange], replicate: Bool, publish: (RoomChange) -> Bool = { _ in true },
                then done: (() -> Void)? = nil) {
         guard !changes.isEmpty else {
@@ -268,15 +269,26 @@ final class CoordinatorShell {
         let (stages, reconcile) = machine.roomsChanged(changes)
         send(stages)
         if reconcile { reconcilePKForwards() }
+        // A chat message is shown once the room's other holder has it: an owner that died before
+        // then must not have shown a number its successor gives again.
+        var withheld: [RoomRoomNotice] = []
         for change in changes where publish(change) {
             guard let notice = change.roomNotice(atMs: nowMs) else { continue }
-            publisher.publish(topic: "room/\(change.room.roomID)", kind: .roomNotice, body: notice)
+            if replicate, change.message != nil {
+                withheld.append(notice)
+            } else {
+                publisher.publish(topic: "room/\(change.room.roomID)", kind: .roomNotice, body: notice)
+            }
         }
         guard replicate else {
             done?()
             return
         }
-        self.replicate(CoordinatorRecords.sends(of: changes, in: ownership), key: changes[0].room.roomID, then: done)
+        let then: (() -> Void)? = withheld.isEmpty ? done : { [self] in
+            for notice in withheld { publisher.publish(topic: "room/\(notice.roomID)", kind: .roomNotice, body: notice) }
+            done?()
+        }
+        self.replicate(CoordinatorRecords.sends(of: changes, in: ownership), key: changes[0].room.roomID, then: then)
     }
 
     // MARK: - Catch-up

@@ -66,7 +66,7 @@ final class SimulationTests: XCTestCase {
         XCTAssertNotEqual(try other.run().digest, first.digest)
     }
 
-    func testAChatNumberMayBeMissingOnlyForAMessageNotAcknowledged() {
+    func testAChatNumberMayBeMissingOnlyForAMessageNotAcknowledgedAndIsNeverGivenTwice() {
         // Seed 222: #2 was numbered by an owner that died before its successor held it; its
         // client was told UNAVAILABLE, and the successor numbered on from #4.
         XCTAssertTrue(Invariants.chatNumbersHold([1, 3, 4, 5], through: 5, notAcknowledged: 1))
@@ -78,6 +78,14 @@ final class SimulationTests: XCTestCase {
         XCTAssertFalse(Invariants.chatNumbersHold([1, 2, 2], through: 3, notAcknowledged: 5), "a number held twice")
         XCTAssertFalse(Invariants.chatNumbersHold([0, 1], through: 1, notAcknowledged: 5), "numbers start at 1")
         XCTAssertFalse(Invariants.chatNumbersHold([1, 2, 3], through: 2, notAcknowledged: 5), "a number past the room's last")
+
+        // A number published again for the same message (a take-over republishing) is fine; for another, not.
+        let chat = [PublishedChat(coordinator: "c1", room: "r@1", sequence: 1, what: "uid=1 \"a\""),
+                    PublishedChat(coordinator: "c2", room: "r@1", sequence: 1, what: "uid=1 \"a\""),
+                    PublishedChat(coordinator: "c2", room: "r@2", sequence: 1, what: "uid=2 \"b\"")]
+        XCTAssertEqual(Invariants.chatNotices(chat), [])
+        let reused = Invariants.chatNotices(chat + [PublishedChat(coordinator: "c2", room: "r@1", sequence: 1, what: "uid=3 \"c\"")])
+        XCTAssertEqual(reused.map(\.rule), ["chat number reused"])
     }
 
     func testSeedsWithoutFaultsRunWithoutViolations() throws {
