@@ -72,14 +72,18 @@ struct APIJSON {
     mutating func integer(_ value: Int64) {
         separate()
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        // The magnitude's digits, last first, then turned round (Int64.min's magnitude fits a UInt64).
+        // The magnitude's digits (at most 20: Int64.min's magnitude fits a UInt64), last first
+        // from the end of a buffer on the stack, then appended at once rather than a byte at a time.
         var magnitude = value.magnitude
-        let start = bytes.count
-        repeat {
-            bytes.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
-            magnitude /= 10
-        } while magnitude > 0
-        bytes[start...].reverse()
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
         afterValue = true
     }
 

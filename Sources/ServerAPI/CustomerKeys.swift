@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import ShowroomWire
+import Synchronization
 
 /// What a customer key may do. Every GET needs ``read``; each change needs the scope of its area.
 public enum APIScope: String, CaseIterable, Sendable, Comparable {
@@ -110,6 +111,9 @@ public struct CustomerKey: Sendable, Equatable {
 /// The customer keys a cluster accepts, and the check of a request's `Authorization` header.
 public struct CustomerKeys: Sendable {
     private let keys: [String: CustomerKey]
+    /// The headers these keys were let in with. Made anew with the keys, so a configuration
+    /// that changes a secret or removes a key starts with none of the old ones.
+    private let verified = VerifiedHeaders()
 
     /// The keys; ids must differ.
     /// - Throws: `invalidArgument` for an id given twice.
@@ -133,9 +137,24 @@ public struct CustomerKeys: Sendable {
         case badCredentials
     }
 
-    /// The key a request's `Authorization` header names, if its secret is right.
+    /// The key a request's `Authorization` header names, if its secret is right. A header a key
+    /// was let in with before is recognised by comparing it whole, in constant time, with the one
+    /// kept for its id (``VerifiedHeaders``): the secret is not decoded and hashed again. Any
+    /// other header is checked in full, and kept when it lets its key in.
     public func authenticate(authorization: String?) -> Result<CustomerKey, Refusal> {
         guard let authorization, authorization.utf8.count <= 1024 else { return .failure(.noCredentials) }
+        // Only verified ids are kept: an unknown id misses as a known one not kept does.
+        if let id = Self.basicUserID(authorization), verified.holds(authorization, for: id), let key = keys[id] {
+            return .success(key)
+        }
+        let outcome = check(authorization)
+        if case .success(let key) = outcome { verified.keep(authorization, for: key.id) }
+        return outcome
+    }
+
+    /// The full check of an `Authorization` header of at most 1024 bytes: decoded, the secret
+    /// hashed and compared with the key's.
+    private func check(_ authorization: String) -> Result<CustomerKey, Refusal> {
         let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "basic",
               let decoded = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces)),
@@ -153,11 +172,95 @@ public struct CustomerKeys: Sendable {
         return Self.equal(offered, key.secretSHA256) ? .success(key) : .failure(.badCredentials)
     }
 
+    /// Whether `header` is the one kept for `id` (what the next request with it skips).
+    func keeps(_ header: String, for id: String) -> Bool { verified.holds(header, for: id) }
+
+    /// The user name of an HTTP Basic header (`Basic base64(id:secret)`) when it is a possible key
+    /// id (1 to 64 of `[A-Za-z0-9_-]`), else nil. It only picks the kept header to compare with:
+    /// nothing is let in on what it returns.
+    static func basicUserID(_ authorization: String) -> String? {
+        let utf8 = authorization.utf8
+        let scheme = "basic".utf8
+        guard utf8.count > scheme.count, zip(utf8, scheme).allSatisfy({ $0 | 0x20 == $1 }) else { return nil }
+        let token = utf8.dropFirst(scheme.count)
+        guard token.first == UInt8(ascii: " ") else { return nil }
+        var id: [UInt8] = []
+        id.reserveCapacity(16)
+        // Six bits a character; a byte is complete whenever eight or more are pending.
+        var bits: UInt32 = 0
+        var pending = 0
+        for character in token.drop(while: { $0 == UInt8(ascii: " ") }) {
+            guard let value = base64Value(character) else { return nil }
+            bits = bits << 6 | UInt32(value)
+            pending += 6
+            guard pending >= 8 else { continue }
+            pending -= 8
+            let byte = UInt8(truncatingIfNeeded: bits >> UInt32(pending))
+            if byte == UInt8(ascii: ":") { return id.isEmpty ? nil : String(decoding: id, as: UTF8.self) }
+            guard id.count < 64, CustomerKey.isIDByte(byte) else { return nil }
+            id.append(byte)
+        }
+        return nil
+    }
+
+    /// A character's value in standard base64, nil for any other (padding included).
+    private static func base64Value(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): character - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): character - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "+"): 62
+        case UInt8(ascii: "/"): 63
+        default: nil
+        }
+    }
+
     /// Compares in time that depends on the length only.
     static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        a.withUnsafeBytes { a in b.withUnsafeBytes { b in equal(a, b) } }
+    }
+
+    /// Compares in time that depends on the lengths only.
+    static func equal(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
         guard a.count == b.count else { return false }
         var difference: UInt8 = 0
-        for index in a.indices { difference |= a[index] ^ b[index] }
+        for index in 0..<a.count { difference |= a[index] ^ b[index] }
         return difference == 0
+    }
+}
+
+/// The `Authorization` header each key id was last let in with, so that a business server sending
+/// the same header on every request costs one comparison instead of a base64 decoding and a hash.
+/// Holds at most one header per configured key (a newer one replaces it), and at most
+/// ``capacity`` in all. Shared by the server's event loops.
+final class VerifiedHeaders: Sendable {
+    /// The most headers kept: past it, a newly verified header is not kept (it is checked in
+    /// full each time, as without the cache).
+    static let capacity = 4096
+
+    private let byID = Mutex<[String: [UInt8]]>([:])
+
+    /// Whether `header` is, byte for byte, the one kept for `id`. The comparison takes time that
+    /// depends on the lengths only, so a wrong secret of the right length learns nothing of the
+    /// kept one.
+    func holds(_ header: String, for id: String) -> Bool {
+        var header = header
+        return header.withUTF8 { offered in
+            byID.withLock { kept in
+                guard let verified = kept[id] else { return false }
+                return verified.withUnsafeBufferPointer { CustomerKeys.equal(UnsafeRawBufferPointer(offered), UnsafeRawBufferPointer($0)) }
+            }
+        }
+    }
+
+    /// How many headers are kept.
+    var count: Int { byID.withLock { $0.count } }
+
+    /// Keeps `header`, which just let `id` in.
+    func keep(_ header: String, for id: String) {
+        byID.withLock { kept in
+            guard kept[id] != nil || kept.count < Self.capacity else { return }
+            kept[id] = Array(header.utf8)
+        }
     }
 }

@@ -39,6 +39,79 @@ final class CustomerKeysTests: XCTestCase {
         XCTAssertEqual(keys.authenticate(authorization: basic("biz", "other-secret")), .failure(.badCredentials))
     }
 
+    func testAHeaderLetInBeforeIsRecognisedByItsWholeBytes() throws {
+        let keys = try keys()
+        let right = basic("biz", "s3cret-s3cret")
+        XCTAssertEqual(try keys.authenticate(authorization: right).get().id, "biz")
+        XCTAssertTrue(keys.keeps(right, for: "biz"), "a header that let its key in is kept")
+        XCTAssertEqual(try keys.authenticate(authorization: right).get().id, "biz")
+        // A wrong secret of the same length, after the right one was kept, is refused, and the
+        // kept one still lets the key in.
+        let sameLength = basic("biz", "s3cret-s3creX")
+        XCTAssertEqual(sameLength.utf8.count, right.utf8.count)
+        XCTAssertEqual(keys.authenticate(authorization: sameLength), .failure(.badCredentials))
+        XCTAssertEqual(keys.authenticate(authorization: basic("biz", "s3cret-s3cre")), .failure(.badCredentials))
+        XCTAssertEqual(keys.authenticate(authorization: basic("biz", "s3cret-s3cret!")), .failure(.badCredentials))
+        XCTAssertEqual(try keys.authenticate(authorization: right).get().id, "biz")
+        // Another spelling of the same credentials is checked in full and lets the key in too.
+        let spaced = "basic   " + right.dropFirst("Basic ".count)
+        XCTAssertEqual(try keys.authenticate(authorization: spaced).get().id, "biz")
+        XCTAssertEqual(try keys.authenticate(authorization: right).get().id, "biz")
+        // Refusals are not kept.
+        XCTAssertFalse(keys.keeps(sameLength, for: "biz"))
+        XCTAssertFalse(keys.keeps(basic("nobody", "s3cret-s3cret"), for: "nobody"))
+    }
+
+    func testANewConfigurationRefusesAnOldSecretOrARemovedKeyAtOnce() throws {
+        let right = basic("biz", "s3cret-s3cret")
+        let before = try keys()
+        XCTAssertEqual(try before.authenticate(authorization: right).get().id, "biz")
+        XCTAssertEqual(try before.authenticate(authorization: right).get().id, "biz")
+        // The secret changed: the header that was kept is refused by the first request.
+        let changed = try CustomerKeys([
+            CustomerKey(id: "biz", secretSHA256: CustomerKey.hash(secret: "new-secret-new-1"), scopes: [.read, .rooms]),
+        ])
+        XCTAssertEqual(changed.authenticate(authorization: right), .failure(.badCredentials))
+        XCTAssertEqual(try changed.authenticate(authorization: basic("biz", "new-secret-new-1")).get().id, "biz")
+        // The key was removed.
+        let removed = try CustomerKeys([
+            CustomerKey(id: "reader", secretSHA256: CustomerKey.hash(secret: "other-secret"), scopes: [.read]),
+        ])
+        XCTAssertEqual(removed.authenticate(authorization: right), .failure(.badCredentials))
+        // A scope taken away is seen at once too: the key comes from the configuration, not the kept header.
+        let narrower = try CustomerKeys([CustomerKey(id: "biz", secretSHA256: CustomerKey.hash(secret: "s3cret-s3cret"), scopes: [.read])])
+        XCTAssertEqual(try narrower.authenticate(authorization: right).get().scopes, [.read])
+    }
+
+    func testTheUserNameIsReadOnlyFromAPlainBasicHeader() {
+        XCTAssertEqual(CustomerKeys.basicUserID(basic("biz", "s3cret")), "biz")
+        XCTAssertEqual(CustomerKeys.basicUserID(basic("a-B_9", "x:y")), "a-B_9")
+        XCTAssertEqual(CustomerKeys.basicUserID("bAsIc  " + Data("k:s".utf8).base64EncodedString()), "k")
+        XCTAssertEqual(CustomerKeys.basicUserID(basic(String(repeating: "i", count: 64), "s")), String(repeating: "i", count: 64))
+        for hostile in [
+            "", "Basic", "Basic ", "Bearer " + Data("k:s".utf8).base64EncodedString(),
+            "Basic" + Data("k:s".utf8).base64EncodedString(),
+            basic("", "s"), basic("no colon", "s"), basic("bad id", "s"), basic("é", "s"),
+            basic(String(repeating: "i", count: 65), "s"),
+            "Basic " + Data("nocolon".utf8).base64EncodedString(),
+            "Basic %%%", "Basic " + String(repeating: "A", count: 1000),
+        ] {
+            XCTAssertNil(CustomerKeys.basicUserID(hostile), hostile)
+        }
+    }
+
+    func testTheKeptHeadersAreBounded() {
+        let kept = VerifiedHeaders()
+        for i in 0..<(VerifiedHeaders.capacity + 10) { kept.keep("header \(i)", for: "id\(i)") }
+        XCTAssertEqual(kept.count, VerifiedHeaders.capacity)
+        XCTAssertFalse(kept.holds("header \(VerifiedHeaders.capacity)", for: "id\(VerifiedHeaders.capacity)"))
+        // A key already kept still has its newest header kept.
+        kept.keep("newer", for: "id0")
+        XCTAssertTrue(kept.holds("newer", for: "id0"))
+        XCTAssertFalse(kept.holds("header 0", for: "id0"))
+        XCTAssertEqual(kept.count, VerifiedHeaders.capacity)
+    }
+
     func testAConfigurationEntryIsCheckedFieldByField() throws {
         let hash = Hex.encode(CustomerKey.hash(secret: "s3cret-s3cret"))
         let good = try CustomerKey(configuration: ["id": "biz", "secretSHA256": hash, "scopes": ["read", "calls"]])
