@@ -15,7 +15,8 @@ public struct ChannelSummary: Sendable, Hashable {
     /// The origin edge's node id when this edge hosts the channel as a relay (set by the edge's
     /// shell, which runs the relays); empty on the origin.
     public var originEdge = ""
-    /// The publishers recorded on this edge (set by the edge's shell, which runs the recordings).
+    /// The publishers recorded on this edge (set from its ``RecordingDesk``:
+    /// ``EdgeReportBook/summaries(_:forwards:relays:recordings:)``).
     public var recording: [UInt32] = []
 
     /// Creates a summary.

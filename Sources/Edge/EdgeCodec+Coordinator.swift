@@ -134,6 +134,23 @@ extension EdgeCodec {
         }
     }
 
+    /// The most uids a `CHANNEL_DATA` message names.
+    public static let maxChannelDataUIDs = 100
+
+    /// `CHANNEL_DATA`, checked: the channel, the uids it goes to (none: everyone) and the data
+    /// (its size is the plane's to check, ``ChannelPlane/sendServerMessage(channel:to:data:)``).
+    ///
+    /// - Throws: `INVALID_ARGUMENT` for an invalid channel name or more than
+    ///   ``maxChannelDataUIDs`` uids.
+    public static func channelData(_ request: RoomChannelDataRequest) throws(ShowroomError)
+        -> (channel: String, uids: Set<UInt32>, data: [UInt8]) {
+        try Names.validateChannel(request.channel)
+        guard request.uids.count <= maxChannelDataUIDs else {
+            throw .invalidArgument("a message names at most \(maxChannelDataUIDs) uids, not \(request.uids.count)")
+        }
+        return (request.channel, Set(request.uids), Array(request.data))
+    }
+
     /// `CHANNEL_USERS`: who of `users` (a channel's on this edge) the request asks for, joins on
     /// the wall clock. Every audience member is counted; at most 10,000 are listed (Agora's rule).
     ///

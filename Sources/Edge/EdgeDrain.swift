@@ -1,3 +1,5 @@
+import ShowroomWire
+
 /// An edge's drain (make before break), as a pure state machine: begun once, the clients told
 /// once the coordinators know, finished when no client is left to move or at the deadline; then
 /// whoever asked for it (`Waiter`, the shell's to run) is told.
@@ -11,6 +13,18 @@ public struct EdgeDrain<Waiter> {
 
     /// Not draining.
     public init() {}
+
+    /// Why `request` is refused: a join while draining (the edge takes no new ones). Nil for
+    /// anything else, and for everything before the drain.
+    public func refusal(of request: EdgeRequest) -> ShowroomError? {
+        guard isDraining, case .join = request else { return nil }
+        return .unavailable("this edge is shutting down; join the channel again through the cluster")
+    }
+
+    /// Why the sessions left at the end are closed.
+    public var closing: ShowroomError {
+        .unavailable("edge \(nodeID) is shutting down; join the channel again through the cluster")
+    }
 
     /// Begins draining, `waiter` told when it ends; false if it had begun already (`waiter` is
     /// told with the others).

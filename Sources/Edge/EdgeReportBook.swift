@@ -59,9 +59,11 @@ public struct EdgeReportBook: Sendable {
         return (taken, true)
     }
 
-    /// The channel summaries as reported: the plane's, with each channel's forwarded publishers
-    /// and, for a relayed channel, its origin edge.
-    public static func summaries(_ plane: [ChannelSummary], forwards: ForwardBook, relays: RelayBook) -> [ChannelSummary] {
+    /// The channel summaries as reported: the plane's, with each channel's forwarded publishers,
+    /// for a relayed channel its origin edge, and the publishers `recordings` records here.
+    public static func summaries(
+        _ plane: [ChannelSummary], forwards: ForwardBook, relays: RelayBook, recordings: RecordingDesk? = nil
+    ) -> [ChannelSummary] {
         var summaries = plane
         if !forwards.isEmpty {
             let byChannel = Dictionary(grouping: forwards.publishers, by: \.channel)
@@ -73,6 +75,10 @@ public struct EdgeReportBook: Sendable {
             for index in summaries.indices {
                 summaries[index].originEdge = relays.origin(of: summaries[index].name)?.id ?? ""
             }
+        }
+        if let recordings, !recordings.running.isEmpty {
+            let recorded = recordings.recordedUIDs
+            for index in summaries.indices { summaries[index].recording = recorded[summaries[index].name] ?? [] }
         }
         return summaries
     }

@@ -1,3 +1,5 @@
+import ShowroomWire
+
 /// A forward's link to one destination edge: the forward and that edge's client endpoint.
 public struct ForwardLinkKey: Hashable, Sendable {
     /// The forward.
@@ -141,6 +143,33 @@ public struct ForwardLinks<Handle> {
         let linkKey = ForwardLinkKey(key: key, endpoint: endpoint)
         guard links[linkKey] != nil else { return }
         for channel in channels { links[linkKey]?.awaitingKeyframe.insert(channel) }
+    }
+}
+
+// MARK: - What a link's answers and events mean for the forwards
+
+extension ForwardLinks {
+    /// The destination edge answered the join of `destination` over `link`: a refusal
+    /// takes the destination off the link (that connection's only); the book hears the answer.
+    /// The shell carries out the book's directives, then closes the link if it carries nothing
+    /// (``closeIfUnused(_:)``: a redirect may join again over it first).
+    public mutating func joinAnswered(
+        _ destination: String, over link: Link, attempt: UInt64, _ outcome: Result<Void, ShowroomError>, book: inout ForwardBook,
+        now: Duration
+    ) -> [ForwardDirective] {
+        if case .failure = outcome { remove(destination, of: link.key.key, to: link.key.endpoint, on: link) }
+        return book.joined(link.key.key, destination: destination, attempt: attempt, outcome, now: now)
+    }
+
+    /// The destination edge `edge` ended `destination`'s connection on `link`
+    /// (`CHANNEL_CONNECTION_CLOSED`: the same uid joined there, the token ran out, a ban): it
+    /// leaves the link and fails in the book (``ForwardBook/closed(_:destination:on:_:now:)``).
+    /// The shell then closes the link if it carries nothing (``closeIfUnused(_:)``).
+    public mutating func connectionClosed(
+        _ destination: String, over link: Link, edge: ForwardEdge, _ reason: ShowroomError, book: inout ForwardBook, now: Duration
+    ) -> [ForwardDirective] {
+        remove(destination, of: link.key.key, to: link.key.endpoint, on: link)
+        return book.closed(link.key.key, destination: destination, on: edge, reason, now: now)
     }
 }
 

@@ -227,10 +227,15 @@ extension EdgeCodec {
 
     /// The orders of an `EDGE_RECORDINGS` request, checked. All or nothing.
     ///
-    /// - Throws: ``ShowroomError`` `INVALID_ARGUMENT` for more than ``maxRecordingOrders`` orders,
-    ///   an id that is empty or over 64 bytes, neither or both of a channel and a prefix, an invalid
-    ///   channel name or prefix, more than 32 uids, or a segment length outside 60–86400 s.
+    /// - Throws: ``ShowroomError`` `INVALID_ARGUMENT` for a request naming no coordinator (or one
+    ///   over 128 bytes), more than ``maxRecordingOrders`` orders, an id that is empty or over 64
+    ///   bytes, neither or both of a channel and a prefix, an invalid channel name or prefix, more
+    ///   than 32 uids, or a segment length outside 60–86400 s.
     public static func recordingOrders(_ request: RoomEdgeRecordingsRequest) throws(ShowroomError) -> [RecordingDesk.Order] {
+        // The orders are kept per coordinator: each one's whole set replaces its last.
+        guard !request.coordinator.isEmpty, request.coordinator.utf8.count <= 128 else {
+            throw .invalidArgument("an EDGE_RECORDINGS request names its coordinator (1 to 128 bytes)")
+        }
         guard request.orders.count <= maxRecordingOrders else {
             throw .invalidArgument("a coordinator sends at most \(maxRecordingOrders) recording orders, not \(request.orders.count)")
         }

@@ -40,6 +40,9 @@ public enum RelayDirective: Sendable, Equatable {
     /// Open the stand-in session `session` for `publisher` and join it to the channel as a
     /// broadcaster publishing nothing yet.
     case openStandIn(SessionID, publisher: RelayedPublisher)
+    /// The stand-in session `session` publishes `track` (`published`) or stops publishing it, as
+    /// its publisher on the origin did.
+    case standInTrack(SessionID, TrackID, published: Bool)
     /// Close the stand-in session `session`: the publisher quit (`dropped` false: it left, or
     /// nobody took over a released channel's stand-in), or the origin was lost (`dropped`: it
     /// went offline for the viewers as a dropped connection does).
@@ -48,6 +51,8 @@ public enum RelayDirective: Sendable, Equatable {
     /// (publishers joining here take them over), then end; its local channel goes once nobody
     /// is left.
     case release(channel: String)
+    /// A line for the shell's logger.
+    case log(EdgeLogEntry)
 }
 
 /// The channels an edge hosts as a relay, as a pure state machine on the edge's clock: one pull
@@ -380,6 +385,37 @@ public struct RelayBook: Sendable {
     /// The origin said a publisher of `channel` went offline: its stand-in quits.
     public mutating func publisherLeft(_ channel: String, uid: UInt32) -> [RelayDirective] {
         endStandIn(RelayedPublisher(channel: channel, uid: uid), dropped: false)
+    }
+
+    /// What the origin at `endpoint` said over the link with the uid `linkUID`: a publisher of a
+    /// channel pulled over it joined (its stand-in opens) or went offline (it quits), published
+    /// or unpublished a track (its stand-in does too), or the origin ended the channel's
+    /// connection there (the channel claims again, ``channelLost(_:onLink:to:now:)``). What it
+    /// says of channels not pulled over that link, and anything else, changes nothing; the end
+    /// of the link's session is the link's (``linkDown(endpoint:channel:now:)``).
+    public mutating func linkEvent(_ event: EdgeEvent, onLink linkUID: UInt32, from endpoint: String, now: Duration) -> [RelayDirective] {
+        switch event {
+        case .userJoined(let channel, let uid) where pulls(channel, from: endpoint):
+            return publisherJoined(channel, uid: uid)
+        case .userOffline(let channel, let uid, _) where pulls(channel, from: endpoint):
+            return publisherLeft(channel, uid: uid)
+        case .remoteTrackPublished(let track) where pulls(track.channel, from: endpoint):
+            return standInTrack(track, published: true)
+        case .remoteTrackUnpublished(let track) where pulls(track.channel, from: endpoint):
+            return standInTrack(track, published: false)
+        case .connectionClosed(let channel, let reason) where pulls(channel, from: endpoint):
+            let origin = links[endpoint].map { "\($0.origin)" } ?? endpoint
+            return [.log(EdgeLogEntry(.warning, "relay of channel \(channel): edge \(origin) closed the link's connection: \(reason)"))]
+                + channelLost(channel, onLink: linkUID, to: endpoint, now: now)
+        default:
+            return []
+        }
+    }
+
+    /// A publisher's track on the origin, for its stand-in here; nothing if it has none.
+    private func standInTrack(_ track: TrackID, published: Bool) -> [RelayDirective] {
+        guard let id = standIns[RelayedPublisher(channel: track.channel, uid: track.uid)] else { return [] }
+        return [.standInTrack(id, track, published: published)]
     }
 
     private mutating func endStandIn(_ publisher: RelayedPublisher, dropped: Bool) -> [RelayDirective] {

@@ -164,8 +164,7 @@ extension EdgeShell {
             link.request(.join(channel: destination, uid: key.uid, token: token, role: .broadcaster, options: options), now: now) {
                 [unowned self] result in
                 let outcome = result.flatMap(ForwardLink.reply).map { _ in () }
-                if case .failure = outcome { forwardLinks.remove(destination, of: key, to: edge.endpoint, on: id) }
-                performForward(forwards.joined(key, destination: destination, attempt: attempt, outcome, now: now))
+                performForward(forwardLinks.joinAnswered(destination, over: id, attempt: attempt, outcome, book: &forwards, now: now))
                 closeIfUnused(id)
             }
         }
@@ -247,8 +246,7 @@ extension EdgeShell {
     private func linkEvent(_ event: EdgeEvent, on link: ForwardLink, _ id: ForwardLinks<ForwardLink>.Link) {
         switch event {
         case .connectionClosed(let channel, let reason):
-            forwardLinks.remove(channel, of: link.key, to: link.edge.endpoint, on: id)
-            performForward(forwards.closed(link.key, destination: channel, on: link.edge, reason, now: now))
+            performForward(forwardLinks.connectionClosed(channel, over: id, edge: link.edge, reason, book: &forwards, now: now))
             closeIfUnused(id)
         case .sessionClosed(let reason):
             linkDown(id, link, reason)

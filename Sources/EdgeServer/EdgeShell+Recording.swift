@@ -10,9 +10,6 @@ extension EdgeShell {
     /// `EDGE_RECORDINGS`: a coordinator's orders, whole. Returns how many publishers are recorded.
     func applyRecordings(_ request: RoomEdgeRecordingsRequest) throws(ShowroomError) -> Int {
         guard let recorder else { throw .unavailable("this edge records nothing (no recordings directory)") }
-        guard !request.coordinator.isEmpty, request.coordinator.utf8.count <= 128 else {
-            throw .invalidArgument("an EDGE_RECORDINGS request names its coordinator (1 to 128 bytes)")
-        }
         let orders = try EdgeCodec.recordingOrders(request)
         carryOut(recorder.desk.setOrders(orders, from: request.coordinator, version: request.version, now: now), recorder)
         return recorder.desk.running.count

@@ -70,11 +70,15 @@ extension EdgeShell {
                 _ = try? link.send(bytes: bytes)
             case .openStandIn(let id, let publisher):
                 openStandIn(id, for: publisher)
+            case .standInTrack(let id, let track, let published):
+                perform(plane.standInTrack(id, track, published: published, now: now))
             case .endStandIn(let id, let dropped):
                 perform(dropped ? plane.sessionUnreachable(id, now: now) : plane.closeSession(id, now: now))
             case .release(let channel):
                 logger.info("channel \(channel) is no longer relayed here")
                 reports.channelsDidChange()
+            case .log(let entry):
+                log(entry)
             }
         }
     }
@@ -140,11 +144,6 @@ extension EdgeShell {
         perform(directives)
     }
 
-    private func setStandInTrack(_ track: TrackID, published: Bool) {
-        guard let id = relays.standIn(of: RelayedPublisher(channel: track.channel, uid: track.uid)) else { return }
-        perform(plane.standInTrack(id, track, published: published, now: now))
-    }
-
     // MARK: - What relay links receive
 
     private func receiveRelayed(on link: ForwardLink) {
@@ -161,7 +160,8 @@ extension EdgeShell {
             } else if envelope.isResponse {
                 link.answered(envelope)
             } else if let event = try? EdgeCodec.event(from: envelope) {
-                relayEvent(event, on: link)
+                if case .sessionClosed(let reason) = event { return relayLinkDown(link, reason) }
+                performRelay(relays.linkEvent(event, onLink: link.key.uid, from: link.edge.endpoint, now: now))
             }
         }
     }
@@ -182,28 +182,6 @@ extension EdgeShell {
         let directives = forwardInPlane(frame, info: info, from: standIn)
         relayAudioFrame.removeAll()
         if !directives.isEmpty { perform(directives) }
-    }
-
-    private func relayEvent(_ event: EdgeEvent, on link: ForwardLink) {
-        let endpoint = link.edge.endpoint
-        switch event {
-        case .userJoined(let channel, let uid) where relays.pulls(channel, from: endpoint):
-            performRelay(relays.publisherJoined(channel, uid: uid))
-        case .userOffline(let channel, let uid, _) where relays.pulls(channel, from: endpoint):
-            performRelay(relays.publisherLeft(channel, uid: uid))
-        case .remoteTrackPublished(let track) where relays.pulls(track.channel, from: endpoint):
-            setStandInTrack(track, published: true)
-        case .remoteTrackUnpublished(let track) where relays.pulls(track.channel, from: endpoint):
-            setStandInTrack(track, published: false)
-        case .connectionClosed(let channel, let reason):
-            guard relays.pulls(channel, from: endpoint) else { return }
-            logger.warning("relay of channel \(channel): edge \(link.edge) closed the link's connection: \(reason)")
-            performRelay(relays.channelLost(channel, onLink: link.key.uid, to: endpoint, now: now))
-        case .sessionClosed(let reason):
-            relayLinkDown(link, reason)
-        default:
-            break
-        }
     }
 
     // MARK: - On the origin

@@ -32,7 +32,7 @@ final class EdgeShell<Face: ClientFace> {
     }
     /// The activities held for ``coordinatorReports``, the summary's and the load's pacing.
     var reports = EdgeReportBook()
-    /// Joins waiting for their channel's owner coordinator (``holdForClaim(_:from:requestID:)``).
+    /// Joins waiting for their channel's owner coordinator (``holdForClaim(_:from:requestID:broadcasterInRelay:)``).
     var claims = ChannelClaims()
     /// Largest message read from a client (``EdgeLimits/maxMessageBytes``).
     private let maxMessageBytes: Int
@@ -169,8 +169,8 @@ final class EdgeShell<Face: ClientFace> {
             refuse(envelope, from: session, error)
             return
         }
-        if drain.isDraining, case .join = request {
-            refuse(envelope, from: session, .unavailable("this edge is shutting down; join the channel again through the cluster"))
+        if let error = drain.refusal(of: request) {
+            refuse(envelope, from: session, error)
             return
         }
         var address: String?
@@ -178,7 +178,8 @@ final class EdgeShell<Face: ClientFace> {
         if let error = relayRefusal(of: request, from: session) {
             // A broadcaster joining a relayed channel: the coordinator may have moved the channel
             // here (its origin died), so it is asked; its answer admits the join or names the origin.
-            if case .join(_, _, _, .broadcaster, _) = request, holdForClaim(request, from: session, requestID: envelope.requestID, relayed: true) {
+            if case .join(_, _, _, .broadcaster, _) = request,
+               holdForClaim(request, from: session, requestID: envelope.requestID, broadcasterInRelay: true) {
                 return
             }
             refuse(envelope, from: session, error)
@@ -321,7 +322,7 @@ final class EdgeShell<Face: ClientFace> {
             case .closeSession(let session):
                 face.sessionClosed(session)
             case .log(let entry):
-                logger.log(level: Self.level(entry.level), "\(entry.message)")
+                log(entry)
             case .report(let activity):
                 if let recorder, !recorder.desk.isIdle { recordingsSee(activity, recorder) }
                 if !relays.isIdle, !relayReports(activity) { continue }
@@ -375,7 +376,7 @@ final class EdgeShell<Face: ClientFace> {
         perform(plane.tick(now: now))
         tickForwards()
         tickRelays()
-        expireClaims()
+        performClaims(claims.expire(now: now))
         if let recorder, !recorder.desk.isIdle { carryOut(recorder.desk.tick(now: now), recorder) }
         face.closeUnopened()
         flushPendingControl()
@@ -406,11 +407,46 @@ final class EdgeShell<Face: ClientFace> {
     }
 
     private func finishDraining(_ waiters: [() -> Void]) {
-        perform(plane.closeAllSessions(
-            reason: .unavailable("edge \(drain.nodeID) is shutting down; join the channel again through the cluster"), now: now))
+        perform(plane.closeAllSessions(reason: drain.closing, now: now))
         flushPendingControl()
         handOverReports()
         for done in waiters { done() }
+    }
+
+    // MARK: - Channel claims
+
+    /// Holds a join of a channel this edge does not host while the channel's owner coordinator is
+    /// asked (see ``ChannelClaims/hold(_:from:requestID:_:now:tokenValid:)``).
+    ///
+    /// - Returns: Whether the join was held (or refused); false: hand it to the plane.
+    private func holdForClaim(_ request: EdgeRequest, from session: SessionID, requestID: UInt64, broadcasterInRelay: Bool = false) -> Bool {
+        guard case .join(let channel, _, _, _, _) = request else { return false }
+        let arrival = ChannelClaims.Arrival(
+            linked: coordinatorReports != nil, hosted: plane.hosts(channel: channel) || relays.isRelayed(channel),
+            broadcasterInRelay: broadcasterInRelay, fromRelayLink: plane.isRelayLink(session), sessionOpen: plane.session(session) != nil)
+        let now = self.now
+        guard let directives = claims.hold(request, from: session, requestID: requestID, arrival, now: now, tokenValid: { token, channel, uid in
+            (try? verify(token, channel: channel, uid: uid, now: now).get()) != nil
+        }) else { return false }
+        performClaims(directives)
+        return true
+    }
+
+    /// The owner coordinator answered the claim for `channel`: the relays hear it first (an answer
+    /// with `relay_of_*` makes this edge a relay of the channel), then the joins held for it.
+    func claimAnswered(_ channel: String, _ outcome: ClaimOutcome) {
+        performRelay(relays.claimAnswered(channel, outcome, hostedHere: plane.hosts(channel: channel), now: now))
+        performClaims(claims.answered(channel, outcome, drain: drain, relays: relays))
+    }
+
+    private func performClaims(_ directives: [ClaimDirective]) {
+        for directive in directives {
+            switch directive {
+            case .claim(let channel): coordinatorReports?.claim(channel)
+            case .admit(let join): handOver(join.request, from: join.session, requestID: join.requestID)
+            case .refuse(let join, let error): perform([join.refusal(error)])
+            }
+        }
     }
 
     // MARK: - Room-coordinators
@@ -439,14 +475,9 @@ final class EdgeShell<Face: ClientFace> {
         if summaryDue { link.summary(reportedSummaries()) }
     }
 
-    /// The channel summaries as reported (see ``EdgeReportBook/summaries(_:forwards:relays:)``).
+    /// The channel summaries as reported (see ``EdgeReportBook/summaries(_:forwards:relays:recordings:)``).
     func reportedSummaries() -> [ChannelSummary] {
-        var summaries = EdgeReportBook.summaries(plane.channelSummaries, forwards: forwards, relays: relays)
-        if let recorder, !recorder.desk.running.isEmpty {
-            let recorded = recorder.desk.recordedUIDs
-            for index in summaries.indices { summaries[index].recording = recorded[summaries[index].name] ?? [] }
-        }
-        return summaries
+        EdgeReportBook.summaries(plane.channelSummaries, forwards: forwards, relays: relays, recordings: recorder?.desk)
     }
 
     /// The forwards as the status view lists them.
@@ -468,9 +499,8 @@ final class EdgeShell<Face: ClientFace> {
 
     /// `CHANNEL_DATA`: a message from the business server to the channel's users on this edge.
     func channelData(_ request: RoomChannelDataRequest) throws(ShowroomError) -> RoomChannelDataResponse {
-        try Names.validateChannel(request.channel)
-        guard request.uids.count <= 100 else { throw .invalidArgument("a message names at most 100 uids, not \(request.uids.count)") }
-        let (delivered, directives) = try plane.sendServerMessage(channel: request.channel, to: Set(request.uids), data: Array(request.data))
+        let (channel, uids, data) = try EdgeCodec.channelData(request)
+        let (delivered, directives) = try plane.sendServerMessage(channel: channel, to: uids, data: data)
         perform(directives)
         flushPendingControl()
         return RoomChannelDataResponse.with { $0.delivered = UInt32(clamping: delivered) }
@@ -507,12 +537,14 @@ final class EdgeShell<Face: ClientFace> {
         return demoted
     }
 
-    private static func level(_ level: EdgeLogEntry.Level) -> Logger.Level {
-        switch level {
+    /// Writes a machine's log line (``EdgeLogEntry``) at its level.
+    func log(_ entry: EdgeLogEntry) {
+        let level: Logger.Level = switch entry.level {
         case .debug: .debug
         case .info: .info
         case .notice: .notice
         case .warning: .warning
         }
+        logger.log(level: level, "\(entry.message)")
     }
 }

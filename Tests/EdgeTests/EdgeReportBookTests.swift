@@ -89,4 +89,28 @@ final class EdgeReportBookTests: XCTestCase {
         XCTAssertEqual(summaries.map(\.originEdge), ["", "edge-9", ""])
         XCTAssertEqual(EdgeReportBook.summaries(plane, forwards: ForwardBook(), relays: RelayBook()), plane, "nothing added")
     }
+
+    func testADrainRefusesJoinsOnlyAndNamesTheEdgeAtTheEnd() {
+        var drain = EdgeDrain<String>()
+        let join = EdgeRequest.join(channel: "show", uid: 1, token: "t", role: .audience, options: .defaults(for: .audience))
+        XCTAssertNil(drain.refusal(of: join), "not draining")
+        _ = drain.begin(nodeID: "edge-7", waiter: "w")
+        XCTAssertEqual(drain.refusal(of: join)?.code, .unavailable)
+        XCTAssertNil(drain.refusal(of: .leave(channel: "show")), "leaving is always allowed")
+        XCTAssertNil(drain.refusal(of: .setRole(channel: "show", role: .broadcaster)), "a connection already here is served")
+        XCTAssertEqual(drain.closing.code, .unavailable)
+        XCTAssertTrue(drain.closing.message.contains("edge-7"))
+    }
+
+    func testTheSummariesCarryThePublishersRecordedHere() {
+        var desk = RecordingDesk()
+        _ = desk.setOrders([RecordingDesk.Order(id: "rec-1", channel: "show")], from: "coordinator-1", now: .zero)
+        _ = desk.frame(channel: "show", uid: 8, forwarded: false, now: .zero)
+        _ = desk.frame(channel: "show", uid: 3, forwarded: false, now: .zero)
+        _ = desk.frame(channel: "elsewhere", uid: 5, forwarded: false, now: .zero)  // no order: not recorded
+        let plane = ["show", "plain"].map { ChannelSummary(name: $0, broadcasters: [], connections: 1) }
+        let summaries = EdgeReportBook.summaries(plane, forwards: ForwardBook(), relays: RelayBook(), recordings: desk)
+        XCTAssertEqual(summaries.map(\.recording), [[3, 8], []])
+        XCTAssertEqual(EdgeReportBook.summaries(plane, forwards: ForwardBook(), relays: RelayBook(), recordings: RecordingDesk()), plane)
+    }
 }

@@ -1,4 +1,5 @@
 import Edge
+import ShowroomWire
 import XCTest
 
 /// ``ForwardLinks``: which link a forward's destinations go over, when it closes, and which
@@ -87,5 +88,66 @@ final class ForwardLinksTests: XCTestCase {
         XCTAssertNil(links.closeIfUnused(link), "one still joined")
         let targets = [ForwardTarget(channel: "one", edge: edgeA)]
         XCTAssertEqual(route(&links, targets, on: edgeA, keyframe: true), ["one"])
+    }
+
+    // MARK: - What a link's answers and events mean for the forwards
+
+    /// A forward of `key` into `names`, placed on `edge` and joining there over a link.
+    private func joining(_ names: [String], on edge: ForwardEdge, _ book: inout ForwardBook, _ links: inout ForwardLinks<String>) throws
+        -> (link: ForwardLinks<String>.Link, attempts: [String: UInt64]) {
+        var out: [ForwardDirective] = []
+        _ = try book.apply(.start(names.map { ForwardDestination(channel: $0, token: "t") }), to: key, from: SessionID(1), now: .zero, &out)
+        let link = links.opened("conn", for: key, to: edge.endpoint)
+        var attempts: [String: UInt64] = [:]
+        for case .place(_, let name, _, let attempt, _) in out {
+            _ = book.placed(key, destination: name, attempt: attempt, .success(edge), now: .zero)
+            _ = links.join(name, of: key, to: edge.endpoint)
+            attempts[name] = attempt
+        }
+        return (link, attempts)
+    }
+
+    func testARefusedJoinLeavesTheLinkAndFailsInTheBook() throws {
+        var book = ForwardBook()
+        var links = ForwardLinks<String>()
+        let (link, attempts) = try joining(["one", "two"], on: edgeA, &book, &links)
+        let joined = links.joinAnswered("one", over: link, attempt: attempts["one"]!, .success(()), book: &book, now: .zero)
+        XCTAssertTrue(joined.contains { if case .notify(_, let change) = $0 { change.destination.state == .running } else { false } })
+        let refused = links.joinAnswered("two", over: link, attempt: attempts["two"]!, .failure(ShowroomError(.tokenExpired, "old")),
+                                         book: &book, now: .zero)
+        XCTAssertTrue(refused.contains { if case .notify(_, let change) = $0 { change.destination.state == .failure } else { false } })
+        XCTAssertEqual(book.statuses(key).map(\.state), [.running, .failure])
+        XCTAssertNil(links.remove("two", of: key, to: edgeA.endpoint), "off the link already")
+        XCTAssertNil(links.closeIfUnused(link), "one still uses it")
+    }
+
+    func testAClosedConnectionLeavesTheLinkWhichClosesOnceItCarriesNothing() throws {
+        var book = ForwardBook()
+        var links = ForwardLinks<String>()
+        let (link, attempts) = try joining(["one"], on: edgeA, &book, &links)
+        _ = links.joinAnswered("one", over: link, attempt: attempts["one"]!, .success(()), book: &book, now: .zero)
+        let closed = links.connectionClosed("one", over: link, edge: edgeA, ShowroomError(.uidReplaced, "same uid"), book: &book, now: .zero)
+        XCTAssertEqual(closed.count, 1)
+        XCTAssertEqual(book.statuses(key).map(\.reason), [.sameUIDInDestination])
+        XCTAssertEqual(links.closeIfUnused(link), "conn")
+    }
+
+    /// What a destination edge says of channels it never had, and a late answer of a connection
+    /// replaced since, change neither the links nor the forward.
+    func testAnswersAndEventsTheLinkNeverAskedForChangeNothing() throws {
+        var book = ForwardBook()
+        var links = ForwardLinks<String>()
+        let (old, attempts) = try joining(["one"], on: edgeA, &book, &links)
+        XCTAssertEqual(links.connectionClosed(String(repeating: "x", count: 100_000), over: old, edge: edgeA, .unavailable("x"),
+                                              book: &book, now: .zero), [])
+        XCTAssertNil(links.closeIfUnused(old), "one still joined")
+        XCTAssertTrue(links.broke(old))
+        let new = links.opened("new", for: key, to: edgeA.endpoint)
+        _ = links.join("one", of: key, to: edgeA.endpoint)
+        XCTAssertEqual(links.joinAnswered("one", over: old, attempt: attempts["one"]! &+ 99, .failure(.unavailable("x")), book: &book,
+                                          now: .zero), [], "another attempt's answer")
+        XCTAssertEqual(book.statuses(key).map(\.state), [.connecting])
+        XCTAssertNil(links.closeIfUnused(new), "the old connection's refusal leaves the new one alone")
+        XCTAssertEqual(links.handle(of: key, to: edgeA.endpoint), "new")
     }
 }

@@ -97,7 +97,12 @@ final class RecordingDeskTests: XCTestCase {
             }
         }
         let good = RoomRecordingOrder.with { $0.id = "rec-1"; $0.channel = "show" }
-        XCTAssertEqual(try EdgeCodec.recordingOrders(RoomEdgeRecordingsRequest.with { $0.orders = [good] }).map(\.id), ["rec-1"])
+        XCTAssertEqual(try EdgeCodec.recordingOrders(RoomEdgeRecordingsRequest.with { $0.coordinator = "c"; $0.orders = [good] }).map(\.id),
+                       ["rec-1"])
+        for coordinator in ["", String(repeating: "c", count: 129)] {
+            XCTAssertThrowsError(try EdgeCodec.recordingOrders(RoomEdgeRecordingsRequest.with { $0.coordinator = coordinator; $0.orders = [good] }),
+                                 "a request naming no usable coordinator")
+        }
         refused([good, RoomRecordingOrder.with { $0.id = ""; $0.channel = "show" }])
         refused([RoomRecordingOrder.with { $0.id = String(repeating: "x", count: 65); $0.channel = "show" }])
         refused([RoomRecordingOrder.with { $0.id = "a" }])

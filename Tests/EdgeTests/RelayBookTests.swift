@@ -352,4 +352,67 @@ final class RelayBookTests: XCTestCase {
         let elsewhere = EdgeRequest.join(channel: "own", uid: RelayLinkIdentity.firstUID, token: "t", role: .audience, options: MediaOptions())
         XCTAssertNil(relays.refusal(of: elsewhere, fromRelayLink: true), "a channel hosted here is pulled from here")
     }
+
+    // MARK: - What links say
+
+    func testWhatTheOriginSaysOverTheLinkOpensAndEndsStandInsAndTheirTracks() throws {
+        var relays = book()
+        let link = RelayLinkIdentity.firstUID + 1
+        _ = relays.host("show", origin: origin, now: .zero)
+        _ = relays.viewerJoined("show")
+        let id = try XCTUnwrap(opened(relays.linkEvent(.userJoined(channel: "show", uid: 7), onLink: link, from: origin.endpoint, now: .zero)))
+        let video = TrackID(channel: "show", uid: 7, kind: .video)
+        XCTAssertEqual(relays.linkEvent(.remoteTrackPublished(video), onLink: link, from: origin.endpoint, now: .zero),
+                       [.standInTrack(id, video, published: true)])
+        XCTAssertEqual(relays.linkEvent(.remoteTrackUnpublished(video), onLink: link, from: origin.endpoint, now: .zero),
+                       [.standInTrack(id, video, published: false)])
+        XCTAssertEqual(relays.linkEvent(.userOffline(channel: "show", uid: 7, reason: .quit), onLink: link, from: origin.endpoint, now: .zero),
+                       [.endStandIn(id, dropped: false)])
+        XCTAssertEqual(relays.linkEvent(.remoteTrackPublished(video), onLink: link, from: origin.endpoint, now: .zero), [],
+                       "a publisher with no stand-in publishes nothing here")
+    }
+
+    func testAConnectionTheOriginClosesClaimsTheChannelAgain() {
+        var relays = book()
+        let link = RelayLinkIdentity.firstUID + 1
+        _ = relays.host("show", origin: origin, now: .zero)
+        _ = relays.viewerJoined("show")
+        let directives = relays.linkEvent(.connectionClosed(channel: "show", reason: ShowroomError(.privilegeExpired, "token")), onLink: link,
+                                          from: origin.endpoint, now: .seconds(1))
+        guard case .log(let entry) = directives.first else { return XCTFail("\(directives)") }
+        XCTAssertEqual(entry.level, .warning)
+        XCTAssertTrue(entry.message.contains("edge-1"), entry.message)
+        XCTAssertEqual(Array(directives.dropFirst()), [.claim(channel: "show"), .closeLink(origin: origin, uid: link)])
+        XCTAssertTrue(relays.isDown("show"))
+    }
+
+    /// What an origin's link says of channels it does not carry, through another link's uid or
+    /// from another edge, changes nothing.
+    func testWhatALinkSaysOfOtherChannelsOrOverAnotherLinkChangesNothing() {
+        var relays = book()
+        let link = RelayLinkIdentity.firstUID + 1
+        _ = relays.host("show", origin: origin, now: .zero)
+        _ = relays.viewerJoined("show")
+        let video = TrackID(channel: "other", uid: 7, kind: .video)
+        let events: [(EdgeEvent, UInt32, String)] = [
+            (.userJoined(channel: "other", uid: 7), link, origin.endpoint),
+            (.userJoined(channel: "show", uid: 7), link, newOrigin.endpoint),
+            (.userJoined(channel: String(repeating: "x", count: 10_000), uid: .max), link, origin.endpoint),
+            (.remoteTrackPublished(video), link, origin.endpoint),
+            (.userOffline(channel: "other", uid: 7, reason: .dropped), link, origin.endpoint),
+            (.connectionClosed(channel: "other", reason: .unavailable("gone")), link, origin.endpoint),
+            (.connectionClosed(channel: "show", reason: .unavailable("gone")), link, newOrigin.endpoint),
+            (.sessionClosed(reason: .unavailable("gone")), link, origin.endpoint),
+            (.userJoined(channel: "", uid: 0), .max, "tcp://nowhere"),
+        ]
+        for (event, uid, endpoint) in events {
+            XCTAssertEqual(relays.linkEvent(event, onLink: uid, from: endpoint, now: .zero), [], "\(event) from \(endpoint)")
+        }
+        // Another link's uid: logged, nothing lost (the link it names is not this one).
+        let stale = relays.linkEvent(.connectionClosed(channel: "show", reason: .unavailable("gone")), onLink: link &+ 1,
+                                     from: origin.endpoint, now: .zero)
+        XCTAssertTrue(stale.allSatisfy { if case .log = $0 { true } else { false } }, "\(stale)")
+        XCTAssertTrue(relays.pulls("show", from: origin.endpoint))
+        XCTAssertFalse(relays.isDown("show"))
+    }
 }

@@ -4,44 +4,10 @@ import Foundation
 import ShowroomWire
 import XCTest
 
-/// The joins an edge holds while it asks for a channel (`CHANNEL_CLAIM`), with plain values and a
-/// fake clock; and what each answer of the coordinator means for them.
-final class ChannelClaimsTests: XCTestCase {
-    private func join(_ channel: String, session: UInt64, request: UInt64 = 1) -> ChannelClaims.HeldJoin {
-        ChannelClaims.HeldJoin(
-            session: SessionID(session), requestID: request,
-            request: .join(channel: channel, uid: UInt32(session), token: "t", role: .audience, options: .defaults(for: .audience)),
-            channel: channel)
-    }
-
-    func testSeveralJoinsShareOneClaimAndAreReleasedTogetherInOrder() {
-        var claims = ChannelClaims(timeout: .seconds(5))
-        XCTAssertEqual(claims.hold(join("show", session: 1), now: .zero), .claim)
-        XCTAssertEqual(claims.hold(join("show", session: 2), now: .milliseconds(10)), .waiting)
-        XCTAssertEqual(claims.hold(join("show", session: 3), now: .milliseconds(20)), .waiting)
-        XCTAssertEqual(claims.hold(join("other", session: 4), now: .milliseconds(20)), .claim, "another channel: its own claim")
-        XCTAssertTrue(claims.isPending("show"))
-        XCTAssertEqual(claims.heldJoins, 4)
-        XCTAssertEqual(claims.resolve("show").map(\.session), [SessionID(1), SessionID(2), SessionID(3)])
-        XCTAssertFalse(claims.isPending("show"))
-        XCTAssertTrue(claims.resolve("show").isEmpty, "a late second answer releases nothing")
-        XCTAssertEqual(claims.heldJoins, 1)
-        // The next join after the answer claims again (the channel may have emptied meanwhile).
-        XCTAssertEqual(claims.hold(join("show", session: 5), now: .seconds(1)), .claim)
-    }
-
-    func testUnansweredClaimsExpireAndTheHoldIsBounded() {
-        var claims = ChannelClaims(timeout: .seconds(5), maxHeldJoins: 3)
-        XCTAssertEqual(claims.hold(join("a", session: 1), now: .zero), .claim)
-        XCTAssertEqual(claims.hold(join("b", session: 2), now: .seconds(2)), .claim)
-        XCTAssertEqual(claims.hold(join("a", session: 3), now: .seconds(3)), .waiting)
-        XCTAssertEqual(claims.hold(join("c", session: 4), now: .seconds(3)), .full, "beyond the bound: refused")
-        XCTAssertTrue(claims.expire(now: .milliseconds(4999)).isEmpty)
-        XCTAssertEqual(claims.expire(now: .seconds(5)).map(\.session), [SessionID(1), SessionID(3)], "a's claim is 5 s old")
-        XCTAssertEqual(claims.expire(now: .seconds(7)).map(\.session), [SessionID(2)])
-        XCTAssertEqual(claims.heldJoins, 0)
-    }
-
+/// What the owner coordinator's answer to a channel claim (`CHANNEL_CLAIM`) is taken to mean
+/// (``ClaimOutcome``), whatever it sends; what each outcome means for the held joins is
+/// ``ChannelClaims``' (EdgeTests).
+final class ClaimAnswerTests: XCTestCase {
     func testAnswersOfTheCoordinator() throws {
         func answer(_ body: RoomClaimChannelResponse) throws -> Result<WireEnvelope, ShowroomError> {
             var request = WireEnvelope()
