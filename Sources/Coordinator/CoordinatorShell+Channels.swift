@@ -83,52 +83,52 @@ extension CoordinatorShell {
             // otherwise send the client back to the edge it lost), and the channel moves now
             // rather than when the membership declares the edge dead. A link whose connection
             // broke (the edge's process died) needs no probe.
-            if node.connectionBroken(to: endpoint) { return finishPlacement(body, avoiding: body.unreachableEdge, respond) }
+            if node.connectionBroken(to: endpoint) { return place(body, avoiding: body.unreachableEdge, respond) }
             node.send(.nodeInfo, body: WireNodeInfoRequest(), to: endpoint, timeout: Self.probeTimeout) { [self] result in
                 let reachable: Bool
                 if case .success(let answer) = result, answer.failure == nil { reachable = true } else { reachable = false }
-                finishPlacement(body, avoiding: reachable ? nil : body.unreachableEdge, respond)
+                place(body, avoiding: reachable ? nil : body.unreachableEdge, respond)
             }
             return
         }
-        if body.audience, let relay = machine.records.directory.relay(for: body.channel, avoiding: body.unreachableEdge,
-                                                                      edges: directoryEdges(), nowMs: nowMs) {
-            return answerPlacement(edge: relay, respond)
-        }
-        finishPlacement(body, avoiding: nil, respond)
+        answer(Result { () throws(ShowroomError) in try machine.records.directory.placement(for: body, edges: directoryEdges(), nowMs: nowMs) },
+               channel: body.channel, respond)
+    }
+
+    /// Places `body`'s channel avoiding `avoiding` (an edge neither the client nor this
+    /// coordinator reaches) and answers.
+    private func place(_ body: RoomPlaceChannelRequest, avoiding: String?, _ respond: Node.Responder) {
+        answer(Result { () throws(ShowroomError) in
+            try machine.records.directory.place(body.channel, edges: directoryEdges(), avoiding: avoiding, preferring: body.preferredEdges,
+                                                nowMs: nowMs)
+        }, channel: body.channel, respond)
     }
 
     /// The alive edges that serve clients, as the directory's decisions take them.
     func directoryEdges() -> [ChannelDirectory.Edge] {
         alive(.edge).filter { !$0.metadata.clientEndpoint.isEmpty }.map {
             ChannelDirectory.Edge(id: $0.nodeID, channels: $0.metadata.load.channels,
-                                  linkBroken: node.connectionBroken(to: $0.metadata.clusterEndpoint))
+                                  linkBroken: node.connectionBroken(to: $0.metadata.clusterEndpoint),
+                                  clientEndpoint: $0.metadata.clientEndpoint, clientCurvePublicKey: $0.metadata.clientCurvePublicKey,
+                                  webSocketEndpoint: $0.metadata.webSocketEndpoint)
         }
     }
 
-    /// Answers a placement request with `edge`'s client endpoint.
-    private func answerPlacement(edge edgeID: String, _ respond: Node.Responder) {
-        guard let edge = alive(.edge).first(where: { $0.nodeID == edgeID }) else {
-            return respond(.failure(ShowroomError(.noEdgeAvailable, "edge \(edgeID) is not alive; retry in a moment")))
+    /// Answers a placement request with where clients connect to the edge it got
+    /// (``ChannelDirectory/placementAnswer(edge:among:)``), once the placement it made, if any,
+    /// is persisted and handed to the other coordinators.
+    private func answer(_ placement: Result<ChannelDirectory.Placement, ShowroomError>, channel: String, _ respond: Node.Responder) {
+        let answer = { [self] (edge: String) in
+            respond(Result { () throws(ShowroomError) in try ChannelDirectory.placementAnswer(edge: edge, among: directoryEdges()) }.outcome)
         }
-        var answer = RoomPlaceChannelResponse()
-        answer.edgeID = edgeID
-        answer.clientEndpoint = edge.metadata.clientEndpoint
-        answer.clientCurvePublicKey = edge.metadata.clientCurvePublicKey
-        answer.webSocketEndpoint = edge.metadata.webSocketEndpoint
-        respond(.success(answer))
-    }
-
-    private func finishPlacement(_ body: RoomPlaceChannelRequest, avoiding: String?, _ respond: Node.Responder) {
-        do throws(ShowroomError) {
-            guard case .placed(let edge, let recorded) = try machine.records.directory.place(
-                body.channel, edges: directoryEdges(), avoiding: avoiding, preferring: body.preferredEdges, nowMs: nowMs)
-            else { return }
-            guard let recorded else { return answerPlacement(edge: edge, respond) }
-            logger.info("channel placed", metadata: ["channel": "\(body.channel)", "edge": "\(edge)"])
-            record(recorded) { [self] in answerPlacement(edge: edge, respond) }
-        } catch {
+        switch placement {
+        case .failure(let error):
             respond(.failure(error))
+        case .success(.relay(let edge)), .success(.placed(let edge, nil)):
+            answer(edge)
+        case .success(.placed(let edge, let recorded?)):
+            logger.info("channel placed", metadata: ["channel": "\(channel)", "edge": "\(edge)"])
+            record(recorded) { answer(edge) }
         }
     }
 
@@ -161,34 +161,12 @@ extension CoordinatorShell {
         atChannelOwner(request, channel: body.channel, respond) { [self] in decideClaim(body, respond) }
     }
 
+    /// Decides a claim at the channel's owner (``ChannelDirectory/claim(_:edges:nowMs:)``) and
+    /// answers, once the placement it made, if any, is persisted and handed to the other
+    /// coordinators.
     private func decideClaim(_ body: RoomClaimChannelRequest, _ respond: Node.Responder) {
         do throws(ShowroomError) {
-            var answer = RoomClaimChannelResponse()
-            let recorded: RoomChannelPlacement?
-            switch try machine.records.directory.claim(body.channel, by: body.edgeID, edges: directoryEdges(), nowMs: nowMs) {
-            case .relay(let origin):
-                guard let originEdge = alive(.edge).first(where: { $0.nodeID == origin }) else {
-                    throw ShowroomError.unavailable("channel \(body.channel)'s origin edge \(origin) is not alive; retry in a moment")
-                }
-                answer.granted = true
-                answer.edgeID = body.edgeID
-                answer.relayOfEdgeID = origin
-                answer.relayOfEndpoint = originEdge.metadata.clientEndpoint
-                answer.relayOfCurvePublicKey = originEdge.metadata.clientCurvePublicKey
-                return respond(.success(answer))
-            case .granted(let placed):
-                recorded = placed
-                answer.granted = true
-                answer.edgeID = body.edgeID
-            case .elsewhere(let other, let placed):
-                recorded = placed
-                guard let edge = alive(.edge).first(where: { $0.nodeID == other }) else {
-                    throw ShowroomError.unavailable("channel \(body.channel) is placed on edge \(other), which is not reachable now; retry in a moment")
-                }
-                answer.edgeID = other
-                answer.clientEndpoint = edge.metadata.clientEndpoint
-                answer.clientCurvePublicKey = edge.metadata.clientCurvePublicKey
-            }
+            let (answer, recorded) = try machine.records.directory.claim(body, edges: directoryEdges(), nowMs: nowMs)
             guard let recorded else { return respond(.success(answer)) }
             logger.info("channel placed by a claim", metadata: [
                 "channel": "\(body.channel)", "edge": "\(recorded.edgeID)", "claimed by": "\(body.edgeID)",
@@ -221,23 +199,23 @@ extension CoordinatorShell {
             try RecordingOrders.check(report.activities)
             return report
         }) else { return }
-        let edgeAlive = alive(.edge).contains { $0.nodeID == report.edgeID }
-        if machine.records.directory.edgeReported(report.edgeID, run: report.origin, draining: report.draining,
-                                                  channels: report.hasChannels_p ? report.channels : nil, edgeAlive: edgeAlive,
-                                                  nowMs: nowMs) {
+        let writable = seesMostOfTheCluster  // one look at the members, not one per activity
+        let taken = machine.edgeReported(report, edges: directoryEdges(), edgeAlive: alive(.edge).contains { $0.nodeID == report.edgeID },
+                                         seesMostOfTheCluster: writable, nowMs: nowMs)
+        if taken.beganDraining {
             logger.info("edge draining: nothing more is placed on it", metadata: ["edge": "\(report.edgeID)"])
         }
-        let writable = seesMostOfTheCluster  // one look at the members, not one per activity
-        if report.hasChannels_p, writable {
-            // A channel its edges host on both sides of a healed partition, left without a placement.
-            for placement in machine.records.directory.placeSplitChannels(among: report.channels.map(\.name), edges: directoryEdges(),
-                                                          owned: writableKeys, nowMs: nowMs) {
-                logger.info("channel hosted on several edges without a placement: placed where its publishers are",
-                            metadata: ["channel": "\(placement.channel)", "edge": "\(placement.edgeID)"])
-                record(placement)
-            }
+        for placement in taken.placed {
+            logger.info("channel hosted on several edges without a placement: placed where its publishers are",
+                        metadata: ["channel": "\(placement.channel)", "edge": "\(placement.edgeID)"])
+            record(placement)
         }
-        let answer = report.hasChannels_p && writable ? strayChannels(of: report.edgeID) : RoomEdgeChannelReportResponse()
+        let answer = taken.answer
+        if !answer.elsewhere.isEmpty {
+            logger.info("channels hosted away from their placement: their clients go there", metadata: [
+                "edge": "\(report.edgeID)", "channels": "\(answer.elsewhere.map(\.channel))",
+            ])
+        }
         guard !report.activities.isEmpty else {
             respond(.success(answer))
             return
@@ -281,7 +259,7 @@ extension CoordinatorShell {
         let presence = machine.records.registry.ownerPresence(after: activities, nowMs: now)
         apply(presence, replicate: true)
         // A co-host who quits the room's channel steps down.
-        carryOut(machine.records.registry.coHostsLeft(after: activities, nowMs: now), roomID: "") { _ in }
+        carryOut(InteractionPlan(machine.records.registry.coHostsLeft(after: activities, nowMs: now), roomID: "")) { _ in }
         // The successors learn the numbers before anyone sees the events, so a successor taking over
         // never reuses a number.
         var remaining = writes.count
@@ -293,29 +271,6 @@ extension CoordinatorShell {
                 done()
             })
         }
-    }
-
-    /// The answer to an edge's report of its channels: those of this coordinator's that the edge
-    /// hosts while they are placed on another edge (``ChannelDirectory/strays(on:edges:owned:)``),
-    /// with where they are placed.
-    private func strayChannels(of edgeID: String) -> RoomEdgeChannelReportResponse {
-        var answer = RoomEdgeChannelReportResponse()
-        let strays = machine.records.directory.strays(on: edgeID, edges: directoryEdges(), owned: writableKeys)
-        guard !strays.isEmpty else { return answer }
-        let edges = Dictionary(alive(.edge).map { ($0.nodeID, $0.metadata) }) { first, _ in first }
-        for stray in strays {
-            guard let placed = edges[stray.placedOn] else { continue }
-            answer.elsewhere.append(RoomChannelElsewhere.with {
-                $0.channel = stray.channel
-                $0.placedOn.edgeID = stray.placedOn
-                $0.placedOn.clientEndpoint = placed.clientEndpoint
-                $0.placedOn.clientCurvePublicKey = placed.clientCurvePublicKey
-            })
-        }
-        logger.info("channels hosted away from their placement: their clients go there", metadata: [
-            "edge": "\(edgeID)", "channels": "\(answer.elsewhere.map(\.channel))",
-        ])
-        return answer
     }
 
     /// Publishes what earlier owners numbered and may not have published, in the channels this

@@ -5,9 +5,9 @@ import ShowroomWire
 import SwiftProtobuf
 
 // PK and co-host requests at the room's owner coordinator, and the steps between two rooms'
-// owners (ROOM_PEER_UPDATE). The registry decides; this carries its outcomes out: persist, publish
-// and replicate the changes, offer and commit at the other room's owner (waiting for the answer
-// before answering the client), and deliver the other updates until the other owner has them.
+// owners (ROOM_PEER_UPDATE). The machine decides each step (``InteractionPlan``); this carries the
+// plans out: sends the peer updates, writes the changes, asks the other room's owner and hands its
+// answer back to the machine.
 
 extension CoordinatorShell {
     /// The PK and co-host request kinds clients send.
@@ -45,46 +45,37 @@ extension CoordinatorShell {
             if request.kind == .roomPeerUpdate {
                 return servePeerUpdate(try request.decodeBody(RoomPeerUpdateRequest.self)) { respond($0.outcome) }
             }
-            /// Decodes the body, checks the actor's token, and applies it to the machine.records.registry.
+            /// Decodes the body, checks the actor's token, and has the machine take the step.
             func act<Body: RoomActorRequest>(_: Body.Type, _ step: (inout RoomRegistry, Body) throws -> InteractionOutcome)
-                throws(ShowroomError) -> (String, InteractionOutcome) {
+                throws(ShowroomError) -> (String, InteractionPlan) {
                 let body = try request.decodeBody(Body.self)
                 try verifyMember(body.token, uid: body.uid, roomID: body.roomID, nowMs: now)
-                let before = machine.records.registry.room(body.roomID)
-                do {
-                    return (body.roomID, try step(&machine.records.registry, body))
-                } catch {
-                    replicateIfChanged(body.roomID, from: before)
-                    throw error as? ShowroomError ?? .internal("\(request.kind) failed: \(error)")
-                }
+                return (body.roomID, machine.interact(in: body.roomID) { registry throws(ShowroomError) in
+                    do {
+                        return try step(&registry, body)
+                    } catch {
+                        throw error as? ShowroomError ?? .internal("\(request.kind) failed: \(error)")
+                    }
+                })
             }
-            let (roomID, outcome): (String, InteractionOutcome)
+            let (roomID, plan): (String, InteractionPlan)
             switch request.kind {
-            case .roomPkInvite: (roomID, outcome) = try act(RoomPkInviteRequest.self) { [self] in try $0.pkInvite($1, nowMs: now, using: &random) }
-            case .roomPkAnswer: (roomID, outcome) = try act(RoomPkAnswerRequest.self) { try $0.pkAnswer($1, nowMs: now) }
-            case .roomPkStop: (roomID, outcome) = try act(RoomPkStopRequest.self) { try $0.pkStop($1, nowMs: now) }
-            case .roomPkMatch: (roomID, outcome) = try act(RoomPkMatchRequest.self) { try $0.pkMatch($1, nowMs: now) }
+            case .roomPkInvite: (roomID, plan) = try act(RoomPkInviteRequest.self) { [self] in try $0.pkInvite($1, nowMs: now, using: &random) }
+            case .roomPkAnswer: (roomID, plan) = try act(RoomPkAnswerRequest.self) { try $0.pkAnswer($1, nowMs: now) }
+            case .roomPkStop: (roomID, plan) = try act(RoomPkStopRequest.self) { try $0.pkStop($1, nowMs: now) }
+            case .roomPkMatch: (roomID, plan) = try act(RoomPkMatchRequest.self) { try $0.pkMatch($1, nowMs: now) }
             case .roomCohostApply:
-                (roomID, outcome) = try act(RoomCoHostApplyRequest.self) { [self] in try $0.coHostApply($1, nowMs: now, using: &random) }
+                (roomID, plan) = try act(RoomCoHostApplyRequest.self) { [self] in try $0.coHostApply($1, nowMs: now, using: &random) }
             case .roomCohostInvite:
-                (roomID, outcome) = try act(RoomCoHostInviteRequest.self) { [self] in try $0.coHostInvite($1, nowMs: now, using: &random) }
+                (roomID, plan) = try act(RoomCoHostInviteRequest.self) { [self] in try $0.coHostInvite($1, nowMs: now, using: &random) }
             case .roomCohostAnswer:
-                (roomID, outcome) = try act(RoomCoHostAnswerRequest.self) { [self] in try $0.coHostAnswer($1, nowMs: now, using: &random) }
-            case .roomCohostStop: (roomID, outcome) = try act(RoomCoHostStopRequest.self) { try $0.coHostStop($1, nowMs: now) }
+                (roomID, plan) = try act(RoomCoHostAnswerRequest.self) { [self] in try $0.coHostAnswer($1, nowMs: now, using: &random) }
+            case .roomCohostStop: (roomID, plan) = try act(RoomCoHostStopRequest.self) { try $0.coHostStop($1, nowMs: now) }
             default: throw ShowroomError.unknownKind("\(request.kind) is not a PK or co-host request")
             }
-            let made = outcome.request
-            carryOut(outcome, roomID: roomID) { [self] result in
-                switch result {
-                case .success:
-                    var answer = RoomInteractionResponse()
-                    answer.room = machine.records.registry.room(roomID) ?? RoomRoom()
-                    // As the room holds it now (an invitation learns the invited room's owner).
-                    if let made { answer.request = answer.room.pending.first { $0.id == made.id } ?? made }
-                    respond(.success(answer))
-                case .failure(let error):
-                    respond(.failure(error))
-                }
+            let made = plan.request
+            carryOut(plan) { [self] result in
+                respond(result.map { machine.interactionAnswer(roomID: roomID, made: made) }.outcome)
             }
         } catch {
             respond(.failure(error))
@@ -112,66 +103,30 @@ extension CoordinatorShell {
         }
     }
 
-    /// Carries `outcome` out for `roomID`: writes its changes (answering after the successor has
-    /// them), delivers its peer updates, and runs its offer or commit at the other room's owner,
-    /// feeding the answer back to the registry, until nothing is left; `done` gets the first
-    /// refusal on the way.
-    func carryOut(_ outcome: InteractionOutcome, roomID: String, done: @escaping (Result<Void, ShowroomError>) -> Void) {
-        for update in outcome.peerUpdates {
-            // Queueing for a match is repeated every tick while the room waits: one try is enough.
-            if update.op == .matchEnqueue { askPeer(update) { _ in } } else { deliverPeerUpdate(update) }
-        }
-        apply(outcome.changes, replicate: true, then: { [self] in
-            if let offer = outcome.offer {
-                askPeer(offer) { [self] result in
-                    let before = machine.records.registry.room(roomID)
-                    let next = Result { () throws(ShowroomError) in
-                        try machine.records.registry.pkOfferAnswered(roomID: roomID, invitationID: offer.request.id, result: result, nowMs: nowMs)
-                    }
-                    continueWith(next, roomID: roomID, before: before, done: done)
-                }
-            } else if let commit = outcome.commit {
-                askPeer(commit) { [self] result in
-                    let answer = (try? result.get()) ?? RoomPeerUpdateResponse.with {
-                        $0.refusal = "its coordinator did not answer; try again"
-                        $0.refusalCode = UInt32(WireErrorCode.unavailable.rawValue)
-                    }
-                    if case .failure = result {
-                        // Unknown whether it committed: the intent stays, the tick asks again
-                        // until it commits or expires (then aborts).
-                        return done(.failure(.unavailable("room \(commit.roomID)'s coordinator did not answer the PK start; it is retried until \(settingsIntentSeconds) s have passed")))
-                    }
-                    let before = machine.records.registry.room(roomID)
-                    let next = Result { () throws(ShowroomError) in
-                        try machine.records.registry.pkCommitAnswered(roomID: roomID, pkID: commit.interaction.id, committed: answer.committed,
-                                                      refusal: answer, nowMs: nowMs)
-                    }
-                    continueWith(next, roomID: roomID, before: before, done: done)
-                }
-            } else {
-                done(.success(()))
+    /// Carries `plan` out: sends its peer updates, writes its changes (answering after the
+    /// successor has them), asks its question of the other room's owner and carries out the
+    /// machine's next step with the answer, until nothing is left; `done` gets the refusal on the
+    /// way, if any.
+    func carryOut(_ plan: InteractionPlan, done: @escaping (Result<Void, ShowroomError>) -> Void) {
+        for send in plan.sends {
+            switch send {
+            case .once(let update): askPeer(update) { _ in }
+            case .deliver(let update): deliverPeerUpdate(update)
             }
-        })
-    }
-
-    private var settingsIntentSeconds: Int64 { machine.records.registry.settings.pkIntentExpiryMs / 1000 }
-
-    private func continueWith(_ next: Result<InteractionOutcome, ShowroomError>, roomID: String, before: RoomRoom?,
-                              done: @escaping (Result<Void, ShowroomError>) -> Void) {
-        switch next {
-        case .success(let outcome):
-            carryOut(outcome, roomID: roomID, done: done)
-        case .failure(let error):
-            replicateIfChanged(roomID, from: before)
-            done(.failure(error))
         }
-    }
-
-    /// A refusal that still changed the room (a dropped intent or invitation): the room as it is
-    /// now is persisted and sent to its successor like any write, so the two hold the same record.
-    private func replicateIfChanged(_ roomID: String, from before: RoomRoom?) {
-        guard let room = machine.records.registry.room(roomID), room != before else { return }
-        apply([RoomChange(room: room)], replicate: true)
+        switch plan.next {
+        case .done:
+            apply(plan.changes, replicate: true, then: { done(.success(())) })
+        case .refused(let error):
+            apply(plan.changes, replicate: true)
+            done(.failure(error))
+        case .ask(let question):
+            apply(plan.changes, replicate: true, then: { [self] in
+                askPeer(question.update) { [self] result in
+                    carryOut(machine.peerAnswered(question, result: result, nowMs: nowMs), done: done)
+                }
+            })
+        }
     }
 
     /// Sends a peer update to its room's owner (served here when that is this coordinator) and
@@ -193,9 +148,9 @@ extension CoordinatorShell {
     /// Applies a peer update to a room this coordinator owns; answers once the change is written.
     private func servePeerUpdate(_ update: RoomPeerUpdateRequest,
                                  completion: @escaping (Result<RoomPeerUpdateResponse, ShowroomError>) -> Void) {
-        do {
-            let (outcome, answer) = try machine.records.registry.peerUpdate(update, nowMs: nowMs)
-            carryOut(outcome, roomID: update.roomID) { _ in completion(.success(answer)) }
+        do throws(ShowroomError) {
+            let (plan, answer) = try machine.peerUpdate(update, nowMs: nowMs)
+            carryOut(plan) { _ in completion(.success(answer)) }
         } catch {
             completion(.failure(error))
         }
@@ -208,38 +163,16 @@ extension CoordinatorShell {
         }
     }
 
-    /// The interaction duties of the tick: expiries, PK durations, intents past their expiry, the
-    /// peer updates closing rooms left, and asking again the commits of intents this coordinator
-    /// holds (one it took over from a lost owner).
+    /// The interaction duties of the tick (``CoordinatorNode/tickInteractions(nowMs:writes:)``),
+    /// the stages' refresh, and the questions to other rooms' owners the machine has due: match
+    /// queueings, commits of intents, PK checks; then the deliveries due again.
     func tickInteractions(nowMs now: Int64, writes: (String) -> Bool) {
-        let outcome = machine.records.registry.tickInteractions(nowMs: now, owns: writes)
-        for update in machine.records.registry.takePeerUpdates() { deliverPeerUpdate(update) }
-        carryOut(outcome, roomID: "") { _ in }
+        carryOut(machine.tickInteractions(nowMs: now, writes: writes)) { _ in }
         send(machine.tickStages())
-        for update in machine.records.registry.matchEnqueues(nowMs: now, owns: writes) { askPeer(update) { _ in } }
-        // Intents begun a second ago or more: a fresh one's commit is on its way.
-        for commit in machine.records.registry.pkIntents(begunBefore: now - 1_000, owns: writes) {
-            let roomID = commit.interaction.peerRoomID
-            var outcome = InteractionOutcome()
-            outcome.commit = commit
-            carryOut(outcome, roomID: roomID) { _ in }
-        }
-        checkPKs(nowMs: now, writes: writes)
+        carryOut(machine.matchEnqueues(nowMs: now, writes: writes)) { _ in }
+        for plan in machine.pkIntentRetries(nowMs: now, writes: writes) { carryOut(plan) { _ in } }
+        for plan in machine.pkChecksDue(nowMs: now, writes: writes) { carryOut(plan) { _ in } }
         deliveries.retryDue()
-    }
-
-    /// Every few seconds, each PK of a room this coordinator writes is checked at the peer room's
-    /// owner; a peer that is not in it any more (its END was lost with a coordinator that died)
-    /// ends this side too. No answer: asked again next time.
-    private func checkPKs(nowMs now: Int64, writes: (String) -> Bool) {
-        for (roomID, check) in machine.pkChecksDue(nowMs: now, writes: writes) {
-            askPeer(check) { [self] result in
-                guard case .success(let answer) = result else { return }
-                let outcome = machine.records.registry.pkCheckAnswered(roomID: roomID, pkID: check.interaction.id,
-                                                                       inPK: answer.committed, nowMs: nowMs)
-                carryOut(outcome, roomID: roomID) { _ in }
-            }
-        }
     }
 
     // MARK: - The stage at the edges

@@ -114,9 +114,10 @@ extension CoordinatorShell {
                 let body = try request.decodeBody(RoomLeaveRoomRequest.self)
                 let change = try machine.records.registry.leave(body, nowMs: now)
                 // A co-host leaving the room steps down; its open requests go.
-                var outcome = machine.records.registry.coHostLeft(roomID: body.roomID, uid: body.uid, nowMs: now)
-                outcome.changes.insert(change, at: 0)
-                carryOut(outcome, roomID: body.roomID) { [self] _ in
+                var plan = InteractionPlan(machine.records.registry.coHostLeft(roomID: body.roomID, uid: body.uid, nowMs: now),
+                                           roomID: body.roomID)
+                plan.changes.insert(change, at: 0)
+                carryOut(plan) { [self] _ in
                     respond(.success(RoomLeaveRoomResponse.with { $0.room = machine.records.registry.room(body.roomID) ?? change.room }))
                 }
             case .roomClose:

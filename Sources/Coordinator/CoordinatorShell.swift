@@ -56,17 +56,11 @@ final class CoordinatorShell {
     /// User-list reads out to the edges, shared by the callers asking the same at once.
     var userReads = SharedReads<RoomChannelUsersRequest, Node.Responder>()
 
-    /// Whether this coordinator sees more than half of the cluster's members alive (every role:
-    /// the edges and call-signal nodes are witnesses, so a cluster of two coordinators still
-    /// writes when one dies). A coordinator cut off with a minority of the cluster writes nothing
-    /// and acknowledges nothing: the other side goes on, and nothing either side was told is lost
-    /// when the partition heals. Members that left are not counted; dead ones until their
-    /// tombstones expire.
+    /// Whether this coordinator sees most of the cluster, from one look at the members
+    /// (``CoordinatorNode/seesMostOfTheCluster(alive:known:)``); members that left are not counted.
     var seesMostOfTheCluster: Bool {
-        // The deliberately broken rule writes on either side of a partition.
-        if faults.contains(.writeWithoutMajority) { return true }
         let known = node.membersOnLoop.filter { $0.state != .left }
-        return known.filter { $0.state == .alive }.count * 2 > known.count
+        return machine.seesMostOfTheCluster(alive: known.count { $0.state == .alive }, known: known.count)
     }
 
     /// The keys this coordinator may write now, from one look at the members
@@ -99,6 +93,7 @@ final class CoordinatorShell {
             directory: ChannelDirectory(placementExpiryMs: Int64(settings.placementExpirySeconds) * 1000,
                                         relayThreshold: settings.relayThreshold))
         machine = CoordinatorNode(records: records, selfID: configuration.nodeID, startedAtMs: node.clock.nowMs())
+        machine.writesWithoutMajority = faults.contains(.writeWithoutMajority)
         let stored: RoomStateBatch
         do {
             stored = CoordinatorRecords.merged(try storage.store.loadRecords())

@@ -36,6 +36,10 @@ public struct CoordinatorNode: Sendable {
     public let startedAtMs: Int64
     /// When the PKs are checked next.
     public private(set) var nextPKCheckMs: Int64 = 0
+    /// The deliberately broken rule of a simulation's mutant: this coordinator writes on either
+    /// side of a partition (``seesMostOfTheCluster(alive:known:)`` is always true). False in
+    /// every process.
+    public var writesWithoutMajority = false
 
     /// A coordinator `selfID` started at `startedAtMs` holding `records` (as loaded from its store).
     public init(records: CoordinatorRecords, selfID: String, startedAtMs: Int64) {
@@ -53,6 +57,17 @@ public struct CoordinatorNode: Sendable {
 
     /// Who holds rooms and channel event numbers: owner and successor.
     public var ownership: Replication { replicas.replication }
+
+    /// Whether a coordinator that sees `alive` of the cluster's `known` members alive sees most
+    /// of the cluster: more than half of them, of every role (the edges and call-signal nodes
+    /// are witnesses, so a cluster of two coordinators still writes when one dies). One cut off
+    /// with a minority writes nothing and acknowledges nothing: the other side goes on, and
+    /// nothing either side was told is lost when the partition heals. `known`: the members that
+    /// did not leave (dead ones count until their tombstones expire).
+    public func seesMostOfTheCluster(alive: Int, known: Int) -> Bool {
+        // The deliberately broken rule writes on either side of a partition.
+        writesWithoutMajority || alive * 2 > known
+    }
 
     /// The keys this coordinator may write now: those it owns and has caught up on, and none
     /// while it sees less than half of the cluster (`seesMostOfTheCluster`). A timer's write
@@ -80,6 +95,40 @@ public struct CoordinatorNode: Sendable {
 
         /// Nothing numbered.
         public init() {}
+    }
+
+    /// What an edge's report says of its channels, taken before its activities are numbered.
+    public struct ReportTaken: Sendable, Equatable {
+        /// Whether the edge began to drain with this report: nothing more is placed on it.
+        public var beganDraining = false
+        /// The placements made of channels this coordinator decides for that several edges host
+        /// without one (``ChannelDirectory/placeSplitChannels(among:edges:owned:nowMs:)``), to
+        /// persist and hand to the other coordinators.
+        public var placed: [RoomChannelPlacement] = []
+        /// The answer to the edge: the channels it hosts away from their placement, with where
+        /// their clients go (``ChannelDirectory/elsewhere(on:edges:owned:)``).
+        public var answer = RoomEdgeChannelReportResponse()
+
+        /// Nothing taken.
+        public init() {}
+    }
+
+    /// Takes an edge's report of its drain and channels (``ChannelDirectory/edgeReported(_:run:draining:channels:edgeAlive:nowMs:)``).
+    /// A report that lists its channels, taken while this coordinator sees most of the cluster,
+    /// also places the channels both sides of a healed partition let joiners in on, and is
+    /// answered with the edge's strays. `edges`: the alive edges that serve clients; `edgeAlive`:
+    /// whether the reporting edge is alive.
+    public mutating func edgeReported(_ report: RoomEdgeChannelReport, edges: [ChannelDirectory.Edge], edgeAlive: Bool,
+                                      seesMostOfTheCluster: Bool, nowMs: Int64) -> ReportTaken {
+        var taken = ReportTaken()
+        taken.beganDraining = records.directory.edgeReported(report.edgeID, run: report.origin, draining: report.draining,
+                                                             channels: report.hasChannels_p ? report.channels : nil,
+                                                             edgeAlive: edgeAlive, nowMs: nowMs)
+        guard report.hasChannels_p, seesMostOfTheCluster else { return taken }
+        let writes = writableKeys(seesMostOfTheCluster: true)
+        taken.placed = records.directory.placeSplitChannels(among: report.channels.map(\.name), edges: edges, owned: writes, nowMs: nowMs)
+        taken.answer.elsewhere = records.directory.elsewhere(on: report.edgeID, edges: edges, owned: writes)
+        return taken
     }
 
     /// What an edge's report of activities comes to.
@@ -205,13 +254,18 @@ public struct CoordinatorNode: Sendable {
         return records.sequencer.prune(nowMs: nowMs) { [directory = records.directory] in directory.isInUse($0) }
     }
 
-    /// The PKs of the rooms `writes` lets this coordinator write, to check at the peer room's
-    /// owner, every ``pkCheckEveryMs`` (none between): a peer that is not in it any more (its
-    /// end was lost with a coordinator that died) ends this side too.
-    public mutating func pkChecksDue(nowMs: Int64, writes: (String) -> Bool) -> [(roomID: String, check: RoomPeerUpdateRequest)] {
+    /// The checks of the PKs of the rooms `writes` lets this coordinator write, each a question
+    /// to the peer room's owner, every ``pkCheckEveryMs`` (none between): a peer that is not in
+    /// it any more (its end was lost with a coordinator that died) ends this side too
+    /// (``peerAnswered(_:result:nowMs:)``).
+    public mutating func pkChecksDue(nowMs: Int64, writes: (String) -> Bool) -> [InteractionPlan] {
         guard nowMs >= nextPKCheckMs else { return [] }
         nextPKCheckMs = nowMs + Self.pkCheckEveryMs
-        return records.registry.pkChecks(begunBefore: nowMs - Self.pkCheckEveryMs, owns: writes)
+        return records.registry.pkChecks(begunBefore: nowMs - Self.pkCheckEveryMs, owns: writes).map { roomID, check in
+            var plan = InteractionPlan()
+            plan.next = .ask(PeerQuestion(step: .check, roomID: roomID, update: check))
+            return plan
+        }
     }
 
     // MARK: - What the edges are told

@@ -4,8 +4,9 @@ import ShowroomWire
 /// (their channels, whether they drain), the placements every coordinator holds, and the relays
 /// busy channels' audiences were sent to. It decides placements, claims and relay choices from
 /// those and from the alive edges the caller passes in (with whether this coordinator's link to
-/// each broke); the shell carries out the decisions: it answers, persists and replicates what a
-/// decision recorded, probes an edge a client could not reach.
+/// each broke, and where clients connect to each), and builds the answers that send clients to an
+/// edge; the shell carries out the decisions: it sends the answers, persists and replicates what
+/// a decision recorded, probes an edge a client could not reach.
 public struct ChannelDirectory: Sendable {
     /// An alive edge that serves clients, as a decision sees it.
     public struct Edge: Sendable, Equatable {
@@ -15,12 +16,22 @@ public struct ChannelDirectory: Sendable {
         public var channels: Int
         /// Whether this coordinator's connection to it broke (the edge most likely died).
         public var linkBroken: Bool
+        /// Where clients connect to it, for the answers that send them there.
+        public var clientEndpoint: String
+        /// Its CURVE public key for client links (Z85); empty if it does not encrypt them.
+        public var clientCurvePublicKey: String
+        /// Where browsers' sessions connect to it; empty if it takes none.
+        public var webSocketEndpoint: String
 
-        /// An edge `id` with `channels` hosted.
-        public init(id: String, channels: Int = 0, linkBroken: Bool = false) {
+        /// An edge `id` with `channels` hosted, reached by clients at the endpoints given.
+        public init(id: String, channels: Int = 0, linkBroken: Bool = false, clientEndpoint: String = "",
+                    clientCurvePublicKey: String = "", webSocketEndpoint: String = "") {
             self.id = id
             self.channels = channels
             self.linkBroken = linkBroken
+            self.clientEndpoint = clientEndpoint
+            self.clientCurvePublicKey = clientCurvePublicKey
+            self.webSocketEndpoint = webSocketEndpoint
         }
     }
 
@@ -347,6 +358,87 @@ public struct ChannelDirectory: Sendable {
             return .granted(recorded: changed ? placement : nil)
         case .elsewhere(let placement, let changed):
             return .elsewhere(edge: placement.edgeID, recorded: changed ? placement : nil)
+        }
+    }
+
+    // MARK: - Answers
+
+    /// Where clients connect to `edge`, as a placement request is answered, among the alive
+    /// `edges` as they are when it is answered (after the placement it made was replicated).
+    /// - Throws: `NO_EDGE_AVAILABLE` when `edge` is not among them any more.
+    public static func placementAnswer(edge: String, among edges: [Edge]) throws(ShowroomError) -> RoomPlaceChannelResponse {
+        guard let chosen = edges.first(where: { $0.id == edge }) else {
+            throw ShowroomError(.noEdgeAvailable, "edge \(edge) is not alive; retry in a moment")
+        }
+        var answer = RoomPlaceChannelResponse()
+        answer.edgeID = edge
+        answer.clientEndpoint = chosen.clientEndpoint
+        answer.clientCurvePublicKey = chosen.clientCurvePublicKey
+        answer.webSocketEndpoint = chosen.webSocketEndpoint
+        return answer
+    }
+
+    /// Where `request`'s client goes, when no edge it could not reach had to be probed: an
+    /// audience member of a busy channel to a relay or the origin (``relay(for:avoiding:edges:nowMs:)``),
+    /// anyone else where the channel is placed, placing it if needed
+    /// (``place(_:edges:avoiding:preferring:nowMs:)``, preferring the edges the request names).
+    public mutating func placement(for request: RoomPlaceChannelRequest, edges: [Edge], nowMs: Int64) throws(ShowroomError) -> Placement {
+        if request.audience, let relay = relay(for: request.channel, avoiding: request.unreachableEdge, edges: edges, nowMs: nowMs) {
+            return .relay(edge: relay)
+        }
+        return try place(request.channel, edges: edges, avoiding: nil, preferring: request.preferredEdges, nowMs: nowMs)
+    }
+
+    /// A claim (``claim(_:by:edges:nowMs:)``) as answered: granted, granted as a relay of the
+    /// origin, or naming the edge the channel is placed on, with where clients connect to it;
+    /// `recorded` is the placement the claim made, to persist and hand to the other coordinators
+    /// before answering.
+    /// - Throws: `UNAVAILABLE` when the edge the answer names is not among `edges`; as
+    ///   ``claim(_:by:edges:nowMs:)``.
+    public mutating func claim(_ request: RoomClaimChannelRequest, edges: [Edge],
+                               nowMs: Int64) throws(ShowroomError) -> (answer: RoomClaimChannelResponse, recorded: RoomChannelPlacement?) {
+        var answer = RoomClaimChannelResponse()
+        switch try claim(request.channel, by: request.edgeID, edges: edges, nowMs: nowMs) {
+        case .relay(let origin):
+            guard let originEdge = edges.first(where: { $0.id == origin }) else {
+                throw .unavailable("channel \(request.channel)'s origin edge \(origin) is not alive; retry in a moment")
+            }
+            answer.granted = true
+            answer.edgeID = request.edgeID
+            answer.relayOfEdgeID = origin
+            answer.relayOfEndpoint = originEdge.clientEndpoint
+            answer.relayOfCurvePublicKey = originEdge.clientCurvePublicKey
+            return (answer, nil)
+        case .granted(let recorded):
+            answer.granted = true
+            answer.edgeID = request.edgeID
+            return (answer, recorded)
+        case .elsewhere(let other, let recorded):
+            guard let edge = edges.first(where: { $0.id == other }) else {
+                throw .unavailable("channel \(request.channel) is placed on edge \(other), which is not reachable now; retry in a moment")
+            }
+            answer.edgeID = other
+            answer.clientEndpoint = edge.clientEndpoint
+            answer.clientCurvePublicKey = edge.clientCurvePublicKey
+            return (answer, recorded)
+        }
+    }
+
+    /// The strays `edge` hosts (``strays(on:edges:owned:)``), each with where clients connect to
+    /// the edge it is placed on: the answer to the edge's report of its channels.
+    public func elsewhere(on edge: String, edges: [Edge], owned: (String) -> Bool) -> [RoomChannelElsewhere] {
+        let strays = strays(on: edge, edges: edges, owned: owned)
+        guard !strays.isEmpty else { return [] }
+        let byID = Dictionary(edges.map { ($0.id, $0) }) { first, _ in first }
+        return strays.compactMap { stray in
+            byID[stray.placedOn].map { placed in
+                RoomChannelElsewhere.with {
+                    $0.channel = stray.channel
+                    $0.placedOn.edgeID = stray.placedOn
+                    $0.placedOn.clientEndpoint = placed.clientEndpoint
+                    $0.placedOn.clientCurvePublicKey = placed.clientCurvePublicKey
+                }
+            }
         }
     }
 

@@ -17,22 +17,13 @@ final class RelayPlacementTests: XCTestCase {
         }, as: RoomPlaceChannelResponse.self).edgeID
     }
 
-    func status(_ channel: String, edge: String, subscribers: UInt32, origin: String = "") -> RoomChannelStatus {
-        RoomChannelStatus.with {
-            $0.name = channel
-            $0.edge = edge
-            $0.subscribers = subscribers
-            $0.originEdge = origin
-        }
-    }
-
     func testAudienceBeyondTheOriginsShareGoesToRelaysWhichPullFromTheOrigin() throws {
         let cluster = try CoordinatorHarness(coordinators: [])
         cluster.relayThreshold = 2
         try cluster.start("coord-a")
         for edge in ["edge-1", "edge-2", "edge-3"] { cluster.addEdge(edge) }
         let origin = try place(cluster, "big", uid: 1, audience: false)
-        try cluster.report(from: origin, to: "coord-a", [], channels: [status("big", edge: origin, subscribers: 1)])
+        try cluster.report(from: origin, to: "coord-a", [], channels: [RoomChannelStatus.reported("big", edge: origin, subscribers: 1)])
         XCTAssertEqual(try place(cluster, "big", uid: 10, audience: true), origin, "the origin has room for one more")
         let relay = try place(cluster, "big", uid: 11, audience: true)
         XCTAssertNotEqual(relay, origin, "the origin's share is taken (one reported, one charged)")
@@ -48,7 +39,7 @@ final class RelayPlacementTests: XCTestCase {
         XCTAssertFalse(claim.relayOfEndpoint.isEmpty)
 
         // The relay's report keeps it a relay; an edge that is no relay is sent to the origin.
-        try cluster.report(from: relay, to: "coord-a", [], channels: [status("big", edge: relay, subscribers: 2, origin: origin)])
+        try cluster.report(from: relay, to: "coord-a", [], channels: [RoomChannelStatus.reported("big", edge: relay, subscribers: 2, origin: origin)])
         XCTAssertEqual(cluster.shells["coord-a"]?.machine.records.directory.hosts(of: "big"), [origin])
         let stranger = ["edge-1", "edge-2", "edge-3"].first { $0 != origin && $0 != relay }!
         let refused = try cluster.node("coord-a").ask(.channelClaim, RoomClaimChannelRequest.with {
@@ -65,14 +56,14 @@ final class RelayPlacementTests: XCTestCase {
         try cluster.start("coord-a")
         for edge in ["edge-1", "edge-2", "edge-3"] { cluster.addEdge(edge) }
         let origin = try place(cluster, "moving", uid: 1, audience: false)
-        try cluster.report(from: origin, to: "coord-a", [], channels: [status("moving", edge: origin, subscribers: 1)])
+        try cluster.report(from: origin, to: "coord-a", [], channels: [RoomChannelStatus.reported("moving", edge: origin, subscribers: 1)])
         let relay = try place(cluster, "moving", uid: 10, audience: true)
         XCTAssertNotEqual(relay, origin)
         _ = try cluster.node("coord-a").ask(.channelClaim, RoomClaimChannelRequest.with {
             $0.channel = "moving"
             $0.edgeID = relay
         }, as: RoomClaimChannelResponse.self)
-        try cluster.report(from: relay, to: "coord-a", [], channels: [status("moving", edge: relay, subscribers: 1, origin: origin)])
+        try cluster.report(from: relay, to: "coord-a", [], channels: [RoomChannelStatus.reported("moving", edge: relay, subscribers: 1, origin: origin)])
 
         // The origin drains (the report it sends first carries no channel list).
         try cluster.report(from: origin, to: "coord-a", [], draining: true)
@@ -104,7 +95,7 @@ final class RelayPlacementTests: XCTestCase {
     func testAClientsUnreachableEdgeIsNotChosenEvenWhenItIsOnlyTheChannelsReportedHost() throws {
         let cluster = try CoordinatorHarness(coordinators: ["coord-a"], edges: ["edge-1", "edge-2"])
         // The coordinator has no placement for the channel, only edge-1's report that it hosts it.
-        try cluster.report(from: "edge-1", to: "coord-a", [], channels: [status("show", edge: "edge-1", subscribers: 3)])
+        try cluster.report(from: "edge-1", to: "coord-a", [], channels: [RoomChannelStatus.reported("show", edge: "edge-1", subscribers: 3)])
         XCTAssertNil(cluster.shells["coord-a"]?.machine.records.directory.placements.placements["show"])
         // Edge-1 stops answering (it died; the membership does not know yet). A rejoining client
         // names it.
@@ -119,16 +110,16 @@ final class RelayPlacementTests: XCTestCase {
         try cluster.report(from: "edge-1", to: "coord-a", [
             activity(.channelCreated, channel: "show", uid: 0, number: 1, atMs: now),
             activity(.broadcasterJoined, channel: "show", uid: 42, number: 2, atMs: now),
-        ], channels: [status("show", edge: "edge-1", subscribers: 0)])
+        ], channels: [RoomChannelStatus.reported("show", edge: "edge-1", subscribers: 0)])
         // Edge-2 hosts it too (it was placed there on the other side of a partition).
         let answer = try cluster.report(from: "edge-2", to: "coord-a", [
             activity(.channelCreated, channel: "show", uid: 0, origin: "edge-2#1", number: 1, atMs: now),
             activity(.audienceJoined, channel: "show", uid: 108, origin: "edge-2#1", number: 2, atMs: now),
-        ], channels: [status("show", edge: "edge-2", subscribers: 1)])
+        ], channels: [RoomChannelStatus.reported("show", edge: "edge-2", subscribers: 1)])
         XCTAssertEqual(answer.elsewhere.map(\.channel), ["show"])
         XCTAssertEqual(answer.elsewhere.first?.placedOn.edgeID, "edge-1")
         XCTAssertFalse(answer.elsewhere.first?.placedOn.clientEndpoint.isEmpty ?? true, "the clients can go there without asking")
-        XCTAssertEqual(try cluster.report(from: "edge-1", to: "coord-a", [], channels: [status("show", edge: "edge-1", subscribers: 1)])
+        XCTAssertEqual(try cluster.report(from: "edge-1", to: "coord-a", [], channels: [RoomChannelStatus.reported("show", edge: "edge-1", subscribers: 1)])
             .elsewhere, [], "the placed edge keeps its clients")
         XCTAssertEqual(try cluster.report(from: "edge-2", to: "coord-a", []).elsewhere, [], "only a report of the edge's channels is answered so")
 
@@ -171,7 +162,7 @@ final class RelayPlacementTests: XCTestCase {
     func testWithoutAThresholdEveryViewerStaysOnTheOrigin() throws {
         let cluster = try CoordinatorHarness(coordinators: ["coord-a"], edges: ["edge-1", "edge-2"])
         let origin = try place(cluster, "calm", uid: 1, audience: false)
-        try cluster.report(from: origin, to: "coord-a", [], channels: [status("calm", edge: origin, subscribers: 900)])
+        try cluster.report(from: origin, to: "coord-a", [], channels: [RoomChannelStatus.reported("calm", edge: origin, subscribers: 900)])
         XCTAssertEqual(try place(cluster, "calm", uid: 10, audience: true), origin)
     }
 }

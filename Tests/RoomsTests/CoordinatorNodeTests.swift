@@ -8,14 +8,7 @@ import XCTest
 final class CoordinatorNodeTests: XCTestCase {
     /// Coordinator `c1` among `members`, caught up (every catch-up ask answered) at `nowMs`.
     private func coordinator(among members: [String] = ["c1"], nowMs: Int64 = 1_000, catchUp: Bool = true) -> CoordinatorNode {
-        var node = CoordinatorNode(records: CoordinatorRecords(registry: RoomRegistry(),
-                                                               directory: ChannelDirectory(placementExpiryMs: 60_000, relayThreshold: 100)),
-                                   selfID: "c1", startedAtMs: nowMs)
-        _ = node.replicas.membersChanged(to: members)
-        let ring = OwnerRing(.coordinator, memberIDs: Set(members))
-        let asks = node.takeOver.membersChanged(to: ring, known: ring, nowMs: nowMs) ?? []
-        if catchUp { for ask in asks { _ = node.takeOver.answered(ask, answered: true, more: false, last: "") } }
-        return node
+        CoordinatorNode.caughtUp(among: members, relayThreshold: 100, nowMs: nowMs, catchUp: catchUp)
     }
 
     private func activity(_ type: RoomChannelEventType, _ channel: String = "show", uid: UInt32 = 0,

@@ -1,4 +1,5 @@
 import Rooms
+import Routing
 import ShowroomWire
 import ShowroomTesting
 import XCTest
@@ -97,5 +98,22 @@ extension RoomRegistry {
             XCTFail("create \(id): \(error)", file: file, line: line)
             return RoomRoom()
         }
+    }
+}
+
+extension CoordinatorNode {
+    /// Coordinator `c1` among `members`, started at `nowMs`, caught up (every catch-up ask
+    /// answered) unless `catchUp` is false; its channels get relays past `relayThreshold` viewers.
+    static func caughtUp(among members: [String] = ["c1"], relayThreshold: Int = 0, nowMs: Int64,
+                         catchUp: Bool = true) -> CoordinatorNode {
+        var node = CoordinatorNode(records: CoordinatorRecords(registry: RoomRegistry(),
+                                                               directory: ChannelDirectory(placementExpiryMs: 60_000,
+                                                                                           relayThreshold: relayThreshold)),
+                                   selfID: "c1", startedAtMs: nowMs)
+        _ = node.replicas.membersChanged(to: members)
+        let ring = OwnerRing(.coordinator, memberIDs: Set(members))
+        let asks = node.takeOver.membersChanged(to: ring, known: ring, nowMs: nowMs) ?? []
+        if catchUp { for ask in asks { _ = node.takeOver.answered(ask, answered: true, more: false, last: "") } }
+        return node
     }
 }

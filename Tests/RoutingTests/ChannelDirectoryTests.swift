@@ -1,19 +1,11 @@
 import Routing
+import ShowroomTesting
 import ShowroomWire
 import XCTest
 
 final class ChannelDirectoryTests: XCTestCase {
     let t0: Int64 = 1_700_000_000_000
     let edges = ["edge-1", "edge-2", "edge-3"].map { ChannelDirectory.Edge(id: $0) }
-
-    func status(_ channel: String, edge: String, subscribers: UInt32 = 0, origin: String = "") -> RoomChannelStatus {
-        RoomChannelStatus.with {
-            $0.name = channel
-            $0.edge = edge
-            $0.subscribers = subscribers
-            $0.originEdge = origin
-        }
-    }
 
     func testADrainingEdgeGetsNothingAndItsChannelMovesToItsRelay() throws {
         var directory = ChannelDirectory(placementExpiryMs: 60_000, relayThreshold: 2)
@@ -22,13 +14,13 @@ final class ChannelDirectoryTests: XCTestCase {
             return XCTFail("a fresh channel goes to the edge its first joiner prefers")
         }
         XCTAssertEqual(recorded.edgeID, "edge-1")
-        directory.edgeReported("edge-1", draining: false, channels: [status("show", edge: "edge-1", subscribers: 5)],
+        directory.edgeReported("edge-1", draining: false, channels: [RoomChannelStatus.reported("show", edge: "edge-1", subscribers: 5)],
                                edgeAlive: true, nowMs: t0)
         // The origin is full: an audience member goes to a relay, which then reports relaying.
         let relay = try XCTUnwrap(directory.relay(for: "show", avoiding: nil, edges: edges, nowMs: t0))
         XCTAssertNotEqual(relay, "edge-1")
         XCTAssertEqual(try directory.claim("show", by: relay, edges: edges, nowMs: t0), .relay(origin: "edge-1"))
-        directory.edgeReported(relay, draining: false, channels: [status("show", edge: relay, origin: "edge-1")],
+        directory.edgeReported(relay, draining: false, channels: [RoomChannelStatus.reported("show", edge: relay, origin: "edge-1")],
                                edgeAlive: true, nowMs: t0 + 100)
         XCTAssertEqual(directory.hosts(of: "show"), ["edge-1"], "a relay's copy is not where the channel is")
 
@@ -46,7 +38,7 @@ final class ChannelDirectoryTests: XCTestCase {
         var directory = ChannelDirectory(placementExpiryMs: 60_000, relayThreshold: 0)
         XCTAssertFalse(directory.edgeReported("edge-2", draining: true, channels: nil, edgeAlive: false, nowMs: t0))
         XCTAssertEqual(directory.draining, [])
-        directory.edgeReported("edge-2", draining: true, channels: [status("show", edge: "edge-2")], edgeAlive: true, nowMs: t0)
+        directory.edgeReported("edge-2", draining: true, channels: [RoomChannelStatus.reported("show", edge: "edge-2")], edgeAlive: true, nowMs: t0)
         XCTAssertEqual(directory.draining, ["edge-2"])
         XCTAssertTrue(directory.isInUse("show"))
         _ = directory.edgesChanged(alive: ["edge-1", "edge-3"])
@@ -95,7 +87,7 @@ final class ChannelDirectoryTests: XCTestCase {
         XCTAssertEqual(try directory.claim("show", by: "edge-2", edges: edges, nowMs: t0),
                        .granted(recorded: directory.placements.placements["show"]))
         XCTAssertEqual(try directory.claim("show", by: "edge-3", edges: edges, nowMs: t0), .elsewhere(edge: "edge-2", recorded: nil))
-        directory.edgeReported("edge-2", draining: false, channels: [status("show", edge: "edge-2", subscribers: 3)],
+        directory.edgeReported("edge-2", draining: false, channels: [RoomChannelStatus.reported("show", edge: "edge-2", subscribers: 3)],
                                edgeAlive: true, nowMs: t0)
         let relay = try XCTUnwrap(directory.relay(for: "show", avoiding: nil, edges: edges, nowMs: t0))
         XCTAssertNotEqual(relay, "edge-2")
@@ -119,9 +111,9 @@ final class ChannelDirectoryTests: XCTestCase {
         later.edgeID = "edge-2"
         later.placedAtMs = t0 + 5_000
         XCTAssertEqual(directory.merge([later], nowMs: t0 + 6_000), [later])
-        directory.edgeReported("edge-1", draining: false, channels: [status("show", edge: "edge-1"), status("other", edge: "edge-1")],
+        directory.edgeReported("edge-1", draining: false, channels: [RoomChannelStatus.reported("show", edge: "edge-1"), RoomChannelStatus.reported("other", edge: "edge-1")],
                                edgeAlive: true, nowMs: t0 + 6_000)
-        directory.edgeReported("edge-2", draining: false, channels: [status("show", edge: "edge-2")], edgeAlive: true, nowMs: t0 + 6_000)
+        directory.edgeReported("edge-2", draining: false, channels: [RoomChannelStatus.reported("show", edge: "edge-2")], edgeAlive: true, nowMs: t0 + 6_000)
         let owned: (String) -> Bool = { _ in true }
 
         XCTAssertEqual(directory.strays(on: "edge-1", edges: edges, owned: owned),
@@ -138,14 +130,14 @@ final class ChannelDirectoryTests: XCTestCase {
         XCTAssertFalse(directory.announces(.channelCreated, of: "show", from: "edge-1"))
         XCTAssertTrue(directory.announces(.audienceLeft, of: "show", from: "edge-1"))
         // The losing edge emptied; its next report no longer lists the channel.
-        directory.edgeReported("edge-1", draining: false, channels: [status("other", edge: "edge-1")], edgeAlive: true, nowMs: t0 + 7_000)
+        directory.edgeReported("edge-1", draining: false, channels: [RoomChannelStatus.reported("other", edge: "edge-1")], edgeAlive: true, nowMs: t0 + 7_000)
         XCTAssertEqual(directory.strays(on: "edge-1", edges: edges, owned: owned), [])
         XCTAssertTrue(directory.announces(.channelDestroyed, of: "show", from: "edge-2"), "the placed edge's end is the channel's")
         XCTAssertFalse(directory.announces(.channelDestroyed, of: "show", from: "edge-1"),
                        "an end from an edge the channel is not placed on, reported before its last list, is not")
 
         // A draining edge is not told: its clients are moving already.
-        directory.edgeReported("edge-3", draining: true, channels: [status("show", edge: "edge-3")], edgeAlive: true, nowMs: t0 + 7_000)
+        directory.edgeReported("edge-3", draining: true, channels: [RoomChannelStatus.reported("show", edge: "edge-3")], edgeAlive: true, nowMs: t0 + 7_000)
         XCTAssertEqual(directory.strays(on: "edge-3", edges: edges, owned: owned), [])
     }
 
@@ -155,9 +147,9 @@ final class ChannelDirectoryTests: XCTestCase {
         var directory = ChannelDirectory(placementExpiryMs: 60_000, relayThreshold: 0)
         _ = try directory.claim("show", by: "edge-3", edges: edges, nowMs: t0)
         XCTAssertEqual(directory.edgesChanged(alive: ["edge-1"]).map(\.channel), ["show"])
-        var hosted = status("show", edge: "edge-3")
+        var hosted = RoomChannelStatus.reported("show", edge: "edge-3")
         hosted.publishers = [42]
-        directory.edgeReported("edge-2", draining: false, channels: [status("show", edge: "edge-2", subscribers: 1), status("solo", edge: "edge-2")],
+        directory.edgeReported("edge-2", draining: false, channels: [RoomChannelStatus.reported("show", edge: "edge-2", subscribers: 1), RoomChannelStatus.reported("solo", edge: "edge-2")],
                                edgeAlive: true, nowMs: t0 + 5_000)
         directory.edgeReported("edge-3", draining: false, channels: [hosted], edgeAlive: true, nowMs: t0 + 5_000)
         let owned: (String) -> Bool = { _ in true }
@@ -175,7 +167,7 @@ final class ChannelDirectoryTests: XCTestCase {
         // Without publishers anywhere, the smallest id; an edge whose link broke is not chosen.
         var other = ChannelDirectory(placementExpiryMs: 60_000, relayThreshold: 0)
         for edge in ["edge-1", "edge-2", "edge-3"] {
-            other.edgeReported(edge, draining: false, channels: [status("quiet", edge: edge)], edgeAlive: true, nowMs: t0)
+            other.edgeReported(edge, draining: false, channels: [RoomChannelStatus.reported("quiet", edge: edge)], edgeAlive: true, nowMs: t0)
         }
         let broken = edges.map { ChannelDirectory.Edge(id: $0.id, linkBroken: $0.id == "edge-1") }
         XCTAssertEqual(other.placeSplitChannels(edges: broken, owned: owned, nowMs: t0).map(\.edgeID), ["edge-2"])
