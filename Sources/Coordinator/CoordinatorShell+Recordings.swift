@@ -49,12 +49,14 @@ extension CoordinatorShell {
         switch request.action {
         case .start(let start):
             let id = "rec-" + String(UInt64.random(in: 0 ... .max, using: &random) | 1 << 60, radix: 16)
-            changed = try machine.records.recordings.start(channel: request.channel, start, id: id, nowMs: now)
-            answer.recordings = [changed!]
+            let recording = try machine.records.recordings.start(channel: request.channel, start, id: id, nowMs: now)
+            changed = recording
+            answer.recordings = [recording]
             sendRecordingOrders()
         case .stop(let id):
-            changed = try machine.records.recordings.stop(channel: request.channel, id: id, nowMs: now)
-            answer.recordings = [changed!]
+            let recording = try machine.records.recordings.stop(channel: request.channel, id: id, nowMs: now)
+            changed = recording
+            answer.recordings = [recording]
             sendRecordingOrders()
         case .get(let id):
             answer.recordings = [try machine.records.recordings.get(channel: request.channel, id: id)]

@@ -157,19 +157,21 @@ public struct RecordingOrders: Sendable {
     /// Returns the copies taken.
     public mutating func merge(_ incoming: [RoomRecording]) -> [RoomRecording] {
         var taken: [RoomRecording] = []
+        var running = recordings.values.lazy.filter { $0.stoppedMs == 0 }.count
         for var copy in incoming {
             guard (1...64).contains(copy.id.utf8.count), (try? Names.validateChannel(copy.channel)) != nil,
                   copy.uids.count <= Self.maxUIDs, copy.recordingUids.count <= Self.maxUIDs else { continue }
-            if let held = recordings[copy.id] {
+            let held = recordings[copy.id]
+            if let held {
                 let newer = copy.version > held.version || (copy.version == held.version && copy.stoppedMs != 0 && held.stoppedMs == 0)
                 guard newer, held.channel == copy.channel else { continue }
-            } else if copy.stoppedMs == 0, recordings.values.lazy.filter({ $0.stoppedMs == 0 }).count >= Self.maxRunning {
+            } else if copy.stoppedMs == 0, running >= Self.maxRunning {
                 continue
             }
             if copy.files.count > Self.maxFiles { copy.files.removeFirst(copy.files.count - Self.maxFiles) }
-            let wasStopped = recordings[copy.id].map { $0.stoppedMs != 0 } ?? false
             recordings[copy.id] = copy
-            if copy.stoppedMs != 0, !wasStopped { keepStopped(copy.id) }
+            if copy.stoppedMs != 0, held.map({ $0.stoppedMs == 0 }) ?? true { keepStopped(copy.id) }
+            running += (copy.stoppedMs == 0 ? 1 : 0) - (held?.stoppedMs == 0 ? 1 : 0)
             taken.append(copy)
         }
         return taken
