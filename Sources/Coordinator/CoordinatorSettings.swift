@@ -30,6 +30,10 @@ public struct CoordinatorSettings: Sendable, Equatable {
     public var recordCalls = false
     /// Record the live rooms of these owners while they are open.
     public var recordOwners: [UInt32] = []
+    /// How long a channel's user list may be served again without asking the edges, if none of
+    /// them reported since (they report within about 100 ms of every change): 0 asks the edges
+    /// for every request.
+    public var userListKeepMs: Int = 1000
     /// The server API: where it listens, the customer keys, their request rate.
     public var api = APISettings()
 
@@ -39,7 +43,7 @@ public struct CoordinatorSettings: Sendable, Equatable {
     /// The keys a coordinator's configuration file may hold besides the shared ones.
     public static let fileKeys: Set<String> = Set([
         "eventsBind", "dataDirectory", "webhookURLs", "webhookSecret", "roomExpirySeconds", "ownerGraceSeconds",
-        "placementExpirySeconds", "relayThreshold", "recordCalls", "recordOwners",
+        "placementExpirySeconds", "relayThreshold", "recordCalls", "recordOwners", "userListKeepMs",
     ]).union(APISettings.fileKeys)
 
     /// Applies the coordinator's settings in `file` (the shared ones are ``NodeConfiguration``'s).
@@ -54,6 +58,7 @@ public struct CoordinatorSettings: Sendable, Equatable {
         if let v = try file.value("placementExpirySeconds", as: Int.self) { placementExpirySeconds = v }
         if let v = try file.value("relayThreshold", as: Int.self) { relayThreshold = v }
         if let v = try file.value("recordCalls", as: Bool.self) { recordCalls = v }
+        if let v = try file.value("userListKeepMs", as: Int.self) { userListKeepMs = v }
         if let v = try file.value("recordOwners", as: [Int].self) {
             guard v.count <= 1_000, v.allSatisfy({ (1...Int(UInt32.max)).contains($0) }) else {
                 throw .invalidArgument("configuration file \(file.path): recordOwners lists at most 1000 uids, each 1 to 4294967295")
@@ -74,6 +79,7 @@ public struct CoordinatorSettings: Sendable, Equatable {
         if placementExpirySeconds < 1 || placementExpirySeconds > 86_400 {
             throw .invalidArgument("placementExpirySeconds must be 1–86400")
         }
+        if !(0...60_000).contains(userListKeepMs) { throw .invalidArgument("userListKeepMs must be 0 (ask the edges each time) to 60000") }
         if dataDirectory.isEmpty { throw .invalidArgument("dataDirectory must name a directory") }
         try api.validate()
     }

@@ -199,6 +199,10 @@ extension CoordinatorShell {
             try RecordingOrders.check(report.activities)
             return report
         }) else { return }
+        // The users listed from this edge, or in a channel it reports, may have changed.
+        var reported = Set(report.activities.map(\.channel))
+        if report.hasChannels_p { reported.formUnion(report.channels.map(\.name)) }
+        userReads.heard(from: report.hasChannels_p ? report.edgeID : nil, about: reported)
         let writable = seesMostOfTheCluster  // one look at the members, not one per activity
         let taken = machine.edgeReported(report, edges: directoryEdges(), edgeAlive: alive(.edge).contains { $0.nodeID == report.edgeID },
                                          seesMostOfTheCluster: writable, nowMs: nowMs)
@@ -328,22 +332,28 @@ extension CoordinatorShell {
     /// `CHANNEL_USERS` (the server API): the edges that report the channel (its origin and its
     /// relays) asked who is there, their answers merged (``ChannelUserList``); an edge that does
     /// not answer in time is named in the answer, its users missing. Callers asking the same at
-    /// once share the asking (``SharedReads``).
+    /// once share the asking, and a complete answer serves until those edges report again or the
+    /// channel's activity arrives (``SharedReads``).
     func channelUsers(_ request: WireEnvelope, _ respond: Node.Responder) {
         guard let body = respond.answering({ () throws -> RoomChannelUsersRequest in
             let body = try request.decodeBody(RoomChannelUsersRequest.self)
             try Names.validateChannel(body.channel)
             return body
         }) else { return }
-        if userReads.ask(body, for: respond) { askUsers(body) }
+        switch userReads.ask(body, topic: body.channel, for: respond, nowMs: nowMs) {
+        case .answered(let answer): respond(.success(answer))
+        case .askNow: askUsers(body)
+        case .waits: break
+        }
     }
 
     /// One round of ``channelUsers(_:_:)`` for `question`: its callers answered, and the next
     /// round asked if more arrived meanwhile.
     private func askUsers(_ question: RoomChannelUsersRequest) {
-        askEdges(reporting: question.channel, .channelUsers, question, as: RoomChannelUsersResponse.self) { [self] answers, unanswered in
+        let edges = machine.records.directory.edges(reporting: question.channel)
+        askEdges(edges, .channelUsers, question, as: RoomChannelUsersResponse.self) { [self] answers, unanswered in
             let answer = ChannelUserList.merged(answers, unanswered: unanswered)
-            let (callers, askAgain) = userReads.answered(question)
+            let (callers, askAgain) = userReads.answered(question, with: answer, from: Set(edges), complete: unanswered.isEmpty, nowMs: nowMs)
             for respond in callers { respond(.success(answer)) }
             if askAgain { askUsers(question) }
         }
@@ -360,7 +370,7 @@ extension CoordinatorShell {
             }
             return body
         }) else { return }
-        askEdges(reporting: body.channel, .channelData, body, as: RoomChannelDataResponse.self) { answers, unanswered in
+        askEdges(machine.records.directory.edges(reporting: body.channel), .channelData, body, as: RoomChannelDataResponse.self) { answers, unanswered in
             respond(.success(RoomChannelDataResponse.with {
                 $0.delivered = answers.reduce(0) { $0 &+ $1.delivered }
                 $0.unansweredEdges = unanswered.sorted()
@@ -368,13 +378,12 @@ extension CoordinatorShell {
         }
     }
 
-    /// Asks every edge whose latest report lists `channel` (``ChannelDirectory/edges(reporting:)``);
+    /// Asks `edges` (those whose latest report lists a channel, ``ChannelDirectory/edges(reporting:)``);
     /// `done` gets the answers of those that answered in time and the ids of those that did not.
     private func askEdges<Answer: SwiftProtobuf.Message>(
-        reporting channel: String, _ kind: WireMessageKind, _ body: some SwiftProtobuf.Message, as: Answer.Type,
+        _ edges: [String], _ kind: WireMessageKind, _ body: some SwiftProtobuf.Message, as: Answer.Type,
         done: @escaping ([Answer], [String]) -> Void
     ) {
-        let edges = machine.records.directory.edges(reporting: channel)
         var answers: [Answer] = []
         var unanswered: [String] = []
         var remaining = edges.count
@@ -450,12 +459,17 @@ extension CoordinatorShell {
         let edges = alive(.edge)
         var remaining = edges.count
         var confirmed: UInt32 = 0
+        // Whoever the ban kicked out is listed no more: no kept user list outlives it.
+        userReads.forgetAll()
         guard remaining > 0 else { return done(0) }
         for edge in edges {
-            node.send(.edgeBans, body: enforce, to: edge.metadata.clusterEndpoint, timeout: Self.peerTimeout) { result in
+            node.send(.edgeBans, body: enforce, to: edge.metadata.clusterEndpoint, timeout: Self.peerTimeout) { [self] result in
                 if case .success(let answer) = result, answer.failure == nil { confirmed += 1 }
                 remaining -= 1
-                if remaining == 0 { done(confirmed) }
+                if remaining == 0 {
+                    userReads.forgetAll()
+                    done(confirmed)
+                }
             }
         }
     }

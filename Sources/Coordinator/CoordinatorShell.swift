@@ -53,8 +53,9 @@ final class CoordinatorShell {
     static let catchUpPageRooms = 100
     /// What the cluster's configuration records without being asked.
     let recordingRules: RecordingRules
-    /// User-list reads out to the edges, shared by the callers asking the same at once.
-    var userReads = SharedReads<RoomChannelUsersRequest, Node.Responder>()
+    /// User-list reads out to the edges, shared by the callers asking the same at once, and the
+    /// answers no edge report has overtaken yet.
+    var userReads: SharedReads<RoomChannelUsersRequest, Node.Responder, RoomChannelUsersResponse>
 
     /// Whether this coordinator sees most of the cluster, from one look at the members
     /// (``CoordinatorNode/seesMostOfTheCluster(alive:known:)``); members that left are not counted.
@@ -85,6 +86,7 @@ final class CoordinatorShell {
         self.webhooks = webhooks
         self.logger = logger
         recordingRules = RecordingRules(calls: settings.recordCalls, owners: Set(settings.recordOwners))
+        userReads = SharedReads(keepMs: Int64(settings.userListKeepMs))
         var rooms = RoomSettings()
         rooms.roomExpiryMs = Int64(settings.roomExpirySeconds) * 1000
         rooms.ownerGraceMs = Int64(settings.ownerGraceSeconds) * 1000

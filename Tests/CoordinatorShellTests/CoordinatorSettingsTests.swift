@@ -14,7 +14,7 @@ final class CoordinatorSettingsTests: XCTestCase {
     func testACoordinatorTakesItsOwnKeysAndTheSharedOnes() throws {
         let file = try file("""
             {"nodeID": "coordinator-7", "appID": "0123456789abcdef0123456789abcdef", "relayThreshold": 40,
-             "webhookURLs": ["http://127.0.0.1:9/events"], "webhookSecret": "s", "roomExpirySeconds": 60}
+             "webhookURLs": ["http://127.0.0.1:9/events"], "webhookSecret": "s", "roomExpirySeconds": 60, "userListKeepMs": 0}
             """)
         var shared = NodeConfiguration(role: .coordinator)
         try shared.apply(file, roleKeys: CoordinatorSettings.fileKeys)
@@ -25,6 +25,7 @@ final class CoordinatorSettingsTests: XCTestCase {
         XCTAssertEqual(settings.relayThreshold, 40)
         XCTAssertEqual(settings.webhookURLs, ["http://127.0.0.1:9/events"])
         XCTAssertEqual(settings.roomExpirySeconds, 60)
+        XCTAssertEqual(settings.userListKeepMs, 0, "0: the edges asked for every user list")
         XCTAssertEqual(settings.placementExpirySeconds, CoordinatorSettings().placementExpirySeconds, "not set: the default")
     }
 
@@ -46,7 +47,8 @@ final class CoordinatorSettingsTests: XCTestCase {
             XCTAssertTrue("\($0)".contains("'roomExpirySeconds' must be a Int"), "\($0)")
         }
         for json in [#"{"relayThreshold": -1}"#, #"{"roomExpirySeconds": 0}"#, #"{"placementExpirySeconds": 100000}"#,
-                     #"{"eventsBind": "http://x"}"#, #"{"dataDirectory": ""}"#] {
+                     #"{"eventsBind": "http://x"}"#, #"{"dataDirectory": ""}"#,
+                     #"{"userListKeepMs": -1}"#, #"{"userListKeepMs": 60001}"#] {
             var bad = CoordinatorSettings()
             try bad.apply(try file(json))
             XCTAssertThrowsError(try bad.validate(), json) { XCTAssertEqual(($0 as? ShowroomError)?.code, .invalidArgument) }

@@ -261,8 +261,11 @@ final class ServerAPIChannelTests: XCTestCase {
 
     override class func setUp() {
         super.setUp()
+        // A user list is kept for a minute unless an edge reports: every list these tests see
+        // change within their deadlines shows that the edges' reports drop the kept ones.
         cluster = try? TestCluster(coordinators: 2, edges: 2, coordinatorSettings: [
             "apiKeys": [ServerAPIClusterTests.entry(key, scopes: ["read", "moderation", "rooms"], rate: (1000, 1000))],
+            "userListKeepMs": 60_000,
         ])
     }
 
@@ -384,6 +387,64 @@ final class ServerAPIChannelTests: XCTestCase {
             if case .connectionClosed(_, let error) = event { return error.code == .banned }
             return false
         }
+    }
+
+    func testAKeptUserListFollowsJoinsLeavesAndBansOnEitherCoordinator() async throws {
+        let cluster = try XCTUnwrap(Self.cluster)
+        let channel = "api-kept-\(UInt32.random(in: 0 ... .max))"
+        let apis = try ["coordinator-1", "coordinator-2"].map { ServerAPIClient(base: try cluster.apiEndpoint(of: $0), key: Self.key) }
+        func listed(_ api: ServerAPIClient) async throws -> [Int] {
+            let response = try await api.send("GET", "/v1/channels/\(channel)/users")
+            guard response.status == 200 else { throw ShowroomError.internal("user list: \(response.status) \(response.text)") }
+            return ((try response.object()["users"] as? [[String: Any]]) ?? []).compactMap { $0["uid"] as? Int }
+        }
+        func eventuallyListed(_ uids: [Int], _ what: String) async throws {
+            for api in apis {
+                var last: [Int] = []
+                do {
+                    try await eventually(what) {
+                        last = try await listed(api)
+                        return last == uids
+                    }
+                } catch {
+                    XCTFail("\(error); \(api.base) lists \(last)")
+                }
+            }
+        }
+        do {
+            try await followJoinsLeavesAndBans(in: channel, apis: apis, listed: listed, eventuallyListed: eventuallyListed)
+        } catch {
+            XCTFail("\(error)")
+        }
+        for api in apis { await api.shutdown() }
+    }
+
+    private func followJoinsLeavesAndBans(
+        in channel: String, apis: [ServerAPIClient], listed: (ServerAPIClient) async throws -> [Int],
+        eventuallyListed: ([Int], String) async throws -> Void
+    ) async throws {
+        let host = try await joined(channel, uid: 701, host: true)
+        try await eventuallyListed([701], "the host listed")
+        // Served again from what is kept (the edges are not asked for these).
+        for api in apis { for _ in 0..<20 { _ = try await listed(api) } }
+
+        let viewer = try await joined(channel, uid: 702, host: false)
+        try await eventuallyListed([701, 702], "a viewer's join drops the kept list on both coordinators")
+        try await viewer.leaveChannel()
+        try await eventuallyListed([701], "its leave too")
+        let kicked = try await joined(channel, uid: 703, host: false)
+        try await eventuallyListed([701, 703], "a third user listed")
+        // A ban rule answered means its edges kicked: the next list on that coordinator has the
+        // user no more, with no waiting for a report.
+        let rule = try await apis[1].send("POST", "/v1/bans", json: ["channel": channel, "uid": 703, "privileges": ["join_channel"], "seconds": 60])
+        XCTAssertEqual(rule.status, 201, rule.text)
+        let afterBan = try await listed(apis[1])
+        XCTAssertEqual(afterBan, [701], "the banned user is not listed right after the rule's answer")
+        if let id = try rule.object()["id"] as? Int { _ = try await apis[1].send("DELETE", "/v1/bans/\(id)") }
+        await kicked.shutdown()
+        await viewer.shutdown()
+        try await host.leaveChannel()
+        await host.shutdown()
     }
 
     func testABanRuleKicksAtOnceKeepsTheUserOutUntilItEndsAndIsListedChangedAndLifted() async throws {
