@@ -172,9 +172,19 @@ public struct RecordingDesk: Sendable {
     }
 
     /// The recording of `key` failed; it is not started again until the orders change.
-    public mutating func failed(_ key: Key) {
-        running[key] = nil
+    ///
+    /// - Returns: The order it ran for, if it was running (the failure's activity names it).
+    @discardableResult
+    public mutating func failed(_ key: Key) -> String? {
         failed.insert(key)
+        return running.removeValue(forKey: key)?.orderID
+    }
+
+    /// A channel activity of this edge's: a publisher that leaves or becomes audience ends its
+    /// recording here (its file is finished); anything else changes nothing.
+    public mutating func see(_ activity: ChannelActivity) -> [Action] {
+        guard activity.kind == .broadcasterLeft || activity.kind == .roleToAudience else { return [] }
+        return publisherLeft(channel: activity.channel, uid: activity.uid)
     }
 
     /// Forgets the orders of coordinators not heard for ``forgetAfter`` and stops recordings that

@@ -1,6 +1,5 @@
 import Edge
 import Foundation
-import ShowroomAuth
 import ShowroomWire
 import ZeroMQ
 
@@ -9,22 +8,11 @@ import ZeroMQ
 // keyframe requests. ``RelayBook`` decides; this carries it out.
 
 extension EdgeShell {
-    /// How long a relay link's token lasts; the origin ends the link's connection when it
-    /// expires, and the relay claims and links again with a fresh one.
-    private static var relayTokenLifetime: UInt32 { 24 * 3600 }
-
     // MARK: - Hosting
 
     /// Hosts `channel` as a relay of `origin`, as a claim answer with `relay_of_*` does.
     func hostRelay(_ channel: String, of origin: RelayOrigin) {
         performRelay(relays.hosting(channel, origin: origin, now: now))
-    }
-
-    /// Why a request may not run here: broadcasting in a relayed channel (`CHANNEL_ELSEWHERE`
-    /// naming the origin), or a relay link joining a channel this edge relays itself.
-    func relayRefusal(of request: EdgeRequest, from session: SessionID) -> ShowroomError? {
-        guard !relays.isEmpty else { return nil }
-        return relays.refusal(of: request, fromRelayLink: plane.isRelayLink(session))
     }
 
     /// Whether the coordinators hear of a plane's activity (see ``RelayBook/report(_:now:)``).
@@ -105,10 +93,7 @@ extension EdgeShell {
         let uid = link.key.uid
         let token: String
         do {
-            token = try RTCTokenBuilder.buildToken(
-                appID: appID, appCertificate: appCertificate, channelName: channel, uid: uid, role: .subscriber,
-                tokenExpire: Self.relayTokenLifetime, issueTs: UInt32(clamping: self.time.unixNowMs / 1000),
-                salt: UInt32(random() % 99_999_999) + 1)
+            token = try grants.relayLinkToken(channel: channel, uid: uid, unixNow: UInt32(clamping: time.unixNowMs / 1000), random: random())
         } catch {
             logger.error("relay of channel \(channel): cannot mint the link's token: \(error)")
             return
@@ -181,7 +166,7 @@ extension EdgeShell {
         frame.append(referenceTo: 1, of: buffer)
         let directives = forwardInPlane(frame, info: info, from: standIn)
         relayAudioFrame.removeAll()
-        if !directives.isEmpty { perform(directives) }
+        perform(directives)
     }
 
     // MARK: - On the origin
@@ -190,8 +175,7 @@ extension EdgeShell {
     /// plane checks the link subscribes and paces the requests). One-way: nothing is answered.
     func handleRelayKeyframeRequest(_ envelope: WireEnvelope, from session: SessionID) {
         guard let track = try? EdgeCodec.relayKeyframeRequest(from: envelope) else { return }
-        let directives = plane.relayKeyframeRequest(track, from: session, now: now)
-        if !directives.isEmpty { perform(directives) }
+        perform(plane.relayKeyframeRequest(track, from: session, now: now))
     }
 
     // MARK: - Timers
