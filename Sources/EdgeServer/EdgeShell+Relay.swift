@@ -43,8 +43,7 @@ extension EdgeShell {
                     }
                 }
             case .closeLink(let origin, let uid):
-                guard let link = relayLinks[origin.endpoint], link.key.uid == uid else { continue }
-                relayLinks[origin.endpoint] = nil
+                guard let link = relayLinks.close(origin.endpoint, uid: uid) else { continue }
                 logger.info("relay link to edge \(origin) closed: no channel pulled")
                 retire(link, .unavailable("the relay link was closed"))
             case .claim(let channel):
@@ -80,7 +79,7 @@ extension EdgeShell {
             logger.warning("relay: cannot link to edge \(origin): \(error)")
             return performRelay(relays.linkDown(endpoint: origin.endpoint, now: now))
         }
-        relayLinks[origin.endpoint] = link
+        relayLinks.opened(link, uid: uid, to: origin.endpoint)
         attach(link, receive: { [unowned self] link in receiveRelayed(on: link) },
                broke: { [unowned self] link, error in relayLinkDown(link, error) })
         link.open(clientID: "\(RelayLinkIdentity.clientIDPrefix)\(String(random(), radix: 16))", now: now)
@@ -112,8 +111,7 @@ extension EdgeShell {
 
     /// The link broke: its channels claim again, their viewers stay.
     private func relayLinkDown(_ link: ForwardLink, _ error: ShowroomError) {
-        guard relayLinks[link.edge.endpoint] === link else { return }
-        relayLinks[link.edge.endpoint] = nil
+        guard relayLinks.broke(link, to: link.edge.endpoint) else { return }
         logger.warning("relay link to edge \(link.edge) down: \(error)")
         detach(link, error)
         performRelay(relays.linkDown(endpoint: link.edge.endpoint, now: now))
@@ -134,7 +132,7 @@ extension EdgeShell {
     private func receiveRelayed(on link: ForwardLink) {
         let buffer = link.receiveBuffer
         for _ in 0..<256 {
-            guard relayLinks[link.edge.endpoint] === link, link.receive(into: buffer) else { return }
+            guard relayLinks.isCurrent(link, to: link.edge.endpoint), link.receive(into: buffer) else { return }
             link.lastHeard = now
             guard let envelope = try? buffer.withBytes(of: 0, { (bytes) throws(ShowroomError) in try WireEnvelope.decode(frame: bytes) })
             else { continue }
@@ -185,7 +183,7 @@ extension EdgeShell {
         guard !relays.isIdle || !relayLinks.isEmpty else { return }
         let now = self.now
         performRelay(relays.tick(now: now))
-        for link in Array(relayLinks.values) {
+        for link in relayLinks.all {
             if let error = link.tick(now: now) { relayLinkDown(link, error) }
         }
     }

@@ -50,7 +50,7 @@ final class EdgeShell<Face: ClientFace> {
     var relays: RelayBook
     /// Links to origin edges, by the origin's client endpoint: one session for every channel
     /// pulled from that origin.
-    var relayLinks: [String: ForwardLink] = [:]
+    var relayLinks = RelayLinks<ForwardLink>()
     /// A relayed audio frame, moved into the plane's frame layout (reused).
     let relayAudioFrame = Multipart(capacity: 3)
     /// The recordings this edge writes; nil where nothing is recorded (in-process edges).
@@ -421,8 +421,7 @@ final class EdgeShell<Face: ClientFace> {
     /// `CHANNEL_USERS`: who is in a channel on this edge, joins on the wall clock (the link names
     /// the edge).
     func channelUsers(_ request: RoomChannelUsersRequest) throws(ShowroomError) -> RoomChannelUsersResponse {
-        try Names.validateChannel(request.channel)
-        return EdgeCodec.channelUsers(plane.users(in: request.channel), request, now: now, unixNowMs: time.unixNowMs)
+        try EdgeCodec.channelUsers(request, in: plane, now: now, unixNowMs: time.unixNowMs)
     }
 
     /// Sends the connections of channels their owner coordinator placed on another edge there
