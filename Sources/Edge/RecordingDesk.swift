@@ -155,6 +155,10 @@ public struct RecordingDesk: Sendable {
         return .start(orderID: order.id, segmentSeconds: order.segmentSeconds)
     }
 
+    /// Whether a recording that starts at the frame `info` asks its publisher for a keyframe: a
+    /// file starts on one, so anything but a video keyframe asks now rather than wait for the next.
+    public static func startAsksKeyframe(at info: MediaFrameInfo) -> Bool { info.kind != .video || !info.isKeyframe }
+
     /// `uid` stopped publishing in `channel` here (it left, became audience, or moved away).
     public mutating func publisherLeft(channel: String, uid: UInt32) -> [Action] {
         let key = Key(channel: channel, uid: uid)

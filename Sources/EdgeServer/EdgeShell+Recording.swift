@@ -23,10 +23,9 @@ extension EdgeShell {
         case .record:
             break
         case .start(let orderID, let segmentSeconds):
-            recorder.start(RecordingDesk.Key(channel: info.channel, uid: info.publisherUID), orderID: orderID,
-                           segmentSeconds: segmentSeconds, unixNowMs: time.unixNowMs)
-            // A file starts on a keyframe: ask for one now rather than wait for the next.
-            if info.kind != .video || !info.isKeyframe { wantKeyframe(RecordingDesk.Key(channel: info.channel, uid: info.publisherUID)) }
+            let key = RecordingDesk.Key(channel: info.channel, uid: info.publisherUID)
+            recorder.start(key, orderID: orderID, segmentSeconds: segmentSeconds, unixNowMs: time.unixNowMs)
+            if RecordingDesk.startAsksKeyframe(at: info) { wantKeyframe(key) }
         }
         recorder.record(frame, header: header, info: info)
     }

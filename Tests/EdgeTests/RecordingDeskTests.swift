@@ -140,4 +140,15 @@ final class RecordingDeskTests: XCTestCase {
         XCTAssertNil(desk.failed(Key(channel: "show", uid: 9)), "a recording that never ran")
         XCTAssertEqual(desk.frame(channel: "show", uid: 9, forwarded: false, now: .seconds(1)), .skip, "and it does not start until the orders change")
     }
+
+    func testARecordingStartedAtAnythingButAVideoKeyframeAsksForOne() {
+        func info(_ kind: TrackKind?, keyframe: Bool) -> MediaFrameInfo {
+            MediaFrameInfo(channel: "show", publisherUID: 7, kind: kind, isKeyframe: keyframe, payloadSize: 10)
+        }
+        XCTAssertFalse(RecordingDesk.startAsksKeyframe(at: info(.video, keyframe: true)))
+        XCTAssertTrue(RecordingDesk.startAsksKeyframe(at: info(.video, keyframe: false)))
+        XCTAssertTrue(RecordingDesk.startAsksKeyframe(at: info(.audio, keyframe: false)))
+        XCTAssertTrue(RecordingDesk.startAsksKeyframe(at: info(.audio, keyframe: true)), "an audio frame marked key starts no file")
+        XCTAssertTrue(RecordingDesk.startAsksKeyframe(at: info(nil, keyframe: true)))
+    }
 }
