@@ -322,7 +322,7 @@ let package = Package(
             name: "EdgeServerTests",
             dependencies: [
                 "EdgeServer", "Edge", "ShowroomWire", "ShowroomAuth", "ZeroMQ", "ShowroomTesting", "NodeRuntime",
-                "Membership", "Routing",
+                "Membership", "Routing", "Recording",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),

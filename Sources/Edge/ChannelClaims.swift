@@ -121,6 +121,41 @@ public struct ChannelClaims: Sendable {
         return [.claim(channel: channel)]
     }
 
+    /// What becomes of a request as it arrives (``arrive(_:from:requestID:linked:plane:relays:drain:now:tokenValid:)``).
+    public enum Admission: Sendable, Equatable {
+        /// Hand it to the plane.
+        case handOver
+        /// Refuse it with this error (a join while draining, broadcasting in a relayed channel, a
+        /// relay link joining a channel relayed here).
+        case refuse(ShowroomError)
+        /// It is held for its channel's claim; carry out these directives.
+        case held([ClaimDirective])
+    }
+
+    /// Takes in a request as it arrives, before the plane sees it: a draining edge refuses joins
+    /// (``EdgeDrain/refusal(of:)``); a request the relays refuse (``RelayBook/refusal(of:fromRelayLink:)``)
+    /// is refused, unless it is a broadcaster's join, which asks the coordinator (it may have
+    /// moved the channel here, its origin gone) and is refused only if it is not held; any other
+    /// join may be held for its claim (``hold(_:from:requestID:_:now:tokenValid:)``), the facts of
+    /// its arrival read from `plane` and `relays`; `linked`: whether the edge has a link to the
+    /// coordinators.
+    public mutating func arrive<Frame, Waiter>(
+        _ request: EdgeRequest, from session: SessionID, requestID: UInt64, linked: Bool, plane: ChannelPlane<Frame>,
+        relays: RelayBook, drain: EdgeDrain<Waiter>, now: Duration, tokenValid: (_ token: String, _ channel: String, _ uid: UInt32) -> Bool
+    ) -> Admission {
+        if let error = drain.refusal(of: request) { return .refuse(error) }
+        let relayRefusal = relays.isEmpty ? nil : relays.refusal(of: request, fromRelayLink: plane.isRelayLink(session))
+        if let relayRefusal, !request.isBroadcasterJoin { return .refuse(relayRefusal) }
+        guard case .join(let channel, _, _, _, _) = request else { return .handOver }
+        let arrival = Arrival(
+            linked: linked, hosted: plane.hosts(channel: channel) || relays.isRelayed(channel), broadcasterInRelay: relayRefusal != nil,
+            fromRelayLink: plane.isRelayLink(session), sessionOpen: plane.session(session) != nil)
+        if let directives = hold(request, from: session, requestID: requestID, arrival, now: now, tokenValid: tokenValid) {
+            return .held(directives)
+        }
+        return relayRefusal.map(Admission.refuse) ?? .handOver
+    }
+
     /// The owner coordinator answered the claim for `channel`: the joins held for it, oldest
     /// first, are admitted, or refused with the answer's error (`CHANNEL_ELSEWHERE` names the
     /// edge to join). A draining edge (`drain`) refuses them all; a channel the answer made a
@@ -156,5 +191,12 @@ public struct ChannelClaims: Sendable {
         guard let entry = held.removeValue(forKey: channel) else { return [] }
         heldJoins -= entry.joins.count
         return entry.joins
+    }
+}
+
+extension EdgeRequest {
+    /// Whether this is a join as broadcaster.
+    fileprivate var isBroadcasterJoin: Bool {
+        if case .join(_, _, _, .broadcaster, _) = self { true } else { false }
     }
 }

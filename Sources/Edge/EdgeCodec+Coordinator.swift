@@ -151,6 +151,17 @@ extension EdgeCodec {
         return (request.channel, Set(request.uids), Array(request.data))
     }
 
+    /// `CHANNEL_USERS` answered from `plane`: the request's channel checked first, then
+    /// ``channelUsers(_:_:now:unixNowMs:)`` over its connections.
+    ///
+    /// - Throws: `INVALID_ARGUMENT` for a channel name no channel may have (``Names/validateChannel(_:field:)``).
+    public static func channelUsers<Frame>(
+        _ request: RoomChannelUsersRequest, in plane: ChannelPlane<Frame>, now: Duration, unixNowMs: Int64
+    ) throws(ShowroomError) -> RoomChannelUsersResponse {
+        try Names.validateChannel(request.channel)
+        return channelUsers(plane.users(in: request.channel), request, now: now, unixNowMs: unixNowMs)
+    }
+
     /// `CHANNEL_USERS`: who of `users` (a channel's on this edge) the request asks for, joins on
     /// the wall clock. Every audience member is counted; at most 10,000 are listed (Agora's rule).
     ///

@@ -155,6 +155,10 @@ public struct RecordingDesk: Sendable {
         return .start(orderID: order.id, segmentSeconds: order.segmentSeconds)
     }
 
+    /// Whether a recording that starts at the frame `info` asks its publisher for a keyframe: a
+    /// file starts on one, so anything but a video keyframe asks now rather than wait for the next.
+    public static func startAsksKeyframe(at info: MediaFrameInfo) -> Bool { info.kind != .video || !info.isKeyframe }
+
     /// `uid` stopped publishing in `channel` here (it left, became audience, or moved away).
     public mutating func publisherLeft(channel: String, uid: UInt32) -> [Action] {
         let key = Key(channel: channel, uid: uid)
@@ -172,9 +176,19 @@ public struct RecordingDesk: Sendable {
     }
 
     /// The recording of `key` failed; it is not started again until the orders change.
-    public mutating func failed(_ key: Key) {
-        running[key] = nil
+    ///
+    /// - Returns: The order it ran for, if it was running (the failure's activity names it).
+    @discardableResult
+    public mutating func failed(_ key: Key) -> String? {
         failed.insert(key)
+        return running.removeValue(forKey: key)?.orderID
+    }
+
+    /// A channel activity of this edge's: a publisher that leaves or becomes audience ends its
+    /// recording here (its file is finished); anything else changes nothing.
+    public mutating func see(_ activity: ChannelActivity) -> [Action] {
+        guard activity.kind == .broadcasterLeft || activity.kind == .roleToAudience else { return [] }
+        return publisherLeft(channel: activity.channel, uid: activity.uid)
     }
 
     /// Forgets the orders of coordinators not heard for ``forgetAfter`` and stops recordings that

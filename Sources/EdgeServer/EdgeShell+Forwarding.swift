@@ -9,17 +9,12 @@ import ZeroMQ
 extension EdgeShell {
     // MARK: - Requests
 
-    /// `START_FORWARD` … `RESUME_FORWARD` from a client: the forward of its own connection's uid.
+    /// `START_FORWARD` … `RESUME_FORWARD` from a client: the forward of its own connection's uid
+    /// (``ForwardBook/clientRequest(_:from:in:)``).
     func handleForwardRequest(_ envelope: WireEnvelope, from session: SessionID) {
-        guard envelope.requestID != 0 else {
-            refuse(envelope, from: session, .invalidArgument("forwarding requests need a request id: the answer carries the destinations"))
-            return
-        }
         let answer: WireEnvelope
         do throws(ShowroomError) {
-            guard plane.session(session) != nil else { throw .noSession("no session is open on this connection") }
-            let (channel, operation) = try EdgeCodec.forwardRequest(from: envelope)
-            let key = try sourceKey(channel: channel, session: session)
+            let (channel, operation, key) = try forwards.clientRequest(envelope, from: session, in: plane)
             let statuses = try apply(operation, to: key, from: session)
             answer = try EdgeCodec.forwardResponse(to: envelope, channel: channel, destinations: statuses)
         } catch {
@@ -28,23 +23,12 @@ extension EdgeShell {
         sendControl(answer, to: session)
     }
 
-    /// A coordinator's `FORWARD_COMMAND`: the forward of a broadcaster connected here.
+    /// A coordinator's `FORWARD_COMMAND`: the forward of a broadcaster connected here
+    /// (``ForwardBook/commandSource(channel:uid:in:)``).
     func forwardCommand(_ body: EdgeForwardCommand) throws(ShowroomError) -> [ForwardDestinationStatus] {
         let (channel, uid, operation) = try EdgeCodec.forwardCommand(body)
-        guard let connection = plane.channel(channel)?.connections.first(where: { $0.uid == uid }) else {
-            throw .notJoined("uid \(uid) is not connected to channel '\(channel)' on this edge")
-        }
-        let key = try sourceKey(channel: channel, session: connection.session)
-        return try apply(operation, to: key, from: connection.session)
-    }
-
-    /// The forward a session may control in `channel`: its own uid there, as a broadcaster.
-    private func sourceKey(channel: String, session: SessionID) throws(ShowroomError) -> ForwardKey {
-        guard let connection = plane.connection(session, channel: channel) else {
-            throw .notJoined("this session is not connected to channel '\(channel)'; join it as broadcaster before forwarding")
-        }
-        return try forwards.sourceKey(channel: channel, uid: connection.uid, role: connection.role,
-                                      clientID: plane.session(session)?.clientID ?? "")
+        let (session, key) = try forwards.commandSource(channel: channel, uid: uid, in: plane)
+        return try apply(operation, to: key, from: session)
     }
 
     private func apply(_ operation: ForwardOperation, to key: ForwardKey, from session: SessionID) throws(ShowroomError) -> [ForwardDestinationStatus] {
@@ -101,8 +85,7 @@ extension EdgeShell {
             copy.append(referenceTo: 2, of: frame)
             let moved = MediaFrameInfo(channel: channel, publisherUID: info.publisherUID, kind: info.kind, isKeyframe: info.isKeyframe,
                                        audioLevel: info.audioLevel, payloadSize: info.payloadSize)
-            let directives = forwardInPlane(copy, info: moved, from: session)
-            if !directives.isEmpty { perform(directives) }
+            perform(forwardInPlane(copy, info: moved, from: session))
         }
         alsoBuffer.removeAll()
     }

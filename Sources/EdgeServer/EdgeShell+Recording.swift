@@ -23,18 +23,11 @@ extension EdgeShell {
         case .record:
             break
         case .start(let orderID, let segmentSeconds):
-            recorder.start(RecordingDesk.Key(channel: info.channel, uid: info.publisherUID), orderID: orderID,
-                           segmentSeconds: segmentSeconds, unixNowMs: time.unixNowMs)
-            // A file starts on a keyframe: ask for one now rather than wait for the next.
-            if info.kind != .video || !info.isKeyframe { wantKeyframe(RecordingDesk.Key(channel: info.channel, uid: info.publisherUID)) }
+            let key = RecordingDesk.Key(channel: info.channel, uid: info.publisherUID)
+            recorder.start(key, orderID: orderID, segmentSeconds: segmentSeconds, unixNowMs: time.unixNowMs)
+            if RecordingDesk.startAsksKeyframe(at: info) { wantKeyframe(key) }
         }
         recorder.record(frame, header: header, info: info)
-    }
-
-    /// A publisher that leaves or becomes audience ends its recording here (its file is finished).
-    func recordingsSee(_ activity: ChannelActivity, _ recorder: EdgeRecorder) {
-        guard activity.kind == .broadcasterLeft || activity.kind == .roleToAudience else { return }
-        carryOut(recorder.desk.publisherLeft(channel: activity.channel, uid: activity.uid), recorder)
     }
 
     /// Carries out the desk's actions.
@@ -60,13 +53,9 @@ extension EdgeShell {
             guard recorder.desk.running[deskKey] != nil else { return }
             wantKeyframe(deskKey)
         case .finished(let file):
-            hold(wire: recordingActivity(.recordingFile, key, orderID: file.recordingID, file: file))
+            hold(wire: RecordingActivity.finished(key, file, atMs: time.unixNowMs))
         case .failed(let reason):
-            let orderID = recorder.desk.running[deskKey]?.orderID
-            recorder.desk.failed(deskKey)
-            var activity = recordingActivity(.recordingFailed, key, orderID: orderID, file: nil)
-            activity.recording.failure = String(reason.prefix(1024))
-            hold(wire: activity)
+            hold(wire: RecordingActivity.failed(key, orderID: recorder.desk.failed(deskKey), reason: reason, atMs: time.unixNowMs))
         }
     }
 
@@ -75,26 +64,5 @@ extension EdgeShell {
         let track = TrackID(channel: key.channel, uid: key.uid, kind: .video)
         guard let publisher = plane.publisher(of: track) else { return }
         perform([.requestKeyframe(track, from: publisher)])
-    }
-
-    private func recordingActivity(_ type: RoomChannelEventType, _ key: RecordingWorker.Key, orderID: String?,
-                                   file: RecordedFile?) -> RoomChannelActivity {
-        var activity = RoomChannelActivity()
-        activity.type = type
-        activity.channel = key.channel
-        activity.uid = key.uid
-        activity.atMs = time.unixNowMs
-        activity.recording.recordingID = orderID ?? ""
-        if let file {
-            activity.recording.path = file.path
-            activity.recording.segment = UInt32(clamping: file.segment)
-            activity.recording.startMs = file.startMs
-            activity.recording.endMs = file.endMs
-            activity.recording.durationMs = file.durationMs
-            activity.recording.bytes = UInt64(clamping: file.bytes)
-            activity.recording.codecs = file.codecs
-            activity.recording.failure = String((file.failure ?? "").prefix(1024))
-        }
-        return activity
     }
 }

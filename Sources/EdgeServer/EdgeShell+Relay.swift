@@ -1,6 +1,5 @@
 import Edge
 import Foundation
-import ShowroomAuth
 import ShowroomWire
 import ZeroMQ
 
@@ -9,22 +8,11 @@ import ZeroMQ
 // keyframe requests. ``RelayBook`` decides; this carries it out.
 
 extension EdgeShell {
-    /// How long a relay link's token lasts; the origin ends the link's connection when it
-    /// expires, and the relay claims and links again with a fresh one.
-    private static var relayTokenLifetime: UInt32 { 24 * 3600 }
-
     // MARK: - Hosting
 
     /// Hosts `channel` as a relay of `origin`, as a claim answer with `relay_of_*` does.
     func hostRelay(_ channel: String, of origin: RelayOrigin) {
         performRelay(relays.hosting(channel, origin: origin, now: now))
-    }
-
-    /// Why a request may not run here: broadcasting in a relayed channel (`CHANNEL_ELSEWHERE`
-    /// naming the origin), or a relay link joining a channel this edge relays itself.
-    func relayRefusal(of request: EdgeRequest, from session: SessionID) -> ShowroomError? {
-        guard !relays.isEmpty else { return nil }
-        return relays.refusal(of: request, fromRelayLink: plane.isRelayLink(session))
     }
 
     /// Whether the coordinators hear of a plane's activity (see ``RelayBook/report(_:now:)``).
@@ -55,8 +43,7 @@ extension EdgeShell {
                     }
                 }
             case .closeLink(let origin, let uid):
-                guard let link = relayLinks[origin.endpoint], link.key.uid == uid else { continue }
-                relayLinks[origin.endpoint] = nil
+                guard let link = relayLinks.close(origin.endpoint, uid: uid) else { continue }
                 logger.info("relay link to edge \(origin) closed: no channel pulled")
                 retire(link, .unavailable("the relay link was closed"))
             case .claim(let channel):
@@ -92,7 +79,7 @@ extension EdgeShell {
             logger.warning("relay: cannot link to edge \(origin): \(error)")
             return performRelay(relays.linkDown(endpoint: origin.endpoint, now: now))
         }
-        relayLinks[origin.endpoint] = link
+        relayLinks.opened(link, uid: uid, to: origin.endpoint)
         attach(link, receive: { [unowned self] link in receiveRelayed(on: link) },
                broke: { [unowned self] link, error in relayLinkDown(link, error) })
         link.open(clientID: "\(RelayLinkIdentity.clientIDPrefix)\(String(random(), radix: 16))", now: now)
@@ -105,10 +92,7 @@ extension EdgeShell {
         let uid = link.key.uid
         let token: String
         do {
-            token = try RTCTokenBuilder.buildToken(
-                appID: appID, appCertificate: appCertificate, channelName: channel, uid: uid, role: .subscriber,
-                tokenExpire: Self.relayTokenLifetime, issueTs: UInt32(clamping: self.time.unixNowMs / 1000),
-                salt: UInt32(random() % 99_999_999) + 1)
+            token = try grants.relayLinkToken(channel: channel, uid: uid, unixNow: UInt32(clamping: time.unixNowMs / 1000), random: random())
         } catch {
             logger.error("relay of channel \(channel): cannot mint the link's token: \(error)")
             return
@@ -127,8 +111,7 @@ extension EdgeShell {
 
     /// The link broke: its channels claim again, their viewers stay.
     private func relayLinkDown(_ link: ForwardLink, _ error: ShowroomError) {
-        guard relayLinks[link.edge.endpoint] === link else { return }
-        relayLinks[link.edge.endpoint] = nil
+        guard relayLinks.broke(link, to: link.edge.endpoint) else { return }
         logger.warning("relay link to edge \(link.edge) down: \(error)")
         detach(link, error)
         performRelay(relays.linkDown(endpoint: link.edge.endpoint, now: now))
@@ -149,7 +132,7 @@ extension EdgeShell {
     private func receiveRelayed(on link: ForwardLink) {
         let buffer = link.receiveBuffer
         for _ in 0..<256 {
-            guard relayLinks[link.edge.endpoint] === link, link.receive(into: buffer) else { return }
+            guard relayLinks.isCurrent(link, to: link.edge.endpoint), link.receive(into: buffer) else { return }
             link.lastHeard = now
             guard let envelope = try? buffer.withBytes(of: 0, { (bytes) throws(ShowroomError) in try WireEnvelope.decode(frame: bytes) })
             else { continue }
@@ -181,7 +164,7 @@ extension EdgeShell {
         frame.append(referenceTo: 1, of: buffer)
         let directives = forwardInPlane(frame, info: info, from: standIn)
         relayAudioFrame.removeAll()
-        if !directives.isEmpty { perform(directives) }
+        perform(directives)
     }
 
     // MARK: - On the origin
@@ -190,8 +173,7 @@ extension EdgeShell {
     /// plane checks the link subscribes and paces the requests). One-way: nothing is answered.
     func handleRelayKeyframeRequest(_ envelope: WireEnvelope, from session: SessionID) {
         guard let track = try? EdgeCodec.relayKeyframeRequest(from: envelope) else { return }
-        let directives = plane.relayKeyframeRequest(track, from: session, now: now)
-        if !directives.isEmpty { perform(directives) }
+        perform(plane.relayKeyframeRequest(track, from: session, now: now))
     }
 
     // MARK: - Timers
@@ -201,7 +183,7 @@ extension EdgeShell {
         guard !relays.isIdle || !relayLinks.isEmpty else { return }
         let now = self.now
         performRelay(relays.tick(now: now))
-        for link in Array(relayLinks.values) {
+        for link in relayLinks.all {
             if let error = link.tick(now: now) { relayLinkDown(link, error) }
         }
     }

@@ -12,7 +12,8 @@ import ZeroMQ
 final class EdgeShell<Face: ClientFace> {
     let face: Face
     var plane: ChannelPlane<Multipart>
-    private let grants: GrantVerifier
+    /// Verifies joins' tokens and mints the relay links'.
+    let grants: GrantVerifier
     let logger: Logger
     /// Every time the shell reads: the injected clock.
     private(set) var time: ElapsedTime
@@ -32,10 +33,8 @@ final class EdgeShell<Face: ClientFace> {
     }
     /// The activities held for ``coordinatorReports``, the summary's and the load's pacing.
     var reports = EdgeReportBook()
-    /// Joins waiting for their channel's owner coordinator (``holdForClaim(_:from:requestID:broadcasterInRelay:)``).
+    /// Joins waiting for their channel's owner coordinator (``ChannelClaims``).
     var claims = ChannelClaims()
-    /// Largest message read from a client (``EdgeLimits/maxMessageBytes``).
-    private let maxMessageBytes: Int
     /// The forwards of broadcasters on this edge into other channels.
     var forwards = ForwardBook()
     /// The forwards' links to destination edges and what goes over them.
@@ -47,14 +46,11 @@ final class EdgeShell<Face: ClientFace> {
     var forwardChannels: [String] = []
     /// A forwarded audio frame moved to another of its channels (reused).
     let alsoBuffer = Multipart(capacity: 3)
-    /// The app whose tokens this edge verifies; a relay mints its links' tokens with it.
-    let appID: String
-    let appCertificate: String
     /// The channels hosted here as relays of their origin edges.
     var relays: RelayBook
     /// Links to origin edges, by the origin's client endpoint: one session for every channel
     /// pulled from that origin.
-    var relayLinks: [String: ForwardLink] = [:]
+    var relayLinks = RelayLinks<ForwardLink>()
     /// A relayed audio frame, moved into the plane's frame layout (reused).
     let relayAudioFrame = Multipart(capacity: 3)
     /// The recordings this edge writes; nil where nothing is recorded (in-process edges).
@@ -66,11 +62,8 @@ final class EdgeShell<Face: ClientFace> {
         self.random = random
         time = ElapsedTime(clock)
         grants = GrantVerifier(appID: configuration.appID, appCertificate: configuration.appCertificate)
-        appID = configuration.appID
-        appCertificate = configuration.appCertificate
         relays = RelayBook(settings: configuration.relay, firstLinkUID: UInt32(truncatingIfNeeded: random()))
         plane = ChannelPlane(settings: configuration.settings)
-        maxMessageBytes = configuration.settings.limits.maxMessageBytes
         face.start(receive: { [unowned self] message in handle(message) }, tick: { [unowned self] in tick() },
                    every: configuration.tickInterval)
     }
@@ -85,9 +78,10 @@ final class EdgeShell<Face: ClientFace> {
         let parts = message.withUnsafeReadableBytes { bytes in
             Result { () throws(ShowroomError) in try WebSocketFraming.parts(of: bytes) }
         }
-        guard case .success(let (envelope, payload)) = parts else {
-            if case .failure(let error) = parts { perform([.send(.error(error, channel: "", track: nil), to: session)]) }
-            return
+        let (envelope, payload): (Range<Int>, Range<Int>)
+        switch parts {
+        case .success(let ranges): (envelope, payload) = ranges
+        case .failure(let error): return refuse(WireEnvelope(), from: session, error)
         }
         let incoming = Multipart(capacity: 3)
         incoming.append([])
@@ -104,90 +98,58 @@ final class EdgeShell<Face: ClientFace> {
     }
 
     /// Handles one client message: from the ROUTER (the session is its routing id, frame 0), or
-    /// from a WebSocket (`knownSession`).
+    /// from a WebSocket (`knownSession`). ``ClientIntake`` decides what becomes of it.
     ///
     /// - Returns: Whether the message's buffer is kept (a video frame in a GOP cache).
     private func handle(_ incoming: Multipart, from knownSession: SessionID? = nil) -> Bool {
         guard incoming.count >= 2 else { return false }  // a bare routing id: nothing to answer
         guard let session = knownSession ?? incoming.withBytes(of: 0, { SessionID(routingID: $0) }) else {
-            // Only a client that set a long ZMQ_ROUTING_ID gets here; tell it why, once per message.
-            let refusal = WireEnvelope(responseTo: WireEnvelope(), error: .invalidArgument(
-                "client routing ids longer than 7 bytes are not accepted; do not set ZMQ_ROUTING_ID"))
-            if let bytes = try? refusal.serializedBytes() as [UInt8] { face.sendRaw(bytes, to: incoming.bytes(of: 0)) }
+            let refusal = try? ClientIntake.longRoutingIDRefusal.serializedBytes() as [UInt8]
+            if let refusal { face.sendRaw(refusal, to: incoming.bytes(of: 0)) }
             return false
         }
         let size = Self.messageBytes(incoming)
-        if size > maxMessageBytes {
-            refuseOversize(incoming, size: size, from: session)
-            return false
+        let limit = plane.settings.limits.maxMessageBytes
+        let verdict: ClientMessageVerdict
+        if ClientIntake.isOversize(size, maxMessageBytes: limit) {
+            verdict = ClientIntake.oversize(size, maxMessageBytes: limit, head: incoming.withBytes(of: 1) { EdgeCodec.peekEnvelope($0) })
+        } else {
+            let envelope = incoming.withBytes(of: 1) { bytes in Result { () throws(ShowroomError) in try WireEnvelope.decode(frame: bytes) } }
+            verdict = ClientIntake.message(envelope, attachments: incoming.count - 2)
         }
-        let envelope: WireEnvelope
-        do {
-            envelope = try incoming.withBytes(of: 1) { (bytes) throws(ShowroomError) in
-                try WireEnvelope.decode(frame: bytes)
-            }
-        } catch {
-            perform([.send(.error(error, channel: "", track: nil), to: session)])
-            return false
+        switch verdict {
+        case .drop: return false
+        case .refuse(let envelope, let error): refuse(envelope, from: session, error)
+        case .refuseFrame(let error, let channel, let track): refuseFrame(error, channel: channel, track: track, from: session)
+        case .frame(let envelope): return handleFrame(envelope, incoming, from: session)
+        case .request(let envelope): handleRequest(envelope, incoming, from: session)
         }
-        if envelope.isResponse { return false }
-        if envelope.protocolVersion > WireEnvelope.currentProtocolVersion {
-            refuse(envelope, from: session, .unsupportedVersion(
-                "protocol version \(envelope.protocolVersion) is newer than this edge's \(WireEnvelope.currentProtocolVersion); upgrade the edge"))
-            return false
-        }
-        if envelope.kind == .mediaFrame {
-            return handleFrame(envelope, incoming, from: session)
-        }
-        guard incoming.count == 2 else {
-            refuse(envelope, from: session, .malformed(
-                "a \(envelope.kind) message is one frame, [envelope], with no attachments; got \(incoming.count - 1) frames"))
-            return false
-        }
-        handleRequest(envelope, incoming, from: session)
         return false
     }
 
     private func handleRequest(_ envelope: WireEnvelope, _ incoming: Multipart, from session: SessionID) {
-        if EdgeCodec.isForwardRequest(envelope.kind) {
-            handleForwardRequest(envelope, from: session)
-            return
-        }
-        if envelope.kind == .relayKeyframeRequest {
-            handleRelayKeyframeRequest(envelope, from: session)
-            return
-        }
-        if envelope.kind == .edgeMovedOut {
-            // One-way and harmless from anyone: it only lets a draining edge close sooner.
-            plane.movedOut(session)
-            return
-        }
         let request: EdgeRequest
-        do {
-            request = try EdgeCodec.request(from: envelope)
-        } catch {
-            refuse(envelope, from: session, error)
-            return
+        switch ClientIntake.route(envelope) {
+        case .forward: return handleForwardRequest(envelope, from: session)
+        case .relayKeyframeRequest: return handleRelayKeyframeRequest(envelope, from: session)
+        case .movedOut: return plane.movedOut(session)
+        case .refuse(let error): return refuse(envelope, from: session, error)
+        case .plane(let arrived): request = arrived
         }
-        if let error = drain.refusal(of: request) {
-            refuse(envelope, from: session, error)
-            return
+        let now = self.now
+        let linked = coordinatorReports != nil
+        let admission = claims.arrive(request, from: session, requestID: envelope.requestID, linked: linked, plane: plane, relays: relays,
+                                      drain: drain, now: now) { token, channel, uid in
+            (try? verify(token, channel: channel, uid: uid, now: now).get()) != nil
         }
-        var address: String?
-        if case .openSession = request { address = face.sessionOpened(session, by: incoming) }
-        if let error = relayRefusal(of: request, from: session) {
-            // A broadcaster joining a relayed channel: the coordinator may have moved the channel
-            // here (its origin died), so it is asked; its answer admits the join or names the origin.
-            if case .join(_, _, _, .broadcaster, _) = request,
-               holdForClaim(request, from: session, requestID: envelope.requestID, broadcasterInRelay: true) {
-                return
-            }
-            refuse(envelope, from: session, error)
-            return
+        switch admission {
+        case .refuse(let error): refuse(envelope, from: session, error)
+        case .held(let directives): performClaims(directives)
+        case .handOver:
+            let address = if case .openSession = request { face.sessionOpened(session, by: incoming) } else { String?.none }
+            handOver(request, from: session, requestID: envelope.requestID)
+            if let address { plane.setAddress(address, of: session) }
         }
-        if holdForClaim(request, from: session, requestID: envelope.requestID) { return }
-        handOver(request, from: session, requestID: envelope.requestID)
-        if let address { plane.setAddress(address, of: session) }
     }
 
     /// Hands a request to the plane (tokens verified on the way) and carries out what it says.
@@ -198,31 +160,16 @@ final class EdgeShell<Face: ClientFace> {
         })
     }
 
-    /// The media path: read the header, hand the frame to the plane, send what it says.
+    /// The media path: the header checked (``ClientIntake/frame(_:payloadSize:fromForwardLink:)``),
+    /// the frame handed to the plane, what it says sent.
     ///
     /// - Returns: Whether the frame's buffer is kept (video, in the GOP cache).
     private func handleFrame(_ envelope: WireEnvelope, _ frame: Multipart, from session: SessionID) -> Bool {
-        guard frame.count == 3 else {
-            refuseFrame(.malformed("a media frame is two frames, [envelope][payload]; got \(frame.count - 1) frames"), from: session)
-            return false
-        }
-        let header: WireMediaHeader
-        let info: MediaFrameInfo
-        do {
-            header = try envelope.decodeBody(WireMediaHeader.self)
-        } catch {
-            refuseFrame(error, from: session)
-            return false
-        }
-        do {
-            info = try EdgeCodec.checkedFrameInfo(header: header, payloadSize: frame.size(of: 2))
-        } catch {
-            refuseFrame(error, channel: header.channel, track: EdgeCodec.trackKind(header.track), from: session)
-            return false
-        }
-        if !header.alsoChannels.isEmpty, !plane.isForwardLink(session) {
-            refuseFrame(.invalidArgument("media header also_channels is for edge-to-edge links only; send one frame per channel"),
-                        channel: header.channel, track: EdgeCodec.trackKind(header.track), from: session)
+        let (header, info): (WireMediaHeader, MediaFrameInfo)
+        switch ClientIntake.frame(envelope, payloadSize: frame.size(of: 2), fromForwardLink: plane.isForwardLink(session)) {
+        case .forward(let checkedHeader, let checkedInfo): (header, info) = (checkedHeader, checkedInfo)
+        case .refuse(let error, let channel, let track):
+            refuseFrame(error, channel: channel, track: track, from: session)
             return false
         }
         let refusedBefore = plane.statistics.framesRefused
@@ -232,7 +179,7 @@ final class EdgeShell<Face: ClientFace> {
             record(frame, header: header, info: info, from: session, recorder)
         }
         if !forwards.isEmpty { forwardFrame(frame, header: header, info: info, from: session) }
-        if !directives.isEmpty { perform(directives) }
+        perform(directives)
         if !header.alsoChannels.isEmpty { forwardAlso(frame, header: header, info: info, from: session) }
         return info.kind == .video
     }
@@ -247,9 +194,8 @@ final class EdgeShell<Face: ClientFace> {
 
     /// Refuses a media frame that never reached the plane, reported as the plane reports its own
     /// refusals (at most once a second per code and channel).
-    private func refuseFrame(_ error: ShowroomError, channel: String = "", track: TrackKind? = nil, from session: SessionID) {
-        let directives = plane.refuseFrame(error, channel: channel, track: track, from: session, now: now)
-        if !directives.isEmpty { perform(directives) }
+    private func refuseFrame(_ error: ShowroomError, channel: String, track: TrackKind?, from session: SessionID) {
+        perform(plane.refuseFrame(error, channel: channel, track: track, from: session, now: now))
     }
 
     /// The size of a received message without its routing id.
@@ -259,32 +205,11 @@ final class EdgeShell<Face: ClientFace> {
         return total
     }
 
-    /// Answers a message over ``EdgeLimits/maxMessageBytes`` without decoding it: a failed reply
-    /// to its request id, or an error event (rate-limited for media frames); it is then dropped.
-    private func refuseOversize(_ incoming: Multipart, size: Int, from session: SessionID) {
-        let error = ShowroomError.tooLarge(
-            "the message is \(size) bytes; this edge reads at most \(maxMessageBytes) bytes per message "
-                + "(max_message_bytes in the session's limits); media payloads are at most max_frame_bytes")
-        let head = incoming.withBytes(of: 1) { EdgeCodec.peekEnvelope($0) }
-        if head.isResponse { return }
-        if head.kind == .mediaFrame {
-            refuseFrame(error, from: session)
-        } else {
-            refuse(head, from: session, error)
-        }
-    }
-
-    /// Answers a request that never reached the plane: a failed reply, or an error event for a
-    /// one-way message.
+    /// Answers a request that never reached the plane (``ClientIntake/refusal(of:_:to:)``).
     func refuse(_ envelope: WireEnvelope, from session: SessionID, _ error: ShowroomError) {
-        guard envelope.requestID != 0 else {
-            perform([.send(.error(error, channel: "", track: nil), to: session)])
-            return
-        }
-        if let kind = EdgeCodec.requestKind(of: envelope.kind) {
-            perform([.reply(EdgeReply(requestID: envelope.requestID, kind: kind, result: .failure(error)), to: session)])
-        } else {
-            sendControl(WireEnvelope(responseTo: envelope, error: error), to: session)
+        switch ClientIntake.refusal(of: envelope, error, to: session) {
+        case .directive(let directive): perform([directive])
+        case .response(let response): sendControl(response, to: session)
         }
     }
 
@@ -300,6 +225,7 @@ final class EdgeShell<Face: ClientFace> {
     /// Carries out the plane's directives in order; what they lead to (cache flushes, unreachable
     /// clients) is carried out after them.
     func perform(_ directives: [EdgeDirective]) {
+        guard !directives.isEmpty else { return }
         var work = directives
         var index = 0
         while index < work.count {
@@ -324,7 +250,7 @@ final class EdgeShell<Face: ClientFace> {
             case .log(let entry):
                 log(entry)
             case .report(let activity):
-                if let recorder, !recorder.desk.isIdle { recordingsSee(activity, recorder) }
+                if let recorder, !recorder.desk.isIdle { carryOut(recorder.desk.see(activity), recorder) }
                 if !relays.isIdle, !relayReports(activity) { continue }
                 hold(activity)
                 if !forwards.isEmpty { work += forwardDirectives(forwards.activity(activity, now: now)) }
@@ -370,6 +296,15 @@ final class EdgeShell<Face: ClientFace> {
         }
     }
 
+    /// Carries out directives that come from outside a client's message (a coordinator's word,
+    /// the drain) and sends what they queued at once, then hands the activities they led to
+    /// over to the coordinators unless `handingOverReports` is false (the next tick does).
+    private func settle(_ directives: [EdgeDirective], handingOverReports: Bool = true) {
+        perform(directives)
+        flushPendingControl()
+        if handingOverReports { handOverReports() }
+    }
+
     // MARK: - Timers and lifecycle
 
     private func tick() {
@@ -402,35 +337,15 @@ final class EdgeShell<Face: ClientFace> {
 
     private func notifyDraining(within: Duration) {
         guard drain.clientsTold(now: now, within: within) else { return }
-        perform(plane.drainingNotices(within: within))
-        flushPendingControl()
+        settle(plane.drainingNotices(within: within), handingOverReports: false)
     }
 
     private func finishDraining(_ waiters: [() -> Void]) {
-        perform(plane.closeAllSessions(reason: drain.closing, now: now))
-        flushPendingControl()
-        handOverReports()
+        settle(plane.closeAllSessions(reason: drain.closing, now: now))
         for done in waiters { done() }
     }
 
     // MARK: - Channel claims
-
-    /// Holds a join of a channel this edge does not host while the channel's owner coordinator is
-    /// asked (see ``ChannelClaims/hold(_:from:requestID:_:now:tokenValid:)``).
-    ///
-    /// - Returns: Whether the join was held (or refused); false: hand it to the plane.
-    private func holdForClaim(_ request: EdgeRequest, from session: SessionID, requestID: UInt64, broadcasterInRelay: Bool = false) -> Bool {
-        guard case .join(let channel, _, _, _, _) = request else { return false }
-        let arrival = ChannelClaims.Arrival(
-            linked: coordinatorReports != nil, hosted: plane.hosts(channel: channel) || relays.isRelayed(channel),
-            broadcasterInRelay: broadcasterInRelay, fromRelayLink: plane.isRelayLink(session), sessionOpen: plane.session(session) != nil)
-        let now = self.now
-        guard let directives = claims.hold(request, from: session, requestID: requestID, arrival, now: now, tokenValid: { token, channel, uid in
-            (try? verify(token, channel: channel, uid: uid, now: now).get()) != nil
-        }) else { return false }
-        performClaims(directives)
-        return true
-    }
 
     /// The owner coordinator answered the claim for `channel`: the relays hear it first (an answer
     /// with `relay_of_*` makes this edge a relay of the channel), then the joins held for it.
@@ -491,9 +406,7 @@ final class EdgeShell<Face: ClientFace> {
         let now = self.now
         let checked = try EdgeCodec.bans(bans, now: now, unixNowMs: time.unixNowMs)
         let (closed, directives) = plane.applyBans(checked, now: now)
-        perform(directives)
-        flushPendingControl()
-        handOverReports()
+        settle(directives)
         return closed
     }
 
@@ -501,16 +414,14 @@ final class EdgeShell<Face: ClientFace> {
     func channelData(_ request: RoomChannelDataRequest) throws(ShowroomError) -> RoomChannelDataResponse {
         let (channel, uids, data) = try EdgeCodec.channelData(request)
         let (delivered, directives) = try plane.sendServerMessage(channel: channel, to: uids, data: data)
-        perform(directives)
-        flushPendingControl()
+        settle(directives, handingOverReports: false)
         return RoomChannelDataResponse.with { $0.delivered = UInt32(clamping: delivered) }
     }
 
     /// `CHANNEL_USERS`: who is in a channel on this edge, joins on the wall clock (the link names
     /// the edge).
     func channelUsers(_ request: RoomChannelUsersRequest) throws(ShowroomError) -> RoomChannelUsersResponse {
-        try Names.validateChannel(request.channel)
-        return EdgeCodec.channelUsers(plane.users(in: request.channel), request, now: now, unixNowMs: time.unixNowMs)
+        try EdgeCodec.channelUsers(request, in: plane, now: now, unixNowMs: time.unixNowMs)
     }
 
     /// Sends the connections of channels their owner coordinator placed on another edge there
@@ -523,17 +434,13 @@ final class EdgeShell<Face: ClientFace> {
             logger.warning("channels placed elsewhere not taken: \(error)")
             return
         }
-        perform(plane.sendElsewhere(moves, now: now))
-        flushPendingControl()
-        handOverReports()
+        settle(plane.sendElsewhere(moves, now: now))
     }
 
     /// Applies the stages of rooms' channels; returns how many broadcasters became audience.
     func applyStages(_ stages: [RoomStage]) throws(ShowroomError) -> Int {
         let (demoted, directives) = plane.applyStages(try EdgeCodec.stages(stages), now: now)
-        perform(directives)
-        flushPendingControl()
-        handOverReports()
+        settle(directives)
         return demoted
     }
 

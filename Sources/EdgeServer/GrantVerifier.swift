@@ -4,13 +4,29 @@ import ShowroomWire
 
 /// What a join's AccessToken2 token grants, as the plane takes it: the token verified against
 /// the app, wildcard tokens refused in a 1v1 call's private channel, and the privileges' expiries
-/// placed on the plane's clock.
+/// placed on the plane's clock. A relay mints its links' tokens with the same app
+/// (``relayLinkToken(channel:uid:unixNow:random:)``).
 struct GrantVerifier {
     private let verifier: TokenVerifier
+    private let appID: String
+    private let appCertificate: String
+    /// How long a relay link's token lasts; the origin ends the link's connection when it
+    /// expires, and the relay claims and links again with a fresh one.
+    static let relayLinkTokenLifetime: UInt32 = 24 * 3600
 
     /// Verifies the tokens of the app `appID`, signed with `appCertificate`.
     init(appID: String, appCertificate: String) {
         verifier = TokenVerifier(appID: appID, appCertificate: appCertificate)
+        self.appID = appID
+        self.appCertificate = appCertificate
+    }
+
+    /// The token a relay link joins `channel` on its origin edge with as `uid`: a subscriber's,
+    /// issued at `unixNow` (seconds) for ``relayLinkTokenLifetime``, salted from `random`.
+    func relayLinkToken(channel: String, uid: UInt32, unixNow: UInt32, random: UInt64) throws(TokenError) -> String {
+        try RTCTokenBuilder.buildToken(
+            appID: appID, appCertificate: appCertificate, channelName: channel, uid: uid, role: .subscriber,
+            tokenExpire: Self.relayLinkTokenLifetime, issueTs: unixNow, salt: UInt32(random % 99_999_999) + 1)
     }
 
     /// The grant of `token` for `uid` in `channel` at `unixNow` (seconds), its expiries on the

@@ -144,4 +144,70 @@ final class ChannelClaimsTests: XCTestCase {
         XCTAssertEqual(held("show", session: 1, request: 0).refusal(error),
                        .send(.error(error, channel: "show", track: nil), to: SessionID(1)))
     }
+
+    // MARK: Arrival: the drain, the relays, then the claim
+
+    /// `request` arriving from `session` on `edge`, every token valid unless `tokens` says no.
+    private func arrive(
+        _ claims: inout ChannelClaims, _ request: EdgeRequest, from session: UInt64, on edge: TestEdge, linked: Bool = true,
+        relays: RelayBook = RelayBook(), drain: EdgeDrain<Int> = EdgeDrain<Int>(), tokens: Bool = true
+    ) -> ChannelClaims.Admission {
+        claims.arrive(request, from: SessionID(session), requestID: 1, linked: linked, plane: edge.plane, relays: relays, drain: drain,
+                      now: .zero) { _, _, _ in tokens }
+    }
+
+    func testAJoinOfAChannelNotHostedHereIsHeldAndEverythingElseGoesToThePlane() {
+        var edge = TestEdge()
+        edge.open(SessionID(1))
+        edge.open(SessionID(2))
+        edge.join(SessionID(2), "hosted", uid: 2, as: .broadcaster)
+        var claims = ChannelClaims()
+        XCTAssertEqual(arrive(&claims, join("show", uid: 1), from: 1, on: edge), .held([.claim(channel: "show")]))
+        XCTAssertEqual(arrive(&claims, join("hosted", uid: 1), from: 1, on: edge), .handOver, "hosted here already")
+        XCTAssertEqual(arrive(&claims, join("free", uid: 1), from: 1, on: edge, linked: false), .handOver, "a standalone edge asks nobody")
+        XCTAssertEqual(arrive(&claims, join("free", uid: 1), from: 1, on: edge, tokens: false), .handOver, "the plane refuses a bad token")
+        XCTAssertEqual(arrive(&claims, join("free", uid: 9), from: 9, on: edge), .handOver, "the plane refuses a join without a session")
+        XCTAssertEqual(arrive(&claims, .leave(channel: "show"), from: 1, on: edge), .handOver)
+        XCTAssertEqual(arrive(&claims, .openSession(clientID: "c", sdkVersion: "1"), from: 3, on: edge), .handOver)
+        XCTAssertEqual(claims.heldJoins, 1)
+    }
+
+    func testADrainingEdgeRefusesJoinsAsTheyArriveAndServesTheRest() {
+        var edge = TestEdge()
+        edge.open(SessionID(1))
+        var drain = EdgeDrain<Int>()
+        _ = drain.begin(nodeID: "edge-9", waiter: 1)
+        var claims = ChannelClaims()
+        guard case .refuse(let error) = arrive(&claims, join("show", uid: 1), from: 1, on: edge, drain: drain) else {
+            return XCTFail("a join is refused while draining")
+        }
+        XCTAssertEqual(error, drain.refusal(of: join("show", uid: 1)))
+        XCTAssertEqual(arrive(&claims, .leave(channel: "show"), from: 1, on: edge, drain: drain), .handOver)
+        XCTAssertEqual(claims.heldJoins, 0, "nothing asked for")
+    }
+
+    func testInARelayedChannelABroadcasterAsksTheCoordinatorAndIsElseSentToTheOrigin() {
+        var edge = TestEdge()
+        edge.open(SessionID(1))
+        edge.open(SessionID(7), client: "\(RelayLinkIdentity.clientIDPrefix)x")
+        var relays = RelayBook()
+        _ = relays.claimAnswered("relayed", .relay(origin), hostedHere: false, now: .zero)
+        var claims = ChannelClaims()
+        XCTAssertEqual(arrive(&claims, join("relayed", uid: 1), from: 1, on: edge, relays: relays), .handOver,
+                       "the audience of a relayed channel is served here")
+        XCTAssertEqual(arrive(&claims, join("relayed", uid: 1, role: .broadcaster), from: 1, on: edge, relays: relays),
+                       .held([.claim(channel: "relayed")]), "the origin may be gone: the coordinator is asked")
+        guard case .refuse(let elsewhere) = arrive(&claims, join("relayed", uid: 2, role: .broadcaster), from: 1, on: edge, linked: false,
+                                                   relays: relays)
+        else { return XCTFail("with nobody to ask, a broadcaster is sent to the origin") }
+        XCTAssertEqual(elsewhere.code, .channelElsewhere)
+        XCTAssertEqual(elsewhere.redirect?.edgeID, "edge-1")
+        guard case .refuse(let role) = arrive(&claims, .setRole(channel: "relayed", role: .broadcaster), from: 1, on: edge, relays: relays)
+        else { return XCTFail("becoming broadcaster in a relayed channel is refused without asking") }
+        XCTAssertEqual(role.code, .channelElsewhere)
+        guard case .refuse(let linkError) = arrive(&claims, join("relayed", uid: RelayLinkIdentity.firstUID), from: 7, on: edge, relays: relays)
+        else { return XCTFail("a relay link may not pull a channel this edge relays itself") }
+        XCTAssertEqual(linkError.code, .unavailable)
+        XCTAssertEqual(claims.heldJoins, 1)
+    }
 }

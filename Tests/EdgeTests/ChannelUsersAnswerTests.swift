@@ -58,4 +58,17 @@ final class ChannelUsersAnswerTests: XCTestCase {
         XCTAssertFalse(none.exists)
         XCTAssertEqual(none.audienceTotal, 0)
     }
+
+    func testTheChannelIsCheckedBeforeThePlaneIsAsked() throws {
+        let edge = show()
+        let asked = try EdgeCodec.channelUsers(request(), in: edge.plane, now: edge.now, unixNowMs: 9)
+        XCTAssertEqual(asked, EdgeCodec.channelUsers(edge.plane.users(in: "show"), request(), now: edge.now, unixNowMs: 9))
+        for bad in ["", "sh\u{0}w", String(repeating: "c", count: 65)] {
+            var hostile = request()
+            hostile.channel = bad
+            XCTAssertThrowsError(try EdgeCodec.channelUsers(hostile, in: edge.plane, now: edge.now, unixNowMs: 9)) { error in
+                XCTAssertEqual((error as? ShowroomError)?.code, .invalidArgument, bad.debugDescription)
+            }
+        }
+    }
 }

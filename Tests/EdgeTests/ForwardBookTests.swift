@@ -382,4 +382,38 @@ final class ForwardBookTests: XCTestCase {
         try running(&book, ["d1"], on: edgeA)
         XCTAssertEqual(try book.sourceKey(channel: "src", uid: 7, role: .audience, clientID: "app"), key, "stopping is allowed whatever the role")
     }
+
+    func testWhoMayControlWhichForwardIsReadFromThePlane() throws {
+        var edge = TestEdge()
+        edge.open(SessionID(1))
+        edge.open(SessionID(2))
+        edge.open(SessionID(3))
+        edge.join(SessionID(1), "src", uid: 7, as: .broadcaster)
+        edge.join(SessionID(2), "src", uid: 8, as: .audience)
+        let book = ForwardBook()
+        let start = try EdgeCodec.envelope(forward: "src", .start(destinations("d1")), id: 4)
+        let request = try book.clientRequest(start, from: SessionID(1), in: edge.plane)
+        XCTAssertEqual(request.channel, "src")
+        XCTAssertEqual(request.operation, .start(destinations("d1")))
+        XCTAssertEqual(request.key, key, "a broadcaster controls its own uid's forward")
+        let refusals: [(SessionID, WireEnvelope, ShowroomError.Code)] = [
+            (SessionID(9), start, .noSession),
+            (SessionID(2), start, .roleForbidsPublish),
+            (SessionID(3), start, .notJoined),
+            (SessionID(1), try EdgeCodec.envelope(forward: "elsewhere", .stop, id: 5), .notJoined),
+        ]
+        for (session, envelope, code) in refusals {
+            XCTAssertThrowsError(try book.clientRequest(envelope, from: session, in: edge.plane)) { error in
+                XCTAssertEqual((error as? ShowroomError)?.code, code, "session \(session)")
+            }
+        }
+        let command = try book.commandSource(channel: "src", uid: 7, in: edge.plane)
+        XCTAssertEqual(command.session, SessionID(1))
+        XCTAssertEqual(command.key, key)
+        for (channel, uid, code) in [("src", UInt32(99), ShowroomError.Code.notJoined), ("other", 7, .notJoined), ("src", 8, .roleForbidsPublish)] {
+            XCTAssertThrowsError(try book.commandSource(channel: channel, uid: uid, in: edge.plane)) { error in
+                XCTAssertEqual((error as? ShowroomError)?.code, code, "uid \(uid) in \(channel)")
+            }
+        }
+    }
 }

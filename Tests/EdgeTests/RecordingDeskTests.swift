@@ -114,4 +114,41 @@ final class RecordingDeskTests: XCTestCase {
         refused([RoomRecordingOrder.with { $0.id = "a"; $0.channel = "show"; $0.segmentSeconds = .max }])
         refused(Array(repeating: good, count: EdgeCodec.maxRecordingOrders + 1))
     }
+
+    func testOnlyAPublisherLeavingOrBecomingAudienceEndsItsRecording() {
+        var desk = RecordingDesk()
+        _ = desk.setOrders([Order(id: "rec-1", channel: "show")], from: "c", now: .zero)
+        _ = desk.frame(channel: "show", uid: 1, forwarded: false, now: .zero)
+        _ = desk.frame(channel: "show", uid: 2, forwarded: false, now: .zero)
+        for kind: ChannelActivity.Kind in [.channelCreated, .broadcasterJoined, .audienceJoined, .audienceLeft, .roleToBroadcaster] {
+            XCTAssertEqual(desk.see(ChannelActivity(kind, channel: "show", uid: 1, at: .seconds(1))), [], "\(kind)")
+        }
+        XCTAssertEqual(desk.see(ChannelActivity(.broadcasterLeft, channel: "other", uid: 1, at: .seconds(1))), [], "another channel's")
+        XCTAssertEqual(desk.see(ChannelActivity(.broadcasterLeft, channel: "show", uid: 1, reason: .dropped, at: .seconds(1))),
+                       [.stop(Key(channel: "show", uid: 1))])
+        XCTAssertEqual(desk.see(ChannelActivity(.roleToAudience, channel: "show", uid: 2, at: .seconds(1))), [.stop(Key(channel: "show", uid: 2))])
+        XCTAssertEqual(desk.see(ChannelActivity(.roleToAudience, channel: "show", uid: 2, at: .seconds(2))), [], "stopped once")
+        XCTAssertEqual(desk.running.count, 0)
+    }
+
+    func testAFailureNamesTheOrderItRanForOnce() {
+        var desk = RecordingDesk()
+        _ = desk.setOrders([Order(id: "rec-1", channel: "show")], from: "c", now: .zero)
+        _ = desk.frame(channel: "show", uid: 1, forwarded: false, now: .zero)
+        XCTAssertEqual(desk.failed(Key(channel: "show", uid: 1)), "rec-1")
+        XCTAssertNil(desk.failed(Key(channel: "show", uid: 1)), "a second failure of the same recording names no order")
+        XCTAssertNil(desk.failed(Key(channel: "show", uid: 9)), "a recording that never ran")
+        XCTAssertEqual(desk.frame(channel: "show", uid: 9, forwarded: false, now: .seconds(1)), .skip, "and it does not start until the orders change")
+    }
+
+    func testARecordingStartedAtAnythingButAVideoKeyframeAsksForOne() {
+        func info(_ kind: TrackKind?, keyframe: Bool) -> MediaFrameInfo {
+            MediaFrameInfo(channel: "show", publisherUID: 7, kind: kind, isKeyframe: keyframe, payloadSize: 10)
+        }
+        XCTAssertFalse(RecordingDesk.startAsksKeyframe(at: info(.video, keyframe: true)))
+        XCTAssertTrue(RecordingDesk.startAsksKeyframe(at: info(.video, keyframe: false)))
+        XCTAssertTrue(RecordingDesk.startAsksKeyframe(at: info(.audio, keyframe: false)))
+        XCTAssertTrue(RecordingDesk.startAsksKeyframe(at: info(.audio, keyframe: true)), "an audio frame marked key starts no file")
+        XCTAssertTrue(RecordingDesk.startAsksKeyframe(at: info(nil, keyframe: true)))
+    }
 }
