@@ -57,10 +57,22 @@ final class CoordinatorShell {
     var userReads = SharedReads<RoomChannelUsersRequest, Node.Responder>()
 
     /// Whether this coordinator sees most of the cluster, from one look at the members
-    /// (``CoordinatorNode/seesMostOfTheCluster(alive:known:)``); members that left are not counted.
-    var seesMostOfTheCluster: Bool {
-        let known = node.membersOnLoop.filter { $0.state != .left }
-        return machine.seesMostOfTheCluster(alive: known.count { $0.state == .alive }, known: known.count)
+    /// (``CoordinatorNode/seesMostOfTheCluster(in:)``).
+    var seesMostOfTheCluster: Bool { machine.seesMostOfTheCluster(in: members) }
+
+    /// The members as the membership sees them now, with whether this coordinator's connection
+    /// to each broke.
+    var members: [CoordinatorNode.MemberLook] {
+        node.membersOnLoop.map { member in
+            let state: CoordinatorNode.MemberLook.State = switch member.state {
+            case .alive: .alive
+            case .suspect: .suspect
+            case .dead: .dead
+            case .left: .left
+            }
+            return CoordinatorNode.MemberLook(nodeID: member.nodeID, nodeRole: member.nodeRole, state: state,
+                                              linkBroken: node.connectionBroken(to: member.metadata.clusterEndpoint))
+        }
     }
 
     /// The keys this coordinator may write now, from one look at the members
@@ -110,7 +122,7 @@ final class CoordinatorShell {
     /// Registers the request handlers and timers on the node.
     func install() {
         for kind: WireMessageKind in [.roomCreate, .roomGet, .roomJoin, .roomLeave, .roomClose, .roomUpdate, .roomChatSend,
-                                      .roomChatHistory, .roomInteraction, .roomPeerUpdate] + Self.interactionKinds {
+                                      .roomChatHistory, .roomInteraction, .roomPeerUpdate] + CoordinatorNode.interactionKinds {
             node.serve(kind) { [self] request, respond in routeRoomRequest(request, respond) }
         }
         node.serve(.roomList) { [self] request, respond in listRooms(request, respond) }
@@ -160,26 +172,14 @@ final class CoordinatorShell {
         node.alive(role)
     }
 
-    /// The other alive coordinators.
-    var otherCoordinators: [String] { ownership.others }
-
-    /// Owner first, then successor, for `key`.
-    func holders(of key: String) -> [String] { ownership.holders(of: key) }
-
     func clusterEndpoint(of id: String) -> String? { node.clusterEndpoint(of: id) }
 
+    /// Carries out what the members' change comes to (``CoordinatorNode/membersChanged(_:nowMs:)``):
+    /// the catch-up's asks, the placements on edges that are gone deleted, the hand-over sent.
     private func membershipChanged() {
-        let coordinators = OwnerRing(.coordinator, of: node.membersOnLoop).members
-        let now = OwnerRing(.coordinator, memberIDs: Set(coordinators).union([selfID]))
-        let known = OwnerRing(.coordinator, memberIDs: Set(node.membersOnLoop.filter {
-            $0.state != .left && $0.metadata.role == NodeRole.coordinator.rawValue
-        }.map(\.id.rawValue)).union([selfID]))
-        let asks = machine.takeOver.membersChanged(to: now, known: known, nowMs: nowMs, seesMostOfTheCluster: seesMostOfTheCluster)
-        if let asks { askForCatchUp(asks) }
-        let aliveEdges = Set(alive(.edge).map(\.id.rawValue))
-        // Channels on edges that are gone: forgotten, so the next placement request places them again.
-        let evicted = machine.records.directory.edgesChanged(alive: aliveEdges)
-        noteEdgesDied()
+        let taken = machine.membersChanged(members, nowMs: nowMs)
+        if let asks = taken.asks { askForCatchUp(asks) }
+        let evicted = taken.evicted
         if !evicted.isEmpty {
             let channels = evicted.map(\.channel)
             storage.write { try $0.delete(placementsOf: channels) }
@@ -187,7 +187,7 @@ final class CoordinatorShell {
         }
         // The hand-over: each key's new holders are sent what is held here of it; rooms held here
         // no longer are dropped.
-        let handOver = machine.coordinatorsChanged(to: coordinators)
+        let handOver = taken.handOver
         carry(handOver)
         if !handOver.batches.isEmpty {
             logger.info("coordinators changed: handing over state", metadata: [
@@ -203,16 +203,7 @@ final class CoordinatorShell {
         departGoneRuns()
         // Held requests go on only now that the owners are the new members' (one whose room
         // another owns now is routed there).
-        if asks != nil { releaseHeld() }
-    }
-
-    /// Edges whose process died (dead, and this coordinator's connection to each broke) or that
-    /// left: their runs are gone for good. One only cut off by a partition keeps its connections.
-    private func noteEdgesDied() {
-        machine.records.directory.edgesDied(Set(node.membersOnLoop.filter { member in
-            member.metadata.role == NodeRole.edge.rawValue
-                && (member.state == .left || (member.state == .dead && node.connectionBroken(to: member.metadata.clusterEndpoint)))
-        }.map(\.id.rawValue)))
+        if taken.asks != nil { releaseHeld() }
     }
 
     // MARK: - Timers
@@ -233,7 +224,7 @@ final class CoordinatorShell {
         expirePlacements(nowMs: now)
         pruneSequences(nowMs: now)
         publishInherited()
-        noteEdgesDied()
+        machine.edgesDied(in: members)
         departGoneRuns()
         sendRepairs()
         askForCatchUp(machine.takeOver.takeAsks())
