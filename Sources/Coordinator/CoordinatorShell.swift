@@ -255,26 +255,22 @@ final class CoordinatorShell {
         let (stages, reconcile) = machine.roomsChanged(changes)
         send(stages)
         if reconcile { reconcilePKForwards() }
-        // A chat message is shown once the room's other holder has it: an owner that died before
-        // then must not have shown a number its successor gives again.
-        var withheld: [RoomRoomNotice] = []
-        for change in changes where publish(change) {
-            guard let notice = change.roomNotice(atMs: nowMs) else { continue }
-            if replicate, change.message != nil {
-                withheld.append(notice)
-            } else {
-                publisher.publish(topic: "room/\(change.room.roomID)", kind: .roomNotice, body: notice)
-            }
-        }
+        let (now, withheld) = RoomChange.notices(of: changes.filter(publish), atMs: nowMs, withholdingChat: replicate)
+        publishNotices(now)
         guard replicate else {
             done?()
             return
         }
         let then: (() -> Void)? = withheld.isEmpty ? done : { [self] in
-            for notice in withheld { publisher.publish(topic: "room/\(notice.roomID)", kind: .roomNotice, body: notice) }
+            publishNotices(withheld)
             done?()
         }
         self.replicate(CoordinatorRecords.sends(of: changes, in: ownership), key: changes[0].room.roomID, then: then)
+    }
+
+    /// Publishes `notices` under their rooms' topics.
+    private func publishNotices(_ notices: [RoomRoomNotice]) {
+        for notice in notices { publisher.publish(topic: "room/\(notice.roomID)", kind: .roomNotice, body: notice) }
     }
 
     // MARK: - Catch-up
@@ -297,16 +293,11 @@ final class CoordinatorShell {
     /// Asks peers for pages of what this coordinator holds.
     private func askForCatchUp(_ asks: [CatchUp.Ask]) {
         for ask in asks {
-            var request = RoomStateBatch()
-            request.catchUp = true
-            request.afterRoomID = ask.after
-            request.members = machine.takeOver.ring?.members ?? [selfID]
             guard let endpoint = clusterEndpoint(of: ask.member) else {
                 askForCatchUp(machine.takeOver.answered(ask, answered: false, more: false, last: ""))
                 continue
             }
-            request.from = selfID
-            node.send(.coordinatorState, body: request, to: endpoint, timeout: Self.peerTimeout) { [self] result in
+            node.send(.coordinatorState, body: machine.catchUpRequest(for: ask), to: endpoint, timeout: Self.peerTimeout) { [self] result in
                 var answer: RoomStateBatchResponse?
                 if case .success(let envelope) = result, envelope.failure == nil {
                     answer = try? envelope.decodeBody(RoomStateBatchResponse.self)
@@ -342,11 +333,7 @@ final class CoordinatorShell {
     }
 
     private func replicate(_ batches: [String: RoomStateBatch], key: String, then done: (() -> Void)?, settledAnyway: Bool) {
-        // A write carries what changed (a chat message, not the room's whole chat): a member that
-        // missed an earlier one is still owed it after holding this one.
-        let tables = key == CoordinatorRecords.tablesKey
-        let sends = batches.mapValues { batch in (keys: tables ? [key] : CoordinatorRecords.keys(of: batch), records: [batch]) }
-        let (write, effects) = machine.replicas.write(key, sends: sends, isLatest: false)
+        let (write, effects) = machine.write(batches, of: key)
         if let done {
             // The deliberately broken rule answers at once, whether or not a replica holds the write.
             if faults.contains(.answerBeforeReplicated) {
