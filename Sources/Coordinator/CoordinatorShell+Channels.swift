@@ -11,42 +11,36 @@ import Webhooks
 extension CoordinatorShell {
     // MARK: - Placement
 
-    /// The most edges a placement request may prefer.
-    static var maxPreferredEdges: Int { 4 }
-
     /// Which edge hosts a channel: asked of the channel's owner coordinator, which keeps the answer
     /// while that edge lives. Only for the holder of a token that lets it join the channel, or a
     /// signed admin request: a placement is state every coordinator keeps.
     func placeChannel(_ request: WireEnvelope, _ respond: Node.Responder) {
         guard let body = respond.answering({ () throws -> RoomPlaceChannelRequest in
             let body = try request.decodeBody(RoomPlaceChannelRequest.self)
-            try Names.validateChannel(body.channel)
-            guard body.preferredEdges.count <= Self.maxPreferredEdges,
-                  body.preferredEdges.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 64 }) else {
-                throw ShowroomError.invalidArgument(
-                    "a placement prefers at most \(Self.maxPreferredEdges) edges, each a node id of 1–64 bytes; got \(body.preferredEdges.count)")
-            }
+            try ChannelDirectory.check(body)
             try authorizePlacement(body, nowMs: nowMs)
             return body
         }) else { return }
         atChannelOwner(request, channel: body.channel, respond) { [self] in place(body, respond) }
     }
 
-    /// Serves `request` at the owner coordinator of `channel`: passes it on (once) when that is
-    /// another member, and serves it here with `locally` when this member owns the channel or the
-    /// owner is unreachable (placement is sticky per edge, so both answers agree while the edge
-    /// lives).
-    private func atChannelOwner(_ request: WireEnvelope, channel: String, _ respond: Node.Responder,
-                                locally: @escaping () -> Void) {
-        let owner = ownership.owner(of: channel)
-        guard !request.forwarded, owner != selfID, let endpoint = clusterEndpoint(of: owner) else {
-            locally()
-            return
+    /// Serves `request` at the owner coordinator of `channel`
+    /// (``CoordinatorNode/channelOwner(toAsk:forwarded:endpoint:)``): passes it on (once) and
+    /// relays the answer, or serves it here with `locally`. An owner that did not answer leads to
+    /// `ownerFailed` with its id and the error, or by default to `locally` (placement is sticky
+    /// per edge, so both answers agree while the edge lives).
+    func atChannelOwner(_ request: WireEnvelope, channel: String, _ respond: Node.Responder,
+                        ownerFailed: ((String, ShowroomError) -> Void)? = nil, locally: @escaping () -> Void) {
+        guard let (owner, endpoint) = machine.channelOwner(toAsk: channel, forwarded: request.forwarded,
+                                                           endpoint: { clusterEndpoint(of: $0) }) else {
+            return locally()
         }
         node.forward(request, to: endpoint, timeout: Self.peerTimeout) { result in
             switch result {
             case .success(let answer): respond(.relayed(answer))
-            case .failure: locally()
+            case .failure(let error):
+                guard let ownerFailed else { return locally() }
+                ownerFailed(owner, error)
             }
         }
     }
@@ -55,44 +49,26 @@ extension CoordinatorShell {
     /// "place|<channel>|0|<issued_at_ms>", or a token with the join privilege for the channel and uid.
     private func authorizePlacement(_ body: RoomPlaceChannelRequest, nowMs: Int64) throws(ShowroomError) {
         if body.hasAdmin {
-            try verifyAdmin(body.admin, action: "place", target: body.channel, uid: 0, nowMs: nowMs)
-            return
+            return try verifyAdmin(body.admin, action: "place", target: body.channel, uid: 0, nowMs: nowMs)
         }
-        guard let appID = configuration.appID, let certificate = configuration.appCertificate else {
-            throw .unavailable(
-                "coordinator \(selfID) has no app id and certificate configured, so it cannot check the tokens placements need; set appID and appCertificate")
-        }
-        guard !body.token.isEmpty else {
-            throw ShowroomError(.tokenMalformed,
-                "placing channel '\(body.channel)' needs the token the client joins with (uid and token), or an admin signature")
-        }
-        let unixNow = UInt32(clamping: nowMs / 1000)
-        do {
-            _ = try TokenVerifier(appID: appID, appCertificate: certificate)
-                .verify(body.token, channel: body.channel, uid: body.uid, now: unixNow)
-        } catch {
-            throw error.showroomError
-        }
+        try credentials.verifyToken(body.token, channel: body.channel, uid: body.uid, nowMs: nowMs, needed: "placements need",
+            missing: "placing channel '\(body.channel)' needs the token the client joins with (uid and token), or an admin signature")
     }
 
+    /// Places `body`'s channel once the edge its client could not reach, if any, is probed
+    /// (``ChannelDirectory/probe(for:endpoint:linkBroken:)``), and answers.
     private func place(_ body: RoomPlaceChannelRequest, _ respond: Node.Responder) {
-        if !body.unreachableEdge.isEmpty, let endpoint = clusterEndpoint(of: body.unreachableEdge) {
-            // A client could not reach an edge: if this coordinator cannot either, nothing is
-            // placed there, whether it is the channel's placement or only a host it reported (a
-            // coordinator that has no placement for the channel, just restarted, say, would
-            // otherwise send the client back to the edge it lost), and the channel moves now
-            // rather than when the membership declares the edge dead. A link whose connection
-            // broke (the edge's process died) needs no probe.
-            if node.connectionBroken(to: endpoint) { return place(body, avoiding: body.unreachableEdge, respond) }
+        switch ChannelDirectory.probe(for: body, endpoint: { clusterEndpoint(of: $0) }, linkBroken: { node.connectionBroken(to: $0) }) {
+        case .none:
+            answer(Result { () throws(ShowroomError) in try machine.records.directory.placement(for: body, edges: directoryEdges(), nowMs: nowMs) },
+                   channel: body.channel, respond)
+        case .avoid(let edge):
+            place(body, avoiding: edge, respond)
+        case .probe(let edge, let endpoint):
             node.send(.nodeInfo, body: WireNodeInfoRequest(), to: endpoint, timeout: Self.probeTimeout) { [self] result in
-                let reachable: Bool
-                if case .success(let answer) = result, answer.failure == nil { reachable = true } else { reachable = false }
-                place(body, avoiding: reachable ? nil : body.unreachableEdge, respond)
+                place(body, avoiding: result.refusal == nil ? nil : edge, respond)
             }
-            return
         }
-        answer(Result { () throws(ShowroomError) in try machine.records.directory.placement(for: body, edges: directoryEdges(), nowMs: nowMs) },
-               channel: body.channel, respond)
     }
 
     /// Places `body`'s channel avoiding `avoiding` (an edge neither the client nor this
@@ -152,10 +128,7 @@ extension CoordinatorShell {
     func claimChannel(_ request: WireEnvelope, _ respond: Node.Responder) {
         guard let body = respond.answering({ () throws -> RoomClaimChannelRequest in
             let body = try request.decodeBody(RoomClaimChannelRequest.self)
-            try Names.validateChannel(body.channel)
-            guard !body.edgeID.isEmpty, body.edgeID.utf8.count <= 64 else {
-                throw ShowroomError.invalidArgument("a channel claim names the claiming edge's node id (1–64 bytes)")
-            }
+            try ChannelDirectory.check(body)
             return body
         }) else { return }
         atChannelOwner(request, channel: body.channel, respond) { [self] in decideClaim(body, respond) }

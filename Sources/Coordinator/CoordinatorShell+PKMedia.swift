@@ -24,17 +24,16 @@ extension CoordinatorShell {
                 $0.channel = forward.destination
                 $0.token = token
             }
-            command(.start, forward, destinations: [destination]) { [self] started in
-                // Not yet (the host has not joined its channel): the next tick tries again.
-                if started { machine.forwardStarted(forward, for: roomID) }
+            command(.start, forward, destinations: [destination]) { [self] refusal in
+                machine.forwardAnswered(forward, for: roomID, refusal: refusal)
             }
         }
     }
 
     private func command(_ action: EdgeForwardAction, _ forward: PKForward, destinations: [EdgeForwardDestination],
-                         done: ((Bool) -> Void)? = nil) {
+                         done: ((ShowroomError?) -> Void)? = nil) {
         guard let endpoint = clusterEndpoint(of: forward.edge) else {
-            done?(false)
+            done?(.unavailable("edge \(forward.edge) is not a member"))
             return
         }
         let body = EdgeForwardCommand.with {
@@ -46,11 +45,8 @@ extension CoordinatorShell {
         node.send(.forwardCommand, body: body, to: endpoint, timeout: Self.peerTimeout) { [logger] result in
             if let refusal = result.refusal {
                 logger.debug("edge \(forward.edge) did not \(action) the PK forward of uid \(forward.uid) in \(forward.channel): \(refusal)")
-                // Already running there (a command whose answer was lost) counts as started.
-                done?(refusal.code == .forwardAlreadyStarted)
-            } else {
-                done?(true)
             }
+            done?(result.refusal)
         }
     }
 

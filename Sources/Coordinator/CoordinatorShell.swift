@@ -58,10 +58,22 @@ final class CoordinatorShell {
     var userReads: SharedReads<RoomChannelUsersRequest, Node.Responder, RoomChannelUsersResponse>
 
     /// Whether this coordinator sees most of the cluster, from one look at the members
-    /// (``CoordinatorNode/seesMostOfTheCluster(alive:known:)``); members that left are not counted.
-    var seesMostOfTheCluster: Bool {
-        let known = node.membersOnLoop.filter { $0.state != .left }
-        return machine.seesMostOfTheCluster(alive: known.count { $0.state == .alive }, known: known.count)
+    /// (``CoordinatorNode/seesMostOfTheCluster(in:)``).
+    var seesMostOfTheCluster: Bool { machine.seesMostOfTheCluster(in: members) }
+
+    /// The members as the membership sees them now, with whether this coordinator's connection
+    /// to each broke.
+    var members: [CoordinatorNode.MemberLook] {
+        node.membersOnLoop.map { member in
+            let state: CoordinatorNode.MemberLook.State = switch member.state {
+            case .alive: .alive
+            case .suspect: .suspect
+            case .dead: .dead
+            case .left: .left
+            }
+            return CoordinatorNode.MemberLook(nodeID: member.nodeID, nodeRole: member.nodeRole, state: state,
+                                              linkBroken: node.connectionBroken(to: member.metadata.clusterEndpoint))
+        }
     }
 
     /// The keys this coordinator may write now, from one look at the members
@@ -112,7 +124,7 @@ final class CoordinatorShell {
     /// Registers the request handlers and timers on the node.
     func install() {
         for kind: WireMessageKind in [.roomCreate, .roomGet, .roomJoin, .roomLeave, .roomClose, .roomUpdate, .roomChatSend,
-                                      .roomChatHistory, .roomInteraction, .roomPeerUpdate] + Self.interactionKinds {
+                                      .roomChatHistory, .roomInteraction, .roomPeerUpdate] + CoordinatorNode.interactionKinds {
             node.serve(kind) { [self] request, respond in routeRoomRequest(request, respond) }
         }
         node.serve(.roomList) { [self] request, respond in listRooms(request, respond) }
@@ -162,26 +174,14 @@ final class CoordinatorShell {
         node.alive(role)
     }
 
-    /// The other alive coordinators.
-    var otherCoordinators: [String] { ownership.others }
-
-    /// Owner first, then successor, for `key`.
-    func holders(of key: String) -> [String] { ownership.holders(of: key) }
-
     func clusterEndpoint(of id: String) -> String? { node.clusterEndpoint(of: id) }
 
+    /// Carries out what the members' change comes to (``CoordinatorNode/membersChanged(_:nowMs:)``):
+    /// the catch-up's asks, the placements on edges that are gone deleted, the hand-over sent.
     private func membershipChanged() {
-        let coordinators = OwnerRing(.coordinator, of: node.membersOnLoop).members
-        let now = OwnerRing(.coordinator, memberIDs: Set(coordinators).union([selfID]))
-        let known = OwnerRing(.coordinator, memberIDs: Set(node.membersOnLoop.filter {
-            $0.state != .left && $0.metadata.role == NodeRole.coordinator.rawValue
-        }.map(\.id.rawValue)).union([selfID]))
-        let asks = machine.takeOver.membersChanged(to: now, known: known, nowMs: nowMs, seesMostOfTheCluster: seesMostOfTheCluster)
-        if let asks { askForCatchUp(asks) }
-        let aliveEdges = Set(alive(.edge).map(\.id.rawValue))
-        // Channels on edges that are gone: forgotten, so the next placement request places them again.
-        let evicted = machine.records.directory.edgesChanged(alive: aliveEdges)
-        noteEdgesDied()
+        let taken = machine.membersChanged(members, nowMs: nowMs)
+        if let asks = taken.asks { askForCatchUp(asks) }
+        let evicted = taken.evicted
         if !evicted.isEmpty {
             let channels = evicted.map(\.channel)
             storage.write { try $0.delete(placementsOf: channels) }
@@ -189,7 +189,7 @@ final class CoordinatorShell {
         }
         // The hand-over: each key's new holders are sent what is held here of it; rooms held here
         // no longer are dropped.
-        let handOver = machine.coordinatorsChanged(to: coordinators)
+        let handOver = taken.handOver
         carry(handOver)
         if !handOver.batches.isEmpty {
             logger.info("coordinators changed: handing over state", metadata: [
@@ -205,16 +205,7 @@ final class CoordinatorShell {
         departGoneRuns()
         // Held requests go on only now that the owners are the new members' (one whose room
         // another owns now is routed there).
-        if asks != nil { releaseHeld() }
-    }
-
-    /// Edges whose process died (dead, and this coordinator's connection to each broke) or that
-    /// left: their runs are gone for good. One only cut off by a partition keeps its connections.
-    private func noteEdgesDied() {
-        machine.records.directory.edgesDied(Set(node.membersOnLoop.filter { member in
-            member.metadata.role == NodeRole.edge.rawValue
-                && (member.state == .left || (member.state == .dead && node.connectionBroken(to: member.metadata.clusterEndpoint)))
-        }.map(\.id.rawValue)))
+        if taken.asks != nil { releaseHeld() }
     }
 
     // MARK: - Timers
@@ -235,7 +226,7 @@ final class CoordinatorShell {
         expirePlacements(nowMs: now)
         pruneSequences(nowMs: now)
         publishInherited()
-        noteEdgesDied()
+        machine.edgesDied(in: members)
         departGoneRuns()
         sendRepairs()
         askForCatchUp(machine.takeOver.takeAsks())
@@ -266,26 +257,22 @@ final class CoordinatorShell {
         let (stages, reconcile) = machine.roomsChanged(changes)
         send(stages)
         if reconcile { reconcilePKForwards() }
-        // A chat message is shown once the room's other holder has it: an owner that died before
-        // then must not have shown a number its successor gives again.
-        var withheld: [RoomRoomNotice] = []
-        for change in changes where publish(change) {
-            guard let notice = change.roomNotice(atMs: nowMs) else { continue }
-            if replicate, change.message != nil {
-                withheld.append(notice)
-            } else {
-                publisher.publish(topic: "room/\(change.room.roomID)", kind: .roomNotice, body: notice)
-            }
-        }
+        let (now, withheld) = RoomChange.notices(of: changes.filter(publish), atMs: nowMs, withholdingChat: replicate)
+        publishNotices(now)
         guard replicate else {
             done?()
             return
         }
         let then: (() -> Void)? = withheld.isEmpty ? done : { [self] in
-            for notice in withheld { publisher.publish(topic: "room/\(notice.roomID)", kind: .roomNotice, body: notice) }
+            publishNotices(withheld)
             done?()
         }
         self.replicate(CoordinatorRecords.sends(of: changes, in: ownership), key: changes[0].room.roomID, then: then)
+    }
+
+    /// Publishes `notices` under their rooms' topics.
+    private func publishNotices(_ notices: [RoomRoomNotice]) {
+        for notice in notices { publisher.publish(topic: "room/\(notice.roomID)", kind: .roomNotice, body: notice) }
     }
 
     // MARK: - Catch-up
@@ -308,16 +295,11 @@ final class CoordinatorShell {
     /// Asks peers for pages of what this coordinator holds.
     private func askForCatchUp(_ asks: [CatchUp.Ask]) {
         for ask in asks {
-            var request = RoomStateBatch()
-            request.catchUp = true
-            request.afterRoomID = ask.after
-            request.members = machine.takeOver.ring?.members ?? [selfID]
             guard let endpoint = clusterEndpoint(of: ask.member) else {
                 askForCatchUp(machine.takeOver.answered(ask, answered: false, more: false, last: ""))
                 continue
             }
-            request.from = selfID
-            node.send(.coordinatorState, body: request, to: endpoint, timeout: Self.peerTimeout) { [self] result in
+            node.send(.coordinatorState, body: machine.catchUpRequest(for: ask), to: endpoint, timeout: Self.peerTimeout) { [self] result in
                 var answer: RoomStateBatchResponse?
                 if case .success(let envelope) = result, envelope.failure == nil {
                     answer = try? envelope.decodeBody(RoomStateBatchResponse.self)
@@ -353,11 +335,7 @@ final class CoordinatorShell {
     }
 
     private func replicate(_ batches: [String: RoomStateBatch], key: String, then done: (() -> Void)?, settledAnyway: Bool) {
-        // A write carries what changed (a chat message, not the room's whole chat): a member that
-        // missed an earlier one is still owed it after holding this one.
-        let tables = key == CoordinatorRecords.tablesKey
-        let sends = batches.mapValues { batch in (keys: tables ? [key] : CoordinatorRecords.keys(of: batch), records: [batch]) }
-        let (write, effects) = machine.replicas.write(key, sends: sends, isLatest: false)
+        let (write, effects) = machine.write(batches, of: key)
         if let done {
             // The deliberately broken rule answers at once, whether or not a replica holds the write.
             if faults.contains(.answerBeforeReplicated) {

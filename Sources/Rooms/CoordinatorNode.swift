@@ -303,10 +303,13 @@ public struct CoordinatorNode: Sendable {
         return edgeInstructions.reconcile(wanted: wanted)
     }
 
-    /// An edge started `forward` for room `roomID` (or had it running): noted only while the room
-    /// is in a PK still; else the next reconciliation does not take it for running.
-    public mutating func forwardStarted(_ forward: PKForward, for roomID: String) {
-        guard records.registry.room(roomID)?.interaction.kind == .pk else { return }
+    /// An edge answered the start of `forward` for room `roomID` (`refusal` nil: started). Running
+    /// when it started or had it running already (a command whose answer was lost), and noted only
+    /// while the room is in a PK still; else the next reconciliation does not take it for running
+    /// (the host has not joined its channel yet: the next tick tries again).
+    public mutating func forwardAnswered(_ forward: PKForward, for roomID: String, refusal: ShowroomError?) {
+        guard refusal == nil || refusal?.code == .forwardAlreadyStarted,
+              records.registry.room(roomID)?.interaction.kind == .pk else { return }
         edgeInstructions.started(forward, for: roomID)
     }
 
@@ -321,6 +324,29 @@ public struct CoordinatorNode: Sendable {
         let handOver = replicas.membersChanged(to: coordinators)
         for roomID in handOver.forget { if let channel = channels[roomID] { edgeInstructions.forgetStage(of: channel) } }
         return handOver
+    }
+
+    // MARK: - Replication
+
+    /// The owner's write of `key`, sending each member its batch of `batches`. A write carries
+    /// what changed (a chat message, not the room's whole chat): a member that missed an earlier
+    /// one is still owed it after holding this one. The cluster-wide tables are owed as one key.
+    public mutating func write(_ batches: [String: RoomStateBatch],
+                               of key: String) -> (write: UInt64, effects: ReplicatedStore<CoordinatorRecords>.Effects) {
+        let tables = key == CoordinatorRecords.tablesKey
+        let sends = batches.mapValues { batch in (keys: tables ? [key] : CoordinatorRecords.keys(of: batch), records: [batch]) }
+        return replicas.write(key, sends: sends, isLatest: false)
+    }
+
+    /// The request asking `ask.member` for a page of what this coordinator holds (a catch-up),
+    /// naming the members as this coordinator sees them.
+    public func catchUpRequest(for ask: CatchUp.Ask) -> RoomStateBatch {
+        var request = RoomStateBatch()
+        request.catchUp = true
+        request.afterRoomID = ask.after
+        request.members = takeOver.ring?.members ?? [takeOver.selfID]
+        request.from = takeOver.selfID
+        return request
     }
 
     // MARK: - Copies from other coordinators

@@ -45,3 +45,24 @@ public struct RoomChange: Sendable, Equatable {
         }
     }
 }
+
+extension RoomChange {
+    /// The notices `changes` make, dated `atMs`: those to publish now, and those to publish once
+    /// the changes are replicated. With `withholdingChat`, a chat message is shown only once the
+    /// room's other holder has it: an owner that died before then must not have shown a number
+    /// its successor gives again.
+    public static func notices(of changes: [RoomChange], atMs: Int64,
+                               withholdingChat: Bool) -> (now: [RoomRoomNotice], onceReplicated: [RoomRoomNotice]) {
+        var now: [RoomRoomNotice] = []
+        var withheld: [RoomRoomNotice] = []
+        for change in changes {
+            guard let notice = change.roomNotice(atMs: atMs) else { continue }
+            if withholdingChat, change.message != nil {
+                withheld.append(notice)
+            } else {
+                now.append(notice)
+            }
+        }
+        return (now, withheld)
+    }
+}

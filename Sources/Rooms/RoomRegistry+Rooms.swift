@@ -114,6 +114,28 @@ extension RoomRegistry {
         return response
     }
 
+    /// A room listing at one coordinator, of the open rooms `include` lets it list (those it
+    /// owns): the page it lists, and the request it asks every other coordinator (nil when the
+    /// request was forwarded by the coordinator gathering the page). The gathering coordinator
+    /// asks for one room more than its client did, and lists as many itself, so that the merge
+    /// knows whether more follow (``mergePages(_:for:)``).
+    /// - Throws: `INVALID_ARGUMENT` for a page size over the limit (one more for a forwarded
+    ///   request) or a token ListRooms did not hand out.
+    public func listing(_ request: RoomListRoomsRequest, forwarded: Bool,
+                        where include: (RoomRoom) -> Bool) throws(ShowroomError) -> (page: RoomListRoomsResponse, ask: RoomListRoomsRequest?) {
+        _ = try Self.pageSize(of: request, max: Self.maxPageSize + (forwarded ? 1 : 0))
+        guard !forwarded else { return (try list(request, maxPageSize: Self.maxPageSize + 1, where: include), nil) }
+        var ask = request
+        ask.pageSize = UInt32(try Self.pageSize(of: request) + 1)
+        return (try list(ask, maxPageSize: Self.maxPageSize + 1, where: include), ask)
+    }
+
+    /// The refusal of a listing whose gathering failed with `error`: a request's own fault as it
+    /// is, any other as `UNAVAILABLE` (every coordinator is needed).
+    public static func gatheringFailed(_ error: ShowroomError) -> ShowroomError {
+        error.code == .invalidArgument ? error : .unavailable("listing rooms needs every coordinator: \(error.message); retry in a moment")
+    }
+
     /// The page size a request asks for (0 means the default), checked against `max`.
     public static func pageSize(of request: RoomListRoomsRequest, max: Int = maxPageSize) throws(ShowroomError) -> Int {
         let pageSize = request.pageSize == 0 ? defaultPageSize : Int(request.pageSize)
