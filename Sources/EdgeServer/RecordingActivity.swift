@@ -5,7 +5,7 @@ import ShowroomWire
 /// channel's owner coordinator like any, and posted as the file's signed webhook. Plain values in,
 /// the wire activity out.
 enum RecordingActivity {
-    /// The most bytes of a failure's reason carried.
+    /// The most characters of a failure's reason carried.
     static let maxFailureLength = 1024
 
     /// A file the recording of `key` finished (type 121), at `atMs` on the wall clock.

@@ -123,10 +123,10 @@ extension RoomRegistry {
     ///   request) or a token ListRooms did not hand out.
     public func listing(_ request: RoomListRoomsRequest, forwarded: Bool,
                         where include: (RoomRoom) -> Bool) throws(ShowroomError) -> (page: RoomListRoomsResponse, ask: RoomListRoomsRequest?) {
-        _ = try Self.pageSize(of: request, max: Self.maxPageSize + (forwarded ? 1 : 0))
+        let size = try Self.pageSize(of: request, max: Self.maxPageSize + (forwarded ? 1 : 0))
         guard !forwarded else { return (try list(request, maxPageSize: Self.maxPageSize + 1, where: include), nil) }
         var ask = request
-        ask.pageSize = UInt32(try Self.pageSize(of: request) + 1)
+        ask.pageSize = UInt32(size + 1)
         return (try list(ask, maxPageSize: Self.maxPageSize + 1, where: include), ask)
     }
 

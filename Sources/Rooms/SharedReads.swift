@@ -99,7 +99,8 @@ public struct SharedReads<Question: Hashable, Caller, Answer> {
     /// nil for a report of `topics` alone (a channel's activity): the answers it touches are
     /// dropped and the rounds out about `topics` are not kept.
     public mutating func heard(from source: String?, about topics: Set<String>) {
-        guard !topics.isEmpty || source != nil else { return }
+        // Most reports find nothing kept and nothing out: no table is rebuilt for them.
+        guard !topics.isEmpty || source != nil, !kept.isEmpty || !rounds.isEmpty else { return }
         kept = kept.filter { _, answer in
             !topics.contains(answer.topic) && !(source.map(answer.sources.contains) ?? false)
         }

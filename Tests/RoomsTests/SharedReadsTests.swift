@@ -4,17 +4,19 @@ import XCTest
 final class SharedReadsTests: XCTestCase {
     private typealias Reads = SharedReads<String, Int, String>
 
-    /// The callers a read hands its answer to, or nil if it asks or waits.
+    /// Whether the read asks the edges now.
     private func asksNow(_ read: Reads.Read) -> Bool {
         if case .askNow = read { return true }
         return false
     }
 
+    /// Whether the read waits for a round.
     private func waits(_ read: Reads.Read) -> Bool {
         if case .waits = read { return true }
         return false
     }
 
+    /// The kept answer a read is served, or nil if it asks or waits.
     private func kept(_ read: Reads.Read) -> String? {
         if case .answered(let answer) = read { return answer }
         return nil

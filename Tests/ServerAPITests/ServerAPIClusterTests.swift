@@ -425,8 +425,13 @@ final class ServerAPIChannelTests: XCTestCase {
     ) async throws {
         let host = try await joined(channel, uid: 701, host: true)
         try await eventuallyListed([701], "the host listed")
-        // Served again from what is kept (the edges are not asked for these).
-        for api in apis { for _ in 0..<20 { _ = try await listed(api) } }
+        // Served again from what is kept (the edges are not asked for these), and still right.
+        for api in apis {
+            for _ in 0..<20 {
+                let again = try await listed(api)
+                XCTAssertEqual(again, [701], "\(api.base) lists the host alone while nothing changes")
+            }
+        }
 
         let viewer = try await joined(channel, uid: 702, host: false)
         try await eventuallyListed([701, 702], "a viewer's join drops the kept list on both coordinators")
