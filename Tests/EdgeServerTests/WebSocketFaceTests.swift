@@ -151,18 +151,24 @@ final class WebSocketFaceTests: XCTestCase {
             let joined = try await browser.request(.join(channel: "web-slow", uid: 3, token: TestApp.token(channel: "web-slow", uid: 3, role: .subscriber),
                                                           role: .audience, options: .defaults(for: .audience)))
             XCTAssertNil(joined.failure)
-            // 12 MB while the browser reads nothing: far past its outbox (4 MiB) and the socket's buffers.
-            let frames = 100
-            try await self.zmq(host) { host in
-                for i in 0..<frames {
-                    try host.publish(channel: "web-slow", uid: 1, track: .video, sequence: UInt32(i), keyframe: i == 0,
-                                     payload: [UInt8](repeating: UInt8(truncatingIfNeeded: i), count: 120_000))
+            // 36 MB while the browser reads nothing: past its outbox (4 MiB), the client library's
+            // buffered messages and the socket's buffers, which loopback TCP grows to several MiB
+            // (12 MB once fitted in all of them, and nothing was dropped). Sent in three bursts of
+            // 12 MB, each taken by the ZeroMQ viewer before the next, as a reading viewer takes them.
+            let frames = 300
+            var sequences: [UInt32] = []
+            for burst in stride(from: 0, to: frames, by: 100) {
+                try await self.zmq(host) { host in
+                    for i in burst..<(burst + 100) {
+                        try host.publish(channel: "web-slow", uid: 1, track: .video, sequence: UInt32(i), keyframe: i == 0,
+                                         payload: [UInt8](repeating: UInt8(truncatingIfNeeded: i), count: 120_000))
+                    }
                 }
-            }
-            // The ZeroMQ viewer gets every frame, in order, while the browser is stuck.
-            let sequences = try await self.zmq(viewer) { viewer in
-                try viewer.waitForFrames(frames, timeout: .seconds(8))
-                return viewer.frames.map(\.header.sequence)
+                // The ZeroMQ viewer gets every frame, in order, while the browser is stuck.
+                sequences = try await self.zmq(viewer) { viewer in
+                    try viewer.waitForFrames(burst + 100, timeout: .seconds(8))
+                    return viewer.frames.map(\.header.sequence)
+                }
             }
             XCTAssertEqual(sequences, Array(0..<UInt32(frames)))
             // The browser reads again: its session is alive, it lost frames, and what it got is in order.
